@@ -1,0 +1,5 @@
+import sys
+
+from redline.cli import main
+
+sys.exit(main())

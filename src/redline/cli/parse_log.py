@@ -1,0 +1,58 @@
+"""`redline parse-log PATH [--json]`: what a vLLM boot log says."""
+
+import argparse
+import json
+from pathlib import Path
+
+from redline.engines.vllm import parse_boot_log
+from redline.errors import InputError
+from redline.models import BootSignals
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("parse-log", help="read a vLLM boot log: KV cache, concurrency, memory, status")
+    parser.add_argument("path", type=Path, help="the boot log (the full output of `vllm serve`)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.set_defaults(handler=run)
+
+
+def read_text(path: Path) -> str:
+    """A text file for redline to read, or an InputError that says why not."""
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError as exc:
+        raise InputError(f"{path}: no such file") from exc
+    except IsADirectoryError as exc:
+        raise InputError(f"{path}: is a folder, not a log file") from exc
+    except OSError as exc:
+        raise InputError(f"{path}: cannot be read ({exc.strerror})") from exc
+
+
+def summary(signals: BootSignals) -> str:
+    """A few lines a person reads at a glance."""
+    def figure(value: object, unit: str = "") -> str:
+        return "-" if value is None else f"{value:,}{unit}" if isinstance(value, int) else f"{value}{unit}"
+
+    lines = [
+        f"status      {signals.status.value}  ({signals.engine} {signals.engine_version or '?'})",
+        f"reason      {signals.reason}",
+        f"requested   max_model_len {figure(signals.max_model_len)}, max_num_batched_tokens {figure(signals.max_num_batched_tokens)}",
+        f"kv cache    {figure(signals.available_kv_cache_gib, ' GiB')}, {figure(signals.kv_cache_tokens)} tokens",
+    ]
+    if signals.max_concurrency is not None:
+        lines.append(f"concurrency {signals.max_concurrency}x at {signals.max_concurrency_tokens:,} tokens per request")
+    if signals.estimated_max_model_len is not None:
+        lines.append(f"fits        estimated max model length {signals.estimated_max_model_len:,} "
+                     f"(needed {figure(signals.kv_cache_needed_gib, ' GiB')})")
+    m = signals.memory
+    if m.peak_activation_gib is not None:
+        lines.append(f"memory      weights {m.weights_gib} GiB, activation {m.peak_activation_gib} GiB, "
+                     f"non-torch {m.non_torch_gib} GiB, cudagraph {m.cudagraph_gib} GiB of {m.requested_gib}/{m.device_total_gib} GiB")
+    lines += [f"warning     {w}" for w in signals.warnings]
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    signals = parse_boot_log(read_text(args.path))
+    print(json.dumps(signals.model_dump(mode="json")) if args.json else summary(signals))
+    return 0

@@ -1,0 +1,1 @@
+"""Engines: pure argv builders and log/result parsers. No I/O here."""

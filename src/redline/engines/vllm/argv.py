@@ -1,0 +1,94 @@
+"""Argv lists for `vllm serve` and `vllm bench serve`, built from typed configs."""
+
+import json
+from collections.abc import Sequence
+
+from redline.errors import InputError
+from redline.models import ServeConfig
+
+# Flags that a ServeConfig field already owns: setting them again through
+# extra_flags would make the recorded config lie about what was booted.
+OWNED_FLAGS = frozenset(
+    {
+        "--max-model-len", "--max-num-batched-tokens", "--gpu-memory-utilization",
+        "--kv-cache-dtype", "--enforce-eager", "--compilation-config", "-cc",
+        "--enable-chunked-prefill", "--no-enable-chunked-prefill",
+        "--enable-prefix-caching", "--no-enable-prefix-caching", "--max-num-seqs",
+        "--tensor-parallel-size", "--data-parallel-size", "--pipeline-parallel-size",
+        "--load-format", "--host", "--port", "--model",
+    }
+)
+
+
+def _flag_name(flag: str) -> str:
+    return flag.split("=", 1)[0]
+
+
+def _tristate(name: str, value: bool | None) -> list[str]:
+    if value is None:
+        return []
+    return [f"--{name}" if value else f"--no-{name}"]
+
+
+def _optional(flag: str, value: object) -> list[str]:
+    return [] if value is None else [flag, str(value)]
+
+
+def serve_argv(config: ServeConfig, executable: Sequence[str] = ("vllm",)) -> list[str]:
+    """The `vllm serve` command for one boot; `executable` is how the host runs vLLM."""
+    for flag in config.extra_flags:
+        if _flag_name(flag) in OWNED_FLAGS:
+            raise InputError(f"extra flag {flag!r} sets a knob the serve config owns: set that field instead")
+    argv = [*executable, "serve", config.model, "--host", config.host, "--port", str(config.port)]
+    argv += ["--max-model-len", str(config.max_model_len)]
+    argv += _optional("--max-num-batched-tokens", config.max_num_batched_tokens)
+    argv += ["--gpu-memory-utilization", repr(config.gpu_memory_utilization)]
+    argv += _optional("--kv-cache-dtype", config.kv_cache_dtype)
+    argv += ["--enforce-eager"] if config.enforce_eager else []
+    if config.cudagraph_mode is not None:
+        argv += ["--compilation-config", json.dumps({"cudagraph_mode": config.cudagraph_mode})]
+    argv += _tristate("enable-chunked-prefill", config.enable_chunked_prefill)
+    argv += _tristate("enable-prefix-caching", config.enable_prefix_caching)
+    argv += _optional("--max-num-seqs", config.max_num_seqs)
+    for name in ("tensor", "data", "pipeline"):
+        size = getattr(config, f"{name}_parallel_size")
+        argv += [f"--{name}-parallel-size", str(size)] if size != 1 else []
+    argv += _optional("--load-format", config.load_format)
+    return argv + list(config.extra_flags)
+
+
+def health_url(config: ServeConfig) -> str:
+    host = "127.0.0.1" if config.host in ("0.0.0.0", "::") else config.host
+    return f"http://{host}:{config.port}/health"
+
+
+def bench_argv(
+    config: ServeConfig,
+    *,
+    input_len: int,
+    output_len: int,
+    num_prompts: int,
+    concurrency: int,
+    result_dir: str,
+    result_filename: str,
+    executable: Sequence[str] = ("vllm",),
+) -> list[str]:
+    """`vllm bench serve` against the server `config` booted: backend pinned, random data."""
+    if min(input_len, output_len, num_prompts, concurrency) < 1:
+        raise InputError("bench lengths, prompts and concurrency must all be at least 1")
+    base_url = health_url(config).removesuffix("/health")
+    return [
+        *executable, "bench", "serve",
+        "--backend", "vllm",  # pinned: the openai default dispatches slower, and a bench must say which
+        "--base-url", base_url,
+        "--model", config.model,
+        "--dataset-name", "random",
+        "--random-input-len", str(input_len),
+        "--random-output-len", str(output_len),
+        "--num-prompts", str(num_prompts),
+        "--max-concurrency", str(concurrency),
+        "--ignore-eos",
+        "--save-result",
+        "--result-dir", result_dir,
+        "--result-filename", result_filename,
+    ]

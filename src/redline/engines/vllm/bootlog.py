@@ -1,0 +1,228 @@
+"""Read a vLLM boot log into BootSignals.
+
+Logs are read as they are: several processes interleave, progress bars run
+lines together with carriage returns, and the same error is printed twice
+(once through the logger, once as the raw traceback). Every rule is a cheap
+substring test before its regex, so a long log reads at tens of MB/s.
+"""
+
+import ast
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from redline.errors import LogParseError
+from redline.models import BootSignals, BootStatus, BootTimings, MemoryBreakdown
+
+_NUM = r"([\d.]+)"
+_PREFIX = re.compile(
+    r"^(?:\(\w+(?: pid=\d+)?\)\s*)?(?:(?:INFO|WARNING|ERROR|DEBUG|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d \[[^\]]*\]\s*)?"
+)
+_MARKERS = ("non-default args", "vLLM API server version", "Initializing a V1 LLM engine",
+            "(APIServer pid=", "(EngineCore", "vllm serve", "vllm.entrypoints", " version ")
+
+
+def _int(text: str) -> int:
+    return int(text.replace(",", ""))
+
+
+def message(line: str) -> str:
+    """A log line without its process tag, level, time and source."""
+    return _PREFIX.sub("", line.strip(), count=1).strip()
+
+
+@dataclass
+class _Scan:
+    """What the scan found so far; turned into BootSignals at the end."""
+
+    values: dict[str, object] = field(default_factory=dict)
+    memory: dict[str, float] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    unknown_env: list[str] = field(default_factory=list)
+    first_line: dict[BootStatus, tuple[int, str]] = field(default_factory=dict)
+    is_vllm: bool = False
+
+    def set_once(self, key: str, value: object) -> None:
+        self.values.setdefault(key, value)
+
+    def mark(self, status: BootStatus, number: int, line: str) -> None:
+        self.first_line.setdefault(status, (number, message(line)))
+
+
+@dataclass(frozen=True)
+class _Rule:
+    needles: tuple[str, ...]  # a cheap substring test before the regex; empty means always
+    pattern: re.Pattern[str]
+    apply: Callable[[_Scan, re.Match[str], int, str], None]
+
+
+def _value(key: str, convert: Callable[[str], object] = _int) -> Callable[[_Scan, re.Match[str], int, str], None]:
+    return lambda scan, m, _n, _l: scan.set_once(key, convert(m.group(1)))
+
+
+def _mem(key: str) -> Callable[[_Scan, re.Match[str], int, str], None]:
+    return lambda scan, m, _n, _l: scan.memory.setdefault(key, float(m.group(1)))
+
+
+def _timing(key: str) -> Callable[[_Scan, re.Match[str], int, str], None]:
+    return lambda scan, m, _n, _l: scan.timings.setdefault(key, float(m.group(1)))
+
+
+def _status(status: BootStatus) -> Callable[[_Scan, re.Match[str], int, str], None]:
+    return lambda scan, _m, number, line: scan.mark(status, number, line)
+
+
+def _args(scan: _Scan, m: re.Match[str], _n: int, _l: str) -> None:
+    try:
+        args = ast.literal_eval(m.group(1))
+    except (ValueError, SyntaxError):
+        return
+    if isinstance(args, dict):
+        for key in ("max_model_len", "max_num_batched_tokens"):
+            if isinstance(args.get(key), int):
+                scan.set_once(key, args[key])
+
+
+def _concurrency(scan: _Scan, m: re.Match[str], _n: int, _l: str) -> None:
+    scan.set_once("max_concurrency_tokens", _int(m.group(1)))
+    scan.set_once("max_concurrency", float(m.group(2)))
+
+
+def _kv_needed(scan: _Scan, m: re.Match[str], number: int, line: str) -> None:
+    scan.set_once("kv_cache_needed_gib", float(m.group(1)))
+    scan.set_once("available_kv_cache_gib", float(m.group(2)))
+    scan.mark(BootStatus.OOM_KV_CACHE, number, line)
+
+
+def _weights(scan: _Scan, m: re.Match[str], _n: int, _l: str) -> None:
+    scan.set_once("loaded_weights_gib", float(m.group(1)))
+    scan.timings.setdefault("model_load_s", float(m.group(2)))
+
+
+def _unknown_env(scan: _Scan, m: re.Match[str], number: int, line: str) -> None:
+    if m.group(1) not in scan.unknown_env:
+        scan.unknown_env.append(m.group(1))
+    if "Error" in line:  # raised, not warned: VLLM fail_on_environ_validation
+        scan.mark(BootStatus.CRASH_ENV, number, line)
+
+
+def _warning(scan: _Scan, _m: re.Match[str], _n: int, line: str) -> None:
+    text = message(line)
+    if text not in scan.warnings and len(scan.warnings) < 100:
+        scan.warnings.append(text)
+
+
+def _r(needles: str | tuple[str, ...], pattern: str, apply: Callable[[_Scan, re.Match[str], int, str], None]) -> _Rule:
+    return _Rule((needles,) if isinstance(needles, str) else needles, re.compile(pattern), apply)
+
+
+_RULES: tuple[_Rule, ...] = (
+    _r(("  version ", "API server version", "LLM engine (v"),
+       r"(?:[█▀▄]\s+version |API server version |LLM engine \(v)(\d+\.\d+\.\d+[\w.+-]*)", _value("engine_version", str)),
+    _r("non-default args", r"non-default args: (\{.*\})\s*$", _args),
+    _r("Using max model len", r"Using max model len (\d+)", _value("max_model_len")),
+    _r("max_num_batched_tokens=", r"max_num_batched_tokens=(\d+)", _value("max_num_batched_tokens")),
+    _r("Available KV cache memory", r"Available KV cache memory: " + _NUM + " GiB", _value("available_kv_cache_gib", float)),
+    _r("GiB for KV cache", r"Explicitly set \(" + _NUM + r"/[\d.]+\) GiB for KV cache", _value("available_kv_cache_gib", float)),
+    _r("KV cache size:", r"KV cache size: ([\d,]+) tokens", _value("kv_cache_tokens")),
+    _r("Maximum concurrency for", r"Maximum concurrency for ([\d,]+) tokens per request: " + _NUM + "x", _concurrency),
+    _r("Free memory on device", r"Free memory on device \([\d.]+/" + _NUM + " GiB\)", _mem("device_total_gib")),
+    _r("Desired GPU memory utilization", r"Desired GPU memory utilization is \([\d.]+, " + _NUM + " GiB\)", _mem("requested_gib")),
+    _r("for weight", _NUM + " GiB for weight", _mem("weights_gib")),
+    _r("for peak activation", _NUM + " GiB for peak activation", _mem("peak_activation_gib")),
+    _r("for non-torch memory", _NUM + " GiB for non-torch memory", _mem("non_torch_gib")),
+    _r("for CUDAGraph memory", _NUM + " GiB for CUDAGraph memory", _mem("cudagraph_gib")),
+    _r("Model loading took", r"Model loading took " + _NUM + r" GiB(?: memory)? and " + _NUM + " s", _weights),
+    _r("torch.compile took", r"torch.compile took " + _NUM + " s", _timing("compile_s")),
+    _r("init engine", r"init engine \(profile, create kv cache, warmup model\) took " + _NUM + " s", _timing("init_engine_s")),
+    # Failures. Texts from vllm/v1/core/kv_cache_utils.py, vllm/v1/worker/gpu_model_runner.py,
+    # torch's CUDACachingAllocator, vllm/envs.py and argparse.
+    _r("KV cache is needed", _NUM + r" GiB KV cache is needed, which is larger than the available KV cache memory \(" + _NUM + " GiB\)", _kv_needed),
+    _r("estimated maximum model length is", r"estimated maximum model length is (\d+)", _value("estimated_max_model_len")),
+    _r("No available memory for the cache blocks", r"No available memory for the cache blocks", _status(BootStatus.OOM_KV_CACHE)),
+    _r("when warming up sampler", r"out of memory occurred when warming up sampler", _status(BootStatus.OOM_WARMUP)),
+    _r(("out of memory", "OutOfMemory"), r"OutOfMemoryError|CUDA out of memory|CUDA error: out of memory", _status(BootStatus.OOM_CUDA)),
+    _r("Error", r"\b(?:ModuleNotFoundError|ImportError)\b|undefined symbol", _status(BootStatus.CRASH_IMPORT)),
+    _r("error", r"\berror: (?:unrecognized arguments|argument |invalid choice)", _status(BootStatus.CRASH_CONFIG)),
+    _r("rror", r"\b(?:pydantic_core\._pydantic_core\.)?ValidationError\b|Value error,|is greater than the derived max_model_len", _status(BootStatus.CRASH_CONFIG)),
+    _r("Unknown vLLM environment variable", r"Unknown vLLM environment variable detected: (\w+)", _unknown_env),
+    _r((), r"No CUDA GPUs are available|Address already in use|CUDA driver version is insufficient|Failed to infer device type|driver on your system is too old", _status(BootStatus.CRASH_ENV)),
+    _r((), r"Engine core initialization failed|^\S*Traceback \(most recent call last\)|\bERROR\b", _status(BootStatus.CRASH_UNKNOWN)),
+    _r("WARNING", r"\bWARNING\b", _warning),
+    _r(("Starting vLLM", "startup complete"), r"Starting vLLM (?:API )?server on|Application startup complete", _status(BootStatus.BOOT_OK)),
+)
+
+# Which found cause decides, most specific first: the chained CUDA OOM under a
+# sampler warm-up failure is the symptom, the warm-up is the cause.
+_PRECEDENCE = (
+    BootStatus.BOOT_OK, BootStatus.OOM_KV_CACHE, BootStatus.OOM_WARMUP, BootStatus.OOM_CUDA,
+    BootStatus.CRASH_IMPORT, BootStatus.CRASH_CONFIG, BootStatus.CRASH_ENV, BootStatus.CRASH_UNKNOWN,
+)
+
+
+def _lines(text: str) -> Iterable[tuple[int, str]]:
+    number = 0
+    for number, raw in enumerate(text.split("\n"), start=1):
+        for part in raw.split("\r"):
+            if part:
+                yield number, part
+
+
+def _scan(text: str) -> tuple[_Scan, int]:
+    scan, last = _Scan(), 0
+    for number, line in _lines(text):
+        last = number
+        if not scan.is_vllm and any(marker in line for marker in _MARKERS):
+            scan.is_vllm = True
+        for rule in _RULES:
+            if (not rule.needles or any(n in line for n in rule.needles)) and (m := rule.pattern.search(line)):
+                rule.apply(scan, m, number, line)
+    return scan, last
+
+
+def _decide(scan: _Scan, last_line: int) -> tuple[BootStatus, str]:
+    for status in _PRECEDENCE:
+        if status in scan.first_line:
+            if status is BootStatus.CRASH_UNKNOWN and scan.unknown_env:
+                status = BootStatus.CRASH_ENV  # nothing else explains it; a mistyped variable may
+                number, _ = scan.first_line[BootStatus.CRASH_UNKNOWN]
+                return status, f"line {number}: failed with unknown vLLM environment variables set: {', '.join(scan.unknown_env)}"
+            number, text = scan.first_line[status]
+            return status, f"line {number}: {text[:400]}"
+    return BootStatus.BOOT_INCOMPLETE, f"the log ends at line {last_line} before the server was ready and without an error"
+
+
+def parse_boot_log(text: str) -> BootSignals:
+    """Every signal a vLLM boot log gives, and how the boot ended (with the deciding line)."""
+    scan, last_line = _scan(text)
+    if not scan.is_vllm:
+        raise LogParseError("this is not a vLLM boot log: no vLLM start-up line found (pass the full output of `vllm serve`)")
+    status, reason = _decide(scan, last_line)
+    values = dict(scan.values)
+    memory = dict(scan.memory)
+    loaded = values.pop("loaded_weights_gib", None)
+    if "weights_gib" not in memory and loaded is not None:
+        memory["weights_gib"] = loaded  # a boot that failed before the breakdown line still says its weights
+    warnings = scan.warnings + [f"unknown vLLM environment variable: {name}" for name in scan.unknown_env]
+    return BootSignals(
+        engine="vllm",
+        status=status,
+        reason=reason,
+        memory=MemoryBreakdown(**memory),
+        timings=BootTimings(**scan.timings),
+        warnings=warnings,
+        **values,
+    )
+
+
+_MODEL_ARG = re.compile(r"non-default args: .*?'model': '([^']*)'")
+_MODEL_BANNER = re.compile(r"[█▀▄]\s+model\s+(\S+)")
+
+
+def served_model(text: str) -> str | None:
+    """The model a boot log served (its path or hub id as given), if the log says."""
+    for pattern in (_MODEL_ARG, _MODEL_BANNER):
+        if m := pattern.search(text):
+            return m.group(1)
+    return None

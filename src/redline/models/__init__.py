@@ -1,0 +1,7 @@
+"""Pydantic shapes shared by every layer."""
+
+from redline.models.bench import BenchResult
+from redline.models.boot import BootSignals, BootStatus, BootTimings, MemoryBreakdown
+from redline.models.serve import ServeConfig
+
+__all__ = ["BenchResult", "BootSignals", "BootStatus", "BootTimings", "MemoryBreakdown", "ServeConfig"]

@@ -1,0 +1,77 @@
+"""What a boot log says: the signals and the status."""
+
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict
+
+
+class BootStatus(StrEnum):
+    """How a boot ended. `oom_*` is a memory ceiling; `crash_*` is a failure to diagnose."""
+
+    BOOT_OK = "boot_ok"
+    OOM_KV_CACHE = "oom_kv_cache"  # the KV cache cannot hold one max-length request
+    OOM_CUDA = "oom_cuda"  # torch ran out of device memory while loading or profiling
+    OOM_WARMUP = "oom_warmup"  # out of memory while warming up the sampler
+    CRASH_CONFIG = "crash_config"  # a flag or config value the engine refused
+    CRASH_ENV = "crash_env"  # the host or environment: devices, ports, env vars
+    CRASH_IMPORT = "crash_import"  # the engine's code could not be imported
+    CRASH_UNKNOWN = "crash_unknown"  # failed, and no known cause matched
+    TIMEOUT_BOOT = "timeout_boot"  # the deadline passed before the server answered
+    BOOT_INCOMPLETE = "boot_incomplete"  # the log stops before ready or an error
+
+    @property
+    def booted(self) -> bool:
+        return self is BootStatus.BOOT_OK
+
+    @property
+    def is_context_failure(self) -> bool:
+        """A failure that a smaller context or batch could avoid."""
+        return self in (BootStatus.OOM_KV_CACHE, BootStatus.OOM_CUDA, BootStatus.OOM_WARMUP)
+
+
+class MemoryBreakdown(BaseModel):
+    """vLLM's "Free memory on device ..." line, in GiB."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    weights_gib: float | None = None
+    peak_activation_gib: float | None = None
+    non_torch_gib: float | None = None
+    cudagraph_gib: float | None = None
+    device_total_gib: float | None = None
+    requested_gib: float | None = None
+
+
+class BootTimings(BaseModel):
+    """Seconds the engine reported for the phases of its start."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    init_engine_s: float | None = None
+    compile_s: float | None = None
+    model_load_s: float | None = None
+
+
+class BootSignals(BaseModel):
+    """Everything a boot log says, null where it does not say.
+
+    The field names and order are the public `parse-log --json` contract.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    engine: str = "vllm"
+    engine_version: str | None = None
+    status: BootStatus
+    reason: str
+    max_model_len: int | None = None
+    max_num_batched_tokens: int | None = None
+    available_kv_cache_gib: float | None = None
+    kv_cache_tokens: int | None = None
+    max_concurrency: float | None = None
+    max_concurrency_tokens: int | None = None
+    kv_cache_needed_gib: float | None = None
+    estimated_max_model_len: int | None = None
+    memory: MemoryBreakdown = MemoryBreakdown()
+    timings: BootTimings = BootTimings()
+    warnings: list[str] = []

@@ -1,0 +1,145 @@
+"""Tests for redline.tinymodel (pure Python: no vLLM, tokenizers or transformers)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from redline.tinymodel import write_tiny_llama
+
+FILES = {"config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json"}
+
+
+def _read(d: Path, name: str) -> dict:
+    return json.loads((d / name).read_text(encoding="utf-8"))
+
+
+def test_writes_the_four_files_and_returns_dest(tmp_path: Path) -> None:
+    dest = tmp_path / "a" / "tiny-llama"  # parents are created
+    assert write_tiny_llama(dest) == dest
+    assert {p.name for p in dest.iterdir()} == FILES
+
+
+def test_config_has_the_tiny_llama_shape(tmp_path: Path) -> None:
+    cfg = _read(write_tiny_llama(tmp_path), "config.json")
+    assert cfg["architectures"] == ["LlamaForCausalLM"]
+    assert cfg["model_type"] == "llama"
+    assert cfg["hidden_size"] == 256
+    assert cfg["intermediate_size"] == 512
+    assert cfg["num_hidden_layers"] == 4
+    assert cfg["num_attention_heads"] == 4
+    assert cfg["num_key_value_heads"] == 2
+    assert cfg["head_dim"] * cfg["num_attention_heads"] == cfg["hidden_size"]
+    assert cfg["vocab_size"] == 32000
+    assert cfg["dtype"] == cfg["torch_dtype"] == "bfloat16"
+    assert cfg["max_position_embeddings"] == 4096
+
+
+def test_kv_bytes_per_token_are_what_the_cpu_logs_imply(tmp_path: Path) -> None:
+    # 2 (K and V) x layers x kv_heads x head_dim x 2 bytes (bf16) = 4096 B/token,
+    # so VLLM_CPU_KVCACHE_SPACE=1 GiB holds 2**30 / 4096 = 262,144 tokens.
+    cfg = _read(write_tiny_llama(tmp_path), "config.json")
+    per_token = 2 * cfg["num_hidden_layers"] * cfg["num_key_value_heads"] * cfg["head_dim"] * 2
+    assert per_token == 4096
+    assert 2**30 // per_token == 262_144
+
+
+@pytest.mark.parametrize("n", [1, 2048, 300_000, 1_048_576])
+def test_max_position_embeddings_is_honoured(tmp_path: Path, n: int) -> None:
+    d = write_tiny_llama(tmp_path, max_position_embeddings=n)
+    assert _read(d, "config.json")["max_position_embeddings"] == n
+    assert _read(d, "tokenizer_config.json")["model_max_length"] == n
+
+
+@pytest.mark.parametrize("bad", [0, -1])
+def test_rejects_non_positive_lengths(tmp_path: Path, bad: int) -> None:
+    with pytest.raises(ValueError):
+        write_tiny_llama(tmp_path, max_position_embeddings=bad)
+
+
+@pytest.mark.parametrize("bad", [2048.0, "2048", True])
+def test_rejects_non_int_lengths(tmp_path: Path, bad: object) -> None:
+    with pytest.raises(TypeError):
+        write_tiny_llama(tmp_path, max_position_embeddings=bad)  # type: ignore[arg-type]
+
+
+def test_output_is_byte_for_byte_deterministic(tmp_path: Path) -> None:
+    a = write_tiny_llama(tmp_path / "a", max_position_embeddings=8192)
+    b = write_tiny_llama(tmp_path / "b", max_position_embeddings=8192)
+    for name in FILES:
+        assert (a / name).read_bytes() == (b / name).read_bytes(), name
+    # Writing again over an existing folder gives the same bytes too.
+    before = {n: (a / n).read_bytes() for n in FILES}
+    write_tiny_llama(a, max_position_embeddings=8192)
+    assert {n: (a / n).read_bytes() for n in FILES} == before
+
+
+def test_only_the_length_changes_between_lengths(tmp_path: Path) -> None:
+    a = _read(write_tiny_llama(tmp_path / "a", max_position_embeddings=2048), "config.json")
+    b = _read(write_tiny_llama(tmp_path / "b", max_position_embeddings=4096), "config.json")
+    assert {k for k in a if a[k] != b[k]} == {"max_position_embeddings"}
+
+
+def test_tokenizer_is_a_byte_level_bpe(tmp_path: Path) -> None:
+    d = write_tiny_llama(tmp_path)
+    raw = (d / "tokenizer.json").read_bytes()
+    assert len(raw) < 300_000
+    tok = json.loads(raw)
+    model = tok["model"]
+    assert model["type"] == "BPE"
+    assert tok["pre_tokenizer"]["type"] == "ByteLevel"
+    assert tok["decoder"]["type"] == "ByteLevel"
+    vocab = model["vocab"]
+    # Every one of the 256 byte-level symbols is present, so any text encodes.
+    alphabet = _byte_level_alphabet()
+    assert alphabet <= set(vocab)
+    assert len(vocab) <= 32000  # fits the model's embedding table
+    assert sorted(vocab.values()) == list(range(len(vocab)))  # dense ids
+    # Merges are real: each joins two existing tokens into another existing one.
+    merges = model["merges"]
+    assert len(merges) > 100
+    for m in merges[:200]:
+        left, right = m.split(" ") if isinstance(m, str) else m
+        assert left in vocab and right in vocab and left + right in vocab
+
+
+def test_special_tokens_agree_across_files(tmp_path: Path) -> None:
+    d = write_tiny_llama(tmp_path)
+    cfg, gen = _read(d, "config.json"), _read(d, "generation_config.json")
+    tcfg, tok = _read(d, "tokenizer_config.json"), _read(d, "tokenizer.json")
+    added = {t["content"]: t["id"] for t in tok["added_tokens"]}
+    assert added[tcfg["bos_token"]] == cfg["bos_token_id"] == gen["bos_token_id"] == 1
+    assert added[tcfg["eos_token"]] == cfg["eos_token_id"] == gen["eos_token_id"] == 2
+    assert tcfg["tokenizer_class"] == "PreTrainedTokenizerFast"
+    for sid, entry in tcfg["added_tokens_decoder"].items():
+        assert added[entry["content"]] == int(sid)
+
+
+def test_cli_writes_the_folder(tmp_path: Path) -> None:
+    dest = tmp_path / "m"
+    r = subprocess.run(
+        [sys.executable, "-m", "redline.tinymodel", str(dest), "--max-position-embeddings", "1234"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert r.stdout.strip() == str(dest)
+    assert _read(dest, "config.json")["max_position_embeddings"] == 1234
+
+
+def _byte_level_alphabet() -> set[str]:
+    # GPT-2's bytes_to_unicode: printable bytes map to themselves, the rest to 256+.
+    keep = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1))
+    keep += list(range(ord("®"), ord("ÿ") + 1))
+    chars, n = [], 0
+    for b in range(256):
+        if b in keep:
+            chars.append(chr(b))
+        else:
+            chars.append(chr(256 + n))
+            n += 1
+    return set(chars)
