@@ -25,3 +25,31 @@ class LogParseError(RedlineError):
 
 class LadderError(RedlineError):
     """A ladder file that is missing, invalid, or asked to do something out of order."""
+
+
+class TargetError(RedlineError):
+    """A target (this host or an SSH host) that failed to start, run, read or stop something."""
+
+
+class TargetConfigError(TargetError, InputError):
+    """A targets file, or a target name, that cannot be used as it is."""
+
+
+class TargetUnreachable(TargetError):
+    """An SSH target that cannot be connected to (refused, timed out, no route, lost)."""
+
+
+class HostKeyRejected(TargetError):
+    """An SSH host whose key is missing from, or differs from, the known_hosts file."""
+
+
+class TargetAuthRejected(TargetError):
+    """An SSH host that refused the configured user and key."""
+
+
+class TargetPathError(TargetError):
+    """A file or folder on a target that does not exist or cannot be read or written."""
+
+
+class CommandTimeout(TargetError):
+    """A command run on a target that did not finish within its timeout."""
