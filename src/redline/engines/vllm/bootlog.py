@@ -52,7 +52,7 @@ class _Scan:
 
 @dataclass(frozen=True)
 class _Rule:
-    needles: tuple[str, ...]  # a cheap substring test before the regex; empty means always
+    needles: tuple[str, ...]  # a cheap substring test before the regex
     pattern: re.Pattern[str]
     apply: Callable[[_Scan, re.Match[str], int, str], None]
 
@@ -127,8 +127,8 @@ _RULES: tuple[_Rule, ...] = (
     _r("GiB for KV cache", r"Explicitly set \(" + _NUM + r"/[\d.]+\) GiB for KV cache", _value("available_kv_cache_gib", float)),
     _r("KV cache size:", r"KV cache size: ([\d,]+) tokens", _value("kv_cache_tokens")),
     _r("Maximum concurrency for", r"Maximum concurrency for ([\d,]+) tokens per request: " + _NUM + "x", _concurrency),
-    _r("Free memory on device", r"Free memory on device \([\d.]+/" + _NUM + " GiB\)", _mem("device_total_gib")),
-    _r("Desired GPU memory utilization", r"Desired GPU memory utilization is \([\d.]+, " + _NUM + " GiB\)", _mem("requested_gib")),
+    _r("Free memory on device", r"Free memory on device \([\d.]+/" + _NUM + r" GiB\)", _mem("device_total_gib")),
+    _r("Desired GPU memory utilization", r"Desired GPU memory utilization is \([\d.]+, " + _NUM + r" GiB\)", _mem("requested_gib")),
     _r("for weight", _NUM + " GiB for weight", _mem("weights_gib")),
     _r("for peak activation", _NUM + " GiB for peak activation", _mem("peak_activation_gib")),
     _r("for non-torch memory", _NUM + " GiB for non-torch memory", _mem("non_torch_gib")),
@@ -138,7 +138,7 @@ _RULES: tuple[_Rule, ...] = (
     _r("init engine", r"init engine \(profile, create kv cache, warmup model\) took " + _NUM + " s", _timing("init_engine_s")),
     # Failures. Texts from vllm/v1/core/kv_cache_utils.py, vllm/v1/worker/gpu_model_runner.py,
     # torch's CUDACachingAllocator, vllm/envs.py and argparse.
-    _r("KV cache is needed", _NUM + r" GiB KV cache is needed, which is larger than the available KV cache memory \(" + _NUM + " GiB\)", _kv_needed),
+    _r("KV cache is needed", _NUM + r" GiB KV cache is needed, which is larger than the available KV cache memory \(" + _NUM + r" GiB\)", _kv_needed),
     _r("estimated maximum model length is", r"estimated maximum model length is (\d+)", _value("estimated_max_model_len")),
     _r("No available memory for the cache blocks", r"No available memory for the cache blocks", _status(BootStatus.OOM_KV_CACHE)),
     _r("when warming up sampler", r"out of memory occurred when warming up sampler", _status(BootStatus.OOM_WARMUP)),
@@ -147,11 +147,16 @@ _RULES: tuple[_Rule, ...] = (
     _r("error", r"\berror: (?:unrecognized arguments|argument |invalid choice)", _status(BootStatus.CRASH_CONFIG)),
     _r("rror", r"\b(?:pydantic_core\._pydantic_core\.)?ValidationError\b|Value error,|is greater than the derived max_model_len", _status(BootStatus.CRASH_CONFIG)),
     _r("Unknown vLLM environment variable", r"Unknown vLLM environment variable detected: (\w+)", _unknown_env),
-    _r((), r"No CUDA GPUs are available|Address already in use|CUDA driver version is insufficient|Failed to infer device type|driver on your system is too old", _status(BootStatus.CRASH_ENV)),
-    _r((), r"Engine core initialization failed|^\S*Traceback \(most recent call last\)|\bERROR\b", _status(BootStatus.CRASH_UNKNOWN)),
+    _r(("No CUDA GPUs", "Address already in use", "driver", "Failed to infer device"), r"No CUDA GPUs are available|Address already in use|CUDA driver version is insufficient|Failed to infer device type|driver on your system is too old", _status(BootStatus.CRASH_ENV)),
+    _r(("Engine core initialization", "Traceback", "ERROR"), r"Engine core initialization failed|^\S*Traceback \(most recent call last\)|\bERROR\b", _status(BootStatus.CRASH_UNKNOWN)),
     _r("WARNING", r"\bWARNING\b", _warning),
     _r(("Starting vLLM", "startup complete"), r"Starting vLLM (?:API )?server on|Application startup complete", _status(BootStatus.BOOT_OK)),
 )
+
+# One pass of one regex finds the lines any rule could care about; most lines of a
+# long log (request lines, routes, progress bars) are skipped by it alone.
+_ANY_NEEDLE = re.compile("|".join(re.escape(n) for n in sorted({n for r in _RULES for n in r.needles})))
+_ANY_MARKER = re.compile("|".join(re.escape(m) for m in _MARKERS))
 
 # Which found cause decides, most specific first: the chained CUDA OOM under a
 # sampler warm-up failure is the symptom, the warm-up is the cause.
@@ -173,10 +178,12 @@ def _scan(text: str) -> tuple[_Scan, int]:
     scan, last = _Scan(), 0
     for number, line in _lines(text):
         last = number
-        if not scan.is_vllm and any(marker in line for marker in _MARKERS):
+        if not scan.is_vllm and _ANY_MARKER.search(line):
             scan.is_vllm = True
+        if not _ANY_NEEDLE.search(line):
+            continue
         for rule in _RULES:
-            if (not rule.needles or any(n in line for n in rule.needles)) and (m := rule.pattern.search(line)):
+            if any(n in line for n in rule.needles) and (m := rule.pattern.search(line)):
                 rule.apply(scan, m, number, line)
     return scan, last
 
