@@ -1,0 +1,107 @@
+"""The local target: this host, through asyncio subprocesses."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import signal
+import tempfile
+from pathlib import Path
+
+import anyio
+import httpx
+
+from redline.errors import CommandTimeout, TargetPathError
+from redline.targets.base import RunResult, Target
+
+
+class LocalTarget(Target):
+    """Runs on this host. start() detaches, so a server outlives the redline that started it."""
+
+    def __init__(self, name: str = "local", *, workdir: str | None = None) -> None:
+        default = Path(tempfile.gettempdir()) / "redline"
+        super().__init__(name, str(Path(workdir or default).expanduser().resolve()))
+        self._http: httpx.AsyncClient | None = None
+
+    async def _exec(self, argv: list[str], timeout_s: float) -> RunResult:
+        try:
+            # Own session, so a timeout kills whatever the command forked too.
+            proc = await asyncio.create_subprocess_exec(
+                *argv,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                start_new_session=True,
+            )
+        except FileNotFoundError:
+            return RunResult(returncode=127, stdout="", stderr=f"{argv[0]}: command not found")
+        except PermissionError as exc:
+            return RunResult(returncode=126, stdout="", stderr=f"{argv[0]}: {exc.strerror}")
+        try:
+            with anyio.fail_after(timeout_s):
+                out, err = await proc.communicate()
+        except BaseException as exc:
+            _killpg(proc.pid, signal.SIGKILL)  # timed out or cancelled: leave nothing behind
+            with anyio.CancelScope(shield=True):
+                await proc.wait()
+            if isinstance(exc, TimeoutError):
+                raise CommandTimeout(f"{argv[0]} did not finish within {timeout_s}s on {self.name}") from exc
+            raise
+        return RunResult(
+            returncode=proc.returncode if proc.returncode is not None else -1,
+            stdout=out.decode(errors="replace"),
+            stderr=err.decode(errors="replace"),
+        )
+
+    async def _read_stats(self, pid: int | None) -> str:
+        if pid is not None:
+            return _read_stat(f"/proc/{pid}/stat")
+        names = (n for n in os.listdir("/proc") if n.isdigit())
+        return "".join(_read_stat(f"/proc/{n}/stat") for n in names)
+
+    async def _signal_group(self, pgid: int, sig: signal.Signals) -> None:
+        _killpg(pgid, sig)
+
+    async def _probe(self, url: httpx.URL, timeout_s: float) -> bool:
+        if self._http is None:
+            self._http = httpx.AsyncClient(trust_env=False)  # no proxy between us and localhost
+        try:
+            response = await self._http.get(url, timeout=timeout_s)
+        except httpx.HTTPError:
+            return False
+        return response.status_code == 200
+
+    async def read_text(self, path: str) -> str:
+        try:
+            return Path(path).read_bytes().decode(errors="replace")
+        except OSError as exc:
+            raise TargetPathError(f"cannot read {path} on {self.name}: {exc.strerror or exc}") from exc
+
+    async def fetch(self, remote_path: str, local_path: str) -> None:
+        try:
+            Path(local_path).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(remote_path, local_path)
+        except OSError as exc:
+            raise TargetPathError(
+                f"cannot copy {remote_path} to {local_path} on {self.name}: {exc.strerror or exc}"
+            ) from exc
+
+    async def close(self) -> None:
+        if self._http is not None:
+            await self._http.aclose()
+            self._http = None
+
+
+def _read_stat(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except OSError:
+        return ""  # the process is gone (or was never there)
+
+
+def _killpg(pgid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError):  # already gone: stop() is idempotent
+        os.killpg(pgid, sig)

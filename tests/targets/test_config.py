@@ -1,0 +1,112 @@
+"""The targets file: strict shapes, paths resolved against the file, clear errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from redline.errors import InputError, TargetConfigError
+from redline.targets import LocalSpec, LocalTarget, SSHSpec, SSHTarget, load_targets, open_target
+
+GOOD = """\
+targets:
+  local: {kind: local}
+  gpu1:
+    kind: ssh
+    host: 10.0.0.5
+    user: ubuntu
+    key_file: keys/id_ed25519
+    known_hosts: ~/.ssh/known_hosts
+    workdir: /tmp/redline
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "conf" / "targets.yml"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def test_load_targets_reads_both_kinds_and_resolves_paths(tmp_path: Path) -> None:
+    specs = load_targets(write(tmp_path, GOOD))
+    assert specs["local"] == LocalSpec(kind="local")
+    gpu = specs["gpu1"]
+    assert isinstance(gpu, SSHSpec) and (gpu.host, gpu.port, gpu.user) == ("10.0.0.5", 22, "ubuntu")
+    assert gpu.key_file == str(tmp_path / "conf" / "keys" / "id_ed25519")  # relative: the file's folder
+    assert gpu.known_hosts == str(Path.home() / ".ssh" / "known_hosts")  # ~ is the user's home
+
+
+def test_relative_known_hosts_and_local_workdir_resolve_against_the_file(tmp_path: Path) -> None:
+    text = (
+        "targets:\n  a: {kind: ssh, host: h, user: u, known_hosts: kh}\n  b: {kind: local, workdir: runs}\n"
+    )
+    specs = load_targets(write(tmp_path, text))
+    assert specs["a"].known_hosts == str(tmp_path / "conf" / "kh")  # type: ignore[union-attr]
+    assert specs["b"].workdir == str(tmp_path / "conf" / "runs")
+
+
+@pytest.mark.parametrize(
+    ("text", "complaint"),
+    [
+        ("targets:\n  a: {kind: ssh, host: h, user: u, pasword: x}\n", "pasword"),
+        ("targets:\n  a: {kind: local, host: h}\n", "host"),
+        ("targets:\n  a: {kind: k8s}\n", "kind"),
+        ("targets:\n  a: {kind: ssh, user: u}\n", "host"),
+        ("targets:\n  a: {kind: ssh, host: h, user: u, workdir: tmp}\n", "absolute"),
+        ("targets:\n  a: {kind: ssh, host: -oProxyCommand=x, user: u}\n", "host"),
+        ("targets:\n  a: {kind: ssh, host: h, user: u, port: 70000}\n", "port"),
+        ("targets:\n  'bad name': {kind: local}\n", "bad name"),
+        ("target:\n  a: {kind: local}\n", "target"),
+        ("targets:\n  a: {kind: local}\n  a: {kind: local}\n", "duplicate"),
+        ("targets: [unclosed\n", "YAML"),
+    ],
+)
+def test_bad_targets_files_are_refused_with_the_reason(tmp_path: Path, text: str, complaint: str) -> None:
+    path = write(tmp_path, text)
+    with pytest.raises(TargetConfigError, match=complaint) as err:
+        load_targets(path)
+    assert str(path) in str(err.value)
+    assert isinstance(err.value, InputError)  # the caller can fix it
+
+
+def test_missing_targets_file(tmp_path: Path) -> None:
+    with pytest.raises(TargetConfigError, match="cannot read targets file"):
+        load_targets(tmp_path / "absent.yml")
+
+
+def test_open_target_builds_the_named_kind(tmp_path: Path) -> None:
+    specs = load_targets(write(tmp_path, GOOD))
+    local, gpu = open_target("local", specs), open_target("gpu1", specs)
+    assert isinstance(local, LocalTarget) and local.name == "local"
+    assert isinstance(gpu, SSHTarget) and gpu.spec == specs["gpu1"] and gpu.connect_count == 0  # lazy
+
+
+def test_unknown_target_name_lists_the_known_ones(tmp_path: Path) -> None:
+    specs = load_targets(write(tmp_path, GOOD))
+    with pytest.raises(TargetConfigError, match=r"unknown target 'gpu2'; known targets: gpu1, local"):
+        open_target("gpu2", specs)
+
+
+def test_engine_command_and_env_reach_the_target(tmp_path):
+    from redline.targets import load_targets, open_target
+
+    path = tmp_path / "targets.yml"
+    path.write_text("targets:\n  cpu:\n    kind: local\n    engine_command: [.venv-vllm/bin/vllm]\n"
+                    "    env: {VLLM_CPU_KVCACHE_SPACE: '1'}\n")
+    target = open_target("cpu", load_targets(path))
+    assert target.engine_command == [str(tmp_path / ".venv-vllm/bin/vllm")]
+    assert target.engine_env == {"VLLM_CPU_KVCACHE_SPACE": "1"}
+
+
+def test_env_names_in_the_targets_file_are_checked(tmp_path):
+    import pytest
+
+    from redline.errors import TargetConfigError
+    from redline.targets import load_targets
+
+    path = tmp_path / "targets.yml"
+    path.write_text("targets:\n  cpu: {kind: local, env: {'A;B': x}}\n")
+    with pytest.raises(TargetConfigError):
+        load_targets(path)
