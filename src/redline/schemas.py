@@ -9,13 +9,14 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from redline.models import BenchResult, BootSignals, ServeConfig
+from redline.models import BenchResult, BootSignals, Ladder, ServeConfig
 
 # file stem -> model; add a model here when it becomes a file or a tool result people rely on
 MODELS: dict[str, type[BaseModel]] = {
     "serve-config": ServeConfig,
     "boot-signals": BootSignals,
     "bench-result": BenchResult,
+    "ladder": Ladder,
 }
 
 

@@ -1,0 +1,204 @@
+"""`redline ladder init|record|next|status`: climb a model's context ceiling, one clean boot per rung."""
+
+import argparse
+import json
+from datetime import datetime
+from pathlib import Path
+
+from redline.cli.parse_log import read_text
+from redline.models.ladder import LadderStatus, NextStep, RungRow
+from redline.tools import ladder as tools
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text.replace(",", "").replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
+    return value
+
+
+def _when(text: str) -> datetime:
+    try:
+        return datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an ISO 8601 time such as 2026-11-30T09:30:22+00:00") from None
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("ladder", help="climb a model's context ceiling one clean boot at a time (ladder.yml)")
+    actions = parser.add_subparsers(dest="ladder_command", required=True, metavar="ACTION")
+    _register_init(actions)
+    _register_record(actions)
+    nxt = actions.add_parser("next", help="what to boot or test next, and why")
+    nxt.add_argument("--ladder", type=Path, required=True)
+    nxt.add_argument("--replay", type=_positive, metavar="N", help="re-run rung N's exact config as a new rung")
+    nxt.add_argument("--json", action="store_true", help="print one JSON object")
+    nxt.set_defaults(handler=run_next)
+    status = actions.add_parser("status", help="the rungs as a table and where the climb stands")
+    status.add_argument("--ladder", type=Path, required=True)
+    status.add_argument("--json", action="store_true", help="print one JSON object")
+    status.set_defaults(handler=run_status)
+
+
+def _register_init(actions: argparse._SubParsersAction) -> None:
+    init = actions.add_parser("init", help="start a ladder.yml for one model on one GPU profile")
+    init.add_argument("--ladder", type=Path, required=True, help="the ladder file to create")
+    init.add_argument("--model", required=True, help="the model's key, e.g. qwen32b")
+    init.add_argument("--model-path", required=True, help="the model as given to `vllm serve`")
+    init.add_argument("--floor-max-model-len", type=_positive, required=True)
+    init.add_argument("--floor-max-num-batched-tokens", type=_positive, required=True)
+    init.add_argument("--gpu-memory-utilization", type=float, default=0.9, help="held fixed through the climb")
+    init.add_argument("--min-concurrency", type=_positive, default=1, help="max-length requests the ceiling must hold (1)")
+    init.add_argument("--policy", choices=("signal", "doubling"), default="signal")
+    init.add_argument("--gpu-name")
+    init.add_argument("--gpu-memory-gib", type=float)
+    init.add_argument("--gpu-count", type=_positive, default=1)
+    init.add_argument("--engine-version", help="the vLLM version every rung must be booted with")
+    init.add_argument("--kv-block-size", type=_positive, default=16)
+    init.add_argument("--max-position-embeddings", type=_positive, help="default: from MODEL_PATH/config.json")
+    init.add_argument("--allow-long-context", action="store_true", help="climb past max_position_embeddings")
+    init.add_argument("--max-num-batched-tokens-cap", type=_positive, help="default: the max_model_len ceiling")
+    init.set_defaults(handler=run_init)
+
+
+def _register_record(actions: argparse._SubParsersAction) -> None:
+    record = actions.add_parser("record", help="append a boot, fill the last rung's smoke test, or record the ceiling")
+    record.add_argument("--ladder", type=Path, required=True)
+    what = record.add_mutually_exclusive_group(required=True)
+    what.add_argument("--log", type=Path, metavar="BOOT_LOG", help="the full output of `vllm serve` for one boot")
+    what.add_argument("--smoke", type=Path, metavar="BENCH_JSON", help="the `vllm bench serve --save-result` file")
+    what.add_argument("--ceiling", action="store_true", help="record the ceiling the climb found")
+    record.add_argument("--started-at", type=_when, help="with --log: when the boot started")
+    record.add_argument("--ended-at", type=_when, help="with --log: when it was ready or failed")
+    record.add_argument("--boot-s", type=float, help="with --log: boot seconds (default: from the log's timestamps)")
+    record.add_argument("--server-healthy-after", choices=("yes", "no"), help="with --smoke: was /health OK after it")
+    record.add_argument("--json", action="store_true", help="print one JSON object")
+    record.set_defaults(handler=run_record)
+
+
+def run_init(args: argparse.Namespace) -> int:
+    ladder = tools.ladder_init(
+        args.ladder, model=args.model, model_path=args.model_path, floor_max_model_len=args.floor_max_model_len,
+        floor_max_num_batched_tokens=args.floor_max_num_batched_tokens, gpu_memory_utilization=args.gpu_memory_utilization,
+        min_concurrency=args.min_concurrency, policy=args.policy, gpu_name=args.gpu_name,
+        gpu_memory_gib=args.gpu_memory_gib, gpu_count=args.gpu_count, engine_version=args.engine_version,
+        kv_block_size=args.kv_block_size, allow_long_context=args.allow_long_context,
+        max_position_embeddings=args.max_position_embeddings, max_num_batched_tokens_cap=args.max_num_batched_tokens_cap,
+    )
+    mpe = ladder.model.max_position_embeddings
+    print(f"created {args.ladder}: {ladder.model.key}, floor {ladder.floor.max_model_len:,} / "
+          f"{ladder.floor.max_num_batched_tokens:,}, policy {ladder.policy}, max_position_embeddings "
+          f"{'unknown' if mpe is None else f'{mpe:,}'}")
+    print(_next_text(tools.ladder_next(args.ladder)))
+    return 0
+
+
+def run_record(args: argparse.Namespace) -> int:
+    if args.ceiling:
+        ceiling = tools.ceiling_record(args.ladder)
+        print(json.dumps(ceiling.model_dump(mode="json")) if args.json else _ceiling_text(ceiling.model_dump()))
+        return 0
+    if args.log is not None:
+        rung = tools.rung_record(args.ladder, read_text(args.log), log_name=str(args.log), started_at=args.started_at,
+                                 ended_at=args.ended_at, boot_s=args.boot_s)
+    else:
+        healthy = None if args.server_healthy_after is None else args.server_healthy_after == "yes"
+        rung = tools.smoke_record(args.ladder, read_text(args.smoke), server_healthy_after=healthy)
+    if args.json:
+        print(json.dumps(rung.model_dump(mode="json")))
+        return 0
+    print(_rows_text([tools.rung_row(rung)]))
+    print(_next_text(tools.ladder_next(args.ladder)))
+    return 0
+
+
+def run_next(args: argparse.Namespace) -> int:
+    step = tools.ladder_next(args.ladder, replay=args.replay)
+    print(json.dumps(step.model_dump(mode="json")) if args.json else _next_text(step))
+    return 0
+
+
+def run_status(args: argparse.Namespace) -> int:
+    status = tools.ladder_status(args.ladder)
+    print(json.dumps(status.model_dump(mode="json")) if args.json else status_text(status))
+    return 0
+
+
+# -- text ------------------------------------------------------------------------------------------
+
+
+def _n(value: int | float | None, unit: str = "") -> str:
+    if value is None:
+        return "-"
+    return f"{value:,}{unit}" if isinstance(value, int) else f"{value:g}{unit}"
+
+
+def _next_text(step: NextStep) -> str:
+    lines = [f"next     {step.route}"]
+    if step.rung is not None:
+        about = ", ".join(filter(None, [step.climbs and f"climbs {step.climbs}",
+                                        step.replay_of and f"replay of rung {step.replay_of}"]))
+        lines.append(f"rung     max_model_len {step.rung.max_model_len:,}, max_num_batched_tokens "
+                     f"{_n(step.rung.max_num_batched_tokens)}{f' ({about})' if about else ''}")
+    lines.append(f"reason   {step.reason}")
+    if step.smoke is not None:
+        s = step.smoke
+        lines.append(f"smoke    {s.num_prompts} requests of {s.input_len:,} + {s.output_len:,} tokens "
+                     f"at concurrency {s.concurrency}")
+    if step.command:
+        lines.append(f"command  {step.command}")
+    return "\n".join(lines)
+
+
+_COLUMNS = ("#", "climbs", "max_model_len", "batched", "status", "kv tokens", "conc", "smoke", "boot s", "note")
+
+
+def _cells(row: RungRow) -> tuple[str, ...]:
+    note = ", ".join(filter(None, [f"replays {row.replay_of}" if row.replay_of else "", "simulated" if row.simulated else ""]))
+    conc = "-" if row.max_concurrency is None else f"{row.max_concurrency:g}x"
+    boot = "-" if row.boot_s is None else f"{row.boot_s:.0f}"
+    return (str(row.index), row.climbs, _n(row.max_model_len), _n(row.max_num_batched_tokens), row.status.value,
+            _n(row.kv_cache_tokens), conc, row.smoke or "-", boot, note)
+
+
+def _rows_text(rows: list[RungRow]) -> str:
+    table = [_COLUMNS, *(_cells(r) for r in rows)]
+    widths = [max(len(line[i]) for line in table) for i in range(len(_COLUMNS))]
+    left = {1, 4, 7, 9}
+    return "\n".join("  ".join(c.ljust(w) if i in left else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths))).rstrip()
+                     for line in table)
+
+
+def _ceiling_text(c: dict) -> str:
+    lines = [f"ceiling  max_model_len {c['max_model_len']:,}, max_num_batched_tokens {c['max_num_batched_tokens']:,} "
+             f"(rungs {', '.join(map(str, c['proven_by']))}); KV tokens {_n(c.get('kv_cache_tokens'))}, "
+             f"concurrency {_n(c.get('max_concurrency'), 'x')}",
+             f"serve    {c['serve_command']}"]
+    if c.get("headroom"):
+        lines.append(f"more     {c['headroom']}")
+    return "\n".join(lines)
+
+
+def status_text(status: LadderStatus) -> str:
+    ladder = status.ladder
+    gpu, m = ladder.gpu, ladder.model
+    where = f"{gpu.name or 'GPU ?'} x{gpu.count}" if gpu else "GPU ?"
+    lines = [
+        f"ladder   {status.path}: {m.key} ({m.path}) on {where}, vllm {ladder.engine_version or '?'}, "
+        f"policy {ladder.policy}, gpu_memory_utilization {ladder.fixed.gpu_memory_utilization}",
+        f"floor    max_model_len {ladder.floor.max_model_len:,}, max_num_batched_tokens {ladder.floor.max_num_batched_tokens:,}; "
+        f"min concurrency {ladder.min_concurrency}; max_position_embeddings {_n(m.max_position_embeddings)}"
+        f"{' (long context allowed)' if ladder.allow_long_context else ''}",
+    ]
+    if status.rows:
+        lines += ["", _rows_text(status.rows), ""]
+    lines.append(_next_text(status.next))
+    if ladder.ceiling is not None:
+        lines.append(_ceiling_text(ladder.ceiling.model_dump()))
+    return "\n".join(lines)
+
+
+__all__ = ["register", "status_text"]

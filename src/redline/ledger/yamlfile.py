@@ -1,0 +1,146 @@
+"""YAML files a person also edits: ruamel round-trip, atomic writes, one writer at a time.
+
+Round-trip keeps a person's comments, key order and quoting. A write goes to a
+temporary file in the same folder, is flushed and fsynced, replaces the old
+file with os.replace (atomic on POSIX), and the folder is fsynced so the
+rename itself survives a crash: a kill at any moment leaves the old file or
+the new one. Read-modify-write cycles hold a FileLock on FILE.lock.
+"""
+
+import io
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock, Timeout
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.error import YAMLError
+
+from redline.errors import LadderError
+
+LOCK_TIMEOUT_S = 60.0
+
+
+def _yaml() -> YAML:
+    yaml = YAML(typ="rt")
+    yaml.width = 4096  # one reason, one line: easier to read and to grep
+    yaml.indent(mapping=2, sequence=4, offset=2)
+    yaml.preserve_quotes = True
+    return yaml
+
+
+def read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise LadderError(f"{path}: no such file; create it with `redline ladder init`") from exc
+    except OSError as exc:
+        raise LadderError(f"{path}: cannot be read ({exc.strerror})") from exc
+
+
+def parse(text: str, path: Path) -> Any:
+    """The round-trip document in `text` (read from `path`), or a LadderError that says what is wrong."""
+    try:
+        return _yaml().load(text)
+    except YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or exc
+        raise LadderError(f"{path}: not valid YAML{where} ({problem}); fix it by hand or restore it") from exc
+
+
+def load(path: Path) -> Any:
+    return parse(read(path), path)
+
+
+def dumps(doc: Any) -> str:
+    buffer = io.StringIO()
+    _yaml().dump(doc, buffer)
+    return buffer.getvalue()
+
+
+def to_yaml(value: Any) -> Any:
+    """Plain dicts and lists as round-trip nodes, so new parts dump in block style like the rest."""
+    if isinstance(value, dict):
+        return CommentedMap((k, to_yaml(v)) for k, v in value.items())
+    if isinstance(value, list):
+        return CommentedSeq(to_yaml(v) for v in value)
+    return value
+
+
+def plain(value: Any) -> Any:
+    """A round-trip node as plain dicts, lists and scalars, for validation."""
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    return value
+
+
+def merge(node: Any, old: Any, new: Any) -> Any:
+    """`node` changed in place from `old` to `new`, touching only what differs (comments survive)."""
+    if isinstance(node, dict) and isinstance(new, dict) and isinstance(old, dict):
+        for key in [k for k in node if k not in new]:
+            del node[key]
+        for key, value in new.items():
+            if key not in node:
+                node[key] = to_yaml(value)
+            elif old.get(key) != value:
+                node[key] = merge(node[key], old.get(key), value)
+        return node
+    if isinstance(node, list) and isinstance(new, list) and isinstance(old, list):
+        for i, value in enumerate(new):
+            if i >= len(node):
+                node.append(to_yaml(value))
+            elif i >= len(old) or old[i] != value:
+                node[i] = merge(node[i], old[i] if i < len(old) else None, value)
+        del node[len(new):]
+        return node
+    return to_yaml(new)
+
+
+def _fsync_folder(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Replace `path` with `text` so that a kill at any moment leaves the old or the new file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temp, mode)
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+    _fsync_folder(path.parent)
+
+
+def remove_stale_temps(path: Path) -> None:
+    """Temp files a killed writer left; call it holding the lock, when no live writer can have one."""
+    for temp in path.parent.glob(f".{path.name}.*.tmp"):
+        temp.unlink(missing_ok=True)
+
+
+@contextmanager
+def locked(path: Path, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
+    """Hold FILE.lock: one read-modify-write of `path` at a time, across processes."""
+    lock = FileLock(f"{path}.lock", timeout=timeout)
+    try:
+        with lock:
+            yield
+    except Timeout as exc:
+        raise LadderError(f"{path}: another redline has held {path.name}.lock for over {timeout:.0f} s; wait and retry") from exc

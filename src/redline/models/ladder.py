@@ -1,0 +1,210 @@
+"""ladder.yml: one model on one GPU profile, its floor, its fixed knobs, its rungs, its ceiling.
+
+Rungs are append-only: a rung is never edited after it is written, except that
+the LAST rung's smoke test is filled in once. A replay is a new rung that
+names the rung it re-runs (`replay_of`).
+"""
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
+
+from redline.models.bench import BenchResult
+from redline.models.boot import BootSignals, BootStatus
+from redline.models.serve import MODEL_RE, ServeConfig
+
+Policy = Literal["signal", "doubling"]
+Variable = Literal["max_model_len", "max_num_batched_tokens"]
+Climb = Literal["floor", "max_model_len", "max_num_batched_tokens"]
+Route = Literal["run_rung", "smoke_test", "record_ceiling", "diagnose", "done"]
+Count = Annotated[int, Field(gt=0, le=1 << 26)]
+
+# The knobs a ladder climbs; every other ServeConfig field is held fixed.
+CLIMBED = ("model", "max_model_len", "max_num_batched_tokens")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class _FixedBase(_Strict):
+    @model_validator(mode="after")
+    def _valid_as_serve_config(self) -> "_FixedBase":
+        ServeConfig(model="m", max_model_len=1, **self.model_dump())  # the flag and env rules of ServeConfig
+        return self
+
+
+# Built from ServeConfig so a knob added there is held fixed here without a second list to keep.
+FixedKnobs = create_model(
+    "FixedKnobs",
+    __base__=_FixedBase,
+    __doc__="Every serve knob the climb holds fixed (gpu_memory_utilization first among them).",
+    **{name: (field.annotation, field) for name, field in ServeConfig.model_fields.items() if name not in CLIMBED},
+)
+
+
+class ModelRef(_Strict):
+    key: Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:/-]*$")]
+    path: Annotated[str, Field(min_length=1, max_length=4096, pattern=MODEL_RE.pattern, description="as given to `vllm serve`")]
+    max_position_embeddings: Count | None = None
+
+
+class GpuProfile(_Strict):
+    name: Annotated[str | None, Field(max_length=200)] = None
+    memory_gib: Annotated[float | None, Field(gt=0)] = None
+    count: Annotated[int, Field(ge=1, le=1024)] = 1
+
+
+class Floor(_Strict):
+    """The known-good boot the climb starts from."""
+
+    max_model_len: Count
+    max_num_batched_tokens: Count
+
+
+class SmokeWorkload(_Strict):
+    """The load a smoke test puts on a rung: near-max-length requests at the concurrency floor."""
+
+    dataset: Literal["random"] = "random"
+    input_len: Count
+    output_len: Count
+    concurrency: Count
+    num_prompts: Count
+
+
+class SmokeTest(_Strict):
+    attempted: bool = False
+    outcome: Literal["pass", "fail"] | None = None
+    reason: str | None = None
+    workload: SmokeWorkload | None = None
+    figures: BenchResult | None = None
+    server_healthy_after: bool | None = None
+    log_lines: Annotated[list[str], Field(max_length=200)] = []
+    result_file: str | None = None
+    recorded_at: datetime | None = None
+
+    @model_validator(mode="after")
+    def _outcome_iff_attempted(self) -> "SmokeTest":
+        if self.attempted != (self.outcome is not None):
+            raise ValueError("a smoke test has an outcome exactly when it was attempted")
+        return self
+
+    @property
+    def passed(self) -> bool:
+        return self.outcome == "pass"
+
+    @property
+    def failed(self) -> bool:
+        return self.outcome == "fail"
+
+
+class Rung(_Strict):
+    """One clean boot of one serve config, as its log told it."""
+
+    index: Annotated[int, Field(ge=1)]
+    climbs: Climb
+    replay_of: Annotated[int | None, Field(ge=1)] = None
+    simulated: bool = False
+    status: BootStatus
+    reason: str
+    serve: ServeConfig
+    signals: BootSignals
+    smoke_test: SmokeTest = SmokeTest()
+    started_at: datetime | None = None
+    ended_at: datetime | None = None
+    boot_s: Annotated[float | None, Field(ge=0)] = None
+    log_file: str | None = None
+    log_source: str | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "Rung":
+        if self.status != self.signals.status:
+            raise ValueError(f"rung {self.index}: status {self.status} differs from its signals' {self.signals.status}")
+        if self.replay_of is not None and self.replay_of >= self.index:
+            raise ValueError(f"rung {self.index} cannot replay rung {self.replay_of}: only earlier rungs")
+        if self.smoke_test.attempted and not self.status.booted:
+            raise ValueError(f"rung {self.index} did not boot, so it cannot have a smoke test")
+        return self
+
+    @property
+    def config(self) -> tuple[int, int | None]:
+        return self.serve.max_model_len, self.serve.max_num_batched_tokens
+
+
+class Ceiling(_Strict):
+    """The highest config that booted and passed its smoke test."""
+
+    max_model_len: Count
+    max_num_batched_tokens: Count
+    kv_cache_tokens: int | None = None
+    max_concurrency: float | None = None
+    proven_by: Annotated[list[int], Field(min_length=1)]
+    serve_command: str
+    headroom: str | None = None
+    reason: str
+    recorded_at: datetime
+
+
+class Ladder(_Strict):
+    schema_version: Literal[1] = 1
+    model: ModelRef
+    gpu: GpuProfile | None = Field(None, description="null until given at init or read from the first run's host")
+    engine: Literal["vllm"] = "vllm"
+    engine_version: Annotated[str | None, Field(max_length=64)] = None
+    policy: Policy = "signal"
+    fixed: FixedKnobs = FixedKnobs()  # type: ignore[valid-type]
+    floor: Floor
+    min_concurrency: Annotated[int, Field(ge=1, le=1 << 16, description="max-length requests the ceiling must hold at once")] = 1
+    kv_block_size: Annotated[int, Field(ge=1, le=1 << 16)] = 16
+    allow_long_context: bool = False
+    max_num_batched_tokens_cap: Count | None = None
+    boot_deadline_s: Annotated[float, Field(gt=0, le=86400, description="a runner's wait for one boot")] = 3600
+    smoke_deadline_s: Annotated[float, Field(gt=0, le=86400, description="a runner's wait for one smoke test")] = 3600
+    rungs: list[Rung] = []
+    ceiling: Ceiling | None = None
+
+    @model_validator(mode="after")
+    def _rungs_in_order(self) -> "Ladder":
+        for position, rung in enumerate(self.rungs, start=1):
+            if rung.index != position:
+                raise ValueError(f"rung {rung.index} is at position {position}: rungs are numbered 1, 2, 3, ... in order")
+        if self.ceiling is not None and max(self.ceiling.proven_by) > len(self.rungs):
+            raise ValueError("the ceiling names a rung the ladder does not have")
+        return self
+
+
+class NextStep(_Strict):
+    """What the ladder needs next, and why. `rung` is the serve config to boot, smoke-test or keep."""
+
+    route: Route
+    rung: ServeConfig | None = None
+    reason: str
+    climbs: Climb | None = None
+    rung_index: int | None = Field(None, description="the rung to smoke-test, diagnose or keep as the ceiling")
+    replay_of: int | None = None
+    smoke: SmokeWorkload | None = None
+    command: str | None = Field(None, description="ready to paste: `vllm serve` to boot, `vllm bench serve` to smoke-test")
+
+
+class RungRow(_Strict):
+    """One line of `ladder status`."""
+
+    index: int
+    climbs: Climb
+    replay_of: int | None
+    simulated: bool
+    max_model_len: int
+    max_num_batched_tokens: int | None
+    status: BootStatus
+    kv_cache_tokens: int | None
+    max_concurrency: float | None
+    smoke: Literal["pass", "fail"] | None
+    boot_s: float | None
+
+
+class LadderStatus(_Strict):
+    path: str
+    ladder: Ladder
+    rows: list[RungRow]
+    next: NextStep

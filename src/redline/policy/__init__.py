@@ -1,0 +1,5 @@
+"""Climb policies: pure functions of a ladder that say what to boot next. No I/O here."""
+
+from redline.policy.route import Placement, next_step, place_boot, serve_config, smoke_workload
+
+__all__ = ["Placement", "next_step", "place_boot", "serve_config", "smoke_workload"]

@@ -1,0 +1,335 @@
+"""The route: what a ladder needs next, as a pure function of its rungs.
+
+- no rung                          -> run the floor
+- last rung booted, no smoke test  -> smoke test (doubling: always; signal: only
+                                      at the predicted ceiling, else climb on)
+- booted and smoke-tested          -> climb the phase's knob, or end the phase
+- context failure (oom_*), or a    -> max_model_len, signal: try what the log says
+  boot holding fewer than             fits, once; otherwise (and doubling, and
+  min_concurrency requests            batched tokens) the phase ends at the best
+                                      good rung below
+- any other failure                -> diagnose; never retried blindly
+- smoke test failed                -> record the best lower rung that passed its
+                                      smoke test as the ceiling (else diagnose):
+                                      boot signals did not predict load here, so
+                                      climbing batched tokens on top is unsafe
+- replay of rung N on request      -> run rung N's exact config again
+
+One knob at a time: max_model_len with batched tokens at the floor, then, once
+that ceiling is smoke-tested, max_num_batched_tokens at that max_model_len.
+A ceiling is always a rung that booted and passed a smoke test; a good rung
+that was never smoke-tested is replayed to be. A replay is evidence: one that
+re-runs the last climbed rung stands in its place (a fix after a diagnosis);
+any other is verified (booted and smoke-tested) and the climb goes on.
+"""
+
+from dataclasses import dataclass
+
+from redline.errors import LadderError
+from redline.models import ServeConfig
+from redline.models.ladder import Climb, Ladder, NextStep, Rung, SmokeWorkload, Variable
+from redline.policy import doubling, signal
+
+POLICIES = {"signal": signal, "doubling": doubling}
+MML: Variable = "max_model_len"
+MNBT: Variable = "max_num_batched_tokens"
+
+
+def _n(value: int | None) -> str:
+    return "?" if value is None else f"{value:,}"
+
+
+def _knobs(rung: Rung) -> str:
+    return f"max_model_len {_n(rung.serve.max_model_len)}, max_num_batched_tokens {_n(rung.serve.max_num_batched_tokens)}"
+
+
+def _seen(rung: Rung) -> str:
+    s = rung.signals
+    if not rung.status.booted:
+        fit = f"; it says max_model_len {_n(s.estimated_max_model_len)} fits" if s.estimated_max_model_len else ""
+        return f"failed {rung.status.value}{fit}"
+    conc = f", {s.max_concurrency}x at {_n(s.max_concurrency_tokens)}" if s.max_concurrency is not None else ""
+    return f"booted with {_n(signal.kv_tokens(rung))} KV tokens{conc}"
+
+
+def serve_config(ladder: Ladder, max_model_len: int, max_num_batched_tokens: int) -> ServeConfig:
+    return ServeConfig(model=ladder.model.path, max_model_len=max_model_len,
+                       max_num_batched_tokens=max_num_batched_tokens, **ladder.fixed.model_dump())
+
+
+def smoke_workload(ladder: Ladder, rung: Rung) -> SmokeWorkload:
+    """Requests as long as the rung allows, less a margin for the chat template, at the concurrency floor."""
+    mml = rung.serve.max_model_len
+    output = max(1, min(128, mml // 4))
+    input_len = max(1, mml - output - max(64, mml // 100))
+    c = ladder.min_concurrency
+    return SmokeWorkload(input_len=input_len, output_len=output, concurrency=c, num_prompts=2 * c)
+
+
+def mml_cap(ladder: Ladder) -> int | None:
+    return None if ladder.allow_long_context else ladder.model.max_position_embeddings
+
+
+def mnbt_cap(ladder: Ladder, max_model_len: int) -> int:
+    # One prefill chunk larger than a full-length request buys a single-request ceiling nothing.
+    return ladder.max_num_batched_tokens_cap or max_model_len
+
+
+def is_good(rung: Rung, c: int) -> bool:
+    """Booted, held `c` max-length requests, and did not fail a smoke test."""
+    tokens = signal.kv_tokens(rung)
+    holds = tokens is None or tokens >= c * rung.serve.max_model_len
+    return rung.status.booted and holds and not rung.smoke_test.failed
+
+
+def is_bad(rung: Rung, c: int) -> bool:
+    """A context failure, or a boot whose KV cache holds fewer than `c` max-length requests."""
+    tokens = signal.kv_tokens(rung)
+    short = rung.status.booted and tokens is not None and tokens < c * rung.serve.max_model_len
+    return rung.status.is_context_failure or short
+
+
+def proof(ladder: Ladder, rung: Rung) -> list[int]:
+    """Rungs of the same config that booted, if one of them passed a smoke test; else []."""
+    same = [r for r in ladder.rungs if r.config == rung.config and r.status.booted and not r.smoke_test.failed]
+    return [r.index for r in same] if any(r.smoke_test.passed for r in same) else []
+
+
+def climb_view(rungs: list[Rung]) -> list[Rung]:
+    """The climbed rungs in order; a replay of the last one stands in its place."""
+    view: list[Rung] = []
+    for rung in rungs:
+        if rung.replay_of is None:
+            view.append(rung)
+        elif view and view[-1].config == rung.config:
+            view[-1] = rung
+    return view
+
+
+@dataclass(frozen=True)
+class Phase:
+    """The knob being climbed, and every rung on its line (replays too) in order."""
+
+    variable: Variable
+    line: tuple[Rung, ...]
+
+    def value(self, rung: Rung) -> int:
+        return getattr(rung.serve, self.variable) or 0
+
+    def latest(self) -> dict[int, Rung]:
+        return {self.value(r): r for r in self.line}
+
+    def best_good(self, c: int) -> Rung | None:
+        good = [r for r in self.latest().values() if is_good(r, c)]
+        return max(good, key=self.value, default=None)
+
+    def lowest_bad(self, c: int) -> int | None:
+        return min((v for v, r in self.latest().items() if is_bad(r, c)), default=None)
+
+    def before(self, rung: Rung, view: list[Rung]) -> Rung | None:
+        indices = {r.index for r in self.line}
+        on_line = [r for r in view if r.index in indices and r.index < rung.index]
+        return on_line[-1] if on_line else None
+
+
+def phase_of(ladder: Ladder, view: list[Rung]) -> Phase:
+    batched = [r for r in view if r.climbs == MNBT]
+    if not batched:
+        return Phase(MML, tuple(r for r in ladder.rungs if r.climbs != MNBT))
+    ceiling_mml, floor_mnbt = batched[0].serve.max_model_len, ladder.floor.max_num_batched_tokens
+    line = [r for r in ladder.rungs if r.serve.max_model_len == ceiling_mml
+            and (r.climbs == MNBT or r.serve.max_num_batched_tokens == floor_mnbt)]
+    return Phase(MNBT, tuple(line))
+
+
+# -- the steps -------------------------------------------------------------------------------------
+
+
+def _run(ladder: Ladder, mml: int, mnbt: int, climbs: Climb, reason: str) -> NextStep:
+    return NextStep(route="run_rung", rung=serve_config(ladder, mml, mnbt), climbs=climbs, reason=reason)
+
+
+def _replay(rung: Rung, reason: str) -> NextStep:
+    return NextStep(route="run_rung", rung=rung.serve, climbs=rung.climbs, replay_of=rung.index, reason=reason)
+
+
+def _smoke(ladder: Ladder, rung: Rung, reason: str) -> NextStep:
+    if rung.index != len(ladder.rungs):  # a later rung booted another server since: boot this one again
+        return _replay(rung, f"{reason}; a later rung has booted since, so replay rung {rung.index} first")
+    return NextStep(route="smoke_test", rung=rung.serve, rung_index=rung.index, climbs=rung.climbs,
+                    smoke=smoke_workload(ladder, rung), reason=reason)
+
+
+def _diagnose(rung: Rung | None, reason: str) -> NextStep:
+    return NextStep(route="diagnose", rung_index=None if rung is None else rung.index, reason=reason)
+
+
+def _record(rung: Rung, reason: str) -> NextStep:
+    return NextStep(route="record_ceiling", rung=rung.serve, rung_index=rung.index, climbs=rung.climbs, reason=reason)
+
+
+def _clamp(raw: int | None, above: int, below: int | None) -> int | None:
+    if raw is None or raw <= above or (below is not None and raw >= below):
+        return None
+    return raw
+
+
+def _propose(ladder: Ladder, phase: Phase, last: Rung) -> int | None:
+    """The policy's next value for the phase's knob from a good rung, kept between what is known good and bad."""
+    policy, c, block = POLICIES[ladder.policy], ladder.min_concurrency, ladder.kv_block_size
+    if phase.variable == MML:
+        raw = policy.next_max_model_len(last, min_concurrency=c, block=block, cap=mml_cap(ladder))
+    else:
+        earlier = [r for r in phase.line if is_good(r, c) and r.index != last.index]
+        raw = policy.next_max_num_batched_tokens(last, earlier, min_concurrency=c, block=block,
+                                                 cap=mnbt_cap(ladder, last.serve.max_model_len))
+    best = phase.best_good(c)
+    return _clamp(raw, max(phase.value(last), phase.value(best) if best else 0), phase.lowest_bad(c))
+
+
+def _climb_to(ladder: Ladder, phase: Phase, last: Rung, target: int, why: str) -> NextStep:
+    if phase.variable == MML:
+        return _run(ladder, target, ladder.floor.max_num_batched_tokens, MML, why)
+    return _run(ladder, last.serve.max_model_len, target, MNBT, why)
+
+
+def _first_batched(ladder: Ladder, base: Rung, why: str) -> NextStep | None:
+    """The first max_num_batched_tokens rung, from the smoke-tested max_model_len ceiling."""
+    policy, mml = POLICIES[ladder.policy], base.serve.max_model_len
+    raw = policy.next_max_num_batched_tokens(base, [], min_concurrency=ladder.min_concurrency,
+                                             block=ladder.kv_block_size, cap=mnbt_cap(ladder, mml))
+    target = _clamp(raw, base.serve.max_num_batched_tokens or 0, None)
+    if target is None:
+        return None
+    return _run(ladder, mml, target, MNBT, f"{why}; max_model_len {mml:,} is smoke-tested (rung {base.index}): "
+                f"now climb max_num_batched_tokens to {target:,} at max_model_len {mml:,}")
+
+
+def _end_phase(ladder: Ladder, phase: Phase, why: str) -> NextStep:
+    c = ladder.min_concurrency
+    best = phase.best_good(c)
+    if best is None:
+        return _diagnose(None, f"{why}; no rung on the {phase.variable} climb booted holding {c} max-length "
+                               "request(s): lower the floor and start a new ladder")
+    if not proof(ladder, best):
+        return _replay(best, f"{why}; the ceiling is rung {best.index} ({_knobs(best)}), never smoke-tested: "
+                             f"replay it and smoke-test it")
+    if phase.variable == MML and (step := _first_batched(ladder, best, why)):
+        return step
+    named = "it" if best.index == phase.line[-1].index else f"rung {best.index} ({_knobs(best)})"
+    return _record(best, f"{why}: record {named} as the ceiling")
+
+
+def _after_bad(ladder: Ladder, phase: Phase, last: Rung, view: list[Rung]) -> NextStep:
+    c, policy = ladder.min_concurrency, POLICIES[ladder.policy]
+    why = f"rung {last.index} ({_knobs(last)}) {_seen(last)}"
+    if last.status.booted:
+        why += f", fewer than {c} request(s) of {last.serve.max_model_len:,}"
+    previous = phase.before(last, view)
+    if phase.variable == MML and not (previous is not None and is_bad(previous, c)):
+        raw = policy.retry_max_model_len(last, min_concurrency=c, block=ladder.kv_block_size, cap=mml_cap(ladder))
+        best = phase.best_good(c)
+        target = _clamp(raw, phase.value(best) if best else 0, phase.lowest_bad(c))
+        if target is not None:
+            return _climb_to(ladder, phase, last, target, f"{why}: try max_model_len {target:,}, what it says fits, once")
+    return _end_phase(ladder, phase, why)
+
+
+def _after_smoke_failure(ladder: Ladder, phase: Phase, last: Rung) -> NextStep:
+    why = f"rung {last.index} ({_knobs(last)}) booted but failed its smoke test ({last.smoke_test.reason})"
+    lower = [r for r in phase.latest().values()
+             if phase.value(r) < phase.value(last) and is_good(r, ladder.min_concurrency) and proof(ladder, r)]
+    if not lower:
+        return _diagnose(last, f"{why}, and no lower rung passed one: find out why the server fails under load")
+    best = max(lower, key=phase.value)
+    return _record(best, f"{why}: the ceiling is rung {best.index} ({_knobs(best)}), "
+                         "the best lower rung that passed its smoke test")
+
+
+def _climb(ladder: Ladder, view: list[Rung]) -> NextStep:
+    last, policy = view[-1], POLICIES[ladder.policy]
+    if not last.status.booted and not last.status.is_context_failure:
+        return _diagnose(last, f"rung {last.index} ({_knobs(last)}) ended {last.status.value}, which a smaller context "
+                               f"would not fix: {last.reason}. Diagnose and fix it, then replay rung {last.index}; "
+                               "never retry blindly")
+    phase = phase_of(ladder, view)
+    if last.smoke_test.failed:
+        return _after_smoke_failure(ladder, phase, last)
+    if is_bad(last, ladder.min_concurrency):
+        return _after_bad(ladder, phase, last, view)
+    target = _propose(ladder, phase, last)
+    why = f"rung {last.index} ({_knobs(last)}) {_seen(last)}"
+    if not last.smoke_test.attempted and (policy.SMOKE_EVERY_RUNG or target is None):
+        tail = ("the doubling policy smoke-tests every rung before climbing" if policy.SMOKE_EVERY_RUNG
+                else f"nothing higher is predicted to fit, so it is the candidate {phase.variable} ceiling")
+        return _smoke(ladder, last, f"{why}; {tail}: smoke-test it at near-max length")
+    if target is not None:
+        return _climb_to(ladder, phase, last, target, f"{why}: the {ladder.policy} policy climbs {phase.variable} to {target:,}")
+    return _end_phase(ladder, phase, f"{why}, passed its smoke test, and nothing higher is predicted to fit")
+
+
+def _verify_replay(ladder: Ladder, last: Rung) -> NextStep | None:
+    """A replay off the climb: it must reproduce its rung (and pass a smoke test if it booted)."""
+    original = ladder.rungs[last.replay_of - 1]
+    what = f"rung {last.index} replays rung {original.index} ({_knobs(original)}, {original.status.value})"
+    if not last.status.booted:
+        if last.status == original.status:
+            return None
+        return _diagnose(last, f"{what} but ended {last.status.value}: {last.reason}. Find out what changed, then replay again")
+    if not last.smoke_test.attempted:
+        return _smoke(ladder, last, f"{what} and booted: smoke-test it to verify")
+    if last.smoke_test.failed:
+        return _diagnose(last, f"{what}, booted, but failed its smoke test ({last.smoke_test.reason}): find out what changed")
+    return None
+
+
+def next_step(ladder: Ladder, replay: int | None = None) -> NextStep:
+    """What the ladder needs next, and why; `replay` asks for rung N's exact config again."""
+    if replay is not None:
+        if not 1 <= replay <= len(ladder.rungs):
+            raise LadderError(f"there is no rung {replay} to replay: the ladder has rungs 1 to {len(ladder.rungs)}")
+        original = ladder.rungs[replay - 1]
+        return _replay(original, f"replay of rung {replay} ({_knobs(original)}) on request: the same config, as a new rung")
+    if not ladder.rungs:
+        f = ladder.floor
+        return _run(ladder, f.max_model_len, f.max_num_batched_tokens, "floor",
+                    f"no rung yet: boot the floor (max_model_len {f.max_model_len:,}, "
+                    f"max_num_batched_tokens {f.max_num_batched_tokens:,})")
+    view, last = climb_view(ladder.rungs), ladder.rungs[-1]
+    if last.replay_of is not None and (ladder.ceiling is not None or last.index != view[-1].index):
+        if step := _verify_replay(ladder, last):
+            return step
+    if ladder.ceiling is not None:
+        c = ladder.ceiling
+        proof_rung = ladder.rungs[c.proven_by[-1] - 1]
+        return NextStep(route="done", rung=proof_rung.serve, rung_index=proof_rung.index, climbs=proof_rung.climbs,
+                        reason=f"the ceiling is recorded: max_model_len {c.max_model_len:,}, "
+                               f"max_num_batched_tokens {c.max_num_batched_tokens:,}")
+    return _climb(ladder, view)
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where an observed boot goes: the rung the ladder expects next, or a replay of a past one."""
+
+    serve: ServeConfig
+    climbs: Climb
+    replay_of: int | None
+
+
+def place_boot(ladder: Ladder, max_model_len: int | None, max_num_batched_tokens: int | None) -> Placement:
+    """The rung a boot of (max_model_len, max_num_batched_tokens) records, or a LadderError naming both."""
+    step = next_step(ladder)
+    booted = (max_model_len, max_num_batched_tokens)
+    expected = None if step.rung is None else (step.rung.max_model_len, step.rung.max_num_batched_tokens)
+    if step.route == "run_rung" and expected == booted:
+        return Placement(step.rung, step.climbs or "floor", step.replay_of)
+    past = [r for r in ladder.rungs if r.config == booted]
+    if past:
+        original = ([r for r in past if r.replay_of is None] or past)[-1]
+        return Placement(original.serve, original.climbs, original.index)
+    wanted = (f"rung {len(ladder.rungs) + 1} at max_model_len {_n(expected[0])}, max_num_batched_tokens {_n(expected[1])}"
+              if step.route == "run_rung" and expected else f"{step.route.replace('_', ' ')}, not a boot")
+    raise LadderError(f"the log booted max_model_len {_n(max_model_len)}, max_num_batched_tokens {_n(max_num_batched_tokens)}, "
+                      f"but the ladder expects {wanted} ({step.reason}) and no past rung used that config: "
+                      "boot what `redline ladder next` says, or replay a past rung exactly")

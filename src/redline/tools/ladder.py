@@ -1,0 +1,321 @@
+"""The ladder operations, as plain functions that the CLI and the MCP tools both call.
+
+Each returns a pydantic model and raises a RedlineError whose message says what
+to do. A refused input changes nothing on disk.
+"""
+
+import json
+import re
+import shlex
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from redline.engines.vllm import bench_argv, parse_bench_result, parse_boot_log, serve_argv, served_model
+from redline.errors import InputError, LadderError
+from redline.ledger import (
+    Change, append_rung, create_ladder, read_ladder, rung_file, set_ceiling, set_smoke_test, update_ladder,
+)
+from redline.models import BenchResult, BootSignals, ServeConfig
+from redline.models.ladder import (
+    Ceiling, Floor, GpuProfile, Ladder, LadderStatus, ModelRef, NextStep, Policy, Rung, RungRow, SmokeTest, SmokeWorkload,
+)
+from redline.policy import Placement, next_step, place_boot, serve_config
+from redline.policy.route import proof
+from redline.policy.signal import headroom, kv_tokens
+
+# A smoke test confirms a ceiling only if its requests come this close to max_model_len.
+NEAR_CEILING = 0.9
+UTILIZATION_TOLERANCE = 0.005
+GPU_MEMORY_TOLERANCE = 0.05
+LONG_CONTEXT_ENV = "VLLM_ALLOW_LONG_MAX_MODEL_LEN"
+
+
+def _path(path: str | Path) -> Path:
+    return Path(path)
+
+
+def _config_max_position_embeddings(model_path: str) -> int | None:
+    """max_position_embeddings from the model folder's config.json, when the folder is here."""
+    config = Path(model_path) / "config.json"
+    if not config.is_file():
+        return None
+    try:
+        data = json.loads(config.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise InputError(f"{config}: cannot be read as JSON ({exc}); fix it or pass --max-position-embeddings") from exc
+    value = data.get("max_position_embeddings") or (data.get("text_config") or {}).get("max_position_embeddings")
+    return value if isinstance(value, int) and value > 0 else None
+
+
+def _one_line(exc: ValidationError) -> str:
+    first = exc.errors()[0]
+    return f"{'.'.join(str(p) for p in first['loc']) or 'value'}: {first['msg']}"
+
+
+def ladder_init(
+    path: str | Path, *, model: str, model_path: str, floor_max_model_len: int, floor_max_num_batched_tokens: int,
+    gpu_memory_utilization: float = 0.9, min_concurrency: int = 1, policy: Policy = "signal",
+    gpu_name: str | None = None, gpu_memory_gib: float | None = None, gpu_count: int = 1,
+    engine_version: str | None = None, kv_block_size: int = 16, allow_long_context: bool = False,
+    max_position_embeddings: int | None = None, max_num_batched_tokens_cap: int | None = None,
+) -> Ladder:
+    """A new ladder.yml at `path` (refused if one is there); max_position_embeddings from config.json if not given."""
+    mpe = max_position_embeddings or _config_max_position_embeddings(model_path)
+    env = {LONG_CONTEXT_ENV: "1"} if allow_long_context else {}
+    try:
+        ladder = Ladder(
+            model=ModelRef(key=model, path=model_path, max_position_embeddings=mpe),
+            gpu=GpuProfile(name=gpu_name, memory_gib=gpu_memory_gib, count=gpu_count)
+            if gpu_name or gpu_memory_gib or gpu_count != 1 else None,
+            engine_version=engine_version, policy=policy,
+            fixed={"gpu_memory_utilization": gpu_memory_utilization, "env": env},
+            floor=Floor(max_model_len=floor_max_model_len, max_num_batched_tokens=floor_max_num_batched_tokens),
+            min_concurrency=min_concurrency, kv_block_size=kv_block_size, allow_long_context=allow_long_context,
+            max_num_batched_tokens_cap=max_num_batched_tokens_cap,
+        )
+    except ValidationError as exc:
+        raise InputError(f"cannot start a ladder: {_one_line(exc)}") from exc
+    if mpe is not None and not allow_long_context and floor_max_model_len > mpe:
+        raise InputError(f"the floor max_model_len {floor_max_model_len:,} is over the model's max_position_embeddings "
+                         f"{mpe:,}: lower it, or pass --allow-long-context")
+    serve_argv(serve_config(ladder, floor_max_model_len, floor_max_num_batched_tokens))  # the floor must be bootable argv
+    create_ladder(_path(path), ladder)
+    return ladder
+
+
+def _command(path: Path, step: NextStep) -> str | None:
+    if step.rung is None:
+        return None
+    if step.route != "smoke_test" or step.smoke is None:
+        return shlex.join(serve_argv(step.rung))
+    w = step.smoke
+    folder = (path.parent / rung_file(path, step.rung_index or 0, "smoke.json")).parent
+    return shlex.join(bench_argv(step.rung, input_len=w.input_len, output_len=w.output_len, num_prompts=w.num_prompts,
+                                 concurrency=w.concurrency, result_dir=str(folder), result_filename="smoke.json"))
+
+
+def ladder_next(path: str | Path, replay: int | None = None) -> NextStep:
+    """The next step of the climb and why, with the command to paste; `replay` re-runs rung N."""
+    path = _path(path)
+    step = next_step(read_ladder(path), replay)
+    return step.model_copy(update={"command": _command(path, step)})
+
+
+def rung_row(rung: Rung) -> RungRow:
+    return RungRow(
+        index=rung.index, climbs=rung.climbs, replay_of=rung.replay_of, simulated=rung.simulated,
+        max_model_len=rung.serve.max_model_len, max_num_batched_tokens=rung.serve.max_num_batched_tokens,
+        status=rung.status, kv_cache_tokens=kv_tokens(rung), max_concurrency=rung.signals.max_concurrency,
+        smoke=rung.smoke_test.outcome, boot_s=rung.boot_s,
+    )
+
+
+def ladder_status(path: str | Path) -> LadderStatus:
+    """The rungs, one row each, and where the climb stands."""
+    path = _path(path)
+    ladder = read_ladder(path)
+    step = next_step(ladder)
+    step = step.model_copy(update={"command": _command(path, step)})
+    return LadderStatus(path=str(path), ladder=ladder, rows=[rung_row(r) for r in ladder.rungs], next=step)
+
+
+# -- recording a boot ------------------------------------------------------------------------------
+
+_STAMP = re.compile(r"\b(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)\b")
+_READY = ("Starting vLLM", "Application startup complete")
+
+
+def _stamp(line: str) -> datetime | None:
+    m = _STAMP.search(line)
+    if not m:
+        return None
+    month, day, hour, minute, second = map(int, m.groups())
+    try:
+        return datetime(2000, month, day, hour, minute, second)
+    except ValueError:
+        return None
+
+
+def log_boot_seconds(text: str) -> float | None:
+    """Seconds from the log's first timestamp to the ready line (or, for a failed boot, its last timestamp)."""
+    first = end = None
+    for line in text.splitlines():
+        if (stamp := _stamp(line)) is None:
+            continue
+        first = first or stamp
+        end = stamp
+        if any(marker in line for marker in _READY):
+            break
+    if first is None or end is None or end < first:
+        return None
+    return (end - first).total_seconds()
+
+
+def _check_log(ladder: Ladder, signals: BootSignals, served: str | None, booted: tuple[int | None, int | None]) -> None:
+    """Refuse a log from another model, engine version, utilization or GPU."""
+    if served != ladder.model.path:
+        said = f"served {served!r}" if served else "does not say which model it served"
+        raise LadderError(f"the log {said}, but this ladder climbs {ladder.model.key} at {ladder.model.path!r}: "
+                          "record it in that model's ladder")
+    if ladder.engine_version and signals.engine_version and signals.engine_version != ladder.engine_version:
+        raise LadderError(f"the log is vLLM {signals.engine_version}, but this ladder is vLLM {ladder.engine_version}: "
+                          "one ladder is one engine version; start a new ladder for it")
+    m, wanted = signals.memory, ladder.fixed.gpu_memory_utilization
+    if m.requested_gib and m.device_total_gib and abs(m.requested_gib / m.device_total_gib - wanted) > UTILIZATION_TOLERANCE:
+        raise LadderError(f"the log booted at gpu_memory_utilization {m.requested_gib / m.device_total_gib:.2f}, "
+                          f"but this ladder holds it at {wanted}: boot again with --gpu-memory-utilization {wanted}")
+    gpu = ladder.gpu and ladder.gpu.memory_gib
+    if gpu and m.device_total_gib and abs(m.device_total_gib - gpu) > GPU_MEMORY_TOLERANCE * gpu:
+        raise LadderError(f"the log's GPU has {m.device_total_gib} GiB, but this ladder's has {gpu} GiB: "
+                          "record it in that GPU profile's ladder")
+    if None in booted:
+        raise LadderError("the log does not say its max_model_len and max_num_batched_tokens: "
+                          "boot with both flags given and pass the full output of `vllm serve`")
+
+
+def _place(ladder: Ladder, booted: tuple[int | None, int | None], replay_of: int | None) -> Placement:
+    if replay_of is None:
+        return place_boot(ladder, *booted)
+    if not 1 <= replay_of <= len(ladder.rungs):
+        raise LadderError(f"there is no rung {replay_of} to replay: the ladder has rungs 1 to {len(ladder.rungs)}")
+    original = ladder.rungs[replay_of - 1]
+    if original.config != booted:
+        raise LadderError(f"rung {replay_of} ran max_model_len {original.config[0]:,}, max_num_batched_tokens "
+                          f"{original.config[1]:,}, but this boot ran {booted[0]}, {booted[1]}: a replay is the exact config")
+    return Placement(original.serve, original.climbs, replay_of)
+
+
+def rung_record(
+    path: str | Path, log_text: str, *, log_name: str | None = None, started_at: datetime | None = None,
+    ended_at: datetime | None = None, boot_s: float | None = None, simulated: bool = False,
+    signals: BootSignals | None = None, serve: ServeConfig | None = None, replay_of: int | None = None,
+) -> Rung:
+    """Append the rung an observed boot log shows: the one the ladder expects next, or a replay of a past one.
+
+    A runner that booted the config itself may pass `serve` (matched instead of the log's own figures),
+    `signals` (the log's, corrected by what it saw, such as a deadline) and `replay_of`.
+    """
+    path = _path(path)
+    signals = signals or parse_boot_log(log_text)
+    served = serve.model if serve else served_model(log_text)
+    said = serve or signals
+    booted = (said.max_model_len, said.max_num_batched_tokens)
+    if boot_s is None and started_at and ended_at:
+        boot_s = (ended_at - started_at).total_seconds()
+    seconds = boot_s if boot_s is not None else log_boot_seconds(log_text)
+
+    def change(ladder: Ladder) -> Change[Rung]:
+        _check_log(ladder, signals, served, booted)
+        place = _place(ladder, booted, replay_of)
+        if serve is not None and serve != place.serve:
+            raise LadderError("the config booted differs from the rung the ladder expects in a fixed knob: "
+                              "boot what `redline ladder next` says")
+        index = len(ladder.rungs) + 1
+        log_file = rung_file(path, index, "boot.log")
+        rung = Rung(index=index, climbs=place.climbs, replay_of=place.replay_of, simulated=simulated,
+                    status=signals.status, reason=signals.reason, serve=place.serve, signals=signals,
+                    started_at=started_at, ended_at=ended_at, boot_s=seconds, log_file=log_file, log_source=log_name)
+        return Change(append_rung(ladder, rung), rung, {log_file: log_text})
+
+    return update_ladder(path, change)
+
+
+# -- recording a smoke test ------------------------------------------------------------------------
+
+
+def _workload_of(result: BenchResult) -> SmokeWorkload:
+    done = result.completed or result.num_prompts
+    if result.total_input_tokens is None or result.total_output_tokens is None:
+        raise InputError("the bench result does not say its input and output tokens: pass the workload it ran")
+    return SmokeWorkload(input_len=max(1, result.total_input_tokens // done),
+                         output_len=max(1, result.total_output_tokens // done),
+                         concurrency=result.max_concurrency or result.num_prompts, num_prompts=result.num_prompts)
+
+
+def _judge(ladder: Ladder, rung: Rung, result: BenchResult | None, workload: SmokeWorkload | None,
+           healthy: bool | None) -> tuple[str, str]:
+    """pass or fail, and why; refuses a pass that did not load the rung near its max length."""
+    if result is None:
+        return "fail", "the bench wrote no result file"
+    if not result.all_completed:
+        return "fail", f"{result.failed or result.num_prompts - result.completed} of {result.num_prompts} requests failed"
+    if healthy is False:
+        return "fail", "every request completed, but the server was not healthy afterwards"
+    mml, c = rung.serve.max_model_len, ladder.min_concurrency
+    per_request = workload.input_len + workload.output_len if workload else 0
+    if per_request < NEAR_CEILING * mml or workload is None or workload.concurrency < c:
+        raise InputError(f"this bench sent requests of about {per_request:,} tokens at concurrency "
+                         f"{workload.concurrency if workload else '?'}; a smoke test of max_model_len {mml:,} needs at least "
+                         f"{int(NEAR_CEILING * mml):,} tokens at concurrency {c}: run the command `redline ladder next` prints")
+    return "pass", (f"{result.completed}/{result.num_prompts} requests of about {per_request:,} tokens at concurrency "
+                    f"{workload.concurrency} completed")
+
+
+def smoke_record(
+    path: str | Path, bench_json_text: str | None, *, workload: SmokeWorkload | Mapping[str, int] | None = None,
+    server_healthy_after: bool | None = None, log_lines: Sequence[str] = (),
+) -> Rung:
+    """Fill the last rung's smoke test from a `vllm bench serve --save-result` file.
+
+    `bench_json_text` None means the bench wrote no result: a failed smoke test, `log_lines` saying why.
+    `workload` is what the bench ran; by default it is read from the result's token counts.
+    """
+    path = _path(path)
+    result = None if bench_json_text is None else parse_bench_result(bench_json_text)
+    ran = SmokeWorkload.model_validate(workload) if workload is not None else result and _workload_of(result)
+
+    def change(ladder: Ladder) -> Change[Rung]:
+        if not ladder.rungs:
+            raise LadderError("the ladder has no rung to smoke-test: record a boot first")
+        last = ladder.rungs[-1]
+        if not last.status.booted:
+            raise LadderError(f"rung {last.index} did not boot ({last.status.value}): there is no server to smoke-test")
+        if result and result.model_id and result.model_id != ladder.model.path:
+            raise LadderError(f"the bench ran against {result.model_id!r}, but this ladder climbs {ladder.model.path!r}")
+        outcome, reason = _judge(ladder, last, result, ran, server_healthy_after)
+        result_file = rung_file(path, last.index, "smoke.json") if bench_json_text is not None else None
+        smoke = SmokeTest(attempted=True, outcome=outcome, reason=reason, workload=ran, figures=result,
+                          server_healthy_after=server_healthy_after, log_lines=list(log_lines)[-200:],
+                          result_file=result_file, recorded_at=datetime.now(UTC))
+        updated = set_smoke_test(ladder, smoke)
+        return Change(updated, updated.rungs[-1], {result_file: bench_json_text} if result_file and bench_json_text else {})
+
+    return update_ladder(path, change)
+
+
+# -- recording the ceiling -------------------------------------------------------------------------
+
+
+def ceiling_of(ladder: Ladder, rung: Rung, reason: str, proven_by: list[int]) -> Ceiling:
+    """The ceiling a rung proves: its knobs, its KV figures, the command to paste, what more memory would buy."""
+    return Ceiling(
+        max_model_len=rung.serve.max_model_len,
+        max_num_batched_tokens=rung.serve.max_num_batched_tokens or ladder.floor.max_num_batched_tokens,
+        kv_cache_tokens=kv_tokens(rung), max_concurrency=rung.signals.max_concurrency, proven_by=proven_by,
+        serve_command=shlex.join(serve_argv(rung.serve)),
+        headroom=headroom(rung, ladder.fixed.gpu_memory_utilization), reason=reason, recorded_at=datetime.now(UTC),
+    )
+
+
+def ceiling_change(ladder: Ladder) -> Change[Ceiling]:
+    """The ladder with its ceiling set, when the route says to record it."""
+    step = next_step(ladder)
+    if step.route != "record_ceiling" or step.rung_index is None:
+        raise LadderError(f"the climb is not over: the next step is {step.route} ({step.reason})")
+    rung = ladder.rungs[step.rung_index - 1]
+    ceiling = ceiling_of(ladder, rung, step.reason, proof(ladder, rung))
+    return Change(set_ceiling(ladder, ceiling), ceiling)
+
+
+def ceiling_record(path: str | Path) -> Ceiling:
+    """Record the ceiling the climb found; refused while the route says anything but record_ceiling."""
+    return update_ladder(_path(path), ceiling_change)
+
+
+__all__ = [
+    "ceiling_change", "ceiling_of", "ceiling_record", "ladder_init", "ladder_next", "ladder_status",
+    "log_boot_seconds", "rung_record", "rung_row", "smoke_record",
+]
