@@ -1,10 +1,11 @@
-"""`redline ladder init|record|next|status`: climb a model's context ceiling, one clean boot per rung."""
+"""`redline ladder init|record|next|status` (and run|smoke|climb|stop, from cli/climb.py): climb a model's context ceiling, one clean boot per rung."""
 
 import argparse
 import json
 from datetime import datetime
 from pathlib import Path
 
+from redline.cli import climb
 from redline.cli.parse_log import read_text
 from redline.models.ladder import LadderStatus, NextStep, RungRow
 from redline.tools import ladder as tools
@@ -41,6 +42,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     status.add_argument("--ladder", type=Path, required=True)
     status.add_argument("--json", action="store_true", help="print one JSON object")
     status.set_defaults(handler=run_status)
+    climb.register_actions(actions)
 
 
 def _register_init(actions: argparse._SubParsersAction) -> None:
