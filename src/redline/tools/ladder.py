@@ -8,6 +8,7 @@ import json
 import re
 import shlex
 from collections.abc import Mapping, Sequence
+from typing import Any
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -61,17 +62,22 @@ def ladder_init(
     gpu_name: str | None = None, gpu_memory_gib: float | None = None, gpu_count: int = 1,
     engine_version: str | None = None, kv_block_size: int = 16, allow_long_context: bool = False,
     max_position_embeddings: int | None = None, max_num_batched_tokens_cap: int | None = None,
+    fixed: Mapping[str, Any] | None = None,
 ) -> Ladder:
-    """A new ladder.yml at `path` (refused if one is there); max_position_embeddings from config.json if not given."""
+    """A new ladder.yml at `path` (refused if one is there); max_position_embeddings from config.json if not given.
+
+    `fixed` holds more serve knobs fixed through the climb (e.g. {"load_format": "dummy", "enforce_eager": true}).
+    """
     mpe = max_position_embeddings or _config_max_position_embeddings(model_path)
-    env = {LONG_CONTEXT_ENV: "1"} if allow_long_context else {}
+    fixed = dict(fixed or {})
+    env = {**fixed.pop("env", {}), **({LONG_CONTEXT_ENV: "1"} if allow_long_context else {})}
     try:
         ladder = Ladder(
             model=ModelRef(key=model, path=model_path, max_position_embeddings=mpe),
             gpu=GpuProfile(name=gpu_name, memory_gib=gpu_memory_gib, count=gpu_count)
             if gpu_name or gpu_memory_gib or gpu_count != 1 else None,
             engine_version=engine_version, policy=policy,
-            fixed={"gpu_memory_utilization": gpu_memory_utilization, "env": env},
+            fixed={"gpu_memory_utilization": gpu_memory_utilization, **fixed, "env": env},
             floor=Floor(max_model_len=floor_max_model_len, max_num_batched_tokens=floor_max_num_batched_tokens),
             min_concurrency=min_concurrency, kv_block_size=kv_block_size, allow_long_context=allow_long_context,
             max_num_batched_tokens_cap=max_num_batched_tokens_cap,
