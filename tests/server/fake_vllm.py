@@ -1,0 +1,281 @@
+#!/usr/bin/env python3
+"""A fast stand-in for `vllm serve` and `vllm bench serve`, for climbs in tests.
+
+    fake_vllm.py serve MODEL --host H --port P --max-model-len N [--max-num-batched-tokens M] [...]
+    fake_vllm.py bench serve --base-url URL --random-input-len I --random-output-len O
+                 --num-prompts K --max-concurrency C --save-result --result-dir D --result-filename F [...]
+
+The boot log is assembled from the real vLLM 0.26.0 H200 lines in
+tests/data/vllm-0.26.0-h200/ (l8b_32k.log for a boot, q32_256k.log for a KV
+cache that is too small), with the figures recomputed for the requested
+lengths. A boot that fits serves GET /health, GET /v1/models and POST
+/v1/completions on the port until SIGTERM; one that does not fit exits 1 with
+vLLM's own "estimated maximum model length is N" ValueError.
+
+Environment (the target's engine env):
+    FAKE_VLLM_KV_TOKENS            KV cache tokens at --max-num-batched-tokens 8192 (default 896912,
+                                   the llama8b figure); fewer as the batch's peak activation grows
+    FAKE_VLLM_BOOT_S               seconds a boot takes before the server answers (default 0.2)
+    FAKE_VLLM_MAX_BATCHED_TOKENS   above this --max-num-batched-tokens, profiling runs out of CUDA memory
+    FAKE_VLLM_PREFILL_OOM_TOKENS   above this many prompt tokens in flight (input_len x concurrency),
+                                   the server dies of a CUDA OOM during a bench (a failed smoke test)
+    FAKE_VLLM_EXIT_WHEN_READY      1: print the whole boot log, then exit 0 instead of serving (the log
+                                   a person copies from a boot they ran by hand)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import signal
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "vllm-0.26.0-h200"
+GIB = 1 << 30
+KV_BYTES_PER_TOKEN = 131072  # llama8b: 32 layers x 8 KV heads x 128 dims x (K, V) x 2 bytes
+TOKENS_PER_GIB = GIB // KV_BYTES_PER_TOKEN
+BASE_ACTIVATION_GIB = 1.1  # peak activation at 8192 batched tokens (l8b_mnbt8192.log)
+ACTIVATION_GIB_PER_TOKEN = 1.0e-4  # its growth per batched token (l8b_mnbt32768/131072.log)
+
+
+def _env_int(name: str, default: int | None) -> int | None:
+    value = os.environ.get(name)
+    return default if value in (None, "") else int(value)
+
+
+def _lines(name: str) -> list[str]:
+    return (DATA / name).read_text(encoding="utf-8").split("\n")
+
+
+def _say(lines: list[str]) -> None:
+    sys.stdout.write("".join(line + "\n" for line in lines))
+    sys.stdout.flush()
+
+
+class Boot:
+    """The figures of one boot, and the real log lines rewritten with them."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.mml = args.max_model_len
+        self.mnbt = args.max_num_batched_tokens or 8192
+        self.activation = round(BASE_ACTIVATION_GIB + max(0, self.mnbt - 8192) * ACTIVATION_GIB_PER_TOKEN, 2)
+        base = _env_int("FAKE_VLLM_KV_TOKENS", 896912)
+        self.kv_tokens = max(0, base - int((self.activation - BASE_ACTIVATION_GIB) * TOKENS_PER_GIB)) // 16 * 16
+        self.kv_gib = round(self.kv_tokens * KV_BYTES_PER_TOKEN / GIB, 2)
+        self.pid = os.getpid()
+
+    def rewrite(self, line: str) -> str:
+        a = self.args
+        subs = [
+            (r"pid=\d+", f"pid={self.pid}"),
+            (r"/models/llama8b|/models/qwen32b", a.model),
+            (r"'max_model_len': \d+", f"'max_model_len': {self.mml}"),
+            (r"'max_num_batched_tokens': \d+", f"'max_num_batched_tokens': {self.mnbt}"),
+            (r"'gpu_memory_utilization': [\d.]+", f"'gpu_memory_utilization': {a.gpu_memory_utilization}"),
+            (r"Using max model len \d+", f"Using max model len {self.mml}"),
+            (r"max_num_batched_tokens=\d+", f"max_num_batched_tokens={self.mnbt}"),
+            (r"max_seq_len=\d+", f"max_seq_len={self.mml}"),
+            (r"compile range \(1, \d+\)", f"compile range (1, {self.mnbt})"),
+            (r"'compile_ranges_endpoints': \[\d+\]", f"'compile_ranges_endpoints': [{self.mnbt}]"),
+            (r"Available KV cache memory: [\d.]+ GiB", f"Available KV cache memory: {self.kv_gib} GiB"),
+            (r"GPU KV cache size: [\d,]+ tokens", f"GPU KV cache size: {self.kv_tokens:,} tokens"),
+            (r"Maximum concurrency for [\d,]+ tokens per request: [\d.]+x",
+             f"Maximum concurrency for {self.mml:,} tokens per request: {self.kv_tokens / self.mml:.2f}x"),
+            (r"[\d.]+ GiB for peak activation", f"{self.activation} GiB for peak activation"),
+            (r"kv cache memory in use is [\d.]+ GiB", f"kv cache memory in use is {self.kv_gib} GiB"),
+            (r"Starting vLLM server on http://\S+", f"Starting vLLM server on http://{a.host}:{a.port}"),
+            # the too-small KV cache error (q32_256k.log)
+            (r"max seq len \(\d+\)", f"max seq len ({self.mml})"),
+            (r"\([\d.]+ GiB KV cache is needed", f"({self.mml * KV_BYTES_PER_TOKEN / GIB:.1f} GiB KV cache is needed"),
+            (r"available KV cache memory \([\d.]+ GiB\)", f"available KV cache memory ({self.kv_gib} GiB)"),
+            (r"estimated maximum model length is \d+", f"estimated maximum model length is {self.kv_tokens}"),
+        ]
+        for pattern, repl in subs:
+            line = re.sub(pattern, repl, line)
+        return line
+
+
+def _until(lines: list[str], needle: str) -> list[str]:
+    for i, line in enumerate(lines):
+        if needle in line:
+            return lines[: i + 1]
+    raise SystemExit(f"fake_vllm: {needle!r} is not in the fixture")
+
+
+def serve(args: argparse.Namespace) -> int:
+    boot = Boot(args)
+    real = [line for line in _lines("l8b_32k.log")[1:] if "GET /health" not in line and "/v1/completions" not in line]
+    head = [boot.rewrite(line) for line in _until(real, "Initial profiling/warmup run")]
+    boot_s = float(os.environ.get("FAKE_VLLM_BOOT_S", "0.2"))
+    _say(head[: len(head) // 2])
+    time.sleep(boot_s)
+    _say(head[len(head) // 2 :])
+    limit = _env_int("FAKE_VLLM_MAX_BATCHED_TOKENS", None)
+    if limit is not None and boot.mnbt > limit:
+        return _cuda_oom(boot)
+    if boot.mml > boot.kv_tokens:
+        kv = [boot.rewrite(line) for line in real if "Available KV cache memory" in line]
+        failure = _lines("q32_256k.log")
+        start = next(i for i, line in enumerate(failure) if "EngineCore failed to start" in line)
+        _say(kv + [boot.rewrite(line) for line in failure[start:] if line])
+        return 1
+    try:
+        server = ThreadingHTTPServer((args.host, args.port), _handler(boot))
+    except OSError as exc:
+        _say([f"(APIServer pid={boot.pid}) ERROR 11-30 09:31:39 [api_server.py:673] [Errno {exc.errno}] {exc.strerror}",
+              f"OSError: [Errno {exc.errno}] error while attempting to bind on address ('{args.host}', {args.port}): "
+              f"{(exc.strerror or '').lower()}"])
+        return 1
+    rest = real[len(_until(real, "Initial profiling/warmup run")):]
+    _say([boot.rewrite(line) for line in _until(rest, "Application startup complete")])
+    if os.environ.get("FAKE_VLLM_EXIT_WHEN_READY") == "1":
+        server.server_close()
+        return 0
+
+    def stop(signum: int, frame: object) -> None:
+        _say([f"(APIServer pid={boot.pid}) INFO:     Shutting down"])
+        threading.Thread(target=server.shutdown, daemon=True).start()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    server.serve_forever(poll_interval=0.05)
+    return 0
+
+
+def _cuda_oom(boot: Boot) -> int:
+    # torch's CUDACachingAllocator text, as vLLM's engine core logs it when profiling runs out of memory
+    tag = f"(EngineCore pid={boot.pid})"
+    _say([
+        f"{tag} ERROR 11-30 09:31:13 [core.py:1330] EngineCore failed to start.",
+        f"{tag} ERROR 11-30 09:31:13 [core.py:1330] torch.OutOfMemoryError: CUDA out of memory. Tried to allocate "
+        f"{boot.activation:.2f} GiB. GPU 0 has a total capacity of 139.80 GiB of which 0.41 GiB is free.",
+        f"(APIServer pid={boot.pid}) RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {{}}",
+    ])
+    return 1
+
+
+def _handler(boot: Boot) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def _send(self, code: int, body: dict) -> None:
+            data = json.dumps(body).encode()
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, fmt: str, *args: object) -> None:  # uvicorn's access line, on stdout like vLLM's
+            _say([f'(APIServer pid={boot.pid}) INFO:     {self.client_address[0]}:{self.client_address[1]} - '
+                  f'"{self.requestline}" {args[1] if len(args) > 1 else ""}'])
+
+        def do_GET(self) -> None:
+            if self.path == "/health":
+                self._send(200, {})
+            elif self.path == "/v1/models":
+                self._send(200, {"object": "list", "data": [{"id": boot.args.model, "max_model_len": boot.mml}]})
+            else:
+                self._send(404, {"detail": "Not Found"})
+
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))) or b"{}")
+            prompt, out, conc = int(body.get("prompt_tokens", 1)), int(body.get("max_tokens", 1)), int(body.get("concurrency", 1))
+            if prompt + out > boot.mml:
+                self._send(400, {"error": {"message": f"This model's maximum context length is {boot.mml} tokens. "
+                                                      f"However, you requested {prompt + out} tokens"}})
+                return
+            limit = _env_int("FAKE_VLLM_PREFILL_OOM_TOKENS", None)
+            if limit is not None and prompt * conc > limit:
+                _say([f"(EngineCore pid={boot.pid}) ERROR 11-30 09:32:01 [core.py:1011] torch.OutOfMemoryError: CUDA out of "
+                      f"memory. Tried to allocate 4.00 GiB. GPU 0 has a total capacity of 139.80 GiB of which 1.02 GiB is free.",
+                      f"(APIServer pid={boot.pid}) ERROR 11-30 09:32:01 [async_llm.py:480] AsyncLLM output_handler failed.",
+                      f"(APIServer pid={boot.pid}) vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an "
+                      "issue. See stack trace (above) for the root cause."])
+                os._exit(1)
+            self._send(200, {"choices": [{"text": "x" * out}], "usage": {"prompt_tokens": prompt, "completion_tokens": out}})
+
+    return Handler
+
+
+def bench(args: argparse.Namespace) -> int:
+    base = args.base_url.rstrip("/")
+    print(f"INFO 11-30 09:32:00 [utils.py:90] Sampling input_len from [{args.random_input_len}, {args.random_input_len}] "
+          f"and output_len from [{args.random_output_len}, {args.random_output_len}]")
+    print("Starting initial single prompt test run...", flush=True)
+    t0 = time.monotonic()
+    try:
+        urllib.request.urlopen(f"{base}/health", timeout=5).read()
+    except OSError as exc:
+        print(f"ValueError: Initial test run failed - Please make sure benchmark arguments are correctly specified. "
+              f"Error: {exc}", file=sys.stderr)
+        return 1
+    print("Starting main benchmark run...", flush=True)
+    request = urllib.request.Request(
+        f"{base}/v1/completions", method="POST", headers={"Content-Type": "application/json"},
+        data=json.dumps({"model": args.model, "prompt_tokens": args.random_input_len,
+                         "max_tokens": args.random_output_len, "concurrency": args.max_concurrency}).encode(),
+    )
+    try:
+        urllib.request.urlopen(request, timeout=30).read()
+        ok = True
+    except (OSError, urllib.error.HTTPError):
+        ok = False
+    n = args.num_prompts
+    completed = n if ok else 0
+    duration = max(time.monotonic() - t0, 0.01)
+    result = json.loads((DATA / "bench_l8b_c16.json").read_text())
+    result.update(
+        date=time.strftime("%Y%m%d-%H%M%S"), model_id=args.model, tokenizer_id=args.model, num_prompts=n,
+        max_concurrency=args.max_concurrency, duration=duration, completed=completed, failed=n - completed,
+        total_input_tokens=completed * args.random_input_len, total_output_tokens=completed * args.random_output_len,
+        request_throughput=completed / duration, output_throughput=completed * args.random_output_len / duration,
+        total_token_throughput=completed * (args.random_input_len + args.random_output_len) / duration,
+    )
+    print("============ Serving Benchmark Result ============")
+    print(f"Successful requests:                     {completed}")
+    print(f"Failed requests:                         {n - completed}")
+    print(f"Maximum request concurrency:             {args.max_concurrency}")
+    print("==================================================", flush=True)
+    if args.save_result:
+        folder = Path(args.result_dir or ".")
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / (args.result_filename or "result.json")).write_text(json.dumps(result))
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="vllm")
+    sub = parser.add_subparsers(dest="command", required=True)
+    s = sub.add_parser("serve")
+    s.add_argument("model")
+    s.add_argument("--host", default="0.0.0.0")
+    s.add_argument("--port", type=int, default=8000)
+    s.add_argument("--max-model-len", type=int, required=True)
+    s.add_argument("--max-num-batched-tokens", type=int)
+    s.add_argument("--gpu-memory-utilization", type=float, default=0.9)
+    b = sub.add_parser("bench").add_subparsers(dest="bench_type", required=True).add_parser("serve")
+    b.add_argument("--base-url", required=True)
+    b.add_argument("--model", required=True)
+    b.add_argument("--random-input-len", type=int, default=1024)
+    b.add_argument("--random-output-len", type=int, default=128)
+    b.add_argument("--num-prompts", type=int, default=1000)
+    b.add_argument("--max-concurrency", type=int, default=1)
+    b.add_argument("--save-result", action="store_true")
+    b.add_argument("--result-dir")
+    b.add_argument("--result-filename")
+    args, _ = parser.parse_known_args(argv)  # flags the fake does not model (--load-format ...) are ignored
+    return serve(args) if args.command == "serve" else bench(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,99 @@
+"""One pass over every tool, the same through any transport: the in-process client, a
+`redline mcp` subprocess on stdio, and one over HTTP. Uses the doubling policy, which
+smoke-tests every rung, so that every tool has real work to do."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anyio
+from mcp import Client
+
+from tests.server.helpers import (
+    H200, KV_TOKENS, Env, call, call_error, fake_servers, hand_run_log, init_args, write_targets,
+)
+
+EVERY_TOOL = {
+    "ladder_init", "ladder_status", "ladder_next_rung", "rung_run", "rung_record", "smoke_test",
+    "ceiling_record", "parse_boot_log", "job_status", "job_cancel", "job_list",
+}
+LADDER = "ladders/l8b.yml"
+
+
+def bench_json(model: str, *, input_len: int, output_len: int, concurrency: int = 1, prompts: int = 2) -> str:
+    """A `vllm bench serve --save-result` file (the real H200 one) rewritten for a hand-run smoke test."""
+    data = json.loads((H200 / "bench_l8b_c16.json").read_text())
+    data.update(model_id=model, num_prompts=prompts, completed=prompts, failed=0, max_concurrency=concurrency,
+                total_input_tokens=prompts * input_len, total_output_tokens=prompts * output_len)
+    return json.dumps(data)
+
+
+async def exercise_every_tool(client: Client, env: Env) -> set[str]:
+    """Call each tool at least once, on its success path where the climb allows; the names called."""
+    called: set[str] = set()
+
+    async def ok(tool: str, **args: Any) -> dict[str, Any]:
+        called.add(tool)
+        return await call(client, tool, **args)
+
+    async def err(tool: str, **args: Any) -> str:
+        called.add(tool)
+        return await call_error(client, tool, **args)
+
+    signals = await ok("parse_boot_log", text=(H200 / "l8b_32k.log").read_text())
+    assert (signals["status"], signals["kv_cache_tokens"], signals["max_concurrency"]) == ("boot_ok", 896912, 27.37)
+
+    ladder = await ok("ladder_init", **init_args(LADDER, policy="doubling", fixed={"port": env.port}))
+    assert ladder["fixed"]["port"] == env.port and ladder["fixed"]["gpu_memory_utilization"] == 0.9
+    assert ladder["model"]["max_position_embeddings"] == 131072  # read from the model's config.json
+    status = await ok("ladder_status", ladder=LADDER)
+    assert status["rows"] == [] and status["next"]["route"] == "run_rung" and status["path"] == LADDER
+    step = await ok("ladder_next_rung", ladder=LADDER)
+    assert (step["rung"]["max_model_len"], step["rung"]["max_num_batched_tokens"]) == (32768, 8192)
+
+    # a boot on the target, then its smoke test: both jobs that finish within the call
+    booted = await ok("rung_run", ladder=LADDER, target="local", wait_s=60)
+    assert booted["done"] and booted["state"] == "succeeded", booted
+    rung = booted["result"]["rung"]
+    assert rung["index"] == 1 and rung["status"] == "boot_ok" and rung["signals"]["kv_cache_tokens"] == KV_TOKENS
+    assert booted["result"]["next"]["route"] == "smoke_test"
+    smoked = await ok("smoke_test", ladder=LADDER, wait_s=60)
+    assert smoked["state"] == "succeeded" and smoked["result"]["rung"]["smoke_test"]["outcome"] == "pass", smoked
+    assert smoked["result"]["next"]["route"] == "run_rung"
+    assert smoked["result"]["next"]["rung"]["max_model_len"] == 65536
+
+    jobs = (await ok("job_list"))["jobs"]
+    assert [(j["tool"], j["state"]) for j in jobs] == [("smoke_test", "succeeded"), ("rung_run", "succeeded")]
+    status = await ok("job_status", job_id=booted["job_id"])
+    assert status["done"] and status["result"] == booted["result"]
+
+    # a boot that outlasts its wait: a job id back, then cancelled, and its server with it
+    write_targets(env, FAKE_VLLM_BOOT_S="30")
+    running = await ok("rung_run", ladder=LADDER, target="local", wait_s=1)
+    assert not running["done"] and running["state"] == "running" and "job_status" in running["hint"]
+    assert fake_servers(env.port), "the slow boot should be up"
+    cancelled = await ok("job_cancel", job_id=running["job_id"])
+    assert cancelled["state"] == "cancelled" and cancelled["error"].startswith("cancelled by job_cancel")
+    for _ in range(50):
+        if not fake_servers(env.port):
+            break
+        await anyio.sleep(0.1)
+    assert not fake_servers(env.port)
+    write_targets(env)
+
+    # a boot and a smoke test a person ran by hand, recorded from a pasted log and a workspace file
+    step = await ok("ladder_next_rung", ladder=LADDER)
+    recorded = await ok("rung_record", ladder=LADDER, log_text=hand_run_log(step["command"], env))
+    assert recorded["rung"]["index"] == 2 and recorded["rung"]["serve"]["max_model_len"] == 65536
+    assert recorded["next"]["route"] == "smoke_test"
+    w = recorded["next"]["smoke"]
+    (env.workspace / "logs").mkdir()
+    (env.workspace / "logs" / "smoke-2.json").write_text(
+        bench_json(str(ladder["model"]["path"]), input_len=w["input_len"], output_len=w["output_len"]))
+    smoke = await ok("rung_record", ladder=LADDER, bench_file="logs/smoke-2.json")
+    assert smoke["rung"]["smoke_test"]["outcome"] == "pass" and smoke["next"]["route"] == "run_rung"
+
+    assert "the climb is not over" in await err("ceiling_record", ladder=LADDER)
+    assert called == EVERY_TOOL
+    return called
