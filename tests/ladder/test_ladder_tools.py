@@ -62,7 +62,7 @@ def test_init_with_long_context_sets_the_env_var_vllm_needs(tmp_path):
 
 
 def test_init_refuses_an_existing_ladder_and_changes_nothing(tmp_path):
-    path = _qwen(tmp_path)
+    _qwen(tmp_path)
     _refused(tmp_path, LadderError, lambda: _qwen(tmp_path, floor=32768), "already there")
 
 

@@ -170,7 +170,7 @@ async def test_rung_record_needs_exactly_one_of_text_or_file(env: Env) -> None:
         both = await call_error(client, "rung_record", ladder="ladders/l8b.yml", log_text="x", log_file="x.log")
         none = await call_error(client, "rung_record", ladder="ladders/l8b.yml")
         missing = await call_error(client, "rung_record", ladder="ladders/l8b.yml", log_file="logs/none.log")
-    assert "not both" in both and "nothing to record" in none and "no such file in the workspace" in missing
+    assert "not both" in both and "nothing to record" in none and "(in the workspace): no such file" in missing
 
 
 async def test_a_log_of_another_model_is_refused_and_changes_nothing(env: Env) -> None:

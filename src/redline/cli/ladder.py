@@ -6,7 +6,7 @@ from datetime import datetime
 from pathlib import Path
 
 from redline.cli import climb
-from redline.cli.parse_log import read_text
+from redline.inputs import read_text
 from redline.models.ladder import LadderStatus, NextStep, RungRow
 from redline.tools import ladder as tools
 

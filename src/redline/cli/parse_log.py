@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 
 from redline.engines.vllm import parse_boot_log
-from redline.errors import InputError
+from redline.inputs import read_text
 from redline.models import BootSignals
 
 
@@ -14,20 +14,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("path", type=Path, help="the boot log (the full output of `vllm serve`)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(handler=run)
-
-
-def read_text(path: Path) -> str:
-    """A text file for redline to read, or an InputError that says why not."""
-    try:
-        # newline="": a lone \r (progress bars) stays as written, so line numbers match the file
-        with path.open(encoding="utf-8", errors="replace", newline="") as file:
-            return file.read()
-    except FileNotFoundError as exc:
-        raise InputError(f"{path}: no such file") from exc
-    except IsADirectoryError as exc:
-        raise InputError(f"{path}: is a folder, not a log file") from exc
-    except OSError as exc:
-        raise InputError(f"{path}: cannot be read ({exc.strerror})") from exc
 
 
 def summary(signals: BootSignals) -> str:

@@ -35,6 +35,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from redline import __version__
 from redline.engines import vllm
 from redline.errors import InputError, LadderError, RedlineError
+from redline.inputs import read_text
 from redline.models import BootSignals
 from redline.models.ladder import Ceiling, FixedKnobs, Ladder, LadderStatus, NextStep, Policy
 from redline.server.config import ServerConfig, relative_name, resolve_in_workspace
@@ -218,18 +219,7 @@ async def _off_loop(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
 
 
 def _read_text(state: State, name: str, what: str) -> str:
-    path = state.file(name, what)
-    try:
-        if path.stat().st_size > MAX_TEXT:
-            raise InputError(f"{what} {name!r} is over {MAX_TEXT >> 20} MiB; pass the boot log only")
-        with path.open(encoding="utf-8", errors="replace", newline="") as file:  # keep lone \r as written
-            return file.read()
-    except FileNotFoundError as exc:
-        raise InputError(f"{what} {name!r}: no such file in the workspace") from exc
-    except IsADirectoryError as exc:
-        raise InputError(f"{what} {name!r} is a folder, not a file") from exc
-    except OSError as exc:
-        raise InputError(f"{what} {name!r} cannot be read ({exc.strerror})") from exc
+    return read_text(state.file(name, what), f"{what} {name!r} (in the workspace)", max_bytes=MAX_TEXT)
 
 
 async def _run_job(

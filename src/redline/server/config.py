@@ -14,9 +14,9 @@ import os
 import re
 from pathlib import Path, PurePosixPath
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from ruamel.yaml import YAML, YAMLError
+from pydantic import BaseModel, ConfigDict, Field
 
+from redline.inputs import load_yaml
 from redline.errors import InputError
 
 STATE_DIR = ".redline"  # the server's own state inside the workspace (jobs); no tool argument may name it
@@ -61,19 +61,7 @@ class ServerConfig(BaseModel):
 def load_server_config(path: str | Path) -> ServerConfig:
     """Read and check the server config; create the workspace folder if it is missing."""
     path = Path(path).expanduser()
-    try:
-        data = YAML(typ="safe", pure=True).load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise InputError(f"cannot read the server config {path}: {exc.strerror or exc}; pass --config FILE") from exc
-    except YAMLError as exc:
-        raise InputError(f"the server config {path} is not valid YAML: {exc}") from exc
-    if not isinstance(data, dict):
-        raise InputError(f"the server config {path} must be a mapping with `workspace:` and `targets:`")
-    try:
-        config = ServerConfig.model_validate(data)
-    except ValidationError as exc:
-        fields = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-        raise InputError(f"the server config {path} is invalid: {fields}") from exc
+    config = load_yaml(path, ServerConfig, "the server config", hint="; pass --config FILE")
     base = path.parent
     workspace = (base / config.workspace.expanduser()).resolve()
     targets = (base / config.targets.expanduser()).resolve()

@@ -14,10 +14,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-from ruamel.yaml import YAML
-from ruamel.yaml.error import YAMLError
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from redline.inputs import load_yaml
 from redline.errors import TargetConfigError
 from redline.targets.base import Target
 from redline.targets.local import LocalTarget
@@ -77,16 +76,7 @@ class TargetsFile(_Spec):
 def load_targets(path: str | Path) -> dict[str, LocalSpec | SSHSpec]:
     """Read and check a targets file; relative paths resolve against its folder."""
     path = Path(path).expanduser()
-    try:
-        data = YAML(typ="safe", pure=True).load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise TargetConfigError(f"cannot read targets file {path}: {exc.strerror or exc}") from exc
-    except YAMLError as exc:
-        raise TargetConfigError(f"targets file {path} is not valid YAML: {exc}") from exc
-    try:
-        parsed = TargetsFile.model_validate(data)
-    except ValidationError as exc:
-        raise TargetConfigError(f"targets file {path} is invalid: {_explain(exc)}") from exc
+    parsed = load_yaml(path, TargetsFile, "targets file", TargetConfigError)
     return {name: _resolve(spec, path.parent) for name, spec in parsed.targets.items()}
 
 
@@ -121,6 +111,3 @@ def _abspath(value: str, base: Path) -> str:
     path = Path(value).expanduser()
     return str(path if path.is_absolute() else (base / path).resolve())
 
-
-def _explain(exc: ValidationError) -> str:
-    return "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())

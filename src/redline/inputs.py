@@ -1,0 +1,48 @@
+"""Reading what people hand redline: text files and YAML configs, with errors that say what to fix."""
+
+from pathlib import Path
+from typing import TypeVar
+
+from pydantic import BaseModel, ValidationError
+from ruamel.yaml import YAML, YAMLError
+
+from redline.errors import InputError, RedlineError
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def explain(exc: ValidationError) -> str:
+    """Every problem pydantic found, in one line: `field.path: message; ...`."""
+    return "; ".join(f"{'.'.join(map(str, e['loc'])) or 'value'}: {e['msg']}" for e in exc.errors())
+
+
+def read_text(path: Path, label: str | None = None, *, max_bytes: int | None = None) -> str:
+    """A text file as written (a lone \\r of a progress bar stays, so line numbers match), or an InputError."""
+    label = label or str(path)
+    try:
+        if max_bytes is not None and path.stat().st_size > max_bytes:
+            raise InputError(f"{label}: is over {max_bytes >> 20} MiB; pass the boot log only")
+        with path.open(encoding="utf-8", errors="replace", newline="") as file:
+            return file.read()
+    except FileNotFoundError as exc:
+        raise InputError(f"{label}: no such file") from exc
+    except IsADirectoryError as exc:
+        raise InputError(f"{label}: is a folder, not a file") from exc
+    except OSError as exc:
+        raise InputError(f"{label}: cannot be read ({exc.strerror})") from exc
+
+
+def load_yaml(path: Path, model: type[M], what: str, error: type[RedlineError] = InputError, *, hint: str = "") -> M:
+    """A YAML config file checked against its model; `what` names it in errors, `hint` says how to name another."""
+    try:
+        data = YAML(typ="safe", pure=True).load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise error(f"cannot read {what} {path}: {exc.strerror or exc}{hint}") from exc
+    except YAMLError as exc:
+        raise error(f"{what} {path} is not valid YAML: {exc}") from exc
+    if not isinstance(data, dict):
+        raise error(f"{what} {path} must be a mapping (key: value lines), not {type(data).__name__}")
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise error(f"{what} {path} is invalid: {explain(exc)}") from exc
