@@ -227,3 +227,14 @@ def test_boot_seconds_come_from_the_log_timestamps():
     assert log_boot_seconds(h200_log("q32_128k.log")) == 97.0
     assert log_boot_seconds(h200_log("q32_256k.log")) == 54.0  # a failure: to its last line
     assert log_boot_seconds("no times here") is None
+
+
+def test_the_first_boot_fills_an_unknown_engine_version_once(tmp_path):
+    from redline.ledger import read_ladder
+
+    path = tmp_path / "ladder.yml"
+    ladder_init(path, model="qwen32b", model_path="/models/qwen32b", floor_max_model_len=131072,
+                floor_max_num_batched_tokens=8192)
+    assert read_ladder(path).engine_version is None
+    rung_record(path, h200_log("q32_128k.log"))
+    assert read_ladder(path).engine_version == "0.26.0"

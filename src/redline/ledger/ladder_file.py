@@ -155,8 +155,8 @@ def check_append_only(old: Ladder, new: Ladder) -> None:
     """Raise unless `new` only appends rungs, fills the last rung's smoke test once, or sets the ceiling."""
     before, after = dump(old), dump(new)
     for key in set(before) | set(after):
-        if key == "gpu" and "gpu" not in before:
-            continue  # an unknown GPU profile may be filled in, once
+        if key in ("gpu", "engine_version") and key not in before:
+            continue  # an unknown GPU profile or engine version may be filled in, once
         if key not in ("rungs", "ceiling") and before.get(key) != after.get(key):
             raise LadderError(f"refused: a change would rewrite the ladder's {key}")
     if "ceiling" in before and before["ceiling"] != after.get("ceiling"):

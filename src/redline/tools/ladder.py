@@ -224,6 +224,8 @@ def rung_record(
         rung = Rung(index=index, climbs=place.climbs, replay_of=place.replay_of, simulated=simulated,
                     status=signals.status, reason=signals.reason, serve=place.serve, signals=signals,
                     started_at=started_at, ended_at=ended_at, boot_s=seconds, log_file=log_file, log_source=log_name)
+        if ladder.engine_version is None and signals.engine_version:
+            ladder = ladder.model_copy(update={"engine_version": signals.engine_version})  # the first boot says it
         return Change(append_rung(ladder, rung), rung, {log_file: log_text})
 
     return update_ladder(path, change)
