@@ -230,8 +230,6 @@ def test_boot_seconds_come_from_the_log_timestamps():
 
 
 def test_the_first_boot_fills_an_unknown_engine_version_once(tmp_path):
-    from redline.ledger import read_ladder
-
     path = tmp_path / "ladder.yml"
     ladder_init(path, model="qwen32b", model_path="/models/qwen32b", floor_max_model_len=131072,
                 floor_max_num_batched_tokens=8192)

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ValidationError
 
 from redline.engines.vllm import bench_argv, health_url, parse_boot_log, serve_argv
 from redline.engines.vllm.bootlog import message
-from redline.errors import LadderError, LogParseError
+from redline.errors import InputError, LadderError, LogParseError
 from redline.ledger.ladder_file import load_ladder, runs_dir, set_host
 from redline.models import BootSignals, BootStatus, ServeConfig
 from redline.models.ladder import NextStep, Rung
@@ -121,11 +121,19 @@ async def _boot(target: Target, config: ServeConfig, deadline_s: float, progress
     return handle, outcome, time.monotonic() - t0
 
 
+async def _check_model_path(model: str, target: Target) -> None:
+    """A model given as a path must be there on the target (a hub id is the engine's to fetch)."""
+    if model.startswith(("/", ".", "~")) and (await target.run(["test", "-e", model])).returncode != 0:
+        raise InputError(f"model path {model} does not exist on target {target.name}: fix the ladder's model path "
+                         "(model.path in the ladder file), or copy the model there")
+
+
 async def rung_run(ladder: Path, target: Target, *, replay: int | None = None, progress: Progress | None = None) -> RungOutcome:
     """Boot the ladder's next rung (or replay a past one) on target and record what the log says."""
     step = ladder_tools.ladder_next(ladder, replay=replay)
     if step.route != "run_rung" or step.rung is None:
         raise LadderError(f"the ladder's next step is {step.route}, not a boot: {step.reason}")
+    await _check_model_path(step.rung.model, target)
     state = load_ladder(ladder)
     if state.gpu is None:
         set_host(ladder, await target.host_info())

