@@ -349,9 +349,7 @@ async def rung_run(
     state = _state(ctx)
     path, name = state.ladder(ladder)
     state.refuse_if_busy(name)
-    step = await _off_loop(ladder_ops.ladder_next, path, replay)
-    if step.route != "run_rung":
-        raise LadderError(f"the ladder's next step is {step.route}, not a boot: {step.reason}")
+    await _off_loop(ladder_ops.expect_step, path, "run_rung", replay)
     state.check_target(target)
 
     async def operation(job: JobContext) -> RungOutcome:
@@ -375,9 +373,7 @@ async def smoke_test(
     state = _state(ctx)
     path, name = state.ladder(ladder)
     state.refuse_if_busy(name)
-    step = await _off_loop(ladder_ops.ladder_next, path)
-    if step.route != "smoke_test":
-        raise LadderError(f"the ladder's next step is {step.route}, not a smoke test: {step.reason}")
+    step = await _off_loop(ladder_ops.expect_step, path, "smoke_test")
     server = await _off_loop(rung_ops.load_server, path)
     on = target or (server.handle.target if server else None)
     if on is None:
@@ -427,9 +423,7 @@ async def ceiling_record(ctx: Context, ladder: LadderArg) -> Ceiling:
     state = _state(ctx)
     path, name = state.ladder(ladder)
     state.refuse_if_busy(name)
-    step = await _off_loop(ladder_ops.ladder_next, path)
-    if step.route != "record_ceiling":
-        raise LadderError(f"the climb is not over: the next step is {step.route} ({step.reason})")
+    await _off_loop(ladder_ops.expect_step, path, "record_ceiling")
     server = await _off_loop(rung_ops.load_server, path)
     if server is not None:
         async with open_target(server.handle.target, load_targets(state.config.targets)) as target:

@@ -110,6 +110,19 @@ def ladder_next(path: str | Path, replay: int | None = None) -> NextStep:
     return step.model_copy(update={"command": _command(path, step)})
 
 
+_STEP_NAMES = {"run_rung": "a boot", "smoke_test": "a smoke test"}
+
+
+def expect_step(path: str | Path, route: str, replay: int | None = None) -> NextStep:
+    """The ladder's next step if it is `route`; else a LadderError that says what the ladder wants instead."""
+    step = ladder_next(path, replay)
+    if step.route == route:
+        return step
+    if route == "record_ceiling":
+        raise LadderError(f"the climb is not over: the next step is {step.route} ({step.reason})")
+    raise LadderError(f"the ladder's next step is {step.route}, not {_STEP_NAMES[route]}: {step.reason}")
+
+
 def rung_row(rung: Rung) -> RungRow:
     return RungRow(
         index=rung.index, climbs=rung.climbs, replay_of=rung.replay_of, simulated=rung.simulated,

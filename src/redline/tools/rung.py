@@ -130,9 +130,7 @@ async def _check_model_path(model: str, target: Target) -> None:
 
 async def rung_run(ladder: Path, target: Target, *, replay: int | None = None, progress: Progress | None = None) -> RungOutcome:
     """Boot the ladder's next rung (or replay a past one) on target and record what the log says."""
-    step = ladder_tools.ladder_next(ladder, replay=replay)
-    if step.route != "run_rung" or step.rung is None:
-        raise LadderError(f"the ladder's next step is {step.route}, not a boot: {step.reason}")
+    step = ladder_tools.expect_step(ladder, "run_rung", replay)
     await _check_model_path(step.rung.model, target)
     state = load_ladder(ladder)
     if state.gpu is None:
@@ -163,9 +161,7 @@ def _error_lines(log_tail: str) -> list[str]:
 
 async def smoke_test(ladder: Path, target: Target, *, progress: Progress | None = None) -> RungOutcome:
     """Load the running rung with the engine's own bench client at near its max length."""
-    step = ladder_tools.ladder_next(ladder)
-    if step.route != "smoke_test":
-        raise LadderError(f"the ladder's next step is {step.route}, not a smoke test: {step.reason}")
+    step = ladder_tools.expect_step(ladder, "smoke_test")
     state = load_ladder(ladder)
     record = load_server(ladder)
     index = step.rung_index
