@@ -1,5 +1,6 @@
 """Shared test helpers: where the real captured data lives."""
 
+import os
 from pathlib import Path
 
 import pytest
@@ -15,3 +16,19 @@ def anyio_backend() -> str:
 
 def h200_log(name: str) -> str:
     return (H200 / name).read_text()
+
+
+def processes_naming(path: Path) -> list[str]:
+    """Command lines of live processes (not zombies) that name `path`: what a test must not leave behind."""
+    needle, found = str(path).encode(), []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+            state = (entry / "stat").read_text().rpartition(")")[2].split()[0]
+        except (OSError, IndexError):
+            continue  # gone while we looked
+        if state not in "ZXx" and needle in cmdline:
+            found.append(cmdline.replace(b"\0", b" ").decode(errors="replace"))
+    return found

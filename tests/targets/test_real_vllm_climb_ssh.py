@@ -16,25 +16,12 @@ from redline.models import BootStatus
 from redline.targets import load_targets, open_target
 from redline.tools import demo
 from redline.tools.rung import climb
+from tests.conftest import processes_naming
 from tests.targets.conftest import free_port
 
 VLLM = Path(__file__).resolve().parents[2] / ".venv-vllm" / "bin" / "vllm"
 
 pytestmark = [pytest.mark.anyio, pytest.mark.vllm, pytest.mark.sshd]
-
-
-def processes_under(folder: Path) -> list[str]:
-    """Command lines of live processes that mention folder: what a climb must not leave behind."""
-    found = []
-    for proc in Path("/proc").iterdir():
-        try:
-            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            state = (proc / "stat").read_text().rpartition(")")[2].split()[0]
-        except (OSError, IndexError):
-            continue
-        if str(folder) in cmdline and state not in "ZXx":
-            found.append(cmdline)
-    return found
 
 
 async def test_climb_over_ssh_to_a_real_failure_and_a_smoke_tested_ceiling(sshd, tmp_path):
@@ -63,4 +50,4 @@ async def test_climb_over_ssh_to_a_real_failure_and_a_smoke_tested_ceiling(sshd,
     for rung in state.rungs:
         assert rung.log_source.startswith("demo:")
         assert parse_boot_log((ladder.parent / rung.log_file).read_bytes().decode()).status is rung.status
-    assert processes_under(tmp_path) == []
+    assert processes_naming(tmp_path) == []

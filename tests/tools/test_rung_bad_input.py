@@ -10,7 +10,6 @@ the test's tmp_path, so every process a rung could start names tmp_path on its c
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import socket
 import sys
@@ -37,6 +36,7 @@ from redline.targets import (
 )
 from redline.tools.ladder import ladder_init
 from redline.tools.rung import climb, load_server, rung_run, smoke_test, stop_server
+from tests.conftest import processes_naming
 from tests.server.helpers import FAKE_VLLM, LLAMA8B
 
 pytestmark = pytest.mark.anyio
@@ -47,22 +47,6 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def processes_naming(path: Path) -> list[str]:
-    """Command lines of live processes (not zombies) that name `path`."""
-    needle, found = str(path).encode(), []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes()
-            state = (entry / "stat").read_text().rpartition(")")[2].split()[0]
-        except OSError:
-            continue  # gone while we looked
-        if state not in "ZXx" and needle in cmdline:
-            found.append(cmdline.replace(b"\0", b" ").decode(errors="replace"))
-    return found
 
 
 def files_under(root: Path) -> dict[str, bytes]:

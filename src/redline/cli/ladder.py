@@ -73,6 +73,8 @@ def _register_init(actions: argparse._SubParsersAction) -> None:
     init.add_argument("--max-position-embeddings", type=_positive, help="default: from MODEL_PATH/config.json")
     init.add_argument("--allow-long-context", action="store_true", help="climb past max_position_embeddings")
     init.add_argument("--max-num-batched-tokens-cap", type=_positive, help="default: the max_model_len ceiling")
+    init.add_argument("--boot-deadline-s", type=float, default=3600, help="how long one boot may take (3600: big models load slowly)")
+    init.add_argument("--smoke-deadline-s", type=float, default=3600, help="how long one smoke test may take (3600)")
     init.add_argument("--fixed", type=_json_object, default={}, metavar="JSON",
                       help='more knobs held fixed, e.g. \'{"load_format": "dummy", "enforce_eager": true}\'')
     init.set_defaults(handler=run_init)
@@ -101,7 +103,7 @@ def run_init(args: argparse.Namespace) -> int:
         gpu_memory_gib=args.gpu_memory_gib, gpu_count=args.gpu_count, engine_version=args.engine_version,
         kv_block_size=args.kv_block_size, allow_long_context=args.allow_long_context,
         max_position_embeddings=args.max_position_embeddings, max_num_batched_tokens_cap=args.max_num_batched_tokens_cap,
-        fixed=args.fixed,
+        fixed=args.fixed, boot_deadline_s=args.boot_deadline_s, smoke_deadline_s=args.smoke_deadline_s,
     )
     mpe = ladder.model.max_position_embeddings
     print(f"created {args.ladder}: {ladder.model.key}, floor {ladder.floor.max_model_len:,} / "

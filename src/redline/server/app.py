@@ -307,6 +307,8 @@ async def ladder_init(
     fixed: Annotated[FixedKnobs | None, Field(description=(  # type: ignore[valid-type]
         "More serve knobs held fixed through the climb, as `vllm serve` takes them: port, enforce_eager, load_format, "
         "kv_cache_dtype, max_num_seqs, extra_flags (each --name or --name=value), env, ..."))] = None,
+    boot_deadline_s: Annotated[float, Field(gt=0, le=86400, description="How long one boot may take before it counts as timeout_boot")] = 3600,
+    smoke_deadline_s: Annotated[float, Field(gt=0, le=86400, description="How long one smoke test may take")] = 3600,
 ) -> Ladder:
     """Create a new ladder file for one model on one GPU, from a boot known to work (refused if the file exists)."""
     path, _ = _state(ctx).ladder(ladder)
@@ -317,6 +319,7 @@ async def ladder_init(
         gpu_count=gpu_count, engine_version=engine_version, max_position_embeddings=max_position_embeddings,
         allow_long_context=allow_long_context, max_num_batched_tokens_cap=max_num_batched_tokens_cap,
         fixed=fixed.model_dump(exclude_unset=True) if fixed is not None else None,
+        boot_deadline_s=boot_deadline_s, smoke_deadline_s=smoke_deadline_s,
     )
 
 

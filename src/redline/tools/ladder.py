@@ -62,7 +62,7 @@ def ladder_init(
     gpu_name: str | None = None, gpu_memory_gib: float | None = None, gpu_count: int = 1,
     engine_version: str | None = None, kv_block_size: int = 16, allow_long_context: bool = False,
     max_position_embeddings: int | None = None, max_num_batched_tokens_cap: int | None = None,
-    fixed: Mapping[str, Any] | None = None,
+    fixed: Mapping[str, Any] | None = None, boot_deadline_s: float = 3600, smoke_deadline_s: float = 3600,
 ) -> Ladder:
     """A new ladder.yml at `path` (refused if one is there); max_position_embeddings from config.json if not given.
 
@@ -81,6 +81,7 @@ def ladder_init(
             floor=Floor(max_model_len=floor_max_model_len, max_num_batched_tokens=floor_max_num_batched_tokens),
             min_concurrency=min_concurrency, kv_block_size=kv_block_size, allow_long_context=allow_long_context,
             max_num_batched_tokens_cap=max_num_batched_tokens_cap,
+            boot_deadline_s=boot_deadline_s, smoke_deadline_s=smoke_deadline_s,
         )
     except ValidationError as exc:
         raise InputError(f"cannot start a ladder: {_one_line(exc)}") from exc
