@@ -8,7 +8,7 @@ substring test before its regex, so a long log reads at tens of MB/s.
 
 import ast
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from redline.errors import LogParseError
@@ -166,8 +166,6 @@ _RULES: tuple[_Rule, ...] = (
     _r(("Starting vLLM", "startup complete"), r"Starting vLLM (?:API )?server on|Application startup complete", _status(BootStatus.BOOT_OK)),
 )
 
-# One pass of one regex finds the lines any rule could care about; most lines of a
-# long log (request lines, routes, progress bars) are skipped by it alone.
 _ANY_NEEDLE = re.compile("|".join(re.escape(n) for n in sorted({n for r in _RULES for n in r.needles})))
 _ANY_MARKER = re.compile("|".join(re.escape(m) for m in _MARKERS))
 
@@ -179,26 +177,33 @@ _PRECEDENCE = (
 )
 
 
-def _lines(text: str) -> Iterable[tuple[int, str]]:
-    number = 0
-    for number, raw in enumerate(text.split("\n"), start=1):
-        for part in raw.split("\r"):
+def _candidate_lines(text: str) -> Iterator[tuple[int, str]]:
+    """(line number, part) of the lines any rule could care about, parts split at a lone \r.
+
+    The needle regex runs over the whole text in C; only the lines it hits reach Python, so
+    the request lines and routes that make most of a long log cost next to nothing.
+    """
+    number, counted_to, pos = 1, 0, 0
+    while m := _ANY_NEEDLE.search(text, pos):
+        start = text.rfind("\n", 0, m.start()) + 1
+        end = text.find("\n", m.end())
+        end = len(text) if end < 0 else end
+        number += text.count("\n", counted_to, start)
+        counted_to = start
+        for part in text[start:end].split("\r"):
             if part:
                 yield number, part
+        pos = end + 1
 
 
 def _scan(text: str) -> tuple[_Scan, int]:
-    scan, last = _Scan(), 0
-    for number, line in _lines(text):
-        last = number
-        if not scan.is_vllm and _ANY_MARKER.search(line):
-            scan.is_vllm = True
-        if not _ANY_NEEDLE.search(line):
-            continue
+    scan = _Scan(is_vllm=_ANY_MARKER.search(text) is not None)
+    for number, line in _candidate_lines(text):
         for rule in _RULES:
             if any(n in line for n in rule.needles) and (m := rule.pattern.search(line)):
                 rule.apply(scan, m, number, line)
-    return scan, last
+    last_line = text.rstrip("\r\n").count("\n") + 1 if text.strip() else 0
+    return scan, last_line
 
 
 def _decide(scan: _Scan, last_line: int) -> tuple[BootStatus, str]:
