@@ -55,7 +55,7 @@ def validate(doc: Any, path: Path) -> Ladder:
 
 
 def read_ladder(path: Path) -> Ladder:
-    return validate(yamlfile.load(path), path)
+    return validate(yamlfile.load_plain(path), path)
 
 
 load_ladder = read_ladder

@@ -57,6 +57,16 @@ def load(path: Path) -> Any:
     return parse(read(path), path)
 
 
+def load_plain(path: Path) -> Any:
+    """The document as plain dicts and lists, for reading only: the C loader is about 6x faster than
+    round-trip, which only a write needs (to keep a person's comments and key order)."""
+    text = read(path)
+    try:
+        return YAML(typ="safe").load(text)
+    except YAMLError:
+        return parse(text, path)  # the round-trip parser words the error the same way for both
+
+
 def dumps(doc: Any) -> str:
     buffer = io.StringIO()
     _yaml().dump(doc, buffer)
