@@ -19,6 +19,7 @@ Environment (the target's engine env):
     FAKE_VLLM_MAX_BATCHED_TOKENS   above this --max-num-batched-tokens, profiling runs out of CUDA memory
     FAKE_VLLM_PREFILL_OOM_TOKENS   above this many prompt tokens in flight (input_len x concurrency),
                                    the server dies of a CUDA OOM during a bench (a failed smoke test)
+    FAKE_VLLM_BENCH_S              seconds a bench takes before it sends its requests (default 0)
     FAKE_VLLM_EXIT_WHEN_READY      1: print the whole boot log, then exit 0 instead of serving (the log
                                    a person copies from a boot they ran by hand)
 """
@@ -219,6 +220,7 @@ def bench(args: argparse.Namespace) -> int:
         print(f"ValueError: Initial test run failed - Please make sure benchmark arguments are correctly specified. "
               f"Error: {exc}", file=sys.stderr)
         return 1
+    time.sleep(float(os.environ.get("FAKE_VLLM_BENCH_S", "0")))
     print("Starting main benchmark run...", flush=True)
     request = urllib.request.Request(
         f"{base}/v1/completions", method="POST", headers={"Content-Type": "application/json"},

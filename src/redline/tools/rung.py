@@ -15,11 +15,11 @@ from pydantic import BaseModel, ValidationError
 
 from redline.engines.vllm import bench_argv, health_url, parse_boot_log, serve_argv
 from redline.engines.vllm.bootlog import message
-from redline.errors import InputError, LadderError, LogParseError
+from redline.errors import CommandTimeout, InputError, LadderError, LogParseError, TargetPathError
 from redline.ledger.ladder_file import load_ladder, runs_dir, set_host
 from redline.models import BootSignals, BootStatus, ServeConfig
 from redline.models.ladder import NextStep, Rung
-from redline.targets import ProcessHandle, Target
+from redline.targets import ProcessHandle, RunResult, Target
 from redline.tools import ladder as ladder_tools
 
 Progress = Callable[[float, str], Awaitable[None]]
@@ -144,12 +144,18 @@ async def rung_run(ladder: Path, target: Target, *, replay: int | None = None, p
     log_text = await target.read_text(handle.log_path)
     detail = {"timeout": f"no answer from {health_url(config)} within {state.boot_deadline_s:.0f}s",
               "exited": f"the server exited with code {outcome.exit_code} before it was ready"}.get(outcome.status, "")
-    rung = ladder_tools.rung_record(
-        ladder, log_text, signals=_signals(log_text, outcome.status, detail), serve=config, log_name=f"{target.name}:{handle.log_path}",
-        started_at=started, ended_at=datetime.now(UTC), boot_s=round(boot_s, 1), replay_of=replay,
-    )
-    if outcome.status == "ready":
-        _save_server(ladder, ServerRecord(rung_index=rung.index, handle=handle, config=config, boot_log_bytes=len(log_text.encode())))
+    try:
+        rung = ladder_tools.rung_record(
+            ladder, log_text, signals=_signals(log_text, outcome.status, detail), serve=config,
+            log_name=f"{target.name}:{handle.log_path}", started_at=started, ended_at=datetime.now(UTC),
+            boot_s=round(boot_s, 1), replay_of=replay,
+        )
+        if outcome.status == "ready":
+            _save_server(ladder, ServerRecord(rung_index=rung.index, handle=handle, config=config,
+                                              boot_log_bytes=len(log_text.encode())))
+    except BaseException:
+        await target.stop(handle)  # a server the ladder cannot account for is not left running
+        raise
     await _say(progress, 1.0, f"rung {rung.index}: {rung.status}")
     return RungOutcome(rung=rung, next=ladder_tools.ladder_next(ladder))
 
@@ -172,12 +178,15 @@ async def smoke_test(ladder: Path, target: Target, *, progress: Progress | None 
     argv = bench_argv(record.config, **workload, result_dir=record.handle.run_dir, result_filename=result_name,
                       executable=target.engine_command)
     await _say(progress, 0.1, f"smoke test: {workload['num_prompts']} prompts of {workload['input_len']} tokens at concurrency {workload['concurrency']}")
-    run = await target.run(argv, env=target.engine_env, timeout_s=state.smoke_deadline_s)
+    try:
+        run = await target.run(argv, env=target.engine_env, timeout_s=state.smoke_deadline_s)
+    except CommandTimeout:
+        run = RunResult(returncode=124, stdout="", stderr=f"the bench did not finish within {state.smoke_deadline_s:.0f}s")
     healthy = (await target.wait_ready(record.handle, health_url(record.config), 10.0)).status == "ready"
     log_tail = (await target.read_text(record.handle.log_path)).encode()[record.boot_log_bytes:].decode(errors="replace")
     try:
         bench_text = await target.read_text(f"{record.handle.run_dir}/{result_name}")
-    except Exception:  # no result file: the bench itself failed; its stderr says why
+    except TargetPathError:  # no result file: the bench itself failed; its stderr says why
         bench_text = None
     lines = _error_lines(log_tail) + ([] if run.returncode == 0 else [f"bench exited {run.returncode}: {_last_line(run.stderr or run.stdout)}"])
     rung = ladder_tools.smoke_record(ladder, bench_text, workload=workload, server_healthy_after=healthy, log_lines=lines)
