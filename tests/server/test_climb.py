@@ -6,6 +6,7 @@ import json
 import os
 import signal
 import sys
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -81,16 +82,11 @@ async def test_a_full_climb_through_mcp_calls_alone(env: Env, case: str) -> None
     assert not fake_servers(env.port)  # ceiling_record stopped the last one
 
 
-def _kill(pid: int) -> None:
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
+async def _boot_over_stdio_then_signal(env: Env, sig: signal.Signals, gone_within_s: float) -> tuple[dict[str, Any], dict[str, Any], Path]:
+    """A slow boot started through a real `redline mcp` on stdio; then `sig` to that server, and wait until it is gone.
 
-
-async def test_a_killed_server_leaves_no_orphan_after_restart(env: Env) -> None:
-    """`redline mcp` is SIGKILLed mid-boot: the fake vLLM it started survives it; the next
-    server on the workspace marks the job interrupted and stops that vLLM by its process group."""
+    Returns the job, its record as the boot ran, and the record's path (what the server wrote last is there).
+    """
     write_targets(env, FAKE_VLLM_BOOT_S="60")
     params = StdioServerParameters(command=sys.executable, args=["-m", "redline", "mcp", "--config", str(env.config_path)],
                                    env={**os.environ, "PYTHONUNBUFFERED": "1"})
@@ -98,23 +94,30 @@ async def test_a_killed_server_leaves_no_orphan_after_restart(env: Env) -> None:
         await new_ladder(client, env)
     seen: dict[str, Any] = {}
 
-    async def boot_then_die() -> None:
+    async def boot_then_signal() -> None:
         async with Client(params) as client:
             job = await call(client, "rung_run", ladder=LADDER, target="local", wait_s=1)
-            seen["job"] = job
-            seen["record"] = json.loads((env.config.state_dir / "jobs" / f"{job['job_id']}.json").read_text())
-            _kill(seen["record"]["owner_pid"])  # no cleanup runs: the booting vLLM is left behind
-            with anyio.fail_after(10):
+            path = env.config.state_dir / "jobs" / f"{job['job_id']}.json"
+            seen.update(job=job, path=path, record=json.loads(path.read_text()))
+            assert seen["record"]["processes"][0]["pid"] in fake_servers(env.port)
+            os.kill(seen["record"]["owner_pid"], sig)
+            with anyio.fail_after(gone_within_s):
                 while os.path.exists(f"/proc/{seen['record']['owner_pid']}"):
                     await anyio.sleep(0.05)
+            seen["gone"] = True
 
     try:
-        await boot_then_die()
-    except Exception as exc:  # noqa: BLE001 - the client only notices its server died
-        if "record" not in seen:
+        await boot_then_signal()
+    except Exception:  # noqa: BLE001 - the client only notices that its server is gone
+        if "gone" not in seen:
             raise
-        seen["client_error"] = exc
-    job, record = seen["job"], seen["record"]
+    return seen["job"], seen["record"], seen["path"]
+
+
+async def test_a_killed_server_leaves_no_orphan_after_restart(env: Env) -> None:
+    """`redline mcp` is SIGKILLed mid-boot: the fake vLLM it started survives it; the next
+    server on the workspace marks the job interrupted and stops that vLLM by its process group."""
+    job, record, _ = await _boot_over_stdio_then_signal(env, signal.SIGKILL, 10)  # no cleanup runs
     owner = record["owner_pid"]
     assert record["state"] == "running" and len(record["processes"]) == 1
     orphan = record["processes"][0]["pid"]
@@ -134,29 +137,7 @@ async def test_a_killed_server_leaves_no_orphan_after_restart(env: Env) -> None:
 
 async def test_sigterm_to_a_stdio_server_stops_the_servers_of_its_jobs(env: Env) -> None:
     """`redline mcp` gets SIGTERM mid-boot: before it exits, the job is interrupted and its vLLM stopped."""
-    write_targets(env, FAKE_VLLM_BOOT_S="60")
-    params = StdioServerParameters(command=sys.executable, args=["-m", "redline", "mcp", "--config", str(env.config_path)],
-                                   env=dict(os.environ))
-    async with Client(build_server(env.config)) as client:
-        await new_ladder(client, env)
-    seen: dict[str, Any] = {}
-
-    async def boot_then_term() -> None:
-        async with Client(params) as client:
-            job = await call(client, "rung_run", ladder=LADDER, target="local", wait_s=1)
-            path = env.config.state_dir / "jobs" / f"{job['job_id']}.json"
-            seen["job"], seen["record"] = job, json.loads(path.read_text())
-            assert seen["record"]["processes"][0]["pid"] in fake_servers(env.port)
-            os.kill(seen["record"]["owner_pid"], signal.SIGTERM)
-            with anyio.fail_after(30):
-                while os.path.exists(f"/proc/{seen['record']['owner_pid']}"):
-                    await anyio.sleep(0.05)
-            seen["after"] = json.loads(path.read_text())
-
-    try:
-        await boot_then_term()
-    except Exception:  # noqa: BLE001 - the client only notices its server left
-        if "after" not in seen:
-            raise
+    _, _, path = await _boot_over_stdio_then_signal(env, signal.SIGTERM, 30)
+    after = json.loads(path.read_text())
     assert not fake_servers(env.port)  # stopped by the server itself, not by a later restart
-    assert seen["after"]["state"] == "interrupted" and "shut down" in seen["after"]["error"]
+    assert after["state"] == "interrupted" and "shut down" in after["error"]
