@@ -114,14 +114,19 @@ def ladder_next(path: str | Path, replay: int | None = None) -> NextStep:
 _STEP_NAMES = {"run_rung": "a boot", "smoke_test": "a smoke test"}
 
 
+def _not_now(step: NextStep, route: str) -> LadderError:
+    """The error for asking `route` of a ladder whose next step is another."""
+    if route == "record_ceiling":
+        return LadderError(f"the climb is not over: the next step is {step.route} ({step.reason})")
+    return LadderError(f"the ladder's next step is {step.route}, not {_STEP_NAMES[route]}: {step.reason}")
+
+
 def expect_step(path: str | Path, route: str, replay: int | None = None) -> NextStep:
     """The ladder's next step if it is `route`; else a LadderError that says what the ladder wants instead."""
     step = ladder_next(path, replay)
-    if step.route == route:
-        return step
-    if route == "record_ceiling":
-        raise LadderError(f"the climb is not over: the next step is {step.route} ({step.reason})")
-    raise LadderError(f"the ladder's next step is {step.route}, not {_STEP_NAMES[route]}: {step.reason}")
+    if step.route != route:
+        raise _not_now(step, route)
+    return step
 
 
 def rung_row(rung: Rung) -> RungRow:
@@ -326,7 +331,7 @@ def ceiling_change(ladder: Ladder) -> Change[Ceiling]:
     """The ladder with its ceiling set, when the route says to record it."""
     step = next_step(ladder)
     if step.route != "record_ceiling" or step.rung_index is None:
-        raise LadderError(f"the climb is not over: the next step is {step.route} ({step.reason})")
+        raise _not_now(step, "record_ceiling")
     rung = ladder.rungs[step.rung_index - 1]
     ceiling = ceiling_of(ladder, rung, step.reason, proof(ladder, rung))
     return Change(set_ceiling(ladder, ceiling), ceiling)
