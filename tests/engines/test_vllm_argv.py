@@ -5,9 +5,10 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from redline.engines.vllm import bench_argv, health_url, serve_argv
+from redline.engines import get_engine
+from redline.engines.vllm import bench_argv, serve_argv
 from redline.errors import InputError
-from redline.models import ServeConfig
+from redline.models import BenchWorkload, ServeConfig
 
 
 def test_minimal_config_gives_the_floor_command():
@@ -67,8 +68,8 @@ def test_extra_flag_cannot_override_an_owned_knob():
 
 def test_bench_argv_pins_backend_and_targets_the_server():
     config = ServeConfig(model="/models/m", max_model_len=4096, port=8123)
-    argv = bench_argv(config, input_len=3000, output_len=16, num_prompts=4, concurrency=2,
-                      result_dir="/tmp/r", result_filename="smoke.json")
+    workload = BenchWorkload(input_len=3000, output_len=16, num_prompts=4, concurrency=2)
+    argv = bench_argv(config, workload, result_dir="/tmp/r", result_filename="smoke.json")
     assert argv[:5] == ["vllm", "bench", "serve", "--backend", "vllm"]
     assert argv[argv.index("--base-url") + 1] == "http://127.0.0.1:8123"
     assert argv[argv.index("--num-prompts") + 1] == "4"
@@ -76,4 +77,14 @@ def test_bench_argv_pins_backend_and_targets_the_server():
 
 
 def test_health_url_of_a_wildcard_host_is_loopback():
-    assert health_url(ServeConfig(model="m", max_model_len=8, host="0.0.0.0", port=9000)) == "http://127.0.0.1:9000/health"
+    config = ServeConfig(model="m", max_model_len=8, host="0.0.0.0", port=9000)
+    assert get_engine("vllm").health_url(config) == "http://127.0.0.1:9000/health"
+
+
+def test_bench_argv_sends_the_seed_when_the_workload_has_one():
+    config = ServeConfig(model="m", max_model_len=4096)
+    argv = bench_argv(config, BenchWorkload(input_len=8, output_len=8, num_prompts=2, concurrency=1, seed=7),
+                      result_dir="/r", result_filename="r.json")
+    assert argv[argv.index("--seed") + 1] == "7"
+    assert "--seed" not in bench_argv(config, BenchWorkload(input_len=8, output_len=8, num_prompts=2, concurrency=1),
+                                      result_dir="/r", result_filename="r.json")

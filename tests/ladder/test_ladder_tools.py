@@ -6,12 +6,13 @@ from pathlib import Path
 
 import pytest
 
+from redline.engines import get_engine
 from redline.errors import InputError, LadderError, RedlineError
 from redline.ledger import read_ladder
 from redline.models import BootSignals, BootStatus
 from redline.policy import serve_config
 from redline.tools.ladder import (
-    ceiling_record, ladder_init, ladder_next, ladder_status, log_boot_seconds, rung_record, smoke_record,
+    ceiling_record, ladder_init, ladder_next, ladder_status, rung_record, smoke_record,
 )
 from tests.conftest import H200, h200_log
 from tests.ladder.helpers import LLAMA, QWEN, bench_json, q32_boot
@@ -224,6 +225,7 @@ def test_a_runner_config_that_differs_from_the_expected_rung_is_refused(tmp_path
 
 
 def test_boot_seconds_come_from_the_log_timestamps():
+    log_boot_seconds = get_engine("vllm").boot_seconds
     assert log_boot_seconds(h200_log("q32_128k.log")) == 97.0
     assert log_boot_seconds(h200_log("q32_256k.log")) == 54.0  # a failure: to its last line
     assert log_boot_seconds("no times here") is None

@@ -7,7 +7,7 @@ import anyio
 import pytest
 
 from redline.targets import LocalTarget
-from redline.tools.rung import ServerRecord
+from redline.ledger.server_record import ServerRecord
 from tests.server.helpers import Env, write_env
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from redline.targets import LocalTarget, ProcessHandle, SSHSpec, SSHTarget, Target
+from redline.targets import LocalTarget, ServerHandle, SSHSpec, SSHTarget, Target
 
 SSHD = "/usr/sbin/sshd"
 PY = sys.executable  # absolute, so it runs the same under sshd's default PATH
@@ -42,6 +42,14 @@ def pid_running(pid: int) -> bool:
     except OSError:
         return False
     return stat.rpartition(")")[2].split()[0] not in "ZXx"
+
+
+def machine_id() -> str | None:
+    """This node's /etc/machine-id, None where it is missing or empty."""
+    try:
+        return Path("/etc/machine-id").read_text().strip() or None
+    except OSError:
+        return None
 
 
 @dataclass
@@ -147,9 +155,9 @@ async def target(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
 
 
 @pytest.fixture
-async def spawn(target: Target) -> AsyncIterator[list[ProcessHandle]]:
+async def spawn(target: Target) -> AsyncIterator[list[ServerHandle]]:
     """Handles a test started; whatever is left is stopped afterwards."""
-    handles: list[ProcessHandle] = []
+    handles: list[ServerHandle] = []
     yield handles
     for handle in handles:
         await target.stop(handle, grace_s=0)

@@ -47,7 +47,7 @@ async def test_host_info_reads_gpus_from_nvidia_smi(gpu_pids: Path, tmp_path: Pa
 async def test_stop_waits_until_the_gpu_lets_go(gpu_pids: Path, tmp_path: Path) -> None:
     target = LocalTarget(workdir=str(tmp_path))
     handle = await target.start(SLEEP, env={}, cwd=None, log_path="l")
-    gpu_pids.write_text(f"{handle.pid}\n99999999\n")
+    gpu_pids.write_text(f"{handle.locator.pid}\n99999999\n")
 
     async def driver_frees_memory() -> None:
         await anyio.sleep(0.6)
@@ -58,17 +58,17 @@ async def test_stop_waits_until_the_gpu_lets_go(gpu_pids: Path, tmp_path: Path) 
         tg.start_soon(driver_frees_memory)
         await target.stop(handle, grace_s=5)
     assert time.monotonic() - t0 >= 0.6
-    assert not pid_running(handle.pid)
+    assert not pid_running(handle.locator.pid)
 
 
 async def test_stop_raises_when_the_gpu_stays_held(gpu_pids: Path, tmp_path: Path) -> None:
     target = LocalTarget(workdir=str(tmp_path))
     target.gpu_release_s = 0.5
     handle = await target.start(SLEEP, env={}, cwd=None, log_path="l")
-    gpu_pids.write_text(f"{handle.pid}\n")
-    with pytest.raises(TargetError, match=f"pids \\[{handle.pid}\\] still hold GPU memory"):
+    gpu_pids.write_text(f"{handle.locator.pid}\n")
+    with pytest.raises(TargetError, match=f"pids \\[{handle.locator.pid}\\] still hold GPU memory"):
         await target.stop(handle, grace_s=5)
-    assert not pid_running(handle.pid)  # the processes are gone; only the driver lags
+    assert not pid_running(handle.locator.pid)  # the processes are gone; only the driver lags
 
 
 def test_parse_stats_survives_spaces_and_parens_in_the_name() -> None:

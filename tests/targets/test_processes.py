@@ -12,9 +12,9 @@ import anyio
 import pytest
 
 from redline.errors import CommandTimeout, InputError, TargetPathError
-from redline.targets import LocalTarget, ProcessHandle, SSHTarget, Target
+from redline.targets import LocalTarget, ServerHandle, SSHTarget, Target
 
-from .conftest import PY, free_port, pid_running
+from .conftest import PY, free_port, machine_id, pid_running
 
 pytestmark = pytest.mark.anyio
 
@@ -62,13 +62,13 @@ async def wait_for_file(path: Path, timeout_s: float = 10) -> str:
 
 async def started(
     target: Target,
-    spawn: list[ProcessHandle],
+    spawn: list[ServerHandle],
     argv: list[str],
     *,
     env: dict[str, str] | None = None,
     cwd: str | None = None,
     log_path: str = "server.log",
-) -> ProcessHandle:
+) -> ServerHandle:
     handle = await target.start(argv, env=env or {}, cwd=cwd, log_path=log_path)
     spawn.append(handle)
     return handle
@@ -82,7 +82,7 @@ def http_server(directory: Path, port: int) -> list[str]:
 
 
 async def test_start_appends_output_env_and_cwd_to_log(
-    target: Target, spawn: list[ProcessHandle], tmp_path: Path
+    target: Target, spawn: list[ServerHandle], tmp_path: Path
 ) -> None:
     prog = script(tmp_path, "lines.py", LINES)
     log = tmp_path / "logs" / "server.log"
@@ -98,12 +98,12 @@ async def test_start_appends_output_env_and_cwd_to_log(
     assert text.startswith("earlier boot\n")  # appended, not truncated
     assert "line 0\nline 1\nline 2\n" in text and "err line" in text
     assert f"env v 1\ncwd {tmp_path}\n" in text
-    assert handle.pgid == handle.pid
-    assert (Path(handle.run_dir) / "pid").read_text().strip() == str(handle.pid)
+    assert handle.locator.pgid == handle.locator.pid
+    assert (Path(handle.run_dir) / "pid").read_text().strip() == str(handle.locator.pid)
 
 
 async def test_relative_log_path_lands_in_the_run_folder(
-    target: Target, spawn: list[ProcessHandle], tmp_path: Path
+    target: Target, spawn: list[ServerHandle], tmp_path: Path
 ) -> None:
     handle = await started(target, spawn, [PY, "-c", "print('hi')"], log_path="boot.log")
     await target.wait_ready(handle, f"http://127.0.0.1:{free_port()}/", 20, 0.05)
@@ -113,23 +113,23 @@ async def test_relative_log_path_lands_in_the_run_folder(
 
 
 async def test_handle_survives_a_json_round_trip_and_a_new_target(
-    target: Target, spawn: list[ProcessHandle]
+    target: Target, spawn: list[ServerHandle]
 ) -> None:
     handle = await started(target, spawn, [PY, *SLEEP])
-    again = ProcessHandle.model_validate_json(handle.model_dump_json())
+    again = ServerHandle.model_validate_json(handle.model_dump_json())
     assert again == handle
     async with _reopen(target) as fresh:  # as after a restart of redline
         assert await fresh.is_alive(again)
         await fresh.stop(again, grace_s=5)
         assert not await fresh.is_alive(again)
-    assert not pid_running(handle.pid)
+    assert not pid_running(handle.locator.pid)
 
 
 # ---- wait_ready -------------------------------------------------------------------
 
 
 async def test_wait_ready_when_health_answers_200(
-    target: Target, spawn: list[ProcessHandle], tmp_path: Path
+    target: Target, spawn: list[ServerHandle], tmp_path: Path
 ) -> None:
     (tmp_path / "health").write_text("ok")
     port = free_port()
@@ -140,7 +140,7 @@ async def test_wait_ready_when_health_answers_200(
 
 
 async def test_wait_ready_ignores_answers_other_than_200(
-    target: Target, spawn: list[ProcessHandle], tmp_path: Path
+    target: Target, spawn: list[ServerHandle], tmp_path: Path
 ) -> None:
     port = free_port()  # no file named health: the server answers 404
     handle = await started(target, spawn, http_server(tmp_path, port))
@@ -150,7 +150,7 @@ async def test_wait_ready_ignores_answers_other_than_200(
 
 
 async def test_wait_ready_reports_exit_and_its_code(
-    target: Target, spawn: list[ProcessHandle], tmp_path: Path
+    target: Target, spawn: list[ServerHandle], tmp_path: Path
 ) -> None:
     handle = await started(target, spawn, [PY, script(tmp_path, "lines.py", LINES), "3"])
     outcome = await target.wait_ready(handle, f"http://127.0.0.1:{free_port()}/health", 20, poll_s=0.05)
@@ -159,14 +159,14 @@ async def test_wait_ready_reports_exit_and_its_code(
 
 
 async def test_wait_ready_reports_a_missing_program_as_exit_127(
-    target: Target, spawn: list[ProcessHandle]
+    target: Target, spawn: list[ServerHandle]
 ) -> None:
     handle = await started(target, spawn, ["/nonexistent/vllm", "serve"])
     outcome = await target.wait_ready(handle, f"http://127.0.0.1:{free_port()}/", 20, poll_s=0.05)
     assert (outcome.status, outcome.exit_code) == ("exited", 127)
 
 
-async def test_wait_ready_times_out_at_the_deadline(target: Target, spawn: list[ProcessHandle]) -> None:
+async def test_wait_ready_times_out_at_the_deadline(target: Target, spawn: list[ServerHandle]) -> None:
     handle = await started(target, spawn, [PY, *SLEEP])
     t0 = time.monotonic()
     outcome = await target.wait_ready(handle, f"http://127.0.0.1:{free_port()}/health", 0.6, poll_s=0.1)
@@ -175,7 +175,7 @@ async def test_wait_ready_times_out_at_the_deadline(target: Target, spawn: list[
     assert await target.is_alive(handle)  # a timeout does not stop anything
 
 
-async def test_wait_ready_refuses_a_url_that_is_not_http(target: Target, spawn: list[ProcessHandle]) -> None:
+async def test_wait_ready_refuses_a_url_that_is_not_http(target: Target, spawn: list[ServerHandle]) -> None:
     handle = await started(target, spawn, [PY, *SLEEP])
     with pytest.raises(InputError, match="http"):
         await target.wait_ready(handle, "ftp://127.0.0.1/health", 1)
@@ -185,7 +185,7 @@ async def test_wait_ready_refuses_a_url_that_is_not_http(target: Target, spawn: 
 
 
 async def test_stop_kills_the_whole_group_and_nothing_else(
-    target: Target, spawn: list[ProcessHandle], tmp_path: Path
+    target: Target, spawn: list[ServerHandle], tmp_path: Path
 ) -> None:
     bystander = subprocess.Popen([PY, *SLEEP])  # started by someone else, not by the target
     try:
@@ -196,7 +196,7 @@ async def test_stop_kills_the_whole_group_and_nothing_else(
         t0 = time.monotonic()
         await target.stop(handle, grace_s=0.5)  # the grandchild ignores SIGTERM: needs SIGKILL
         assert time.monotonic() - t0 >= 0.5
-        assert not any(map(pid_running, (handle.pid, child, grandchild)))
+        assert not any(map(pid_running, (handle.locator.pid, child, grandchild)))
         assert pid_running(bystander.pid)
         assert await target.is_alive(neighbour)
     finally:
@@ -205,16 +205,16 @@ async def test_stop_kills_the_whole_group_and_nothing_else(
 
 
 async def test_stop_with_sigterm_alone_does_not_wait_for_the_grace(
-    target: Target, spawn: list[ProcessHandle]
+    target: Target, spawn: list[ServerHandle]
 ) -> None:
     handle = await started(target, spawn, [PY, *SLEEP])
     t0 = time.monotonic()
     await target.stop(handle, grace_s=30)
     assert time.monotonic() - t0 < 10
-    assert not pid_running(handle.pid)
+    assert not pid_running(handle.locator.pid)
 
 
-async def test_stop_is_idempotent(target: Target, spawn: list[ProcessHandle], tmp_path: Path) -> None:
+async def test_stop_is_idempotent(target: Target, spawn: list[ServerHandle], tmp_path: Path) -> None:
     handle = await started(target, spawn, [PY, *SLEEP])
     await target.stop(handle, grace_s=5)
     await target.stop(handle, grace_s=5)
@@ -224,23 +224,22 @@ async def test_stop_is_idempotent(target: Target, spawn: list[ProcessHandle], tm
     assert not await target.is_alive(handle) and not await target.is_alive(exited)
 
 
-async def test_stop_leaves_a_reused_pid_alone(target: Target, spawn: list[ProcessHandle]) -> None:
+async def test_stop_leaves_a_reused_pid_alone(target: Target, spawn: list[ServerHandle]) -> None:
     handle = await started(target, spawn, [PY, *SLEEP])
-    assert handle.start_ticks is not None
-    stale = handle.model_copy(
-        update={"start_ticks": handle.start_ticks - 1}
-    )  # "an older process with this pid"
+    assert handle.locator.start_ticks is not None
+    older = handle.locator.model_copy(update={"start_ticks": handle.locator.start_ticks - 1})
+    stale = handle.model_copy(update={"locator": older})  # "an older process with this pid"
     await target.stop(stale, grace_s=0)
-    assert pid_running(handle.pid)
+    assert pid_running(handle.locator.pid)
     assert not await target.is_alive(stale)
 
 
-async def test_stop_refuses_a_handle_of_another_target(target: Target, spawn: list[ProcessHandle]) -> None:
+async def test_stop_refuses_a_handle_of_another_target(target: Target, spawn: list[ServerHandle]) -> None:
     handle = await started(target, spawn, [PY, *SLEEP])
     foreign = handle.model_copy(update={"target": "elsewhere"})
     with pytest.raises(InputError, match="elsewhere"):
         await target.stop(foreign, grace_s=0)
-    assert pid_running(handle.pid)
+    assert pid_running(handle.locator.pid)
 
 
 # ---- injection guards -------------------------------------------------------------
@@ -264,7 +263,7 @@ NASTY = [
 
 
 async def test_start_argv_env_and_log_path_are_not_shell_interpreted(
-    target: Target, spawn: list[ProcessHandle], tmp_path: Path
+    target: Target, spawn: list[ServerHandle], tmp_path: Path
 ) -> None:
     marker = tmp_path / "pwned"
     args = [a.format(m=marker) for a in NASTY]
@@ -349,6 +348,7 @@ async def test_host_info_without_nvidia_smi(target: Target) -> None:
         pytest.skip("this host has nvidia-smi")
     info = await target.host_info()
     assert info.hostname == socket.gethostname()
+    assert info.machine_id == machine_id()  # the same node either way: SSH goes to 127.0.0.1
     assert info.gpus == []
 
 

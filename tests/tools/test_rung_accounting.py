@@ -5,7 +5,7 @@ import pytest
 
 from redline.errors import LadderError
 from redline.ledger import read_ladder
-from redline.tools.rung import load_server, rung_run, smoke_test, stop_server
+from redline.tools.rung import ladder_server, rung_run, smoke_test, stop_server
 from tests.conftest import processes_naming
 from tests.tools.test_rung_bad_input import local_target, new_ladder
 
@@ -18,7 +18,7 @@ async def test_a_boot_the_ladder_refuses_to_record_is_stopped(tmp_path):
     async with local_target(tmp_path) as target:
         with pytest.raises(LadderError, match="0.26.0"):
             await rung_run(ladder, target)
-    assert load_server(ladder) is None and ladder.read_bytes() == before
+    assert ladder_server(ladder) is None and ladder.read_bytes() == before
     assert processes_naming(tmp_path) == []
 
 

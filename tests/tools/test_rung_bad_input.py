@@ -35,7 +35,7 @@ from redline.targets import (
     open_target,
 )
 from redline.tools.ladder import ladder_init
-from redline.tools.rung import climb, load_server, rung_run, smoke_test, stop_server
+from redline.tools.rung import climb, ladder_server, rung_run, smoke_test, stop_server
 from tests.conftest import processes_naming
 from tests.server.helpers import FAKE_VLLM, LLAMA8B
 
@@ -87,7 +87,7 @@ async def stop_left_servers(tmp_path: Path) -> AsyncIterator[None]:
     """A booted rung stays up for its smoke test by design; stop it whatever the test did."""
     yield
     ladder = tmp_path / "l8b.yml"
-    if ladder.exists() and load_server(ladder) is not None:
+    if ladder.exists() and ladder_server(ladder) is not None:
         await stop_server(ladder, LocalTarget("local", workdir=str(tmp_path / "target")))
 
 
@@ -105,7 +105,7 @@ async def test_a_good_rung_boots_and_its_server_is_seen_until_stopped(tmp_path: 
     async with local_target(tmp_path) as target:
         outcome = await rung_run(ladder, target)
         assert outcome.rung.status is BootStatus.BOOT_OK
-        assert load_server(ladder) is not None  # left up for its smoke test
+        assert ladder_server(ladder) is not None  # left up for its smoke test
         running = processes_naming(tmp_path)
         assert any(str(FAKE_VLLM) in p for p in running), running  # what the other tests show is absent
         assert await stop_server(ladder, target)
@@ -228,7 +228,7 @@ async def test_missing_engine_command_is_a_failed_rung_routed_to_diagnose(tmp_pa
     assert "/nonexistent/vllm" in rung.reason
     assert outcome.next.route == "diagnose"
     assert [r.status for r in load_ladder(ladder).rungs] == [rung.status]  # recorded, once
-    assert load_server(ladder) is None  # no server left for a smoke test
+    assert ladder_server(ladder) is None  # no server left for a smoke test
     assert processes_naming(tmp_path) == []
 
 
@@ -266,7 +266,7 @@ async def test_stop_server_on_another_target_is_refused_and_the_server_kept(tmp_
         await stop_server(ladder, other)
     text = one_line(exc)
     assert "runs on target 'local', not 'cpu-box'" in text
-    assert load_server(ladder) is not None  # still recorded, so the right target can stop it
+    assert ladder_server(ladder) is not None  # still recorded, so the right target can stop it
     assert ladder.read_bytes() == before
     assert processes_naming(tmp_path) != []  # refused means untouched: the server is still up
     async with local_target(tmp_path) as target:

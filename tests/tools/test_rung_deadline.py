@@ -4,7 +4,7 @@ import pytest
 
 from redline.ledger import read_ladder
 from redline.models import BootStatus
-from redline.tools.rung import load_server, rung_run
+from redline.tools.rung import ladder_server, rung_run
 from tests.conftest import processes_naming
 from tests.tools.test_rung_bad_input import local_target, new_ladder
 
@@ -21,7 +21,7 @@ async def test_a_boot_past_its_deadline_is_timeout_boot_and_leaves_nothing_runni
     assert "within 2s" in outcome.rung.reason and "last log line" in outcome.rung.reason
     assert 2 <= outcome.rung.boot_s < 15
     assert outcome.next.route == "diagnose"  # a timeout is not a context failure: no blind retry
-    assert load_server(ladder) is None
+    assert ladder_server(ladder) is None
     assert processes_naming(tmp_path) == []
 
 

@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from redline.errors import LadderError
 from redline.ledger import yamlfile
+from redline.ledger.atomic import atomic_write
 from redline.models.ladder import Ceiling, GpuProfile, Ladder, Rung, SmokeTest
 
 T = TypeVar("T")
@@ -25,6 +26,11 @@ HEADER = ("redline ladder: one model on one GPU profile. Rungs are append-only (
 
 def runs_dir(path: Path) -> Path:
     return path.parent / f"{path.stem}.runs"
+
+
+def server_file(path: Path) -> Path:
+    """Where the record of the server a ladder left running is kept."""
+    return runs_dir(path) / "server.json"
 
 
 def rung_file(path: Path, index: int, name: str) -> str:
@@ -70,7 +76,7 @@ def create_ladder(path: Path, ladder: Ladder) -> None:
     with yamlfile.locked(path):
         if path.exists():
             raise LadderError(f"{path}: another redline just created it; use it (`redline ladder status`)")
-        yamlfile.atomic_write(path, yamlfile.dumps(doc))
+        atomic_write(path, yamlfile.dumps(doc))
 
 
 @dataclass
@@ -96,9 +102,9 @@ def update_ladder(path: Path, change: Callable[[Ladder], Change[T]]) -> T:
         check_append_only(old, done.ladder)
         yamlfile.remove_stale_temps(path)
         for relative, text in done.files.items():
-            yamlfile.atomic_write(path.parent / relative, text)
+            atomic_write(path.parent / relative, text)
         yamlfile.merge(doc, dump(old), dump(done.ladder))
-        yamlfile.atomic_write(path, yamlfile.dumps(doc))
+        atomic_write(path, yamlfile.dumps(doc))
     return done.result
 
 

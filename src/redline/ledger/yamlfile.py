@@ -1,15 +1,11 @@
-"""YAML files a person also edits: ruamel round-trip, atomic writes, one writer at a time.
+"""YAML files a person also edits: ruamel round-trip, one writer at a time.
 
-Round-trip keeps a person's comments, key order and quoting. A write goes to a
-temporary file in the same folder, is flushed and fsynced, replaces the old
-file with os.replace (atomic on POSIX), and the folder is fsynced so the
-rename itself survives a crash: a kill at any moment leaves the old file or
-the new one. Read-modify-write cycles hold a FileLock on FILE.lock.
+Round-trip keeps a person's comments, key order and quoting. Writes go through
+ledger.atomic (a kill at any moment leaves the old file or the new one).
+Read-modify-write cycles hold a FileLock on FILE.lock.
 """
 
 import io
-import os
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -111,32 +107,6 @@ def merge(node: Any, old: Any, new: Any) -> Any:
         del node[len(new):]
         return node
     return to_yaml(new)
-
-
-def _fsync_folder(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def atomic_write(path: Path, text: str) -> None:
-    """Replace `path` with `text` so that a kill at any moment leaves the old or the new file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temp, mode)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
-    _fsync_folder(path.parent)
 
 
 def remove_stale_temps(path: Path) -> None:

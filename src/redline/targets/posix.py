@@ -1,0 +1,320 @@
+"""A server as a POSIX process group: the logic the local and SSH targets share.
+
+Each POSIX kind supplies a handful of primitives (`_exec`, `_read_stats`,
+`_signal_group`, `_probe`, `read_text`, `fetch`, `close`); what must be the
+same everywhere (start detached in its own group, wait for health, stop the
+group and only it, wait until the GPU lets go) lives here, once.
+"""
+
+from __future__ import annotations
+
+import abc
+import posixpath
+import signal
+import time
+from datetime import UTC, datetime
+from typing import NamedTuple
+
+import anyio
+import httpx
+
+from redline.errors import InputError, TargetError, TargetPathError
+from redline.targets.base import (
+    GpuInfo,
+    HostInfo,
+    PosixLocator,
+    RunResult,
+    ServerHandle,
+    Target,
+    WaitOutcome,
+    check_argv,
+    check_env,
+    check_health_url,
+    new_run_id,
+)
+
+
+class ProcStat(NamedTuple):
+    """The fields of /proc/PID/stat that group tracking needs."""
+
+    pid: int
+    state: str
+    pgid: int
+    start_ticks: int
+
+
+_DEAD = frozenset("ZXx")
+NO_CWD = "redline: no such folder: "  # stderr prefix of the scripts below when cd fails
+
+# Shell scripts are constants; every value reaches them as a positional argument,
+# so nothing a caller passes is ever parsed by a shell.
+PRELUDE = (
+    'cwd=$1; shift; while [ "$1" != -- ]; do export "$1"; shift; done; shift; '
+    'if [ -n "$cwd" ]; then cd -- "$cwd" 2>/dev/null || '
+    '{ printf "%s%s\\n" "' + NO_CWD + '" "$cwd" >&2; exit 1; }; fi; '
+)
+RUN_SCRIPT = PRELUDE + 'exec "$@"'
+# The group leader is a small sh that records the exit code: the launcher that
+# forked it is gone by then, so nobody else could report it.
+WRAP_SCRIPT = 'd=$1; shift; "$@"; echo $? >"$d/exit.tmp" && mv -f "$d/exit.tmp" "$d/exit"'
+# setsid makes the server its own session and group (pgid == the pid echoed: the
+# background child of a non-interactive sh is never a group leader, so setsid does
+# not fork); the launcher returns at once and the server outlives redline.
+LAUNCH_SCRIPT = (
+    'd=$1; log=$2; wrap=$3; shift 3; mkdir -p -- "$d" "$(dirname -- "$log")" || exit 1; '
+    + PRELUDE
+    + 'setsid sh -c "$wrap" sh "$d" "$@" >>"$log" 2>&1 </dev/null & '
+    'echo $! >"$d/pid"; echo $!'
+)
+
+
+def env_cwd_args(env: dict[str, str] | None, cwd: str | None) -> list[str]:
+    """The positional arguments PRELUDE reads: cwd, KEY=VALUE..., then `--`."""
+    check_env(env or {})
+    return [cwd or "", *(f"{k}={v}" for k, v in (env or {}).items()), "--"]
+
+
+def parse_stats(text: str) -> list[ProcStat]:
+    """Parse /proc/PID/stat lines; comm may hold spaces and parens, so split at the last ')'."""
+    out = []
+    for line in text.splitlines():
+        head, _, tail = line.rpartition(")")
+        fields = tail.split()
+        try:
+            out.append(ProcStat(int(head.split(" ", 1)[0]), fields[0], int(fields[2]), int(fields[19])))
+        except (ValueError, IndexError):
+            continue  # a process that vanished mid-read, or a comm with a newline
+    return out
+
+
+def parse_gpus(text: str) -> list[GpuInfo]:
+    """Parse `nvidia-smi --query-gpu=name,memory.total[,uuid] --format=csv,noheader,nounits`."""
+    return [_parse_gpu(line) for line in filter(None, map(str.strip, text.splitlines()))]
+
+
+def _parse_gpu(line: str) -> GpuInfo:
+    # Split from the right, since a name could hold a comma. A uuid (GPU-..., MIG-...) is
+    # never a bare number, so a numeric last column is the two-column form.
+    splits = 1 if line.rpartition(",")[2].strip().isdigit() else 2
+    try:
+        name, mib, *uuid = (part.strip() for part in line.rsplit(",", splits))
+        known = [u for u in uuid if u not in ("", "[N/A]")]
+        return GpuInfo(name=name, memory_mib=int(mib), uuid=known[0] if known else None)
+    except ValueError as exc:
+        raise TargetError(f"cannot read nvidia-smi GPU line {line!r}") from exc
+
+
+class PosixTarget(Target):
+    """A target whose servers are process groups on one POSIX host, seen through /proc."""
+
+    poll_s: float = 0.2  # how often stop() looks at the group
+    kill_wait_s: float = 30.0  # after SIGKILL a process in D state can still take a while
+    gpu_release_s: float = 120.0  # the driver frees memory after the process is gone
+
+    # ---- what each POSIX kind supplies --------------------------------------------
+
+    @abc.abstractmethod
+    async def _exec(self, argv: list[str], timeout_s: float) -> RunResult:
+        """Run argv as is; a missing program is returncode 127; past timeout_s raise CommandTimeout."""
+
+    @abc.abstractmethod
+    async def _read_stats(self, pid: int | None) -> str:
+        """/proc/PID/stat of pid ('' when gone), or of every process when pid is None."""
+
+    @abc.abstractmethod
+    async def _signal_group(self, pgid: int, sig: signal.Signals) -> None:
+        """Send sig to process group pgid; a group already gone is not an error."""
+
+    @abc.abstractmethod
+    async def _probe(self, url: httpx.URL, timeout_s: float) -> bool:
+        """True when a GET of url, made from the target host's point of view, answers 200."""
+
+    # ---- the interface ------------------------------------------------------------
+
+    async def run(
+        self,
+        argv: list[str],
+        *,
+        env: dict[str, str] | None = None,
+        cwd: str | None = None,
+        timeout_s: float = 60,
+    ) -> RunResult:
+        check_argv(argv)
+        if env or cwd:
+            argv = ["sh", "-c", RUN_SCRIPT, "sh", *env_cwd_args(env, cwd), *argv]
+        result = await self._exec(argv, timeout_s)
+        self._raise_no_cwd(result)
+        return result
+
+    async def start(self, argv: list[str], *, env: dict[str, str], cwd: str | None, log_path: str) -> ServerHandle:
+        """Start argv detached in its own session (so it outlives redline); output appended to log_path."""
+        check_argv(argv)
+        run_dir = posixpath.join(self.workdir, "runs", new_run_id())
+        log = posixpath.join(run_dir, log_path)
+        started_at = datetime.now(UTC).isoformat()
+        args = [run_dir, log, WRAP_SCRIPT, *env_cwd_args(env, cwd), *argv]
+        result = await self._exec(["sh", "-c", LAUNCH_SCRIPT, "sh", *args], 60)
+        self._raise_no_cwd(result)
+        if result.returncode != 0 or not result.stdout.strip().isdigit():
+            raise TargetError(f"could not start {argv[0]} on {self.name}: {result.stderr.strip()}")
+        pid = int(result.stdout)
+        ticks = await self._confirm_leader(pid)
+        return ServerHandle(
+            target=self.name,
+            run_dir=run_dir,
+            log_path=log,
+            started_at=started_at,
+            locator=PosixLocator(pid=pid, pgid=pid, start_ticks=ticks),
+        )
+
+    async def wait_ready(
+        self, handle: ServerHandle, health_url: str, deadline_s: float, poll_s: float = 1.0
+    ) -> WaitOutcome:
+        """Poll health until it answers 200 (ready), the leader is gone (exited), or deadline_s passes."""
+        self._locator(handle)
+        url = check_health_url(health_url)
+        t0 = time.monotonic()
+        end = t0 + deadline_s
+        while True:
+            if await self._probe(url, max(0.2, min(5.0, end - time.monotonic()))):
+                return WaitOutcome(status="ready", elapsed_s=time.monotonic() - t0)
+            if not await self.is_alive(handle):
+                code = await self._exit_code(handle)
+                return WaitOutcome(status="exited", exit_code=code, elapsed_s=time.monotonic() - t0)
+            if time.monotonic() >= end:
+                return WaitOutcome(status="timeout", elapsed_s=time.monotonic() - t0)
+            await anyio.sleep(max(0.0, min(poll_s, end - time.monotonic())))
+
+    async def is_alive(self, handle: ServerHandle) -> bool:
+        """True while the group leader this handle names is running."""
+        loc = self._locator(handle)
+        stats = parse_stats(await self._read_stats(loc.pid))
+        return any(_is_leader(s, loc) and _in_group(s, loc) for s in stats)
+
+    async def stop(self, handle: ServerHandle, grace_s: float = 30.0) -> None:
+        """SIGTERM the group, SIGKILL it after grace_s, wait until it and its GPU use are gone."""
+        loc = self._locator(handle)
+        seen, left = await self._drain(loc, 0)
+        for sig, wait_s in ((signal.SIGTERM, grace_s), (signal.SIGKILL, self.kill_wait_s)):
+            if not left:
+                break
+            await self._signal_group(_safe_pgid(loc.pgid), sig)
+            more, left = await self._drain(loc, wait_s)
+            seen |= more
+        if left:
+            raise TargetError(
+                f"process group {loc.pgid} on {self.name} still has pids {sorted(left)} "
+                f"{self.kill_wait_s:.0f}s after SIGKILL; look at `ps -o pid,stat,cmd -g {loc.pgid}`"
+            )
+        await self._wait_gpu_release(seen | {loc.pid})
+
+    async def host_info(self) -> HostInfo:
+        """The hostname, the machine id where /etc/machine-id is readable, and the GPUs where nvidia-smi is."""
+        uname = await self._exec(["uname", "-n"], 30)
+        machine = await self._exec(["cat", "/etc/machine-id"], 30)
+        csv = await self._nvidia_smi("--query-gpu=name,memory.total,uuid", "--format=csv,noheader,nounits")
+        return HostInfo(
+            hostname=uname.stdout.strip(),
+            machine_id=(machine.returncode == 0 and machine.stdout.strip()) or None,
+            gpus=parse_gpus(csv or ""),
+        )
+
+    # ---- helpers ------------------------------------------------------------------
+
+    def _locator(self, handle: ServerHandle) -> PosixLocator:
+        """The process group a handle of this target names; a handle of another kind is refused."""
+        self._check_handle(handle)
+        if not isinstance(handle.locator, PosixLocator):
+            raise InputError(f"{handle.describe()} is not a process group; target {self.name!r} cannot act on it")
+        return handle.locator
+
+    def _raise_no_cwd(self, result: RunResult) -> None:
+        if result.returncode != 0 and result.stderr.startswith(NO_CWD):
+            raise TargetPathError(f"{result.stderr.strip()} on {self.name}; create it or pick another cwd")
+
+    async def _confirm_leader(self, pid: int) -> int | None:
+        """Wait until the new process leads its own group; its start ticks, None if already gone."""
+        end = time.monotonic() + 10
+        while time.monotonic() < end:
+            stats = [s for s in parse_stats(await self._read_stats(pid)) if s.pid == pid]
+            if not stats or stats[0].pgid == pid:
+                return stats[0].start_ticks if stats else None
+            await anyio.sleep(0.01)
+        raise TargetError(f"process {pid} on {self.name} did not become a process group leader")
+
+    async def _group_pids(self, loc: PosixLocator) -> set[int]:
+        """Live (not zombie) pids of the group, or none if the pgid now names another group."""
+        stats = parse_stats(await self._read_stats(None))
+        if any(s.pid == loc.pid and not _is_leader(s, loc) for s in stats):
+            return set()
+        return {s.pid for s in stats if _in_group(s, loc)}
+
+    async def _drain(self, loc: PosixLocator, timeout_s: float) -> tuple[set[int], set[int]]:
+        """Poll the group until it is empty or timeout_s passes: (every pid seen, pids left)."""
+        seen: set[int] = set()
+        end = time.monotonic() + timeout_s
+        delay = 0.02  # most groups die within milliseconds of the signal: look soon, then back off
+        while True:
+            left = await self._group_pids(loc)
+            seen |= left
+            if not left or time.monotonic() >= end:
+                return seen, left
+            await anyio.sleep(min(delay, max(0.0, end - time.monotonic())))
+            delay = min(delay * 2, self.poll_s)
+
+    async def _exit_code(self, handle: ServerHandle) -> int | None:
+        try:
+            return int((await self.read_text(posixpath.join(handle.run_dir, "exit"))).strip())
+        except (TargetPathError, ValueError):
+            return None  # killed by a signal: the wrapper never wrote it
+
+    async def _nvidia_smi(self, *args: str) -> str | None:
+        """nvidia-smi's stdout, or None where the host has no nvidia-smi."""
+        result = await self._exec(["nvidia-smi", *args], 30)
+        if result.returncode == 127:
+            return None
+        if result.returncode != 0:
+            raise TargetError(
+                f"nvidia-smi failed on {self.name} (exit {result.returncode}): {result.stderr.strip()}"
+            )
+        return result.stdout
+
+    async def _wait_gpu_release(self, pids: set[int]) -> None:
+        """Wait (bounded) until none of pids holds a GPU context.
+
+        Inside a container nvidia-smi may report host pids, which never match ours;
+        then this returns at once.
+        """
+        end = time.monotonic() + self.gpu_release_s
+        while True:
+            out = await self._nvidia_smi("--query-compute-apps=pid", "--format=csv,noheader")
+            held = pids & {int(p) for p in (out or "").split() if p.isdigit()}
+            if not held:
+                return
+            if time.monotonic() >= end:
+                raise TargetError(
+                    f"pids {sorted(held)} still hold GPU memory on {self.name} "
+                    f"{self.gpu_release_s:.0f}s after they exited; check `nvidia-smi` before the next boot"
+                )
+            await anyio.sleep(min(1.0, self.poll_s * 5))
+
+
+def _is_leader(stat: ProcStat, loc: PosixLocator) -> bool:
+    """The process the handle started, not a later one that got its pid."""
+    return stat.pid == loc.pid and loc.start_ticks in (None, stat.start_ticks)
+
+
+def _in_group(stat: ProcStat, loc: PosixLocator) -> bool:
+    """A live member of the handle's group, started no earlier than its leader."""
+    return (
+        stat.pgid == loc.pgid
+        and stat.state not in _DEAD
+        and (loc.start_ticks is None or stat.start_ticks >= loc.start_ticks)
+    )
+
+
+def _safe_pgid(pgid: int) -> int:
+    """Never 0 or 1: `kill -- -1` would signal every process we may signal."""
+    if pgid <= 1:
+        raise TargetError(f"refusing to signal process group {pgid}")
+    return pgid

@@ -1,0 +1,46 @@
+"""What every kind's entry in the targets file shares: how the host runs engines."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Self
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from redline.targets.base import EngineSettings
+
+Word = Annotated[str, Field(min_length=1, pattern=r"^[^\x00]+$")]
+Command = Annotated[list[Word], Field(min_length=1)]
+EngineName = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_-]*$")]
+EnvName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
+
+
+class BaseSpec(BaseModel):
+    """One entry of the targets file; each kind subclasses it with `kind: Literal["<name>"]` and its fields.
+
+    engine_commands names the command per engine; engine_command, the older form, is the command
+    for whichever engine the caller runs. Neither set: the engine's own default.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: str
+    engine_commands: dict[EngineName, Command] = Field(default_factory=dict)
+    engine_command: Command | None = None
+    env: dict[EnvName, str] = Field(default_factory=dict)
+
+    def resolved(self, base: Path) -> Self:
+        """This spec with its relative paths taken from base, the targets file's folder."""
+        return self
+
+    def engine_settings(self) -> EngineSettings:
+        """The engine part, as Target's constructor takes it."""
+        return EngineSettings(
+            engine_env=self.env, engine_commands=self.engine_commands, engine_command=self.engine_command
+        )
+
+
+def abspath(value: str, base: Path) -> str:
+    """value with ~ expanded and, when relative, taken from base."""
+    path = Path(value).expanduser()
+    return str(path if path.is_absolute() else (base / path).resolve())

@@ -1,0 +1,168 @@
+"""A serve session: boot one ServeConfig on a Target with an Engine, wait until it is ready,
+bench it at a workload, stop it. The one way any operation runs a server.
+
+    session = ServeSession(target, get_engine(ladder.engine), progress)
+    boot = await session.boot(config, deadline_s=1800)     # a failed boot leaves nothing running
+    if boot.ready:
+        run = await session.bench(boot, workload, "bench-c8.json", deadline_s=600)
+        await session.stop(boot.handle)
+
+A ready server is left running for the caller, who records its handle before
+anything else can go wrong (ladders keep it up for their smoke test).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from redline.engines.base import Engine
+from redline.errors import CommandTimeout, InputError, LogParseError, TargetPathError
+from redline.models import BenchWorkload, BootSignals, BootStatus, ServeConfig
+from redline.targets import RunResult, ServerHandle, Target, WaitOutcome
+
+Progress = Callable[[float, str], Awaitable[None]]
+BOOT_POLL_S = 10.0  # how often a waiting boot reports progress
+HEALTH_AFTER_BENCH_S = 10.0
+
+
+@dataclass(frozen=True)
+class Boot:
+    """One boot as the target saw it and the log told it."""
+
+    config: ServeConfig
+    handle: ServerHandle
+    outcome: WaitOutcome
+    log_text: str
+    signals: BootSignals
+    started_at: datetime
+    ended_at: datetime
+    boot_s: float
+
+    @property
+    def ready(self) -> bool:
+        return self.outcome.status == "ready"
+
+
+@dataclass(frozen=True)
+class BenchRun:
+    """One bench against a running server: how the client ended and what it wrote."""
+
+    argv: list[str]
+    run: RunResult
+    result_path: str
+    result_text: str | None  # None: the client wrote no result file; run.stderr says why
+    healthy_after: bool
+    log_lines: list[str]  # the server's error lines while the bench ran
+
+
+async def say(progress: Progress | None, fraction: float, text: str) -> None:
+    if progress is not None:
+        await progress(min(max(fraction, 0.0), 1.0), text)
+
+
+class ServeSession:
+    """Boots, benches and stops servers of one engine on one target."""
+
+    def __init__(self, target: Target, engine: Engine, progress: Progress | None = None) -> None:
+        self.target = target
+        self.engine = engine
+        self.progress = progress
+
+    @property
+    def executable(self) -> list[str]:
+        return self.target.engine_command(self.engine.name, list(self.engine.default_command))
+
+    def serve_argv(self, config: ServeConfig) -> list[str]:
+        return self.engine.serve_argv(config, self.executable)
+
+    async def check_model_path(self, model: str) -> None:
+        """A model given as a path must be there on the target (a hub id is the engine's to fetch)."""
+        if model.startswith(("/", ".", "~")) and (await self.target.run(["test", "-e", model])).returncode != 0:
+            raise InputError(
+                f"model path {model} does not exist on target {self.target.name}: fix the model path, or copy the model there"
+            )
+
+    async def boot(self, config: ServeConfig, deadline_s: float) -> Boot:
+        """Start the engine, wait for health within deadline_s; anything but ready is stopped before returning."""
+        argv = self.serve_argv(config)
+        env = {**self.target.engine_env, **config.env}
+        started = datetime.now(UTC)
+        handle = await self.target.start(argv, env=env, cwd=None, log_path="boot.log")
+        t0 = time.monotonic()
+        try:
+            outcome = await self._wait(handle, config, deadline_s, t0)
+            log_text = await self.target.read_text(handle.log_path)
+        except BaseException:
+            await self.target.stop(handle)  # a cancelled or failed wait leaves nothing running
+            raise
+        if outcome.status != "ready":
+            await self.target.stop(handle)
+        signals = self._signals(log_text, outcome, config, deadline_s)
+        return Boot(config, handle, outcome, log_text, signals, started, datetime.now(UTC), time.monotonic() - t0)
+
+    async def _wait(self, handle: ServerHandle, config: ServeConfig, deadline_s: float, t0: float) -> WaitOutcome:
+        url = self.engine.health_url(config)
+        while True:
+            left = deadline_s - (time.monotonic() - t0)
+            outcome = await self.target.wait_ready(handle, url, max(0.0, min(BOOT_POLL_S, left)))
+            elapsed = time.monotonic() - t0
+            if outcome.status != "timeout" or elapsed >= deadline_s:
+                return outcome
+            tail = self.last_line(await self.target.read_text(handle.log_path))
+            await say(self.progress, elapsed / deadline_s, f"booting for {elapsed:.0f}s: {tail}")
+
+    def last_line(self, log_text: str) -> str:
+        lines = [line for line in log_text.splitlines() if line.strip()]
+        return self.engine.log_message(lines[-1])[:200] if lines else "(the log is empty)"
+
+    def _signals(self, log_text: str, outcome: WaitOutcome, config: ServeConfig, deadline_s: float) -> BootSignals:
+        """The log's own verdict, corrected by what the target saw (a deadline, an exit)."""
+        try:
+            signals = self.engine.parse_boot_log(log_text)
+        except LogParseError:
+            reason = f"not a {self.engine.title} boot log: {self.last_line(log_text)}"
+            signals = BootSignals(engine=self.engine.name, status=BootStatus.CRASH_UNKNOWN, reason=reason)
+        tail = f"; last log line: {self.last_line(log_text)}"
+        if outcome.status == "timeout":
+            detail = f"no answer from {self.engine.health_url(config)} within {deadline_s:.0f}s"
+            return signals.model_copy(update={"status": BootStatus.TIMEOUT_BOOT, "reason": detail + tail})
+        if outcome.status == "exited" and signals.status in (BootStatus.BOOT_OK, BootStatus.BOOT_INCOMPLETE):
+            detail = f"the server exited with code {outcome.exit_code} before it was ready"
+            return signals.model_copy(update={"status": BootStatus.CRASH_UNKNOWN, "reason": detail + tail})
+        return signals
+
+    async def bench(
+        self, handle: ServerHandle, config: ServeConfig, workload: BenchWorkload, result_name: str, *,
+        deadline_s: float, log_offset: int = 0,
+    ) -> BenchRun:
+        """Run the engine's bench client against the running server; a client past its deadline is exit 124."""
+        argv = self.engine.bench_argv(config, workload, result_dir=handle.run_dir, result_filename=result_name,
+                                      executable=self.executable)
+        try:
+            run = await self.target.run(argv, env=self.target.engine_env, timeout_s=deadline_s)
+        except CommandTimeout:
+            run = RunResult(returncode=124, stdout="", stderr=f"the bench did not finish within {deadline_s:.0f}s")
+        url = self.engine.health_url(config)
+        healthy = (await self.target.wait_ready(handle, url, HEALTH_AFTER_BENCH_S)).status == "ready"
+        log_tail = (await self.target.read_text(handle.log_path)).encode()[log_offset:].decode(errors="replace")
+        path = posixpath.join(handle.run_dir, result_name)
+        try:
+            text: str | None = await self.target.read_text(path)
+        except TargetPathError:  # no result file: the bench itself failed; its stderr says why
+            text = None
+        lines = self._error_lines(log_tail)
+        if run.returncode != 0:
+            lines.append(f"bench exited {run.returncode}: {self.last_line(run.stderr or run.stdout)}")
+        return BenchRun(argv, run, path, text, healthy, lines)
+
+    def _error_lines(self, log_tail: str) -> list[str]:
+        keep = ("ERROR", "Error", "Traceback", "out of memory", "Killed")
+        lines = [self.engine.log_message(line)[:300] for line in log_tail.splitlines() if any(k in line for k in keep)]
+        return lines[-20:]
+
+    async def stop(self, handle: ServerHandle) -> None:
+        await self.target.stop(handle)

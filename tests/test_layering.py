@@ -1,0 +1,92 @@
+"""The house's import rules, read from the source: arrows point down, and engines stay behind their interface."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import redline
+
+SRC = Path(redline.__file__).parent
+LOWER = ("engines", "targets", "ledger", "models", "policy")
+UPPER = ("redline.tools", "redline.server", "redline.cli")
+# The built-in demo is the default engine's CPU build by definition: its flag and paths name it.
+DEMO = ("cli/demo.py", "tools/demo.py")
+
+
+def _modules(folder: Path = SRC) -> list[Path]:
+    return sorted(folder.rglob("*.py"))
+
+
+def _imports(path: Path) -> set[str]:
+    """Every module path imports, at any depth (imports inside functions count too)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+            found |= {f"{node.module}.{alias.name}" for alias in node.names}
+    return found
+
+
+def _rel(path: Path) -> str:
+    return path.relative_to(SRC).as_posix()
+
+
+@pytest.mark.parametrize("layer", LOWER)
+def test_lower_layers_import_nothing_from_tools_server_or_cli(layer: str) -> None:
+    bad = {
+        _rel(p): sorted(m for m in _imports(p) if m.startswith(UPPER))
+        for p in _modules(SRC / layer)
+    }
+    assert {k: v for k, v in bad.items() if v} == {}
+
+
+def _engine_modules() -> set[str]:
+    """redline.engines.vllm and its like: every engine package or module but the interface."""
+    return {f"redline.engines.{p.stem}" for p in (SRC / "engines").iterdir()
+            if p.stem not in ("__init__", "base", "__pycache__")}
+
+
+def test_nothing_outside_engines_imports_an_engine_module_by_name() -> None:
+    engines = _engine_modules()
+    assert "redline.engines.vllm" in engines
+    bad = {}
+    for path in _modules():
+        if _rel(path).startswith("engines/"):
+            continue
+        named = sorted(m for m in _imports(path) if any(m == e or m.startswith(e + ".") for e in engines))
+        if named:
+            bad[_rel(path)] = named
+    assert bad == {}
+
+
+def _code_strings(tree: ast.AST) -> list[str]:
+    """String constants that are not docstrings."""
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)
+    }
+    return [n.value for n in ast.walk(tree)
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docstrings]
+
+
+def test_no_code_outside_engines_knows_an_engine_string() -> None:
+    bad = {}
+    for path in _modules():
+        rel = _rel(path)
+        if rel.startswith("engines/") or rel in DEMO:
+            continue
+        hits = [s for s in _code_strings(ast.parse(path.read_text(encoding="utf-8"))) if "vllm" in s.lower()]
+        if hits:
+            bad[rel] = hits[:3]
+    assert bad == {}
+
+
+def test_the_import_walker_sees_a_function_level_import(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text("def f():\n    from redline.server.app import build_server\n")
+    assert "redline.server.app" in _imports(module)
