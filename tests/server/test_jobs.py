@@ -14,7 +14,7 @@ from pydantic import BaseModel
 
 from redline.errors import InputError, LadderError
 from redline.server.jobs import JobContext, JobRecord, JobView, running_jobs
-from redline.targets import LocalTarget, ProcessHandle
+from redline.targets import LocalTarget, ServerHandle
 
 pytestmark = pytest.mark.anyio
 
@@ -38,10 +38,10 @@ async def local(tmp_path: Path) -> AsyncIterator[LocalTarget]:
 
 
 @pytest.fixture
-def stop(local: LocalTarget) -> tuple[list[ProcessHandle], object]:
-    stopped: list[ProcessHandle] = []
+def stop(local: LocalTarget) -> tuple[list[ServerHandle], object]:
+    stopped: list[ServerHandle] = []
 
-    async def stop_process(handle: ProcessHandle) -> bool:
+    async def stop_process(handle: ServerHandle) -> bool:
         if not await local.is_alive(handle):
             return False
         await local.stop(handle, grace_s=2)
@@ -51,7 +51,7 @@ def stop(local: LocalTarget) -> tuple[list[ProcessHandle], object]:
     return stopped, stop_process
 
 
-async def sleeper(target: LocalTarget) -> ProcessHandle:
+async def sleeper(target: LocalTarget) -> ServerHandle:
     return await target.start([sys.executable, "-c", "import time; time.sleep(600)"], env={}, cwd=None, log_path="s.log")
 
 
@@ -97,7 +97,7 @@ async def test_a_long_job_returns_its_id_then_reports_progress_until_it_ends(tmp
 
 
 async def test_cancel_stops_the_server_the_job_started(tmp_path: Path, local: LocalTarget, stop) -> None:
-    started: list[ProcessHandle] = []
+    started: list[ServerHandle] = []
 
     async def op(ctx: JobContext) -> Done:
         handle = await sleeper(local)
@@ -110,11 +110,11 @@ async def test_cancel_stops_the_server_the_job_started(tmp_path: Path, local: Lo
         job = await jobs.start("rung_run", op, ladder="l.yml", target="local")
         while not started:
             await anyio.sleep(0.01)
-        assert alive(started[0].pid)
+        assert alive(started[0].locator.pid)
         record = await jobs.cancel(job.id)
         assert await jobs.cancel(job.id) == record  # cancelling twice changes nothing
     assert record.state == "cancelled" and "stopped 1 server process" in record.error
-    assert not alive(started[0].pid) and stop[0] == started
+    assert not alive(started[0].locator.pid) and stop[0] == started
 
 
 async def test_a_failed_job_keeps_its_message_and_stops_its_server(tmp_path: Path, local: LocalTarget, stop) -> None:
@@ -126,7 +126,7 @@ async def test_a_failed_job_keeps_its_message_and_stops_its_server(tmp_path: Pat
         record = await jobs.wait((await jobs.start("rung_run", op, target="local")).id, 5)
     assert record.state == "failed"
     assert record.error.startswith("the ladder's next step is smoke_test, not a boot")
-    assert not alive(record.processes[0].pid)
+    assert not alive(record.processes[0].locator.pid)
 
 
 async def test_an_unexpected_exception_fails_the_job_not_the_server(tmp_path: Path, stop) -> None:
@@ -163,7 +163,7 @@ async def test_one_job_at_a_time_per_target_and_per_ladder(tmp_path: Path, stop)
 
 
 async def test_server_shutdown_interrupts_running_jobs_and_stops_their_servers(tmp_path: Path, local, stop) -> None:
-    handles: list[ProcessHandle] = []
+    handles: list[ServerHandle] = []
 
     async def op(ctx: JobContext) -> Done:
         handles.append(await sleeper(local))
@@ -178,7 +178,7 @@ async def test_server_shutdown_interrupts_running_jobs_and_stops_their_servers(t
     async with running_jobs(tmp_path / "jobs", stop[1]) as jobs:
         record = jobs.get(job.id)
     assert record.state == "interrupted" and "shut down" in record.error
-    assert not alive(handles[0].pid)
+    assert not alive(handles[0].locator.pid)
 
 
 def dead_pid() -> int:
@@ -207,13 +207,13 @@ async def test_restart_marks_a_dead_servers_jobs_interrupted_and_stops_their_ser
             job = await jobs.start("rung_run", _quick, ladder="x.yml", target="other")
             assert (await jobs.wait(job.id, 5)).state == "succeeded"
             for _ in range(200):
-                if not alive(orphan.pid):
+                if not alive(orphan.locator.pid):
                     break
                 await anyio.sleep(0.05)
             recovered = jobs.get(dead.id)
             assert jobs.get(owned.id).state == "running"
         assert recovered.state == "interrupted" and f"pid {dead.owner_pid}" in recovered.error
-        assert not alive(orphan.pid)
+        assert not alive(orphan.locator.pid)
         assert "1 stopped" in json.loads((root / f"{dead.id}.json").read_text())["error"]
     finally:
         owner.kill()
@@ -230,7 +230,7 @@ async def test_a_job_waits_for_the_cleanup_of_its_target(tmp_path: Path, local: 
     (root / f"{dead.id}.json").write_text(dead.model_dump_json())
 
     async def op(ctx: JobContext) -> Done:
-        return Done(value=int(alive(orphan.pid)))
+        return Done(value=int(alive(orphan.locator.pid)))
 
     async with running_jobs(root, stop[1]) as jobs:
         record = await jobs.wait((await jobs.start("rung_run", op, target="local")).id, 30)
@@ -316,4 +316,4 @@ async def test_a_wait_on_a_job_whose_server_died_marks_it_interrupted(tmp_path: 
         assert record.state == "interrupted"
         job = await jobs.start("rung_run", _quick, target="local")  # waits for the orphan's stop
         assert (await jobs.wait(job.id, 10)).state == "succeeded"
-    assert not alive(orphan.pid)
+    assert not alive(orphan.locator.pid)

@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import get_args
 
 import pytest
 
 from redline.errors import InputError, TargetConfigError
-from redline.targets import LocalSpec, LocalTarget, SSHSpec, SSHTarget, load_targets, open_target
+from redline.targets import (
+    KINDS,
+    LocalSpec,
+    LocalTarget,
+    SSHSpec,
+    SSHTarget,
+    Target,
+    TargetSpec,
+    load_targets,
+    open_target,
+)
 
 GOOD = """\
 targets:
@@ -96,8 +107,56 @@ def test_engine_command_and_env_reach_the_target(tmp_path):
     path.write_text("targets:\n  cpu:\n    kind: local\n    engine_command: [.venv-vllm/bin/vllm]\n"
                     "    env: {VLLM_CPU_KVCACHE_SPACE: '1'}\n")
     target = open_target("cpu", load_targets(path))
-    assert target.engine_command == [str(tmp_path / ".venv-vllm/bin/vllm")]
+    assert target.engine_command("vllm", ["vllm"]) == [str(tmp_path / ".venv-vllm/bin/vllm")]
     assert target.engine_env == {"VLLM_CPU_KVCACHE_SPACE": "1"}
+
+
+def test_engine_command_resolution_order(tmp_path: Path) -> None:
+    """Per engine first, then the older one-command form, then the engine's own default."""
+    path = write(tmp_path, """\
+targets:
+  both: {kind: local, engine_commands: {vllm: [/opt/vllm/bin/vllm], sglang: [python3, -m, sglang.launch_server]},
+         engine_command: [bin/any-engine, --flag]}
+  legacy: {kind: ssh, host: h, user: u, engine_command: [/opt/venv/bin/vllm]}
+  plain: {kind: local}
+""")
+    specs = load_targets(path)
+    both, legacy, plain = (open_target(name, specs) for name in ("both", "legacy", "plain"))
+    assert both.engine_command("vllm", ["vllm"]) == ["/opt/vllm/bin/vllm"]
+    assert both.engine_command("sglang", ["sglang"]) == ["python3", "-m", "sglang.launch_server"]
+    # a local path in the older form travels with the file; a bare word stays on PATH
+    assert both.engine_command("trtllm", ["trtllm-serve"]) == [str(tmp_path / "conf" / "bin/any-engine"), "--flag"]
+    assert legacy.engine_command("sglang", ["python3"]) == ["/opt/venv/bin/vllm"]  # a remote path: kept as is
+    assert plain.engine_command("vllm", ["vllm"]) == ["vllm"]
+    plain.engine_command("vllm", ["vllm"]).append("x")  # a copy: callers cannot change the target
+    assert plain.engine_command("vllm", ["vllm"]) == ["vllm"]
+    assert specs["plain"].engine_command is None and specs["plain"].engine_commands == {}
+
+
+@pytest.mark.parametrize(
+    "entry", ["{kind: local, engine_command: []}", "{kind: local, engine_commands: {'Bad Name': [x]}}",
+              "{kind: local, engine_commands: {vllm: ['']}}"],
+)
+def test_bad_engine_commands_are_refused(tmp_path: Path, entry: str) -> None:
+    with pytest.raises(TargetConfigError, match="engine_command"):
+        load_targets(write(tmp_path, f"targets:\n  a: {entry}\n"))
+
+
+# The smallest entry of each kind; a kind added to the registry needs a line here.
+MINIMAL = {"local": "{kind: local}", "ssh": "{kind: ssh, host: h, user: u}"}
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_every_registered_kind_parses_and_opens_from_a_targets_file(tmp_path: Path, kind: str) -> None:
+    assert kind in MINIMAL, f"add a minimal {kind!r} entry to MINIMAL"
+    specs = load_targets(write(tmp_path, f"targets:\n  t: {MINIMAL[kind]}\n"))
+    assert type(specs["t"]) is KINDS[kind].spec and specs["t"].kind == kind
+    target = open_target("t", specs)
+    assert isinstance(target, Target) and target.name == "t"
+
+
+def test_the_registry_and_the_spec_union_agree() -> None:
+    assert set(get_args(get_args(TargetSpec)[0])) == {kind.spec for kind in KINDS.values()}
 
 
 def test_env_names_in_the_targets_file_are_checked(tmp_path):

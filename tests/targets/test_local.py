@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import time
 from pathlib import Path
 
@@ -11,9 +12,9 @@ import pytest
 
 from redline.errors import TargetError
 from redline.targets import GpuInfo, LocalTarget
-from redline.targets.base import parse_gpus, parse_stats
+from redline.targets.posix import parse_gpus, parse_stats
 
-from .conftest import PY, pid_running
+from .conftest import PY, machine_id, pid_running
 
 pytestmark = pytest.mark.anyio
 
@@ -31,7 +32,8 @@ def gpu_pids(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     fake.write_text(
         '#!/bin/sh\ncase "$1" in\n'
         f"  --query-compute-apps=pid) cat {listed} ;;\n"
-        "  --query-gpu=name,memory.total) printf 'NVIDIA H200, 143771\\nNVIDIA H200, 143771\\n' ;;\n"
+        "  --query-gpu=name,memory.total,uuid)\n"
+        "    printf 'NVIDIA H200, 143771, GPU-a1\\nNVIDIA H200, 143771, GPU-b2\\n' ;;\n"
         "  *) exit 2 ;;\nesac\n"
     )
     fake.chmod(0o755)
@@ -41,7 +43,18 @@ def gpu_pids(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 async def test_host_info_reads_gpus_from_nvidia_smi(gpu_pids: Path, tmp_path: Path) -> None:
     info = await LocalTarget(workdir=str(tmp_path)).host_info()
-    assert info.gpus == [GpuInfo(name="NVIDIA H200", memory_mib=143771)] * 2
+    assert info.gpus == [
+        GpuInfo(name="NVIDIA H200", memory_mib=143771, uuid="GPU-a1"),
+        GpuInfo(name="NVIDIA H200", memory_mib=143771, uuid="GPU-b2"),
+    ]
+
+
+async def test_host_info_names_this_node(gpu_pids: Path, tmp_path: Path) -> None:
+    info = await LocalTarget(workdir=str(tmp_path)).host_info()
+    assert info.hostname == socket.gethostname()
+    assert info.machine_id == machine_id()  # None only where /etc/machine-id is missing or empty
+    if Path("/etc/machine-id").is_file() and machine_id():
+        assert info.machine_id and len(info.machine_id) == 32
 
 
 async def test_stop_waits_until_the_gpu_lets_go(gpu_pids: Path, tmp_path: Path) -> None:
@@ -77,9 +90,15 @@ def test_parse_stats_survives_spaces_and_parens_in_the_name() -> None:
     assert (stat.pid, stat.state, stat.pgid, stat.start_ticks) == (4242, "S", 4240, 987654)
 
 
-def test_parse_gpus_refuses_what_it_cannot_read() -> None:
+def test_parse_gpus_reads_both_forms_and_refuses_what_it_cannot_read() -> None:
     assert parse_gpus("NVIDIA A100-SXM4-80GB, 81920\n\n") == [
         GpuInfo(name="NVIDIA A100-SXM4-80GB", memory_mib=81920)
     ]
-    with pytest.raises(TargetError, match="N/A"):
-        parse_gpus("NVIDIA H200, [N/A]\n")
+    assert parse_gpus("NVIDIA H200, 143771, GPU-5f3c\nOdd, Name, 80, [N/A]\n") == [
+        GpuInfo(name="NVIDIA H200", memory_mib=143771, uuid="GPU-5f3c"),
+        GpuInfo(name="Odd, Name", memory_mib=80, uuid=None),
+    ]
+    assert parse_gpus("Odd, Name, 80\n") == [GpuInfo(name="Odd, Name", memory_mib=80)]
+    for bad in ("NVIDIA H200, [N/A]\n", "NVIDIA H200, [N/A], GPU-5f3c\n", "no columns\n"):
+        with pytest.raises(TargetError, match="cannot read nvidia-smi GPU line"):
+            parse_gpus(bad)

@@ -125,6 +125,22 @@ async def test_handle_survives_a_json_round_trip_and_a_new_target(
     assert not pid_running(handle.locator.pid)
 
 
+async def test_a_handle_in_the_released_flat_shape_still_finds_its_server(
+    target: Target, spawn: list[ServerHandle]
+) -> None:
+    handle = await started(target, spawn, [PY, *SLEEP])
+    loc = handle.locator
+    flat = {  # as a job file of the released version holds it
+        "target": handle.target, "pid": loc.pid, "pgid": loc.pgid, "run_dir": handle.run_dir,
+        "log_path": handle.log_path, "started_at": handle.started_at, "start_ticks": loc.start_ticks,
+    }
+    old = ServerHandle.model_validate_json(json.dumps(flat))
+    assert old == handle
+    assert await target.is_alive(old)
+    await target.stop(old, grace_s=5)
+    assert not pid_running(loc.pid)
+
+
 # ---- wait_ready -------------------------------------------------------------------
 
 

@@ -194,7 +194,7 @@ async def test_a_hub_id_is_not_checked_as_a_path(tmp_path: Path) -> None:
     ladder = new_ladder(tmp_path, model_path="meta-llama/Llama-3.1-8B")
     target = Recording("local", workdir=str(tmp_path / "target"))
     target.calls = []
-    target.engine_command = ["/nonexistent/vllm"]  # the boot fails at once; no server to stop
+    target.engine_commands = {"vllm": ["/nonexistent/vllm"]}  # the boot fails at once; no server to stop
     outcome = await rung_run(ladder, target)
     assert not any(argv[:2] == ["test", "-e"] for argv in target.calls)
     assert outcome.rung.serve.model == "meta-llama/Llama-3.1-8B"  # it went on to boot

@@ -11,7 +11,7 @@ import abc
 from collections.abc import Sequence
 from typing import ClassVar
 
-from redline.models import BenchResult, BenchWorkload, BootSignals, ServeConfig
+from redline.models import BenchResult, BenchWorkload, BootSignals, ServeConfig, Widening
 
 
 class Engine(abc.ABC):
@@ -29,6 +29,13 @@ class Engine(abc.ABC):
     @abc.abstractmethod
     def serve_argv(self, config: ServeConfig, executable: Sequence[str] | None = None) -> list[str]:
         """The command that boots `config`; refuses a knob this engine cannot honour."""
+
+    @abc.abstractmethod
+    def admit(self, config: ServeConfig, widening: Widening | None = None) -> list[str]:
+        """Refuse extra flags and env outside the engine's allowlist (unless widened); the widenings used.
+
+        Owned knobs in another spelling are refused whatever the widening: the config must say what ran.
+        """
 
     @abc.abstractmethod
     def bench_argv(

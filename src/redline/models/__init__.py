@@ -5,9 +5,9 @@ from redline.models.boot import BootSignals, BootStatus, BootTimings, MemoryBrea
 from redline.models.ladder import (
     Ceiling, Floor, FixedKnobs, GpuProfile, Ladder, LadderStatus, ModelRef, NextStep, Rung, RungRow, SmokeTest, SmokeWorkload,
 )
-from redline.models.serve import ServeConfig
+from redline.models.serve import ServeConfig, Widening
 
-__all__ = ["BenchResult", "BenchWorkload", "BootSignals", "BootStatus", "BootTimings", "MemoryBreakdown", "ServeConfig"]
+__all__ = ["BenchResult", "BenchWorkload", "BootSignals", "BootStatus", "BootTimings", "MemoryBreakdown", "ServeConfig", "Widening"]
 __all__ += [
     "Ceiling", "FixedKnobs", "Floor", "GpuProfile", "Ladder", "LadderStatus", "ModelRef", "NextStep", "Rung", "RungRow",
     "SmokeTest", "SmokeWorkload",

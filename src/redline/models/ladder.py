@@ -112,6 +112,7 @@ class Rung(_Strict):
     boot_s: Annotated[float | None, Field(ge=0)] = None
     log_file: str | None = None
     log_source: str | None = None
+    widened: Annotated[list[str], Field(description="what of the server config's allowlist widening this boot used")] = []
 
     @model_validator(mode="after")
     def _consistent(self) -> "Rung":

@@ -13,6 +13,18 @@ ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 MODEL_RE = re.compile(r"^[^-\x00-\x1f][^\x00-\x1f]*$")
 
 
+class Widening(BaseModel):
+    """What a person allows one engine beyond redline's allowlist, on purpose, in the server config.
+
+    Every rung or cell booted with any of it records which parts it used.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    flags: Annotated[list[Annotated[str, Field(pattern=r"^--[a-z0-9][a-z0-9_-]*$")]], Field(max_length=64)] = []
+    env: Annotated[list[Annotated[str, Field(pattern=ENV_NAME_RE.pattern)]], Field(max_length=64)] = []
+
+
 class ServeConfig(BaseModel):
     """One boot of an engine: everything that changes what the boot log says."""
 

@@ -1,27 +1,33 @@
-"""The MCP server's one config file, and the rule that keeps tool paths inside its workspace.
+"""The MCP server's one config file, and the rules that keep tool paths inside its workspace.
 
     workspace: ./work             # ladders, runs and campaigns; tool arguments name files in here
-    targets: ./targets.yml        # the targets file (see redline.targets.config)
+    targets: ./targets.yml        # the targets file (see redline.targets)
     http:
       bearer_token_env: REDLINE_MCP_TOKEN   # needed to serve HTTP on any address but loopback
 
-Relative paths are taken from the config file's folder.
+Relative paths are taken from the config file's folder. With no config file at all
+(`default_server_config`), the workspace is the user's data folder and the only target is
+this host, as `local`: enough to add the server to an MCP client with nothing to write.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import sys
 from pathlib import Path, PurePosixPath
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from redline.inputs import load_yaml
 from redline.errors import InputError
+from redline.inputs import load_yaml
+from redline.targets import LocalSpec, Target, TargetSpec, load_targets, open_target
 
 STATE_DIR = ".redline"  # the server's own state inside the workspace (jobs); no tool argument may name it
 MAX_NAME = 1024
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+LADDER_SUFFIXES = (".yml", ".yaml")
+LADDER_PART = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+=,-]*$")
 
 
 class HttpConfig(BaseModel):
@@ -45,33 +51,69 @@ class HttpConfig(BaseModel):
 
 
 class ServerConfig(BaseModel):
-    """The whole server config file, with absolute paths."""
+    """What one server works with, with absolute paths; targets None: this host only, as `local`."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     workspace: Path
-    targets: Path
+    targets: Path | None = None
     http: HttpConfig = HttpConfig()
 
     @property
     def state_dir(self) -> Path:
         return self.workspace / STATE_DIR
 
+    def target_specs(self) -> dict[str, TargetSpec]:
+        """The targets table, read again on every call, so adding a target needs no restart."""
+        if self.targets is None:
+            return {"local": LocalSpec(kind="local")}
+        return load_targets(self.targets)
+
+    def open_target(self, name: str) -> Target:
+        """The target of that name (not yet connected); an unknown name is refused with the known ones."""
+        return open_target(name, self.target_specs())
+
+
+class ConfigFile(ServerConfig):
+    """The config file: it must name its targets file."""
+
+    targets: Path
+
 
 def load_server_config(path: str | Path) -> ServerConfig:
     """Read and check the server config; create the workspace folder if it is missing."""
     path = Path(path).expanduser()
-    config = load_yaml(path, ServerConfig, "the server config", hint="; pass --config FILE")
+    config = load_yaml(path, ConfigFile, "the server config", hint="; pass --config FILE")
     base = path.parent
-    workspace = (base / config.workspace.expanduser()).resolve()
+    workspace = _make_workspace((base / config.workspace.expanduser()).resolve())
     targets = (base / config.targets.expanduser()).resolve()
+    if not targets.is_file():
+        raise InputError(f"the targets file {targets} named in {path} does not exist; create it or fix `targets:`")
+    return ServerConfig(workspace=workspace, targets=targets, http=config.http)
+
+
+def default_workspace() -> Path:
+    """The workspace of a server started with no config file: `redline/workspace` in the user's data folder
+    ($XDG_DATA_HOME, else ~/.local/share; ~/Library/Application Support on macOS)."""
+    if sys.platform == "darwin":
+        base = Path.home() / "Library" / "Application Support"
+    else:
+        xdg = os.environ.get("XDG_DATA_HOME", "")
+        base = Path(xdg) if os.path.isabs(xdg) else Path.home() / ".local" / "share"
+    return base / "redline" / "workspace"
+
+
+def default_server_config() -> ServerConfig:
+    """The config of a server started with no config file: the default workspace, this host as `local`."""
+    return ServerConfig(workspace=_make_workspace(default_workspace().resolve()))
+
+
+def _make_workspace(workspace: Path) -> Path:
     try:
         workspace.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise InputError(f"cannot create the workspace {workspace}: {exc.strerror or exc}") from exc
-    if not targets.is_file():
-        raise InputError(f"the targets file {targets} named in {path} does not exist; create it or fix `targets:`")
-    return config.model_copy(update={"workspace": workspace, "targets": targets})
+    return workspace
 
 
 def resolve_in_workspace(workspace: Path, name: str, *, what: str = "path") -> Path:
@@ -105,6 +147,17 @@ def resolve_in_workspace(workspace: Path, name: str, *, what: str = "path") -> P
     if resolved == root:
         raise InputError(f"{hint}, naming a file, not the workspace itself")
     return resolved
+
+
+def ladder_path(workspace: Path, name: str) -> Path:
+    """A ladder file: inside the workspace, a .yml, and named in plain characters (it ends up in commands and logs)."""
+    path = resolve_in_workspace(workspace, name, what="ladder")
+    if path.suffix not in LADDER_SUFFIXES:
+        raise InputError(f"ladder {name[:80]!r} must be a .yml file inside the workspace, such as ladders/llama8b.yml")
+    if not all(LADDER_PART.match(part) for part in PurePosixPath(name).parts):
+        raise InputError(f"ladder {name[:80]!r}: name ladder files and folders with letters, digits and . _ - + @ = , "
+                         "only, starting with a letter or digit")
+    return path
 
 
 def relative_name(workspace: Path, path: Path) -> str:

@@ -1,17 +1,20 @@
 """Long work as jobs: started in the server's task group, waited on for a bounded time, kept on disk.
 
-    jobs = Jobs(workspace / ".redline" / "jobs", task_group, stop_process)
+    jobs = Jobs(workspace / ".redline" / "jobs", task_group, stop_server)
     await jobs.recover()                        # jobs a dead server left "running" -> "interrupted"
     record = await jobs.start("rung_run", op, ladder="l.yml", target="local")
     record = await jobs.wait(record.id, 20, report)   # finished, or still running after 20 s
     await jobs.cancel(record.id)                # cancels op; its servers are stopped
 
 A job file is `<id>.json`, written whole and renamed into place. A job records
-the server processes its operation started (`JobContext.add_process`); a job
-that ends any way but "succeeded" has those that are still alive stopped, by
-process group, through their target, and so does the next server start for a
-job whose server died mid-run. Only one active job per target (one GPU) and per
-ladder is allowed at a time.
+the servers its operation started (`JobContext.add_process`, a ServerHandle each);
+a job that ends any way but "succeeded" has those that are still alive stopped,
+through their target, and so does the next server start for a job whose server
+died mid-run. Only one active job per target (one GPU) and per ladder is allowed
+at a time.
+
+Jobs do not know what their operations return: a result is any pydantic model,
+kept as JSON; `JobView[R]` reads it back as the type the caller expects.
 """
 
 from __future__ import annotations
@@ -26,115 +29,32 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, TypeVar
 
 import anyio
 from anyio.abc import TaskGroup
 from filelock import FileLock
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ValidationError
 
 from redline.errors import InputError, RedlineError
-from redline.targets import ProcessHandle
-from redline.targets.base import parse_stats
+from redline.ledger.atomic import atomic_write
+from redline.server.job_record import JobRecord, JobView, now, start_ticks
+from redline.targets import ServerHandle
+from redline.tools.requests import WAIT_MAX_S, JobState
+
+__all__ = ["JobContext", "JobRecord", "JobState", "JobView", "Jobs", "running_jobs"]
 
 log = logging.getLogger("redline.server.jobs")
 
 WAIT_DEFAULT_S = 20.0
-WAIT_MAX_S = 300.0
 HEARTBEAT_S = 10.0  # a waiting call reports progress at least this often
 SAVE_EVERY_S = 1.0  # progress alone is written to disk at most this often
 CLEANUP_BOUND_S = 300.0  # how long stopping a finished job's leftovers may take
 FILE_POLL_S = 1.0  # how often a wait on another server's job reads its file
 JOB_ID_RE = re.compile(r"^j-\d{8}T\d{6}Z-[0-9a-f]{8}$")
 
-JobState = Literal["queued", "running", "succeeded", "failed", "cancelled", "interrupted"]
-ACTIVE: tuple[JobState, ...] = ("queued", "running")
-StopProcess = Callable[[ProcessHandle], Awaitable[bool]]  # True: it was alive and is stopped now
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds")
-
-
-def _start_ticks(pid: int) -> int | None:
-    """The process's start time in clock ticks since boot (Linux), None if it is gone or unknown."""
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-    stats = [s for s in parse_stats(text) if s.pid == pid and s.state not in "ZXx"]
-    return stats[0].start_ticks if stats else None
-
-
-class JobRecord(BaseModel):
-    """One job, as its file says."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    id: str
-    tool: str
-    state: JobState
-    ladder: str | None = None
-    target: str | None = None
-    args: dict[str, Any] = {}
-    owner_pid: int
-    owner_start_ticks: int | None = None
-    created_at: str
-    started_at: str | None = None
-    finished_at: str | None = None
-    progress: float = 0.0
-    message: str = ""
-    processes: list[ProcessHandle] = []
-    result: dict[str, Any] | None = None
-    error: str | None = None
-
-    @property
-    def active(self) -> bool:
-        return self.state in ACTIVE
-
-
-ResultT = TypeVar("ResultT")
-
-
-class JobView(BaseModel, Generic[ResultT]):
-    """A job as a tool reports it: where it stands, and its result once it succeeded."""
-
-    job_id: str = Field(description="Pass to job_status (to wait for it) or job_cancel")
-    tool: str
-    state: JobState = Field(description="queued or running: not done yet; succeeded, failed, cancelled or interrupted: done")
-    done: bool
-    progress: float = Field(description="0 to 1, as the operation reports it")
-    message: str = Field(description="The operation's latest progress line")
-    ladder: str | None = None
-    target: str | None = None
-    created_at: str
-    started_at: str | None = None
-    finished_at: str | None = None
-    error: str | None = Field(None, description="Why the job failed, was cancelled or was interrupted")
-    result: ResultT | None = Field(None, description="The operation's result, once succeeded")
-    hint: str = Field(description="What to do next, in one sentence")
-
-    @classmethod
-    def of(cls, record: JobRecord) -> JobView[ResultT]:
-        return cls(
-            job_id=record.id, tool=record.tool, state=record.state, done=not record.active,
-            progress=record.progress, message=record.message, ladder=record.ladder, target=record.target,
-            created_at=record.created_at, started_at=record.started_at, finished_at=record.finished_at,
-            error=record.error, result=record.result, hint=hint(record),
-        )
-
-
-def hint(record: JobRecord) -> str:
-    if record.active:
-        return (f"still {record.state}: call job_status with job_id={record.id!r} and wait_s up to "
-                f"{WAIT_MAX_S:.0f} to wait for it, or job_cancel to stop it")
-    if record.state == "succeeded":
-        return "done: the result says what happened and, in its `next`, what to do next"
-    if record.state == "interrupted":
-        return "the job did not finish; ladder_status shows what was recorded, then run the step again"
-    if record.state == "cancelled":
-        return "cancelled; its server was stopped; ladder_next_rung says what to do next"
-    return f"failed: {record.error}"
+R = TypeVar("R", bound=BaseModel)
+StopServer = Callable[[ServerHandle], Awaitable[bool]]  # True: it was alive and is stopped now
 
 
 @dataclass
@@ -167,27 +87,27 @@ class JobContext:
         record.message = str(message)[:500]
         self._jobs._changed(self._live, force_save=False)
 
-    async def add_process(self, handle: ProcessHandle) -> None:
-        """Note a server process the operation started, before anything else can go wrong."""
+    async def add_process(self, handle: ServerHandle) -> None:
+        """Note a server the operation started, before anything else can go wrong."""
         self._live.record.processes.append(handle)
         self._jobs._changed(self._live, force_save=True)
 
 
-Operation = Callable[[JobContext], Awaitable[BaseModel]]
+Operation = Callable[[JobContext], Awaitable[R]]  # any result model: a rung outcome, a campaign's, ...
 Report = Callable[[JobRecord, float], Awaitable[None]]
 
 
 class Jobs:
     """The job files of one workspace, and the jobs this server process runs."""
 
-    def __init__(self, root: Path, task_group: TaskGroup, stop_process: StopProcess) -> None:
+    def __init__(self, root: Path, task_group: TaskGroup, stop_server: StopServer) -> None:
         self.root = root
         self._tg = task_group
-        self._stop_process = stop_process
+        self._stop_server = stop_server
         self._live: dict[str, _Live] = {}
         self._cleanups: dict[str, anyio.Event] = {}  # target -> set when the interrupted jobs' leftovers are stopped
         self._pid = os.getpid()
-        self._ticks = _start_ticks(self._pid)
+        self._ticks = start_ticks(self._pid)
         try:
             root.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -202,12 +122,9 @@ class Jobs:
 
     def _save(self, record: JobRecord) -> None:
         path = self._path(record.id)
-        tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
         try:
-            tmp.write_text(record.model_dump_json(indent=2), encoding="utf-8")
-            os.replace(tmp, path)
+            atomic_write(path, record.model_dump_json(indent=2))
         except OSError as exc:
-            tmp.unlink(missing_ok=True)
             raise InputError(f"cannot write job file {path}: {exc.strerror or exc}") from exc
 
     def _load(self, path: Path) -> JobRecord:
@@ -253,7 +170,7 @@ class Jobs:
         return None
 
     async def start(
-        self, tool: str, operation: Operation, *, ladder: str | None = None, target: str | None = None,
+        self, tool: str, operation: Operation[R], *, ladder: str | None = None, target: str | None = None,
         args: dict[str, Any] | None = None,
     ) -> JobRecord:
         """Start operation as a job; refused while another job runs on the same ladder or target."""
@@ -268,7 +185,7 @@ class Jobs:
             job_id = datetime.now(UTC).strftime("j-%Y%m%dT%H%M%SZ-") + secrets.token_hex(4)
             record = JobRecord(
                 id=job_id, tool=tool, state="queued", ladder=ladder, target=target, args=args or {},
-                owner_pid=self._pid, owner_start_ticks=self._ticks, created_at=_now(),
+                owner_pid=self._pid, owner_start_ticks=self._ticks, created_at=now(),
             )
             self._save(record)
         live = _Live(record)
@@ -279,7 +196,7 @@ class Jobs:
     def _start_lock(self) -> FileLock:
         return FileLock(self.root / ".start.lock", timeout=30)
 
-    async def _run(self, live: _Live, operation: Operation) -> None:
+    async def _run(self, live: _Live, operation: Operation[BaseModel]) -> None:
         record = live.record
         outcome: tuple[JobState, dict[str, Any] | None, str | None] | None = None
         try:
@@ -289,7 +206,7 @@ class Jobs:
                     record.message = f"waiting until the servers an interrupted job left on {record.target} are stopped"
                     self._changed(live, force_save=True)
                     await cleanup.wait()
-                record.state, record.started_at = "running", _now()
+                record.state, record.started_at = "running", now()
                 self._changed(live, force_save=True)
                 result = await operation(JobContext(self, live))
                 outcome = ("succeeded", result.model_dump(mode="json"), None)
@@ -312,7 +229,7 @@ class Jobs:
             stopped = await self._stop_leftovers(record)
             if stopped:
                 error = f"{error}; stopped {stopped} server process(es) it had started"
-        record.state, record.result, record.error, record.finished_at = state, result, error, _now()
+        record.state, record.result, record.error, record.finished_at = state, result, error, now()
         if state == "succeeded":
             record.progress = 1.0
         try:
@@ -325,10 +242,11 @@ class Jobs:
         stopped = 0
         for handle in record.processes:
             try:
-                stopped += bool(await self._stop_process(handle))
+                stopped += bool(await self._stop_server(handle))
             except Exception as exc:  # keep going: the other handles still need stopping
-                log.error("could not stop process group %s of job %s on %s: %s", handle.pgid, record.id, handle.target, exc)
-                record.error = f"{record.error or ''}; could not stop process group {handle.pgid} on {handle.target}: {exc}".lstrip("; ")
+                what = f"{handle.describe()} on {handle.target}"
+                log.error("could not stop %s (job %s): %s", what, record.id, exc)
+                record.error = f"{record.error or ''}; could not stop {what}: {exc}".lstrip("; ")
         return stopped
 
     def _changed(self, live: _Live, *, force_save: bool) -> None:
@@ -394,7 +312,7 @@ class Jobs:
     def _owner_alive(self, record: JobRecord) -> bool:
         if record.owner_pid == self._pid and record.owner_start_ticks == self._ticks:
             return True  # another Jobs in this very process (tests run several servers)
-        ticks = _start_ticks(record.owner_pid)
+        ticks = start_ticks(record.owner_pid)
         return ticks is not None and (record.owner_start_ticks is None or ticks == record.owner_start_ticks)
 
     def _orphaned(self, record: JobRecord) -> bool:
@@ -408,7 +326,7 @@ class Jobs:
         """Orphaned jobs -> interrupted, on disk at once; the servers they started are stopped in the
         background, and new jobs on those targets wait for that."""
         for record in records:
-            record.state, record.finished_at = "interrupted", _now()
+            record.state, record.finished_at = "interrupted", now()
             record.error = (f"the redline server that ran this job (pid {record.owner_pid}) stopped before it "
                             f"finished; {len(record.processes)} server process(es) it started are being stopped")
             self._save(record)
@@ -443,10 +361,10 @@ class Jobs:
 
 
 @asynccontextmanager
-async def running_jobs(root: Path, stop_process: StopProcess) -> AsyncIterator[Jobs]:
+async def running_jobs(root: Path, stop_server: StopServer) -> AsyncIterator[Jobs]:
     """Jobs with a task group of their own: recovered on entry, cancelled and waited for on exit."""
     async with anyio.create_task_group() as tg:
-        jobs = Jobs(root, tg, stop_process)
+        jobs = Jobs(root, tg, stop_server)
         await jobs.recover()
         try:
             yield jobs

@@ -14,19 +14,20 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from redline.engines import DEFAULT_ENGINE, get_engine
+from redline.engines import get_engine
 from redline.engines.base import Engine
 from redline.errors import InputError, LadderError
 from redline.ledger import (
     Change, append_rung, create_ladder, read_ladder, rung_file, set_ceiling, set_smoke_test, update_ladder,
 )
-from redline.models import BenchResult, BootSignals, ServeConfig
+from redline.models import BenchResult, BootSignals, ServeConfig, Widening
 from redline.models.ladder import (
-    Ceiling, Floor, GpuProfile, Ladder, LadderStatus, ModelRef, NextStep, Policy, Rung, RungRow, SmokeTest, SmokeWorkload,
+    Ceiling, Floor, GpuProfile, Ladder, LadderStatus, ModelRef, NextStep, Rung, RungRow, SmokeTest, SmokeWorkload,
 )
 from redline.policy import Placement, next_step, place_boot, serve_config
 from redline.policy.route import proof
 from redline.policy.signal import headroom, kv_tokens
+from redline.tools.requests import LadderInitRequest
 
 # A smoke test confirms a ceiling only if its requests come this close to max_model_len.
 NEAR_CEILING = 0.9
@@ -56,42 +57,38 @@ def _one_line(exc: ValidationError) -> str:
     return f"{'.'.join(str(p) for p in first['loc']) or 'value'}: {first['msg']}"
 
 
-def ladder_init(
-    path: str | Path, *, model: str, model_path: str, floor_max_model_len: int, floor_max_num_batched_tokens: int,
-    gpu_memory_utilization: float = 0.9, min_concurrency: int = 1, policy: Policy = "signal",
-    gpu_name: str | None = None, gpu_memory_gib: float | None = None, gpu_count: int = 1,
-    engine_version: str | None = None, kv_block_size: int = 16, allow_long_context: bool = False,
-    max_position_embeddings: int | None = None, max_num_batched_tokens_cap: int | None = None,
-    fixed: Mapping[str, Any] | None = None, boot_deadline_s: float = 3600, smoke_deadline_s: float = 3600,
-    engine: str = DEFAULT_ENGINE,
-) -> Ladder:
+def ladder_init(path: str | Path, request: LadderInitRequest, *, widening: Widening | None = None) -> Ladder:
     """A new ladder.yml at `path` (refused if one is there); max_position_embeddings from config.json if not given.
 
-    `fixed` holds more serve knobs fixed through the climb (e.g. {"load_format": "dummy", "enforce_eager": true}).
+    `request.fixed` holds more serve knobs fixed through the climb (e.g. load_format dummy, enforce_eager).
+    `widening` is what the person running redline allows the engine beyond its allowlist (never the caller's to ask).
     """
-    eng = get_engine(engine)
-    mpe = max_position_embeddings or _config_max_position_embeddings(model_path)
-    fixed = dict(fixed or {})
-    long_env = {eng.long_context_env: "1"} if allow_long_context and eng.long_context_env else {}
+    r = request
+    eng = get_engine(r.engine)
+    mpe = r.max_position_embeddings or _config_max_position_embeddings(r.model_path)
+    fixed = r.fixed.model_dump(exclude_unset=True) if r.fixed is not None else {}
+    long_env = {eng.long_context_env: "1"} if r.allow_long_context and eng.long_context_env else {}
     env = {**fixed.pop("env", {}), **long_env}
     try:
         ladder = Ladder(
-            model=ModelRef(key=model, path=model_path, max_position_embeddings=mpe),
-            gpu=GpuProfile(name=gpu_name, memory_gib=gpu_memory_gib, count=gpu_count)
-            if gpu_name or gpu_memory_gib or gpu_count != 1 else None,
-            engine=engine, engine_version=engine_version, policy=policy,
-            fixed={"gpu_memory_utilization": gpu_memory_utilization, **fixed, "env": env},
-            floor=Floor(max_model_len=floor_max_model_len, max_num_batched_tokens=floor_max_num_batched_tokens),
-            min_concurrency=min_concurrency, kv_block_size=kv_block_size, allow_long_context=allow_long_context,
-            max_num_batched_tokens_cap=max_num_batched_tokens_cap,
-            boot_deadline_s=boot_deadline_s, smoke_deadline_s=smoke_deadline_s,
+            model=ModelRef(key=r.model, path=r.model_path, max_position_embeddings=mpe),
+            gpu=GpuProfile(name=r.gpu_name, memory_gib=r.gpu_memory_gib, count=r.gpu_count)
+            if r.gpu_name or r.gpu_memory_gib or r.gpu_count != 1 else None,
+            engine=r.engine, engine_version=r.engine_version, policy=r.policy,
+            fixed={"gpu_memory_utilization": r.gpu_memory_utilization, **fixed, "env": env},
+            floor=Floor(max_model_len=r.floor_max_model_len, max_num_batched_tokens=r.floor_max_num_batched_tokens),
+            min_concurrency=r.min_concurrency, kv_block_size=r.kv_block_size, allow_long_context=r.allow_long_context,
+            max_num_batched_tokens_cap=r.max_num_batched_tokens_cap,
+            boot_deadline_s=r.boot_deadline_s, smoke_deadline_s=r.smoke_deadline_s,
         )
     except ValidationError as exc:
         raise InputError(f"cannot start a ladder: {_one_line(exc)}") from exc
-    if mpe is not None and not allow_long_context and floor_max_model_len > mpe:
-        raise InputError(f"the floor max_model_len {floor_max_model_len:,} is over the model's max_position_embeddings "
+    if mpe is not None and not r.allow_long_context and r.floor_max_model_len > mpe:
+        raise InputError(f"the floor max_model_len {r.floor_max_model_len:,} is over the model's max_position_embeddings "
                          f"{mpe:,}: lower it, or pass --allow-long-context")
-    eng.serve_argv(serve_config(ladder, floor_max_model_len, floor_max_num_batched_tokens))  # the floor must be bootable
+    floor = serve_config(ladder, r.floor_max_model_len, r.floor_max_num_batched_tokens)
+    eng.admit(floor, widening)  # refused knobs are refused now, not at the first boot
+    eng.serve_argv(floor)  # the floor must be bootable argv
     create_ladder(_path(path), ladder)
     return ladder
 
@@ -197,6 +194,7 @@ def record_boot(
     path: str | Path, log_text: str, *, log_name: str | None = None, started_at: datetime | None = None,
     ended_at: datetime | None = None, boot_s: float | None = None, simulated: bool = False,
     signals: BootSignals | None = None, serve: ServeConfig | None = None, replay_of: int | None = None,
+    widened: Sequence[str] = (),
 ) -> tuple[Rung, Ladder]:
     """Append the rung an observed boot log shows: the one the ladder expects next, or a replay of a past one.
 
@@ -225,7 +223,8 @@ def record_boot(
         log_file = rung_file(path, index, "boot.log")
         rung = Rung(index=index, climbs=place.climbs, replay_of=place.replay_of, simulated=simulated,
                     status=signals.status, reason=signals.reason, serve=place.serve, signals=signals,
-                    started_at=started_at, ended_at=ended_at, boot_s=seconds, log_file=log_file, log_source=log_name)
+                    started_at=started_at, ended_at=ended_at, boot_s=seconds, log_file=log_file, log_source=log_name,
+                    widened=list(widened))
         if ladder.engine_version is None and signals.engine_version:
             ladder = ladder.model_copy(update={"engine_version": signals.engine_version})  # the first boot says it
         updated = append_rung(ladder, rung)

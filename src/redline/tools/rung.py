@@ -15,6 +15,7 @@ from redline.engines import get_engine
 from redline.errors import LadderError
 from redline.ledger import read_ladder, server_file, set_host
 from redline.ledger.server_record import ServerRecord, clear_server, load_server, save_server
+from redline.models import Widening
 from redline.models.ladder import Ceiling, Ladder, NextStep, Rung
 from redline.targets import Target
 from redline.tools import ladder as ladder_tools
@@ -47,24 +48,27 @@ async def stop_server(ladder: Path, target: Target) -> bool:
     return True
 
 
-def _session(ladder: Ladder, target: Target, progress: Progress | None) -> ServeSession:
-    return ServeSession(target, get_engine(ladder.engine), progress)
+def _session(
+    ladder: Ladder, target: Target, progress: Progress | None, widening: Widening | None = None,
+) -> ServeSession:
+    return ServeSession(target, get_engine(ladder.engine), progress, widening)
 
 
 async def rung_run(
     ladder: Path, target: Target, *, replay: int | None = None, progress: Progress | None = None,
-    step: NextStep | None = None,
+    step: NextStep | None = None, widening: Widening | None = None,
 ) -> RungOutcome:
     """Boot the ladder's next rung (or replay a past one) on target and record what the log says.
 
     `step` is the next step a caller already checked (ladder_tools.expect_step); else it is read here.
+    `widening` is what the server config allows beyond the engine's allowlist; the rung records what it used.
     """
     state = read_ladder(ladder)
     step = step or ladder_tools.expect_step(ladder, "run_rung", replay, state)
-    session = _session(state, target, progress)
+    session = _session(state, target, progress, widening)
     config = step.rung
     assert config is not None  # a run_rung step always carries its serve config
-    await session.check_model_path(config.model)
+    await session.check_model_path(config.model, "fix the ladder's model path (model.path in the ladder file)")
     if state.gpu is None:
         set_host(ladder, await target.host_info())
     if await stop_server(ladder, target):
@@ -76,6 +80,7 @@ async def rung_run(
         rung, updated = ladder_tools.record_boot(
             ladder, boot.log_text, signals=boot.signals, serve=config, log_name=f"{target.name}:{boot.handle.log_path}",
             started_at=boot.started_at, ended_at=boot.ended_at, boot_s=round(boot.boot_s, 1), replay_of=replay,
+            widened=boot.widened,
         )
         if boot.ready:
             record = ServerRecord(rung_index=rung.index, engine=session.engine.name, handle=boot.handle,
@@ -137,13 +142,16 @@ def _rung_line(outcome: RungOutcome) -> str:
             f"{rung.status} ({rung.reason})")
 
 
-async def climb(ladder: Path, target: Target, *, max_steps: int = 20, progress: Progress | None = None) -> ClimbReport:
+async def climb(
+    ladder: Path, target: Target, *, max_steps: int = 20, progress: Progress | None = None,
+    widening: Widening | None = None,
+) -> ClimbReport:
     """Follow the ladder's routes until its ceiling is recorded or a failure needs a person."""
     steps: list[str] = []
     step = ladder_tools.ladder_next(ladder)
     for _ in range(max_steps):
         if step.route == "run_rung":
-            outcome = await rung_run(ladder, target, progress=progress, step=step)
+            outcome = await rung_run(ladder, target, progress=progress, step=step, widening=widening)
             steps.append(_rung_line(outcome))
         elif step.route == "smoke_test":
             outcome = await smoke_test(ladder, target, progress=progress, step=step)

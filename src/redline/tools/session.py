@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 
 from redline.engines.base import Engine
 from redline.errors import CommandTimeout, InputError, LogParseError, TargetPathError
-from redline.models import BenchWorkload, BootSignals, BootStatus, ServeConfig
+from redline.models import BenchWorkload, BootSignals, BootStatus, ServeConfig, Widening
 from redline.targets import RunResult, ServerHandle, Target, WaitOutcome
 
 Progress = Callable[[float, str], Awaitable[None]]
@@ -38,6 +38,7 @@ class Boot:
     outcome: WaitOutcome
     log_text: str
     signals: BootSignals
+    widened: list[str]  # what of the server config's widening this boot used
     started_at: datetime
     ended_at: datetime
     boot_s: float
@@ -67,10 +68,13 @@ async def say(progress: Progress | None, fraction: float, text: str) -> None:
 class ServeSession:
     """Boots, benches and stops servers of one engine on one target."""
 
-    def __init__(self, target: Target, engine: Engine, progress: Progress | None = None) -> None:
+    def __init__(
+        self, target: Target, engine: Engine, progress: Progress | None = None, widening: Widening | None = None,
+    ) -> None:
         self.target = target
         self.engine = engine
         self.progress = progress
+        self.widening = widening
 
     @property
     def executable(self) -> list[str]:
@@ -79,15 +83,24 @@ class ServeSession:
     def serve_argv(self, config: ServeConfig) -> list[str]:
         return self.engine.serve_argv(config, self.executable)
 
-    async def check_model_path(self, model: str) -> None:
+    def admit(self, config: ServeConfig) -> list[str]:
+        """Refuse what the engine's allowlist and the target's own env forbid; the widenings used."""
+        taken = sorted(set(config.env) & set(self.target.engine_env))
+        if taken:
+            raise InputError(f"the serve config sets {', '.join(taken)}, which target {self.target.name} sets itself "
+                             "(device visibility, offline mode and the like are the target's): the target's env wins; "
+                             "remove them from the serve config")
+        return self.engine.admit(config, self.widening)
+
+    async def check_model_path(self, model: str, fix: str = "fix the model path") -> None:
         """A model given as a path must be there on the target (a hub id is the engine's to fetch)."""
         if model.startswith(("/", ".", "~")) and (await self.target.run(["test", "-e", model])).returncode != 0:
-            raise InputError(
-                f"model path {model} does not exist on target {self.target.name}: fix the model path, or copy the model there"
-            )
+            raise InputError(f"model path {model} does not exist on target {self.target.name}: {fix}, "
+                             "or copy the model there")
 
     async def boot(self, config: ServeConfig, deadline_s: float) -> Boot:
         """Start the engine, wait for health within deadline_s; anything but ready is stopped before returning."""
+        widened = self.admit(config)
         argv = self.serve_argv(config)
         env = {**self.target.engine_env, **config.env}
         started = datetime.now(UTC)
@@ -102,7 +115,8 @@ class ServeSession:
         if outcome.status != "ready":
             await self.target.stop(handle)
         signals = self._signals(log_text, outcome, config, deadline_s)
-        return Boot(config, handle, outcome, log_text, signals, started, datetime.now(UTC), time.monotonic() - t0)
+        ended, boot_s = datetime.now(UTC), time.monotonic() - t0
+        return Boot(config, handle, outcome, log_text, signals, widened, started, ended, boot_s)
 
     async def _wait(self, handle: ServerHandle, config: ServeConfig, deadline_s: float, t0: float) -> WaitOutcome:
         url = self.engine.health_url(config)

@@ -3,28 +3,10 @@
 import json
 from collections.abc import Sequence
 
-from redline.errors import InputError
+from redline.engines.vllm import flags
 from redline.models import BenchWorkload, ServeConfig
 
 COMMAND = ("vllm",)
-
-# Flags that a ServeConfig field already owns: setting them again through
-# extra_flags would make the recorded config lie about what was booted.
-OWNED_FLAGS = frozenset(
-    {
-        "--max-model-len", "--max-num-batched-tokens", "--gpu-memory-utilization",
-        "--kv-cache-dtype", "--enforce-eager", "--compilation-config", "-cc",
-        "--enable-chunked-prefill", "--no-enable-chunked-prefill",
-        "--enable-prefix-caching", "--no-enable-prefix-caching", "--max-num-seqs",
-        "--tensor-parallel-size", "--data-parallel-size", "--pipeline-parallel-size",
-        "--load-format", "--host", "--port", "--model",
-    }
-)
-
-
-def _flag_name(flag: str) -> str:
-    return flag.split("=", 1)[0]
-
 
 def _tristate(name: str, value: bool | None) -> list[str]:
     if value is None:
@@ -39,8 +21,7 @@ def _optional(flag: str, value: object) -> list[str]:
 def serve_argv(config: ServeConfig, executable: Sequence[str] = COMMAND) -> list[str]:
     """The `vllm serve` command for one boot; `executable` is how the host runs vLLM."""
     for flag in config.extra_flags:
-        if _flag_name(flag) in OWNED_FLAGS:
-            raise InputError(f"extra flag {flag!r} sets a knob the serve config owns: set that field instead")
+        flags.check_owned(flag)
     argv = [*executable, "serve", config.model, "--host", config.host, "--port", str(config.port)]
     argv += ["--max-model-len", str(config.max_model_len)]
     argv += _optional("--max-num-batched-tokens", config.max_num_batched_tokens)

@@ -3,8 +3,8 @@
 from collections.abc import Sequence
 
 from redline.engines.base import Engine
-from redline.engines.vllm import argv, bench, bootlog
-from redline.models import BenchResult, BenchWorkload, BootSignals, ServeConfig
+from redline.engines.vllm import argv, bench, bootlog, flags
+from redline.models import BenchResult, BenchWorkload, BootSignals, ServeConfig, Widening
 
 
 class VLLM(Engine):
@@ -16,6 +16,13 @@ class VLLM(Engine):
 
     def serve_argv(self, config: ServeConfig, executable: Sequence[str] | None = None) -> list[str]:
         return argv.serve_argv(config, self.command(executable))
+
+    def admit(self, config: ServeConfig, widening: Widening | None = None) -> list[str]:
+        widening = widening or Widening()
+        wide_flags = frozenset(flags.resolve(f) for f in widening.flags)
+        used = [f"flag {f} ({dest})" for f in config.extra_flags if (dest := flags.check_flag(f, wide_flags))]
+        used += [f"env {name}" for name in config.env if flags.check_env(name, frozenset(widening.env))]
+        return used
 
     def bench_argv(
         self,

@@ -1,0 +1,117 @@
+"""CLI flags generated from a request model, so a command takes what its MCP tool takes.
+
+    add_request_flags(parser, LadderInitRequest)           # --model, --model-path, --floor-max-model-len, ...
+    request = request_from_args(LadderInitRequest, args)   # the same request the MCP tool builds
+
+Each field becomes `--its-name-with-dashes`: its help is the field's description, a bool is a
+switch, a Literal (or an enum) gives the choices, a model or a dict is written as JSON, and a
+field with no default is a required flag. A value is checked against the field's own type and
+constraints as argparse reads it, so a bad one is a usage error naming the flag.
+"""
+
+import argparse
+import json
+import types
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
+
+from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic.fields import FieldInfo
+
+from redline.errors import InputError
+from redline.tools.requests import Request
+
+_UNSET = object()
+
+
+def flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def add_request_flags(
+    parser: argparse.ArgumentParser, request: type[Request], *, skip: tuple[str, ...] = (),
+    defaults: Mapping[str, Any] | None = None,
+) -> None:
+    """One flag per field of the request, but those in skip (which the command takes another way).
+
+    defaults: a command's own default for a field (e.g. the CLI's target is `local` when not given).
+    """
+    for name, info in request.model_fields.items():
+        if name not in skip:
+            parser.add_argument(flag(name), **_argument(info, (defaults or {}).get(name, _UNSET)))
+
+
+def request_from_args(request: type[Request], args: argparse.Namespace, **given: Any) -> Request:
+    """The request the parsed flags (and `given`, for fields the command takes another way) make."""
+    values = {name: getattr(args, name) for name in request.model_fields if hasattr(args, name)}
+    try:
+        return request(**values, **given)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = flag(str(first["loc"][0])) if first["loc"] else "the request"
+        raise InputError(f"{where}: {first['msg']}") from exc
+
+
+def _argument(info: FieldInfo, default: Any) -> dict[str, Any]:
+    """argparse's add_argument options for one field."""
+    described = info.description or ""
+    if info.annotation is bool:
+        return {"action": "store_true", "help": described}
+    if default is _UNSET:
+        default = None if info.is_required() else info.default
+    required = info.is_required() and default is None
+    options: dict[str, Any] = {"type": _reader(info), "required": required, "help": _help(described, default)}
+    if not required:
+        options["default"] = default
+    if choices := _choices(info):
+        options["choices"] = choices
+    if _is_json(info.annotation):
+        options["metavar"] = "JSON"
+    return options
+
+
+def _help(described: str, default: Any) -> str:
+    return described if default in (None, "") else f"{described} (default: {default})"
+
+
+def _reader(info: FieldInfo) -> Any:
+    """A function that reads one flag's text as the field's value, or says why it cannot."""
+    adapter: TypeAdapter[Any] = TypeAdapter(Annotated[info.annotation, *info.metadata])
+    json_value, whole = _is_json(info.annotation), _base(info.annotation) is int
+
+    def read(text: str) -> Any:
+        try:
+            value: Any = json.loads(text) if json_value else text
+        except json.JSONDecodeError as exc:
+            raise argparse.ArgumentTypeError(f"not JSON ({exc.msg}): write it like '{{\"port\": 8001}}'") from None
+        if whole:
+            value = text.replace(",", "").replace("_", "")  # 32,768 as people write it
+        try:
+            return adapter.validate_python(value)
+        except ValidationError as exc:
+            raise argparse.ArgumentTypeError(f"{text[:80]!r}: {exc.errors()[0]['msg']}") from None
+
+    return read
+
+
+def _base(annotation: Any) -> Any:
+    """The type inside `X | None` and Annotated[X, ...]."""
+    while get_origin(annotation) is Annotated:
+        annotation = get_args(annotation)[0]
+    if get_origin(annotation) in (Union, types.UnionType):
+        inner = [a for a in get_args(annotation) if a is not type(None)]
+        return _base(inner[0]) if len(inner) == 1 else annotation
+    return annotation
+
+
+def _is_json(annotation: Any) -> bool:
+    base = _base(annotation)
+    return get_origin(base) is dict or base is dict or isinstance(base, type) and issubclass(base, BaseModel)
+
+
+def _choices(info: FieldInfo) -> list[Any] | None:
+    base = _base(info.annotation)
+    if get_origin(base) is Literal:
+        return list(get_args(base))
+    extra = info.json_schema_extra
+    return list(extra["enum"]) if isinstance(extra, dict) and isinstance(extra.get("enum"), list) else None

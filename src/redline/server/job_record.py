@@ -1,0 +1,108 @@
+"""A job as its file holds it (`JobRecord`) and as a tool shows it (`JobView[R]`, R the result's type).
+
+A job file is read by any later redline, so fields are only ever added, with defaults;
+`ServerHandle` still reads the flat handles older files hold.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from redline.targets import ServerHandle
+from redline.tools.requests import WAIT_MAX_S, JobState
+
+ACTIVE: tuple[JobState, ...] = ("queued", "running")
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def start_ticks(pid: int) -> int | None:
+    """A redline server's start time in clock ticks since boot (Linux), None if it is gone or unknown.
+
+    Tells a live owner of a job apart from a later process that reuses its pid.
+    """
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    fields = text.rpartition(")")[2].split()  # the command name, in parentheses, may hold spaces
+    if len(fields) < 20 or fields[0] in "ZXx" or not fields[19].isdigit():
+        return None
+    return int(fields[19])  # field 22 of proc(5), counted from field 3 (the state)
+
+
+class JobRecord(BaseModel):
+    """One job, as its file says."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    tool: str
+    state: JobState
+    ladder: str | None = None
+    target: str | None = None
+    args: dict[str, Any] = {}
+    owner_pid: int
+    owner_start_ticks: int | None = None
+    created_at: str
+    started_at: str | None = None
+    finished_at: str | None = None
+    progress: float = 0.0
+    message: str = ""
+    processes: list[ServerHandle] = []
+    result: dict[str, Any] | None = None
+    error: str | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.state in ACTIVE
+
+
+ResultT = TypeVar("ResultT")
+
+
+class JobView(BaseModel, Generic[ResultT]):
+    """A job as a tool reports it: where it stands, and its result once it succeeded."""
+
+    job_id: str = Field(description="Pass to job_status (to wait for it) or job_cancel")
+    tool: str
+    state: JobState = Field(description="queued or running: not done yet; succeeded, failed, cancelled or interrupted: done")
+    done: bool
+    progress: float = Field(description="0 to 1, as the operation reports it")
+    message: str = Field(description="The operation's latest progress line")
+    ladder: str | None = None
+    target: str | None = None
+    created_at: str
+    started_at: str | None = None
+    finished_at: str | None = None
+    error: str | None = Field(None, description="Why the job failed, was cancelled or was interrupted")
+    result: ResultT | None = Field(None, description="The operation's result, once it succeeded")
+    hint: str = Field(description="What to do next, in one sentence")
+
+    @classmethod
+    def of(cls, record: JobRecord) -> JobView[ResultT]:
+        return cls(
+            job_id=record.id, tool=record.tool, state=record.state, done=not record.active,
+            progress=record.progress, message=record.message, ladder=record.ladder, target=record.target,
+            created_at=record.created_at, started_at=record.started_at, finished_at=record.finished_at,
+            error=record.error, result=record.result, hint=hint(record),
+        )
+
+
+def hint(record: JobRecord) -> str:
+    if record.active:
+        return (f"still {record.state}: call job_status with job_id={record.id!r} and wait_s up to "
+                f"{WAIT_MAX_S:.0f} to wait for it, or job_cancel to stop it")
+    if record.state == "succeeded":
+        return "done: the result says what happened and, where it has a `next`, what to do next"
+    if record.state == "interrupted":
+        return "the job did not finish; ladder_status shows what was recorded, then run the step again"
+    if record.state == "cancelled":
+        return "cancelled; its server was stopped; ladder_next_rung says what to do next"
+    return f"failed: {record.error}"

@@ -1,0 +1,153 @@
+"""The ladder tools: each one a request checked against the workspace, then one call into redline.tools.
+
+Their inputs are the request models' fields (see registry.expand), beside `ladder` (a file in the
+workspace) and, for the tools that run as jobs, `wait_s`.
+"""
+
+from pathlib import Path
+
+from mcp.server.mcpserver import Context
+
+from redline.engines import get_engine
+from redline.errors import InputError, LadderError
+from redline.models import BootSignals
+from redline.models.ladder import Ceiling, Ladder, LadderStatus, NextStep
+from redline.server.jobs import WAIT_DEFAULT_S, JobContext, JobView
+from redline.server.registry import (
+    APPEND, BOOTS, READ_ONLY, STOPS, WRITE_ONCE, LadderArg, State, WaitArg, off_loop, run_job, state_of, tool,
+)
+from redline.tools import ladder as ladder_ops
+from redline.tools import rung as rung_ops
+from redline.tools.requests import (
+    CeilingRecordRequest, LadderInitRequest, LadderNextRequest, LadderStatusRequest, ParseBootLogRequest,
+    RungRecordRequest, RungRunRequest, SmokeTestRequest,
+)
+from redline.tools.rung import RungOutcome
+
+
+@tool(WRITE_ONCE, "Start a ladder", LadderInitRequest)
+async def ladder_init(ctx: Context, ladder: LadderArg, request: LadderInitRequest) -> Ladder:
+    """Create a new ladder file for one model on one GPU, from a boot known to work (refused if the file exists)."""
+    path, _ = state_of(ctx).ladder(ladder)
+    return await off_loop(ladder_ops.ladder_init, path, request)
+
+
+@tool(READ_ONLY, "Ladder status", LadderStatusRequest)
+async def ladder_status(ctx: Context, ladder: LadderArg, request: LadderStatusRequest) -> LadderStatus:
+    """Every rung of a ladder, one row each, and where the climb stands (`next.route` says what to call next)."""
+    state = state_of(ctx)
+    path, name = state.ladder(ladder)
+    status = await off_loop(state.cache.get, ladder_ops.ladder_status, path)
+    return status.model_copy(update={"path": name})
+
+
+@tool(READ_ONLY, "Next rung", LadderNextRequest)
+async def ladder_next_rung(ctx: Context, ladder: LadderArg, request: LadderNextRequest) -> NextStep:
+    """The ladder's next step and why: the serve config of the next rung, or smoke_test, record_ceiling, diagnose or done."""
+    state = state_of(ctx)
+    path, _ = state.ladder(ladder)
+    return await off_loop(state.cache.get, ladder_ops.ladder_next, path, request.replay)
+
+
+@tool(BOOTS, "Boot the next rung", RungRunRequest)
+async def rung_run(
+    ctx: Context, ladder: LadderArg, request: RungRunRequest, wait_s: WaitArg = WAIT_DEFAULT_S,
+) -> JobView[RungOutcome]:
+    """Boot the ladder's next rung (or replay rung N) on a target, cleanly, read its log and append the rung.
+
+    Runs as a job: stops the server the ladder left up, boots, waits for health. Returns the
+    recorded rung and the next step if it ends within wait_s, else the job id for job_status.
+    """
+    state = state_of(ctx)
+    path, name = state.ladder(ladder)
+    state.refuse_if_busy(name)
+    step = await off_loop(ladder_ops.expect_step, path, "run_rung", request.replay)
+    state.check_target(request.target)
+
+    async def operation(job: JobContext) -> RungOutcome:
+        async with state.recording_target(request.target, job) as t:
+            return await rung_ops.rung_run(path, t, replay=request.replay, progress=job.progress, step=step)
+
+    return await run_job(ctx, RungOutcome, "rung_run", operation, ladder=name, target=request.target,
+                         args={"replay": request.replay}, wait_s=wait_s)
+
+
+@tool(BOOTS, "Smoke-test the running rung", SmokeTestRequest)
+async def smoke_test(
+    ctx: Context, ladder: LadderArg, request: SmokeTestRequest, wait_s: WaitArg = WAIT_DEFAULT_S,
+) -> JobView[RungOutcome]:
+    """Load the rung that just booted with near-max-length requests (the engine's own bench client) and record pass or fail.
+
+    Runs as a job, like rung_run.
+    """
+    state = state_of(ctx)
+    path, name = state.ladder(ladder)
+    state.refuse_if_busy(name)
+    step = await off_loop(ladder_ops.expect_step, path, "smoke_test")
+    on = request.target or await _recorded_target(path, step)
+    state.check_target(on)
+
+    async def operation(job: JobContext) -> RungOutcome:
+        async with state.recording_target(on, job) as t:
+            return await rung_ops.smoke_test(path, t, progress=job.progress, step=step)
+
+    return await run_job(ctx, RungOutcome, "smoke_test", operation, ladder=name, target=on, args={}, wait_s=wait_s)
+
+
+async def _recorded_target(path: Path, step: NextStep) -> str:
+    """The target the ladder's running server was booted on."""
+    server = await off_loop(rung_ops.ladder_server, path)
+    if server is None:
+        raise LadderError(f"no server of this ladder is running: call rung_run with replay={step.rung_index} "
+                          "to boot it again")
+    return server.handle.target
+
+
+@tool(APPEND, "Record a boot run by hand", RungRecordRequest)
+async def rung_record(ctx: Context, ladder: LadderArg, request: RungRecordRequest) -> RungOutcome:
+    """Record a boot that a person ran by hand, and optionally its smoke-test result, in the ladder.
+
+    Give the boot log as text or as a workspace file. A smoke result alone fills in the last
+    rung's smoke test. Returns the rung as recorded and the ladder's next step.
+    """
+    state = state_of(ctx)
+    path, name = state.ladder(ladder)
+    state.refuse_if_busy(name)
+    log, bench = await _texts(state, request)
+    recorded = None
+    if log:
+        recorded = await off_loop(ladder_ops.record_boot, path, log, log_name=request.log_file or "pasted by the caller")
+    if bench:
+        recorded = await off_loop(ladder_ops.record_smoke, path, bench)
+    assert recorded is not None  # _texts refuses a request with neither
+    rung, updated = recorded
+    return RungOutcome(rung=rung, next=await off_loop(ladder_ops.next_of, path, updated))
+
+
+async def _texts(state: State, request: RungRecordRequest) -> tuple[str, str]:
+    """The boot log and the bench result a rung_record request gives, each as text or as a workspace file."""
+    r = request
+    if r.log_text and r.log_file or r.bench_json_text and r.bench_file:
+        raise InputError("give the boot log either as log_text or as log_file (and the bench either as text or file), "
+                         "not both")
+    log = await off_loop(state.read_text, r.log_file, "log_file") if r.log_file else r.log_text
+    bench = await off_loop(state.read_text, r.bench_file, "bench_file") if r.bench_file else r.bench_json_text
+    if not log and not bench:
+        raise InputError("nothing to record: give the boot log (log_text or log_file), a smoke result "
+                         "(bench_json_text or bench_file), or both")
+    return log, bench
+
+
+@tool(STOPS, "Record the ceiling", CeilingRecordRequest)
+async def ceiling_record(ctx: Context, ladder: LadderArg, request: CeilingRecordRequest) -> Ceiling:
+    """Record the ceiling the climb found (only when the next step is record_ceiling), and stop the server the ladder left up."""
+    state = state_of(ctx)
+    path, name = state.ladder(ladder)
+    state.refuse_if_busy(name)
+    return await rung_ops.ceiling_record(path, state.config.open_target)
+
+
+@tool(READ_ONLY, "Parse a boot log", ParseBootLogRequest)
+async def parse_boot_log(request: ParseBootLogRequest) -> BootSignals:
+    """What an engine's boot log says: status (boot_ok, oom_*, crash_*), KV cache GiB and tokens, concurrency, memory, warnings."""
+    return await off_loop(get_engine(request.engine).parse_boot_log, request.text)

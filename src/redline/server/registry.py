@@ -1,0 +1,243 @@
+"""The tool registry: what every MCP tool shares, written once.
+
+    @tool(READ_ONLY, "Ladder status", LadderStatusRequest)
+    async def ladder_status(ctx: Context, ladder: LadderArg, request: LadderStatusRequest) -> LadderStatus: ...
+
+- the annotation kinds (READ_ONLY ... STOPS): what each tool promises a client;
+- the input schema: the request model's fields become the tool's parameters (`expand`), beside
+  the few the tool function declares itself (ctx, ladder, wait_s), so the MCP tool and the CLI,
+  both generated from the request model, cannot drift apart;
+- RedlineError and pydantic's ValidationError -> ToolError, whose text says what to do (`mapped`);
+- State: what the tools of one server share (config, jobs, the read cache, workspace paths, targets);
+- run_job: start a job, wait for it while reporting progress, return it as a JobView of its result type.
+"""
+
+import functools
+import inspect
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import anyio
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+from pydantic import BaseModel, Field, ValidationError
+
+from redline.errors import LadderError, RedlineError
+from redline.inputs import read_text
+from redline.server.cache import LadderCache
+from redline.server.config import ServerConfig, ladder_path, relative_name, resolve_in_workspace
+from redline.server.jobs import WAIT_DEFAULT_S, JobContext, JobRecord, Jobs, JobView
+from redline.targets import ServerHandle, Target
+from redline.tools.requests import MAX_TEXT, WAIT_MAX_S, Request
+
+T = TypeVar("T")
+R = TypeVar("R", bound=BaseModel)
+
+# ---- the kinds of tool, and what their annotations promise -----------------------------------------
+
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+# writes only to ladder files in the workspace; a second identical call is refused and changes nothing
+WRITE_ONCE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+# appends a rung to a ladder file each time it is called
+APPEND = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
+# boots, loads or stops servers on a target host (this one or over SSH)
+BOOTS = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=True)
+STOPS = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=True)
+
+# The two parameters that are not part of any request: where (a ladder file in the workspace) and how long to wait.
+LadderArg = Annotated[str, Field(min_length=1, max_length=1024, description=(
+    "The ladder file, a .yml path inside the workspace, such as ladders/llama8b-h200.yml"))]
+WaitArg = Annotated[float, Field(ge=0, le=WAIT_MAX_S, description=(
+    f"Seconds to wait for the job before returning its id (at most {WAIT_MAX_S:.0f})"))]
+WAIT_DEFAULT = WAIT_DEFAULT_S
+
+# ---- errors ----------------------------------------------------------------------------------------
+
+
+def tool_error(exc: RedlineError) -> ToolError:
+    """The one place a RedlineError becomes what the agent reads: its own message, which says what to do."""
+    return ToolError(str(exc) or type(exc).__name__)
+
+
+def validation_error(exc: ValidationError) -> ToolError:
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first["loc"]) or "value"
+    return ToolError(f"{where}: {first['msg']}")
+
+
+def mapped(fn: Callable[..., Awaitable[T]]) -> Callable[..., Awaitable[T]]:
+    """fn with every RedlineError (and a pydantic ValidationError from inside) raised as a ToolError."""
+
+    @functools.wraps(fn)
+    async def wrapper(*args: Any, **kwargs: Any) -> T:
+        try:
+            return await fn(*args, **kwargs)
+        except RedlineError as exc:
+            raise tool_error(exc) from exc
+        except ValidationError as exc:
+            raise validation_error(exc) from exc
+
+    return wrapper
+
+
+# ---- the registry ----------------------------------------------------------------------------------
+
+
+def field_parameters(request: type[Request]) -> list[inspect.Parameter]:
+    """The request's fields as keyword parameters: type, constraints, description and default as the model has them."""
+    return [
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=Annotated[info.annotation, info],
+                          default=inspect.Parameter.empty if info.is_required() else info.default)
+        for name, info in request.model_fields.items()
+    ]
+
+
+def expand(fn: Callable[..., Awaitable[T]], request: type[Request]) -> Callable[..., Awaitable[T]]:
+    """fn(..., request: R) as the SDK sees a tool: one parameter per field of R instead of `request`.
+
+    The SDK builds the input schema from the signature, so the schema is the request model's;
+    the call gathers the fields back into one request and hands it to fn.
+    """
+    own = inspect.signature(fn, eval_str=True)
+    kept = [p for name, p in own.parameters.items() if name != "request"]
+    clash = {p.name for p in kept} & set(request.model_fields)
+    if "request" not in own.parameters or clash:
+        raise TypeError(f"{fn.__name__} must take `request: {request.__name__}` and no parameter named like its fields {clash}")
+    params = kept + field_parameters(request)
+
+    @functools.wraps(fn)
+    async def call(**kwargs: Any) -> T:
+        fields = {name: kwargs.pop(name) for name in request.model_fields if name in kwargs}
+        return await fn(**kwargs, request=request(**fields))
+
+    call.__signature__ = own.replace(parameters=params)  # type: ignore[attr-defined]
+    call.__annotations__ = {p.name: p.annotation for p in params} | {"return": own.return_annotation}
+    return mapped(call)
+
+
+@dataclass(frozen=True)
+class Registered:
+    """One tool as the server adds it."""
+
+    fn: Callable[..., Awaitable[Any]]
+    annotations: ToolAnnotations
+    title: str
+    request: type[Request]
+
+    @property
+    def name(self) -> str:
+        return self.fn.__name__
+
+
+TOOLS: list[Registered] = []
+
+
+def tool(annotations: ToolAnnotations, title: str, request: type[Request]) -> Callable[[Callable[..., Awaitable[T]]], Callable[..., Awaitable[T]]]:
+    """Register a tool: its name is the function's, its description the docstring, its inputs the request's fields."""
+
+    def register(fn: Callable[..., Awaitable[T]]) -> Callable[..., Awaitable[T]]:
+        TOOLS.append(Registered(expand(fn, request), annotations, title, request))
+        return fn
+
+    return register
+
+
+# ---- what the tools of one server share ------------------------------------------------------------
+
+
+@dataclass
+class State:
+    """What the tools of one running server share."""
+
+    config: ServerConfig
+    jobs: Jobs
+    cache: LadderCache = field(default_factory=LadderCache)
+
+    def ladder(self, name: str) -> tuple[Path, str]:
+        """The ladder file's absolute path, and its name as jobs key it (normalised, relative)."""
+        path = ladder_path(self.config.workspace, name)
+        return path, relative_name(self.config.workspace, path)
+
+    def file(self, name: str, what: str) -> Path:
+        return resolve_in_workspace(self.config.workspace, name, what=what)
+
+    def read_text(self, name: str, what: str) -> str:
+        return read_text(self.file(name, what), f"{what} {name!r} (in the workspace)", max_bytes=MAX_TEXT)
+
+    def check_target(self, name: str) -> None:
+        """Refuse an unknown target now, before any job exists."""
+        self.config.open_target(name)
+
+    @asynccontextmanager
+    async def recording_target(self, name: str, job: JobContext) -> AsyncIterator[Target]:
+        """A target whose start() notes each server it starts in the job's file, so none is ever orphaned."""
+        target = self.config.open_target(name)
+        start = target.start
+
+        @functools.wraps(start)
+        async def start_and_record(*args: Any, **kwargs: Any) -> ServerHandle:
+            handle = await start(*args, **kwargs)
+            await job.add_process(handle)
+            return handle
+
+        target.start = start_and_record  # type: ignore[method-assign]
+        async with target:
+            yield target
+
+    def refuse_if_busy(self, ladder: str) -> None:
+        busy = self.jobs.active(ladder=ladder)
+        if busy is not None:
+            raise LadderError(f"job {busy.id} ({busy.tool}) is still {busy.state} on this ladder: wait for it with "
+                              "job_status or stop it with job_cancel first")
+
+
+async def stop_server(config: ServerConfig, handle: ServerHandle) -> bool:
+    """Stop a server a job recorded, through its target, if it still runs; True when it did."""
+    async with config.open_target(handle.target) as target:
+        if not await target.is_alive(handle):
+            return False
+        await target.stop(handle)
+        return True
+
+
+def state_of(ctx: Context) -> State:
+    return ctx.request_context.lifespan_context  # type: ignore[no-any-return]
+
+
+async def off_loop(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """Blocking file work (YAML, locks, a long log) in a worker thread, so jobs keep reporting."""
+    return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs))
+
+
+# ---- jobs --------------------------------------------------------------------------------------------
+
+
+async def run_job(
+    ctx: Context, result: type[R], tool: str, operation: Callable[[JobContext], Awaitable[R]], *,
+    ladder: str | None, target: str | None, args: dict[str, Any], wait_s: float,
+) -> JobView[R]:
+    """Start a job, wait up to wait_s reporting progress, and return it, finished or still running,
+    with its result read back as `result` (RungOutcome for a rung, a campaign's outcome for a campaign)."""
+    jobs = state_of(ctx).jobs
+    record = await jobs.start(tool, operation, ladder=ladder, target=target, args=args)
+    record = await jobs.wait(record.id, wait_s, reporter(ctx))
+    if record.state in ("failed", "cancelled", "interrupted"):
+        raise RedlineError(f"{record.error} (job {record.id}, {record.state})")
+    return JobView[result].of(record)  # type: ignore[valid-type]
+
+
+def reporter(ctx: Context) -> Callable[[JobRecord, float], Awaitable[None]]:
+    """Progress notifications for one waiting call: the value counts seconds waited and only ever grows
+    (as MCP requires); the message carries the job's own fraction and its latest line."""
+    last = -1.0
+
+    async def report(job: JobRecord, elapsed: float) -> None:
+        nonlocal last
+        last = max(round(elapsed, 3), last + 0.001)
+        await ctx.report_progress(last, None, f"{job.tool} {job.id}: {job.progress:.0%} {job.message}".strip())
+
+    return report
