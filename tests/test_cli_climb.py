@@ -1,15 +1,33 @@
 """`redline ladder climb|run|smoke|stop` and `redline demo` through the real console entry, on the fast fake engine."""
 
+import json
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
+from redline.cli import main
 from redline.ledger import read_ladder
 from tests.conftest import processes_naming
-from tests.tools.test_rung_bad_input import new_ladder, write_targets
+from tests.server.helpers import LLAMA8B, free_port
+from tests.tools.test_rung_bad_input import write_targets
 
 
 def redline(*args: str, cwd=None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "redline", *args], capture_output=True, text=True, timeout=120, cwd=cwd)
+
+
+def new_ladder(root: Path) -> Path:
+    """A ladder made by `redline ladder init` on the fake engine's model (copied under root, so every
+    process a rung starts names root), its servers on a port of their own."""
+    model = root / "models" / "llama8b"
+    model.mkdir(parents=True)
+    shutil.copy(LLAMA8B / "config.json", model / "config.json")
+    path = root / "l8b.yml"
+    assert main(["ladder", "init", "--ladder", str(path), "--model", "llama8b", "--model-path", str(model),
+                 "--floor-max-model-len", "32768", "--floor-max-num-batched-tokens", "8192",
+                 "--fixed", json.dumps({"port": free_port()})]) == 0
+    return path
 
 
 def test_climb_runs_to_a_recorded_ceiling_and_stops_its_server(tmp_path):

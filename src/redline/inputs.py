@@ -7,6 +7,7 @@ from pydantic import BaseModel, ValidationError
 from ruamel.yaml import YAML, YAMLError
 
 from redline.errors import InputError, RedlineError
+from redline.untrusted import MAX_JSON_BYTES, MAX_YAML_BYTES, check_yaml, read_regular
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -16,14 +17,14 @@ def explain(exc: ValidationError) -> str:
     return "; ".join(f"{'.'.join(map(str, e['loc'])) or 'value'}: {e['msg']}" for e in exc.errors())
 
 
-def read_text(path: Path, label: str | None = None, *, max_bytes: int | None = None) -> str:
-    """A text file as written (a lone \\r of a progress bar stays, so line numbers match), or an InputError."""
+def read_text(path: Path, label: str | None = None, *, max_bytes: int = MAX_JSON_BYTES) -> str:
+    """A text file as written (a lone \\r of a progress bar stays, so line numbers match), or an InputError.
+
+    Only regular files are read (a FIFO or device is refused at once), at most max_bytes of them.
+    """
     label = label or str(path)
     try:
-        if max_bytes is not None and path.stat().st_size > max_bytes:
-            raise InputError(f"{label}: is over {max_bytes >> 20} MiB; pass the boot log only")
-        with path.open(encoding="utf-8", errors="replace", newline="") as file:
-            return file.read()
+        return read_regular(path, max_bytes, label)
     except FileNotFoundError as exc:
         raise InputError(f"{label}: no such file") from exc
     except IsADirectoryError as exc:
@@ -35,7 +36,9 @@ def read_text(path: Path, label: str | None = None, *, max_bytes: int | None = N
 def load_yaml(path: Path, model: type[M], what: str, error: type[RedlineError] = InputError, *, hint: str = "") -> M:
     """A YAML config file checked against its model; `what` names it in errors, `hint` says how to name another."""
     try:
-        data = YAML(typ="safe", pure=True).load(path.read_text(encoding="utf-8"))
+        text = read_regular(path, MAX_YAML_BYTES, f"{what} {path}", error)
+        check_yaml(text, f"{what} {path}", error)
+        data = YAML(typ="safe", pure=True).load(text)
     except OSError as exc:
         raise error(f"cannot read {what} {path}: {exc.strerror or exc}{hint}") from exc
     except YAMLError as exc:

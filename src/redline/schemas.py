@@ -10,6 +10,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from redline.models import BenchResult, BootSignals, Ladder, ServeConfig
+from redline.models.campaign import Campaign, CellVerdict
 
 # file stem -> model; add a model here when it becomes a file or a tool result people rely on
 MODELS: dict[str, type[BaseModel]] = {
@@ -17,6 +18,8 @@ MODELS: dict[str, type[BaseModel]] = {
     "boot-signals": BootSignals,
     "bench-result": BenchResult,
     "ladder": Ladder,
+    "campaign": Campaign,
+    "campaign-cell-verdict": CellVerdict,
 }
 
 

@@ -99,7 +99,7 @@ async def _boot_over_stdio_then_signal(env: Env, sig: signal.Signals, gone_withi
             job = await call(client, "rung_run", ladder=LADDER, target="local", wait_s=1)
             path = env.config.state_dir / "jobs" / f"{job['job_id']}.json"
             seen.update(job=job, path=path, record=json.loads(path.read_text()))
-            assert seen["record"]["processes"][0]["pid"] in fake_servers(env.port)
+            assert seen["record"]["processes"][0]["locator"]["pid"] in fake_servers(env.port)
             os.kill(seen["record"]["owner_pid"], sig)
             with anyio.fail_after(gone_within_s):
                 while os.path.exists(f"/proc/{seen['record']['owner_pid']}"):
@@ -120,7 +120,7 @@ async def test_a_killed_server_leaves_no_orphan_after_restart(env: Env) -> None:
     job, record, _ = await _boot_over_stdio_then_signal(env, signal.SIGKILL, 10)  # no cleanup runs
     owner = record["owner_pid"]
     assert record["state"] == "running" and len(record["processes"]) == 1
-    orphan = record["processes"][0]["pid"]
+    orphan = record["processes"][0]["locator"]["pid"]
     assert orphan in fake_servers(env.port), "the boot should have outlived its killed MCP server"
 
     async with Client(build_server(env.config)) as client:

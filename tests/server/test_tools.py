@@ -13,7 +13,8 @@ from mcp.server.mcpserver.exceptions import ToolError
 import redline.errors
 from redline.errors import RedlineError
 from redline.server import jobs as jobs_module
-from redline.server.app import build_server, mapped, tool_error
+from redline.server.app import build_server
+from redline.server.registry import mapped, tool_error
 from tests.server.helpers import (
     H200, Env, call, call_error, fake_servers, init_args, new_ladder, text_of, write_targets,
 )

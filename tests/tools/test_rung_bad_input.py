@@ -24,8 +24,8 @@ from redline.errors import (
     TargetConfigError,
     TargetUnreachable,
 )
-from redline.ledger.ladder_file import load_ladder
-from redline.models import BootStatus
+from redline.ledger.ladder_file import load_ladder, read_ladder
+from redline.models import BootStatus, Widening
 from redline.targets import (
     LocalTarget,
     SSHSpec,
@@ -272,3 +272,23 @@ async def test_stop_server_on_another_target_is_refused_and_the_server_kept(tmp_
     async with local_target(tmp_path) as target:
         assert await stop_server(ladder, target)
     assert processes_naming(tmp_path) == []
+
+
+# ---- hardening class 1: a widening is on purpose, and every rung it touches says so ---------------
+
+
+async def test_code_execution_through_knobs_a_widened_flag_is_refused_at_init_and_recorded_when_widened(
+    tmp_path: Path, stop_left_servers
+) -> None:
+    fixed = {"port": free_port(), "extra_flags": ["--enable-sleep-mode"]}
+    with pytest.raises(InputError, match="enable_sleep_mode.*not a serving lever"):
+        new_ladder(tmp_path, fixed=fixed)
+    assert not (tmp_path / "l8b.yml").exists()
+    widening = Widening(flags=["--enable-sleep-mode"])
+    ladder = new_ladder(tmp_path, fixed=fixed, widening=widening)
+    async with local_target(tmp_path) as target:
+        with pytest.raises(InputError, match="enable_sleep_mode"):
+            await rung_run(ladder, target)  # the server config's widening is not the ladder's to assume
+        outcome = await rung_run(ladder, target, widening=widening)
+    assert outcome.rung.widened == ["flag --enable-sleep-mode (enable_sleep_mode)"]
+    assert read_ladder(ladder).rungs[0].widened == outcome.rung.widened

@@ -7,26 +7,33 @@ from pathlib import Path
 
 import anyio
 
+from redline.cli.flags import add_request_flags, request_from_args
 from redline.errors import InputError
 from redline.targets import LocalTarget, Target, load_targets, open_target
 from redline.tools import ladder as ladder_tools
 from redline.tools import rung as rung_tools
+from redline.tools.requests import RungRunRequest, SmokeTestRequest
+
+
+_ACTIONS = (
+    ("run", RungRunRequest, "boot the next rung (or --replay N) on the target and record it"),
+    ("smoke", SmokeTestRequest, "smoke-test the running rung with the engine's bench client and record it"),
+    ("climb", None, "run, smoke-test and record until the ceiling is recorded or a failure needs you"),
+    ("stop", None, "stop the server the ladder left up for its smoke test"),
+)
 
 
 def register_actions(actions: argparse._SubParsersAction) -> None:
-    for name, handler, text in (
-        ("run", _run, "boot the next rung (or --replay N) on the target and record it"),
-        ("smoke", _smoke, "smoke-test the running rung with `vllm bench serve` and record it"),
-        ("climb", _climb, "run, smoke-test and record until the ceiling is recorded or a failure needs you"),
-        ("stop", _stop, "stop the server the ladder left up for its smoke test"),
-    ):
+    handlers = {"run": _run, "smoke": _smoke, "climb": _climb, "stop": _stop}
+    for name, request, text in _ACTIONS:
         parser = actions.add_parser(name, help=text)
         parser.add_argument("--ladder", type=Path, required=True)
-        parser.add_argument("--target", default="local", help="a target named in the targets file (default: local)")
-        parser.add_argument("--targets", type=Path, help="the targets file (default: this host as `local`, engine `vllm`)")
-        if name == "run":
-            parser.add_argument("--replay", type=int, metavar="N", help="re-run rung N's exact config as a new rung")
-        parser.set_defaults(handler=handler)
+        if request is None:
+            parser.add_argument("--target", default="local", help="a target named in the targets file (default: local)")
+        else:  # the MCP tool's parameters; at a terminal the target is this host unless told
+            add_request_flags(parser, request, defaults={"target": "local"})
+        parser.add_argument("--targets", type=Path, help="the targets file (default: this host as `local`)")
+        parser.set_defaults(handler=handlers[name])
 
 
 def target_from(args: argparse.Namespace) -> Target:
@@ -49,12 +56,14 @@ def _with_target(args: argparse.Namespace, operation: Callable[[Target], Awaitab
 
 
 def _run(args: argparse.Namespace) -> int:
-    outcome = _with_target(args, lambda t: rung_tools.rung_run(args.ladder, t, replay=args.replay, progress=print_progress))
+    request = request_from_args(RungRunRequest, args)
+    outcome = _with_target(args, lambda t: rung_tools.rung_run(args.ladder, t, replay=request.replay, progress=print_progress))
     print(f"rung {outcome.rung.index}: {outcome.rung.status} ({outcome.rung.reason})\nnext: {outcome.next.route}: {outcome.next.reason}")
     return 0
 
 
 def _smoke(args: argparse.Namespace) -> int:
+    request_from_args(SmokeTestRequest, args)  # checks --target as the MCP tool would
     outcome = _with_target(args, lambda t: rung_tools.smoke_test(args.ladder, t, progress=print_progress))
     verdict = "passed" if outcome.rung.smoke_test.passed else f"failed: {outcome.rung.smoke_test.reason}"
     print(f"smoke test of rung {outcome.rung.index} {verdict}\nnext: {outcome.next.route}: {outcome.next.reason}")

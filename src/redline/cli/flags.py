@@ -13,7 +13,7 @@ import argparse
 import json
 import types
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic.fields import FieldInfo
@@ -22,6 +22,8 @@ from redline.errors import InputError
 from redline.tools.requests import Request
 
 _UNSET = object()
+Q = TypeVar("Q", bound=Request)
+_METAVARS = {int: "N", float: "X"}
 
 
 def flag(name: str) -> str:
@@ -41,7 +43,7 @@ def add_request_flags(
             parser.add_argument(flag(name), **_argument(info, (defaults or {}).get(name, _UNSET)))
 
 
-def request_from_args(request: type[Request], args: argparse.Namespace, **given: Any) -> Request:
+def request_from_args(request: type[Q], args: argparse.Namespace, **given: Any) -> Q:
     """The request the parsed flags (and `given`, for fields the command takes another way) make."""
     values = {name: getattr(args, name) for name in request.model_fields if hasattr(args, name)}
     try:
@@ -65,8 +67,7 @@ def _argument(info: FieldInfo, default: Any) -> dict[str, Any]:
         options["default"] = default
     if choices := _choices(info):
         options["choices"] = choices
-    if _is_json(info.annotation):
-        options["metavar"] = "JSON"
+    options["metavar"] = "JSON" if _is_json(info.annotation) else _METAVARS.get(_base(info.annotation))
     return options
 
 
@@ -76,7 +77,8 @@ def _help(described: str, default: Any) -> str:
 
 def _reader(info: FieldInfo) -> Any:
     """A function that reads one flag's text as the field's value, or says why it cannot."""
-    adapter: TypeAdapter[Any] = TypeAdapter(Annotated[info.annotation, *info.metadata])
+    typed = Annotated[info.annotation, *info.metadata] if info.metadata else info.annotation
+    adapter: TypeAdapter[Any] = TypeAdapter(typed)
     json_value, whole = _is_json(info.annotation), _base(info.annotation) is int
 
     def read(text: str) -> Any:

@@ -6,29 +6,11 @@ from datetime import datetime
 from pathlib import Path
 
 from redline.cli import climb
+from redline.cli.flags import add_request_flags, request_from_args
 from redline.inputs import read_text
 from redline.models.ladder import LadderStatus, NextStep, RungRow
 from redline.tools import ladder as tools
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text.replace(",", "").replace("_", ""))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
-    return value
-
-
-def _json_object(text: str) -> dict:
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise argparse.ArgumentTypeError(f"not JSON ({exc.msg}): write it like '{{\"load_format\": \"dummy\"}}'") from None
-    if not isinstance(value, dict):
-        raise argparse.ArgumentTypeError("must be a JSON object of serve knobs")
-    return value
+from redline.tools.requests import LadderInitRequest, LadderNextRequest, LadderStatusRequest
 
 
 def _when(text: str) -> datetime:
@@ -45,11 +27,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _register_record(actions)
     nxt = actions.add_parser("next", help="what to boot or test next, and why")
     nxt.add_argument("--ladder", type=Path, required=True)
-    nxt.add_argument("--replay", type=_positive, metavar="N", help="re-run rung N's exact config as a new rung")
+    add_request_flags(nxt, LadderNextRequest)
     nxt.add_argument("--json", action="store_true", help="print one JSON object")
     nxt.set_defaults(handler=run_next)
     status = actions.add_parser("status", help="the rungs as a table and where the climb stands")
     status.add_argument("--ladder", type=Path, required=True)
+    add_request_flags(status, LadderStatusRequest)
     status.add_argument("--json", action="store_true", help="print one JSON object")
     status.set_defaults(handler=run_status)
     climb.register_actions(actions)
@@ -58,25 +41,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _register_init(actions: argparse._SubParsersAction) -> None:
     init = actions.add_parser("init", help="start a ladder.yml for one model on one GPU profile")
     init.add_argument("--ladder", type=Path, required=True, help="the ladder file to create")
-    init.add_argument("--model", required=True, help="the model's key, e.g. qwen32b")
-    init.add_argument("--model-path", required=True, help="the model as given to `vllm serve`")
-    init.add_argument("--floor-max-model-len", type=_positive, required=True)
-    init.add_argument("--floor-max-num-batched-tokens", type=_positive, required=True)
-    init.add_argument("--gpu-memory-utilization", type=float, default=0.9, help="held fixed through the climb")
-    init.add_argument("--min-concurrency", type=_positive, default=1, help="max-length requests the ceiling must hold (1)")
-    init.add_argument("--policy", choices=("signal", "doubling"), default="signal")
-    init.add_argument("--gpu-name")
-    init.add_argument("--gpu-memory-gib", type=float)
-    init.add_argument("--gpu-count", type=_positive, default=1)
-    init.add_argument("--engine-version", help="the vLLM version every rung must be booted with")
-    init.add_argument("--kv-block-size", type=_positive, default=16)
-    init.add_argument("--max-position-embeddings", type=_positive, help="default: from MODEL_PATH/config.json")
-    init.add_argument("--allow-long-context", action="store_true", help="climb past max_position_embeddings")
-    init.add_argument("--max-num-batched-tokens-cap", type=_positive, help="default: the max_model_len ceiling")
-    init.add_argument("--boot-deadline-s", type=float, default=3600, help="how long one boot may take (3600: big models load slowly)")
-    init.add_argument("--smoke-deadline-s", type=float, default=3600, help="how long one smoke test may take (3600)")
-    init.add_argument("--fixed", type=_json_object, default={}, metavar="JSON",
-                      help='more knobs held fixed, e.g. \'{"load_format": "dummy", "enforce_eager": true}\'')
+    add_request_flags(init, LadderInitRequest)  # the flags are the MCP tool's parameters, from one model
     init.set_defaults(handler=run_init)
 
 
@@ -84,8 +49,8 @@ def _register_record(actions: argparse._SubParsersAction) -> None:
     record = actions.add_parser("record", help="append a boot, fill the last rung's smoke test, or record the ceiling")
     record.add_argument("--ladder", type=Path, required=True)
     what = record.add_mutually_exclusive_group(required=True)
-    what.add_argument("--log", type=Path, metavar="BOOT_LOG", help="the full output of `vllm serve` for one boot")
-    what.add_argument("--smoke", type=Path, metavar="BENCH_JSON", help="the `vllm bench serve --save-result` file")
+    what.add_argument("--log", type=Path, metavar="BOOT_LOG", help="the engine's full serve log of one boot")
+    what.add_argument("--smoke", type=Path, metavar="BENCH_JSON", help="the result file (JSON) the engine's bench client wrote")
     what.add_argument("--ceiling", action="store_true", help="record the ceiling the climb found")
     record.add_argument("--started-at", type=_when, help="with --log: when the boot started")
     record.add_argument("--ended-at", type=_when, help="with --log: when it was ready or failed")
@@ -96,15 +61,7 @@ def _register_record(actions: argparse._SubParsersAction) -> None:
 
 
 def run_init(args: argparse.Namespace) -> int:
-    ladder = tools.ladder_init(
-        args.ladder, model=args.model, model_path=args.model_path, floor_max_model_len=args.floor_max_model_len,
-        floor_max_num_batched_tokens=args.floor_max_num_batched_tokens, gpu_memory_utilization=args.gpu_memory_utilization,
-        min_concurrency=args.min_concurrency, policy=args.policy, gpu_name=args.gpu_name,
-        gpu_memory_gib=args.gpu_memory_gib, gpu_count=args.gpu_count, engine_version=args.engine_version,
-        kv_block_size=args.kv_block_size, allow_long_context=args.allow_long_context,
-        max_position_embeddings=args.max_position_embeddings, max_num_batched_tokens_cap=args.max_num_batched_tokens_cap,
-        fixed=args.fixed, boot_deadline_s=args.boot_deadline_s, smoke_deadline_s=args.smoke_deadline_s,
-    )
+    ladder = tools.ladder_init(args.ladder, request_from_args(LadderInitRequest, args))
     mpe = ladder.model.max_position_embeddings
     print(f"created {args.ladder}: {ladder.model.key}, floor {ladder.floor.max_model_len:,} / "
           f"{ladder.floor.max_num_batched_tokens:,}, policy {ladder.policy}, max_position_embeddings "
@@ -133,7 +90,8 @@ def run_record(args: argparse.Namespace) -> int:
 
 
 def run_next(args: argparse.Namespace) -> int:
-    step = tools.ladder_next(args.ladder, replay=args.replay)
+    request = request_from_args(LadderNextRequest, args)
+    step = tools.ladder_next(args.ladder, replay=request.replay)
     print(json.dumps(step.model_dump(mode="json")) if args.json else _next_text(step))
     return 0
 
@@ -204,7 +162,7 @@ def status_text(status: LadderStatus) -> str:
     gpu, m = ladder.gpu, ladder.model
     where = f"{gpu.name or 'GPU ?'} x{gpu.count}" if gpu else "GPU ?"
     lines = [
-        f"ladder   {status.path}: {m.key} ({m.path}) on {where}, vllm {ladder.engine_version or '?'}, "
+        f"ladder   {status.path}: {m.key} ({m.path}) on {where}, {ladder.engine} {ladder.engine_version or '?'}, "
         f"policy {ladder.policy}, gpu_memory_utilization {ladder.fixed.gpu_memory_utilization}",
         f"floor    max_model_len {ladder.floor.max_model_len:,}, max_num_batched_tokens {ladder.floor.max_num_batched_tokens:,}; "
         f"min concurrency {ladder.min_concurrency}; max_position_embeddings {_n(m.max_position_embeddings)}"

@@ -1,6 +1,9 @@
 """`redline mcp [--config FILE] [--http [--host H] [--port N]]`: the redline tools over MCP.
 
-On stdio (the default) stdout is the protocol, so everything else goes to stderr.
+The config file is --config, else $REDLINE_SERVER_CONFIG, else ./redline-server.yml if there is
+one. With none of them the server still starts: its workspace is the user's data folder
+(server.config.default_workspace) and its only target is this host, as `local`; one line on
+stderr says so. On stdio (the default) stdout is the protocol, so everything else goes to stderr.
 SIGTERM, like the client closing stdin, cancels the running jobs, which stop
 the servers they started, before the process exits.
 """
@@ -22,6 +25,8 @@ from redline.errors import InputError
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
+    from redline.server.config import ServerConfig
+
 log = logging.getLogger("redline.server")
 
 DEFAULT_CONFIG = "redline-server.yml"
@@ -32,10 +37,12 @@ DEFAULT_PORT = 8765
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "mcp", help="serve the redline tools to MCP clients (stdio, or streamable HTTP with --http)",
-        description="Serve every redline step as an MCP tool. The config file names the workspace and the targets file.",
+        description="Serve every redline step as an MCP tool. The config file names the workspace and the targets "
+                    "file; without one, the workspace is your user data folder and the only target is this host.",
     )
     parser.add_argument("--config", type=Path, default=None,
-                        help=f"the server config (default: ${CONFIG_ENV}, else ./{DEFAULT_CONFIG})")
+                        help=f"the server config (default: ${CONFIG_ENV}, else ./{DEFAULT_CONFIG}, else none: the "
+                             "default workspace and this host as `local`)")
     parser.add_argument("--http", action="store_true", help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio")
     parser.add_argument("--host", default=None, help="with --http: the address to listen on (default 127.0.0.1; "
                         "any other needs http.bearer_token_env in the config)")
@@ -50,9 +57,8 @@ def run(args: argparse.Namespace) -> int:
     if not args.http and (args.host is not None or args.port is not None):
         raise InputError("--host and --port are for --http; stdio needs neither")
     from redline.server.app import build_server, http_app  # the MCP SDK loads only for this command
-    from redline.server.config import load_server_config
 
-    config = load_server_config(args.config or os.environ.get(CONFIG_ENV) or DEFAULT_CONFIG)
+    config = _config(args.config)
     if not args.http:
         anyio.run(_serve_stdio, functools.partial(build_server, config))
         return 0
@@ -67,6 +73,20 @@ def run(args: argparse.Namespace) -> int:
     # uvicorn handles SIGTERM and SIGINT itself: it shuts down the app, whose lifespan ends the jobs
     uvicorn.run(app, host=host, port=port, log_level=args.log_level.lower(), lifespan="on")
     return 0
+
+
+def _config(given: Path | None) -> "ServerConfig":
+    """The config file's config; with no file to read, the default one, said on stderr."""
+    from redline.server.config import default_server_config, load_server_config
+
+    path = given or os.environ.get(CONFIG_ENV) or (DEFAULT_CONFIG if Path(DEFAULT_CONFIG).is_file() else None)
+    if path:
+        return load_server_config(path)
+    config = default_server_config()
+    print(f"redline mcp: no config file, so the workspace is {config.workspace} and the only target is `local` "
+          f"(this host); pass --config FILE (or set ${CONFIG_ENV}) to choose the workspace and targets",
+          file=sys.stderr, flush=True)
+    return config
 
 
 async def _serve_stdio(build: Callable[..., "MCPServer"]) -> None:

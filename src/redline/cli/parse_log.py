@@ -1,17 +1,20 @@
-"""`redline parse-log PATH [--json]`: what a vLLM boot log says."""
+"""`redline parse-log PATH [--engine E] [--json]`: what an engine's boot log says."""
 
 import argparse
 import json
 from pathlib import Path
 
-from redline.engines.vllm import parse_boot_log
+from redline.cli.flags import add_request_flags, request_from_args
+from redline.engines import get_engine
 from redline.inputs import read_text
 from redline.models import BootSignals
+from redline.tools.requests import ParseBootLogRequest
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("parse-log", help="read a vLLM boot log: KV cache, concurrency, memory, status")
-    parser.add_argument("path", type=Path, help="the boot log (the full output of `vllm serve`)")
+    parser = subparsers.add_parser("parse-log", help="read an engine's boot log: KV cache, concurrency, memory, status")
+    parser.add_argument("path", type=Path, help="the boot log (the engine's full serve log)")
+    add_request_flags(parser, ParseBootLogRequest, skip=("text",))  # the text is read from PATH
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(handler=run)
 
@@ -41,6 +44,7 @@ def summary(signals: BootSignals) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    signals = parse_boot_log(read_text(args.path))
+    request = request_from_args(ParseBootLogRequest, args, text=read_text(args.path))
+    signals = get_engine(request.engine).parse_boot_log(request.text)
     print(json.dumps(signals.model_dump(mode="json")) if args.json else summary(signals))
     return 0

@@ -17,6 +17,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
 
 from redline.errors import LadderError
+from redline.untrusted import MAX_YAML_BYTES, check_yaml, read_regular
 
 LOCK_TIMEOUT_S = 60.0
 
@@ -30,12 +31,15 @@ def _yaml() -> YAML:
 
 
 def read(path: Path) -> str:
+    """The file's text, checked as untrusted YAML (size, aliases, depth) before anything parses it."""
     try:
-        return path.read_text(encoding="utf-8")
+        text = read_regular(path, MAX_YAML_BYTES, str(path), LadderError)
     except FileNotFoundError as exc:
         raise LadderError(f"{path}: no such file; create it with `redline ladder init`") from exc
     except OSError as exc:
         raise LadderError(f"{path}: cannot be read ({exc.strerror})") from exc
+    check_yaml(text, str(path), LadderError)
+    return text
 
 
 def parse(text: str, path: Path) -> Any:

@@ -252,6 +252,7 @@ class CellPlan(_Strict):
     serve: ServeConfig
     regime: Regime
     gates: list[str] = Field(description="what the methodology gates changed in this cell, and why")
+    widened: list[str] = Field([], description="what of the server config's allowlist widening this cell uses")
     boot_command: list[str]
     warmup_command: list[str] | None
     benches: list[BenchStep]
@@ -362,6 +363,7 @@ class CellVerdict(_Strict):
     verdict: Verdict
     reason: str
     gates: list[str] = []
+    widened: list[str] = []
     boot: BootRecord
     results: list[ConcurrencyResult] = []
     commands: Commands
@@ -511,31 +513,10 @@ class CampaignReport(_Strict):
     champion: ChampionReport
 
 
-# ---- tool requests (what the MCP tools and the CLI take) --------------------------------------------
-
-
-class CampaignRef(_Strict):
-    campaign: str = Field(description="the campaign file, e.g. campaigns/llama8b-mnbt.yml")
-
-
-class CampaignRunRequest(CampaignRef):
-    target: TargetName | None = Field(None, description="default: the campaign's own target")
-    i_understand_this_submits_jobs: bool = Field(False, description="true to boot servers and bench them")
-    dry_run: bool = Field(False, description="list every boot and bench command, start nothing")
-
-
-class CampaignPlanRequest(CampaignRef):
-    target: TargetName | None = Field(None, description="whose engine command to show; default: the campaign's")
-
-
-class ChampionSelectRequest(CampaignRef):
-    top: Annotated[int, Field(ge=1, le=50)] = 3
-
-
 __all__ = [
-    "BaseServe", "BenchStep", "BootRecord", "Campaign", "CampaignPlan", "CampaignPlanRequest", "CampaignRef",
-    "CampaignReport", "CampaignRunRequest", "CampaignRunResult", "CampaignStatus", "CampaignTable", "CampaignWorkload",
-    "CellOutcome", "CellPlan", "CellSpec", "CellState", "CellVerdict", "ChampionReport", "ChampionSelectRequest",
-    "Commands", "ConcurrencyResult", "Context", "FOCUS_METRIC", "Grid", "LEVERS", "Levers", "METRICS", "Plot",
-    "RankedCell", "Regime", "RegimeGroup", "Series", "SlaCheck", "Stat", "TableRow", "Trial",
+    "BaseServe", "BenchStep", "BootRecord", "Campaign", "CampaignPlan", "CampaignReport", "CampaignRunResult",
+    "CampaignStatus", "CampaignTable", "CampaignWorkload", "CellOutcome", "CellPlan", "CellSpec", "CellState",
+    "CellVerdict", "ChampionReport", "Commands", "ConcurrencyResult", "Context", "FOCUS_METRIC", "Grid", "LEVERS",
+    "Levers", "METRICS", "Plot", "RankedCell", "Regime", "RegimeGroup", "Series", "SlaCheck", "Stat", "TableRow",
+    "Trial",
 ]

@@ -98,8 +98,14 @@ class ServeSession:
             raise InputError(f"model path {model} does not exist on target {self.target.name}: {fix}, "
                              "or copy the model there")
 
-    async def boot(self, config: ServeConfig, deadline_s: float) -> Boot:
-        """Start the engine, wait for health within deadline_s; anything but ready is stopped before returning."""
+    async def boot(
+        self, config: ServeConfig, deadline_s: float, on_start: Callable[[ServerHandle], Awaitable[None]] | None = None,
+    ) -> Boot:
+        """Start the engine, wait for health within deadline_s; anything but ready is stopped before returning.
+
+        `on_start` gets the handle as soon as the server is started, before the (long) wait: a caller that
+        records it there can find and stop the server even if its own process is killed mid-boot.
+        """
         widened = self.admit(config)
         argv = self.serve_argv(config)
         env = {**self.target.engine_env, **config.env}
@@ -107,6 +113,8 @@ class ServeSession:
         handle = await self.target.start(argv, env=env, cwd=None, log_path="boot.log")
         t0 = time.monotonic()
         try:
+            if on_start is not None:
+                await on_start(handle)
             outcome = await self._wait(handle, config, deadline_s, t0)
             log_text = await self.target.read_text(handle.log_path)
         except BaseException:

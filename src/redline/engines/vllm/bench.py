@@ -1,18 +1,14 @@
 """Read the JSON that `vllm bench serve --save-result` writes."""
 
-import json
-
 from pydantic import ValidationError
 
 from redline.errors import InputError
 from redline.models.bench import BenchResult
+from redline.untrusted import load_json
 
 
 def parse_bench_result(text: str) -> BenchResult:
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"the bench result is not JSON ({exc.msg} at line {exc.lineno}): pass the file `vllm bench serve --save-result` wrote") from exc
+    data = load_json(text, "the bench result", hint=": pass the file `vllm bench serve --save-result` wrote")
     if not isinstance(data, dict):
         raise InputError("the bench result must be a JSON object as `vllm bench serve --save-result` writes it")
     try:

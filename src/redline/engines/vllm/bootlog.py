@@ -15,7 +15,13 @@ from dataclasses import dataclass, field
 from redline.errors import LogParseError
 from redline.models import BootSignals, BootStatus, BootTimings, MemoryBreakdown
 
-_NUM = r"([\d.]+)"
+# A number starts where no digit or dot stands before it: the regex then tries one start per number,
+# not one per digit, and a line of a million digits stays linear.
+_NUM = r"(?<![\d.])(\d+(?:\.\d+)?)"
+_FLOAT = r"\d+(?:\.\d+)?"
+# Only the first MAX_LINE characters of a line are read: every rule's figures come early in its line,
+# and a crafted line of megabytes costs no more than this.
+MAX_LINE = 8192
 _PREFIX = re.compile(
     r"^(?:\(\w+(?: pid=\d+)?\)\s*)?(?:(?:INFO|WARNING|ERROR|DEBUG|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d \[[^\]]*\]\s*)?"
 )
@@ -134,11 +140,11 @@ _RULES: tuple[_Rule, ...] = (
     _r("Using max model len", r"Using max model len (\d+)", _value("max_model_len")),
     _r("max_num_batched_tokens=", r"max_num_batched_tokens=(\d+)", _value("max_num_batched_tokens")),
     _r("Available KV cache memory", r"Available KV cache memory: " + _NUM + " GiB", _value("available_kv_cache_gib", float)),
-    _r("GiB for KV cache", r"Explicitly set \(" + _NUM + r"/[\d.]+\) GiB for KV cache", _value("available_kv_cache_gib", float)),
-    _r("KV cache size:", r"KV cache size: ([\d,]+) tokens", _value("kv_cache_tokens")),
-    _r("Maximum concurrency for", r"Maximum concurrency for ([\d,]+) tokens per request: " + _NUM + "x", _concurrency),
-    _r("Free memory on device", r"Free memory on device \([\d.]+/" + _NUM + r" GiB\)", _mem("device_total_gib")),
-    _r("Desired GPU memory utilization", r"Desired GPU memory utilization is \([\d.]+, " + _NUM + r" GiB\)", _mem("requested_gib")),
+    _r("GiB for KV cache", r"Explicitly set \(" + _NUM + r"/" + _FLOAT + r"\) GiB for KV cache", _value("available_kv_cache_gib", float)),
+    _r("KV cache size:", r"KV cache size: (\d[\d,]*) tokens", _value("kv_cache_tokens")),
+    _r("Maximum concurrency for", r"Maximum concurrency for (\d[\d,]*) tokens per request: " + _NUM + "x", _concurrency),
+    _r("Free memory on device", r"Free memory on device \(" + _FLOAT + r"/" + _NUM + r" GiB\)", _mem("device_total_gib")),
+    _r("Desired GPU memory utilization", r"Desired GPU memory utilization is \(" + _FLOAT + r", " + _NUM + r" GiB\)", _mem("requested_gib")),
     _r("for weight", _NUM + " GiB for weight", _mem("weights_gib")),
     _r("for peak activation", _NUM + " GiB for peak activation", _mem("peak_activation_gib")),
     _r("for non-torch memory", _NUM + " GiB for non-torch memory", _mem("non_torch_gib")),
@@ -160,7 +166,7 @@ _RULES: tuple[_Rule, ...] = (
     _r(("Value error,", "greater than the derived"), r"Value error,|is greater than the derived max_model_len", _status(BootStatus.CRASH_CONFIG)),
     _r("Unknown vLLM environment variable", r"Unknown vLLM environment variable detected: (\w+)", _unknown_env),
     # vllm/v1/worker/cpu_worker.py: the KV space asked for (VLLM_CPU_KVCACHE_SPACE) is more than the host's NUMA node has free
-    _r("less than requested memory for kv", r"Available memory on node \d+ \([\d.]+/[\d.]+ GiB\) on kv cache allocation is less than requested memory for kv", _status(BootStatus.CRASH_ENV)),
+    _r("less than requested memory for kv", r"Available memory on node \d+ \(" + _FLOAT + r"/" + _FLOAT + r" GiB\) on kv cache allocation is less than requested memory for kv", _status(BootStatus.CRASH_ENV)),
     _r(("No CUDA GPUs", "Address already in use", "driver", "Failed to infer device"), r"No CUDA GPUs are available|Address already in use|CUDA driver version is insufficient|Failed to infer device type|driver on your system is too old", _status(BootStatus.CRASH_ENV)),
     _r(("Engine core initialization", "Traceback", "ERROR"), r"Engine core initialization failed|^\S*Traceback \(most recent call last\)|\bERROR\b", _status(BootStatus.CRASH_UNKNOWN)),
     _r("WARNING", r"\bWARNING\b", _warning),
@@ -193,7 +199,7 @@ def _candidate_lines(text: str) -> Iterator[tuple[int, str]]:
         counted_to = start
         for part in text[start:end].split("\r"):
             if part:
-                yield number, part
+                yield number, part[:MAX_LINE]
         pos = end + 1
 
 
@@ -244,14 +250,27 @@ def parse_boot_log(text: str) -> BootSignals:
 
 _MODEL_ARG = re.compile(r"non-default args: .*?'model': '([^']*)'")
 _MODEL_BANNER = re.compile(r"[█▀▄]\s+model\s+(\S+)")
+_MODEL_NEEDLES = re.compile(r"non-default args: |[█▀▄][ \t]+model")
 
 
 def served_model(text: str) -> str | None:
     """The model a boot log served (its path or hub id as given), if the log says."""
-    for pattern in (_MODEL_ARG, _MODEL_BANNER):
-        if m := pattern.search(text):
-            return m.group(1)
+    for line in _lines_with(_MODEL_NEEDLES, text):
+        for pattern in (_MODEL_ARG, _MODEL_BANNER):
+            if m := pattern.search(line):
+                return m.group(1)
     return None
+
+
+def _lines_with(needles: re.Pattern[str], text: str) -> Iterator[str]:
+    """The lines (their first MAX_LINE characters) that hold a needle, each once."""
+    pos = 0
+    while m := needles.search(text, pos):
+        start = text.rfind("\n", 0, m.start()) + 1
+        end = text.find("\n", m.end())
+        end = len(text) if end < 0 else end
+        yield text[start:end][:MAX_LINE]
+        pos = end + 1
 
 
 _STAMP = re.compile(r"\b(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)\b")

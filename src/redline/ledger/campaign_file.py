@@ -1,0 +1,158 @@
+"""campaign.yml and its results folder on disk.
+
+    campaigns/<name>.yml                        the campaign a person (or campaign_init) wrote; comments kept
+    campaigns/<name>/cells/<cell>/verdict.yml   one cell's verdict: its presence means the cell is done
+    campaigns/<name>/cells/<cell>/boot.log      the server's whole log: boot, warm-up, benches
+    campaigns/<name>/cells/<cell>/bench-c<C>.json   each bench's own result file
+    campaigns/<name>/server.json                the running cell's server, recorded before its boot is waited on
+    campaigns/<name>/report.md, *.png           campaign_report
+
+The results folder sits beside the campaign file and is named by the campaign's
+`name`. Every file is written whole by the one atomic writer; a verdict is
+written last, so a kill leaves a cell either done or not started.
+"""
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from redline.errors import InputError, LadderError
+from redline.inputs import read_text
+from redline.ledger import yamlfile
+from redline.ledger.atomic import atomic_write
+from redline.models.campaign import LEVERS, Campaign, CellVerdict
+
+HEADER = ("redline campaign: a grid of serve configs over one base, each booted once and benched at every\n"
+          "concurrency. Comments you add here are kept. Results go to the folder named by `name`, beside this file.")
+VERDICT = "verdict.yml"
+
+
+# ---- paths -------------------------------------------------------------------------------------------------
+
+
+def results_dir(path: Path, campaign: Campaign) -> Path:
+    return path.parent / campaign.name
+
+
+def cell_dir(results: Path, cell: str) -> Path:
+    return results / "cells" / cell
+
+
+def verdict_file(results: Path, cell: str) -> Path:
+    return cell_dir(results, cell) / VERDICT
+
+
+def server_file(results: Path) -> Path:
+    """Where the record of the running cell's server is kept."""
+    return results / "server.json"
+
+
+def lock_file(results: Path) -> Path:
+    """Held by a runner for its whole run: one runner per campaign."""
+    return results / "campaign.lock"
+
+
+# ---- campaign.yml -------------------------------------------------------------------------------------------
+
+
+def _where(loc: Iterable[Any]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else f"{'.' if out else ''}{part}"
+    return out
+
+
+def _problem(error: Any) -> str:
+    loc, kind, msg = tuple(error["loc"]), error["type"], error["msg"].removeprefix("Value error, ")
+    where = _where(loc)
+    if kind == "extra_forbidden" and len(loc) >= 2 and loc[0] in ("grid", "cells"):
+        return f"{where}: unknown lever {loc[-1]!r}; the levers are {', '.join(LEVERS)}"
+    if kind == "extra_forbidden":
+        return f"{where}: unknown field"
+    if kind == "too_short" and loc and loc[0] == "grid":
+        return f"{where}: no values; give at least one, or drop the lever"
+    if not loc:  # a check across fields: its message starts with the field it names
+        return msg
+    return f"{where}: {msg}"
+
+
+def explain(exc: ValidationError) -> str:
+    """Every problem in one line, each led by the field it names: `grid.max_num_seqs[1]: ...; ...`."""
+    return "; ".join(_problem(e) for e in exc.errors())
+
+
+def validate(doc: Any, path: Path | str) -> Campaign:
+    if not isinstance(doc, dict):
+        raise InputError(f"{path}: not a campaign (the file must be a YAML mapping of name, target, base, ...)")
+    try:
+        return Campaign.model_validate(yamlfile.plain(doc))
+    except ValidationError as exc:
+        raise InputError(f"{path}: {explain(exc)}") from exc
+
+
+def _parse(path: Path) -> Any:
+    text = read_text(path, f"campaign file {path}")
+    try:
+        return yamlfile.parse(text, path)
+    except LadderError as exc:  # the YAML reader's wording, for a campaign
+        raise InputError(str(exc)) from exc
+
+
+def read_campaign(path: Path) -> Campaign:
+    """The campaign at path, checked; an InputError naming the field that is wrong."""
+    return validate(_parse(path), path)
+
+
+def dump(campaign: Campaign) -> dict[str, Any]:
+    return campaign.model_dump(mode="json", exclude_unset=True, exclude_none=True)
+
+
+def write_campaign(path: Path, campaign: Campaign, *, replace: bool = False) -> None:
+    """Write a new campaign file; with replace, change an existing one in place, keeping its comments."""
+    if path.exists() and not replace:
+        raise InputError(f"{path}: a campaign is already there; run it, or give another name")
+    new = dump(campaign)
+    with yamlfile.locked(path):
+        if path.exists():
+            doc = _parse(path)
+            doc = yamlfile.merge(doc, yamlfile.plain(doc), new)
+        else:
+            doc = yamlfile.to_yaml(new)
+            doc.yaml_set_start_comment(HEADER)
+        atomic_write(path, yamlfile.dumps(doc))
+
+
+# ---- verdicts and cell files ---------------------------------------------------------------------------------
+
+
+def read_verdict(results: Path, cell: str) -> CellVerdict | None:
+    """The cell's verdict, None when it has none (the cell is not done)."""
+    path = verdict_file(results, cell)
+    if not path.exists():
+        return None
+    hint = f"; delete {path.parent} to run the cell again"
+    try:
+        doc = yamlfile.load_plain(path)
+        return CellVerdict.model_validate(doc)
+    except LadderError as exc:
+        raise InputError(f"{exc}{hint}") from exc
+    except ValidationError as exc:
+        raise InputError(f"{path}: not a cell verdict ({explain(exc)}){hint}") from exc
+
+
+def read_verdicts(results: Path, cells: Iterable[str]) -> dict[str, CellVerdict]:
+    return {name: v for name in cells if (v := read_verdict(results, name)) is not None}
+
+
+def write_verdict(results: Path, verdict: CellVerdict) -> Path:
+    path = verdict_file(results, verdict.cell)
+    atomic_write(path, yamlfile.dumps(yamlfile.to_yaml(verdict.model_dump(mode="json"))))
+    return path
+
+
+def write_cell_file(results: Path, cell: str, name: str, text: str) -> str:
+    """A cell's side file (boot.log, bench-c8.json); returns its path relative to the cell's folder."""
+    atomic_write(cell_dir(results, cell) / name, text)
+    return name

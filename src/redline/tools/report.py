@@ -1,0 +1,212 @@
+"""campaign_report: report.md and three PNG plots in the campaign's results folder.
+
+    throughput.png   output tokens/s against concurrency, one line per cell
+    tpot.png         median TPOT against concurrency, one line per cell
+    pareto.png       tokens/s per user against tokens/s per GPU, every green point, the Pareto front, the champion
+
+The series behind every plot are returned (and are what the tests check); the
+pictures are drawn from them with matplotlib's Agg canvas, never a window.
+Everything here is derived from the verdicts: delete it and run the report again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from redline.ledger.atomic import atomic_write
+from redline.ledger.campaign_file import read_verdicts
+from redline.models.campaign import (
+    METRICS, Campaign, CampaignReport, CampaignTable, CellVerdict, ChampionReport, Plot, RankedCell, Series, TableRow,
+)
+from redline.policy import campaign as policy
+from redline.tools.campaign import load
+from redline.tools.requests import Request
+
+
+class CampaignReportRequest(Request):
+    """Write report.md and the plots (throughput, TPOT, Pareto front) from the campaign's verdicts."""
+
+
+# ---- the data behind the plots (pure) ---------------------------------------------------------------------------
+
+
+def _label(row: TableRow) -> str:
+    return row.cell if row.verdict == "green" else f"{row.cell} (red)"
+
+
+def _by_cell(rows: Sequence[TableRow], value: str) -> list[Series]:
+    """One series per cell: concurrency against `value`, where the row has it."""
+    series: dict[str, Series] = {}
+    for row in rows:
+        y = getattr(row, value)
+        if y is None:
+            continue
+        s = series.setdefault(row.cell, Series(label=_label(row), x=[], y=[]))
+        s.x.append(float(row.concurrency))
+        s.y.append(float(y))
+    return list(series.values())
+
+
+def _points(rows: Sequence[TableRow], cells: set[str] | None = None) -> list[tuple[float, float]]:
+    return [(r.output_throughput_per_gpu, r.tokens_per_s_per_user) for r in rows
+            if r.verdict == "green" and r.ok and r.output_throughput_per_gpu is not None
+            and r.tokens_per_s_per_user is not None and (cells is None or r.cell in cells)]  # type: ignore[misc]
+
+
+def pareto_plot(table: CampaignTable, champion: ChampionReport) -> Plot:
+    green = [r for r in table.rows if r.verdict == "green" and r.ok]
+    series = []
+    for cell in dict.fromkeys(r.cell for r in green):
+        pts = _points(green, {cell})
+        series.append(Series(label=cell, x=[p[0] for p in pts], y=[p[1] for p in pts]))
+    front = policy.pareto_front(_points(green))
+    series.append(Series(label="Pareto front", x=[p[0] for p in front], y=[p[1] for p in front]))
+    mark_cell = champion.champion or (champion.baseline if champion.outcome == "no_improvement" else None)
+    marked = None
+    if mark_cell is not None:
+        pts = _points(green, {mark_cell})
+        label = f"champion {mark_cell} (DRAFT)" if champion.champion else f"baseline {mark_cell} (no improvement found)"
+        marked = Series(label=label, x=[p[0] for p in pts], y=[p[1] for p in pts])
+    return Plot(name="pareto", file="pareto.png", title="Tokens/s per user against tokens/s per GPU",
+                x_label="output tokens/s per GPU", y_label="tokens/s per user (1000 / median TPOT)",
+                series=series, marked=marked)
+
+
+def plots_of(table: CampaignTable, champion: ChampionReport) -> list[Plot]:
+    return [
+        Plot(name="throughput", file="throughput.png", title="Output throughput against concurrency",
+             x_label="concurrency", y_label="output tokens/s", series=_by_cell(table.rows, "output_throughput")),
+        Plot(name="tpot", file="tpot.png", title="Median TPOT against concurrency", x_label="concurrency",
+             y_label="median TPOT (ms)", series=_by_cell(table.rows, "median_tpot_ms")),
+        pareto_plot(table, champion),
+    ]
+
+
+# ---- drawing (the only matplotlib here) ------------------------------------------------------------------------
+
+
+def draw(plot: Plot, path: Path) -> None:
+    """The plot as a PNG at path (a derived file: a kill mid-write is mended by running the report again)."""
+    from matplotlib.figure import Figure  # a Figure on the Agg canvas: no pyplot, no window, no global state
+
+    fig = Figure(figsize=(7, 4.5), dpi=110)
+    ax = fig.add_subplot()
+    for s in plot.series:
+        if plot.name == "pareto" and s.label == "Pareto front":
+            ax.plot(s.x, s.y, "--", color="black", linewidth=1, label=s.label)
+        elif plot.name == "pareto":
+            ax.scatter(s.x, s.y, label=s.label, s=24)
+        else:
+            ax.plot(s.x, s.y, marker="o", label=s.label)
+    if plot.marked is not None and plot.marked.x:
+        ax.scatter(plot.marked.x, plot.marked.y, marker="*", s=220, color="gold", edgecolors="black", zorder=5,
+                   label=plot.marked.label)
+    if plot.name != "pareto":
+        ax.set_xscale("log", base=2)
+    ax.set(title=plot.title, xlabel=plot.x_label, ylabel=plot.y_label)
+    ax.grid(True, alpha=0.3)
+    if plot.series or plot.marked:
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, format="png")
+
+
+# ---- report.md (pure) ----------------------------------------------------------------------------------------------
+
+
+def _num(value: float | None, digits: int = 1) -> str:
+    return "-" if value is None else f"{value:,.{digits}f}"
+
+
+def _context_lines(campaign: Campaign, verdicts: dict[str, CellVerdict]) -> list[str]:
+    if not verdicts:
+        return ["No cell has a verdict yet."]
+    ctx = next(iter(verdicts.values())).context
+    gpu = f"{ctx.gpu.count} x {ctx.gpu.name} ({ctx.gpu.memory_gib} GiB)" if ctx.gpu else "no GPU seen (CPU host)"
+    w = campaign.workload
+    versions = sorted({v.context.engine_version or "unknown" for v in verdicts.values()})
+    return [
+        f"- model: `{ctx.model}`",
+        f"- GPU: {gpu}; host {ctx.host or '-'} (node {ctx.node or '-'})",
+        f"- engine: {ctx.engine} {', '.join(versions)}; bench client: the engine's own, backend `{ctx.bench_backend}`",
+        f"- workload: {w.dataset}, input {w.input_len} / output {w.output_len} tokens, ignore_eos, seed {w.seed}; "
+        f"concurrencies {', '.join(map(str, campaign.concurrencies))}",
+        f"- warm-up: {campaign.warmup_requests} requests; trials per concurrency: {campaign.trials}; simulated: "
+        f"{'yes' if any(v.context.simulated for v in verdicts.values()) else 'no'}",
+        f"- focus: {campaign.focus}" + (f"; SLA: {', '.join(f'{k} {_sla_sign(k)} {v:g}' for k, v in campaign.sla.items())}"
+                                        if campaign.sla else "; no SLA"),
+    ]
+
+
+def _sla_sign(metric: str) -> str:
+    return "<=" if METRICS[metric] == "lower" else ">="
+
+
+def _table_lines(table: CampaignTable) -> list[str]:
+    head = ["cell", "regime", *[f"c={c}" for c in table.concurrencies]]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for cell in table.cells:
+        rows = {r.concurrency: r for r in table.rows if r.cell == cell}
+        if not rows:
+            lines.append(f"| {cell} | - | " + " | ".join("not run" for _ in table.concurrencies) + " |")
+            continue
+        regime = next(iter(rows.values())).regime
+        cells = [_cell_text(rows.get(c)) for c in table.concurrencies]
+        lines.append(f"| {cell} | {regime} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def _cell_text(row: TableRow | None) -> str:
+    if row is None:
+        return "-"
+    text = _num(row.focus_value, 2)
+    if row.focus_std is not None:
+        text += f" ± {_num(row.focus_std, 2)}"
+    guards = [g for g, bad in (("FAILED", not row.ok), ("SLA", not row.sla_ok)) if bad]
+    return text + (f" ({', '.join(guards)})" if guards else "")
+
+
+def _ranked_line(c: RankedCell) -> str:
+    at = f" at c={c.at_concurrency}" if c.at_concurrency else ""
+    return f"- **{c.cell}** ({c.regime}): {_num(c.score, 2)}{at}: {c.outcome.replace('_', ' ')}; {c.why}"
+
+
+def render_markdown(campaign: Campaign, table: CampaignTable, champion: ChampionReport, plots: Sequence[Plot],
+                    verdicts: dict[str, CellVerdict]) -> str:
+    head = f"champion **{champion.champion}** (DRAFT)" if champion.champion else f"**{champion.outcome.replace('_', ' ')}**"
+    lines = [f"# Campaign {campaign.name}", "", f"Result: {head}.", "", f"{champion.note}.", "", *_context_lines(campaign, verdicts),
+             "", f"## {table.focus_metric} ({table.direction} is better), by cell and concurrency", "",
+             f"Mean over trials (± std where there are several). Scoring: {champion.scoring}.", "",
+             *_table_lines(table), "", "## Ranking (the baseline's regime)", ""]
+    lines += [_ranked_line(c) for c in champion.ranked] or ["- nothing to rank yet"]
+    for group in champion.other_regimes:
+        lines += ["", f"### Regime {group.regime}", "", group.note, "", *[_ranked_line(c) for c in group.cells]]
+    if champion.excluded:
+        lines += ["", "## Not ranked", "", *[f"- **{c.cell}**: {c.why}" for c in champion.excluded]]
+    gates = sorted({g for v in verdicts.values() for g in v.gates})
+    if gates:
+        lines += ["", "## Methodology gates applied", "", *[f"- {g}" for g in gates]]
+    lines += ["", "## Plots", "", *[f"![{p.title}]({p.file})" for p in plots], ""]
+    return "\n".join(lines)
+
+
+# ---- the operation ---------------------------------------------------------------------------------------------------
+
+
+def campaign_report(path: str | Path, request: CampaignReportRequest | None = None) -> CampaignReport:
+    """Write report.md and the PNG plots into the campaign's results folder; return the data behind them."""
+    loaded = load(path)
+    verdicts = read_verdicts(loaded.results, loaded.names)
+    table = policy.campaign_table(loaded.campaign, loaded.names, verdicts)
+    champion = policy.select_champion(loaded.campaign, loaded.names, loaded.baseline, verdicts)
+    plots = plots_of(table, champion)
+    for plot in plots:
+        draw(plot, loaded.results / plot.file)
+    report = loaded.results / "report.md"
+    atomic_write(report, render_markdown(loaded.campaign, table, champion, plots, verdicts))
+    return CampaignReport(campaign=loaded.campaign.name, report=str(report), plots=plots, table=table, champion=champion)
+
+
+__all__ = ["CampaignReportRequest", "campaign_report", "draw", "plots_of", "render_markdown"]

@@ -1,0 +1,97 @@
+"""Checks every YAML or JSON text passes before a parser builds objects from it.
+
+A file in the workspace may have been written by anyone. A deep nest of brackets
+makes the YAML parser quadratic and Python's recursion overflow; an alias
+bomb (`&a [*b, *b]` ten levels deep) expands to billions of nodes when walked.
+So a text is size-capped, then its events are read (in C where ruamel.yaml.clib
+is there) only until an alias or a nest deeper than MAX_DEPTH shows up, before
+any object is built.
+"""
+
+import io
+import json
+import os
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml import events as ev
+from ruamel.yaml.error import YAMLError
+
+from redline.errors import InputError, RedlineError
+
+MAX_DEPTH = 64  # no redline file nests deeper than about 8; a person's never comes near this
+MAX_YAML_BYTES = 16 << 20  # a ladder of a thousand rungs is about 10 MB
+MAX_JSON_BYTES = 64 << 20  # the largest bench result file read
+
+try:
+    from ruamel.yaml.cyaml import CParser
+except ImportError:  # pragma: no cover - only where the C extension is missing
+    CParser = None
+
+_STARTS = (ev.SequenceStartEvent, ev.MappingStartEvent)
+_ENDS = (ev.SequenceEndEvent, ev.MappingEndEvent)
+
+
+def _events(text: str) -> Iterator[ev.Event]:
+    if CParser is not None:
+        parser = CParser(io.StringIO(text))
+        while parser.check_event():
+            yield parser.get_event()
+    else:  # pragma: no cover
+        yield from YAML(typ="safe", pure=True).parse(io.StringIO(text))
+
+
+def check_yaml(text: str, what: str, error: type[RedlineError] = InputError) -> None:
+    """Refuse a YAML text that is too big, uses an alias, or nests deeper than MAX_DEPTH."""
+    if len(text) > MAX_YAML_BYTES:
+        raise error(f"{what} is {len(text) >> 20} MiB, over the {MAX_YAML_BYTES >> 20} MiB redline reads: "
+                    "is it the right file?")
+    depth = 0
+    try:
+        for event in _events(text):
+            if isinstance(event, ev.AliasEvent):
+                raise error(f"{what} uses a YAML alias (*{event.anchor}): redline's files are read alias-free; "
+                            "write the value out where it is used")
+            if isinstance(event, _STARTS):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    raise error(f"{what} nests deeper than {MAX_DEPTH} levels: redline's files are shallow; "
+                                "is it the right file?")
+            elif isinstance(event, _ENDS):
+                depth -= 1
+    except YAMLError:
+        return  # not valid YAML: the parser that comes next says where, in its own words
+
+
+def load_json(text: str, what: str, error: type[RedlineError] = InputError, *, hint: str = "") -> Any:
+    """The JSON value of a text, size-capped; a nest too deep for the parser is an error, not a crash."""
+    if len(text) > MAX_JSON_BYTES:
+        raise error(f"{what} is {len(text) >> 20} MiB, over the {MAX_JSON_BYTES >> 20} MiB redline reads")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise error(f"{what} is not JSON ({exc.msg} at line {exc.lineno}){hint}") from exc
+    except RecursionError as exc:  # the C parser checks its depth against Python's recursion limit
+        raise error(f"{what} nests deeper than redline reads: is it the right file?") from exc
+
+
+def read_regular(path: Path, max_bytes: int, what: str, error: type[RedlineError] = InputError) -> str:
+    """A regular file's text (UTF-8, undecodable bytes replaced, a lone \\r kept), at most max_bytes long.
+
+    A FIFO or a device is refused without blocking on it; the checks and the read use one open file,
+    so the file cannot be swapped in between. OSError (missing, unreadable) is the caller's to word.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+    with os.fdopen(fd, "rb") as file:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise error(f"{what} is not a regular file (a FIFO, device or folder): redline reads only plain files")
+        if info.st_size > max_bytes:
+            raise error(f"{what} is {info.st_size >> 20} MiB, over the {max_bytes >> 20} MiB redline reads")
+        data = file.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise error(f"{what} grew past {max_bytes >> 20} MiB while it was read")
+    return data.decode("utf-8", errors="replace")

@@ -1,0 +1,182 @@
+"""Every operation takes the same things as an MCP tool, as a CLI command and as a tool function: its request
+model's fields. A field added to a request model and not exposed everywhere fails here.
+
+What each surface takes beyond the request, or instead of a field, is declared below with the reason;
+everything else must come from the model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from redline.cli import build_parser
+from redline.cli.flags import flag
+from redline.engines import get_engine
+from redline.models.ladder import Ladder
+from redline.server.app import build_server
+from redline.server.config import ServerConfig
+from redline.server.jobs import Jobs
+from redline.tools import ladder as ladder_ops
+from redline.tools import rung as rung_ops
+from redline.tools.requests import OPERATIONS, LadderInitRequest, Request, RungRunRequest
+
+pytestmark = pytest.mark.anyio
+
+
+@dataclass(frozen=True)
+class Surfaces:
+    """How one operation is exposed, and every way a surface differs from its request model."""
+
+    mcp_extra: frozenset[str] = frozenset()  # MCP parameters that are not request fields
+    cli: tuple[str, ...] | None = None  # the CLI command; None: MCP only, for the reason in `why`
+    cli_extra: frozenset[str] = frozenset()  # CLI flags that are not request fields
+    cli_instead: frozenset[str] = frozenset()  # fields the CLI takes another way (a positional PATH)
+    cli_defaults: dict[str, Any] = field(default_factory=dict)  # the CLI's own default for a field
+    functions: tuple[Callable[..., Any], ...] = ()  # the redline functions the operation calls
+    resolved: frozenset[str] = frozenset()  # fields the server turns into a function's argument itself
+    why: str = ""
+
+
+LADDER = frozenset({"ladder"})
+AT_TERMINAL = frozenset({"--ladder"})
+SURFACES = {
+    "ladder_init": Surfaces(LADDER, ("ladder", "init"), AT_TERMINAL, functions=(ladder_ops.ladder_init,)),
+    "ladder_status": Surfaces(LADDER, ("ladder", "status"), AT_TERMINAL | {"--json"}, functions=(ladder_ops.ladder_status,)),
+    "ladder_next_rung": Surfaces(LADDER, ("ladder", "next"), AT_TERMINAL | {"--json"}, functions=(ladder_ops.ladder_next,)),
+    "rung_run": Surfaces(LADDER | {"wait_s"}, ("ladder", "run"), AT_TERMINAL | {"--targets"},
+                         cli_defaults={"target": "local"}, functions=(rung_ops.rung_run,)),
+    "smoke_test": Surfaces(LADDER | {"wait_s"}, ("ladder", "smoke"), AT_TERMINAL | {"--targets"},
+                           cli_defaults={"target": "local"}, functions=(rung_ops.smoke_test,)),
+    "rung_record": Surfaces(LADDER, functions=(ladder_ops.record_boot, ladder_ops.record_smoke),
+                            resolved=frozenset({"log_file", "bench_file"}),
+                            why="`redline ladder record` reads local files (--log, --smoke), not text or workspace paths"),
+    "ceiling_record": Surfaces(LADDER, ("ladder", "record"), AT_TERMINAL | {
+        "--log", "--smoke", "--ceiling", "--started-at", "--ended-at", "--boot-s", "--server-healthy-after", "--json"},
+        functions=(rung_ops.ceiling_record,)),
+    "parse_boot_log": Surfaces(cli=("parse-log",), cli_extra=frozenset({"--json"}), cli_instead=frozenset({"text"}),
+                               functions=(get_engine().parse_boot_log,), resolved=frozenset({"engine"}),
+                               why="the engine field picks the Engine (get_engine) whose reader takes the text"),
+    "job_status": Surfaces(functions=(Jobs.wait,), why="jobs live inside one running server"),
+    "job_cancel": Surfaces(functions=(Jobs.cancel,), why="jobs live inside one running server"),
+    "job_list": Surfaces(functions=(Jobs.list,), why="jobs live inside one running server"),
+}
+
+
+@pytest.fixture
+async def tools(tmp_path: Path) -> dict[str, Any]:
+    async with Client(build_server(ServerConfig(workspace=tmp_path))) as client:
+        return {t.name: t for t in (await client.list_tools()).tools}
+
+
+def _command(*path: str) -> argparse.ArgumentParser:
+    parser = build_parser()
+    for name in path:
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        parser = sub.choices[name]
+    return parser
+
+
+def _flags(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
+    return {a.option_strings[-1]: a for a in parser._actions if a.option_strings and a.dest != "help"}
+
+
+def _check_mcp(name: str, request: type[Request], surfaces: Surfaces, tool: Any) -> None:
+    schema, model = tool.input_schema, request.model_json_schema()
+    assert set(schema["properties"]) == set(request.model_fields) | surfaces.mcp_extra, name
+    for field_name in request.model_fields:  # the same type, constraints, default and description
+        assert schema["properties"][field_name] == model["properties"][field_name], (name, field_name)
+    assert schema.get("$defs", {}) == model.get("$defs", {}), name
+    required = {f for f, info in request.model_fields.items() if info.is_required()}
+    assert set(schema.get("required", [])) - surfaces.mcp_extra == required, name
+
+
+def _check_cli(name: str, request: type[Request], surfaces: Surfaces) -> None:
+    assert surfaces.cli is not None
+    flags = _flags(_command(*surfaces.cli))
+    from_model = {flag(f): f for f in request.model_fields if f not in surfaces.cli_instead}
+    assert set(flags) == set(from_model) | surfaces.cli_extra, name
+    for option, field_name in from_model.items():
+        info, action = request.model_fields[field_name], flags[option]
+        default = surfaces.cli_defaults.get(field_name, None if info.is_required() else info.default)
+        assert action.dest == field_name and action.default == default, (name, option)
+        assert action.required == (info.is_required() and field_name not in surfaces.cli_defaults), (name, option)
+        assert (action.help or "").startswith(info.description or ""), (name, option)
+
+
+def _check_functions(name: str, request: type[Request], surfaces: Surfaces) -> None:
+    taken: set[str] = set()
+    for fn in surfaces.functions:
+        params = inspect.signature(fn, eval_str=True).parameters
+        if any(p.annotation is request for p in params.values()):
+            taken |= set(request.model_fields)  # takes the whole request
+        taken |= set(params)
+    missing = set(request.model_fields) - taken - surfaces.resolved
+    assert not missing, f"{name}: no function takes {missing}"
+
+
+async def test_mcp_cli_and_tool_agree_on_every_operation(tools: dict[str, Any]) -> None:
+    assert set(OPERATIONS) == set(SURFACES) == set(tools)
+    for name, request in OPERATIONS.items():
+        surfaces = SURFACES[name]
+        _check_mcp(name, request, surfaces, tools[name])
+        if surfaces.cli is not None:
+            _check_cli(name, request, surfaces)
+        else:
+            assert surfaces.why, f"{name} has no CLI command: say why"
+        _check_functions(name, request, surfaces)
+
+
+class WiderInit(LadderInitRequest):
+    colour: str = "red"
+
+
+class WiderRun(RungRunRequest):
+    colour: str = "red"
+
+
+async def test_a_field_missing_from_a_surface_is_caught(tools: dict[str, Any]) -> None:
+    """The checks themselves: a request with a field that no MCP parameter, CLI flag or function takes fails them."""
+    with pytest.raises(AssertionError):
+        _check_mcp("ladder_init", WiderInit, SURFACES["ladder_init"], tools["ladder_init"])
+    with pytest.raises(AssertionError):
+        _check_cli("ladder_init", WiderInit, SURFACES["ladder_init"])
+    with pytest.raises(AssertionError, match="colour"):
+        _check_functions("rung_run", WiderRun, SURFACES["rung_run"])
+
+
+# Where each ladder_init field lands in the ladder it writes: a new field fails until it is placed here.
+LANDS = {
+    "model": lambda lad: lad.model.key, "model_path": lambda lad: lad.model.path,
+    "floor_max_model_len": lambda lad: lad.floor.max_model_len,
+    "floor_max_num_batched_tokens": lambda lad: lad.floor.max_num_batched_tokens,
+    "gpu_memory_utilization": lambda lad: lad.fixed.gpu_memory_utilization, "min_concurrency": lambda lad: lad.min_concurrency,
+    "policy": lambda lad: lad.policy, "gpu_name": lambda lad: lad.gpu.name, "gpu_memory_gib": lambda lad: lad.gpu.memory_gib,
+    "gpu_count": lambda lad: lad.gpu.count, "engine": lambda lad: lad.engine, "engine_version": lambda lad: lad.engine_version,
+    "kv_block_size": lambda lad: lad.kv_block_size,
+    "max_position_embeddings": lambda lad: lad.model.max_position_embeddings,
+    "allow_long_context": lambda lad: lad.allow_long_context,
+    "max_num_batched_tokens_cap": lambda lad: lad.max_num_batched_tokens_cap,
+    "fixed": lambda lad: {"port": lad.fixed.port}, "boot_deadline_s": lambda lad: lad.boot_deadline_s,
+    "smoke_deadline_s": lambda lad: lad.smoke_deadline_s,
+}
+
+
+def test_every_ladder_init_field_reaches_the_ladder(tmp_path: Path) -> None:
+    given = dict(model="m8b", model_path="/models/m8b", floor_max_model_len=4096, floor_max_num_batched_tokens=2048,
+                 gpu_memory_utilization=0.8, min_concurrency=2, policy="doubling", gpu_name="GPU X", gpu_memory_gib=80.0,
+                 gpu_count=2, engine="vllm", engine_version="9.9.9", kv_block_size=32, max_position_embeddings=8192,
+                 allow_long_context=True, max_num_batched_tokens_cap=16384, fixed={"port": 8123}, boot_deadline_s=60.0,
+                 smoke_deadline_s=90.0)
+    assert set(given) == set(LANDS) == set(LadderInitRequest.model_fields)
+    written: Ladder = ladder_ops.ladder_init(tmp_path / "l.yml", LadderInitRequest(**given))
+    for name, read in LANDS.items():
+        assert read(written) == given[name], name
+    assert ladder_ops.ladder_status(tmp_path / "l.yml").ladder == written  # and it is what the file holds

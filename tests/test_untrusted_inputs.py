@@ -1,0 +1,136 @@
+"""Hardening classes 3, 4 and 9 at the readers: parsers in linear time, YAML and JSON files as
+untrusted input, and derived paths that are not plain files."""
+
+import os
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from redline.engines import get_engine
+from redline.errors import InputError, LadderError, LogParseError, TargetConfigError
+from redline.inputs import read_text
+from redline.ledger import read_ladder
+from redline.targets import load_targets
+from redline.untrusted import MAX_DEPTH, MAX_YAML_BYTES, check_yaml, load_json
+
+VLLM = get_engine("vllm")
+HEAD = "(APIServer pid=1) INFO 11-30 09:30:00 [api_server.py:1] vLLM API server version 0.26.0\n"
+BOMB = "a: &a [x, x]\n" + "".join(f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}]\n" for p, c in zip("abcdefghi", "bcdefghij"))
+
+
+def pathological(n: int) -> dict[str, str]:
+    """Lines built to make a careless regex quadratic: long runs a pattern can start anywhere in."""
+    return {
+        "digits before a needle": HEAD + "9" * n + " KV cache is needed\n",
+        "dots before a needle": HEAD + "." * n + " GiB for peak activation\n",
+        "repeated literal": HEAD + "non-default args: {" * (n // 19) + "\n",
+        "repeated model arg": HEAD + "non-default args: 'model': " * (n // 27) + "\n",
+        "comma run": HEAD + "Maximum concurrency for " + "1," * (n // 2) + "\n",
+    }
+
+
+# ---- class 3: parsers in linear time ------------------------------------------------------------
+
+@pytest.mark.parametrize("kind", sorted(pathological(1)))
+def test_parsers_in_linear_time_a_megabyte_pathological_line_reads_at_once(kind: str) -> None:
+    text = pathological(1_000_000)[kind]
+    start = time.perf_counter()
+    VLLM.parse_boot_log(text)
+    VLLM.served_model(text)
+    # A quadratic pattern takes minutes here (the old number pattern took 0.5 s at 10 kB);
+    # bench/parse_pathological.py measures the real slope at 1x, 10x and 100x.
+    assert time.perf_counter() - start < 5.0
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["9", ".", ",", " ", "GiB", " GiB for weight", "KV cache is needed", "(", "/",
+                                  "Maximum concurrency for ", " tokens per request: ", "x", "\r", "\n",
+                                  "non-default args: {", "'model': '", "}", "Free memory on device (",
+                                  "Model loading took ", " and ", " s"]), max_size=60))
+def test_parsers_in_linear_time_crafted_lines_never_crash_the_reader(parts: list[str]) -> None:
+    try:
+        VLLM.parse_boot_log(HEAD + "".join(parts))
+    except LogParseError:
+        pass  # the only error a reader may raise
+
+
+def test_parsers_in_linear_time_a_bench_result_nested_too_deep_is_an_input_error() -> None:
+    with pytest.raises(InputError, match="nests deeper"):
+        VLLM.parse_bench_result("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(InputError, match="not JSON"):
+        load_json("{", "the bench result")
+
+
+# ---- class 4: YAML and JSON files as untrusted input ------------------------------------------------
+
+def test_yaml_files_as_untrusted_input_an_alias_bomb_in_a_ladder_is_refused_unexpanded(tmp_path: Path) -> None:
+    ladder = tmp_path / "bomb.yml"
+    ladder.write_text(BOMB)
+    with pytest.raises(LadderError, match=r"alias \(\*a\)"):
+        read_ladder(ladder)
+
+
+def test_yaml_files_as_untrusted_input_a_deep_nest_is_refused_fast(tmp_path: Path) -> None:
+    ladder = tmp_path / "deep.yml"
+    ladder.write_text("[" * 200_000 + "]" * 200_000)
+    start = time.perf_counter()
+    with pytest.raises(LadderError, match=f"deeper than {MAX_DEPTH}"):
+        read_ladder(ladder)
+    assert time.perf_counter() - start < 2.0  # the YAML parser is quadratic in depth: it must stop early
+
+
+def test_yaml_files_as_untrusted_input_an_oversized_file_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    ladder = tmp_path / "big.yml"
+    with ladder.open("wb") as f:
+        f.truncate(MAX_YAML_BYTES + 1)  # sparse: no disk spent
+    with pytest.raises(LadderError, match="MiB redline reads"):
+        read_ladder(ladder)
+
+
+def test_yaml_files_as_untrusted_input_a_targets_file_with_an_alias_is_refused(tmp_path: Path) -> None:
+    targets = tmp_path / "targets.yml"
+    targets.write_text("targets:\n  a: &t {kind: local}\n  b: *t\n")
+    with pytest.raises(TargetConfigError, match="alias"):
+        load_targets(targets)
+
+
+def test_yaml_files_as_untrusted_input_anchors_comments_and_plain_files_still_read() -> None:
+    check_yaml("# a comment\na: &keep 1\nb: [1, {c: 2}]\n", "f")  # an anchor alone expands nothing
+
+
+# ---- class 9: a path that is not a plain file ------------------------------------------------------
+
+def _in_thread(fn, *args):
+    """fn(*args) in a thread; (finished, exception) after at most 5 s, so a blocking open fails the test."""
+    box: list[BaseException | None] = []
+
+    def run() -> None:
+        try:
+            fn(*args)
+            box.append(None)
+        except BaseException as exc:  # noqa: BLE001 - handed back to the test
+            box.append(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(5)
+    return bool(box), box[0] if box else None
+
+
+def test_derived_paths_a_fifo_ladder_is_refused_without_blocking(tmp_path: Path) -> None:
+    fifo = tmp_path / "l.yml"
+    os.mkfifo(fifo)
+    finished, exc = _in_thread(read_ladder, fifo)
+    assert finished and isinstance(exc, LadderError) and "not a regular file" in str(exc)
+
+
+def test_derived_paths_a_fifo_or_device_log_is_refused_without_blocking(tmp_path: Path) -> None:
+    fifo = tmp_path / "boot.log"
+    os.mkfifo(fifo)
+    for path in (fifo, Path("/dev/zero")):
+        finished, exc = _in_thread(read_text, path)
+        assert finished and isinstance(exc, InputError) and "not a regular file" in str(exc), (path, exc)
