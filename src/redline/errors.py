@@ -2,9 +2,14 @@
 
     RedlineError                 anything redline reports to a person or an agent
     ├── InputError               bad input: a value, a file or a flag to fix
-    ├── LogParseError            a text that is not a vLLM boot log
+    ├── LogParseError            a text that is not the engine's boot log
     ├── LadderError              a ladder.yml that cannot be used as it is
-    └── (targets add theirs below)
+    └── TargetError              a target that failed to start, run, read or stop something
+        ├── TargetConfigError    (also an InputError) a targets file or target name to fix
+        ├── TargetUnreachable, HostKeyRejected, TargetAuthRejected   SSH
+        ├── TargetPathError      a file or folder on the target
+        ├── TargetBusy           another server redline started still holds the target
+        └── CommandTimeout       a command past its timeout
 
 Every message says what to do next. Foreign errors (OSError, YAML, SSH) are
 translated where they enter, with ``raise ... from exc``.
@@ -20,7 +25,7 @@ class InputError(RedlineError):
 
 
 class LogParseError(RedlineError):
-    """A text that is not a vLLM boot log (or cannot be read)."""
+    """A text that is not the engine's boot log (or cannot be read)."""
 
 
 class LadderError(RedlineError):
@@ -49,6 +54,10 @@ class TargetAuthRejected(TargetError):
 
 class TargetPathError(TargetError):
     """A file or folder on a target that does not exist or cannot be read or written."""
+
+
+class TargetBusy(TargetError):
+    """A target that still runs a server redline started: one server per target holds its GPU and port."""
 
 
 class CommandTimeout(TargetError):

@@ -105,9 +105,10 @@ class HostInfo(BaseModel):
 class WaitOutcome(BaseModel):
     """How waiting for a server's health ended, and after how long."""
 
-    status: Literal["ready", "exited", "timeout"]
+    status: Literal["ready", "exited", "timeout", "taken"]  # taken: another process answers on the port
     exit_code: int | None = None
     elapsed_s: float
+    detail: str | None = None
 
 
 class EngineSettings(TypedDict, total=False):
@@ -180,8 +181,14 @@ class Target(abc.ABC):
         return list(command)
 
     @abc.abstractmethod
-    async def start(self, argv: list[str], *, env: dict[str, str], cwd: str | None, log_path: str) -> ServerHandle:
-        """Start argv detached, its output appended to log_path (relative: inside the run's own folder)."""
+    async def start(
+        self, argv: list[str], *, env: dict[str, str], cwd: str | None, log_path: str, exclusive: bool = False,
+    ) -> ServerHandle:
+        """Start argv detached, its output appended to log_path (relative: inside the run's own folder).
+
+        exclusive (an engine: it holds the GPU and a port): TargetBusy while another exclusive server
+        redline started on this target still runs.
+        """
 
     @abc.abstractmethod
     async def wait_ready(

@@ -18,7 +18,7 @@ from typing import NamedTuple
 import anyio
 import httpx
 
-from redline.errors import InputError, TargetError, TargetPathError
+from redline.errors import InputError, TargetBusy, TargetError, TargetPathError
 from redline.targets.base import (
     GpuInfo,
     HostInfo,
@@ -60,11 +60,35 @@ WRAP_SCRIPT = 'd=$1; shift; "$@"; echo $? >"$d/exit.tmp" && mv -f "$d/exit.tmp" 
 # setsid makes the server its own session and group (pgid == the pid echoed: the
 # background child of a non-interactive sh is never a group leader, so setsid does
 # not fork); the launcher returns at once and the server outlives redline.
+# One exclusive server per target at a time (an engine holds the GPU and its port): under a lock on the
+# work folder, any exclusive run whose leader still leads its group (same start time, where recorded)
+# makes the target busy, and the launch exits BUSY_EXIT. The lock's fd is not handed to the server.
+BUSY_EXIT = 75
+BUSY_CHECK = (
+    'mkdir -p -- "$w/runs" || exit 1; '
+    'if command -v flock >/dev/null; then exec 9>>"$w/.start.lock" && flock 9 || exit 1; fi; '
+    # in a $(subshell): `set --` there leaves the launch's own arguments alone
+    'if [ "$x" = 1 ]; then busy=$(for r in "$w"/runs/*/; do '
+    '[ -f "$r/exclusive" ] && [ -f "$r/pid" ] && [ ! -f "$r/exit" ] || continue; '
+    'p=$(cat "$r/pid"); t=$(cat "$r/ticks" 2>/dev/null); '
+    '[ -r "/proc/$p/stat" ] || continue; s=$(sed "s/.*) //" "/proc/$p/stat" 2>/dev/null) || continue; '
+    'set -- $s; [ "$3" = "$p" ] && [ "$1" != Z ] && { [ -z "$t" ] || [ "$t" = "${20}" ]; } && '
+    '{ printf "%s %s" "$p" "$r"; break; }; '
+    'done); if [ -n "$busy" ]; then echo "$busy" >&2; exit ' + str(BUSY_EXIT) + '; fi; fi; '
+)
 LAUNCH_SCRIPT = (
-    'd=$1; log=$2; wrap=$3; shift 3; mkdir -p -- "$d" "$(dirname -- "$log")" || exit 1; '
+    'd=$1; log=$2; wrap=$3; w=$4; x=$5; shift 5; ' + BUSY_CHECK
+    + 'mkdir -p -- "$d" "$(dirname -- "$log")" || exit 1; if [ "$x" = 1 ]; then : >"$d/exclusive"; fi; '
     + PRELUDE
-    + 'setsid sh -c "$wrap" sh "$d" "$@" >>"$log" 2>&1 </dev/null & '
+    + 'setsid sh -c "$wrap" sh "$d" "$@" >>"$log" 2>&1 </dev/null 9>&- & '
     'echo $! >"$d/pid"; echo $!'
+)
+# The pids with a listening TCP socket on port $1 (IPv4 or IPv6), as far as this user can see them.
+LISTENERS_SCRIPT = (
+    'h=$(printf "%04X" "$1"); '
+    'for i in $(awk -v h=":$h" \'$4 == "0A" && substr($2, length($2) - 4) == h {print $10}\' '
+    '/proc/net/tcp /proc/net/tcp6 2>/dev/null); do '
+    'find /proc/[0-9]*/fd -maxdepth 1 -lname "socket:\\[$i\\]" 2>/dev/null; echo "inode $i"; done'
 )
 
 
@@ -146,19 +170,31 @@ class PosixTarget(Target):
         self._raise_no_cwd(result)
         return result
 
-    async def start(self, argv: list[str], *, env: dict[str, str], cwd: str | None, log_path: str) -> ServerHandle:
-        """Start argv detached in its own session (so it outlives redline); output appended to log_path."""
+    async def start(
+        self, argv: list[str], *, env: dict[str, str], cwd: str | None, log_path: str, exclusive: bool = False,
+    ) -> ServerHandle:
+        """Start argv detached in its own session (so it outlives redline); output appended to log_path.
+
+        exclusive: refused (TargetBusy) while another exclusive server redline started here still runs.
+        """
         check_argv(argv)
         run_dir = posixpath.join(self.workdir, "runs", new_run_id())
         log = posixpath.join(run_dir, log_path)
         started_at = datetime.now(UTC).isoformat()
-        args = [run_dir, log, WRAP_SCRIPT, *env_cwd_args(env, cwd), *argv]
+        args = [run_dir, log, WRAP_SCRIPT, self.workdir, "1" if exclusive else "0", *env_cwd_args(env, cwd), *argv]
         result = await self._exec(["sh", "-c", LAUNCH_SCRIPT, "sh", *args], 60)
         self._raise_no_cwd(result)
+        if result.returncode == BUSY_EXIT:
+            pid, _, run = result.stderr.strip().partition(" ")
+            raise TargetBusy(f"target {self.name} is busy: process group {pid} ({run.rstrip('/')}) that redline "
+                             "started there still runs, and one server at a time holds a target's GPU and port; "
+                             "stop it first (redline ladder stop, or job_cancel on its job)")
         if result.returncode != 0 or not result.stdout.strip().isdigit():
             raise TargetError(f"could not start {argv[0]} on {self.name}: {result.stderr.strip()}")
         pid = int(result.stdout)
         ticks = await self._confirm_leader(pid)
+        if ticks is not None:  # lets the busy check tell this group from a later one that reuses its pid
+            await self._exec(["sh", "-c", 'echo "$2" >"$1/ticks"', "sh", run_dir, str(ticks)], 30)
         return ServerHandle(
             target=self.name,
             run_dir=run_dir,
@@ -177,7 +213,9 @@ class PosixTarget(Target):
         end = t0 + deadline_s
         while True:
             if await self._probe(url, max(0.2, min(5.0, end - time.monotonic()))):
-                return WaitOutcome(status="ready", elapsed_s=time.monotonic() - t0)
+                taken = await self._served_by_another(handle, url.port or 80)
+                status = "taken" if taken else "ready"
+                return WaitOutcome(status=status, detail=taken, elapsed_s=time.monotonic() - t0)
             if not await self.is_alive(handle):
                 code = await self._exit_code(handle)
                 return WaitOutcome(status="exited", exit_code=code, elapsed_s=time.monotonic() - t0)
@@ -192,9 +230,16 @@ class PosixTarget(Target):
         return any(_is_leader(s, loc) and _in_group(s, loc) for s in stats)
 
     async def stop(self, handle: ServerHandle, grace_s: float = 30.0) -> None:
-        """SIGTERM the group, SIGKILL it after grace_s, wait until it and its GPU use are gone."""
+        """SIGTERM the group, SIGKILL it after grace_s, wait until it and its GPU use are gone.
+
+        A handle with no start time recorded is never used to signal: its pid may name another group by now.
+        """
         loc = self._locator(handle)
         seen, left = await self._drain(loc, 0)
+        if left and loc.start_ticks is None:
+            raise TargetError(f"{handle.describe()} on {self.name} has no start time recorded, so redline cannot "
+                              f"tell it from a later group that reuses the pid; look at `ps -o pid,lstart,cmd -g "
+                              f"{loc.pgid}` and stop it by hand if it is the server")
         for sig, wait_s in ((signal.SIGTERM, grace_s), (signal.SIGKILL, self.kill_wait_s)):
             if not left:
                 break
@@ -220,6 +265,20 @@ class PosixTarget(Target):
         )
 
     # ---- helpers ------------------------------------------------------------------
+
+    async def _served_by_another(self, handle: ServerHandle, port: int) -> str | None:
+        """Why the port's listener is not the handle's group (None when it is): the server that answers is ours."""
+        loc = self._locator(handle)
+        out = (await self._exec(["sh", "-c", LISTENERS_SCRIPT, "sh", str(port)], 30)).stdout
+        pids = {int(p.split("/")[2]) for p in out.split() if p.startswith("/proc/") and p.split("/")[2].isdigit()}
+        ours = await self._group_pids(loc)
+        if pids & ours:
+            return None
+        if not pids and "inode" not in out:
+            return None  # no listener seen at all (the probe went through a proxy or another namespace)
+        who = f"pid {', '.join(map(str, sorted(pids)))}" if pids else "a process redline cannot see (another user's?)"
+        return (f"port taken: port {port} on {self.name} is served by {who}, not by the server redline started "
+                f"({handle.describe()}); stop that server or give this config another port")
 
     def _locator(self, handle: ServerHandle) -> PosixLocator:
         """The process group a handle of this target names; a handle of another kind is refused."""

@@ -110,7 +110,7 @@ class ServeSession:
         argv = self.serve_argv(config)
         env = {**self.target.engine_env, **config.env}
         started = datetime.now(UTC)
-        handle = await self.target.start(argv, env=env, cwd=None, log_path="boot.log")
+        handle = await self.target.start(argv, env=env, cwd=None, log_path="boot.log", exclusive=True)
         t0 = time.monotonic()
         try:
             if on_start is not None:
@@ -152,6 +152,8 @@ class ServeSession:
         if outcome.status == "timeout":
             detail = f"no answer from {self.engine.health_url(config)} within {deadline_s:.0f}s"
             return signals.model_copy(update={"status": BootStatus.TIMEOUT_BOOT, "reason": detail + tail})
+        if outcome.status == "taken":
+            return signals.model_copy(update={"status": BootStatus.CRASH_ENV, "reason": str(outcome.detail)})
         if outcome.status == "exited" and signals.status in (BootStatus.BOOT_OK, BootStatus.BOOT_INCOMPLETE):
             detail = f"the server exited with code {outcome.exit_code} before it was ready"
             return signals.model_copy(update={"status": BootStatus.CRASH_UNKNOWN, "reason": detail + tail})
