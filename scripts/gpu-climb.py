@@ -15,6 +15,7 @@ import anyio
 
 from redline.targets import LocalTarget
 from redline.tools import ladder as ladder_tools
+from redline.tools.requests import LadderInitRequest
 from redline.tools.rung import climb
 
 
@@ -29,8 +30,8 @@ async def main(out: Path, models: Path, keys: list[str]) -> None:
         ladder = out / key / "ladder.yml"
         if not ladder.exists():
             ladder.parent.mkdir(parents=True, exist_ok=True)
-            ladder_tools.ladder_init(ladder, model=key, model_path=str(models / key), floor_max_model_len=32768,
-                                     floor_max_num_batched_tokens=8192, fixed={"load_format": "dummy"})
+            ladder_tools.ladder_init(ladder, LadderInitRequest(model=key, model_path=str(models / key), floor_max_model_len=32768,
+                                     floor_max_num_batched_tokens=8192, fixed={"load_format": "dummy"}))
         report = await climb(ladder, target, progress=progress)
         print("\n".join(report.steps), flush=True)
         print(ladder.read_text(), flush=True)

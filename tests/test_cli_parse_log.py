@@ -54,3 +54,10 @@ def test_line_numbers_count_lone_carriage_returns_as_the_file_does():
     assert b"\r" in log.read_bytes()
     data = json.loads(redline("parse-log", str(log), "--json").stdout)
     assert data["reason"].startswith("line 46: Starting vLLM server")
+
+
+def test_the_engine_is_chosen_by_name_and_an_unknown_one_is_a_usage_error():
+    named = redline("parse-log", str(H200 / "q32_128k.log"), "--engine", "vllm", "--json")
+    assert named.returncode == 0 and json.loads(named.stdout)["status"] == "boot_ok"
+    unknown = redline("parse-log", str(H200 / "q32_128k.log"), "--engine", "nosuch")
+    assert unknown.returncode == 2 and "--engine" in unknown.stderr and "nosuch" in unknown.stderr

@@ -225,7 +225,7 @@ def train_tokenizer(out: Path) -> None:  # pragma: no cover - needs `tokenizers`
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         prog="python -m redline.tinymodel",
-        description="Write a tiny Llama model folder (config + tokenizer) for vLLM --load-format dummy.",
+        description="Write a tiny Llama model folder (config + tokenizer) for an engine to serve with dummy weights.",
     )
     p.add_argument("dest", type=Path, help="folder to write (created if missing)")
     p.add_argument("--max-position-embeddings", type=int, default=4096)

@@ -5,6 +5,7 @@ import shlex
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from redline.engines import get_engine
 from redline.errors import InputError, LadderError, RedlineError
@@ -14,6 +15,7 @@ from redline.policy import serve_config
 from redline.tools.ladder import (
     ceiling_record, ladder_init, ladder_next, ladder_status, rung_record, smoke_record,
 )
+from redline.tools.requests import LadderInitRequest
 from tests.conftest import H200, h200_log
 from tests.ladder.helpers import LLAMA, QWEN, bench_json, q32_boot
 
@@ -22,9 +24,9 @@ MODELS = H200 / "models"
 
 def _qwen(tmp_path: Path, floor: int = 131072, **options) -> Path:
     path = tmp_path / "qwen32b.yml"
-    ladder_init(path, model="qwen32b", model_path=QWEN, floor_max_model_len=floor, floor_max_num_batched_tokens=8192,
+    ladder_init(path, LadderInitRequest(model="qwen32b", model_path=QWEN, floor_max_model_len=floor, floor_max_num_batched_tokens=8192,
                 max_position_embeddings=1_048_576, gpu_name="NVIDIA H200", gpu_memory_gib=139.8,
-                engine_version="0.26.0", **options)
+                engine_version="0.26.0", **options))
     return path
 
 
@@ -44,21 +46,21 @@ def _refused(tmp_path: Path, error: type[RedlineError], call, match: str) -> Non
 
 
 def test_init_reads_max_position_embeddings_from_a_local_config_json(tmp_path):
-    ladder = ladder_init(tmp_path / "l.yml", model="llama8b", model_path=str(MODELS / "llama8b"),
-                         floor_max_model_len=32768, floor_max_num_batched_tokens=8192)
+    ladder = ladder_init(tmp_path / "l.yml", LadderInitRequest(model="llama8b", model_path=str(MODELS / "llama8b"),
+                         floor_max_model_len=32768, floor_max_num_batched_tokens=8192))
     assert ladder.model.max_position_embeddings == 131_072
 
 
 def test_init_refuses_a_floor_above_max_position_embeddings(tmp_path):
     with pytest.raises(InputError, match="over the model's max_position_embeddings"):
-        ladder_init(tmp_path / "l.yml", model="llama8b", model_path=str(MODELS / "llama8b"),
-                    floor_max_model_len=262144, floor_max_num_batched_tokens=8192)
+        ladder_init(tmp_path / "l.yml", LadderInitRequest(model="llama8b", model_path=str(MODELS / "llama8b"),
+                    floor_max_model_len=262144, floor_max_num_batched_tokens=8192))
     assert not (tmp_path / "l.yml").exists()
 
 
 def test_init_with_long_context_sets_the_env_var_vllm_needs(tmp_path):
-    ladder = ladder_init(tmp_path / "l.yml", model="llama8b", model_path=str(MODELS / "llama8b"),
-                         floor_max_model_len=262144, floor_max_num_batched_tokens=8192, allow_long_context=True)
+    ladder = ladder_init(tmp_path / "l.yml", LadderInitRequest(model="llama8b", model_path=str(MODELS / "llama8b"),
+                         floor_max_model_len=262144, floor_max_num_batched_tokens=8192, allow_long_context=True))
     assert ladder.fixed.env == {"VLLM_ALLOW_LONG_MAX_MODEL_LEN": "1"}
 
 
@@ -68,9 +70,11 @@ def test_init_refuses_an_existing_ladder_and_changes_nothing(tmp_path):
 
 
 def test_init_refuses_a_bad_value_in_one_line(tmp_path):
-    with pytest.raises(InputError, match="gpu_memory_utilization"):
-        ladder_init(tmp_path / "l.yml", model="q", model_path=QWEN, floor_max_model_len=32768,
-                    floor_max_num_batched_tokens=8192, gpu_memory_utilization=1.5)
+    # the request is checked as it is made, before any file is touched
+    with pytest.raises(ValidationError, match="gpu_memory_utilization"):
+        ladder_init(tmp_path / "l.yml", LadderInitRequest(model="q", model_path=QWEN, floor_max_model_len=32768,
+                    floor_max_num_batched_tokens=8192, gpu_memory_utilization=1.5))
+    assert list(tmp_path.iterdir()) == []
 
 
 # -- the sequence, through the files ----------------------------------------------------------
@@ -233,8 +237,8 @@ def test_boot_seconds_come_from_the_log_timestamps():
 
 def test_the_first_boot_fills_an_unknown_engine_version_once(tmp_path):
     path = tmp_path / "ladder.yml"
-    ladder_init(path, model="qwen32b", model_path="/models/qwen32b", floor_max_model_len=131072,
-                floor_max_num_batched_tokens=8192)
+    ladder_init(path, LadderInitRequest(model="qwen32b", model_path="/models/qwen32b", floor_max_model_len=131072,
+                floor_max_num_batched_tokens=8192))
     assert read_ladder(path).engine_version is None
     rung_record(path, h200_log("q32_128k.log"))
     assert read_ladder(path).engine_version == "0.26.0"

@@ -272,3 +272,17 @@ async def test_a_read_after_a_change_sees_the_change(env: Env) -> None:
         same_size = await call(client, "ladder_next_rung", ladder="ladders/l8b.yml")
     assert after["ladder"]["floor"]["max_model_len"] == 16384 and step["rung"]["max_model_len"] == 16384
     assert same_size["rung"]["max_model_len"] == 32769
+
+
+async def test_parse_boot_log_reads_with_the_named_engine_and_refuses_an_unknown_one(env: Env) -> None:
+    log = (H200 / "q32_128k.log").read_text()
+    async with Client(build_server(env.config)) as client:
+        named = await call(client, "parse_boot_log", text=log, engine="vllm")
+        unknown = await call_error(client, "parse_boot_log", text=log, engine="nosuch")
+    assert named["status"] == "boot_ok" and named == await _default_engine_reading(env, log)
+    assert "unknown engine 'nosuch'" in unknown and "redline knows vllm" in unknown
+
+
+async def _default_engine_reading(env: Env, log: str) -> dict:
+    async with Client(build_server(env.config)) as client:
+        return await call(client, "parse_boot_log", text=log)

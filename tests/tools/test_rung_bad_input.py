@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from redline.errors import (
     InputError,
@@ -35,6 +36,7 @@ from redline.targets import (
     open_target,
 )
 from redline.tools.ladder import ladder_init
+from redline.tools.requests import LadderInitRequest
 from redline.tools.rung import climb, ladder_server, rung_run, smoke_test, stop_server
 from tests.conftest import processes_naming
 from tests.server.helpers import FAKE_VLLM, LLAMA8B
@@ -64,17 +66,17 @@ def write_targets(root: Path, engine_command: list[str] | None = None) -> Path:
     return path
 
 
-def new_ladder(root: Path, model_path: str | None = None, **changes) -> Path:
+def new_ladder(root: Path, model_path: str | None = None, widening: Widening | None = None, **changes) -> Path:
     """A ladder on the fake engine's model (copied under root), its servers on a port of their own."""
     if model_path is None:
         model = root / "models" / "llama8b"
-        model.mkdir(parents=True)
+        model.mkdir(parents=True, exist_ok=True)
         shutil.copy(LLAMA8B / "config.json", model / "config.json")
         model_path = str(model)
     path = root / "l8b.yml"
-    ladder_init(path, model="llama8b", model_path=model_path, floor_max_model_len=32768,
+    ladder_init(path, LadderInitRequest(model="llama8b", model_path=model_path, floor_max_model_len=32768,
                 floor_max_num_batched_tokens=8192, max_position_embeddings=131072,
-                **{"fixed": {"port": free_port()}, **changes})
+                **{"fixed": {"port": free_port()}, **changes}), widening=widening)
     return path
 
 
@@ -206,9 +208,9 @@ async def test_a_hub_id_is_not_checked_as_a_path(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("flags", [["--ok", "; rm -rf /"], ["-x"]], ids=["shell-text", "short-flag"])
 async def test_extra_flag_that_is_not_a_flag_is_refused_and_no_ladder_is_made(tmp_path: Path, flags: list[str]) -> None:
-    with pytest.raises(InputError) as exc:
+    with pytest.raises(ValidationError) as exc:  # refused as the request is made
         new_ladder(tmp_path, fixed={"port": free_port(), "extra_flags": flags})
-    text = one_line(exc)
+    text = str(exc.value)
     assert f"extra flag {flags[-1]!r} is not an engine flag" in text
     assert "--name or --name=value" in text  # how to write it
     assert not (tmp_path / "l8b.yml").exists()

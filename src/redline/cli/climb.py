@@ -57,8 +57,10 @@ def _with_target(args: argparse.Namespace, operation: Callable[[Target], Awaitab
 
 def _run(args: argparse.Namespace) -> int:
     request = request_from_args(RungRunRequest, args)
-    outcome = _with_target(args, lambda t: rung_tools.rung_run(args.ladder, t, replay=request.replay, progress=print_progress))
-    print(f"rung {outcome.rung.index}: {outcome.rung.status} ({outcome.rung.reason})\nnext: {outcome.next.route}: {outcome.next.reason}")
+    outcome = _with_target(
+        args, lambda t: rung_tools.rung_run(args.ladder, t, replay=request.replay, progress=print_progress))
+    print(f"rung {outcome.rung.index}: {outcome.rung.status} ({outcome.rung.reason})")
+    print(f"next: {outcome.next.route}: {outcome.next.reason}")
     return 0
 
 

@@ -72,7 +72,7 @@ def _argument(info: FieldInfo, default: Any) -> dict[str, Any]:
 
 
 def _help(described: str, default: Any) -> str:
-    return described if default in (None, "") else f"{described} (default: {default})"
+    return " ".join(filter(None, [described, None if default in (None, "") else f"(default: {default})"]))
 
 
 def _reader(info: FieldInfo) -> Any:

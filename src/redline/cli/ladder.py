@@ -1,4 +1,5 @@
-"""`redline ladder init|record|next|status` (and run|smoke|climb|stop, from cli/climb.py): climb a model's context ceiling, one clean boot per rung."""
+"""`redline ladder init|record|next|status` (and run|smoke|climb|stop, from cli/climb.py): climb a model's
+context ceiling, one clean boot per rung."""
 
 import argparse
 import json
@@ -17,11 +18,13 @@ def _when(text: str) -> datetime:
     try:
         return datetime.fromisoformat(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an ISO 8601 time such as 2026-11-30T09:30:22+00:00") from None
+        raise argparse.ArgumentTypeError(f"{text!r} is not an ISO 8601 time such as 2026-11-30T09:30:22+00:00") \
+            from None
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("ladder", help="climb a model's context ceiling one clean boot at a time (ladder.yml)")
+    parser = subparsers.add_parser(
+        "ladder", help="climb a model's context ceiling one clean boot at a time (ladder.yml)")
     actions = parser.add_subparsers(dest="ladder_command", required=True, metavar="ACTION")
     _register_init(actions)
     _register_record(actions)
@@ -50,7 +53,8 @@ def _register_record(actions: argparse._SubParsersAction) -> None:
     record.add_argument("--ladder", type=Path, required=True)
     what = record.add_mutually_exclusive_group(required=True)
     what.add_argument("--log", type=Path, metavar="BOOT_LOG", help="the engine's full serve log of one boot")
-    what.add_argument("--smoke", type=Path, metavar="BENCH_JSON", help="the result file (JSON) the engine's bench client wrote")
+    what.add_argument("--smoke", type=Path, metavar="BENCH_JSON",
+                      help="the result file (JSON) the engine's bench client wrote")
     what.add_argument("--ceiling", action="store_true", help="record the ceiling the climb found")
     record.add_argument("--started-at", type=_when, help="with --log: when the boot started")
     record.add_argument("--ended-at", type=_when, help="with --log: when it was ready or failed")
@@ -132,7 +136,8 @@ _COLUMNS = ("#", "climbs", "max_model_len", "batched", "status", "kv tokens", "c
 
 
 def _cells(row: RungRow) -> tuple[str, ...]:
-    note = ", ".join(filter(None, [f"replays {row.replay_of}" if row.replay_of else "", "simulated" if row.simulated else ""]))
+    note = ", ".join(filter(None, [f"replays {row.replay_of}" if row.replay_of else "",
+                                   "simulated" if row.simulated else ""]))
     conc = "-" if row.max_concurrency is None else f"{row.max_concurrency:g}x"
     boot = "-" if row.boot_s is None else f"{row.boot_s:.0f}"
     return (str(row.index), row.climbs, _n(row.max_model_len), _n(row.max_num_batched_tokens), row.status.value,
@@ -143,8 +148,9 @@ def _rows_text(rows: list[RungRow]) -> str:
     table = [_COLUMNS, *(_cells(r) for r in rows)]
     widths = [max(len(line[i]) for line in table) for i in range(len(_COLUMNS))]
     left = {1, 4, 7, 9}
-    return "\n".join("  ".join(c.ljust(w) if i in left else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths))).rstrip()
-                     for line in table)
+    return "\n".join(
+        "  ".join(c.ljust(w) if i in left else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths))).rstrip()
+        for line in table)
 
 
 def _ceiling_text(c: dict) -> str:
@@ -164,7 +170,8 @@ def status_text(status: LadderStatus) -> str:
     lines = [
         f"ladder   {status.path}: {m.key} ({m.path}) on {where}, {ladder.engine} {ladder.engine_version or '?'}, "
         f"policy {ladder.policy}, gpu_memory_utilization {ladder.fixed.gpu_memory_utilization}",
-        f"floor    max_model_len {ladder.floor.max_model_len:,}, max_num_batched_tokens {ladder.floor.max_num_batched_tokens:,}; "
+        f"floor    max_model_len {ladder.floor.max_model_len:,}, "
+        f"max_num_batched_tokens {ladder.floor.max_num_batched_tokens:,}; "
         f"min concurrency {ladder.min_concurrency}; max_position_embeddings {_n(m.max_position_embeddings)}"
         f"{' (long context allowed)' if ladder.allow_long_context else ''}",
     ]

@@ -43,7 +43,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--config", type=Path, default=None,
                         help=f"the server config (default: ${CONFIG_ENV}, else ./{DEFAULT_CONFIG}, else none: the "
                              "default workspace and this host as `local`)")
-    parser.add_argument("--http", action="store_true", help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio")
+    parser.add_argument("--http", action="store_true",
+                        help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio")
     parser.add_argument("--host", default=None, help="with --http: the address to listen on (default 127.0.0.1; "
                         "any other needs http.bearer_token_env in the config)")
     parser.add_argument("--port", type=int, default=None, help=f"with --http: the port (default {DEFAULT_PORT})")
@@ -52,7 +53,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    logging.basicConfig(stream=sys.stderr, level=args.log_level, format="redline-mcp %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(stream=sys.stderr, level=args.log_level,
+                        format="redline-mcp %(levelname)s %(name)s: %(message)s")
     logging.getLogger("httpx").setLevel(max(logging.WARNING, logging.getLogger().level))  # not every health poll
     if not args.http and (args.host is not None or args.port is not None):
         raise InputError("--host and --port are for --http; stdio needs neither")

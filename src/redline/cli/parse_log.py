@@ -27,7 +27,8 @@ def summary(signals: BootSignals) -> str:
     lines = [
         f"status      {signals.status.value}  ({signals.engine} {signals.engine_version or '?'})",
         f"reason      {signals.reason}",
-        f"requested   max_model_len {figure(signals.max_model_len)}, max_num_batched_tokens {figure(signals.max_num_batched_tokens)}",
+        f"requested   max_model_len {figure(signals.max_model_len)}, "
+        f"max_num_batched_tokens {figure(signals.max_num_batched_tokens)}",
         f"kv cache    {figure(signals.available_kv_cache_gib, ' GiB')}, {figure(signals.kv_cache_tokens)} tokens",
     ]
     if signals.max_concurrency is not None:
@@ -38,7 +39,8 @@ def summary(signals: BootSignals) -> str:
     m = signals.memory
     if m.peak_activation_gib is not None:
         lines.append(f"memory      weights {m.weights_gib} GiB, activation {m.peak_activation_gib} GiB, "
-                     f"non-torch {m.non_torch_gib} GiB, cudagraph {m.cudagraph_gib} GiB of {m.requested_gib}/{m.device_total_gib} GiB")
+                     f"non-torch {m.non_torch_gib} GiB, cudagraph {m.cudagraph_gib} GiB "
+                     f"of {m.requested_gib}/{m.device_total_gib} GiB")
     lines += [f"warning     {w}" for w in signals.warnings]
     return "\n".join(lines)
 

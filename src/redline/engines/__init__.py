@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import importlib
 from functools import cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
+
+from pydantic import AfterValidator, Field
 
 from redline.errors import InputError
 
@@ -37,10 +39,24 @@ def check_engine_name(name: str) -> str:
     return name
 
 
+def _known_engine(name: str) -> str:
+    """name, if the registry knows it; a ValueError (a validation error, not a crash) if not."""
+    try:
+        return check_engine_name(name)
+    except InputError as exc:
+        raise ValueError(str(exc)) from None
+
+
+# An engine name the registry knows, as a field type: offered as a choice (an enum in JSON Schema).
+EngineName = Annotated[
+    str, AfterValidator(_known_engine), Field(max_length=40, json_schema_extra={"enum": list(_ENGINES)})
+]
+
+
 @cache
 def get_engine(name: str = DEFAULT_ENGINE) -> Engine:
     module, _, cls = _ENGINES[check_engine_name(name)].partition(":")
     return getattr(importlib.import_module(module), cls)()  # type: ignore[no-any-return]
 
 
-__all__ = ["DEFAULT_ENGINE", "check_engine_name", "engine_names", "get_engine"]
+__all__ = ["DEFAULT_ENGINE", "EngineName", "check_engine_name", "engine_names", "get_engine"]

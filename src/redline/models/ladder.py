@@ -8,9 +8,9 @@ names the rung it re-runs (`replay_of`).
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model, model_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
-from redline.engines import DEFAULT_ENGINE, check_engine_name
+from redline.engines import DEFAULT_ENGINE, EngineName
 
 from redline.models.bench import BenchResult, BenchWorkload
 from redline.models.boot import BootSignals, BootStatus
@@ -147,7 +147,7 @@ class Ladder(_Strict):
     schema_version: Literal[1] = 1
     model: ModelRef
     gpu: GpuProfile | None = Field(None, description="null until given at init or read from the first run's host")
-    engine: Annotated[str, AfterValidator(check_engine_name), Field(description="the engine every rung boots")] = DEFAULT_ENGINE
+    engine: Annotated[EngineName, Field(description="the engine every rung boots")] = DEFAULT_ENGINE
     engine_version: Annotated[str | None, Field(max_length=64)] = None
     policy: Policy = "signal"
     fixed: FixedKnobs = FixedKnobs()  # type: ignore[valid-type]

@@ -16,12 +16,12 @@ from contextlib import asynccontextmanager
 from mcp.server.mcpserver import MCPServer
 
 from redline import __version__
-from redline.server import job_tools, ladder_tools  # noqa: F401 - importing them registers their tools
+from redline.server import job_tools, ladder_tools  # importing them registers their tools
 from redline.server.cache import LadderCache
 from redline.server.config import ServerConfig
 from redline.server.http import http_app
 from redline.server.jobs import running_jobs
-from redline.server.registry import TOOLS, State, stop_server
+from redline.server.registry import TOOLS, Registered, State, stop_server
 from redline.server.resources import add_resources
 
 __all__ = ["build_server", "http_app"]
@@ -35,6 +35,11 @@ Start with ladder_status (or ladder_init for a new model), then follow `next.rou
 run_rung -> rung_run, smoke_test -> smoke_test, record_ceiling -> ceiling_record, diagnose -> read the
 rung's reason and fix the cause, done -> the ceiling is recorded. rung_run and smoke_test run as jobs:
 they return the result if it comes within wait_s, else a job id for job_status."""
+
+
+def _listed_order(registered: Registered) -> int:
+    """Ladder tools first, then job tools; in each module, in the order they are written."""
+    return [ladder_tools.__name__, job_tools.__name__].index(registered.fn.__module__)
 
 
 def build_server(config: ServerConfig, *, on_closed: Callable[[], None] | None = None) -> MCPServer:
@@ -54,7 +59,7 @@ def build_server(config: ServerConfig, *, on_closed: Callable[[], None] | None =
                 on_closed()
 
     server = MCPServer("redline", version=__version__, instructions=INSTRUCTIONS, lifespan=lifespan)
-    for registered in TOOLS:
+    for registered in sorted(TOOLS, key=_listed_order):
         server.add_tool(registered.fn, title=registered.title, annotations=registered.annotations,
                         structured_output=True)
     add_resources(server, config, cache)

@@ -72,7 +72,8 @@ class JobView(BaseModel, Generic[ResultT]):
 
     job_id: str = Field(description="Pass to job_status (to wait for it) or job_cancel")
     tool: str
-    state: JobState = Field(description="queued or running: not done yet; succeeded, failed, cancelled or interrupted: done")
+    state: JobState = Field(
+        description="queued or running: not done yet; succeeded, failed, cancelled or interrupted: done")
     done: bool
     progress: float = Field(description="0 to 1, as the operation reports it")
     message: str = Field(description="The operation's latest progress line")

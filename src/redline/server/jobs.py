@@ -117,7 +117,8 @@ class Jobs:
 
     def _path(self, job_id: str) -> Path:
         if not isinstance(job_id, str) or not JOB_ID_RE.match(job_id):
-            raise InputError(f"{str(job_id)[:80]!r} is not a job id (they look like j-20261130T101500Z-1a2b3c4d); job_list shows them")
+            raise InputError(f"{str(job_id)[:80]!r} is not a job id (they look like j-20261130T101500Z-1a2b3c4d); "
+                             "job_list shows them")
         return self.root / f"{job_id}.json"
 
     def _save(self, record: JobRecord) -> None:
@@ -180,7 +181,8 @@ class Jobs:
             if busy is not None:
                 raise InputError(
                     f"job {busy.id} ({busy.tool} on ladder {busy.ladder}, target {busy.target}) is still {busy.state}; "
-                    "one job at a time per ladder and per target: wait for it with job_status or stop it with job_cancel"
+                    "one job at a time per ladder and per target: wait for it with job_status or stop it with "
+                    "job_cancel"
                 )
             job_id = datetime.now(UTC).strftime("j-%Y%m%dT%H%M%SZ-") + secrets.token_hex(4)
             record = JobRecord(

@@ -43,7 +43,8 @@ async def ladder_status(ctx: Context, ladder: LadderArg, request: LadderStatusRe
 
 @tool(READ_ONLY, "Next rung", LadderNextRequest)
 async def ladder_next_rung(ctx: Context, ladder: LadderArg, request: LadderNextRequest) -> NextStep:
-    """The ladder's next step and why: the serve config of the next rung, or smoke_test, record_ceiling, diagnose or done."""
+    """The ladder's next step and why: the serve config of the next rung, or smoke_test, record_ceiling, diagnose
+    or done."""
     state = state_of(ctx)
     path, _ = state.ladder(ladder)
     return await off_loop(state.cache.get, ladder_ops.ladder_next, path, request.replay)
@@ -76,7 +77,8 @@ async def rung_run(
 async def smoke_test(
     ctx: Context, ladder: LadderArg, request: SmokeTestRequest, wait_s: WaitArg = WAIT_DEFAULT_S,
 ) -> JobView[RungOutcome]:
-    """Load the rung that just booted with near-max-length requests (the engine's own bench client) and record pass or fail.
+    """Load the rung that just booted with near-max-length requests (the engine's own bench client) and record
+    pass or fail.
 
     Runs as a job, like rung_run.
     """
@@ -116,7 +118,8 @@ async def rung_record(ctx: Context, ladder: LadderArg, request: RungRecordReques
     log, bench = await _texts(state, request)
     recorded = None
     if log:
-        recorded = await off_loop(ladder_ops.record_boot, path, log, log_name=request.log_file or "pasted by the caller")
+        named = request.log_file or "pasted by the caller"
+        recorded = await off_loop(ladder_ops.record_boot, path, log, log_name=named)
     if bench:
         recorded = await off_loop(ladder_ops.record_smoke, path, bench)
     assert recorded is not None  # _texts refuses a request with neither
@@ -140,7 +143,8 @@ async def _texts(state: State, request: RungRecordRequest) -> tuple[str, str]:
 
 @tool(STOPS, "Record the ceiling", CeilingRecordRequest)
 async def ceiling_record(ctx: Context, ladder: LadderArg, request: CeilingRecordRequest) -> Ceiling:
-    """Record the ceiling the climb found (only when the next step is record_ceiling), and stop the server the ladder left up."""
+    """Record the ceiling the climb found (only when the next step is record_ceiling), and stop the server the
+    ladder left up."""
     state = state_of(ctx)
     path, name = state.ladder(ladder)
     state.refuse_if_busy(name)
@@ -149,5 +153,6 @@ async def ceiling_record(ctx: Context, ladder: LadderArg, request: CeilingRecord
 
 @tool(READ_ONLY, "Parse a boot log", ParseBootLogRequest)
 async def parse_boot_log(request: ParseBootLogRequest) -> BootSignals:
-    """What an engine's boot log says: status (boot_ok, oom_*, crash_*), KV cache GiB and tokens, concurrency, memory, warnings."""
+    """What an engine's boot log says: status (boot_ok, oom_*, crash_*), KV cache GiB and tokens, concurrency,
+    memory, warnings."""
     return await off_loop(get_engine(request.engine).parse_boot_log, request.text)

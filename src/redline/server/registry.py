@@ -30,7 +30,7 @@ from redline.errors import LadderError, RedlineError
 from redline.inputs import read_text
 from redline.server.cache import LadderCache
 from redline.server.config import ServerConfig, ladder_path, relative_name, resolve_in_workspace
-from redline.server.jobs import WAIT_DEFAULT_S, JobContext, JobRecord, Jobs, JobView
+from redline.server.jobs import JobContext, JobRecord, Jobs, JobView
 from redline.targets import ServerHandle, Target
 from redline.tools.requests import MAX_TEXT, WAIT_MAX_S, Request
 
@@ -53,7 +53,6 @@ LadderArg = Annotated[str, Field(min_length=1, max_length=1024, description=(
     "The ladder file, a .yml path inside the workspace, such as ladders/llama8b-h200.yml"))]
 WaitArg = Annotated[float, Field(ge=0, le=WAIT_MAX_S, description=(
     f"Seconds to wait for the job before returning its id (at most {WAIT_MAX_S:.0f})"))]
-WAIT_DEFAULT = WAIT_DEFAULT_S
 
 # ---- errors ----------------------------------------------------------------------------------------
 
@@ -106,7 +105,8 @@ def expand(fn: Callable[..., Awaitable[T]], request: type[Request]) -> Callable[
     kept = [p for name, p in own.parameters.items() if name != "request"]
     clash = {p.name for p in kept} & set(request.model_fields)
     if "request" not in own.parameters or clash:
-        raise TypeError(f"{fn.__name__} must take `request: {request.__name__}` and no parameter named like its fields {clash}")
+        raise TypeError(f"{fn.__name__} must take `request: {request.__name__}` and no parameter named like its "
+                        f"fields {clash}")
     params = kept + field_parameters(request)
 
     @functools.wraps(fn)
@@ -136,10 +136,13 @@ class Registered:
 TOOLS: list[Registered] = []
 
 
-def tool(annotations: ToolAnnotations, title: str, request: type[Request]) -> Callable[[Callable[..., Awaitable[T]]], Callable[..., Awaitable[T]]]:
+ToolFn = Callable[..., Awaitable[T]]
+
+
+def tool(annotations: ToolAnnotations, title: str, request: type[Request]) -> Callable[[ToolFn[T]], ToolFn[T]]:
     """Register a tool: its name is the function's, its description the docstring, its inputs the request's fields."""
 
-    def register(fn: Callable[..., Awaitable[T]]) -> Callable[..., Awaitable[T]]:
+    def register(fn: ToolFn[T]) -> ToolFn[T]:
         TOOLS.append(Registered(expand(fn, request), annotations, title, request))
         return fn
 

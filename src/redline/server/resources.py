@@ -69,4 +69,5 @@ def add_resources(server: MCPServer, config: ServerConfig, cache: LadderCache) -
         except RedlineError as exc:
             raise ResourceError(str(exc)) from exc
         except OSError as exc:
-            raise ResourceError(f"ladder {name!r}: {exc.strerror or exc}; the redline://ladders resource lists them") from exc
+            said = exc.strerror or exc
+            raise ResourceError(f"ladder {name!r}: {said}; the redline://ladders resource lists them") from exc

@@ -17,6 +17,7 @@ from redline.engines import DEFAULT_ENGINE, get_engine
 from redline.errors import InputError
 from redline.tinymodel import write_tiny_llama
 from redline.tools import ladder as ladder_tools
+from redline.tools.requests import LadderInitRequest
 
 KV_CACHE_BYTES = 8 << 20
 FLOOR = 1024  # max_model_len and max_num_batched_tokens of the known-good first boot
@@ -43,9 +44,9 @@ def prepare(workdir: Path, vllm: Path, *, port: int = 8011, target: dict[str, An
     ladder = workdir / "ladder.yml"
     if not ladder.exists():
         ladder_tools.ladder_init(
-            ladder, model="tiny-llama", model_path=str(model), floor_max_model_len=FLOOR,
+            ladder, LadderInitRequest(model="tiny-llama", model_path=str(model), floor_max_model_len=FLOOR,
             floor_max_num_batched_tokens=FLOOR,
             fixed={"load_format": "dummy", "enforce_eager": True, "port": port,
-                   "extra_flags": [f"--kv-cache-memory-bytes={KV_CACHE_BYTES}"]},
+                   "extra_flags": [f"--kv-cache-memory-bytes={KV_CACHE_BYTES}"]})
         )
     return ladder, targets

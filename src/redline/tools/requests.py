@@ -15,24 +15,26 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 
-from redline.engines import DEFAULT_ENGINE, check_engine_name, engine_names
+from redline.engines import DEFAULT_ENGINE, EngineName, engine_names
 from redline.models.ladder import FixedKnobs, Policy
 
 WAIT_MAX_S = 300.0  # the longest an MCP call blocks on a job before it returns the job id
 MAX_TEXT = 64 * 1024 * 1024  # the longest boot log or bench file a request carries
+ENGINES = list(engine_names())
 
 Tokens = Annotated[int, Field(gt=0, le=1 << 26)]
 Text = Annotated[str, Field(max_length=MAX_TEXT)]
 # Optional text is "" when not given, never None: the MCP SDK would parse a JSON-looking string given for a
 # `str | None` argument into a dict (its pre_parse_json), and a bench result is JSON.
 WorkspaceFile = Annotated[str, Field(max_length=1024)]
-EngineName = Annotated[str, AfterValidator(check_engine_name), Field(
-    max_length=40, json_schema_extra={"enum": list(engine_names())},
-    description="The engine that wrote the log, one of: " + ", ".join(engine_names()))]
-TargetName = Annotated[str, Field(min_length=1, max_length=128, description="A target name from the targets file, such as local")]
-Replay = Annotated[int | None, Field(ge=1, le=100_000, description="Boot rung N's exact config again, as a new rung (re-verify a past result)")]
+
+
+TargetName = Annotated[str, Field(
+    min_length=1, max_length=128, description="A target name from the targets file, such as local")]
+Replay = Annotated[int | None, Field(
+    ge=1, le=100_000, description="Boot rung N's exact config again, as a new rung (re-verify a past result)")]
 JobId = Annotated[str, Field(min_length=1, max_length=64, description="A job id from rung_run, smoke_test or job_list")]
 JobState = Literal["queued", "running", "succeeded", "failed", "cancelled", "interrupted"]
 
@@ -46,28 +48,43 @@ class Request(BaseModel):
 class LadderInitRequest(Request):
     """A new ladder: the model, the known-good boot it climbs from, and what the climb holds fixed."""
 
-    model: Annotated[str, Field(min_length=1, max_length=200, description="A short key for the model, such as llama-3.1-8b")]
-    model_path: Annotated[str, Field(min_length=1, max_length=4096, description="The model as the engine's serve command takes it: a path or hub id")]
-    floor_max_model_len: Annotated[Tokens, Field(description="max_model_len of a boot known to work; the climb starts here")]
+    model: Annotated[str, Field(
+        min_length=1, max_length=200, description="A short key for the model, such as llama-3.1-8b")]
+    model_path: Annotated[str, Field(
+        min_length=1, max_length=4096,
+        description="The model as the engine's serve command takes it: a path or hub id")]
+    floor_max_model_len: Annotated[Tokens, Field(
+        description="max_model_len of a boot known to work; the climb starts here")]
     floor_max_num_batched_tokens: Annotated[Tokens, Field(description="max_num_batched_tokens of that known-good boot")]
     gpu_memory_utilization: Annotated[float, Field(gt=0, le=1, description="Held fixed through the climb")] = 0.9
-    min_concurrency: Annotated[int, Field(ge=1, le=1 << 16, description="Max-length requests the ceiling must hold at once")] = 1
-    policy: Annotated[Policy, Field(description="signal: next rung from the KV figures the boot log gives; doubling: double each time")] = "signal"
-    gpu_name: Annotated[str | None, Field(max_length=200, description="The GPU's name, such as NVIDIA H200 (else read from the first boot's host)")] = None
-    gpu_memory_gib: Annotated[float | None, Field(gt=0, le=1 << 20, description="The GPU's memory in GiB (else read from the first boot's host)")] = None
+    min_concurrency: Annotated[int, Field(
+        ge=1, le=1 << 16, description="Max-length requests the ceiling must hold at once")] = 1
+    policy: Annotated[Policy, Field(
+        description="signal: next rung from the KV figures the boot log gives; doubling: double each time")] = "signal"
+    gpu_name: Annotated[str | None, Field(
+        max_length=200, description="The GPU's name, such as NVIDIA H200 (else read from the first boot's host)",
+    )] = None
+    gpu_memory_gib: Annotated[float | None, Field(
+        gt=0, le=1 << 20, description="The GPU's memory in GiB (else read from the first boot's host)")] = None
     gpu_count: Annotated[int, Field(ge=1, le=1024, description="GPUs per boot")] = 1
-    engine: Annotated[str, AfterValidator(check_engine_name), Field(
-        max_length=40, json_schema_extra={"enum": list(engine_names())},
-        description="The engine every rung boots, one of: " + ", ".join(engine_names()))] = DEFAULT_ENGINE
-    engine_version: Annotated[str | None, Field(max_length=64, description="The engine version every rung must boot with")] = None
-    kv_block_size: Annotated[int, Field(ge=1, le=1 << 16, description="The engine's KV cache block size in tokens; the climb's figures are multiples of it")] = 16
-    max_position_embeddings: Annotated[Tokens | None, Field(description="The model's positional limit; read from config.json when the model path is a local folder")] = None
-    allow_long_context: Annotated[bool, Field(description="Climb past max_position_embeddings (sets the engine's long-context switch)")] = False
-    max_num_batched_tokens_cap: Annotated[Tokens | None, Field(description="Stop climbing max_num_batched_tokens here")] = None
+    engine: Annotated[EngineName, Field(
+        description=f"The engine every rung boots, one of: {', '.join(ENGINES)}")] = DEFAULT_ENGINE
+    engine_version: Annotated[str | None, Field(
+        max_length=64, description="The engine version every rung must boot with")] = None
+    kv_block_size: Annotated[int, Field(
+        ge=1, le=1 << 16,
+        description="The engine's KV cache block size in tokens; the climb's figures are multiples of it")] = 16
+    max_position_embeddings: Annotated[Tokens | None, Field(
+        description="The model's positional limit; read from config.json when the model path is a local folder")] = None
+    allow_long_context: Annotated[bool, Field(
+        description="Climb past max_position_embeddings (sets the engine's long-context switch)")] = False
+    max_num_batched_tokens_cap: Annotated[Tokens | None, Field(
+        description="Stop climbing max_num_batched_tokens here")] = None
     fixed: Annotated[FixedKnobs | None, Field(description=(  # type: ignore[valid-type]
         "More serve knobs held fixed through the climb, as the engine's serve command takes them: port, enforce_eager, "
         "load_format, kv_cache_dtype, max_num_seqs, extra_flags (each --name or --name=value), env, ..."))] = None
-    boot_deadline_s: Annotated[float, Field(gt=0, le=86400, description="How long one boot may take before it counts as timeout_boot")] = 3600
+    boot_deadline_s: Annotated[float, Field(
+        gt=0, le=86400, description="How long one boot may take before it counts as timeout_boot")] = 3600
     smoke_deadline_s: Annotated[float, Field(gt=0, le=86400, description="How long one smoke test may take")] = 3600
 
 
@@ -91,15 +108,18 @@ class RungRunRequest(Request):
 class SmokeTestRequest(Request):
     """Smoke-test the rung that just booted, where its server runs."""
 
-    target: Annotated[str, Field(max_length=128, description="The target the rung's server runs on; empty: the one the ladder recorded")] = ""
+    target: Annotated[str, Field(
+        max_length=128, description="The target the rung's server runs on; empty: the one the ladder recorded")] = ""
 
 
 class RungRecordRequest(Request):
     """A boot (and or its smoke test) a person ran by hand: each as text, or as a file in the workspace."""
 
     log_text: Annotated[Text, Field(description="The engine's full serve log of the boot (or give log_file)")] = ""
-    log_file: Annotated[WorkspaceFile, Field(description="The boot log as a file inside the workspace (or give log_text)")] = ""
-    bench_json_text: Annotated[Text, Field(description="Optional: the JSON result file the engine's bench client wrote for the smoke test")] = ""
+    log_file: Annotated[WorkspaceFile, Field(
+        description="The boot log as a file inside the workspace (or give log_text)")] = ""
+    bench_json_text: Annotated[Text, Field(
+        description="Optional: the JSON result file the engine's bench client wrote for the smoke test")] = ""
     bench_file: Annotated[WorkspaceFile, Field(description="Optional: that JSON as a file inside the workspace")] = ""
 
 
@@ -111,14 +131,16 @@ class ParseBootLogRequest(Request):
     """Read one boot log into its signals."""
 
     text: Annotated[Text, Field(description="The engine's full serve log")]
-    engine: EngineName = DEFAULT_ENGINE
+    engine: Annotated[EngineName, Field(
+        description=f"The engine that wrote the log, one of: {', '.join(ENGINES)}")] = DEFAULT_ENGINE
 
 
 class JobStatusRequest(Request):
     """Where a job stands, waiting a while for it to end."""
 
     job_id: JobId
-    wait_s: Annotated[float, Field(ge=0, le=WAIT_MAX_S, description="Wait up to this many seconds for the job to finish")] = 0
+    wait_s: Annotated[float, Field(
+        ge=0, le=WAIT_MAX_S, description="Wait up to this many seconds for the job to finish")] = 0
 
 
 class JobCancelRequest(Request):
