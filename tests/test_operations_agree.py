@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,9 +25,15 @@ from redline.models.ladder import Ladder
 from redline.server.app import build_server
 from redline.server.config import ServerConfig
 from redline.server.jobs import Jobs
+from redline.tools import ab as ab_ops
+from redline.tools import baseline as baseline_ops
+from redline.tools import campaign as campaign_ops
+from redline.tools import known_good_ops
+from redline.tools import campaign_runner
 from redline.tools import ladder as ladder_ops
+from redline.tools import report as report_ops
 from redline.tools import rung as rung_ops
-from redline.tools.requests import OPERATIONS, LadderInitRequest, Request, RungRunRequest
+from redline.tools.requests import OPERATIONS, ChampionSelectRequest, LadderInitRequest, Request, RungRunRequest
 
 pytestmark = pytest.mark.anyio
 
@@ -47,11 +54,12 @@ class Surfaces:
 
 LADDER = frozenset({"ladder"})
 AT_TERMINAL = frozenset({"--ladder"})
+WIDEN = frozenset({"--config"})  # the server config whose `widen:` applies: a person's file, never an agent's argument
 SURFACES = {
-    "ladder_init": Surfaces(LADDER, ("ladder", "init"), AT_TERMINAL, functions=(ladder_ops.ladder_init,)),
+    "ladder_init": Surfaces(LADDER, ("ladder", "init"), AT_TERMINAL | WIDEN, functions=(ladder_ops.ladder_init,)),
     "ladder_status": Surfaces(LADDER, ("ladder", "status"), AT_TERMINAL | {"--json"}, functions=(ladder_ops.ladder_status,)),
     "ladder_next_rung": Surfaces(LADDER, ("ladder", "next"), AT_TERMINAL | {"--json"}, functions=(ladder_ops.ladder_next,)),
-    "rung_run": Surfaces(LADDER | {"wait_s"}, ("ladder", "run"), AT_TERMINAL | {"--targets"},
+    "rung_run": Surfaces(LADDER | {"wait_s"}, ("ladder", "run"), AT_TERMINAL | WIDEN | {"--targets"},
                          cli_defaults={"target": "local"}, functions=(rung_ops.rung_run,)),
     "smoke_test": Surfaces(LADDER | {"wait_s"}, ("ladder", "smoke"), AT_TERMINAL | {"--targets"},
                            cli_defaults={"target": "local"}, functions=(rung_ops.smoke_test,)),
@@ -68,7 +76,47 @@ SURFACES = {
     "job_cancel": Surfaces(functions=(Jobs.cancel,), why="jobs live inside one running server"),
     "job_list": Surfaces(functions=(Jobs.list,), why="jobs live inside one running server"),
 }
+# A campaign file is named beside its request (a workspace path over MCP, --campaign at a terminal); plan and run
+# open their target by name themselves (open_campaign_target), from the server's targets file or --targets.
+CAMPAIGN = frozenset({"campaign"})
+AT_A_TERMINAL = frozenset({"--campaign", "--json"})
+OPENS_TARGET = frozenset({"target"})
+SURFACES |= {
+    "campaign_init": Surfaces(CAMPAIGN, ("campaign", "init"), frozenset({"--campaign"}),
+                              functions=(campaign_ops.campaign_init,)),
+    "campaign_plan": Surfaces(CAMPAIGN, ("campaign", "plan"), AT_A_TERMINAL | {"--targets"},
+                              functions=(campaign_ops.campaign_plan, campaign_ops.open_campaign_target),
+                              resolved=OPENS_TARGET),
+    "campaign_run": Surfaces(CAMPAIGN | {"wait_s"}, ("campaign", "run"), AT_A_TERMINAL | {"--targets"},
+                             functions=(campaign_runner.campaign_run, campaign_ops.open_campaign_target),
+                             resolved=OPENS_TARGET),
+    "campaign_status": Surfaces(CAMPAIGN, ("campaign", "status"), AT_A_TERMINAL,
+                                functions=(campaign_ops.campaign_status,)),
+    "campaign_aggregate": Surfaces(CAMPAIGN, ("campaign", "aggregate"), AT_A_TERMINAL,
+                                   functions=(campaign_ops.campaign_aggregate,)),
+    "champion_select": Surfaces(CAMPAIGN, ("campaign", "champion"), AT_A_TERMINAL,
+                                functions=(campaign_ops.champion_select,)),
+    "campaign_report": Surfaces(CAMPAIGN, ("campaign", "report"), AT_A_TERMINAL,
+                                functions=(report_ops.campaign_report,)),
+}
 
+# The verdict-rigor tools name files inside the server's workspace (--workspace at a terminal); ab_run takes its
+# spec as a file at a terminal (--spec-file) and opens its target by the spec's name (--targets at a terminal).
+IN_WORKSPACE = frozenset({"--workspace", "--json"})
+SURFACES |= {
+    "ab_run": Surfaces(frozenset({"wait_s"}), ("ab", "run"), IN_WORKSPACE | {"--spec-file", "--targets"},
+                       cli_instead=frozenset({"spec"}), functions=(ab_ops.ab_run,)),
+    "perf_baseline_record": Surfaces(cli=("baseline", "record"), cli_extra=IN_WORKSPACE,
+                                     functions=(baseline_ops.perf_baseline_record,)),
+    "perf_baseline_diff": Surfaces(cli=("baseline", "diff"), cli_extra=IN_WORKSPACE,
+                                   functions=(baseline_ops.perf_baseline_diff,)),
+    "known_good_record": Surfaces(cli=("known-good", "record"), cli_extra=IN_WORKSPACE,
+                                  functions=(known_good_ops.known_good_record,)),
+    "known_good_lookup": Surfaces(cli=("known-good", "lookup"), cli_extra=IN_WORKSPACE,
+                                  functions=(known_good_ops.known_good_lookup,)),
+    "known_good_list": Surfaces(cli=("known-good", "list"), cli_extra=IN_WORKSPACE,
+                                functions=(known_good_ops.known_good_list,)),
+}
 
 @pytest.fixture
 async def tools(tmp_path: Path) -> dict[str, Any]:
@@ -115,8 +163,8 @@ def _check_functions(name: str, request: type[Request], surfaces: Surfaces) -> N
     taken: set[str] = set()
     for fn in surfaces.functions:
         params = inspect.signature(fn, eval_str=True).parameters
-        if any(p.annotation is request for p in params.values()):
-            taken |= set(request.model_fields)  # takes the whole request
+        if any(request in (p.annotation, *typing.get_args(p.annotation)) for p in params.values()):
+            taken |= set(request.model_fields)  # takes the whole request (or `request | None`)
         taken |= set(params)
     missing = set(request.model_fields) - taken - surfaces.resolved
     assert not missing, f"{name}: no function takes {missing}"
@@ -142,6 +190,10 @@ class WiderRun(RungRunRequest):
     colour: str = "red"
 
 
+class WiderChampion(ChampionSelectRequest):
+    colour: str = "red"
+
+
 async def test_a_field_missing_from_a_surface_is_caught(tools: dict[str, Any]) -> None:
     """The checks themselves: a request with a field that no MCP parameter, CLI flag or function takes fails them."""
     with pytest.raises(AssertionError):
@@ -150,6 +202,10 @@ async def test_a_field_missing_from_a_surface_is_caught(tools: dict[str, Any]) -
         _check_cli("ladder_init", WiderInit, SURFACES["ladder_init"])
     with pytest.raises(AssertionError, match="colour"):
         _check_functions("rung_run", WiderRun, SURFACES["rung_run"])
+    with pytest.raises(AssertionError):  # a campaign tool, whose CLI command has a flag per field too
+        _check_cli("champion_select", WiderChampion, SURFACES["champion_select"])
+    with pytest.raises(AssertionError, match="colour"):  # `request: ChampionSelectRequest | None` takes only its own
+        _check_functions("champion_select", WiderChampion, SURFACES["champion_select"])
 
 
 # Where each ladder_init field lands in the ladder it writes: a new field fails until it is placed here.
@@ -166,6 +222,7 @@ LANDS = {
     "max_num_batched_tokens_cap": lambda lad: lad.max_num_batched_tokens_cap,
     "fixed": lambda lad: {"port": lad.fixed.port}, "boot_deadline_s": lambda lad: lad.boot_deadline_s,
     "smoke_deadline_s": lambda lad: lad.smoke_deadline_s,
+    "skip_known_good": lambda lad: "turned off by the request" in lad.known_good.note,
 }
 
 
@@ -174,7 +231,7 @@ def test_every_ladder_init_field_reaches_the_ladder(tmp_path: Path) -> None:
                  gpu_memory_utilization=0.8, min_concurrency=2, policy="doubling", gpu_name="GPU X", gpu_memory_gib=80.0,
                  gpu_count=2, engine="vllm", engine_version="9.9.9", kv_block_size=32, max_position_embeddings=8192,
                  allow_long_context=True, max_num_batched_tokens_cap=16384, fixed={"port": 8123}, boot_deadline_s=60.0,
-                 smoke_deadline_s=90.0)
+                 smoke_deadline_s=90.0, skip_known_good=True)
     assert set(given) == set(LANDS) == set(LadderInitRequest.model_fields)
     written: Ladder = ladder_ops.ladder_init(tmp_path / "l.yml", LadderInitRequest(**given))
     for name, read in LANDS.items():

@@ -2,6 +2,7 @@
 
     RedlineError                 anything redline reports to a person or an agent
     ├── InputError               bad input: a value, a file or a flag to fix
+    │   └── DerivedPathError     a derived folder or file (`<ladder>.runs`, `.redline/jobs`) that is a link or FIFO
     ├── LogParseError            a text that is not the engine's boot log
     ├── LadderError              a ladder.yml that cannot be used as it is
     └── TargetError              a target that failed to start, run, read or stop something
@@ -62,3 +63,7 @@ class TargetBusy(TargetError):
 
 class CommandTimeout(TargetError):
     """A command run on a target that did not finish within its timeout."""
+
+
+class DerivedPathError(InputError):
+    """A folder or file redline derives itself (a ladder's runs, the job folder) that is a symlink, FIFO or device."""

@@ -10,7 +10,13 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from redline.models import BenchResult, BootSignals, Ladder, ServeConfig
-from redline.models.campaign import Campaign, CellVerdict
+from redline.models.campaign import Campaign
+from redline.models.campaign_results import CellVerdict
+from redline.models.ab import AbResult, AbSpec, TrialRecord
+from redline.models.baseline import BaselineDiff, BaselinesFile
+from redline.models.context import ContextDescriptor
+from redline.models.known_good import KnownGoodFile
+from redline.models.sol import SolTable
 
 # file stem -> model; add a model here when it becomes a file or a tool result people rely on
 MODELS: dict[str, type[BaseModel]] = {
@@ -20,6 +26,14 @@ MODELS: dict[str, type[BaseModel]] = {
     "ladder": Ladder,
     "campaign": Campaign,
     "campaign-cell-verdict": CellVerdict,
+    "context-descriptor": ContextDescriptor,
+    "ab-spec": AbSpec,
+    "ab-trial": TrialRecord,
+    "ab-result": AbResult,
+    "baselines": BaselinesFile,
+    "baseline-diff": BaselineDiff,
+    "known-good": KnownGoodFile,
+    "sol-ceilings": SolTable,
 }
 
 

@@ -8,6 +8,7 @@ is there) only until an alias or a nest deeper than MAX_DEPTH shows up, before
 any object is built.
 """
 
+import errno
 import io
 import json
 import os
@@ -78,13 +79,26 @@ def load_json(text: str, what: str, error: type[RedlineError] = InputError, *, h
         raise error(f"{what} nests deeper than redline reads: is it the right file?") from exc
 
 
-def read_regular(path: Path, max_bytes: int, what: str, error: type[RedlineError] = InputError) -> str:
+def read_regular(
+    path: Path, max_bytes: int, what: str, error: type[RedlineError] = InputError, *, nofollow: bool = False,
+) -> str:
     """A regular file's text (UTF-8, undecodable bytes replaced, a lone \\r kept), at most max_bytes long.
 
     A FIFO or a device is refused without blocking on it; the checks and the read use one open file,
-    so the file cannot be swapped in between. OSError (missing, unreadable) is the caller's to word.
+    so the file cannot be swapped in between. nofollow (a file redline derives itself): a symlink is
+    refused too. OSError (missing, unreadable) is the caller's to word.
     """
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY
+    if nofollow:
+        try:
+            fd = os.open(path, flags | os.O_NOFOLLOW)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise error(f"{what} is a symlink: redline writes this file itself and never follows a link "
+                            "there (it could lead out of the workspace); remove the link") from exc
+            raise
+    else:
+        fd = os.open(path, flags)
     with os.fdopen(fd, "rb") as file:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):

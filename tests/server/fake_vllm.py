@@ -22,6 +22,10 @@ Environment (the target's engine env):
     FAKE_VLLM_BENCH_S              seconds a bench takes before it sends its requests (default 0)
     FAKE_VLLM_EXIT_WHEN_READY      1: print the whole boot log, then exit 0 instead of serving (the log
                                    a person copies from a boot they ran by hand)
+    FAKE_VLLM_DECODE_MODEL         1: bench figures set by the server's --max-num-batched-tokens (see
+                                   _decode_model), not by this host's timing: A/B arms that differ for real
+
+`fake_vllm.py --version` prints 0.26.0, the version of the logs it serves.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "vllm-0.26.0-h200"
+VERSION = "0.26.0"
 GIB = 1 << 30
 KV_BYTES_PER_TOKEN = 131072  # llama8b: 32 layers x 8 KV heads x 128 dims x (K, V) x 2 bytes
 TOKENS_PER_GIB = GIB // KV_BYTES_PER_TOKEN
@@ -203,7 +208,8 @@ def _handler(boot: Boot) -> type[BaseHTTPRequestHandler]:
                       f"(APIServer pid={boot.pid}) vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an "
                       "issue. See stack trace (above) for the root cause."])
                 os._exit(1)
-            self._send(200, {"choices": [{"text": "x" * out}], "usage": {"prompt_tokens": prompt, "completion_tokens": out}})
+            self._send(200, {"choices": [{"text": "x" * out}], "usage": {"prompt_tokens": prompt, "completion_tokens": out},
+                             "server": {"max_num_batched_tokens": boot.mnbt, "pid": boot.pid}})
 
     return Handler
 
@@ -228,14 +234,16 @@ def bench(args: argparse.Namespace) -> int:
                          "max_tokens": args.random_output_len, "concurrency": args.max_concurrency}).encode(),
     )
     try:
-        urllib.request.urlopen(request, timeout=30).read()
+        answer = json.loads(urllib.request.urlopen(request, timeout=30).read() or b"{}")
         ok = True
     except (OSError, urllib.error.HTTPError):
-        ok = False
+        answer, ok = {}, False
     n = args.num_prompts
     completed = n if ok else 0
     duration = max(time.monotonic() - t0, 0.01)
     result = json.loads((DATA / "bench_l8b_c16.json").read_text())
+    if ok and os.environ.get("FAKE_VLLM_DECODE_MODEL") == "1":
+        duration = _decode_model(result, answer.get("server", {}), args)
     result.update(
         date=time.strftime("%Y%m%d-%H%M%S"), model_id=args.model, tokenizer_id=args.model, num_prompts=n,
         max_concurrency=args.max_concurrency, duration=duration, completed=completed, failed=n - completed,
@@ -255,7 +263,25 @@ def bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _decode_model(result: dict, server: dict, args: argparse.Namespace) -> float:
+    """FAKE_VLLM_DECODE_MODEL=1: latencies that depend on the server's config, not on this host's timing.
+
+    TPOT and ITL grow as --max-num-batched-tokens shrinks below 8192 (x (8192 / M) ** 0.25), with a jitter of
+    +-0.3% set by the server's pid (each boot differs a little, as real boots do); the duration is the decode
+    time of ceil(prompts / concurrency) waves, so output throughput follows TPOT. Returns the duration.
+    """
+    mnbt, pid = int(server.get("max_num_batched_tokens") or 8192), int(server.get("pid") or 0)
+    factor = (8192 / mnbt) ** 0.25 * (1 + ((pid % 7) - 3) * 0.001)
+    for key in ("mean_tpot_ms", "median_tpot_ms", "p99_tpot_ms", "mean_itl_ms", "median_itl_ms", "p99_itl_ms"):
+        result[key] = result[key] * factor
+    waves = -(-args.num_prompts // max(args.max_concurrency, 1))
+    return waves * (result["median_ttft_ms"] + args.random_output_len * result["median_tpot_ms"]) / 1000
+
+
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["--version"]:  # what `vllm --version` prints: the version its boot logs name
+        print(VERSION)
+        return 0
     parser = argparse.ArgumentParser(prog="vllm")
     sub = parser.add_subparsers(dest="command", required=True)
     s = sub.add_parser("serve")

@@ -54,11 +54,13 @@ def write_targets(env: Env, **engine_env: str) -> None:
     (env.root / "targets.yml").write_text(json.dumps(targets))  # JSON is YAML
 
 
-def write_env(root: Path, *, http: dict[str, str] | None = None, **engine_env: str) -> Env:
-    """A workspace, a targets file (local -> fake vLLM) and the server config naming both."""
+def write_env(root: Path, *, http: dict[str, str] | None = None, widen: dict[str, Any] | None = None,
+              **engine_env: str) -> Env:
+    """A workspace, a targets file (local -> fake vLLM) and the server config naming both (and its widening)."""
     root.mkdir(parents=True, exist_ok=True)
     (root / "targets.yml").write_text("targets: {}\n")
-    config = {"workspace": "ws", "targets": "targets.yml", **({"http": http} if http else {})}
+    config = {"workspace": "ws", "targets": "targets.yml", **({"http": http} if http else {}),
+              **({"widen": widen} if widen else {})}
     path = root / "redline-server.yml"
     path.write_text(json.dumps(config))
     env = Env(root, path, load_server_config(path), free_port())

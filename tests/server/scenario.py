@@ -1,6 +1,7 @@
 """One pass over every tool, the same through any transport: the in-process client, a
 `redline mcp` subprocess on stdio, and one over HTTP. Uses the doubling policy, which
-smoke-tests every rung, so that every tool has real work to do."""
+smoke-tests every rung, so that every tool has real work to do; then a small campaign
+(2 cells x 2 concurrencies on the fake engine) through every campaign tool."""
 
 from __future__ import annotations
 
@@ -10,15 +11,21 @@ from typing import Any
 import anyio
 from mcp import Client
 
+from tests.rigor.scenario import RIGOR_TOOLS, exercise_rigor_tools
 from tests.server.helpers import (
-    H200, KV_TOKENS, Env, call, call_error, fake_servers, hand_run_log, init_args, write_targets,
+    H200, KV_TOKENS, LLAMA8B, Env, call, call_error, fake_servers, free_port, hand_run_log, init_args, write_targets,
 )
 
+CAMPAIGN_TOOLS = {
+    "campaign_init", "campaign_plan", "campaign_run", "campaign_status", "campaign_aggregate", "champion_select",
+    "campaign_report",
+}
 EVERY_TOOL = {
     "ladder_init", "ladder_status", "ladder_next_rung", "rung_run", "rung_record", "smoke_test",
-    "ceiling_record", "parse_boot_log", "job_status", "job_cancel", "job_list",
+    "ceiling_record", "parse_boot_log", "job_status", "job_cancel", "job_list", *CAMPAIGN_TOOLS, *RIGOR_TOOLS,
 }
 LADDER = "ladders/l8b.yml"
+CAMPAIGN = "campaigns/c1.yml"
 
 
 def bench_json(model: str, *, input_len: int, output_len: int, concurrency: int = 1, prompts: int = 2) -> str:
@@ -95,5 +102,35 @@ async def exercise_every_tool(client: Client, env: Env) -> set[str]:
     assert smoke["rung"]["smoke_test"]["outcome"] == "pass" and smoke["next"]["route"] == "run_rung"
 
     assert "the climb is not over" in await err("ceiling_record", ladder=LADDER)
+    await exercise_campaign_tools(ok, err)
+    await exercise_rigor_tools(ok, err)
     assert called == EVERY_TOOL
     return called
+
+
+def campaign_spec(port: int, **changes: Any) -> dict[str, Any]:
+    """Two values of max_num_batched_tokens at concurrencies 1 and 4, on the fake engine."""
+    return {"name": "c1", "target": "local", "model": str(LLAMA8B), "base": {"max_model_len": 4096, "port": port},
+            "workload": {"input_len": 128, "output_len": 16}, "concurrencies": [1, 4], "warmup_requests": 2,
+            "grid": {"max_num_batched_tokens": [2048, 8192]}, **changes}
+
+
+async def exercise_campaign_tools(ok: Any, err: Any) -> None:
+    """Every campaign tool once: init, the dry run, the ack gate, a run (2 boots), then the views and the report."""
+    written = await ok("campaign_init", campaign=CAMPAIGN, spec=campaign_spec(free_port()))
+    assert written["name"] == "c1" and written["grid"]["max_num_batched_tokens"] == [2048, 8192]
+    plan = await ok("campaign_plan", campaign=CAMPAIGN)
+    assert (plan["boots"], plan["benches"], plan["baseline"]) == (2, 4, "mnbt2048")
+    assert "pass i_understand_this_submits_jobs=true" in await err("campaign_run", campaign=CAMPAIGN)
+    ran = await ok("campaign_run", campaign=CAMPAIGN, i_understand_this_submits_jobs=True, wait_s=120)
+    assert ran["state"] == "succeeded" and ran["result"]["boots"] == 2, ran
+    assert [c["verdict"] for c in ran["result"]["ran"]] == ["green", "green"]
+    status = await ok("campaign_status", campaign=CAMPAIGN)
+    assert (status["done"], status["green"], status["running"]) == (2, 2, None)
+    table = await ok("campaign_aggregate", campaign=CAMPAIGN)
+    assert [(r["cell"], r["concurrency"]) for r in table["rows"]] == [
+        ("mnbt2048", 1), ("mnbt2048", 4), ("mnbt8192", 1), ("mnbt8192", 4)]
+    champion = await ok("champion_select", campaign=CAMPAIGN, top=2)
+    assert champion["rigor"] == "DRAFT" and champion["outcome"] in ("improvement", "no_improvement")
+    report = await ok("campaign_report", campaign=CAMPAIGN)
+    assert report["report"].endswith("campaigns/c1/report.md") and len(report["plots"]) == 3

@@ -20,40 +20,40 @@ from tests.server.helpers import Env, call
 pytestmark = pytest.mark.anyio
 
 
-class CampaignOutcome(BaseModel):
-    """A result that is not a rung's: what a campaign job would return."""
+class SweepOutcome(BaseModel):
+    """A result that is not a rung's: what some other job would return."""
 
     cells: int
     champion: str
 
 
-class CampaignRequest(Request):
+class SweepRequest(Request):
     name: str
 
 
-async def campaign_run(ctx: Context, request: CampaignRequest, wait_s: WaitArg = 10) -> JobView[CampaignOutcome]:
-    """A made-up campaign tool: a job whose result is a CampaignOutcome."""
+async def sweep_run(ctx: Context, request: SweepRequest, wait_s: WaitArg = 10) -> JobView[SweepOutcome]:
+    """A made-up tool: a job whose result is a SweepOutcome."""
 
-    async def operation(job: JobContext) -> CampaignOutcome:
+    async def operation(job: JobContext) -> SweepOutcome:
         await job.progress(0.5, "cell 2 of 3")
-        return CampaignOutcome(cells=3, champion=request.name)
+        return SweepOutcome(cells=3, champion=request.name)
 
-    return await run_job(ctx, CampaignOutcome, "campaign_run", operation, ladder=None, target="gpu-a",
+    return await run_job(ctx, SweepOutcome, "sweep_run", operation, ladder=None, target="gpu-a",
                          args={"name": request.name}, wait_s=wait_s)
 
 
 async def test_a_job_of_another_result_type_comes_back_typed_and_is_listed(env: Env) -> None:
     server = build_server(env.config)
-    server.add_tool(expand(campaign_run, CampaignRequest), structured_output=True)
+    server.add_tool(expand(sweep_run, SweepRequest), structured_output=True)
     async with Client(server) as client:
         listed = {t.name: t for t in (await client.list_tools()).tools}
-        done = await call(client, "campaign_run", name="cell-7")
+        done = await call(client, "sweep_run", name="cell-7")
         status = await call(client, "job_status", job_id=done["job_id"])
         jobs = (await call(client, "job_list"))["jobs"]
-    result_schema = listed["campaign_run"].output_schema["properties"]["result"]
-    assert "CampaignOutcome" in json.dumps(result_schema)  # typed by the tool that started it
+    result_schema = listed["sweep_run"].output_schema["properties"]["result"]
+    assert "SweepOutcome" in json.dumps(result_schema)  # typed by the tool that started it
     assert done["state"] == "succeeded" and done["result"] == {"cells": 3, "champion": "cell-7"}
-    assert status["result"] == done["result"] and [j["tool"] for j in jobs] == ["campaign_run"]
+    assert status["result"] == done["result"] and [j["tool"] for j in jobs] == ["sweep_run"]
 
 
 # A job file as redline wrote it before handles had a locator (flat pid/pgid), with a rung outcome as its result.

@@ -18,7 +18,7 @@ from redline.server.registry import mapped, tool_error
 from tests.server.helpers import (
     H200, Env, call, call_error, fake_servers, init_args, new_ladder, text_of, write_targets,
 )
-from tests.server.scenario import EVERY_TOOL, exercise_every_tool
+from tests.server.scenario import CAMPAIGN_TOOLS, EVERY_TOOL, exercise_every_tool
 
 pytestmark = pytest.mark.anyio
 
@@ -35,6 +35,19 @@ ANNOTATIONS = {
     "job_status": (True, False, True, False),
     "job_cancel": (False, True, True, True),
     "job_list": (True, False, True, False),
+    "campaign_init": (False, False, True, False),
+    "campaign_plan": (True, False, True, False),
+    "campaign_run": (False, True, False, True),
+    "campaign_status": (True, False, True, False),
+    "campaign_aggregate": (True, False, True, False),
+    "champion_select": (True, False, True, False),
+    "campaign_report": (False, False, True, False),  # rewrites only its own report.md and PNGs
+    "ab_run": (False, True, False, True),
+    "perf_baseline_record": (False, True, True, False),  # one entry of baselines.yml (replace=true overwrites it)
+    "perf_baseline_diff": (True, False, True, False),
+    "known_good_record": (False, True, True, False),  # one entry of known-good.yml, updated in place
+    "known_good_lookup": (True, False, True, False),
+    "known_good_list": (True, False, True, False),
 }
 LADDER_TOOLS = {"ladder_init", "ladder_status", "ladder_next_rung", "rung_run", "smoke_test", "rung_record", "ceiling_record"}
 
@@ -52,6 +65,8 @@ async def test_every_tool_is_declared_with_truthful_annotations_and_typed_output
         assert "ctx" not in props, name
         if name in LADDER_TOOLS:
             assert props["ladder"]["type"] == "string" and "ladder" in t.input_schema["required"], name
+        if name in CAMPAIGN_TOOLS:
+            assert props["campaign"]["type"] == "string" and "campaign" in t.input_schema["required"], name
     assert tools["parse_boot_log"].input_schema["required"] == ["text"]
     assert {"job_id", "state", "done", "result", "hint"} <= set(tools["rung_run"].output_schema["properties"])
 

@@ -9,6 +9,8 @@ import anyio
 
 from redline.cli.flags import add_request_flags, request_from_args
 from redline.errors import InputError
+from redline.ledger import read_ladder
+from redline.models import Widening
 from redline.targets import LocalTarget, Target, load_targets, open_target
 from redline.tools import ladder as ladder_tools
 from redline.tools import rung as rung_tools
@@ -33,7 +35,28 @@ def register_actions(actions: argparse._SubParsersAction) -> None:
         else:  # the MCP tool's parameters; at a terminal the target is this host unless told
             add_request_flags(parser, request, defaults={"target": "local"})
         parser.add_argument("--targets", type=Path, help="the targets file (default: this host as `local`)")
+        if name in ("run", "climb"):
+            add_config_flag(parser)
         parser.set_defaults(handler=handlers[name])
+
+
+def add_config_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", type=Path, default=None, help=(
+        "a server config (as `redline mcp --config` reads): its `widen:` lets flags and env past the engine's "
+        "allowlist, and every rung it touches records it (default: no widening)"))
+
+
+def widening_from(args: argparse.Namespace, engine: str) -> Widening | None:
+    """The widening the --config file gives the engine; None without --config."""
+    if args.config is None:
+        return None
+    from redline.server.config import read_widening  # the server config's reader, without the MCP SDK
+
+    return read_widening(args.config, engine)
+
+
+def _ladder_widening(args: argparse.Namespace) -> Widening | None:
+    return widening_from(args, read_ladder(args.ladder).engine) if args.config is not None else None
 
 
 def target_from(args: argparse.Namespace) -> Target:
@@ -57,8 +80,9 @@ def _with_target(args: argparse.Namespace, operation: Callable[[Target], Awaitab
 
 def _run(args: argparse.Namespace) -> int:
     request = request_from_args(RungRunRequest, args)
-    outcome = _with_target(
-        args, lambda t: rung_tools.rung_run(args.ladder, t, replay=request.replay, progress=print_progress))
+    widening = _ladder_widening(args)
+    outcome = _with_target(args, lambda t: rung_tools.rung_run(args.ladder, t, replay=request.replay,
+                                                               progress=print_progress, widening=widening))
     print(f"rung {outcome.rung.index}: {outcome.rung.status} ({outcome.rung.reason})")
     print(f"next: {outcome.next.route}: {outcome.next.reason}")
     return 0
@@ -75,7 +99,8 @@ def _smoke(args: argparse.Namespace) -> int:
 def _climb(args: argparse.Namespace) -> int:
     from redline.cli.ladder import status_text  # cli.ladder registers this module: import at use
 
-    report = _with_target(args, lambda t: rung_tools.climb(args.ladder, t, progress=print_progress))
+    widening = _ladder_widening(args)
+    report = _with_target(args, lambda t: rung_tools.climb(args.ladder, t, progress=print_progress, widening=widening))
     print("\n".join(report.steps))
     print(status_text(ladder_tools.ladder_status(args.ladder)))
     return 0 if report.final.route == "done" else 1

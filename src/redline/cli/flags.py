@@ -108,7 +108,7 @@ def _base(annotation: Any) -> Any:
 
 def _is_json(annotation: Any) -> bool:
     base = _base(annotation)
-    return get_origin(base) is dict or base is dict or isinstance(base, type) and issubclass(base, BaseModel)
+    return get_origin(base) in (dict, list) or base in (dict, list) or isinstance(base, type) and issubclass(base, BaseModel)
 
 
 def _choices(info: FieldInfo) -> list[Any] | None:

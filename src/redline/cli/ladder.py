@@ -45,6 +45,7 @@ def _register_init(actions: argparse._SubParsersAction) -> None:
     init = actions.add_parser("init", help="start a ladder.yml for one model on one GPU profile")
     init.add_argument("--ladder", type=Path, required=True, help="the ladder file to create")
     add_request_flags(init, LadderInitRequest)  # the flags are the MCP tool's parameters, from one model
+    climb.add_config_flag(init)
     init.set_defaults(handler=run_init)
 
 
@@ -65,11 +66,14 @@ def _register_record(actions: argparse._SubParsersAction) -> None:
 
 
 def run_init(args: argparse.Namespace) -> int:
-    ladder = tools.ladder_init(args.ladder, request_from_args(LadderInitRequest, args))
+    request = request_from_args(LadderInitRequest, args)
+    ladder = tools.ladder_init(args.ladder, request, widening=climb.widening_from(args, request.engine))
     mpe = ladder.model.max_position_embeddings
     print(f"created {args.ladder}: {ladder.model.key}, floor {ladder.floor.max_model_len:,} / "
           f"{ladder.floor.max_num_batched_tokens:,}, policy {ladder.policy}, max_position_embeddings "
           f"{'unknown' if mpe is None else f'{mpe:,}'}")
+    if ladder.known_good is not None:
+        print(ladder.known_good.note)
     print(_next_text(tools.ladder_next(args.ladder)))
     return 0
 

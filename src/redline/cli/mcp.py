@@ -59,6 +59,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.http and (args.host is not None or args.port is not None):
         raise InputError("--host and --port are for --http; stdio needs neither")
     from redline.server.app import build_server, http_app  # the MCP SDK loads only for this command
+    from redline.server.http import bind_address
 
     config = _config(args.config)
     if not args.http:
@@ -67,11 +68,12 @@ def run(args: argparse.Namespace) -> int:
     server = build_server(config)
     import uvicorn
 
-    host, port = args.host or "127.0.0.1", args.port or DEFAULT_PORT
+    host, port = bind_address(args.host or "127.0.0.1"), args.port or DEFAULT_PORT
     if not 0 < port < 65536:
         raise InputError(f"--port {port} is not a TCP port (1-65535)")
     app = http_app(server, config, host)
-    print(f"redline MCP server on http://{host}:{port}/mcp (workspace {config.workspace})", file=sys.stderr, flush=True)
+    shown = f"[{host}]" if ":" in host else host
+    print(f"redline MCP server on http://{shown}:{port}/mcp (workspace {config.workspace})", file=sys.stderr, flush=True)
     # uvicorn handles SIGTERM and SIGINT itself: it shuts down the app, whose lifespan ends the jobs
     uvicorn.run(app, host=host, port=port, log_level=args.log_level.lower(), lifespan="on")
     return 0

@@ -25,6 +25,7 @@ DEFAULT_ENGINE = "vllm"
 # name -> "module:class"
 _ENGINES = {
     "vllm": "redline.engines.vllm.engine:VLLM",
+    "sglang": "redline.engines.sglang.engine:SGLang",
 }
 
 

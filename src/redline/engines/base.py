@@ -25,6 +25,10 @@ class Engine(abc.ABC):
     long_context_env: ClassVar[str | None] = None
     # The engine's own KV block size, used when a ladder does not say one.
     kv_block_size: ClassVar[int] = 16
+    # True when a boot proves no size: the engine boots at a context its KV pool cannot hold (and profiles no
+    # prefill chunk), so the pool's tokens are only the ceiling's candidate and a smoke test alone confirms a
+    # rung. False (vLLM) when the boot itself refuses a context its KV cache cannot hold one request of.
+    pool_bounds_context: ClassVar[bool] = False
 
     @abc.abstractmethod
     def serve_argv(self, config: ServeConfig, executable: Sequence[str] | None = None) -> list[str]:

@@ -3,6 +3,7 @@
 from redline.ledger.ladder_file import (
     Change,
     append_rung,
+    check_derived,
     create_ladder,
     load_ladder,
     read_ladder,
@@ -17,6 +18,6 @@ from redline.ledger.ladder_file import (
 )
 
 __all__ = [
-    "Change", "append_rung", "create_ladder", "load_ladder", "read_ladder", "rung_file", "runs_dir", "server_file", "set_ceiling",
+    "Change", "append_rung", "check_derived", "create_ladder", "load_ladder", "read_ladder", "rung_file", "runs_dir", "server_file", "set_ceiling",
     "set_gpu", "set_host", "set_smoke_test", "update_ladder",
 ]

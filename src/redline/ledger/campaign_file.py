@@ -22,7 +22,8 @@ from redline.errors import InputError, LadderError
 from redline.inputs import read_text
 from redline.ledger import yamlfile
 from redline.ledger.atomic import atomic_write
-from redline.models.campaign import LEVERS, Campaign, CellVerdict
+from redline.models.campaign import LEVERS, Campaign
+from redline.models.campaign_results import CellVerdict
 
 HEADER = ("redline campaign: a grid of serve configs over one base, each booted once and benched at every\n"
           "concurrency. Comments you add here are kept. Results go to the folder named by `name`, beside this file.")

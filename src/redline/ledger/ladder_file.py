@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from redline.errors import LadderError
 from redline.ledger import yamlfile
 from redline.ledger.atomic import atomic_write
+from redline.ledger.derived import check_file, derived_dir, derived_file
 from redline.models.ladder import Ceiling, GpuProfile, Ladder, Rung, SmokeTest
 
 T = TypeVar("T")
@@ -31,6 +32,14 @@ def runs_dir(path: Path) -> Path:
 def server_file(path: Path) -> Path:
     """Where the record of the server a ladder left running is kept."""
     return runs_dir(path) / "server.json"
+
+
+def check_derived(path: Path) -> None:
+    """Refuse a ladder whose derived paths were tampered with: `<stem>.runs` must be a real folder (not a
+    symlink, which could lead out of the workspace), its server.json and the ladder's lock plain files."""
+    derived_dir(path.parent, runs_dir(path).name)
+    derived_file(path.parent, f"{runs_dir(path).name}/server.json")
+    check_file(yamlfile.lock_file(path))
 
 
 def rung_file(path: Path, index: int, name: str) -> str:
@@ -71,6 +80,7 @@ def create_ladder(path: Path, ladder: Ladder) -> None:
     """Write a new ladder; refuse to replace one that exists."""
     if path.exists():
         raise LadderError(f"{path}: a ladder is already there; use it (`redline ladder status`) or move it away first")
+    check_derived(path)
     doc = yamlfile.to_yaml(dump(ladder))
     doc.yaml_set_start_comment(HEADER)
     with yamlfile.locked(path):
@@ -93,7 +103,9 @@ def update_ladder(path: Path, change: Callable[[Ladder], Change[T]]) -> T:
     text = yamlfile.read(path)
     doc = yamlfile.parse(text, path)
     old = validate(doc, path)
-    change(old)  # dry run: a refusal raises here, before anything is touched
+    check_derived(path)
+    for relative in change(old).files:  # dry run: a refusal raises here, before anything is touched
+        derived_file(path.parent, relative)
     with yamlfile.locked(path):
         if (fresh := yamlfile.read(path)) != text:  # another writer got in first: start from its file
             doc = yamlfile.parse(fresh, path)
@@ -101,8 +113,8 @@ def update_ladder(path: Path, change: Callable[[Ladder], Change[T]]) -> T:
         done = change(old)
         check_append_only(old, done.ladder)
         yamlfile.remove_stale_temps(path)
-        for relative, text in done.files.items():
-            atomic_write(path.parent / relative, text)
+        for relative, text in done.files.items():  # folders made here are real ones, checked part by part
+            atomic_write(derived_file(path.parent, relative, create=True), text)
         yamlfile.merge(doc, dump(old), dump(done.ladder))
         atomic_write(path, yamlfile.dumps(doc))
     return done.result

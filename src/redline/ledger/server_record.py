@@ -10,9 +10,14 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from redline.engines import DEFAULT_ENGINE
 from redline.errors import LadderError
+from redline.identity import Owner
 from redline.ledger.atomic import atomic_write
+from redline.ledger.derived import derived_file
 from redline.models import ServeConfig
 from redline.targets import ServerHandle
+from redline.untrusted import read_regular
+
+MAX_RECORD = 1 << 20
 
 
 class ServerRecord(BaseModel):
@@ -25,12 +30,20 @@ class ServerRecord(BaseModel):
     handle: ServerHandle
     config: ServeConfig
     boot_log_bytes: int  # where the boot ended in the log: the bench's lines follow
+    # the redline that booted it (absent in older records): a `local` handle names a process of its machine
+    owner: Owner | None = None
+
+
+def _checked(path: Path, *, create: bool = False) -> Path:
+    """The record's path, its folder (<ladder>.runs) a real one and the file, if there, a plain one."""
+    return derived_file(path.parent.parent, f"{path.parent.name}/{path.name}", create=create)
 
 
 def load_server(path: Path) -> ServerRecord | None:
     """The record at path, None when there is none."""
     try:
-        return ServerRecord.model_validate_json(path.read_text(encoding="utf-8"))
+        text = read_regular(_checked(path), MAX_RECORD, str(path), LadderError, nofollow=True)
+        return ServerRecord.model_validate_json(text)
     except FileNotFoundError:
         return None
     except (ValidationError, OSError) as exc:
@@ -38,8 +51,8 @@ def load_server(path: Path) -> ServerRecord | None:
 
 
 def save_server(path: Path, record: ServerRecord) -> None:
-    atomic_write(path, record.model_dump_json(indent=2))
+    atomic_write(_checked(path, create=True), record.model_dump_json(indent=2))
 
 
 def clear_server(path: Path) -> None:
-    path.unlink(missing_ok=True)
+    _checked(path).unlink(missing_ok=True)

@@ -17,6 +17,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
 
 from redline.errors import LadderError
+from redline.ledger.derived import check_file
 from redline.untrusted import MAX_YAML_BYTES, check_yaml, read_regular
 
 LOCK_TIMEOUT_S = 60.0
@@ -119,12 +120,27 @@ def remove_stale_temps(path: Path) -> None:
         temp.unlink(missing_ok=True)
 
 
+def lock_file(path: Path) -> Path:
+    return path.with_name(f"{path.name}.lock")
+
+
 @contextmanager
 def locked(path: Path, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
-    """Hold FILE.lock: one read-modify-write of `path` at a time, across processes."""
-    lock = FileLock(f"{path}.lock", timeout=timeout)
+    """Hold FILE.lock: one read-modify-write of `path` at a time, across processes.
+
+    The lock file is derived: a symlink, FIFO or device in its place is refused, never opened.
+    """
+    name = lock_file(path)
+    check_file(name)
+    lock = FileLock(name, timeout=timeout)
     try:
-        with lock:
-            yield
+        lock.acquire()
     except Timeout as exc:
-        raise LadderError(f"{path}: another redline has held {path.name}.lock for over {timeout:.0f} s; wait and retry") from exc
+        raise LadderError(f"{path}: another redline has held {name.name} for over {timeout:.0f} s; wait and retry") from exc
+    except OSError as exc:
+        raise LadderError(f"{path}: cannot take the lock {name} ({exc.strerror or exc}); "
+                          "remove it if it is not a plain file") from exc
+    try:
+        yield
+    finally:
+        lock.release()

@@ -1,21 +1,17 @@
-"""campaign.yml and what a campaign leaves: one cell's verdict, the aggregate table, the champion.
+"""campaign.yml and the plan made from it: the grid of cells over one base config, and every command a run does.
 
 A campaign is a named grid of serve configs (cells) over one base config. Each
 cell is booted once and benched with the engine's own client at every
-concurrency on that one server; each leaves `cells/<cell>/verdict.yml` with its
-full context. The champion is picked by the focus metric under the SLA, and it
-is always a DRAFT here: the same-node A/B that makes a VERDICT is another tool.
+concurrency on that one server. What a run leaves (verdicts, the table, the
+champion) is in models/campaign_results.py.
 """
 
-from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 
 from redline.engines import DEFAULT_ENGINE, check_engine_name
-from redline.models.bench import BenchResult
-from redline.models.boot import BootSignals, BootStatus
-from redline.models.ladder import GpuProfile
+from redline.errors import InputError
 from redline.models.serve import FLAG_RE, MODEL_RE, ServeConfig
 
 Count = Annotated[int, Field(gt=0, le=1 << 26)]
@@ -55,8 +51,17 @@ LEVERS = (
 )
 
 
-class _Strict(BaseModel):
+class Strict(BaseModel):
+    """Every campaign shape: an unknown field is an error naming it."""
+
     model_config = ConfigDict(extra="forbid")
+
+
+def _engine(name: str) -> str:
+    try:
+        return check_engine_name(name)
+    except InputError as exc:  # a ValueError, so that pydantic names the field
+        raise ValueError(str(exc)) from exc
 
 
 def _flag(value: str) -> str:
@@ -76,7 +81,7 @@ GraphMode = Annotated[str, Field(pattern=r"^[A-Z_]+$", max_length=40)]
 # ---- campaign.yml ----------------------------------------------------------------------------------
 
 
-class Levers(_Strict):
+class Levers(Strict):
     """What one cell sets over the base config; unset (null) keeps the base's value."""
 
     max_num_batched_tokens: Batched | None = None
@@ -103,8 +108,9 @@ def _values(kind: Any) -> Any:
     return Annotated[list[kind] | None, Field(min_length=1, max_length=32)]
 
 
-class Grid(_Strict):
-    """Values per lever; the cells are every combination, the first lever outermost."""
+class Grid(Strict):
+    """Values per lever; the cells are every combination, in LEVERS order (the first outermost), each lever's
+    values in the order given, so the first cell takes every lever's first value."""
 
     max_num_batched_tokens: _values(Batched) = None
     max_num_seqs: _values(Seqs) = None
@@ -119,7 +125,7 @@ class Grid(_Strict):
         return {k: v for k, v in self.model_dump().items() if v is not None}
 
 
-class _BaseServeBase(_Strict):
+class _BaseServeBase(Strict):
     @model_validator(mode="after")
     def _valid_as_serve_config(self) -> "_BaseServeBase":
         knobs = self.model_dump(exclude={"from_ladder"}, exclude_none=True)
@@ -152,7 +158,7 @@ BaseServe = create_model(
 )
 
 
-class CampaignWorkload(_Strict):
+class CampaignWorkload(Strict):
     """What every bench sends: random prompts of fixed lengths; every request decodes output_len tokens."""
 
     dataset: Literal["random"] = "random"
@@ -163,15 +169,16 @@ class CampaignWorkload(_Strict):
     ignore_eos: Literal[True] = Field(True, description="always: every cell decodes the same tokens")
 
 
-class Campaign(_Strict):
+class Campaign(Strict):
     """campaign.yml: the grid, the workload and the focus of one tuning campaign."""
 
     schema_version: Literal[1] = 1
     name: Slug
     target: TargetName = Field(description="a name in the targets file")
-    model: Annotated[str | None, Field(min_length=1, max_length=4096, pattern=MODEL_RE.pattern,
-                                       description="path or hub id; taken from the ladder with base.from_ladder")] = None
-    engine: Annotated[str, AfterValidator(check_engine_name)] = DEFAULT_ENGINE
+    model: Annotated[str | None, Field(
+        min_length=1, max_length=4096, pattern=MODEL_RE.pattern,
+        description="path or hub id; taken from the ladder with base.from_ladder")] = None
+    engine: Annotated[str, AfterValidator(_engine)] = DEFAULT_ENGINE
     base: BaseServe  # type: ignore[valid-type]
     focus: Focus = "throughput"
     sla: dict[str, Annotated[float, Field(gt=0)]] = Field(
@@ -223,7 +230,7 @@ class Campaign(_Strict):
 # ---- the plan ----------------------------------------------------------------------------------------
 
 
-class Regime(_Strict):
+class Regime(Strict):
     """How a figure was measured: on a warmed server or a cold one, eager or with CUDA graphs."""
 
     cache: Literal["warm", "cold"]
@@ -234,7 +241,7 @@ class Regime(_Strict):
         return f"{self.cache}/{self.graphs}"
 
 
-class BenchStep(_Strict):
+class BenchStep(Strict):
     concurrency: int
     trial: int
     num_prompts: int
@@ -242,7 +249,7 @@ class BenchStep(_Strict):
     command: list[str]
 
 
-class CellPlan(_Strict):
+class CellPlan(Strict):
     """One cell as it will boot: its levers, its serve config after the gates, every command in order."""
 
     index: int
@@ -259,7 +266,7 @@ class CellPlan(_Strict):
     done: Verdict | None = Field(None, description="green or red: a verdict exists, a run skips this cell")
 
 
-class CampaignPlan(_Strict):
+class CampaignPlan(Strict):
     """Every boot and bench a run would do, in order; nothing is started to make it."""
 
     campaign: str
@@ -277,246 +284,7 @@ class CampaignPlan(_Strict):
     note: str = "the bench commands write into the server's run folder on the target, shown as $RUN_DIR"
 
 
-# ---- one cell's verdict --------------------------------------------------------------------------------
-
-
-class Stat(_Strict):
-    """One metric over a concurrency's trials."""
-
-    mean: float
-    std: float | None = Field(None, description="sample std over trials; null with one trial")
-    n: int
-    values: list[float]
-
-
-class SlaCheck(_Strict):
-    metric: str
-    limit: float
-    kind: Literal["max", "min"]
-    value: float | None
-    ok: bool
-
-
-class Trial(_Strict):
-    trial: int
-    warm: bool = Field(description="the server had served requests before this bench")
-    result_file: str | None
-    figures: BenchResult | None
-    server_healthy_after: bool
-    exit_code: int
-    log_lines: Annotated[list[str], Field(max_length=50)] = []
-
-
-class ConcurrencyResult(_Strict):
-    concurrency: int
-    num_prompts: int
-    ok: bool = Field(description="every trial completed every request and the server stayed healthy")
-    reason: str | None = None
-    metrics: dict[str, Stat] = {}
-    sla: list[SlaCheck] = []
-    sla_ok: bool = True
-    trials: list[Trial] = []
-
-
-class BootRecord(_Strict):
-    status: BootStatus
-    reason: str
-    boot_s: float | None
-    log_file: str | None
-    signals: BootSignals
-
-
-class Commands(_Strict):
-    boot: list[str]
-    warmup: list[str] | None = None
-    bench: list[list[str]] = []
-
-
-class Context(_Strict):
-    """Everything a figure depends on, so a number is never bare."""
-
-    model: str
-    gpu: GpuProfile | None = Field(None, description="null where the host showed no GPU")
-    host: str | None = None
-    node: str | None = Field(None, description="the host's machine id: tells two runs on one node apart from two nodes")
-    engine: str
-    engine_version: str | None
-    serve: ServeConfig
-    workload: CampaignWorkload
-    regime: Regime
-    bench_backend: str | None
-    bench_client: str = Field(description="the engine whose own bench client ran, at engine_version")
-    trials: int
-    warmup_requests: int
-    simulated: bool = False
-
-
-class CellVerdict(_Strict):
-    """cells/<cell>/verdict.yml: one cell's boot, its figures per concurrency, and whether it held."""
-
-    schema_version: Literal[1] = 1
-    campaign: str
-    cell: str
-    index: int
-    baseline: bool
-    levers: dict[str, Any]
-    verdict: Verdict
-    reason: str
-    gates: list[str] = []
-    widened: list[str] = []
-    boot: BootRecord
-    results: list[ConcurrencyResult] = []
-    commands: Commands
-    context: Context
-    started_at: datetime
-    ended_at: datetime
-    wall_s: float
-
-
-# ---- status, aggregate, champion --------------------------------------------------------------------
-
-
-class CellState(_Strict):
-    cell: str
-    state: Literal["green", "red", "running", "pending"]
-    reason: str | None = None
-
-
-class CampaignStatus(_Strict):
-    campaign: str
-    path: str
-    results: str = Field(description="the results folder: cells/<cell>/verdict.yml, report.md")
-    total: int
-    done: int
-    green: int
-    red: int
-    cells: list[CellState]
-    running: str | None = Field(None, description="the cell whose server a runner recorded as running")
-    next: str = Field(description="what to do next, in one sentence")
-
-
-class TableRow(_Strict):
-    """One cell at one concurrency, with the focus metric and the guards beside it."""
-
-    cell: str
-    concurrency: int
-    verdict: Verdict
-    regime: str
-    ok: bool
-    sla_ok: bool
-    focus_value: float | None
-    focus_std: float | None
-    output_throughput: float | None
-    output_throughput_per_gpu: float | None
-    tokens_per_s_per_user: float | None
-    median_ttft_ms: float | None
-    p99_ttft_ms: float | None
-    median_tpot_ms: float | None
-    median_itl_ms: float | None
-    failed: int | None
-    num_prompts: int
-
-
-class CampaignTable(_Strict):
-    campaign: str
-    focus: Focus
-    focus_metric: str
-    direction: Direction
-    concurrencies: list[int]
-    cells: list[str]
-    missing: list[str] = Field(description="cells without a verdict yet")
-    rows: list[TableRow]
-
-
-class RankedCell(_Strict):
-    cell: str
-    regime: str
-    score: float | None = Field(description="the focus metric that ranks the cell (see ChampionReport.scoring)")
-    at_concurrency: int | None = None
-    delta_pct: float | None = Field(None, description="better than the baseline by this much (negative: worse)")
-    noise_band_pct: float | None = None
-    band_source: Literal["trials", "default", "campaign"] | None = None
-    outcome: Literal["baseline", "win", "no_improvement", "worse", "not_ranked", "excluded"]
-    why: str
-
-
-class RegimeGroup(_Strict):
-    regime: str
-    cells: list[RankedCell]
-    note: str
-
-
-class ChampionReport(_Strict):
-    """The champion under the SLA, or "no improvement": always a DRAFT until an A/B confirms it."""
-
-    campaign: str
-    focus: Focus
-    metric: str
-    direction: Direction
-    scoring: str = Field(description="how a cell's figures become its score")
-    baseline: str
-    regime: str | None = Field(None, description="the regime ranked: the baseline's")
-    champion: str | None
-    outcome: Literal["improvement", "no_improvement", "no_baseline", "no_results"]
-    rigor: Literal["DRAFT"] = "DRAFT"
-    note: str
-    ranked: list[RankedCell]
-    top: list[str]
-    other_regimes: list[RegimeGroup] = []
-    excluded: list[RankedCell] = []
-
-
-# ---- tool results ------------------------------------------------------------------------------------
-
-
-class CellOutcome(_Strict):
-    cell: str
-    verdict: Verdict
-    reason: str
-    boot_s: float | None
-    wall_s: float
-
-
-class CampaignRunResult(_Strict):
-    campaign: str
-    dry_run: bool
-    plan: CampaignPlan | None = Field(None, description="the commands, for a dry run")
-    ran: list[CellOutcome] = []
-    skipped: list[str] = Field([], description="cells that already had a verdict (a resumed campaign)")
-    boots: int = 0
-    stopped_early: bool = False
-    reason: str
-    next: str
-
-
-class Series(_Strict):
-    label: str
-    x: list[float]
-    y: list[float]
-
-
-class Plot(_Strict):
-    name: str
-    file: str
-    title: str
-    x_label: str
-    y_label: str
-    series: list[Series]
-    marked: Series | None = Field(None, description="the champion's point(s), drawn on top")
-
-
-class CampaignReport(_Strict):
-    campaign: str
-    report: str
-    plots: list[Plot]
-    table: CampaignTable
-    champion: ChampionReport
-
-
 __all__ = [
-    "BaseServe", "BenchStep", "BootRecord", "Campaign", "CampaignPlan", "CampaignReport", "CampaignRunResult",
-    "CampaignStatus", "CampaignTable", "CampaignWorkload", "CellOutcome", "CellPlan", "CellSpec", "CellState",
-    "CellVerdict", "ChampionReport", "Commands", "ConcurrencyResult", "Context", "FOCUS_METRIC", "Grid", "LEVERS",
-    "Levers", "METRICS", "Plot", "RankedCell", "Regime", "RegimeGroup", "Series", "SlaCheck", "Stat", "TableRow",
-    "Trial",
+    "BaseServe", "BenchStep", "Campaign", "CampaignPlan", "CampaignWorkload", "CellPlan", "CellSpec", "Direction",
+    "FOCUS_METRIC", "Focus", "GOODPUT_SLA", "Grid", "LEVERS", "Levers", "METRICS", "Regime", "Strict", "Verdict",
 ]

@@ -14,6 +14,8 @@ from redline.engines import DEFAULT_ENGINE, EngineName
 
 from redline.models.bench import BenchResult, BenchWorkload
 from redline.models.boot import BootSignals, BootStatus
+from redline.models.context import ContextDescriptor
+from redline.models.known_good import KnownGoodUse
 from redline.models.serve import MODEL_RE, ServeConfig
 
 Policy = Literal["signal", "doubling"]
@@ -79,6 +81,8 @@ class SmokeTest(_Strict):
     log_lines: Annotated[list[str], Field(max_length=200)] = []
     result_file: str | None = None
     recorded_at: datetime | None = None
+    context: ContextDescriptor | None = Field(None, description="the full context of the figures (a pass/fail gate's "
+                                                                "load, never a performance claim)")
 
     @model_validator(mode="after")
     def _outcome_iff_attempted(self) -> "SmokeTest":
@@ -160,6 +164,8 @@ class Ladder(_Strict):
     smoke_deadline_s: Annotated[float, Field(gt=0, le=86400, description="a runner's wait for one smoke test")] = 3600
     rungs: list[Rung] = []
     ceiling: Ceiling | None = None
+    known_good: KnownGoodUse | None = Field(None, description="the known-good entry applied to the fixed knobs at "
+                                                              "init, or why none was")
 
     @model_validator(mode="after")
     def _rungs_in_order(self) -> "Ladder":

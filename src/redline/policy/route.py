@@ -21,10 +21,18 @@ A ceiling is always a rung that booted and passed a smoke test; a good rung
 that was never smoke-tested is replayed to be. A replay is evidence: one that
 re-runs the last climbed rung stands in its place (a fix after a diagnosis);
 any other is verified (booted and smoke-tested) and the climb goes on.
+
+An engine whose boot proves no size (`Engine.pool_bounds_context`: SGLang boots at a
+context its KV pool cannot hold, and profiles no prefill chunk) climbs the same route,
+with two differences read from that fact, never from the engine's name: its pool's
+tokens are only the max_model_len candidate, and the smoke test that confirms it sends
+requests filling the context to within 0.1% (not 1%); and every booted batched-tokens
+rung is smoke-tested before the climb goes on.
 """
 
 from dataclasses import dataclass
 
+from redline.engines import get_engine
 from redline.errors import LadderError
 from redline.models import ServeConfig
 from redline.models.ladder import Climb, Ladder, NextStep, Rung, SmokeWorkload, Variable
@@ -58,10 +66,14 @@ def serve_config(ladder: Ladder, max_model_len: int, max_num_batched_tokens: int
 
 
 def smoke_workload(ladder: Ladder, rung: Rung) -> SmokeWorkload:
-    """Requests as long as the rung allows, less a margin for the chat template, at the concurrency floor."""
+    """Requests as long as the rung allows, less a margin for the chat template, at the concurrency floor.
+
+    Where the boot proved no context (a pool-bounded engine) the smoke test is the only proof, so its
+    requests fill the context to within 0.1% rather than 1% (at least 64 tokens either way).
+    """
     mml = rung.serve.max_model_len
     output = max(1, min(128, mml // 4))
-    input_len = max(1, mml - output - max(64, mml // 100))
+    input_len = max(1, mml - output - max(64, mml // (1000 if pool_bounded(ladder) else 100)))
     c = ladder.min_concurrency
     return SmokeWorkload(input_len=input_len, output_len=output, concurrency=c, num_prompts=2 * c)
 
@@ -73,6 +85,11 @@ def mml_cap(ladder: Ladder) -> int | None:
 def mnbt_cap(ladder: Ladder, max_model_len: int) -> int:
     # One prefill chunk larger than a full-length request buys a single-request ceiling nothing.
     return ladder.max_num_batched_tokens_cap or max_model_len
+
+
+def pool_bounded(ladder: Ladder) -> bool:
+    """Whether the ladder's engine boots at sizes its memory cannot serve (an engine fact, not its name)."""
+    return get_engine(ladder.engine).pool_bounds_context
 
 
 def is_good(rung: Rung, c: int) -> bool:
@@ -112,6 +129,7 @@ class Phase:
 
     variable: Variable
     line: tuple[Rung, ...]
+    bounded: bool = False  # the engine's boot proves no size: see pool_bounded
 
     def value(self, rung: Rung) -> int:
         return getattr(rung.serve, self.variable) or 0
@@ -133,13 +151,13 @@ class Phase:
 
 
 def phase_of(ladder: Ladder, view: list[Rung]) -> Phase:
-    batched = [r for r in view if r.climbs == MNBT]
+    batched, bounded = [r for r in view if r.climbs == MNBT], pool_bounded(ladder)
     if not batched:
-        return Phase(MML, tuple(r for r in ladder.rungs if r.climbs != MNBT))
+        return Phase(MML, tuple(r for r in ladder.rungs if r.climbs != MNBT), bounded)
     ceiling_mml, floor_mnbt = batched[0].serve.max_model_len, ladder.floor.max_num_batched_tokens
     line = [r for r in ladder.rungs if r.serve.max_model_len == ceiling_mml
             and (r.climbs == MNBT or r.serve.max_num_batched_tokens == floor_mnbt)]
-    return Phase(MNBT, tuple(line))
+    return Phase(MNBT, tuple(line), bounded)
 
 
 # -- the steps -------------------------------------------------------------------------------------
@@ -209,8 +227,12 @@ def _end_phase(ladder: Ladder, phase: Phase, why: str) -> NextStep:
     c = ladder.min_concurrency
     best = phase.best_good(c)
     if best is None:
+        # The last log's own words: a share-of-memory failure (SGLang's mem_fraction_static) needs more memory,
+        # which no lower floor gives.
+        said = f" (the last log: {phase.line[-1].reason[:300]})" if phase.line else ""
         return _diagnose(None, f"{why}; no rung on the {phase.variable} climb booted holding {c} max-length "
-                               "request(s): lower the floor and start a new ladder")
+                               f"request(s){said}: lower the floor, or give the engine the memory its log asks "
+                               "for, and start a new ladder")
     if not proof(ladder, best):
         return _replay(best, f"{why}; the ceiling is rung {best.index} ({_knobs(best)}), never smoke-tested: "
                              f"replay it and smoke-test it")
@@ -259,13 +281,27 @@ def _climb(ladder: Ladder, view: list[Rung]) -> NextStep:
         return _after_bad(ladder, phase, last, view)
     target = _propose(ladder, phase, last)
     why = f"rung {last.index} ({_knobs(last)}) {_seen(last)}"
-    if not last.smoke_test.attempted and (policy.SMOKE_EVERY_RUNG or target is None):
-        tail = ("the doubling policy smoke-tests every rung before climbing" if policy.SMOKE_EVERY_RUNG
-                else f"nothing higher is predicted to fit, so it is the candidate {phase.variable} ceiling")
-        return _smoke(ladder, last, f"{why}; {tail}: smoke-test it at near-max length")
+    unproven = phase.bounded and phase.variable == MNBT  # the boot profiled no prefill chunk of this size
+    if not last.smoke_test.attempted and (policy.SMOKE_EVERY_RUNG or unproven or target is None):
+        return _smoke(ladder, last, f"{why}; {_why_smoke(ladder, phase, unproven)}: smoke-test it at near-max length")
     if target is not None:
-        return _climb_to(ladder, phase, last, target, f"{why}: the {ladder.policy} policy climbs {phase.variable} to {target:,}")
+        pool = phase.bounded and phase.variable == MML
+        said = ", its KV pool's tokens: a candidate only a smoke test confirms" if pool else ""
+        return _climb_to(ladder, phase, last, target,
+                         f"{why}: the {ladder.policy} policy climbs {phase.variable} to {target:,}{said}")
     return _end_phase(ladder, phase, f"{why}, passed its smoke test, and nothing higher is predicted to fit")
+
+
+def _why_smoke(ladder: Ladder, phase: Phase, unproven: bool) -> str:
+    title = get_engine(ladder.engine).title
+    if POLICIES[ladder.policy].SMOKE_EVERY_RUNG:
+        return "the doubling policy smoke-tests every rung before climbing"
+    if unproven:
+        return f"{title} profiles no prefill chunk at boot, so each batched-tokens rung is smoke-tested before the next"
+    why = f"nothing higher is predicted to fit, so it is the candidate {phase.variable} ceiling"
+    if phase.bounded and phase.variable == MML:
+        why += f"; {title} boots at a context its KV pool cannot hold, so only this smoke test confirms it"
+    return why
 
 
 def _verify_replay(ladder: Ladder, last: Rung) -> NextStep | None:

@@ -5,7 +5,7 @@
     async with Client(server) as client: ...            # in-process, in tests
 
 This module only builds the server. What the tools share is in registry.py; the tools are in
-ladder_tools.py and job_tools.py, the resources in resources.py, the HTTP transport in http.py.
+ladder_tools.py, campaign_tools.py and job_tools.py, the resources in resources.py, the HTTP transport in http.py.
 """
 
 import functools
@@ -16,9 +16,10 @@ from contextlib import asynccontextmanager
 from mcp.server.mcpserver import MCPServer
 
 from redline import __version__
-from redline.server import job_tools, ladder_tools  # importing them registers their tools
+from redline.server import campaign_tools, job_tools, ladder_tools, rigor_tools  # importing them registers their tools
 from redline.server.cache import LadderCache
-from redline.server.config import ServerConfig
+from redline.ledger.derived import derived_dir
+from redline.server.config import STATE_DIR, ServerConfig
 from redline.server.http import http_app
 from redline.server.jobs import running_jobs
 from redline.server.registry import TOOLS, Registered, State, stop_server
@@ -34,18 +35,25 @@ one clean boot per rung, every rung kept in a ladder file inside this server's w
 Start with ladder_status (or ladder_init for a new model), then follow `next.route` each time:
 run_rung -> rung_run, smoke_test -> smoke_test, record_ceiling -> ceiling_record, diagnose -> read the
 rung's reason and fix the cause, done -> the ceiling is recorded. rung_run and smoke_test run as jobs:
-they return the result if it comes within wait_s, else a job id for job_status."""
+they return the result if it comes within wait_s, else a job id for job_status.
+To tune a deploy under that ceiling: campaign_init (a grid of serve configs), campaign_plan (the dry run),
+campaign_run with i_understand_this_submits_jobs=true (a job: one boot per cell), campaign_status, then
+campaign_aggregate, champion_select (always a DRAFT) and campaign_report."""
 
 
 def _listed_order(registered: Registered) -> int:
-    """Ladder tools first, then job tools; in each module, in the order they are written."""
-    return [ladder_tools.__name__, job_tools.__name__].index(registered.fn.__module__)
+    """Ladder tools first, then campaign tools, the verdict-rigor tools, then job tools; in each module, in the order
+    they are written."""
+    modules = [ladder_tools, campaign_tools, rigor_tools, job_tools]
+    return [m.__name__ for m in modules].index(registered.fn.__module__)
 
 
 def build_server(config: ServerConfig, *, on_closed: Callable[[], None] | None = None) -> MCPServer:
     """The MCPServer for one config. on_closed is called once the jobs are ended and their servers
     stopped, as the server shuts down."""
     cache = LadderCache()
+    # refused now, before anything runs: a state folder (.redline, .redline/jobs) that is a symlink or not a folder
+    derived_dir(config.workspace, STATE_DIR, "jobs", create=True)
 
     @asynccontextmanager
     async def lifespan(_: MCPServer) -> AsyncIterator[State]:

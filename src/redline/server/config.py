@@ -4,6 +4,8 @@
     targets: ./targets.yml        # the targets file (see redline.targets)
     http:
       bearer_token_env: REDLINE_MCP_TOKEN   # needed to serve HTTP on any address but loopback
+    widen:                        # on purpose: what an engine may get beyond redline's allowlist
+      vllm: {flags: [--enable-sleep-mode], env: [VLLM_SOME_SWITCH]}   # each rung it touches records it
 
 Relative paths are taken from the config file's folder. With no config file at all
 (`default_server_config`), the workspace is the user's data folder and the only target is
@@ -17,10 +19,12 @@ import re
 import sys
 from pathlib import Path, PurePosixPath
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from redline.errors import InputError
+from redline.engines import EngineName, get_engine
+from redline.errors import InputError, RedlineError
 from redline.inputs import load_yaml
+from redline.models import ServeConfig, Widening
 from redline.targets import LocalSpec, Target, TargetSpec, load_targets, open_target
 
 STATE_DIR = ".redline"  # the server's own state inside the workspace (jobs); no tool argument may name it
@@ -58,10 +62,29 @@ class ServerConfig(BaseModel):
     workspace: Path
     targets: Path | None = None
     http: HttpConfig = HttpConfig()
+    # What a person allows each engine beyond redline's allowlist. Never a tool argument: an agent cannot widen.
+    widen: dict[EngineName, Widening] = Field(default_factory=dict)
+
+    @field_validator("widen")
+    @classmethod
+    def _widen_names_real_options(cls, widen: dict[str, Widening]) -> dict[str, Widening]:
+        """Each widened flag must be one of the engine's options and not one a serve config owns."""
+        for engine, widening in widen.items():
+            probe = ServeConfig(model="probe", max_model_len=1, extra_flags=widening.flags,
+                                env=dict.fromkeys(widening.env, ""))
+            try:
+                get_engine(engine).admit(probe, widening)
+            except RedlineError as exc:
+                raise ValueError(f"{engine}: {exc}") from None
+        return widen
 
     @property
     def state_dir(self) -> Path:
         return self.workspace / STATE_DIR
+
+    def widening(self, engine: str) -> Widening | None:
+        """What this config allows `engine` beyond its allowlist; None when it widens nothing."""
+        return self.widen.get(engine)
 
     def target_specs(self) -> dict[str, TargetSpec]:
         """The targets table, read again on every call, so adding a target needs no restart."""
@@ -89,7 +112,13 @@ def load_server_config(path: str | Path) -> ServerConfig:
     targets = (base / config.targets.expanduser()).resolve()
     if not targets.is_file():
         raise InputError(f"the targets file {targets} named in {path} does not exist; create it or fix `targets:`")
-    return ServerConfig(workspace=workspace, targets=targets, http=config.http)
+    return ServerConfig(workspace=workspace, targets=targets, http=config.http, widen=config.widen)
+
+
+def read_widening(path: str | Path, engine: str) -> Widening | None:
+    """The widening a server config file gives `engine`, for the CLI; reads the file only, creates nothing."""
+    path = Path(path).expanduser()
+    return load_yaml(path, ConfigFile, "the server config", hint="; pass --config FILE").widening(engine)
 
 
 def default_workspace() -> Path:

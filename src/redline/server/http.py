@@ -1,10 +1,19 @@
-"""The streamable-HTTP transport: loopback by default, a bearer token for anything else."""
+"""The streamable-HTTP transport: loopback by default, a bearer token for anything else.
+
+On loopback the guard is DNS-rebinding protection: a web page in the user's browser can make
+it send requests to 127.0.0.1, but only with the page's own host name in Host and its origin
+in Origin. So Host must name the bound address (in the spellings a client may use) or
+localhost, and an Origin, when sent, must be one of those over http. The SDK sets this by
+itself only for 127.0.0.1, localhost and ::1 spelled so; redline sets it for every loopback
+address: all of 127.0.0.0/8, and ::1 however it is written.
+"""
 
 import hmac
 import ipaddress
 import json
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from redline.errors import InputError
@@ -18,6 +27,37 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+def bind_address(host: str) -> str:
+    """The address to listen on, in its one canonical spelling (`[0:0::1]` -> `::1`); a name stays as it is."""
+    try:
+        return str(ipaddress.ip_address(host.strip("[]")))
+    except ValueError:
+        return host
+
+
+def host_names(host: str) -> list[str]:
+    """How a Host header may name a loopback server bound to `host`: the address (IPv6 in brackets), and localhost."""
+    if host == "localhost":
+        return ["localhost", "127.0.0.1", "[::1]"]
+    address = ipaddress.ip_address(host.strip("[]"))
+    if address.version == 6:
+        return [f"[{address.compressed}]", f"[{address.exploded}]", "localhost"]
+    return [str(address), "localhost"]
+
+
+def transport_security(host: str) -> TransportSecuritySettings:
+    """DNS-rebinding protection for a loopback bind, set explicitly whatever the address; off elsewhere,
+    where the bearer token is the guard (a page in a browser cannot send it) and Host can be any name."""
+    if not is_loopback(host):
+        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    names = host_names(host)
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[*names, *(f"{n}:*" for n in names)],
+        allowed_origins=[*(f"http://{n}" for n in names), *(f"http://{n}:*" for n in names)],
+    )
 
 
 class BearerAuth:
@@ -51,7 +91,7 @@ def http_app(server: MCPServer, config: ServerConfig, host: str) -> ASGIApp:
     if token is None and not is_loopback(host):
         raise InputError(f"serving MCP on {host} (not loopback) needs a bearer token: set http.bearer_token_env "
                          "in the server config and export that variable, or serve on 127.0.0.1")
-    app: ASGIApp = server.streamable_http_app(host=host)  # DNS-rebinding protection on loopback hosts
+    app: ASGIApp = server.streamable_http_app(host=host, transport_security=transport_security(host))
     if token is not None:
         app = BearerAuth(app, token, config.http.bearer_token_env or "")
     return app

@@ -7,34 +7,21 @@ A job file is read by any later redline, so fields are only ever added, with def
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from redline.targets import ServerHandle
+from redline.identity import Owner, start_ticks, where
+from redline.targets import Launch, ServerHandle
 from redline.tools.requests import WAIT_MAX_S, JobState
+
+__all__ = ["ACTIVE", "JobRecord", "JobView", "now", "start_ticks"]
 
 ACTIVE: tuple[JobState, ...] = ("queued", "running")
 
 
 def now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
-
-
-def start_ticks(pid: int) -> int | None:
-    """A redline server's start time in clock ticks since boot (Linux), None if it is gone or unknown.
-
-    Tells a live owner of a job apart from a later process that reuses its pid.
-    """
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-    fields = text.rpartition(")")[2].split()  # the command name, in parentheses, may hold spaces
-    if len(fields) < 20 or fields[0] in "ZXx" or not fields[19].isdigit():
-        return None
-    return int(fields[19])  # field 22 of proc(5), counted from field 3 (the state)
 
 
 class JobRecord(BaseModel):
@@ -50,18 +37,38 @@ class JobRecord(BaseModel):
     args: dict[str, Any] = {}
     owner_pid: int
     owner_start_ticks: int | None = None
+    # where owner_pid means something (absent in files older than these fields: judged as this host's)
+    owner_host: str | None = None
+    owner_boot_id: str | None = None
+    owner_pid_ns: str | None = None
     created_at: str
     started_at: str | None = None
     finished_at: str | None = None
     progress: float = 0.0
     message: str = ""
     processes: list[ServerHandle] = []
+    # servers being launched: written before the launch, dropped once the handle is in `processes`
+    launches: list[Launch] = []
     result: dict[str, Any] | None = None
     error: str | None = None
 
     @property
     def active(self) -> bool:
         return self.state in ACTIVE
+
+    @property
+    def owner(self) -> Owner:
+        return Owner(host=self.owner_host or "?", boot_id=self.owner_boot_id, pid_ns=self.owner_pid_ns,
+                     pid=self.owner_pid, start_ticks=self.owner_start_ticks)
+
+    def owner_where(self) -> str:
+        """"here", "elsewhere" or "gone": whether this process can judge the owner's pid (identity.where)."""
+        return where(self.owner_host, self.owner_boot_id, self.owner_pid_ns)
+
+    def leftovers(self) -> list[ServerHandle | Launch]:
+        """What the job started, or may have: its handles, and launches not yet matched by one."""
+        recorded = {h.run_dir for h in self.processes}
+        return [*self.processes, *(launch for launch in self.launches if launch.run_dir not in recorded)]
 
 
 ResultT = TypeVar("ResultT")

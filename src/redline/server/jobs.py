@@ -7,11 +7,18 @@
     await jobs.cancel(record.id)                # cancels op; its servers are stopped
 
 A job file is `<id>.json`, written whole and renamed into place. A job records
-the servers its operation started (`JobContext.add_process`, a ServerHandle each);
-a job that ends any way but "succeeded" has those that are still alive stopped,
-through their target, and so does the next server start for a job whose server
-died mid-run. Only one active job per target (one GPU) and per ladder is allowed
-at a time.
+the servers its operation started: first the run folder of each launch
+(`JobContext.launching`, on disk before the launch), then its handle
+(`JobContext.add_process`); the two steps and the launch between them are one unit
+that a cancel waits for (registry.State.recording_target). A job that ends any way
+but "succeeded" has those that are still alive stopped, through their target, and so
+does the next server start for a job whose server died mid-run. Only one active job
+per target (one GPU) and per ladder is allowed at a time.
+
+A job file names its owner: host, boot, PID namespace, pid and start time
+(redline.identity). A job whose owner runs on another host or in another PID
+namespace is never judged from here: never marked interrupted, its servers never
+stopped, its target and ladder busy until its own server ends it.
 
 Jobs do not know what their operations return: a result is any pydantic model,
 kept as JSON; `JobView[R]` reads it back as the type the caller expects.
@@ -20,7 +27,6 @@ kept as JSON; `JobView[R]` reads it back as the type the caller expects.
 from __future__ import annotations
 
 import logging
-import os
 import re
 import secrets
 import time
@@ -37,9 +43,12 @@ from filelock import FileLock
 from pydantic import BaseModel, ValidationError
 
 from redline.errors import InputError, RedlineError
+from redline.identity import this_owner
 from redline.ledger.atomic import atomic_write
+from redline.ledger.derived import check_file, derived_dir
 from redline.server.job_record import JobRecord, JobView, now, start_ticks
-from redline.targets import ServerHandle
+from redline.targets import Launch, ServerHandle
+from redline.untrusted import read_regular
 from redline.tools.requests import WAIT_MAX_S, JobState
 
 __all__ = ["JobContext", "JobRecord", "JobState", "JobView", "Jobs", "running_jobs"]
@@ -54,7 +63,10 @@ FILE_POLL_S = 1.0  # how often a wait on another server's job reads its file
 JOB_ID_RE = re.compile(r"^j-\d{8}T\d{6}Z-[0-9a-f]{8}$")
 
 R = TypeVar("R", bound=BaseModel)
-StopServer = Callable[[ServerHandle], Awaitable[bool]]  # True: it was alive and is stopped now
+MAX_JOB_FILE = 16 << 20  # a job file holds a result and a few handles: far less
+# Stop a server a job recorded (a handle) or may have launched (a launch, found by its run folder);
+# True: it was alive and is stopped now.
+StopServer = Callable[[ServerHandle | Launch], Awaitable[bool]]
 
 
 @dataclass
@@ -87,9 +99,16 @@ class JobContext:
         record.message = str(message)[:500]
         self._jobs._changed(self._live, force_save=False)
 
+    async def launching(self, launch: Launch) -> None:
+        """Note, on disk, a server about to be launched: a redline killed mid-launch leaves this to find it by."""
+        self._live.record.launches.append(launch)
+        self._jobs._changed(self._live, force_save=True)
+
     async def add_process(self, handle: ServerHandle) -> None:
-        """Note a server the operation started, before anything else can go wrong."""
-        self._live.record.processes.append(handle)
+        """Note a server the operation started, before anything else can go wrong; its launch note goes."""
+        record = self._live.record
+        record.processes.append(handle)
+        record.launches = [launch for launch in record.launches if launch.run_dir != handle.run_dir]
         self._jobs._changed(self._live, force_save=True)
 
 
@@ -106,12 +125,11 @@ class Jobs:
         self._stop_server = stop_server
         self._live: dict[str, _Live] = {}
         self._cleanups: dict[str, anyio.Event] = {}  # target -> set when the interrupted jobs' leftovers are stopped
-        self._pid = os.getpid()
-        self._ticks = start_ticks(self._pid)
-        try:
-            root.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise InputError(f"cannot create the job folder {root}: {exc.strerror or exc}") from exc
+        self.owner = this_owner()
+        self._pid = self.owner.pid
+        self._ticks = self.owner.start_ticks
+        # the job folder and the server's state folder above it are derived: real folders, never symlinks
+        derived_dir(root.parent.parent, root.parent.name, root.name, create=True)
 
     # ---- the files -----------------------------------------------------------------
 
@@ -124,13 +142,16 @@ class Jobs:
     def _save(self, record: JobRecord) -> None:
         path = self._path(record.id)
         try:
+            derived_dir(self.root.parent, self.root.name)  # still a real folder, not a symlink out
+            check_file(path)
             atomic_write(path, record.model_dump_json(indent=2))
         except OSError as exc:
             raise InputError(f"cannot write job file {path}: {exc.strerror or exc}") from exc
 
     def _load(self, path: Path) -> JobRecord:
         try:
-            return JobRecord.model_validate_json(path.read_text(encoding="utf-8"))
+            text = read_regular(path, MAX_JOB_FILE, f"job file {path}", nofollow=True)
+            return JobRecord.model_validate_json(text)
         except FileNotFoundError as exc:
             raise InputError(f"no job {path.stem} in this workspace; job_list shows the jobs there are") from exc
         except (OSError, ValidationError) as exc:
@@ -179,15 +200,18 @@ class Jobs:
             self._interrupt([r for r in self.list(limit=10**9) if self._orphaned(r)])
             busy = self.active(ladder=ladder, target=target)
             if busy is not None:
+                by = "" if busy.id in self._live else f", run by another redline server {self._owner_text(busy)}"
                 raise InputError(
-                    f"job {busy.id} ({busy.tool} on ladder {busy.ladder}, target {busy.target}) is still {busy.state}; "
-                    "one job at a time per ladder and per target: wait for it with job_status or stop it with "
-                    "job_cancel"
+                    f"job {busy.id} ({busy.tool} on ladder {busy.ladder}, target {busy.target}) is still "
+                    f"{busy.state}{by}; one job at a time per ladder and per target: wait for it with job_status or "
+                    f"stop it with job_cancel{self._gone_hint(busy)}"
                 )
             job_id = datetime.now(UTC).strftime("j-%Y%m%dT%H%M%SZ-") + secrets.token_hex(4)
+            me = self.owner
             record = JobRecord(
                 id=job_id, tool=tool, state="queued", ladder=ladder, target=target, args=args or {},
-                owner_pid=self._pid, owner_start_ticks=self._ticks, created_at=now(),
+                owner_pid=me.pid, owner_start_ticks=me.start_ticks, owner_host=me.host, owner_boot_id=me.boot_id,
+                owner_pid_ns=me.pid_ns, created_at=now(),
             )
             self._save(record)
         live = _Live(record)
@@ -196,7 +220,9 @@ class Jobs:
         return record.model_copy(deep=True)
 
     def _start_lock(self) -> FileLock:
-        return FileLock(self.root / ".start.lock", timeout=30)
+        lock = self.root / ".start.lock"
+        check_file(lock)  # a symlink or FIFO there is refused, not followed
+        return FileLock(lock, timeout=30)
 
     async def _run(self, live: _Live, operation: Operation[BaseModel]) -> None:
         record = live.record
@@ -242,11 +268,11 @@ class Jobs:
 
     async def _stop_leftovers(self, record: JobRecord) -> int:
         stopped = 0
-        for handle in record.processes:
+        for leftover in record.leftovers():
             try:
-                stopped += bool(await self._stop_server(handle))
+                stopped += bool(await self._stop_server(leftover))
             except Exception as exc:  # keep going: the other handles still need stopping
-                what = f"{handle.describe()} on {handle.target}"
+                what = f"{leftover.describe()} on {leftover.target}"
                 log.error("could not stop %s (job %s): %s", what, record.id, exc)
                 record.error = f"{record.error or ''}; could not stop {what}: {exc}".lstrip("; ")
         return stopped
@@ -299,10 +325,8 @@ class Jobs:
         live = self._live.get(job_id)
         if live is None:
             if record.active:
-                raise InputError(
-                    f"job {job_id} is run by another redline server (pid {record.owner_pid}) that is still alive; "
-                    "cancel it through that server"
-                )
+                raise InputError(f"job {job_id} is run by another redline server {self._owner_text(record)}; "
+                                 f"cancel it through that server{self._gone_hint(record)}")
             return record
         live.cancel_requested = True
         live.scope.cancel()
@@ -312,10 +336,27 @@ class Jobs:
     # ---- start and stop of the server ----------------------------------------------
 
     def _owner_alive(self, record: JobRecord) -> bool:
+        """Whether the server that runs the job may still run it. One on another host or in another PID
+        namespace is taken as alive: its pid means nothing here, so it is never judged from here."""
+        where = record.owner_where()
+        if where != "here":
+            return where == "elsewhere"  # "gone": this machine, booted again since
         if record.owner_pid == self._pid and record.owner_start_ticks == self._ticks:
             return True  # another Jobs in this very process (tests run several servers)
         ticks = start_ticks(record.owner_pid)
         return ticks is not None and (record.owner_start_ticks is None or ticks == record.owner_start_ticks)
+
+    def _owner_text(self, record: JobRecord) -> str:
+        if record.owner_where() == "elsewhere":
+            return (f"({record.owner.describe()}), on another host or in another PID namespace, where this server "
+                    "cannot look")
+        return f"(pid {record.owner_pid}) that is still alive"
+
+    def _gone_hint(self, record: JobRecord) -> str:
+        if record.owner_where() != "elsewhere":
+            return ""
+        return (f"; if that server is gone for good, stop what the job started there by hand, then delete "
+                f"{self._path(record.id)}")
 
     def _orphaned(self, record: JobRecord) -> bool:
         return record.active and record.id not in self._live and not self._owner_alive(record)
@@ -330,11 +371,11 @@ class Jobs:
         for record in records:
             record.state, record.finished_at = "interrupted", now()
             record.error = (f"the redline server that ran this job (pid {record.owner_pid}) stopped before it "
-                            f"finished; {len(record.processes)} server process(es) it started are being stopped")
+                            f"finished; {len(record.leftovers())} server process(es) it started are being stopped")
             self._save(record)
         by_target: dict[str, list[JobRecord]] = {}
         for record in records:
-            if record.processes:
+            if record.leftovers():
                 by_target.setdefault(record.target or "", []).append(record)
         for target, found in by_target.items():
             self._cleanups[target] = event = anyio.Event()

@@ -10,6 +10,7 @@ from mcp.server.mcpserver import Context
 
 from redline.engines import get_engine
 from redline.errors import InputError, LadderError
+from redline.ledger import read_ladder
 from redline.models import BootSignals
 from redline.models.ladder import Ceiling, Ladder, LadderStatus, NextStep
 from redline.server.jobs import WAIT_DEFAULT_S, JobContext, JobView
@@ -17,6 +18,7 @@ from redline.server.registry import (
     APPEND, BOOTS, READ_ONLY, STOPS, WRITE_ONCE, LadderArg, State, WaitArg, off_loop, run_job, state_of, tool,
 )
 from redline.tools import ladder as ladder_ops
+from redline.tools.known_good import registry_path
 from redline.tools import rung as rung_ops
 from redline.tools.requests import (
     CeilingRecordRequest, LadderInitRequest, LadderNextRequest, LadderStatusRequest, ParseBootLogRequest,
@@ -28,8 +30,11 @@ from redline.tools.rung import RungOutcome
 @tool(WRITE_ONCE, "Start a ladder", LadderInitRequest)
 async def ladder_init(ctx: Context, ladder: LadderArg, request: LadderInitRequest) -> Ladder:
     """Create a new ladder file for one model on one GPU, from a boot known to work (refused if the file exists)."""
-    path, _ = state_of(ctx).ladder(ladder)
-    return await off_loop(ladder_ops.ladder_init, path, request)
+    state = state_of(ctx)
+    path, _ = state.ladder(ladder)
+    await off_loop(state.check_derived, path)
+    return await off_loop(ladder_ops.ladder_init, path, request, widening=state.config.widening(request.engine),
+                          known_good=registry_path(state.config.workspace))
 
 
 @tool(READ_ONLY, "Ladder status", LadderStatusRequest)
@@ -62,12 +67,16 @@ async def rung_run(
     state = state_of(ctx)
     path, name = state.ladder(ladder)
     state.refuse_if_busy(name)
-    step = await off_loop(ladder_ops.expect_step, path, "run_rung", request.replay)
-    state.check_target(request.target)
+    read = await off_loop(read_ladder, path)
+    step = await off_loop(ladder_ops.expect_step, path, "run_rung", request.replay, read)
+    widening = state.config.widening(read.engine)
+    state.admit(request.target, read.engine, step, widening)  # a refused knob is a tool error, before any job
+    await off_loop(state.check_derived, path)
 
     async def operation(job: JobContext) -> RungOutcome:
         async with state.recording_target(request.target, job) as t:
-            return await rung_ops.rung_run(path, t, replay=request.replay, progress=job.progress, step=step)
+            return await rung_ops.rung_run(path, t, replay=request.replay, progress=job.progress, step=step,
+                                           widening=widening)
 
     return await run_job(ctx, RungOutcome, "rung_run", operation, ladder=name, target=request.target,
                          args={"replay": request.replay}, wait_s=wait_s)
@@ -85,6 +94,7 @@ async def smoke_test(
     state = state_of(ctx)
     path, name = state.ladder(ladder)
     state.refuse_if_busy(name)
+    await off_loop(state.check_derived, path)
     step = await off_loop(ladder_ops.expect_step, path, "smoke_test")
     on = request.target or await _recorded_target(path, step)
     state.check_target(on)
@@ -115,13 +125,14 @@ async def rung_record(ctx: Context, ladder: LadderArg, request: RungRecordReques
     state = state_of(ctx)
     path, name = state.ladder(ladder)
     state.refuse_if_busy(name)
+    await off_loop(state.check_derived, path)
     log, bench = await _texts(state, request)
     recorded = None
-    if log:
+    if log:  # a long text is read in a worker process (offload.PROCESS_OVER): the other calls go on meanwhile
         named = request.log_file or "pasted by the caller"
-        recorded = await off_loop(ladder_ops.record_boot, path, log, log_name=named)
+        recorded = await off_loop(ladder_ops.record_boot, path, log, log_name=named, size=len(log))
     if bench:
-        recorded = await off_loop(ladder_ops.record_smoke, path, bench)
+        recorded = await off_loop(ladder_ops.record_smoke, path, bench, size=len(bench))
     assert recorded is not None  # _texts refuses a request with neither
     rung, updated = recorded
     return RungOutcome(rung=rung, next=await off_loop(ladder_ops.next_of, path, updated))
@@ -148,6 +159,7 @@ async def ceiling_record(ctx: Context, ladder: LadderArg, request: CeilingRecord
     state = state_of(ctx)
     path, name = state.ladder(ladder)
     state.refuse_if_busy(name)
+    await off_loop(state.check_derived, path)
     return await rung_ops.ceiling_record(path, state.config.open_target)
 
 
@@ -155,4 +167,5 @@ async def ceiling_record(ctx: Context, ladder: LadderArg, request: CeilingRecord
 async def parse_boot_log(request: ParseBootLogRequest) -> BootSignals:
     """What an engine's boot log says: status (boot_ok, oom_*, crash_*), KV cache GiB and tokens, concurrency,
     memory, warnings."""
-    return await off_loop(get_engine(request.engine).parse_boot_log, request.text)
+    text = request.text  # up to MAX_TEXT; over offload.PROCESS_OVER it is parsed in a worker process
+    return await off_loop(get_engine(request.engine).parse_boot_log, text, size=len(text))

@@ -14,6 +14,7 @@
 
 import functools
 import inspect
+import posixpath
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -26,16 +27,24 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
-from redline.errors import LadderError, RedlineError
+from redline.engines import get_engine
+from redline.errors import LadderError, RedlineError, TargetError
+from redline.ledger import check_derived
+from redline.models import Widening
+from redline.models.ladder import NextStep
 from redline.inputs import read_text
+from redline.offload import off_loop  # the tools' one way off the event loop (a thread, or a process for big texts)
 from redline.server.cache import LadderCache
 from redline.server.config import ServerConfig, ladder_path, relative_name, resolve_in_workspace
+from redline.server.job_record import now
 from redline.server.jobs import JobContext, JobRecord, Jobs, JobView
-from redline.targets import ServerHandle, Target
+from redline.targets import Launch, ServerHandle, Target
 from redline.tools.requests import MAX_TEXT, WAIT_MAX_S, Request
+from redline.tools.session import ServeSession
 
 T = TypeVar("T")
 R = TypeVar("R", bound=BaseModel)
+START_BOUND_S = 180.0  # the longest a launch may hold off a cancel (a launch over SSH takes seconds)
 
 # ---- the kinds of tool, and what their annotations promise -----------------------------------------
 
@@ -175,16 +184,41 @@ class State:
         """Refuse an unknown target now, before any job exists."""
         self.config.open_target(name)
 
+    def admit(self, target: str, engine: str, step: NextStep, widening: Widening | None) -> None:
+        """Refuse now, before any job exists: an unknown target, and a serve config that the engine's allowlist
+        (as this server's config widens it) or the target's own env refuses."""
+        opened = self.config.open_target(target)  # not connected: only its name and engine env are read
+        if step.rung is not None:
+            ServeSession(opened, get_engine(engine), None, widening).admit(step.rung)
+
+    def check_derived(self, ladder: Path) -> None:
+        """Refuse a ladder whose derived folders or files (<ladder>.runs, its server.json, the lock) were
+        replaced by a symlink, FIFO or device."""
+        check_derived(ladder)
+
     @asynccontextmanager
     async def recording_target(self, name: str, job: JobContext) -> AsyncIterator[Target]:
-        """A target whose start() notes each server it starts in the job's file, so none is ever orphaned."""
+        """A target whose start() records each server in the job's file, so none is ever orphaned.
+
+        The launch is one unit with its record: its run folder is on disk in the job before the engine
+        is launched (a redline killed mid-launch leaves that to find it by), and the launch and the
+        handle's record are shielded from a cancel or a shutdown, which wait for both.
+        """
         target = self.config.open_target(name)
         start = target.start
 
         @functools.wraps(start)
-        async def start_and_record(*args: Any, **kwargs: Any) -> ServerHandle:
-            handle = await start(*args, **kwargs)
-            await job.add_process(handle)
+        async def start_and_record(*args: Any, log_path: str, run_dir: str | None = None, **kwargs: Any) -> ServerHandle:
+            run_dir = run_dir or target.new_run_dir()
+            await job.launching(Launch(target=target.name, run_dir=run_dir, at=now(),
+                                       log_path=posixpath.join(run_dir, log_path)))
+            with anyio.CancelScope(shield=True) as shield:
+                shield.deadline = anyio.current_time() + START_BOUND_S
+                handle = await start(*args, log_path=log_path, run_dir=run_dir, **kwargs)
+                await job.add_process(handle)
+            if shield.cancelled_caught:  # the launch hung: the job's launch note still finds what it started
+                raise TargetError(f"launching on target {target.name} took over {START_BOUND_S:.0f} s; "
+                                  "check that the target is reachable")
             return handle
 
         target.start = start_and_record  # type: ignore[method-assign]
@@ -198,10 +232,12 @@ class State:
                               "job_status or stop it with job_cancel first")
 
 
-async def stop_server(config: ServerConfig, handle: ServerHandle) -> bool:
-    """Stop a server a job recorded, through its target, if it still runs; True when it did."""
-    async with config.open_target(handle.target) as target:
-        if not await target.is_alive(handle):
+async def stop_server(config: ServerConfig, leftover: ServerHandle | Launch) -> bool:
+    """Stop a server a job recorded (a handle, or a launch found by its run folder), through its target,
+    if it still runs; True when it did."""
+    async with config.open_target(leftover.target) as target:
+        handle = await target.launched(leftover) if isinstance(leftover, Launch) else leftover
+        if handle is None or not await target.is_alive(handle):
             return False
         await target.stop(handle)
         return True
@@ -209,11 +245,6 @@ async def stop_server(config: ServerConfig, handle: ServerHandle) -> bool:
 
 def state_of(ctx: Context) -> State:
     return ctx.request_context.lifespan_context  # type: ignore[no-any-return]
-
-
-async def off_loop(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """Blocking file work (YAML, locks, a long log) in a worker thread, so jobs keep reporting."""
-    return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs))
 
 
 # ---- jobs --------------------------------------------------------------------------------------------

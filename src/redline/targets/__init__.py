@@ -14,6 +14,7 @@ a process group), so a kind without pids never has to fake one.
 from redline.targets.base import (
     GpuInfo,
     HostInfo,
+    Launch,
     Locator,
     PosixLocator,
     RunResult,
@@ -33,6 +34,7 @@ __all__ = [
     "BaseSpec",
     "GpuInfo",
     "HostInfo",
+    "Launch",
     "LocalSpec",
     "LocalTarget",
     "Locator",

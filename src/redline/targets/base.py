@@ -10,6 +10,7 @@ of its own kind instead of a pid.
 from __future__ import annotations
 
 import abc
+import posixpath
 import re
 import secrets
 from collections.abc import Mapping, Sequence
@@ -70,6 +71,21 @@ class ServerHandle(BaseModel):
     def describe(self) -> str:
         """What the server is, in words for messages: `process group 1234`."""
         return self.locator.describe()
+
+
+class Launch(BaseModel):
+    """A server about to be started: its run folder, named before the launch and written in the job's record,
+    so a launch that a kill or a cancel splits from its handle can still be found (`Target.launched`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    target: str
+    run_dir: str
+    log_path: str
+    at: str
+
+    def describe(self) -> str:
+        return f"the server launched in {self.run_dir}"
 
 
 # ---- the small shapes ----------------------------------------------------------------
@@ -153,11 +169,18 @@ def new_run_id() -> str:
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ-") + secrets.token_hex(4)
 
 
+RUN_ID_RE = re.compile(r"^\d{8}T\d{6}Z-[0-9a-f]{8}$")
+
+
 # ---- the interface -------------------------------------------------------------------
 
 
 class Target(abc.ABC):
     """Where servers and commands run. stop() acts on the server a handle names, and only on it."""
+
+    # True where a handle names a process of the machine (and PID namespace) redline itself runs in: `local`.
+    # A handle recorded by a redline elsewhere then names nothing this one may signal.
+    same_host_as_redline: bool = False
 
     def __init__(
         self,
@@ -180,15 +203,24 @@ class Target(abc.ABC):
         command = self.engine_commands.get(engine_name) or self.fallback_engine_command or default
         return list(command)
 
+    def new_run_dir(self) -> str:
+        """A fresh run folder for start(run_dir=...): named first, so the caller can record it before the launch."""
+        return posixpath.join(self.workdir, "runs", new_run_id())
+
     @abc.abstractmethod
     async def start(
         self, argv: list[str], *, env: dict[str, str], cwd: str | None, log_path: str, exclusive: bool = False,
+        run_dir: str | None = None,
     ) -> ServerHandle:
         """Start argv detached, its output appended to log_path (relative: inside the run's own folder).
 
         exclusive (an engine: it holds the GPU and a port): TargetBusy while another exclusive server
-        redline started on this target still runs.
+        redline started on this target still runs. run_dir: from new_run_dir(), else a fresh one.
         """
+
+    @abc.abstractmethod
+    async def launched(self, launch: Launch) -> ServerHandle | None:
+        """The server a launch started, found by its run folder alone; None when the launch started nothing."""
 
     @abc.abstractmethod
     async def wait_ready(

@@ -22,6 +22,9 @@ from redline.errors import CommandTimeout, TargetPathError
 from redline.targets.base import EngineSettings, RunResult
 from redline.targets.posix import PosixTarget
 from redline.targets.spec import BaseSpec, abspath
+from redline.untrusted import read_regular
+
+MAX_TARGET_TEXT = 1 << 30  # a boot log past 1 GiB is not a log redline can use
 
 
 class LocalSpec(BaseSpec):
@@ -51,6 +54,8 @@ def from_spec(name: str, spec: LocalSpec) -> LocalTarget:
 
 class LocalTarget(PosixTarget):
     """Runs on this host. start() detaches, so a server outlives the redline that started it."""
+
+    same_host_as_redline = True  # its handles name processes of the machine and PID namespace redline runs in
 
     def __init__(self, name: str = "local", *, workdir: str | None = None, **engines: Unpack[EngineSettings]) -> None:
         default = Path(tempfile.gettempdir()) / "redline"
@@ -106,8 +111,9 @@ class LocalTarget(PosixTarget):
         return response.status_code == 200
 
     async def read_text(self, path: str) -> str:
+        """A plain file's text, read in a thread; a FIFO or device is refused at once, never waited on."""
         try:
-            return Path(path).read_bytes().decode(errors="replace")
+            return await anyio.to_thread.run_sync(read_regular, Path(path), MAX_TARGET_TEXT, path, TargetPathError)
         except OSError as exc:
             raise TargetPathError(f"cannot read {path} on {self.name}: {exc.strerror or exc}") from exc
 

@@ -20,8 +20,10 @@ import httpx
 
 from redline.errors import InputError, TargetBusy, TargetError, TargetPathError
 from redline.targets.base import (
+    RUN_ID_RE,
     GpuInfo,
     HostInfo,
+    Launch,
     PosixLocator,
     RunResult,
     ServerHandle,
@@ -30,7 +32,6 @@ from redline.targets.base import (
     check_argv,
     check_env,
     check_health_url,
-    new_run_id,
 )
 
 
@@ -81,7 +82,10 @@ LAUNCH_SCRIPT = (
     + 'mkdir -p -- "$d" "$(dirname -- "$log")" || exit 1; if [ "$x" = 1 ]; then : >"$d/exclusive"; fi; '
     + PRELUDE
     + 'setsid sh -c "$wrap" sh "$d" "$@" >>"$log" 2>&1 </dev/null 9>&- & '
-    'echo $! >"$d/pid"; echo $!'
+    # pid and start time go into the run folder at once, by the launcher itself: a redline killed right
+    # after the launch still left enough there (its job names the folder) to find and stop the server
+    'p=$!; echo $p >"$d/pid"; t=$(sed "s/.*) //" "/proc/$p/stat" 2>/dev/null | cut -d" " -f20); '
+    'if [ -n "$t" ]; then echo "$t" >"$d/ticks"; fi; echo $p'
 )
 # The pids with a listening TCP socket on port $1 (IPv4 or IPv6), as far as this user can see them.
 LISTENERS_SCRIPT = (
@@ -172,13 +176,15 @@ class PosixTarget(Target):
 
     async def start(
         self, argv: list[str], *, env: dict[str, str], cwd: str | None, log_path: str, exclusive: bool = False,
+        run_dir: str | None = None,
     ) -> ServerHandle:
         """Start argv detached in its own session (so it outlives redline); output appended to log_path.
 
         exclusive: refused (TargetBusy) while another exclusive server redline started here still runs.
+        run_dir: a fresh folder from new_run_dir(), which the caller may have recorded before this call.
         """
         check_argv(argv)
-        run_dir = posixpath.join(self.workdir, "runs", new_run_id())
+        run_dir = self._check_run_dir(run_dir or self.new_run_dir())
         log = posixpath.join(run_dir, log_path)
         started_at = datetime.now(UTC).isoformat()
         args = [run_dir, log, WRAP_SCRIPT, self.workdir, "1" if exclusive else "0", *env_cwd_args(env, cwd), *argv]
@@ -192,9 +198,7 @@ class PosixTarget(Target):
         if result.returncode != 0 or not result.stdout.strip().isdigit():
             raise TargetError(f"could not start {argv[0]} on {self.name}: {result.stderr.strip()}")
         pid = int(result.stdout)
-        ticks = await self._confirm_leader(pid)
-        if ticks is not None:  # lets the busy check tell this group from a later one that reuses its pid
-            await self._exec(["sh", "-c", 'echo "$2" >"$1/ticks"', "sh", run_dir, str(ticks)], 30)
+        ticks = await self._confirm_leader(pid)  # the launcher wrote the same start time into run_dir/ticks
         return ServerHandle(
             target=self.name,
             run_dir=run_dir,
@@ -202,6 +206,31 @@ class PosixTarget(Target):
             started_at=started_at,
             locator=PosixLocator(pid=pid, pgid=pid, start_ticks=ticks),
         )
+
+    async def launched(self, launch: Launch) -> ServerHandle | None:
+        """The server a launch started, from the pid and start time its launcher wrote into the run folder."""
+        if launch.target != self.name:
+            raise InputError(f"this launch belongs to target {launch.target!r}, not {self.name!r}")
+        run_dir = self._check_run_dir(launch.run_dir)
+        try:
+            pid = int((await self.read_text(posixpath.join(run_dir, "pid"))).strip())
+        except (TargetPathError, ValueError):
+            return None  # the launch never got as far as starting anything
+        try:
+            ticks: int | None = int((await self.read_text(posixpath.join(run_dir, "ticks"))).strip())
+        except (TargetPathError, ValueError):
+            ticks = None  # then stop() refuses to signal: the pid alone could name another group by now
+        if pid <= 1:
+            return None
+        return ServerHandle(target=self.name, run_dir=run_dir, log_path=launch.log_path, started_at=launch.at,
+                            locator=PosixLocator(pid=pid, pgid=pid, start_ticks=ticks))
+
+    def _check_run_dir(self, run_dir: str) -> str:
+        """A run folder of this target's own: <workdir>/runs/<a run id>, nothing else."""
+        runs, name = posixpath.split(run_dir)
+        if runs != posixpath.join(self.workdir, "runs") or not RUN_ID_RE.match(name):
+            raise InputError(f"{run_dir!r} is not a run folder of target {self.name} ({self.workdir}/runs/<run id>)")
+        return run_dir
 
     async def wait_ready(
         self, handle: ServerHandle, health_url: str, deadline_s: float, poll_s: float = 1.0

@@ -22,11 +22,15 @@ from redline.ledger import (
 )
 from redline.models import BenchResult, BootSignals, ServeConfig, Widening
 from redline.models.ladder import (
-    Ceiling, Floor, GpuProfile, Ladder, LadderStatus, ModelRef, NextStep, Rung, RungRow, SmokeTest, SmokeWorkload,
+    CLIMBED, Ceiling, Floor, GpuProfile, Ladder, LadderStatus, ModelRef, NextStep, Rung, RungRow, SmokeTest,
+    SmokeWorkload,
 )
 from redline.policy import Placement, next_step, place_boot, serve_config
 from redline.policy.route import proof
 from redline.policy.signal import headroom, kv_tokens
+from redline.models.context import ContextDescriptor, Hardware, Workload
+from redline.tools.context import descriptor, local_model_files
+from redline.tools.known_good import apply_to_ladder, default_registry
 from redline.tools.requests import LadderInitRequest
 
 # A smoke test confirms a ceiling only if its requests come this close to max_model_len.
@@ -57,11 +61,13 @@ def _one_line(exc: ValidationError) -> str:
     return f"{'.'.join(str(p) for p in first['loc']) or 'value'}: {first['msg']}"
 
 
-def ladder_init(path: str | Path, request: LadderInitRequest, *, widening: Widening | None = None) -> Ladder:
+def ladder_init(path: str | Path, request: LadderInitRequest, *, widening: Widening | None = None,
+                known_good: Path | None = None) -> Ladder:
     """A new ladder.yml at `path` (refused if one is there); max_position_embeddings from config.json if not given.
 
     `request.fixed` holds more serve knobs fixed through the climb (e.g. load_format dummy, enforce_eager).
     `widening` is what the person running redline allows the engine beyond its allowlist (never the caller's to ask).
+    `known_good` is the registry whose matching entry is applied to the fixed knobs (default: the workspace's).
     """
     r = request
     eng = get_engine(r.engine)
@@ -69,13 +75,18 @@ def ladder_init(path: str | Path, request: LadderInitRequest, *, widening: Widen
     fixed = r.fixed.model_dump(exclude_unset=True) if r.fixed is not None else {}
     long_env = {eng.long_context_env: "1"} if r.allow_long_context and eng.long_context_env else {}
     env = {**fixed.pop("env", {}), **long_env}
+    given = set(fixed) | ({"gpu_memory_utilization"} & r.model_fields_set)
+    knobs, used = apply_to_ladder(  # the known-good hook (tools/known_good.py)
+        {"gpu_memory_utilization": r.gpu_memory_utilization, **fixed, "env": env}, given,
+        known_good or default_registry(_path(path)), model=r.model_path, gpu_name=r.gpu_name, engine=r.engine,
+        engine_version=r.engine_version, skip=r.skip_known_good, never=CLIMBED)
     try:
         ladder = Ladder(
             model=ModelRef(key=r.model, path=r.model_path, max_position_embeddings=mpe),
             gpu=GpuProfile(name=r.gpu_name, memory_gib=r.gpu_memory_gib, count=r.gpu_count)
             if r.gpu_name or r.gpu_memory_gib or r.gpu_count != 1 else None,
             engine=r.engine, engine_version=r.engine_version, policy=r.policy,
-            fixed={"gpu_memory_utilization": r.gpu_memory_utilization, **fixed, "env": env},
+            fixed=knobs, known_good=used,
             floor=Floor(max_model_len=r.floor_max_model_len, max_num_batched_tokens=r.floor_max_num_batched_tokens),
             min_concurrency=r.min_concurrency, kv_block_size=r.kv_block_size, allow_long_context=r.allow_long_context,
             max_num_batched_tokens_cap=r.max_num_batched_tokens_cap,
@@ -295,12 +306,26 @@ def record_smoke(
         result_file = rung_file(path, last.index, "smoke.json") if bench_json_text is not None else None
         smoke = SmokeTest(attempted=True, outcome=outcome, reason=reason, workload=ran, figures=result,
                           server_healthy_after=server_healthy_after, log_lines=list(log_lines)[-200:],
-                          result_file=result_file, recorded_at=datetime.now(UTC))
+                          result_file=result_file, recorded_at=datetime.now(UTC),
+                          context=smoke_context(ladder, last, ran, result) if result is not None else None)
         updated = set_smoke_test(ladder, smoke)
         files = {result_file: bench_json_text} if result_file and bench_json_text else {}
         return Change(updated, (updated.rungs[-1], updated), files)
 
     return update_ladder(path, change)
+
+
+def smoke_context(ladder: Ladder, rung: Rung, workload: SmokeWorkload | None, result: BenchResult) -> ContextDescriptor:
+    """The context of a smoke test's figures: the ladder's model, GPU and engine, the rung's config, a cold server
+    (a smoke test follows its boot), the load it sent. The ladder does not record its node."""
+    gpu = ladder.gpu
+    w = Workload(input_len=workload.input_len, output_len=workload.output_len, concurrency=workload.concurrency,
+                 num_prompts=workload.num_prompts) if workload else Workload(num_prompts=result.num_prompts)
+    hardware = Hardware(gpu_name=gpu.name, gpu_memory_gib=gpu.memory_gib, gpu_count=gpu.count) if gpu else Hardware()
+    context = descriptor(rung.serve, files=local_model_files(ladder.model.path), host=None, engine=ladder.engine,
+                         engine_version=rung.signals.engine_version or ladder.engine_version, workload=w,
+                         warmup_requests=0, trials=1, bench_backend=result.backend)
+    return context.model_copy(update={"hardware": hardware})
 
 
 def smoke_record(path: str | Path, bench_json_text: str | None, **known: Any) -> Rung:

@@ -16,17 +16,13 @@ from pathlib import Path
 
 from redline.ledger.atomic import atomic_write
 from redline.ledger.campaign_file import read_verdicts
-from redline.models.campaign import (
-    METRICS, Campaign, CampaignReport, CampaignTable, CellVerdict, ChampionReport, Plot, RankedCell, Series, TableRow,
+from redline.models.campaign import METRICS, Campaign
+from redline.models.campaign_results import (
+    CampaignReport, CampaignTable, CellVerdict, ChampionReport, Plot, RankedCell, Series, TableRow,
 )
-from redline.policy import campaign as policy
+from redline.policy import champion as champions
 from redline.tools.campaign import load
-from redline.tools.requests import Request
-
-
-class CampaignReportRequest(Request):
-    """Write report.md and the plots (throughput, TPOT, Pareto front) from the campaign's verdicts."""
-
+from redline.tools.requests import CampaignReportRequest
 
 # ---- the data behind the plots (pure) ---------------------------------------------------------------------------
 
@@ -60,7 +56,7 @@ def pareto_plot(table: CampaignTable, champion: ChampionReport) -> Plot:
     for cell in dict.fromkeys(r.cell for r in green):
         pts = _points(green, {cell})
         series.append(Series(label=cell, x=[p[0] for p in pts], y=[p[1] for p in pts]))
-    front = policy.pareto_front(_points(green))
+    front = champions.pareto_front(_points(green))
     series.append(Series(label="Pareto front", x=[p[0] for p in front], y=[p[1] for p in front]))
     mark_cell = champion.champion or (champion.baseline if champion.outcome == "no_improvement" else None)
     marked = None
@@ -135,9 +131,14 @@ def _context_lines(campaign: Campaign, verdicts: dict[str, CellVerdict]) -> list
         f"concurrencies {', '.join(map(str, campaign.concurrencies))}",
         f"- warm-up: {campaign.warmup_requests} requests; trials per concurrency: {campaign.trials}; simulated: "
         f"{'yes' if any(v.context.simulated for v in verdicts.values()) else 'no'}",
-        f"- focus: {campaign.focus}" + (f"; SLA: {', '.join(f'{k} {_sla_sign(k)} {v:g}' for k, v in campaign.sla.items())}"
-                                        if campaign.sla else "; no SLA"),
+        f"- focus: {campaign.focus}; " + _sla_text(campaign),
     ]
+
+
+def _sla_text(campaign: Campaign) -> str:
+    if not campaign.sla:
+        return "no SLA"
+    return "SLA: " + ", ".join(f"{k} {_sla_sign(k)} {v:g}" for k, v in campaign.sla.items())
 
 
 def _sla_sign(metric: str) -> str:
@@ -175,8 +176,10 @@ def _ranked_line(c: RankedCell) -> str:
 
 def render_markdown(campaign: Campaign, table: CampaignTable, champion: ChampionReport, plots: Sequence[Plot],
                     verdicts: dict[str, CellVerdict]) -> str:
-    head = f"champion **{champion.champion}** (DRAFT)" if champion.champion else f"**{champion.outcome.replace('_', ' ')}**"
-    lines = [f"# Campaign {campaign.name}", "", f"Result: {head}.", "", f"{champion.note}.", "", *_context_lines(campaign, verdicts),
+    outcome = champion.outcome.replace("_", " ")
+    head = f"champion **{champion.champion}** (DRAFT)" if champion.champion else f"**{outcome}**"
+    lines = [f"# Campaign {campaign.name}", "", f"Result: {head}.", "", f"{champion.note}.", "",
+             *_context_lines(campaign, verdicts),
              "", f"## {table.focus_metric} ({table.direction} is better), by cell and concurrency", "",
              f"Mean over trials (± std where there are several). Scoring: {champion.scoring}.", "",
              *_table_lines(table), "", "## Ranking (the baseline's regime)", ""]
@@ -199,14 +202,15 @@ def campaign_report(path: str | Path, request: CampaignReportRequest | None = No
     """Write report.md and the PNG plots into the campaign's results folder; return the data behind them."""
     loaded = load(path)
     verdicts = read_verdicts(loaded.results, loaded.names)
-    table = policy.campaign_table(loaded.campaign, loaded.names, verdicts)
-    champion = policy.select_champion(loaded.campaign, loaded.names, loaded.baseline, verdicts)
+    table = champions.campaign_table(loaded.campaign, loaded.names, verdicts)
+    champion = champions.select_champion(loaded.campaign, loaded.names, loaded.baseline, verdicts)
     plots = plots_of(table, champion)
     for plot in plots:
         draw(plot, loaded.results / plot.file)
     report = loaded.results / "report.md"
     atomic_write(report, render_markdown(loaded.campaign, table, champion, plots, verdicts))
-    return CampaignReport(campaign=loaded.campaign.name, report=str(report), plots=plots, table=table, champion=champion)
+    return CampaignReport(campaign=loaded.campaign.name, report=str(report), plots=plots, table=table,
+                          champion=champion)
 
 
-__all__ = ["CampaignReportRequest", "campaign_report", "draw", "plots_of", "render_markdown"]
+__all__ = ["campaign_report", "draw", "plots_of", "render_markdown"]

@@ -9,15 +9,18 @@ call (or a restarted MCP server) can still find and stop it.
 from collections.abc import Callable
 from pathlib import Path
 
+import anyio
 from pydantic import BaseModel
 
 from redline.engines import get_engine
 from redline.errors import LadderError
-from redline.ledger import read_ladder, server_file, set_host
+from redline.identity import this_owner, where
+from redline.ledger import check_derived, read_ladder, server_file, set_host
 from redline.ledger.server_record import ServerRecord, clear_server, load_server, save_server
 from redline.models import Widening
 from redline.models.ladder import Ceiling, Ladder, NextStep, Rung
-from redline.targets import Target
+from redline.offload import off_loop
+from redline.targets import ServerHandle, Target
 from redline.tools import ladder as ladder_tools
 from redline.tools.session import Progress, ServeSession, say
 
@@ -34,18 +37,36 @@ def ladder_server(ladder: Path) -> ServerRecord | None:
     return load_server(server_file(ladder))
 
 
-async def stop_server(ladder: Path, target: Target) -> bool:
-    """Stop the server this ladder left up, if any; True when there was one."""
-    record = ladder_server(ladder)
-    if record is None:
-        return False
+def check_reachable(record: ServerRecord, target: Target) -> None:
+    """Refuse a recorded server whose handle this redline cannot act on: another target's, or a `local` one
+    that a redline on another host or in another PID namespace booted (its pid names nothing here)."""
     if record.handle.target != target.name:
         raise LadderError(
             f"the server of rung {record.rung_index} runs on target {record.handle.target!r}, not {target.name!r}"
         )
+    owner = record.owner
+    if owner and target.same_host_as_redline and where(owner.host, owner.boot_id, owner.pid_ns) == "elsewhere":
+        raise LadderError(f"the server of rung {record.rung_index} was booted on target {target.name} by "
+                          f"{owner.describe()}, another host or PID namespace: its process group is not one this "
+                          "redline can see; stop it from there (redline ladder stop), or by hand and then delete "
+                          "the ladder's <ladder>.runs/server.json")
+
+
+async def stop_server(ladder: Path, target: Target) -> bool:
+    """Stop the server this ladder left up, if any; True when there was one."""
+    record = await off_loop(ladder_server, ladder)
+    if record is None:
+        return False
+    check_reachable(record, target)
     await target.stop(record.handle)
-    clear_server(server_file(ladder))
+    await off_loop(clear_server, server_file(ladder))
     return True
+
+
+async def stop_shielded(target: Target, handle: ServerHandle) -> None:
+    """Stop a server even while the caller is being cancelled: a cancel must not leave it running."""
+    with anyio.CancelScope(shield=True):
+        await target.stop(handle)
 
 
 def _session(
@@ -63,44 +84,48 @@ async def rung_run(
     `step` is the next step a caller already checked (ladder_tools.expect_step); else it is read here.
     `widening` is what the server config allows beyond the engine's allowlist; the rung records what it used.
     """
-    state = read_ladder(ladder)
-    step = step or ladder_tools.expect_step(ladder, "run_rung", replay, state)
+    state = await off_loop(read_ladder, ladder)
+    step = step or await off_loop(ladder_tools.expect_step, ladder, "run_rung", replay, state)
     session = _session(state, target, progress, widening)
     config = step.rung
     assert config is not None  # a run_rung step always carries its serve config
+    session.admit(config)  # a refused knob is refused before anything is stopped or started
+    await off_loop(check_derived, ladder)  # and so is a derived folder that leads out
     await session.check_model_path(config.model, "fix the ladder's model path (model.path in the ladder file)")
     if state.gpu is None:
-        set_host(ladder, await target.host_info())
+        await off_loop(set_host, ladder, await target.host_info())
     if await stop_server(ladder, target):
         await say(progress, 0.0, "stopped the previous rung's server")
     await say(progress, 0.0, f"booting max_model_len={config.max_model_len} "
                              f"max_num_batched_tokens={config.max_num_batched_tokens}")
     boot = await session.boot(config, state.boot_deadline_s)
     try:
-        rung, updated = ladder_tools.record_boot(
-            ladder, boot.log_text, signals=boot.signals, serve=config, log_name=f"{target.name}:{boot.handle.log_path}",
-            started_at=boot.started_at, ended_at=boot.ended_at, boot_s=round(boot.boot_s, 1), replay_of=replay,
-            widened=boot.widened,
+        rung, updated = await off_loop(
+            ladder_tools.record_boot, ladder, boot.log_text, signals=boot.signals, serve=config,
+            log_name=f"{target.name}:{boot.handle.log_path}", started_at=boot.started_at, ended_at=boot.ended_at,
+            boot_s=round(boot.boot_s, 1), replay_of=replay, widened=boot.widened,
         )
         if boot.ready:
             record = ServerRecord(rung_index=rung.index, engine=session.engine.name, handle=boot.handle,
-                                  config=config, boot_log_bytes=len(boot.log_text.encode()))
-            save_server(server_file(ladder), record)
+                                  config=config, boot_log_bytes=len(boot.log_text.encode()), owner=this_owner())
+            await off_loop(save_server, server_file(ladder), record)
     except BaseException:
-        await target.stop(boot.handle)  # a server the ladder cannot account for is not left running
+        await stop_shielded(target, boot.handle)  # a server the ladder cannot account for is not left running
         raise
     await say(progress, 1.0, f"rung {rung.index}: {rung.status}")
-    return RungOutcome(rung=rung, next=ladder_tools.next_of(ladder, updated))
+    return RungOutcome(rung=rung, next=await off_loop(ladder_tools.next_of, ladder, updated))
 
 
 async def smoke_test(
     ladder: Path, target: Target, *, progress: Progress | None = None, step: NextStep | None = None,
 ) -> RungOutcome:
     """Load the running rung with the engine's own bench client at near its max length."""
-    state = read_ladder(ladder)
-    step = step or ladder_tools.expect_step(ladder, "smoke_test", None, state)
-    record = ladder_server(ladder)
+    state = await off_loop(read_ladder, ladder)
+    step = step or await off_loop(ladder_tools.expect_step, ladder, "smoke_test", None, state)
+    record = await off_loop(ladder_server, ladder)
     index = step.rung_index
+    if record is not None:
+        check_reachable(record, target)
     if record is None or record.rung_index != index or not await target.is_alive(record.handle):
         raise LadderError(f"the server of rung {index} is not running any more: call rung_run with replay={index} "
                           "to boot it again for its smoke test")
@@ -111,22 +136,22 @@ async def smoke_test(
     session = _session(state, target, progress)
     bench = await session.bench(record.handle, record.config, workload, f"smoke-rung-{index:03d}.json",
                                 deadline_s=state.smoke_deadline_s, log_offset=record.boot_log_bytes)
-    rung, updated = ladder_tools.record_smoke(
-        ladder, bench.result_text, workload=workload, server_healthy_after=bench.healthy_after,
-        log_lines=bench.log_lines,
+    rung, updated = await off_loop(
+        ladder_tools.record_smoke, ladder, bench.result_text, workload=workload,
+        server_healthy_after=bench.healthy_after, log_lines=bench.log_lines, size=len(bench.result_text or ""),
     )
     await say(progress, 1.0, f"smoke test of rung {rung.index}: {'passed' if rung.smoke_test.passed else 'failed'}")
-    return RungOutcome(rung=rung, next=ladder_tools.next_of(ladder, updated))
+    return RungOutcome(rung=rung, next=await off_loop(ladder_tools.next_of, ladder, updated))
 
 
 async def ceiling_record(ladder: Path, open_target: Callable[[str], Target]) -> Ceiling:
     """Stop the server the ladder left up (through the target its record names), then record the ceiling."""
-    ladder_tools.expect_step(ladder, "record_ceiling")
-    record = ladder_server(ladder)
+    await off_loop(ladder_tools.expect_step, ladder, "record_ceiling")
+    record = await off_loop(ladder_server, ladder)
     if record is not None:
         async with open_target(record.handle.target) as target:
             await stop_server(ladder, target)
-    return ladder_tools.ceiling_record(ladder)
+    return await off_loop(ladder_tools.ceiling_record, ladder)
 
 
 class ClimbReport(BaseModel):
@@ -148,7 +173,7 @@ async def climb(
 ) -> ClimbReport:
     """Follow the ladder's routes until its ceiling is recorded or a failure needs a person."""
     steps: list[str] = []
-    step = ladder_tools.ladder_next(ladder)
+    step = await off_loop(ladder_tools.ladder_next, ladder)
     for _ in range(max_steps):
         if step.route == "run_rung":
             outcome = await rung_run(ladder, target, progress=progress, step=step, widening=widening)
@@ -159,13 +184,13 @@ async def climb(
                          f"{'passed' if outcome.rung.smoke_test.passed else 'failed'}")
         elif step.route == "record_ceiling":
             await stop_server(ladder, target)
-            ceiling = ladder_tools.ceiling_record(ladder)
+            ceiling = await off_loop(ladder_tools.ceiling_record, ladder)
             steps.append(f"ceiling: max_model_len {ceiling.max_model_len}, batched {ceiling.max_num_batched_tokens}")
-            step = ladder_tools.ladder_next(ladder)
+            step = await off_loop(ladder_tools.ladder_next, ladder)
             continue
         else:
             await stop_server(ladder, target)
             return ClimbReport(steps=steps, final=step)
         step = outcome.next
     await stop_server(ladder, target)
-    return ClimbReport(steps=steps, final=ladder_tools.ladder_next(ladder))
+    return ClimbReport(steps=steps, final=await off_loop(ladder_tools.ladder_next, ladder))

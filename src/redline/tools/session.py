@@ -19,9 +19,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+import anyio
+
 from redline.engines.base import Engine
 from redline.errors import CommandTimeout, InputError, LogParseError, TargetPathError
 from redline.models import BenchWorkload, BootSignals, BootStatus, ServeConfig, Widening
+from redline.offload import off_loop
 from redline.targets import RunResult, ServerHandle, Target, WaitOutcome
 
 Progress = Callable[[float, str], Awaitable[None]]
@@ -63,6 +66,35 @@ class BenchRun:
 async def say(progress: Progress | None, fraction: float, text: str) -> None:
     if progress is not None:
         await progress(min(max(fraction, 0.0), 1.0), text)
+
+
+def last_line(engine: Engine, log_text: str) -> str:
+    """The log's last non-blank line, as the engine words it (without its process tag and time)."""
+    lines = [line for line in log_text[-65536:].splitlines() if line.strip()]
+    return engine.log_message(lines[-1])[:200] if lines else "(the log is empty)"
+
+
+def boot_signals(engine: Engine, log_text: str, outcome: WaitOutcome, config: ServeConfig,
+                 deadline_s: float) -> BootSignals:
+    """The log's own verdict, corrected by what the target saw (a deadline, an exit, a port taken).
+
+    A plain function of plain values, so a long log can be read in a worker process.
+    """
+    try:
+        signals = engine.parse_boot_log(log_text)
+    except LogParseError:
+        reason = f"not a {engine.title} boot log: {last_line(engine, log_text)}"
+        signals = BootSignals(engine=engine.name, status=BootStatus.CRASH_UNKNOWN, reason=reason)
+    tail = f"; last log line: {last_line(engine, log_text)}"
+    if outcome.status == "timeout":
+        detail = f"no answer from {engine.health_url(config)} within {deadline_s:.0f}s"
+        return signals.model_copy(update={"status": BootStatus.TIMEOUT_BOOT, "reason": detail + tail})
+    if outcome.status == "taken":
+        return signals.model_copy(update={"status": BootStatus.CRASH_ENV, "reason": str(outcome.detail)})
+    if outcome.status == "exited" and signals.status in (BootStatus.BOOT_OK, BootStatus.BOOT_INCOMPLETE):
+        detail = f"the server exited with code {outcome.exit_code} before it was ready"
+        return signals.model_copy(update={"status": BootStatus.CRASH_UNKNOWN, "reason": detail + tail})
+    return signals
 
 
 class ServeSession:
@@ -118,11 +150,13 @@ class ServeSession:
             outcome = await self._wait(handle, config, deadline_s, t0)
             log_text = await self.target.read_text(handle.log_path)
         except BaseException:
-            await self.target.stop(handle)  # a cancelled or failed wait leaves nothing running
+            with anyio.CancelScope(shield=True):  # a cancelled or failed wait leaves nothing running
+                await self.target.stop(handle)
             raise
         if outcome.status != "ready":
             await self.target.stop(handle)
-        signals = self._signals(log_text, outcome, config, deadline_s)
+        # a long log is parsed away from the event loop, so other calls and jobs keep going meanwhile
+        signals = await off_loop(boot_signals, self.engine, log_text, outcome, config, deadline_s, size=len(log_text))
         ended, boot_s = datetime.now(UTC), time.monotonic() - t0
         return Boot(config, handle, outcome, log_text, signals, widened, started, ended, boot_s)
 
@@ -138,26 +172,7 @@ class ServeSession:
             await say(self.progress, elapsed / deadline_s, f"booting for {elapsed:.0f}s: {tail}")
 
     def last_line(self, log_text: str) -> str:
-        lines = [line for line in log_text.splitlines() if line.strip()]
-        return self.engine.log_message(lines[-1])[:200] if lines else "(the log is empty)"
-
-    def _signals(self, log_text: str, outcome: WaitOutcome, config: ServeConfig, deadline_s: float) -> BootSignals:
-        """The log's own verdict, corrected by what the target saw (a deadline, an exit)."""
-        try:
-            signals = self.engine.parse_boot_log(log_text)
-        except LogParseError:
-            reason = f"not a {self.engine.title} boot log: {self.last_line(log_text)}"
-            signals = BootSignals(engine=self.engine.name, status=BootStatus.CRASH_UNKNOWN, reason=reason)
-        tail = f"; last log line: {self.last_line(log_text)}"
-        if outcome.status == "timeout":
-            detail = f"no answer from {self.engine.health_url(config)} within {deadline_s:.0f}s"
-            return signals.model_copy(update={"status": BootStatus.TIMEOUT_BOOT, "reason": detail + tail})
-        if outcome.status == "taken":
-            return signals.model_copy(update={"status": BootStatus.CRASH_ENV, "reason": str(outcome.detail)})
-        if outcome.status == "exited" and signals.status in (BootStatus.BOOT_OK, BootStatus.BOOT_INCOMPLETE):
-            detail = f"the server exited with code {outcome.exit_code} before it was ready"
-            return signals.model_copy(update={"status": BootStatus.CRASH_UNKNOWN, "reason": detail + tail})
-        return signals
+        return last_line(self.engine, log_text)
 
     async def bench(
         self, handle: ServerHandle, config: ServeConfig, workload: BenchWorkload, result_name: str, *,

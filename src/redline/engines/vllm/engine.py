@@ -18,11 +18,7 @@ class VLLM(Engine):
         return argv.serve_argv(config, self.command(executable))
 
     def admit(self, config: ServeConfig, widening: Widening | None = None) -> list[str]:
-        widening = widening or Widening()
-        wide_flags = frozenset(flags.resolve(f) for f in widening.flags)
-        used = [f"flag {f} ({dest})" for f in config.extra_flags if (dest := flags.check_flag(f, wide_flags))]
-        used += [f"env {name}" for name in config.env if flags.check_env(name, frozenset(widening.env))]
-        return used
+        return flags.TABLE.admit(config, widening)
 
     def bench_argv(
         self,

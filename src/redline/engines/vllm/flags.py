@@ -9,11 +9,9 @@ serving lever (allowed), or anything else (refused, with the reason when the fla
 loads code, reads host files or opens the server up).
 """
 
-import json
-from functools import cache
-from importlib import resources
-
-from redline.errors import InputError
+from redline.engines.flagtable import (
+    ACCESS, CODE, ENV_SOURCE, FILES, LOADER, LOADER_ENV, NETWORK, RUNTIME_ENV, SOURCE, SOURCE_ENV, FlagTable, reasons,
+)
 
 # The options a ServeConfig field sets; naming them again would make the recorded config lie.
 OWNED = frozenset({
@@ -42,101 +40,47 @@ LEVERS = frozenset({
     "speculative_config", "stream_interval", "ubatch_size", "uvicorn_log_level",
 })
 
-_CODE = "loads Python code named by the caller"
-_FILES = "reads or writes a path on the host"
-_NETWORK = "connects the server to other hosts"
-_ACCESS = "changes who can reach the server and how"
-_SOURCE = "changes where the model's code or files come from"
 REFUSED = {
     "trust_remote_code": "runs the model repository's own Python code",
-    **dict.fromkeys(("tool_parser_plugin", "reasoning_parser_plugin", "io_processor_plugin", "logits_processors",
-                     "middleware", "worker_cls", "worker_extension_cls", "scheduler_cls", "model_class_overrides",
-                     "distributed_executor_backend"), _CODE),
-    **dict.fromkeys(("allowed_local_media_path", "chat_template", "config", "generation_config", "hf_config_path",
-                     "download_dir", "log_config_file", "logging_config", "lora_modules", "default_mm_loras",
-                     "mm_encoder_fp8_scale_path", "mm_encoder_fp8_scale_save_path", "model_loader_extra_config",
-                     "spec_model"), _FILES),
-    **dict.fromkeys(("allowed_media_domains", "kv_transfer_config", "ec_transfer_config", "kv_events_config",
-                     "otlp_traces_endpoint", "weight_transfer_config", "data_parallel_address", "master_addr",
-                     "tool_server"), _NETWORK),
-    **dict.fromkeys(("api_key", "ssl_keyfile", "ssl_certfile", "ssl_ca_certs", "ssl_cert_reqs", "ssl_ciphers",
-                     "root_path", "allowed_origins", "allow_credentials", "allowed_headers", "allowed_methods", "uds",
-                     "grpc", "grpc_port", "headless"), _ACCESS),
-    **dict.fromkeys(("code_revision", "revision", "tokenizer", "tokenizer_revision", "hf_token", "hf_overrides"),
-                    _SOURCE),
+    **reasons(**{
+        CODE: ("tool_parser_plugin", "reasoning_parser_plugin", "io_processor_plugin", "logits_processors", "middleware",
+               "worker_cls", "worker_extension_cls", "scheduler_cls", "model_class_overrides",
+               "distributed_executor_backend"),
+        FILES: ("allowed_local_media_path", "chat_template", "config", "generation_config", "hf_config_path",
+                "download_dir", "log_config_file", "logging_config", "lora_modules", "default_mm_loras",
+                "mm_encoder_fp8_scale_path", "mm_encoder_fp8_scale_save_path", "model_loader_extra_config", "spec_model"),
+        NETWORK: ("allowed_media_domains", "kv_transfer_config", "ec_transfer_config", "kv_events_config",
+                  "otlp_traces_endpoint", "weight_transfer_config", "data_parallel_address", "master_addr",
+                  "tool_server"),
+        ACCESS: ("api_key", "ssl_keyfile", "ssl_certfile", "ssl_ca_certs", "ssl_cert_reqs", "ssl_ciphers", "root_path",
+                 "allowed_origins", "allow_credentials", "allowed_headers", "allowed_methods", "uds", "grpc",
+                 "grpc_port", "headless"),
+        SOURCE: ("code_revision", "revision", "tokenizer", "tokenizer_revision", "hf_token", "hf_overrides"),
+    }),
 }
 
 # Environment a serve config may set: the engine's own tuning switches and the runtime's thread and memory knobs.
-ENV_LEVERS = frozenset({
+ENV_LEVERS = RUNTIME_ENV | {
     "VLLM_ALLOW_LONG_MAX_MODEL_LEN", "VLLM_ATTENTION_BACKEND", "VLLM_USE_FLASHINFER_SAMPLER", "VLLM_FLASH_ATTN_VERSION",
     "VLLM_USE_DEEP_GEMM", "VLLM_CPU_KVCACHE_SPACE", "VLLM_CPU_OMP_THREADS_BIND", "VLLM_CPU_NUM_OF_RESERVED_CPU",
     "VLLM_NO_USAGE_STATS", "VLLM_LOGGING_LEVEL", "VLLM_ENABLE_V1_MULTIPROCESSING", "VLLM_WORKER_MULTIPROC_METHOD",
     "VLLM_ALL2ALL_BACKEND", "VLLM_ENGINE_ITERATION_TIMEOUT_S", "VLLM_RPC_TIMEOUT", "VLLM_MARLIN_USE_ATOMIC_ADD",
-    "OMP_NUM_THREADS", "MKL_NUM_THREADS", "TOKENIZERS_PARALLELISM", "PYTORCH_CUDA_ALLOC_CONF",
-    "CUDA_DEVICE_MAX_CONNECTIONS", "NCCL_DEBUG", "NCCL_P2P_DISABLE", "NCCL_IB_DISABLE", "NCCL_CUMEM_ENABLE",
-})
-_LOADER = "changes which code the loader or the interpreter runs"
-ENV_REFUSED = {
-    **dict.fromkeys(("LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP",
-                     "PYTHONUSERBASE", "PYTHONINSPECT", "PATH", "BASH_ENV", "ENV", "VLLM_PLUGINS",
-                     "NCCL_NET_PLUGIN", "NCCL_TUNER_PLUGIN", "NCCL_PROFILER_PLUGIN"), _LOADER),
-    **dict.fromkeys(("HF_ENDPOINT", "HF_HUB_ENDPOINT", "HF_HOME", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE",
-                     "TRANSFORMERS_CACHE", "VLLM_CONFIG_ROOT", "VLLM_CACHE_ROOT"), "changes where code and files come from"),
 }
+ENV_REFUSED = reasons(**{LOADER: (*LOADER_ENV, "VLLM_PLUGINS"),
+                         ENV_SOURCE: (*SOURCE_ENV, "VLLM_CONFIG_ROOT", "VLLM_CACHE_ROOT")})
+
+TABLE = FlagTable(
+    package="redline.engines.vllm", title="vLLM", command="`vllm serve`", help_command="`vllm serve --help`",
+    widen_key="vllm", owned=OWNED, levers=LEVERS, refused=REFUSED, env_levers=ENV_LEVERS, env_refused=ENV_REFUSED,
+    underscores=True, subkeys=True,
+)
 
 
-@cache
 def _table() -> tuple[dict[str, str], frozenset[str]]:
-    text = resources.files("redline.engines.vllm").joinpath("data/serve-flags.json").read_text(encoding="utf-8")
-    data = json.loads(text)
-    return data["options"], frozenset(data["takes_value"])
+    return TABLE.options, TABLE.takes_value
 
 
-def resolve(flag: str) -> str:
-    """The option vLLM's parser would take `flag` (--name or --name=value) for, as it names its dest."""
-    options, _ = _table()
-    name = flag.split("=", 1)[0]
-    base = name.split(".", 1)[0]  # a dotted sub-key of a JSON-valued flag belongs to that flag
-    spelled = "--" + base[2:].replace("_", "-")
-    if spelled in options:
-        return options[spelled]
-    matches = {options[o] for o in options if o.startswith(spelled) and o.startswith("--")}
-    if len(matches) == 1:  # argparse's allow_abbrev: a unique prefix is that option
-        return matches.pop()
-    if matches:
-        raise InputError(f"extra flag {flag!r} is ambiguous: vLLM would read it as one of {sorted(matches)[:6]}; "
-                         "spell the option out")
-    raise InputError(f"extra flag {flag!r} is not a `vllm serve` option: check its spelling against `vllm serve --help`")
-
-
-def check_owned(flag: str) -> str:
-    """The flag's dest, unless a ServeConfig field owns it (then InputError: set that field)."""
-    dest = resolve(flag)
-    if dest in OWNED:
-        raise InputError(f"extra flag {flag!r} sets {dest}, a knob the serve config owns: set that field instead")
-    return dest
-
-
-def check_flag(flag: str, widened: frozenset[str] = frozenset()) -> str | None:
-    """Refuse a flag that is owned, refused or not a lever; the widening it used (its dest), or None."""
-    dest = check_owned(flag)
-    if dest in LEVERS:
-        return None
-    if dest in widened:
-        return dest
-    why = REFUSED.get(dest, "is not a serving lever redline allows")
-    refusal = f"it {why}" if dest in REFUSED else why
-    raise InputError(f"extra flag {flag!r} ({dest}) is refused: {refusal}; a person can widen the allowlist "
-                     "in the server config (widen: vllm: flags:), and every rung it touches records it")
-
-
-def check_env(name: str, widened: frozenset[str] = frozenset()) -> str | None:
-    """Refuse an environment variable that is not a lever; the widening it used, or None."""
-    if name in ENV_LEVERS:
-        return None
-    if name in widened:
-        return name
-    why = ENV_REFUSED.get(name)
-    refusal = f"it {why}" if why else "it is not an engine setting redline allows"
-    raise InputError(f"environment variable {name} is refused: {refusal}; a person can widen the allowlist "
-                     "in the server config (widen: vllm: env:), and every rung it touches records it")
+resolve = TABLE.resolve
+check_owned = TABLE.check_owned
+check_flag = TABLE.check_flag
+check_env = TABLE.check_env

@@ -1,0 +1,206 @@
+"""`redline campaign init|plan|run|status|aggregate|champion|report`: tune a deploy with a grid of serve configs,
+each booted once and benched at every concurrency. The flags are the MCP tools' parameters (the same request
+models); the campaign file is a local path (--campaign)."""
+
+import argparse
+import json
+import shlex
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+from pydantic import BaseModel
+
+from redline.cli.climb import print_progress
+from redline.cli.flags import add_request_flags, request_from_args
+from redline.errors import InputError
+from redline.models.campaign import CampaignPlan, CellPlan
+from redline.models.campaign_results import CampaignRunResult, CampaignStatus, CampaignTable, ChampionReport
+from redline.targets import LocalTarget, Target, load_targets
+from redline.tools import campaign as ops
+from redline.tools import campaign_runner as runner
+from redline.tools.report import campaign_report
+from redline.tools.requests import (
+    CampaignAggregateRequest, CampaignInitRequest, CampaignPlanRequest, CampaignReportRequest, CampaignRunRequest,
+    CampaignStatusRequest, ChampionSelectRequest, Request,
+)
+
+LOCAL = "local"  # at a terminal with no targets file, this host is the one target
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "campaign", help="tune a deploy: a grid of serve configs, each booted once and benched (campaign.yml)")
+    actions = parser.add_subparsers(dest="campaign_command", required=True, metavar="ACTION")
+    for name, request, text, handler, targets in _ACTIONS:
+        sub = actions.add_parser(name, help=text)
+        sub.add_argument("--campaign", type=Path, required=True, help="the campaign file (campaign.yml)")
+        add_request_flags(sub, request)  # the MCP tool's parameters, from one model
+        if targets:
+            sub.add_argument("--targets", type=Path, help=f"the targets file (default: this host as `{LOCAL}`)")
+        if name != "init":
+            sub.add_argument("--json", action="store_true", help="print one JSON object")
+        sub.set_defaults(handler=handler)
+
+
+# ---- the handlers --------------------------------------------------------------------------------------------
+
+
+def _print(args: argparse.Namespace, result: BaseModel, text: Callable[[Any], str]) -> None:
+    print(json.dumps(result.model_dump(mode="json")) if args.json else text(result))
+
+
+def _init(args: argparse.Namespace) -> int:
+    request = request_from_args(CampaignInitRequest, args)
+    campaign = ops.campaign_init(args.campaign, request)
+    plan = ops.campaign_plan(args.campaign)
+    print(f"created {args.campaign}: {campaign.name} on {campaign.target}, {len(plan.cells)} cells x "
+          f"{len(plan.concurrencies)} concurrencies ({plan.boots} boots); next: redline campaign plan")
+    return 0
+
+
+def _plan(args: argparse.Namespace) -> int:
+    request = request_from_args(CampaignPlanRequest, args)
+    target = _target(args, request.target) if args.targets or request.target else None
+    _print(args, ops.campaign_plan(args.campaign, request, target=target), plan_text)
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    request = request_from_args(CampaignRunRequest, args)
+    runner.require_ack(request.i_understand_this_submits_jobs, request.dry_run)  # before any target is touched
+
+    async def main() -> CampaignRunResult:
+        async with _target(args, request.target) as target:
+            return await runner.campaign_run(
+                args.campaign, target, i_understand_this_submits_jobs=request.i_understand_this_submits_jobs,
+                dry_run=request.dry_run, progress=print_progress, skip_known_good=request.skip_known_good)
+
+    result = anyio.run(main)
+    _print(args, result, run_text)
+    return 1 if result.stopped_early else 0
+
+
+def _status(args: argparse.Namespace) -> int:
+    _print(args, ops.campaign_status(args.campaign, request_from_args(CampaignStatusRequest, args)), status_text)
+    return 0
+
+
+def _aggregate(args: argparse.Namespace) -> int:
+    _print(args, ops.campaign_aggregate(args.campaign, request_from_args(CampaignAggregateRequest, args)), table_text)
+    return 0
+
+
+def _champion(args: argparse.Namespace) -> int:
+    _print(args, ops.champion_select(args.campaign, request_from_args(ChampionSelectRequest, args)), champion_text)
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    report = campaign_report(args.campaign, request_from_args(CampaignReportRequest, args))
+    folder = Path(report.report).parent
+    _print(args, report, lambda r: "\n".join([f"wrote {r.report}", *(f"wrote {folder / p.file}" for p in r.plots),
+                                              champion_headline(r.champion)]))
+    return 0
+
+
+_ACTIONS: list[tuple[str, type[Request], str, Callable[[argparse.Namespace], int], bool]] = [
+    ("init", CampaignInitRequest, "write a new campaign file from --spec (JSON)", _init, False),
+    ("plan", CampaignPlanRequest, "every boot and bench command a run would do, after the gates; starts nothing",
+     _plan, True),
+    ("run", CampaignRunRequest, "boot each cell once and bench it (needs --i-understand-this-submits-jobs)",
+     _run, True),
+    ("status", CampaignStatusRequest, "which cells are done, running or pending, and what to do next", _status,
+     False),
+    ("aggregate", CampaignAggregateRequest, "the table of cells x concurrencies with the focus metric", _aggregate,
+     False),
+    ("champion", ChampionSelectRequest, "the champion under the SLA, or no improvement (always a DRAFT)", _champion,
+     False),
+    ("report", CampaignReportRequest, "write report.md and its PNG plots into the results folder", _report, False),
+]
+
+
+def _target(args: argparse.Namespace, requested: str) -> Target:
+    """The target named (else the campaign's), from --targets; with no targets file only this host, as local."""
+    if args.targets is not None:
+        return ops.open_campaign_target(args.campaign, load_targets(args.targets), requested)
+    name = ops.campaign_target(args.campaign, requested)
+    if name != LOCAL:
+        raise InputError(f"target {name!r} needs --targets FILE naming it (without one, only {LOCAL!r} is known)")
+    return LocalTarget(LOCAL)
+
+
+# ---- text ------------------------------------------------------------------------------------------------------
+
+
+def _n(value: float | None, digits: int = 2) -> str:
+    return "-" if value is None else f"{value:,.{digits}f}"
+
+
+def _cell_lines(cell: CellPlan) -> list[str]:
+    levers = ", ".join(f"{k}={v}" for k, v in cell.levers.items()) or "the base config"
+    done = f", done: {cell.done}" if cell.done else ""
+    lines = [f"cell {cell.index} {cell.name}{' (baseline)' if cell.baseline else ''} [{cell.regime.label}]: "
+             f"{levers}{done}"]
+    lines += [f"  gate    {g}" for g in cell.gates]
+    lines.append(f"  boot    {shlex.join(cell.boot_command)}")
+    if cell.warmup_command:
+        lines.append(f"  warm-up {shlex.join(cell.warmup_command)}")
+    lines += [f"  bench   c={b.concurrency} trial {b.trial} ({b.num_prompts} prompts): {shlex.join(b.command)}"
+              for b in cell.benches]
+    return lines
+
+
+def plan_text(plan: CampaignPlan) -> str:
+    head = (f"campaign {plan.campaign} on {plan.target} ({plan.engine}), focus {plan.focus}, baseline {plan.baseline}: "
+            f"{plan.boots} boots, {plan.benches} benches to run")
+    return "\n".join([head, *(line for cell in plan.cells for line in _cell_lines(cell)), plan.note])
+
+
+def run_text(result: CampaignRunResult) -> str:
+    if result.dry_run and result.plan is not None:
+        return f"{plan_text(result.plan)}\n{result.reason}\nnext: {result.next}"
+    lines = [f"{o.cell}: {o.verdict} ({o.reason}), boot {_n(o.boot_s, 0)}s, {o.wall_s:.0f}s in all" for o in result.ran]
+    if result.skipped:
+        lines.append(f"skipped (already done): {', '.join(result.skipped)}")
+    return "\n".join([*lines, f"{result.reason}; {result.boots} boots", f"next: {result.next}"])
+
+
+def status_text(status: CampaignStatus) -> str:
+    lines = [f"campaign {status.campaign}: {status.done} of {status.total} cells done ({status.green} green, "
+             f"{status.red} red); results in {status.results}"]
+    lines += [f"  {c.cell:<24} {c.state:<8} {c.reason or ''}".rstrip() for c in status.cells]
+    return "\n".join([*lines, f"next: {status.next}"])
+
+
+def table_text(table: CampaignTable) -> str:
+    head = ("cell", "c", "verdict", "regime", table.focus_metric, "out tok/s", "TPOT ms", "ok", "SLA")
+    rows = [head] + [
+        (r.cell, str(r.concurrency), r.verdict, r.regime,
+         _n(r.focus_value) + (f" ± {_n(r.focus_std)}" if r.focus_std is not None else ""),
+         _n(r.output_throughput, 1), _n(r.median_tpot_ms), "yes" if r.ok else "NO", "ok" if r.sla_ok else "BREACH")
+        for r in table.rows]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows]
+    if table.missing:
+        lines.append(f"no verdict yet: {', '.join(table.missing)}")
+    return "\n".join([f"{table.focus_metric} ({table.direction} is better)", *lines])
+
+
+def champion_headline(report: ChampionReport) -> str:
+    if report.champion:
+        return f"champion {report.champion} (DRAFT) by {report.metric}"
+    return f"{report.outcome.replace('_', ' ')} (baseline {report.baseline})"
+
+
+def champion_text(report: ChampionReport) -> str:
+    lines = [champion_headline(report), f"scoring: {report.scoring}", report.note]
+    lines += [f"  {c.cell:<24} {c.outcome:<15} {_n(c.score)}  {c.why}" for c in report.ranked]
+    for group in report.other_regimes:
+        lines += [f"regime {group.regime}: {group.note}", *(f"  {c.cell:<24} {_n(c.score)}" for c in group.cells)]
+    lines += [f"  {c.cell:<24} excluded        {c.why}" for c in report.excluded]
+    return "\n".join(lines)
+
+
+__all__ = ["champion_text", "plan_text", "register", "run_text", "status_text", "table_text"]

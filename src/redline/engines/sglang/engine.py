@@ -1,0 +1,59 @@
+"""SGLang as an Engine: its server, benched by vLLM's client so both engines' figures come from one client."""
+
+from collections.abc import Sequence
+
+from redline.engines.base import Engine
+from redline.engines.sglang import argv, bootlog, flags
+from redline.engines.vllm.bench import parse_bench_result
+from redline.models import BenchResult, BenchWorkload, BootSignals, ServeConfig, Widening
+
+
+class SGLang(Engine):
+    name = "sglang"
+    title = "SGLang"
+    default_command = argv.COMMAND
+    # /health answers 503 until the warm-up request passed (the moment of the ready line), then generates one
+    # token per call: after a smoke test it proves the scheduler still serves, not only that the HTTP process
+    # lives. /v1/models answers as soon as uvicorn listens, before warm-up, so a boot dying there would look ready.
+    health_path = "/health"
+    long_context_env = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"
+    kv_block_size = 1  # SGLang's page_size on CUDA (srt/arg_groups/overrides.py, _page_size_default)
+    # SGLang boots at any --context-length its model allows, whatever its pool holds (requests longer than
+    # the pool are refused at run time), and it profiles no prefill chunk at boot: a boot proves neither knob.
+    pool_bounds_context = True
+
+    def serve_argv(self, config: ServeConfig, executable: Sequence[str] | None = None) -> list[str]:
+        return argv.serve_argv(config, self.command(executable))
+
+    def admit(self, config: ServeConfig, widening: Widening | None = None) -> list[str]:
+        return flags.TABLE.admit(config, widening)
+
+    def bench_argv(
+        self,
+        config: ServeConfig,
+        workload: BenchWorkload,
+        *,
+        result_dir: str,
+        result_filename: str,
+        executable: Sequence[str] | None = None,
+    ) -> list[str]:
+        # `executable` runs SGLang, not the client: the bench is vLLM's `vllm`, found on the host's PATH.
+        return argv.bench_argv(config, workload, result_dir=result_dir, result_filename=result_filename)
+
+    def version_argv(self, executable: Sequence[str] | None = None) -> list[str]:
+        return argv.version_argv(self.command(executable))
+
+    def parse_boot_log(self, text: str) -> BootSignals:
+        return bootlog.parse_boot_log(text)
+
+    def served_model(self, text: str) -> str | None:
+        return bootlog.served_model(text)
+
+    def parse_bench_result(self, text: str) -> BenchResult:
+        return parse_bench_result(text)  # the client is vLLM's, so is its result file
+
+    def log_message(self, line: str) -> str:
+        return bootlog.message(line)
+
+    def boot_seconds(self, text: str) -> float | None:
+        return bootlog.boot_seconds(text)

@@ -1,0 +1,120 @@
+"""An A/B on disk: its spec (a person may edit and comment it) and its results folder.
+
+    ab/<name>.yml                            the spec as run; comments kept; a re-run resumes it
+    ab/<name>/trials/<arm>-<k>/trial.yml     one trial's record: its presence means the trial is done
+    ab/<name>/trials/<arm>-<k>/boot.log      the server's whole log: boot, warm-up, benches
+    ab/<name>/trials/<arm>-<k>/bench-c<C>.json   each bench's own result file
+    ab/<name>/server.json                    the running trial's server, recorded before its boot is waited on
+    ab/<name>/ab.lock                        held by the one runner
+
+Every file is written whole by the one atomic writer; a trial's record is written last.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from redline.errors import InputError, LadderError
+from redline.inputs import explain
+from redline.ledger import yamlfile
+from redline.ledger.atomic import atomic_write
+from redline.models.ab import AbSpec, TrialRecord
+
+AB_DIR = "ab"
+TRIAL = "trial.yml"
+HEADER = ("redline A/B: arms booted cleanly in turn (A B A B ...), on one target, benched the same way.\n"
+          "Comments you add here are kept. Results go to the folder named by `name`, beside this file.")
+
+
+@dataclass(frozen=True)
+class AbPaths:
+    """Where one A/B's files live, inside the workspace."""
+
+    workspace: Path
+    name: str
+
+    @property
+    def spec_file(self) -> Path:
+        return self.workspace / AB_DIR / f"{self.name}.yml"
+
+    @property
+    def results(self) -> Path:
+        return self.workspace / AB_DIR / self.name
+
+    @property
+    def server_file(self) -> Path:
+        return self.results / "server.json"
+
+    @property
+    def lock_file(self) -> Path:
+        return self.results / "ab.lock"
+
+    def trial_dir(self, arm: str, trial: int) -> Path:
+        return self.results / "trials" / f"{arm}-{trial}"
+
+    def relative(self, path: Path) -> str:
+        return path.relative_to(self.workspace).as_posix()
+
+
+def _parse(path: Path) -> object:
+    try:
+        return yamlfile.load(path)
+    except LadderError as exc:  # the YAML reader's wording, for an A/B
+        raise InputError(str(exc)) from exc
+
+
+def read_spec(path: Path) -> AbSpec | None:
+    """The A/B spec at path; None when there is none yet."""
+    if not path.exists():
+        return None
+    doc = _parse(path)
+    try:
+        return AbSpec.model_validate(yamlfile.plain(doc))
+    except ValidationError as exc:
+        raise InputError(f"{path}: not an A/B spec ({explain(exc)}); fix it, or give the A/B another name") from exc
+
+
+def write_spec(path: Path, spec: AbSpec) -> None:
+    """Write the spec, or change the one there in place (only a resume's trials differ), keeping its comments."""
+    new = spec.model_dump(mode="json", exclude_none=True)
+    with yamlfile.locked(path):
+        if path.exists():
+            doc = _parse(path)
+            doc = yamlfile.merge(doc, yamlfile.plain(doc), new)
+        else:
+            doc = yamlfile.to_yaml(new)
+            doc.yaml_set_start_comment(HEADER)
+        atomic_write(path, yamlfile.dumps(doc))
+
+
+def read_trial(paths: AbPaths, arm: str, trial: int) -> TrialRecord | None:
+    """The trial's record; None when it has none (the trial is not done)."""
+    path = paths.trial_dir(arm, trial) / TRIAL
+    if not path.exists():
+        return None
+    hint = f"; delete {path.parent} to run the trial again"
+    try:
+        return TrialRecord.model_validate(yamlfile.load_plain(path))
+    except LadderError as exc:
+        raise InputError(f"{exc}{hint}") from exc
+    except ValidationError as exc:
+        raise InputError(f"{path}: not a trial record ({explain(exc)}){hint}") from exc
+
+
+def write_trial(paths: AbPaths, record: TrialRecord) -> Path:
+    path = paths.trial_dir(record.arm, record.trial) / TRIAL
+    atomic_write(path, yamlfile.dumps(yamlfile.to_yaml(record.model_dump(mode="json"))))
+    return path
+
+
+def write_trial_file(paths: AbPaths, arm: str, trial: int, name: str, text: str) -> str:
+    """A trial's side file (boot.log, bench-c8.json); its path relative to the workspace."""
+    path = paths.trial_dir(arm, trial) / name
+    atomic_write(path, text)
+    return paths.relative(path)
+
+
+__all__ = ["AB_DIR", "AbPaths", "read_spec", "read_trial", "write_spec", "write_trial", "write_trial_file"]

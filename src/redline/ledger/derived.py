@@ -1,0 +1,76 @@
+"""Derived paths: the folders and files redline makes itself beside what a person names.
+
+    <ladder>.runs/  rung-NNN/boot.log, smoke.json   server.json   <ladder>.yml.lock
+    .redline/jobs/  j-*.json   .start.lock
+
+They are checked like tool arguments, since anyone who can write to the workspace can
+plant something there: every part below the base folder must be a real folder (a symlink
+could lead out of the workspace, and whatever redline wrote would land there), and a
+file must be absent or a plain file (a FIFO would block a read, a device would take a
+write, a symlink would be followed). So nothing is written outside, and no read hangs.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path, PurePosixPath
+
+from redline.errors import DerivedPathError
+
+_FIX = "redline makes it itself; remove it and call again"
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISLNK(mode):
+        return "a symlink (it could lead out of the workspace)"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a folder" if stat.S_ISDIR(mode) else "a plain file"
+
+
+def derived_dir(base: Path, *parts: str, create: bool = False) -> Path:
+    """base/parts..., each part a real folder, made when `create` and missing; DerivedPathError otherwise.
+
+    A missing part without `create` is fine: there is nothing under it yet to follow.
+    """
+    path = base
+    for part in parts:
+        path = path / part
+        try:
+            mode = os.lstat(path).st_mode
+        except FileNotFoundError:
+            if not create:
+                return base.joinpath(*parts)
+            try:
+                os.mkdir(path)
+            except FileExistsError:
+                pass  # another writer made it just now: look at what it is
+            mode = os.lstat(path).st_mode
+        if not stat.S_ISDIR(mode):
+            raise DerivedPathError(f"{path} is {_kind(mode)}, not a folder: {_FIX}")
+    return path
+
+
+def check_file(path: Path) -> Path:
+    """A derived file: absent, or a plain file (never a symlink, FIFO or device); DerivedPathError otherwise."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return path
+    if not stat.S_ISREG(mode):
+        raise DerivedPathError(f"{path} is {_kind(mode)}, where redline keeps a plain file of its own: {_FIX}")
+    return path
+
+
+def derived_file(base: Path, relative: str, *, create: bool = False) -> Path:
+    """base/relative, a derived file: its folders checked (made when `create`), the file itself as check_file."""
+    parts = PurePosixPath(relative).parts
+    if not parts or PurePosixPath(relative).is_absolute() or ".." in parts:
+        raise DerivedPathError(f"{relative!r} is not a path under {base}")
+    folder = derived_dir(base, *parts[:-1], create=create)
+    return check_file(folder / parts[-1])

@@ -1,0 +1,238 @@
+"""An A/B: two or more arms (serve configs) on one target, interleaved A B A B ..., a clean boot per arm per trial.
+
+    ab/<name>.yml                           the spec as run (comments kept); a re-run resumes it
+    ab/<name>/trials/<arm>-<k>/trial.yml    one trial: its node, boot, figures per concurrency; written last
+    ab/<name>/trials/<arm>-<k>/boot.log, bench-c<C>.json
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from redline.engines import DEFAULT_ENGINE, EngineName
+from redline.models.bench import BenchResult
+from redline.models.boot import BootStatus
+from redline.models.campaign_results import Stat
+from redline.models.context import ContextDescriptor, Node
+from redline.models.known_good import KnownGoodUse
+from redline.models.lever import CloseStatus, Lever
+from redline.models.serve import ServeConfig
+from redline.models.sol import SolFigure
+from redline.models.verdict import AbVerdict, Claim
+
+Count = Annotated[int, Field(gt=0, le=1 << 26)]
+Slug = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[a-z0-9][a-z0-9._-]*$")]
+Metric = Literal["output_throughput", "output_throughput_per_gpu", "total_token_throughput", "median_tpot_ms",
+                 "median_itl_ms", "median_ttft_ms"]
+# The figures every trial reports per concurrency (issue 11: median TPOT, ITL, TTFT and output throughput).
+TRIAL_METRICS = ("median_tpot_ms", "median_itl_ms", "median_ttft_ms", "output_throughput", "output_throughput_per_gpu")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ArmSpec(_Strict):
+    """One arm: a serve config given inline, or a campaign's cell named."""
+
+    name: Slug
+    serve: ServeConfig | None = Field(None, description="the serve config, inline")
+    campaign: Annotated[str | None, Field(min_length=1, max_length=1024, description=(
+        "a campaign file in the workspace whose cell this arm boots (with cell)"))] = None
+    cell: Slug | None = Field(None, description="the cell of that campaign")
+
+    @model_validator(mode="after")
+    def _one_way(self) -> ArmSpec:
+        inline, named = self.serve is not None, self.campaign is not None or self.cell is not None
+        if inline == named or (named and (self.campaign is None or self.cell is None)):
+            raise ValueError(f"arm {self.name!r}: give serve (inline), or campaign and cell, not both")
+        return self
+
+
+class AbWorkload(_Strict):
+    """What every bench of every trial sends: random prompts; every request decodes output_len tokens."""
+
+    dataset: Literal["random"] = "random"
+    input_len: Count
+    output_len: Count
+    num_prompts: Count | None = Field(None, description="prompts per concurrency; default 4 x c")
+    seed: int = 0
+
+
+class AbSpec(_Strict):
+    """The A/B to run: its arms, the baseline named, the workload, the trials, the claim."""
+
+    name: Slug
+    target: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=200)]
+    engine: EngineName = DEFAULT_ENGINE
+    arms: Annotated[list[ArmSpec], Field(min_length=2, max_length=8)]
+    baseline: Slug | None = Field(None, description="the arm the others are set against; a VERDICT needs one named")
+    workload: AbWorkload
+    concurrencies: Annotated[list[Count], Field(min_length=1, max_length=16)]
+    trials: Annotated[int, Field(ge=1, le=20, description="clean boots per arm; a VERDICT needs at least 3")] = 3
+    warmup_requests: Annotated[int, Field(ge=0, le=1 << 20, description="0: a cold bench")] = 8
+    claim: Claim = "throughput"
+    metric: Metric | None = Field(None, description="the metric the claim rests on; default: output_throughput for "
+                                                    "throughput, median_tpot_ms for latency")
+    alpha: Annotated[float, Field(gt=0, lt=0.5, description="Welch's t-test level")] = 0.05
+    boot_deadline_s: Annotated[float, Field(gt=0, le=86400)] = 3600
+    bench_deadline_s: Annotated[float, Field(gt=0, le=86400)] = 3600
+
+    @field_validator("concurrencies")
+    @classmethod
+    def _unique(cls, values: list[int]) -> list[int]:
+        if len(set(values)) != len(values):
+            raise ValueError(f"each concurrency once: {values}")
+        return sorted(values)
+
+    @model_validator(mode="after")
+    def _arms_differ(self) -> AbSpec:
+        names = [a.name for a in self.arms]
+        if len(set(names)) != len(names):
+            raise ValueError(f"arms: two arms share a name: {sorted({n for n in names if names.count(n) > 1})}")
+        if self.baseline is not None and self.baseline not in names:
+            raise ValueError(f"baseline: no arm is named {self.baseline!r}; the arms are {', '.join(names)}")
+        return self
+
+    def same_run(self, other: AbSpec) -> bool:
+        """The same A/B but (perhaps) more trials: what a resume may change."""
+        return self.model_dump(exclude={"trials"}) == other.model_dump(exclude={"trials"})
+
+
+# ---- the plan ----------------------------------------------------------------------------------------------
+
+
+class ArmPlan(_Strict):
+    name: str
+    baseline: bool
+    serve: ServeConfig = Field(description="after the gates and the known-good entry")
+    gates: list[str] = []
+    boot_command: list[str]
+
+
+class TrialStep(_Strict):
+    """One trial in run order: a clean boot of one arm, a warm-up, a bench per concurrency, a stop."""
+
+    order: int
+    arm: str
+    trial: int
+    folder: str
+    boot_command: list[str]
+    warmup_command: list[str] | None
+    bench_commands: list[list[str]]
+    done: bool = Field(False, description="its trial.yml exists: a run skips it")
+
+
+class AbPlan(_Strict):
+    ab: str
+    target: str
+    engine: str
+    arms: list[ArmPlan]
+    steps: list[TrialStep]
+    boots: int = Field(description="boots a run would do now: one per trial not done")
+    known_good: KnownGoodUse
+    note: str = "interleaved A B A B ...; bench commands write into each server's run folder, shown as $RUN_DIR"
+
+
+# ---- one trial, on disk --------------------------------------------------------------------------------------
+
+
+class TrialPoint(_Strict):
+    """One concurrency of one trial: the bench's figures, in their exact context."""
+
+    concurrency: int
+    num_prompts: int
+    ok: bool
+    problem: str | None = None
+    result_file: str | None = None
+    figures: BenchResult | None = None
+    healthy_after: bool
+    context: ContextDescriptor
+    sol: SolFigure | None = Field(None, description="the output throughput against the decode ceiling")
+
+
+class TrialRecord(_Strict):
+    """trials/<arm>-<k>/trial.yml: one clean boot of one arm and its benches; its presence means done."""
+
+    schema_version: Literal[1] = 1
+    ab: str
+    arm: str
+    trial: int
+    order: int
+    ok: bool
+    reason: str
+    target: str
+    node: Node
+    engine_version: str | None
+    serve: ServeConfig
+    boot_status: BootStatus
+    boot_reason: str
+    boot_s: float | None
+    warm: bool = Field(description="warm-up requests were sent before the first bench")
+    warmup_error: str | None = None
+    points: list[TrialPoint] = []
+    commands: dict[str, Any] = {}
+    started_at: datetime
+    ended_at: datetime
+    wall_s: float
+
+
+# ---- the result -----------------------------------------------------------------------------------------------
+
+
+class TrialFigures(_Strict):
+    """One trial's figures at one concurrency, as the summary shows them."""
+
+    trial: int
+    node: str
+    median_tpot_ms: float | None = None
+    median_itl_ms: float | None = None
+    median_ttft_ms: float | None = None
+    output_throughput: float | None = None
+    sol_pct: float | None = Field(None, description="output throughput as % of the decode ceiling (sol.key)")
+
+
+class ArmPoint(_Strict):
+    """One arm at one concurrency: per trial and mean ± std, in its exact context, against its SoL ceiling."""
+
+    concurrency: int
+    context: ContextDescriptor
+    trials: list[TrialFigures]
+    metrics: dict[str, Stat] = Field(description="mean ± std over the successful trials")
+    sol: SolFigure
+
+
+class ArmSummary(_Strict):
+    arm: str
+    baseline: bool
+    serve: ServeConfig
+    trials_ok: int
+    trials_failed: list[str] = Field(description="<arm>-<k>: why, for each failed trial")
+    points: list[ArmPoint]
+
+
+class AbResult(_Strict):
+    """ab_run's answer: the plan (dry run), or the trials, the verdict and the next levers."""
+
+    ab: str
+    path: str
+    dry_run: bool
+    plan: AbPlan | None = None
+    ran: list[str] = Field([], description="trials run by this call (<arm>-<k>)")
+    skipped: list[str] = Field([], description="trials already done (a resumed A/B)")
+    known_good: KnownGoodUse
+    arms: list[ArmSummary] = []
+    verdict: AbVerdict | None = None
+    summary: str
+    next: str
+    close: CloseStatus | None = None
+    next_levers: list[Lever] = Field([], description="what to try next, best expected gain per cost first")
+
+
+__all__ = [
+    "AbPlan", "AbResult", "AbSpec", "AbWorkload", "ArmPlan", "ArmPoint", "ArmSpec", "ArmSummary", "Metric",
+    "TRIAL_METRICS", "TrialFigures", "TrialPoint", "TrialRecord", "TrialStep",
+]

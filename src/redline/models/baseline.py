@@ -1,0 +1,107 @@
+"""baselines.yml and what a diff against a baseline says (GREEN, YELLOW, RED).
+
+A baseline is a named, recorded result: one point per concurrency, each with its own full
+context (its exact shape), its metrics (mean ± std over its trials) and its % of speed-of-light.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from redline.models.campaign_results import Stat
+from redline.models.context import ContextDescriptor
+from redline.models.sol import SolFigure
+
+Slug = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[a-z0-9][a-z0-9._-]*$")]
+Colour = Literal["GREEN", "YELLOW", "RED"]
+SourceKind = Literal["campaign_cell", "ab_arm", "bench_file", "baseline"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class BaselineSource(_Strict):
+    """Where a result came from: a campaign cell, an A/B arm, a bench result file, or a recorded baseline."""
+
+    kind: SourceKind
+    ref: Annotated[str, Field(min_length=1, max_length=1024, description="the file (relative to the workspace), or "
+                                                                       "the baseline's name")]
+    item: Annotated[str | None, Field(max_length=200, description="the cell or arm")] = None
+
+    def describe(self) -> str:
+        return f"{self.kind.replace('_', ' ')} {self.ref}" + (f" ({self.item})" if self.item else "")
+
+
+class BaselinePoint(_Strict):
+    """One concurrency of a result: its context, its metrics, its % of the decode ceiling."""
+
+    context: ContextDescriptor
+    metrics: dict[str, Stat]
+    sol: SolFigure | None = None
+
+
+class Baseline(_Strict):
+    source: BaselineSource
+    note: Annotated[str | None, Field(max_length=2000)] = None
+    recorded_at: datetime
+    points: Annotated[list[BaselinePoint], Field(min_length=1)]
+
+
+class BaselinesFile(_Strict):
+    schema_version: Literal[1] = 1
+    baselines: dict[str, Baseline] = {}
+
+
+class BaselineRecorded(_Strict):
+    name: str
+    path: str
+    replaced: bool = Field(description="a baseline of this name was there and is replaced")
+    baseline: Baseline
+
+
+class MetricDiff(_Strict):
+    metric: str
+    role: Literal["focus", "guarded"]
+    direction: Literal["higher", "lower"]
+    baseline: Stat | None
+    current: Stat | None
+    delta_pct: float | None = Field(description="better than the baseline by this much (negative: worse)")
+    status: Literal["improved", "within", "regressed", "regressed_loose", "missing"] = Field(
+        description="regressed_loose: worse beyond the tolerance but inside the looser band")
+
+
+class PointDiff(_Strict):
+    concurrency: int
+    colour: Colour
+    why: str
+    baseline_context: ContextDescriptor
+    current_context: ContextDescriptor
+    metrics: list[MetricDiff]
+    baseline_sol: SolFigure | None = None
+    current_sol: SolFigure | None = None
+
+
+class BaselineDiff(_Strict):
+    """The current result against a baseline: GREEN, YELLOW or RED, each metric with both contexts."""
+
+    baseline: str
+    current: BaselineSource
+    colour: Colour
+    reason: str
+    focus: str
+    guarded: list[str]
+    tolerance_pct: float
+    loose_band_pct: float
+    points: list[PointDiff]
+    unmatched: list[str] = Field([], description="concurrencies only one side measured (not compared)")
+    text: str = Field(description="the diff as printed: each metric with both contexts")
+
+
+__all__ = [
+    "Baseline", "BaselineDiff", "BaselinePoint", "BaselineRecorded", "BaselineSource", "BaselinesFile", "Colour",
+    "MetricDiff", "PointDiff", "SourceKind",
+]

@@ -1,0 +1,263 @@
+"""What a campaign leaves: one cell's verdict, the status, the aggregate table, the champion, the report.
+
+Each cell leaves `cells/<cell>/verdict.yml` with its full context. The champion
+is picked by the focus metric under the SLA, and it is always a DRAFT here: the
+same-node A/B that makes a VERDICT is another tool.
+"""
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from redline.models.bench import BenchResult
+from redline.models.boot import BootSignals, BootStatus
+from redline.models.campaign import CampaignPlan, CampaignWorkload, Direction, Focus, Regime, Strict, Verdict
+from redline.models.ladder import GpuProfile
+from redline.models.lever import CloseStatus, Lever
+from redline.models.serve import ServeConfig
+
+# ---- one cell's verdict --------------------------------------------------------------------------------
+
+
+class Stat(Strict):
+    """One metric over a concurrency's trials."""
+
+    mean: float
+    std: float | None = Field(None, description="sample std over trials; null with one trial")
+    n: int
+    values: list[float]
+
+
+class SlaCheck(Strict):
+    metric: str
+    limit: float
+    kind: Literal["max", "min"]
+    value: float | None
+    ok: bool
+
+
+class Trial(Strict):
+    trial: int
+    warm: bool = Field(description="the server had served requests before this bench")
+    result_file: str | None
+    figures: BenchResult | None
+    server_healthy_after: bool
+    exit_code: int
+    log_lines: Annotated[list[str], Field(max_length=50)] = []
+
+
+class ConcurrencyResult(Strict):
+    concurrency: int
+    num_prompts: int
+    ok: bool = Field(description="every trial completed every request and the server stayed healthy")
+    reason: str | None = None
+    metrics: dict[str, Stat] = {}
+    sla: list[SlaCheck] = []
+    sla_ok: bool = True
+    trials: list[Trial] = []
+
+
+class BootRecord(Strict):
+    status: BootStatus
+    reason: str
+    boot_s: float | None
+    log_file: str | None
+    signals: BootSignals
+
+
+class Commands(Strict):
+    boot: list[str]
+    warmup: list[str] | None = None
+    bench: list[list[str]] = []
+
+
+class Context(Strict):
+    """Everything a figure depends on, so a number is never bare."""
+
+    model: str
+    gpu: GpuProfile | None = Field(None, description="null where the host showed no GPU")
+    host: str | None = None
+    node: str | None = Field(None, description="the host's machine id: tells two runs on one node apart from two nodes")
+    engine: str
+    engine_version: str | None
+    serve: ServeConfig
+    workload: CampaignWorkload
+    regime: Regime
+    bench_backend: str | None
+    bench_client: str = Field(description="the engine whose own bench client ran, at engine_version")
+    trials: int
+    warmup_requests: int
+    simulated: bool = False
+
+
+class CellVerdict(Strict):
+    """cells/<cell>/verdict.yml: one cell's boot, its figures per concurrency, and whether it held."""
+
+    schema_version: Literal[1] = 1
+    campaign: str
+    cell: str
+    index: int
+    baseline: bool
+    levers: dict[str, Any]
+    verdict: Verdict
+    reason: str
+    gates: list[str] = []
+    widened: list[str] = []
+    boot: BootRecord
+    results: list[ConcurrencyResult] = []
+    commands: Commands
+    context: Context
+    started_at: datetime
+    ended_at: datetime
+    wall_s: float
+
+
+# ---- status, aggregate, champion --------------------------------------------------------------------
+
+
+class CellState(Strict):
+    cell: str
+    state: Literal["green", "red", "running", "pending"]
+    reason: str | None = None
+
+
+class CampaignStatus(Strict):
+    campaign: str
+    path: str
+    results: str = Field(description="the results folder: cells/<cell>/verdict.yml, report.md")
+    total: int
+    done: int
+    green: int
+    red: int
+    cells: list[CellState]
+    running: str | None = Field(None, description="the cell whose server a runner recorded as running")
+    next: str = Field(description="what to do next, in one sentence")
+
+
+class TableRow(Strict):
+    """One cell at one concurrency, with the focus metric and the guards beside it."""
+
+    cell: str
+    concurrency: int
+    verdict: Verdict
+    regime: str
+    ok: bool
+    sla_ok: bool
+    focus_value: float | None
+    focus_std: float | None
+    output_throughput: float | None
+    output_throughput_per_gpu: float | None
+    tokens_per_s_per_user: float | None
+    median_ttft_ms: float | None
+    p99_ttft_ms: float | None
+    median_tpot_ms: float | None
+    median_itl_ms: float | None
+    failed: int | None
+    num_prompts: int
+
+
+class CampaignTable(Strict):
+    campaign: str
+    focus: Focus
+    focus_metric: str
+    direction: Direction
+    concurrencies: list[int]
+    cells: list[str]
+    missing: list[str] = Field(description="cells without a verdict yet")
+    rows: list[TableRow]
+
+
+class RankedCell(Strict):
+    cell: str
+    regime: str
+    score: float | None = Field(description="the focus metric that ranks the cell (see ChampionReport.scoring)")
+    at_concurrency: int | None = None
+    delta_pct: float | None = Field(None, description="better than the baseline by this much (negative: worse)")
+    noise_band_pct: float | None = None
+    band_source: Literal["trials", "default", "campaign"] | None = None
+    outcome: Literal["baseline", "win", "no_improvement", "worse", "not_ranked", "excluded"]
+    why: str
+
+
+class RegimeGroup(Strict):
+    regime: str
+    cells: list[RankedCell]
+    note: str
+
+
+class ChampionReport(Strict):
+    """The champion under the SLA, or "no improvement": always a DRAFT until an A/B confirms it."""
+
+    campaign: str
+    focus: Focus
+    metric: str
+    direction: Direction
+    scoring: str = Field(description="how a cell's figures become its score")
+    baseline: str
+    regime: str | None = Field(None, description="the regime ranked: the baseline's")
+    champion: str | None
+    outcome: Literal["improvement", "no_improvement", "no_baseline", "no_results"]
+    rigor: Literal["DRAFT"] = "DRAFT"
+    note: str
+    ranked: list[RankedCell]
+    top: list[str]
+    other_regimes: list[RegimeGroup] = []
+    excluded: list[RankedCell] = []
+    # the close (tools/close.py): whether the champion is closed, and the next levers, last
+    close: CloseStatus | None = Field(None, description="whether the champion is closed, and what is missing")
+    next_levers: list[Lever] = Field([], description="what to try next, best expected gain per cost first")
+
+
+# ---- tool results ------------------------------------------------------------------------------------
+
+
+class CellOutcome(Strict):
+    cell: str
+    verdict: Verdict
+    reason: str
+    boot_s: float | None
+    wall_s: float
+
+
+class CampaignRunResult(Strict):
+    campaign: str
+    dry_run: bool
+    plan: CampaignPlan | None = Field(None, description="the commands, for a dry run")
+    ran: list[CellOutcome] = []
+    skipped: list[str] = Field([], description="cells that already had a verdict (a resumed campaign)")
+    boots: int = 0
+    stopped_early: bool = False
+    reason: str
+    next: str
+
+
+class Series(Strict):
+    label: str
+    x: list[float]
+    y: list[float]
+
+
+class Plot(Strict):
+    name: str
+    file: str
+    title: str
+    x_label: str
+    y_label: str
+    series: list[Series]
+    marked: Series | None = Field(None, description="the champion's point(s), drawn on top")
+
+
+class CampaignReport(Strict):
+    campaign: str
+    report: str
+    plots: list[Plot]
+    table: CampaignTable
+    champion: ChampionReport
+
+
+__all__ = [
+    "BootRecord", "CampaignReport", "CampaignRunResult", "CampaignStatus", "CampaignTable", "CellOutcome", "CellState",
+    "CellVerdict", "ChampionReport", "Commands", "ConcurrencyResult", "Context", "Plot", "RankedCell", "RegimeGroup",
+    "Series", "SlaCheck", "Stat", "TableRow", "Trial",
+]

@@ -1,0 +1,154 @@
+"""The context descriptor: everything a measured number depends on, carried next to it.
+
+A figure without its context cannot set a default, ship a config or be compared. Every
+result redline emits that holds a metric (a *_ms latency, a throughput, tokens/s) holds a
+`context` beside it (tests/rigor/test_no_bare_metrics.py walks every tool's output schema).
+Two figures are comparable only when their contexts agree on what `comparable_fields` lists;
+the serve config itself may differ: that difference is what an A/B or a diff measures.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from redline.models.serve import ServeConfig
+
+Provenance = Literal["measured", "simulated", "predicted"]
+Name = Annotated[str, Field(max_length=200)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ModelIdentity(_Strict):
+    """The model as served, and what tells two copies of it apart."""
+
+    name: Annotated[str, Field(max_length=4096, description="the model as the serve command takes it: path or hub id")]
+    config_hash: Annotated[str | None, Field(
+        max_length=80, description="sha256 of its config.json where the folder was readable; null where it was not")] = None
+    quantization: Annotated[str | None, Field(
+        max_length=64, description="the weights' quantization (config.json or --quantization); null: none seen")] = None
+    dtype: Annotated[str | None, Field(max_length=32, description="torch_dtype from config.json")] = None
+
+
+class Hardware(_Strict):
+    """The accelerators a figure was measured on; gpu_name null on a host without a GPU."""
+
+    gpu_name: Name | None = None
+    gpu_memory_gib: Annotated[float | None, Field(gt=0)] = None
+    gpu_count: Annotated[int, Field(ge=0, le=1 << 16, description="GPUs the serve config uses (TP x PP x DP)")] = 0
+
+
+class Parallelism(_Strict):
+    tp: Annotated[int, Field(ge=1)] = 1
+    dp: Annotated[int, Field(ge=1)] = 1
+    pp: Annotated[int, Field(ge=1)] = 1
+
+
+class Workload(_Strict):
+    """What the bench sent: its exact shape, per figure (never one descriptor smoothed over several points)."""
+
+    dataset: Name = "random"
+    input_len: Annotated[int | None, Field(gt=0)] = None
+    output_len: Annotated[int | None, Field(gt=0)] = None
+    concurrency: Annotated[int | None, Field(gt=0)] = None
+    num_prompts: Annotated[int | None, Field(gt=0)] = None
+
+
+class RegimeLabel(_Strict):
+    """How the server was measured: warmed up or cold, eager or CUDA graphs, prefix caching on or off."""
+
+    cache: Literal["warm", "cold"]
+    graphs: Literal["eager", "graphs"]
+    prefix_caching: bool | None = Field(None, description="null: the engine's default was left in place")
+
+
+class EngineIdentity(_Strict):
+    name: Name
+    version: Annotated[str | None, Field(max_length=64)] = None
+
+
+class BenchIdentity(_Strict):
+    """The bench client: the engine's own, its backend as the command pins it, and its version."""
+
+    client: Name
+    backend: Annotated[str | None, Field(max_length=40)] = None
+    version: Annotated[str | None, Field(max_length=64)] = None
+
+
+class Node(_Strict):
+    """The machine itself: two figures came from one node only when all three agree."""
+
+    hostname: Annotated[str | None, Field(max_length=255)] = None
+    machine_id: Annotated[str | None, Field(max_length=128)] = None
+    gpu_uuids: Annotated[list[str], Field(max_length=1 << 12)] = []
+
+    def identity(self) -> tuple[str | None, str | None, tuple[str, ...]]:
+        return self.hostname, self.machine_id, tuple(self.gpu_uuids)
+
+    def describe(self) -> str:
+        gpus = f", GPUs {', '.join(u[-8:] for u in self.gpu_uuids)}" if self.gpu_uuids else ""
+        return f"{self.hostname or '?'} (machine {(self.machine_id or '?')[:12]}{gpus})"
+
+
+class ContextDescriptor(_Strict):
+    """Everything one figure (or one set of trials of it) depends on."""
+
+    provenance: Provenance = Field(description="measured on a real run, simulated (a replay), or predicted")
+    model: ModelIdentity
+    hardware: Hardware
+    kv_cache_dtype: Annotated[str, Field(max_length=32, description="auto: the model's dtype")] = "auto"
+    parallelism: Parallelism
+    serve: ServeConfig
+    workload: Workload
+    regime: RegimeLabel
+    engine: EngineIdentity
+    bench: BenchIdentity | None = Field(None, description="null for figures no bench client made")
+    trials: Annotated[int, Field(ge=0, description="trials behind the figure (each a clean boot in an A/B)")] = 1
+    node: Node | None = Field(None, description="null where the run did not record its node")
+    nodes: Annotated[list[Node], Field(description="every node the trials ran on, where there were several")] = []
+    baseline: Annotated[str | None, Field(max_length=200, description="the baseline this figure is set against")] = None
+
+
+# What must agree for two figures to be compared (the serve config is what an A/B varies).
+COMPARABLE: dict[str, Any] = {
+    "model": lambda c: c.model.name,
+    "model.config_hash": lambda c: c.model.config_hash,
+    "hardware.gpu_name": lambda c: c.hardware.gpu_name,
+    "hardware.gpu_count": lambda c: c.hardware.gpu_count,
+    "engine": lambda c: c.engine.name,
+    "engine.version": lambda c: c.engine.version,
+    "workload.dataset": lambda c: c.workload.dataset,
+    "workload.input_len": lambda c: c.workload.input_len,
+    "workload.output_len": lambda c: c.workload.output_len,
+    "workload.concurrency": lambda c: c.workload.concurrency,
+    "workload.num_prompts": lambda c: c.workload.num_prompts,
+    "regime.cache": lambda c: c.regime.cache,
+    "regime.graphs": lambda c: c.regime.graphs,
+    "parallelism.tp": lambda c: c.parallelism.tp,
+    "parallelism.dp": lambda c: c.parallelism.dp,
+    "parallelism.pp": lambda c: c.parallelism.pp,
+}
+# Unknown on one side is not a difference for these (a hash only exists where the folder was readable).
+UNKNOWN_MATCHES = frozenset({"model.config_hash"})
+
+
+def differing_fields(a: ContextDescriptor, b: ContextDescriptor) -> list[str]:
+    """The comparable fields on which a and b disagree, each as `field: a vs b`."""
+    out = []
+    for name, get in COMPARABLE.items():
+        left, right = get(a), get(b)
+        if name in UNKNOWN_MATCHES and (left is None or right is None):
+            continue
+        if left != right:
+            out.append(f"{name}: {left!r} vs {right!r}")
+    return out
+
+
+__all__ = [
+    "BenchIdentity", "COMPARABLE", "ContextDescriptor", "EngineIdentity", "Hardware", "ModelIdentity", "Node",
+    "Parallelism", "Provenance", "RegimeLabel", "Workload", "differing_fields",
+]

@@ -1,0 +1,41 @@
+"""The close of a measured result: the next levers worth trying, and whether a champion is closed."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Cost = Literal["low", "medium", "high"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Lever(_Strict):
+    """One next step toward speed-of-light, with the gate that would prove or refute it."""
+
+    lever: str = Field(description="a short name, such as fp8_kv_cache")
+    change: str = Field(description="what to set, in serve-config terms")
+    expected_gain_pct: float = Field(description="a rough expected gain on the claim's metric, in percent: a "
+                                                 "prediction, never a measurement")
+    expected: str = Field(description="the direction and rough size of the unlock, and where the estimate comes from")
+    cost: Cost
+    cost_boots: int = Field(description="clean boots the gate takes (an A/B of 2 arms x 3 trials is 6)")
+    score: float = Field(description="expected gain per unit of cost: the rank")
+    gate: str = Field(description="the run that proves or refutes it, and what it must show")
+    provenance: Literal["predicted"] = "predicted"
+
+
+class CloseStatus(_Strict):
+    """A champion is closed only when its known-good config is recorded and a next lever is named."""
+
+    champion: str | None
+    closed: bool
+    known_good: str | None = Field(None, description="the known-good entry that records the champion's flags")
+    next_lever: str | None = Field(None, description="the top lever named")
+    missing: list[str] = Field(description="what is missing before the champion is closed, each with the call to make")
+
+
+__all__ = ["CloseStatus", "Cost", "Lever"]

@@ -1,0 +1,67 @@
+"""Speed-of-light shapes: a GPU's datasheet peaks, a dense decoder's shape, and a figure's % of its ceiling."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class GpuPeaks(_Strict):
+    """One GPU's datasheet peaks (per GPU), and the datasheet they come from."""
+
+    name: str
+    match: Annotated[list[str], Field(min_length=1)]
+    memory_gib: Annotated[float, Field(gt=0)]
+    memory_bandwidth_gb_s: Annotated[float, Field(gt=0)]
+    bf16_dense_tflops: Annotated[float, Field(gt=0)]
+    fp8_dense_tflops: Annotated[float, Field(gt=0)]
+    datasheet: Annotated[str, Field(min_length=1)]
+
+
+class SolTable(_Strict):
+    """sol-ceilings.yaml."""
+
+    schema_version: Literal[1] = 1
+    ceilings: dict[str, GpuPeaks]
+
+
+class ModelShape(_Strict):
+    """What a dense decoder reads per decode step, from its config.json."""
+
+    architecture: str | None = None
+    layers: Annotated[int, Field(gt=0)]
+    hidden: Annotated[int, Field(gt=0)]
+    intermediate: Annotated[int, Field(gt=0)]
+    heads: Annotated[int, Field(gt=0)]
+    kv_heads: Annotated[int, Field(gt=0)]
+    head_dim: Annotated[int, Field(gt=0)]
+    vocab: Annotated[int, Field(gt=0)]
+    tied_embeddings: bool = False
+    attention_bias: bool = False
+    dtype_bytes: Annotated[float, Field(gt=0, description="bytes per weight of the model's torch_dtype")] = 2.0
+
+
+class SolFigure(_Strict):
+    """A throughput figure against the decode memory-bound ceiling of its hardware, model and batch."""
+
+    key: str | None = Field(None, description="the sol-ceilings.yaml entry the ceiling is set against; null: none applies")
+    ceiling_tokens_per_s: float | None = Field(None, description="output tokens/s if every decode step only read "
+                                                                 "its bytes at the datasheet bandwidth")
+    pct_of_ceiling: float | None = Field(None, description="the measured output throughput as % of the ceiling")
+    batch: int | None = Field(None, description="running requests per decode step: the concurrency, capped by "
+                                                "max_num_seqs")
+    context_tokens: float | None = Field(None, description="mean tokens in each request's KV cache over its decode: "
+                                                           "input_len + output_len / 2")
+    weight_bytes: int | None = None
+    kv_bytes_per_token: int | None = None
+    bytes_per_step: float | None = None
+    weights_share: float | None = Field(None, description="weight bytes / bytes per step: what fp8 weights could save")
+    basis: str = Field(description="how the ceiling was worked, or why there is none")
+
+
+__all__ = ["GpuPeaks", "ModelShape", "SolFigure", "SolTable"]

@@ -1,0 +1,80 @@
+"""What the A/B rules decide: each rule held or broken, each arm against the baseline, VERDICT or DRAFT."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Rigor = Literal["VERDICT", "DRAFT"]
+Claim = Literal["throughput", "latency"]
+Outcome = Literal["improvement", "regression", "no_improvement", "untestable"]
+# The rules, in the order they are checked and reported (METHODOLOGY.md, "Verdicts").
+RULES = ("same_node", "min_trials", "matched_cache", "matched_graphs", "matched_prefix_caching", "same_workload",
+         "metric_isolated", "named_baseline")
+Rule = Literal["same_node", "min_trials", "matched_cache", "matched_graphs", "matched_prefix_caching",
+               "same_workload", "metric_isolated", "named_baseline"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class RuleCheck(_Strict):
+    rule: Rule
+    held: bool
+    why: str
+
+
+class WelchFigures(_Strict):
+    t: float | None = Field(description="(arm - baseline) / standard error; null: infinite (no spread, means differ)")
+    df: float
+    p_value: float
+
+
+class Comparison(_Strict):
+    """One arm against the baseline at one concurrency, on the claim's metric."""
+
+    arm: str
+    baseline: str
+    concurrency: int
+    metric: str
+    direction: Literal["higher", "lower"]
+    baseline_mean: float | None
+    baseline_std: float | None
+    arm_mean: float | None
+    arm_std: float | None
+    n: tuple[int, int] = Field(description="trials behind (baseline, arm)")
+    delta_pct: float | None = Field(description="better than the baseline by this much (negative: worse)")
+    welch: WelchFigures | None
+    alpha: float
+    outcome: Outcome
+    why: str
+
+
+class ArmOutcome(_Strict):
+    arm: str
+    outcome: Literal["baseline", "improvement", "regression", "mixed", "no_improvement", "untestable"]
+    why: str
+
+
+class AbVerdict(_Strict):
+    """VERDICT only when every rule held; a DRAFT lists each rule that failed."""
+
+    rigor: Rigor
+    failed: list[Rule] = Field(description="the rules that did not hold; empty for a VERDICT")
+    rules: list[RuleCheck]
+    test: str = Field(description="the statistical test and its level")
+    claim: Claim
+    metric: str
+    baseline: str | None = Field(description="the named baseline; null: none was named (a DRAFT)")
+    compared_with: str = Field(description="the arm the others were compared with")
+    arms: list[ArmOutcome]
+    champion: str | None = Field(description="the arm that improved on the baseline by the test (null: none did)")
+    outcome: Literal["improvement", "no_improvement", "regression", "untestable"]
+    comparisons: list[Comparison]
+    summary: str
+
+
+__all__ = ["AbVerdict", "ArmOutcome", "Claim", "Comparison", "Outcome", "RULES", "Rigor", "Rule", "RuleCheck",
+           "WelchFigures"]

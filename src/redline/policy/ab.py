@@ -1,0 +1,189 @@
+"""An A/B's figures and verdict, as pure functions of its spec and its trial records: no I/O here.
+
+    arms, verdict = summarize(spec, plans, records)
+
+Each arm gets, per concurrency, every trial's figures and their mean ± std (median TPOT, ITL, TTFT,
+output throughput), in one context per point (its exact shape, its trials, its node or nodes), and
+its mean output throughput against the decode ceiling. The verdict is policy/verdict.py's.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+
+from redline.models.ab import (
+    TRIAL_METRICS, AbSpec, ArmPlan, ArmPoint, ArmSummary, TrialFigures, TrialPoint, TrialRecord,
+)
+from redline.models.bench import BenchResult, BenchWorkload
+from redline.models.campaign_results import Stat
+from redline.models.context import ContextDescriptor, Node
+from redline.models.serve import ServeConfig
+from redline.models.sol import SolFigure
+from redline.models.verdict import AbVerdict
+from redline.policy.verdict import CLAIM_METRIC, TrialObservation, judge_ab
+
+PROMPTS_PER_CONCURRENCY = 4  # the default when the workload names no num_prompts
+
+
+# ---- the plan's workloads ----------------------------------------------------------------------------------
+
+
+def prompts_at(spec: AbSpec, c: int) -> int:
+    """Prompts per concurrency: as given (a count below 2 x c is left for the rules to judge), else 4 x c."""
+    return spec.workload.num_prompts or PROMPTS_PER_CONCURRENCY * c
+
+
+def bench_workload(spec: AbSpec, c: int, step: int) -> BenchWorkload:
+    """The same prompts in every trial of every arm: the seed depends only on the bench's place in a trial."""
+    w = spec.workload
+    return BenchWorkload(input_len=w.input_len, output_len=w.output_len, concurrency=c,
+                         num_prompts=prompts_at(spec, c), seed=w.seed + 1 + step)
+
+
+def warmup_workload(spec: AbSpec) -> BenchWorkload | None:
+    if spec.warmup_requests == 0:
+        return None
+    w = spec.workload
+    return BenchWorkload(input_len=w.input_len, output_len=w.output_len,
+                         concurrency=min(spec.warmup_requests, max(spec.concurrencies)),
+                         num_prompts=spec.warmup_requests, seed=w.seed)
+
+
+def run_order(spec: AbSpec) -> list[tuple[int, str, int]]:
+    """(order, arm, trial), interleaved: A B A B ..., every arm's trial k before any arm's trial k + 1."""
+    pairs = [(arm.name, k) for k in range(1, spec.trials + 1) for arm in spec.arms]
+    return [(i, arm, k) for i, (arm, k) in enumerate(pairs, 1)]
+
+
+def bench_file(c: int) -> str:
+    return f"bench-c{c}.json"
+
+
+# ---- gates on one arm ----------------------------------------------------------------------------------------
+
+
+def gate_arm(spec: AbSpec, name: str, config: ServeConfig) -> tuple[ServeConfig, list[str]]:
+    """The arm's config after the methodology gates, and what they changed; ValueError for what they refuse."""
+    top = max(spec.concurrencies)
+    need = spec.workload.input_len + spec.workload.output_len
+    if config.max_model_len < need:
+        raise ValueError(f"arm {name!r}: max_model_len {config.max_model_len:,} cannot hold input_len "
+                         f"{spec.workload.input_len:,} + output_len {spec.workload.output_len:,} = {need:,} tokens: "
+                         "raise it or shorten the workload")
+    if config.max_num_seqs is None:
+        note = f"max_num_seqs was unset: pinned to {top}, the highest concurrency, so no arm's batch is capped below it"
+        return config.model_copy(update={"max_num_seqs": top}), [note]
+    if config.max_num_seqs < top:
+        raise ValueError(f"arm {name!r}: max_num_seqs {config.max_num_seqs} is below the highest concurrency {top}, "
+                         f"so its decode batch would be capped: raise it, or drop the concurrencies above it")
+    return config, []
+
+
+# ---- figures ---------------------------------------------------------------------------------------------------
+
+
+def metrics_of(figures: BenchResult, config: ServeConfig) -> dict[str, float]:
+    """The trial metrics one bench result gives (per GPU: divided by TP x PP x DP)."""
+    found = {m: float(v) for m in TRIAL_METRICS if isinstance(v := getattr(figures, m, None), int | float)}
+    if "output_throughput" in found:
+        gpus = config.tensor_parallel_size * config.pipeline_parallel_size * config.data_parallel_size
+        found["output_throughput_per_gpu"] = found["output_throughput"] / gpus
+    return found
+
+
+def stat(values: Sequence[float]) -> Stat:
+    return Stat(mean=statistics.fmean(values), std=statistics.stdev(values) if len(values) > 1 else None,
+                n=len(values), values=list(values))
+
+
+def _point(record: TrialRecord, c: int) -> TrialPoint | None:
+    return next((p for p in record.points if p.concurrency == c and p.ok and p.figures is not None), None)
+
+
+def _figures(record: TrialRecord, point: TrialPoint) -> TrialFigures:
+    m = metrics_of(point.figures, record.serve)  # type: ignore[arg-type]
+    pct = point.sol.pct_of_ceiling if point.sol is not None else None
+    return TrialFigures(trial=record.trial, node=record.node.describe(), median_tpot_ms=m.get("median_tpot_ms"),
+                        median_itl_ms=m.get("median_itl_ms"), median_ttft_ms=m.get("median_ttft_ms"),
+                        output_throughput=m.get("output_throughput"), sol_pct=pct)
+
+
+def _nodes(records: Sequence[TrialRecord]) -> list[Node]:
+    seen: dict[tuple[object, ...], Node] = {}
+    for r in records:
+        seen.setdefault(r.node.identity(), r.node)
+    return list(seen.values())
+
+
+def point_context(first: ContextDescriptor, records: Sequence[TrialRecord], baseline: str | None) -> ContextDescriptor:
+    """One point's context over its trials: n trials, the node (or every node, where there were several)."""
+    nodes = _nodes(records)
+    return first.model_copy(update={"trials": len(records), "node": nodes[0] if len(nodes) == 1 else None,
+                                    "nodes": nodes if len(nodes) > 1 else [], "baseline": baseline})
+
+
+def point_sol(points: Sequence[TrialPoint], mean_throughput: float | None) -> SolFigure:
+    """The ceiling the trials were set against, and the mean output throughput's % of it."""
+    figure = next((p.sol for p in points if p.sol is not None), None)
+    if figure is None:
+        return SolFigure(key=None, basis="no ceiling was worked for these trials")
+    if figure.ceiling_tokens_per_s is None or mean_throughput is None:
+        return figure.model_copy(update={"pct_of_ceiling": None})
+    return figure.model_copy(update={"pct_of_ceiling": 100.0 * mean_throughput / figure.ceiling_tokens_per_s})
+
+
+def arm_point(spec: AbSpec, arm: str, c: int, records: Sequence[TrialRecord]) -> ArmPoint | None:
+    used = [(r, p) for r in records if r.ok and (p := _point(r, c)) is not None]
+    if not used:
+        return None
+    per_trial = [metrics_of(p.figures, r.serve) for r, p in used]  # type: ignore[arg-type]
+    names = [m for m in TRIAL_METRICS if any(m in t for t in per_trial)]
+    metrics = {m: stat([t[m] for t in per_trial if m in t]) for m in names}
+    mean_tp = metrics["output_throughput"].mean if "output_throughput" in metrics else None
+    baseline = spec.baseline if spec.baseline != arm else None
+    return ArmPoint(concurrency=c, context=point_context(used[0][1].context, [r for r, _ in used], baseline),
+                    trials=[_figures(r, p) for r, p in used], metrics=metrics,
+                    sol=point_sol([p for _, p in used], mean_tp))
+
+
+def arm_summary(spec: AbSpec, plan: ArmPlan, records: Sequence[TrialRecord]) -> ArmSummary:
+    points = [p for c in spec.concurrencies if (p := arm_point(spec, plan.name, c, records)) is not None]
+    failed = [f"{plan.name}-{r.trial}: {r.reason}" for r in records if not r.ok]
+    return ArmSummary(arm=plan.name, baseline=plan.name == spec.baseline, serve=plan.serve,
+                      trials_ok=sum(r.ok for r in records), trials_failed=failed, points=points)
+
+
+# ---- the verdict --------------------------------------------------------------------------------------------------
+
+
+def observation(record: TrialRecord) -> TrialObservation:
+    """What the rules see of one trial."""
+    serve = record.serve
+    eager = serve.enforce_eager or serve.cudagraph_mode == "NONE"
+    ok_points = [p for p in record.points if p.ok and p.figures is not None]
+    workload = ok_points[0].context.workload if ok_points else None
+    return TrialObservation(
+        arm=record.arm, trial=record.trial, ok=record.ok, node=record.node,
+        cache="warm" if record.warm else "cold", graphs="eager" if eager else "graphs",
+        prefix_caching=serve.enable_prefix_caching,
+        workload=(workload.dataset, workload.input_len, workload.output_len) if workload else ("?", None, None),
+        num_prompts={p.concurrency: p.num_prompts for p in record.points},
+        metrics={p.concurrency: metrics_of(p.figures, serve) for p in ok_points},  # type: ignore[arg-type]
+    )
+
+
+def summarize(spec: AbSpec, plans: Sequence[ArmPlan], records: Mapping[str, Sequence[TrialRecord]],
+              ) -> tuple[list[ArmSummary], AbVerdict]:
+    """Every arm's figures, and the verdict over every trial recorded (records: arm -> its trial records)."""
+    arms = [arm_summary(spec, plan, records.get(plan.name, [])) for plan in plans]
+    observations = [observation(r) for plan in plans for r in records.get(plan.name, [])]
+    verdict = judge_ab(observations, arms=[p.name for p in plans], baseline=spec.baseline, claim=spec.claim,
+                       metric=spec.metric or CLAIM_METRIC[spec.claim], alpha=spec.alpha)
+    return arms, verdict
+
+
+__all__ = [
+    "arm_point", "arm_summary", "bench_file", "bench_workload", "gate_arm", "metrics_of", "observation",
+    "point_context", "point_sol", "prompts_at", "run_order", "stat", "summarize", "warmup_workload",
+]

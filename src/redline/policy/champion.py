@@ -1,0 +1,285 @@
+"""A campaign's figures and what they make, as pure functions of its verdicts: no I/O here.
+
+    verdict, reason = judge(campaign, ...)               # green or red
+    table = campaign_table(campaign, cells, verdicts)    # cells x concurrencies, the focus metric and the guards
+    report = select_champion(campaign, cells, baseline, verdicts, top=3)
+
+A cell inside the noise band of the baseline is "no improvement", never a win; results
+of different regimes are never ranked together; every champion is a DRAFT.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Iterable, Sequence
+from typing import Any, Literal
+
+from redline.models import BenchResult, ServeConfig
+from redline.models.campaign import FOCUS_METRIC, METRICS, Campaign, Verdict
+from redline.models.campaign_results import (
+    CampaignTable, CellVerdict, ChampionReport, ConcurrencyResult, RankedCell, RegimeGroup, SlaCheck, Stat, TableRow,
+)
+
+DEFAULT_NOISE_BAND_PCT = 3.0  # METHODOLOGY.md: below this a cell is "no improvement" when trials give no spread
+TRIALS_BAND_SIGMAS = 2.0  # with trials: the band is this many coefficients of variation (the larger of the two)
+BandSource = Literal["trials", "default", "campaign"]
+DRAFT_NOTE = ("DRAFT: each cell is one boot on one node; confirm the champion with a same-node A/B of at least "
+              "3 trials in a matched regime before calling it a VERDICT")
+
+
+# ---- figures and verdicts ----------------------------------------------------------------------------------
+
+
+def gpus_of(config: ServeConfig) -> int:
+    return config.tensor_parallel_size * config.pipeline_parallel_size * config.data_parallel_size
+
+
+def metrics_of(result: BenchResult, config: ServeConfig) -> dict[str, float]:
+    """The campaign metrics one bench result gives (derived ones included); absent ones are left out."""
+    found = {name: float(v) for name in METRICS if isinstance(v := getattr(result, name, None), int | float)}
+    if "output_throughput" in found:
+        found["output_throughput_per_gpu"] = found["output_throughput"] / gpus_of(config)
+    if found.get("median_tpot_ms"):
+        found["tokens_per_s_per_user"] = 1000.0 / found["median_tpot_ms"]
+    return found
+
+
+def stat(values: Sequence[float]) -> Stat:
+    std = statistics.stdev(values) if len(values) > 1 else None
+    return Stat(mean=statistics.fmean(values), std=std, n=len(values), values=list(values))
+
+
+def summarize(per_trial: Sequence[dict[str, float]]) -> dict[str, Stat]:
+    """Each metric over the trials that gave it."""
+    names = [m for m in METRICS if any(m in t for t in per_trial)]
+    return {m: stat([t[m] for t in per_trial if m in t]) for m in names}
+
+
+def sla_checks(metrics: dict[str, Stat], sla: dict[str, float]) -> list[SlaCheck]:
+    checks = []
+    for metric, limit in sla.items():
+        value = metrics[metric].mean if metric in metrics else None
+        kind: Literal["max", "min"] = "max" if METRICS[metric] == "lower" else "min"
+        ok = value is not None and (value <= limit if kind == "max" else value >= limit)
+        checks.append(SlaCheck(metric=metric, limit=limit, kind=kind, value=value, ok=ok))
+    return checks
+
+
+def _breach(check: SlaCheck) -> str:
+    if check.value is None:
+        return f"{check.metric} was not measured"
+    sign = ">" if check.kind == "max" else "<"
+    return f"{check.metric} {check.value:.4g} {sign} {check.limit:g}"
+
+
+def judge(campaign: Campaign, *, boot_ok: bool, boot_reason: str, warmup_error: str | None,
+          results: Sequence[ConcurrencyResult]) -> tuple[Verdict, str]:
+    """Green, or red with the first reason: a failed boot, a failed warm-up, failed requests, an SLA breach."""
+    if not boot_ok:
+        return "red", f"boot failed: {boot_reason}"
+    if warmup_error is not None:
+        return "red", f"warm-up failed: {warmup_error}"
+    for result in results:
+        if not result.ok:
+            return "red", f"concurrency {result.concurrency}: {result.reason}"
+    if campaign.focus == "goodput":
+        if results and not any(r.sla_ok for r in results):
+            return "red", "SLA: no concurrency stayed inside it (goodput needs at least one)"
+        return "green", "every request completed; goodput is the best concurrency inside the SLA"
+    for result in results:
+        broken = [_breach(c) for c in result.sla if not c.ok]
+        if broken:
+            return "red", f"SLA at concurrency {result.concurrency}: {'; '.join(broken)}"
+    return "green", "every request completed at every concurrency" + (" within the SLA" if campaign.sla else "")
+
+
+# ---- the table -----------------------------------------------------------------------------------------------
+
+
+def _mean(result: ConcurrencyResult, metric: str) -> float | None:
+    return result.metrics[metric].mean if metric in result.metrics else None
+
+
+def _failed(result: ConcurrencyResult) -> int | None:
+    figures = [t.figures for t in result.trials if t.figures is not None]
+    return sum(f.failed for f in figures) if figures else None
+
+
+def table_rows(campaign: Campaign, verdict: CellVerdict) -> list[TableRow]:
+    metric = FOCUS_METRIC[campaign.focus]
+    rows = []
+    for r in verdict.results:
+        focus = r.metrics.get(metric)
+        rows.append(TableRow(
+            cell=verdict.cell, concurrency=r.concurrency, verdict=verdict.verdict, regime=verdict.context.regime.label,
+            ok=r.ok, sla_ok=r.sla_ok, focus_value=focus.mean if focus else None, focus_std=focus.std if focus else None,
+            output_throughput=_mean(r, "output_throughput"),
+            output_throughput_per_gpu=_mean(r, "output_throughput_per_gpu"),
+            tokens_per_s_per_user=_mean(r, "tokens_per_s_per_user"), median_ttft_ms=_mean(r, "median_ttft_ms"),
+            p99_ttft_ms=_mean(r, "p99_ttft_ms"), median_tpot_ms=_mean(r, "median_tpot_ms"),
+            median_itl_ms=_mean(r, "median_itl_ms"), failed=_failed(r), num_prompts=r.num_prompts,
+        ))
+    return rows
+
+
+def campaign_table(campaign: Campaign, cells: Sequence[str], verdicts: dict[str, CellVerdict]) -> CampaignTable:
+    """One row per cell and concurrency, in cell order; cells without a verdict are listed as missing."""
+    metric = FOCUS_METRIC[campaign.focus]
+    rows = [row for name in cells if name in verdicts for row in table_rows(campaign, verdicts[name])]
+    return CampaignTable(campaign=campaign.name, focus=campaign.focus, focus_metric=metric,
+                         direction=METRICS[metric], concurrencies=campaign.concurrencies, cells=list(cells),
+                         missing=[c for c in cells if c not in verdicts], rows=rows)
+
+
+# ---- the champion ----------------------------------------------------------------------------------------------
+
+SCORING = {
+    "throughput": "the highest mean output tokens/s per GPU over the concurrencies",
+    "latency": "the geometric mean over the concurrencies of the mean median TPOT (ms)",
+    "goodput": "the highest mean output tokens/s per GPU among the concurrencies inside the SLA",
+}
+
+
+def _cv(s: Stat) -> float | None:
+    return s.std / s.mean if s.std is not None and s.mean else None
+
+
+def cell_score(campaign: Campaign, verdict: CellVerdict) -> tuple[float | None, int | None, float | None]:
+    """(score, the concurrency it came from, its coefficient of variation over trials) of a green cell."""
+    metric = FOCUS_METRIC[campaign.focus]
+    usable = [r for r in verdict.results if r.ok and metric in r.metrics]
+    if campaign.focus == "goodput":
+        usable = [r for r in usable if r.sla_ok]
+    if not usable:
+        return None, None, None
+    if campaign.focus == "latency":
+        if len(usable) != len(campaign.concurrencies):
+            return None, None, None
+        means = [r.metrics[metric].mean for r in usable]
+        cvs = [cv for r in usable if (cv := _cv(r.metrics[metric])) is not None]
+        return math.exp(statistics.fmean(math.log(m) for m in means)), None, max(cvs) if cvs else None
+    best = max(usable, key=lambda r: r.metrics[metric].mean)
+    return best.metrics[metric].mean, best.concurrency, _cv(best.metrics[metric])
+
+
+def noise_band(campaign: Campaign, cv_cell: float | None, cv_base: float | None) -> tuple[float, BandSource]:
+    """The band below which a difference is noise, in percent, and where it came from."""
+    if campaign.noise_band_pct is not None:
+        return campaign.noise_band_pct, "campaign"
+    if campaign.trials > 1 and cv_cell is not None and cv_base is not None:
+        return TRIALS_BAND_SIGMAS * max(cv_cell, cv_base) * 100, "trials"
+    return DEFAULT_NOISE_BAND_PCT, "default"
+
+
+def _delta_pct(score: float, base: float, direction: str) -> float:
+    change = (score - base) / base * 100
+    return change if direction == "higher" else -change
+
+
+def _rank(campaign: Campaign, name: str, verdict: CellVerdict, base: tuple[float | None, float | None] | None,
+          baseline: str) -> RankedCell:
+    score, at, cv = cell_score(campaign, verdict)
+    ranked = RankedCell(cell=name, regime=verdict.context.regime.label, score=score, at_concurrency=at,
+                        outcome="excluded", why="no figure of the focus metric to rank it by")
+    if score is None:
+        return ranked
+    if name == baseline:
+        return ranked.model_copy(update={"outcome": "baseline", "why": "the cell the others are compared with"})
+    if base is None or base[0] is None:
+        return ranked.model_copy(update={"outcome": "not_ranked", "why": "the baseline has no result to compare with"})
+    delta = _delta_pct(score, base[0], METRICS[FOCUS_METRIC[campaign.focus]])
+    band, source = noise_band(campaign, cv, base[1])
+    if abs(delta) <= band:
+        outcome, why = "no_improvement", f"{delta:+.1f}% vs the baseline is inside the {band:.1f}% noise band"
+    elif delta > 0:
+        outcome, why = "win", f"{delta:+.1f}% vs the baseline, beyond the {band:.1f}% noise band"
+    else:
+        outcome, why = "worse", f"{delta:+.1f}% vs the baseline, beyond the {band:.1f}% noise band"
+    return ranked.model_copy(update={"delta_pct": round(delta, 3), "noise_band_pct": round(band, 3),
+                                     "band_source": source, "outcome": outcome, "why": why})
+
+
+def _order(cells: Iterable[RankedCell], direction: str) -> list[RankedCell]:
+    sign = -1 if direction == "higher" else 1
+    return sorted(cells, key=lambda c: (c.score is None, sign * (c.score or 0.0)))
+
+
+def select_champion(campaign: Campaign, cells: Sequence[str], baseline: str, verdicts: dict[str, CellVerdict], *,
+                    top: int = 3) -> ChampionReport:
+    """The champion: the best win over the baseline, in the baseline's regime, beyond the noise band. DRAFT."""
+    metric = FOCUS_METRIC[campaign.focus]
+    direction = METRICS[metric]
+    base_v = verdicts.get(baseline)
+    base_ok = base_v is not None and base_v.verdict == "green"
+    base = None
+    if base_ok:
+        score, _, cv = cell_score(campaign, base_v)  # type: ignore[arg-type]
+        base = (score, cv)
+    base_regime = base_v.context.regime.label if base_v is not None else None
+    excluded = _exclusions(cells, verdicts)
+    groups: dict[str, list[RankedCell]] = {}
+    for name in cells:
+        v = verdicts.get(name)
+        if v is not None and v.verdict == "green":
+            groups.setdefault(v.context.regime.label, []).append(_rank(campaign, name, v, base, baseline))
+    ranked = _order(groups.pop(base_regime, []), direction) if base_regime else []
+    others = [_other_group(regime, group, base_regime, direction) for regime, group in groups.items()]
+    wins = [c for c in ranked if c.outcome == "win"]
+    champion = wins[0].cell if wins else None
+    outcome, note = _outcome(base_v, base_ok, ranked, champion, baseline)
+    return ChampionReport(
+        campaign=campaign.name, focus=campaign.focus, metric=metric, direction=direction,
+        scoring=SCORING[campaign.focus], baseline=baseline, regime=base_regime, champion=champion, outcome=outcome,
+        note=f"{note}. {DRAFT_NOTE}", ranked=ranked, top=[c.cell for c in ranked if c.score is not None][:top],
+        other_regimes=others, excluded=excluded,
+    )
+
+
+def _exclusions(cells: Sequence[str], verdicts: dict[str, CellVerdict]) -> list[RankedCell]:
+    out = []
+    for name in cells:
+        v = verdicts.get(name)
+        if v is None:
+            out.append(RankedCell(cell=name, regime="", score=None, outcome="excluded", why="no verdict yet"))
+        elif v.verdict == "red":
+            out.append(RankedCell(cell=name, regime=v.context.regime.label, score=None, outcome="excluded",
+                                  why=f"red: {v.reason}"))
+    return out
+
+
+def _other_group(regime: str, group: list[RankedCell], base_regime: str | None, direction: str) -> RegimeGroup:
+    why = f"regime {regime} differs from the baseline's {base_regime}: ranked only among themselves"
+    cells = [c.model_copy(update={"outcome": "not_ranked", "why": why, "delta_pct": None, "noise_band_pct": None,
+                                  "band_source": None}) for c in group]
+    return RegimeGroup(regime=regime, cells=_order(cells, direction),
+                       note=f"never ranked against the champion: {why}")
+
+
+def _outcome(base_v: CellVerdict | None, base_ok: bool, ranked: list[RankedCell], champion: str | None,
+             baseline: str) -> tuple[Any, str]:
+    if base_v is None:
+        return "no_baseline", f"the baseline cell {baseline!r} has no verdict yet: run the campaign first"
+    if not base_ok:
+        return "no_baseline", (f"the baseline cell {baseline!r} is red ({base_v.reason}): no cell can be called "
+                               "an improvement until it is green")
+    if champion is None:
+        if not any(c.outcome != "baseline" for c in ranked):
+            return "no_results", "no other green cell in the baseline's regime to compare"
+        return "no_improvement", "no improvement: no cell beat the baseline by more than the noise band"
+    win = next(c for c in ranked if c.cell == champion)
+    return "improvement", f"champion {champion!r}: {win.why}"
+
+
+# ---- plots ----------------------------------------------------------------------------------------------------
+
+
+def pareto_front(points: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
+    """The points no other point beats on both axes (both higher-is-better), by x descending."""
+    front: list[tuple[float, float]] = []
+    best_y = -math.inf
+    for x, y in sorted(points, key=lambda p: (-p[0], -p[1])):
+        if y > best_y:
+            front.append((x, y))
+            best_y = y
+    return front

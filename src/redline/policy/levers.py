@@ -1,0 +1,149 @@
+"""The next levers worth trying after a measured result, ranked by expected gain per cost: a small rule table.
+
+    levers = next_levers(LeverInput(claim="throughput", serve=config, concurrencies=[1, 16], sol=figure))
+
+Every gain here is a prediction (labelled so), worked from the speed-of-light split of a decode
+step's bytes where one is known: fp8 KV halves the KV bytes, fp8 weights halve the weight bytes,
+a doubled batch shares the weight read. Each lever names the gate that proves or refutes it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from redline.models.lever import Cost, Lever
+from redline.models.serve import ServeConfig
+from redline.models.sol import SolFigure
+
+COST_WEIGHT: dict[Cost, float] = {"low": 1.0, "medium": 2.0, "high": 4.0}
+AB_BOOTS = 6  # two arms x three trials
+MEMORY_WALL_PCT = 85.0  # above this % of the decode ceiling, only levers that cut bytes can help
+HEADROOM_PCT = 60.0  # below this, the batch is worth raising
+DEFAULT_WEIGHTS_SHARE = 0.8  # a decode step's weight share when no ceiling was worked (a small batch of a dense model)
+
+
+@dataclass(frozen=True)
+class LeverInput:
+    """What the rules look at: the claim, the config that won (or the baseline), and how close it is to SoL."""
+
+    claim: str  # throughput | latency
+    serve: ServeConfig
+    concurrencies: Sequence[int]
+    sol: SolFigure | None = None  # at the top concurrency
+    quantization: str | None = None
+
+    @property
+    def weights_share(self) -> float:
+        share = self.sol.weights_share if self.sol is not None else None
+        return DEFAULT_WEIGHTS_SHARE if share is None else share
+
+    @property
+    def pct(self) -> float | None:
+        return self.sol.pct_of_ceiling if self.sol is not None else None
+
+    @property
+    def basis(self) -> str:
+        if self.sol is not None and self.sol.weights_share is not None:
+            return f"from the decode bytes split at the top concurrency ({self.weights_share:.0%} weights, {self.sol.key})"
+        return f"assuming {DEFAULT_WEIGHTS_SHARE:.0%} of a decode step's bytes are weights (no ceiling was worked)"
+
+
+def _lever(lever: str, change: str, gain: float, expected: str, cost: Cost, boots: int, gate: str) -> Lever:
+    gain = round(max(gain, 0.0), 1)
+    return Lever(lever=lever, change=change, expected_gain_pct=gain, expected=expected, cost=cost, cost_boots=boots,
+                 score=round(gain / COST_WEIGHT[cost], 2), gate=gate)
+
+
+def _bytes_cut(share: float) -> float:
+    """% more tokens/s when a step reads `share` fewer of its bytes."""
+    return (1.0 / (1.0 - share) - 1.0) * 100.0
+
+
+def cuda_graphs(x: LeverInput) -> Lever | None:
+    if not (x.serve.enforce_eager or x.serve.cudagraph_mode == "NONE"):
+        return None
+    gain = 30.0 if x.claim == "latency" else 15.0
+    return _lever("cuda_graphs", "drop enforce_eager (cudagraph_mode FULL_AND_PIECEWISE)", gain,
+                  f"lower TPOT, about +{gain:g}% (host launch overhead removed; typical of small batches)", "low",
+                  AB_BOOTS, "ab_run every arm with CUDA graphs (matched_graphs): the champion must still win, "
+                            "VERDICT, on median TPOT")
+
+
+def bigger_batch(x: LeverInput) -> Lever | None:
+    if x.claim != "throughput" or (x.pct is not None and x.pct >= HEADROOM_PCT):
+        return None
+    top = max(x.concurrencies)
+    share = x.weights_share
+    gain = share / (2.0 - share) * 100.0  # the ceiling at twice the batch, against the ceiling now
+    return _lever("bigger_batch", f"raise the top concurrency to {2 * top} (max_num_seqs >= {2 * top})", gain,
+                  f"up to +{gain:.0f}% output tokens/s if the KV cache holds twice the batch ({x.basis})", "low",
+                  AB_BOOTS, f"campaign_run at concurrencies up to {2 * top}, then ab_run at c={2 * top}: output "
+                            "throughput up beyond the noise with median TPOT inside the SLA, VERDICT")
+
+
+def fp8_kv_cache(x: LeverInput) -> Lever | None:
+    if (x.serve.kv_cache_dtype or "auto") not in ("auto", "bfloat16", "float16"):
+        return None
+    gain = _bytes_cut((1.0 - x.weights_share) / 2)
+    return _lever("fp8_kv_cache", "kv_cache_dtype: fp8", gain,
+                  f"about +{gain:.0f}% on the decode ceiling (KV bytes halved), and twice the KV tokens ({x.basis})",
+                  "medium", AB_BOOTS, "ab_run kv_cache_dtype fp8 against auto, VERDICT on the claim's metric, and "
+                                      "an accuracy eval inside its tolerance before shipping")
+
+
+def fp8_weights(x: LeverInput) -> Lever | None:
+    if x.quantization is not None:
+        return None
+    gain = _bytes_cut(x.weights_share / 2)
+    return _lever("fp8_weights", "an FP8 checkpoint (or --quantization=fp8)", gain,
+                  f"about +{gain:.0f}% on the decode ceiling (weight bytes halved; {x.basis})", "high", AB_BOOTS,
+                  "ab_run the fp8 checkpoint against the bf16 one, VERDICT on the claim's metric, and an accuracy "
+                  "eval inside its tolerance")
+
+
+def batched_tokens(x: LeverInput) -> Lever | None:
+    mnbt = x.serve.max_num_batched_tokens
+    if x.claim != "throughput" or (mnbt is not None and mnbt > 8192):
+        return None
+    now = mnbt or 8192
+    return _lever("max_num_batched_tokens", f"max_num_batched_tokens {now} -> {2 * now}, {4 * now}", 5.0,
+                  "a few % more throughput from larger prefill chunks (a rule of thumb, not a measurement)", "low", 3,
+                  f"campaign_run a grid of max_num_batched_tokens [{now}, {2 * now}, {4 * now}]: champion_select "
+                  "beyond the noise band, p99 TTFT inside the SLA, then ab_run")
+
+
+def speculative_decoding(x: LeverInput) -> Lever | None:
+    if x.claim != "latency":
+        return None
+    return _lever("speculative_decoding", "a draft model or n-gram speculation (--speculative-config)", 30.0,
+                  "about +30% tokens/s per user at low concurrency (several tokens per weight read), less at high",
+                  "high", AB_BOOTS, "ab_run at c=1 and 4, a latency claim: median TPOT lower, VERDICT, and the "
+                                    "acceptance rate logged")
+
+
+def tensor_parallel(x: LeverInput) -> Lever | None:
+    if x.claim != "latency" or x.serve.tensor_parallel_size != 1:
+        return None
+    gain = _bytes_cut(x.weights_share / 2)
+    return _lever("tensor_parallel", "tensor_parallel_size 2", gain,
+                  f"lower TPOT, up to +{gain:.0f}% (each GPU reads half the weights; twice the GPUs)", "high",
+                  AB_BOOTS, "ab_run TP 2 against TP 1 (a latency claim on median TPOT, VERDICT), and tokens/s per "
+                            "GPU reported beside it")
+
+
+RULE_TABLE: tuple[Callable[[LeverInput], Lever | None], ...] = (
+    cuda_graphs, bigger_batch, fp8_kv_cache, fp8_weights, batched_tokens, speculative_decoding, tensor_parallel,
+)
+CUTS_BYTES = frozenset({"fp8_kv_cache", "fp8_weights", "speculative_decoding"})
+
+
+def next_levers(x: LeverInput, top: int = 5) -> list[Lever]:
+    """The levers that apply, best expected gain per cost first; at the memory wall only those that cut bytes."""
+    found = [lever for rule in RULE_TABLE if (lever := rule(x)) is not None]
+    if x.pct is not None and x.pct >= MEMORY_WALL_PCT:
+        found = [lever for lever in found if lever.lever in CUTS_BYTES]
+    return sorted(found, key=lambda lever: (-lever.score, lever.lever))[:top]
+
+
+__all__ = ["LeverInput", "RULE_TABLE", "next_levers"]

@@ -1,0 +1,175 @@
+"""The campaign tools: each one a campaign file checked against the workspace, then one call into redline.tools.
+
+Their inputs are the request models' fields (see registry.expand), beside `campaign` (a .yml file in
+the workspace, such as campaigns/llama8b-h200.yml) and, for campaign_run, `wait_s`. A campaign's
+results (cells/<cell>/verdict.yml, report.md and its PNGs) go to the folder named by the campaign's
+`name`, beside its file, so they stay inside the workspace too.
+"""
+
+from pathlib import Path, PurePosixPath
+from typing import Annotated
+
+from mcp.server.mcpserver import Context
+from mcp.types import ToolAnnotations
+from pydantic import Field
+
+from redline.errors import InputError
+from redline.models.campaign import Campaign, CampaignPlan
+from redline.models.campaign_results import (
+    CampaignReport, CampaignRunResult, CampaignStatus, CampaignTable, ChampionReport,
+)
+from redline.server.config import LADDER_PART, LADDER_SUFFIXES, relative_name, resolve_in_workspace
+from redline.server.job_record import now
+from redline.server.jobs import WAIT_DEFAULT_S, JobContext, JobView
+from redline.server.registry import BOOTS, READ_ONLY, WRITE_ONCE, State, WaitArg, off_loop, run_job, state_of, tool
+from redline.targets import Target
+from redline.tools import campaign as ops
+from redline.tools import campaign_runner as runner
+from redline.tools.report import campaign_report as write_report
+from redline.tools.requests import (
+    CampaignAggregateRequest, CampaignInitRequest, CampaignPlanRequest, CampaignReportRequest, CampaignRunRequest,
+    CampaignStatusRequest, ChampionSelectRequest,
+)
+
+# rewrites only the report's own files (report.md and its PNGs) in the campaign's results folder: the same
+# verdicts give the same report
+WRITES_REPORT = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
+                                open_world_hint=False)
+
+CampaignArg = Annotated[str, Field(min_length=1, max_length=1024, description=(
+    "The campaign file, a .yml path inside the workspace, such as campaigns/llama8b-h200.yml"))]
+
+
+class CampaignRunView(JobView[CampaignRunResult]):
+    """campaign_run's answer: the job that runs the campaign, or a dry run's plan (no job at all)."""
+
+    job_id: str | None = Field(  # type: ignore[assignment]
+        description="Pass to job_status (to wait for it) or job_cancel; null for a dry run, which queues no job")
+
+
+# ---- the campaign file -------------------------------------------------------------------------------------
+
+
+def campaign_path(state: State, name: str) -> tuple[Path, str]:
+    """The campaign file's absolute path, and its name inside the workspace (as the ladder files are named)."""
+    path = resolve_in_workspace(state.config.workspace, name, what="campaign")
+    if path.suffix not in LADDER_SUFFIXES:
+        raise InputError(f"campaign {name[:80]!r} must be a .yml file inside the workspace, such as "
+                         "campaigns/llama8b-h200.yml")
+    if not all(LADDER_PART.match(part) for part in PurePosixPath(name).parts):
+        raise InputError(f"campaign {name[:80]!r}: name campaign files and folders with letters, digits and "
+                         ". _ - + @ = , only, starting with a letter or digit")
+    return path, relative_name(state.config.workspace, path)
+
+
+async def checked(state: State, name: str) -> Path:
+    """The campaign file, once its base.from_ladder (if any) is known to stay inside the workspace."""
+    path, _ = campaign_path(state, name)
+    await off_loop(ops.check_inside, path, state.config.workspace)
+    return path
+
+
+def target_for(state: State, path: Path, requested: str) -> Target:
+    """The target a call names (else the campaign's), from the server's targets file; not yet connected."""
+    return ops.open_campaign_target(path, state.config.target_specs(), requested)
+
+
+# ---- the tools ---------------------------------------------------------------------------------------------
+
+
+@tool(WRITE_ONCE, "Start a campaign", CampaignInitRequest)
+async def campaign_init(ctx: Context, campaign: CampaignArg, request: CampaignInitRequest) -> Campaign:
+    """Write a new campaign file (refused if the file exists, or if the campaign cannot plan): its grid of serve
+    configs over one base, the workload, the concurrencies, the focus and the SLA."""
+    state = state_of(ctx)
+    path, _ = campaign_path(state, campaign)
+    ops.check_inside(path, state.config.workspace, request.spec)
+    ops.open_named_target(request.spec.target, state.config.target_specs())
+    return await off_loop(ops.campaign_init, path, request)
+
+
+@tool(READ_ONLY, "Plan a campaign", CampaignPlanRequest)
+async def campaign_plan(ctx: Context, campaign: CampaignArg, request: CampaignPlanRequest) -> CampaignPlan:
+    """Every boot and bench command a run would do, cell by cell in order, with what the methodology gates changed
+    and which cells already have a verdict. Starts nothing."""
+    state = state_of(ctx)
+    path = await checked(state, campaign)
+    target = await off_loop(target_for, state, path, request.target)
+    return await off_loop(ops.campaign_plan, path, request, target=target)
+
+
+@tool(BOOTS, "Run a campaign", CampaignRunRequest)
+async def campaign_run(
+    ctx: Context, campaign: CampaignArg, request: CampaignRunRequest, wait_s: WaitArg = WAIT_DEFAULT_S,
+) -> CampaignRunView:
+    """Run the campaign on its target: boot each cell without a verdict once, warm it up, bench it at every
+    concurrency, stop it, write its verdict. Needs i_understand_this_submits_jobs=true; dry_run=true returns every
+    command and starts nothing.
+
+    Runs as a job (progress: cell k of N, concurrency, elapsed). Returns the result if it ends within wait_s,
+    else the job id for job_status; job_cancel stops it and its server. A re-run resumes after the last
+    finished cell.
+    """
+    runner.require_ack(request.i_understand_this_submits_jobs, request.dry_run)  # fail closed before anything
+    state = state_of(ctx)
+    path = await checked(state, campaign)
+    target = await off_loop(target_for, state, path, request.target)
+    if request.dry_run:
+        async with target:  # the dry run reads the target's GPU and engine version, for the known-good entry
+            return dry_run_view(await runner.campaign_run(path, target, i_understand_this_submits_jobs=False,
+                                                          dry_run=True, skip_known_good=request.skip_known_good))
+    loaded, _ = await off_loop(runner.prepare, path, target)  # a campaign that cannot run is refused now, not as a job
+
+    async def operation(job: JobContext) -> CampaignRunResult:
+        async with state.recording_target(target.name, job) as t:  # each server it starts is in the job's file
+            return await runner.campaign_run(path, t, i_understand_this_submits_jobs=True, progress=job.progress,
+                                             skip_known_good=request.skip_known_good)
+
+    view = await run_job(ctx, CampaignRunResult, "campaign_run", operation, ladder=None, target=target.name,
+                         args={"campaign": relative_name(state.config.workspace, path),
+                               "name": loaded.campaign.name}, wait_s=wait_s)
+    return CampaignRunView.model_validate(view.model_dump())
+
+
+def dry_run_view(result: CampaignRunResult) -> CampaignRunView:
+    """A dry run as campaign_run answers: done at once, the plan in `result`, no job behind it."""
+    at = now()
+    plan = result.plan
+    return CampaignRunView(
+        job_id=None, tool="campaign_run", state="succeeded", done=True, progress=1.0, message=result.reason,
+        target=plan.target if plan else None, created_at=at, started_at=at, finished_at=at, result=result,
+        hint=f"a dry run: no job was queued and nothing started; {result.next}")
+
+
+@tool(READ_ONLY, "Campaign status", CampaignStatusRequest)
+async def campaign_status(ctx: Context, campaign: CampaignArg, request: CampaignStatusRequest) -> CampaignStatus:
+    """Which cells are done (green or red), which one a runner is in, which are pending, and what to do next."""
+    path = await checked(state_of(ctx), campaign)
+    return await off_loop(ops.campaign_status, path, request)
+
+
+@tool(READ_ONLY, "Aggregate a campaign", CampaignAggregateRequest)
+async def campaign_aggregate(
+    ctx: Context, campaign: CampaignArg, request: CampaignAggregateRequest,
+) -> CampaignTable:
+    """One table of cells x concurrencies: the focus metric (mean and std over trials) and the guards beside it
+    (every request completed, inside the SLA), with the cells that have no verdict yet."""
+    path = await checked(state_of(ctx), campaign)
+    return await off_loop(ops.campaign_aggregate, path, request)
+
+
+@tool(READ_ONLY, "Select the champion", ChampionSelectRequest)
+async def champion_select(ctx: Context, campaign: CampaignArg, request: ChampionSelectRequest) -> ChampionReport:
+    """The champion under the SLA in the baseline's regime, or "no improvement" when no cell beats the baseline by
+    more than the noise band; the top cells; other regimes listed apart. Every champion is a DRAFT."""
+    path = await checked(state_of(ctx), campaign)
+    return await off_loop(ops.champion_select, path, request)
+
+
+@tool(WRITES_REPORT, "Write the campaign report", CampaignReportRequest)
+async def campaign_report(ctx: Context, campaign: CampaignArg, request: CampaignReportRequest) -> CampaignReport:
+    """Write report.md and its PNG plots (throughput and median TPOT against concurrency, the Pareto front with the
+    champion marked) into the campaign's results folder; returns the table, the champion and the data behind
+    each plot."""
+    path = await checked(state_of(ctx), campaign)
+    return await off_loop(write_report, path, request)

@@ -1,0 +1,118 @@
+"""The verdict-rigor tools: ab_run (a job), perf_baseline_record and perf_baseline_diff, and the known-good registry.
+
+Their inputs are the request models' fields (see registry.expand), beside ab_run's `wait_s`. Every file
+they name is a path inside the workspace; they write only ab/<name>.yml and ab/<name>/, baselines.yml
+and known-good.yml there.
+"""
+
+from __future__ import annotations
+
+from mcp.server.mcpserver import Context
+from mcp.types import ToolAnnotations
+from pydantic import Field
+
+from redline.models.ab import AbResult
+from redline.models.baseline import BaselineDiff, BaselineRecorded
+from redline.models.known_good import KnownGoodFound, KnownGoodList, KnownGoodRecorded
+from redline.server.job_record import now
+from redline.server.jobs import WAIT_DEFAULT_S, JobContext, JobView
+from redline.server.registry import BOOTS, READ_ONLY, WaitArg, off_loop, run_job, state_of, tool
+from redline.tools import ab as ab_ops
+from redline.tools import baseline as baseline_ops
+from redline.tools import known_good_ops
+from redline.tools.requests import (
+    AbRunRequest, KnownGoodListRequest, KnownGoodLookupRequest, KnownGoodRecordRequest, PerfBaselineDiffRequest,
+    PerfBaselineRecordRequest,
+)
+
+# changes one entry of a registry file in the workspace (baselines.yml, known-good.yml); the same call again
+# leaves the same entry
+REGISTRY_WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True,
+                                 open_world_hint=False)
+
+
+class AbRunView(JobView[AbResult]):
+    """ab_run's answer: the job that runs the A/B, or a dry run's plan (no job at all)."""
+
+    job_id: str | None = Field(  # type: ignore[assignment]
+        description="Pass to job_status (to wait for it) or job_cancel; null for a dry run, which queues no job")
+
+
+def dry_run_view(result: AbResult, target: str) -> AbRunView:
+    at = now()
+    return AbRunView(job_id=None, tool="ab_run", state="succeeded", done=True, progress=1.0, message=result.summary,
+                     target=target, created_at=at, started_at=at, finished_at=at, result=result,
+                     hint=f"a dry run: no job was queued and nothing started; {result.next}")
+
+
+@tool(BOOTS, "Run an A/B", AbRunRequest)
+async def ab_run(ctx: Context, request: AbRunRequest, wait_s: WaitArg = WAIT_DEFAULT_S) -> AbRunView:
+    """A/B two or more serve configs on one target: interleaved A B A B ..., a clean boot per arm per trial (at
+    least 3 for a VERDICT), the same workload at every concurrency; per trial and mean ± std: median TPOT, ITL,
+    TTFT and output throughput (with its % of speed-of-light); the node of every trial. VERDICT only when every
+    rule holds (same node, >= 3 trials, matched regime and prefix caching, the claim's metric, a named baseline),
+    else a DRAFT naming each rule that failed; Welch's t-test decides what is real. Ends with the next levers.
+
+    Needs i_understand_this_submits_jobs=true; dry_run=true lists every boot and bench command in order and starts
+    nothing. A matching known-good entry is applied to every arm unless skip_known_good. Runs as a job; a re-run
+    resumes (and may add trials); job_cancel stops it and its server.
+    """
+    r, state = request, state_of(ctx)
+    workspace, spec = state.config.workspace, request.spec
+    if not r.dry_run:
+        ab_ops.require_ack(r.i_understand_this_submits_jobs)  # fail closed before anything
+    state.check_target(spec.target)
+    await off_loop(ab_ops.check_spec, ab_ops.AbPaths(workspace, spec.name), spec)
+    widening = state.config.widening(spec.engine)
+    if r.dry_run:
+        async with state.config.open_target(spec.target) as target:
+            result = await ab_ops.ab_run(workspace, spec, target, i_understand_this_submits_jobs=False, dry_run=True,
+                                         skip_known_good=r.skip_known_good, widening=widening)
+        return dry_run_view(result, spec.target)
+
+    async def operation(job: JobContext) -> AbResult:
+        async with state.recording_target(spec.target, job) as t:  # each server it starts is in the job's file
+            return await ab_ops.ab_run(workspace, spec, t, i_understand_this_submits_jobs=True,
+                                       skip_known_good=r.skip_known_good, progress=job.progress, widening=widening)
+
+    view = await run_job(ctx, AbResult, "ab_run", operation, ladder=None, target=spec.target,
+                         args={"ab": spec.name, "arms": [a.name for a in spec.arms], "trials": spec.trials},
+                         wait_s=wait_s)
+    return AbRunView.model_validate(view.model_dump())
+
+
+@tool(REGISTRY_WRITE, "Record a baseline", PerfBaselineRecordRequest)
+async def perf_baseline_record(ctx: Context, request: PerfBaselineRecordRequest) -> BaselineRecorded:
+    """Record a named baseline in baselines.yml from a measured result: a campaign cell (campaign, cell), an A/B arm
+    (ab, arm), or a bench result file (bench_file, with its context). Each concurrency is kept with its full
+    context, its metrics (mean ± std) and its % of speed-of-light. Comments in the file are kept."""
+    return await off_loop(baseline_ops.perf_baseline_record, state_of(ctx).config.workspace, request)
+
+
+@tool(READ_ONLY, "Diff against a baseline", PerfBaselineDiffRequest)
+async def perf_baseline_diff(ctx: Context, request: PerfBaselineDiffRequest) -> BaselineDiff:
+    """A result (a campaign cell, an A/B arm, a bench file, or another baseline) against a recorded baseline: GREEN
+    (the focus improves beyond the tolerance, no guarded metric regresses beyond it), YELLOW (within tolerance, or a
+    win with a guarded regression inside the looser band), RED (a regression beyond it). Contexts that differ in
+    model, GPU, engine version, workload, regime or parallelism are refused, each differing field named."""
+    return await off_loop(baseline_ops.perf_baseline_diff, state_of(ctx).config.workspace, request)
+
+
+@tool(REGISTRY_WRITE, "Record a known-good config", KnownGoodRecordRequest)
+async def known_good_record(ctx: Context, request: KnownGoodRecordRequest) -> KnownGoodRecorded:
+    """Record the serve flags a model needs on a hardware and engine version (to boot or survive load), why, and the
+    evidence, in known-good.yml: given whole, or from a ladder's recorded ceiling (from_ladder, in one call), a
+    campaign cell (from_campaign, cell) or an A/B arm (from_ab, arm). The same key again updates that entry."""
+    return await off_loop(known_good_ops.known_good_record, state_of(ctx).config.workspace, request)
+
+
+@tool(READ_ONLY, "Look up a known-good config", KnownGoodLookupRequest)
+async def known_good_lookup(ctx: Context, request: KnownGoodLookupRequest) -> KnownGoodFound:
+    """The known-good entry for a model on a hardware and engine version: the flags it needs and why."""
+    return await off_loop(known_good_ops.known_good_lookup, state_of(ctx).config.workspace, request)
+
+
+@tool(READ_ONLY, "List known-good configs", KnownGoodListRequest)
+async def known_good_list(ctx: Context, request: KnownGoodListRequest) -> KnownGoodList:
+    """Every entry of known-good.yml (or one model's)."""
+    return await off_loop(known_good_ops.known_good_list, state_of(ctx).config.workspace, request)

@@ -1,0 +1,69 @@
+"""The close of champion_select: the next levers worth trying, and whether the champion is closed.
+
+    report = close_champion(report, verdicts, registry)   # the hook tools/campaign.champion_select calls
+
+A champion is closed only when a same-node A/B made it a VERDICT, its known-good config is recorded, and a
+next lever is named; until then `close.missing` says what is, each with the call to make. The levers come
+from the champion's (or, with none, the baseline's) config and its top concurrency's % of speed-of-light.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from redline.models.campaign_results import CellVerdict, ChampionReport
+from redline.models.lever import CloseStatus, Lever
+from redline.policy.known_good import hardware_key
+from redline.policy.levers import LeverInput, next_levers
+from redline.tools.context import local_model_files
+from redline.tools.known_good import recorded_for
+from redline.tools.sol import sol_figure
+from redline.tools.sources import cell_context
+
+CLAIM = {"latency": "latency", "throughput": "throughput", "goodput": "throughput"}
+
+
+def cell_levers(focus: str, verdict: CellVerdict) -> list[Lever]:
+    """The next levers from a cell's config and its top concurrency's % of the decode ceiling."""
+    done = [r for r in verdict.results if r.ok and r.metrics]
+    sol = None
+    quantization = None
+    if done:
+        top = max(done, key=lambda r: r.concurrency)
+        context = cell_context(verdict, top)
+        quantization = context.model.quantization
+        shape, why = local_model_files(context.model.name).shape
+        tp = top.metrics["output_throughput"].mean if "output_throughput" in top.metrics else None
+        sol = sol_figure(context, shape, tp, why)
+    concurrencies = [r.concurrency for r in verdict.results] or [1]
+    return next_levers(LeverInput(claim=CLAIM[focus], serve=verdict.context.serve, concurrencies=concurrencies,
+                                  sol=sol, quantization=quantization))
+
+
+def champion_close(report: ChampionReport, verdict: CellVerdict | None, levers: list[Lever],
+                   registry: Path) -> CloseStatus | None:
+    if report.champion is None or verdict is None:
+        return None
+    ctx = verdict.context
+    entry = recorded_for(ctx.serve, registry, hardware=hardware_key(ctx.gpu.name if ctx.gpu else None),
+                         engine=ctx.engine, engine_version=ctx.engine_version,
+                         config_hash=local_model_files(ctx.model).config_hash)
+    missing = [f"a VERDICT: a same-node A/B of {report.champion!r} against {report.baseline!r} (ab_run with the "
+               "campaign's cells as arms, 3 trials or more)"]
+    if entry is None:
+        missing.append(f"its known-good config: call known_good_record with from_campaign and cell={report.champion}")
+    if not levers:
+        missing.append("a next lever: none applies, so document the speed-of-light wall it reached")
+    return CloseStatus(champion=report.champion, closed=False, known_good=entry.key().describe() if entry else None,
+                       next_lever=levers[0].lever if levers else None, missing=missing)
+
+
+def close_champion(report: ChampionReport, verdicts: dict[str, CellVerdict], registry: Path) -> ChampionReport:
+    """The report with the next levers and the champion's close status at its end."""
+    chosen = verdicts.get(report.champion or report.baseline)
+    levers = cell_levers(report.focus, chosen) if chosen is not None else []
+    close = champion_close(report, verdicts.get(report.champion or ""), levers, registry)
+    return report.model_copy(update={"close": close, "next_levers": levers})
+
+
+__all__ = ["cell_levers", "champion_close", "close_champion"]

@@ -1,0 +1,146 @@
+"""Building context descriptors: from a run's own facts (serve config, host, engine, workload), and reading the
+model's config.json where it can be read (here, or on the target), for its hash, quantization and shape.
+
+    files = await model_files(target, config.model)          # config.json read where the model lives
+    ctx = descriptor(config, files=files, host=host, engine="vllm", engine_version="0.26.0", ...)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import posixpath
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from redline.errors import RedlineError
+from redline.models.context import (
+    BenchIdentity, ContextDescriptor, EngineIdentity, Hardware, ModelIdentity, Node, Parallelism, Provenance,
+    RegimeLabel, Workload,
+)
+from redline.models.serve import ServeConfig
+from redline.models.sol import ModelShape
+from redline.policy.sol import shape_of
+from redline.targets import HostInfo, Target
+
+CONFIG_JSON = "config.json"
+MAX_CONFIG_BYTES = 1 << 20
+
+
+@dataclass(frozen=True)
+class ModelFiles:
+    """What the model's config.json says, where it could be read."""
+
+    config: dict[str, Any] | None
+    config_hash: str | None
+    why: str = ""  # why it could not be read
+
+    @property
+    def shape(self) -> tuple[ModelShape | None, str]:
+        if self.config is None:
+            return None, self.why or "config.json was not readable"
+        return shape_of(self.config)
+
+
+def _is_path(model: str) -> bool:
+    return model.startswith(("/", ".", "~"))
+
+
+def files_from_text(text: str) -> ModelFiles:
+    digest = "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return ModelFiles(None, digest, f"config.json is not JSON ({exc.msg})")
+    return ModelFiles(data if isinstance(data, dict) else None, digest)
+
+
+def local_model_files(model: str) -> ModelFiles:
+    """config.json of a model folder on this machine; nothing for a hub id or an unreadable folder."""
+    if not _is_path(model):
+        return ModelFiles(None, None, f"{model} is a hub id, not a folder redline can read")
+    path = Path(model).expanduser() / CONFIG_JSON
+    try:
+        if path.stat().st_size > MAX_CONFIG_BYTES:
+            return ModelFiles(None, None, f"{path} is over {MAX_CONFIG_BYTES >> 20} MiB")
+        return files_from_text(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        return ModelFiles(None, None, f"{path}: {exc.strerror or exc}")
+
+
+async def model_files(target: Target, model: str) -> ModelFiles:
+    """config.json of the model, read on the target where it is served (a hub id: nothing to read)."""
+    if not _is_path(model):
+        return ModelFiles(None, None, f"{model} is a hub id, not a folder redline can read")
+    try:
+        text = await target.read_text(posixpath.join(model, CONFIG_JSON))
+    except RedlineError as exc:
+        return ModelFiles(None, None, f"{model}/{CONFIG_JSON} on {target.name}: {exc}")
+    return files_from_text(text[:MAX_CONFIG_BYTES])
+
+
+def flag_value(flags: list[str], name: str) -> str | None:
+    """The value of `--name=value` in a serve config's extra flags."""
+    return next((f.split("=", 1)[1] for f in flags if f.startswith(f"--{name}=")), None)
+
+
+def quantization_of(config: ServeConfig, files: ModelFiles) -> str | None:
+    """The weights' quantization: the serve flag first, else config.json's quantization_config."""
+    given = flag_value(config.extra_flags, "quantization")
+    if given:
+        return given
+    q = (files.config or {}).get("quantization_config")
+    method = q.get("quant_method") if isinstance(q, dict) else None
+    return str(method) if method else None
+
+
+def node_of(host: HostInfo | None) -> Node | None:
+    if host is None:
+        return None
+    return Node(hostname=host.hostname, machine_id=host.machine_id, gpu_uuids=[g.uuid for g in host.gpus if g.uuid])
+
+
+def gpus_of(config: ServeConfig) -> int:
+    return config.tensor_parallel_size * config.pipeline_parallel_size * config.data_parallel_size
+
+
+def hardware_of(config: ServeConfig, host: HostInfo | None) -> Hardware:
+    if host is None or not host.gpus:
+        return Hardware()
+    first = host.gpus[0]
+    return Hardware(gpu_name=first.name, gpu_memory_gib=round(first.memory_mib / 1024, 1), gpu_count=gpus_of(config))
+
+
+def regime_of(config: ServeConfig, warmup_requests: int) -> RegimeLabel:
+    eager = config.enforce_eager or config.cudagraph_mode == "NONE"
+    return RegimeLabel(cache="warm" if warmup_requests > 0 else "cold", graphs="eager" if eager else "graphs",
+                       prefix_caching=config.enable_prefix_caching)
+
+
+def descriptor(
+    config: ServeConfig, *, files: ModelFiles, host: HostInfo | None, engine: str, engine_version: str | None,
+    workload: Workload, warmup_requests: int, trials: int, bench_backend: str | None = None,
+    provenance: Provenance = "measured", baseline: str | None = None, node: Node | None = None,
+) -> ContextDescriptor:
+    """The full context of a figure measured with `config` on `host`."""
+    files_config = files.config or {}
+    return ContextDescriptor(
+        provenance=provenance,
+        model=ModelIdentity(name=config.model, config_hash=files.config_hash,
+                            quantization=quantization_of(config, files),
+                            dtype=str(files_config.get("torch_dtype")) if files_config.get("torch_dtype") else None),
+        hardware=hardware_of(config, host), kv_cache_dtype=config.kv_cache_dtype or "auto",
+        parallelism=Parallelism(tp=config.tensor_parallel_size, dp=config.data_parallel_size,
+                                pp=config.pipeline_parallel_size),
+        serve=config, workload=workload, regime=regime_of(config, warmup_requests),
+        engine=EngineIdentity(name=engine, version=engine_version),
+        bench=BenchIdentity(client=engine, backend=bench_backend, version=engine_version),
+        trials=trials, node=node if node is not None else node_of(host), baseline=baseline,
+    )
+
+
+__all__ = [
+    "ModelFiles", "descriptor", "files_from_text", "flag_value", "gpus_of", "hardware_of", "local_model_files",
+    "model_files", "node_of", "quantization_of", "regime_of",
+]

@@ -1,0 +1,212 @@
+"""Applying known-good entries: the hook ladder_init, campaign_run and ab_run call before they boot anything.
+
+    identity = await identify(target, engine)                 # the GPU name and the engine's version there
+    config, use = apply_known_good(config, registry_path(workspace), identity=identity, engine="vllm")
+    use.note                                                   # what was applied, or why nothing was
+
+A matching entry (same model, hardware and engine version) is applied by default; `skip=True`
+turns it off, and the output says so either way. The decisions are policy/known_good.py's.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from redline.engines.base import Engine
+from redline.errors import RedlineError
+from redline.ledger.registry_file import read_registry
+from redline.models.campaign import CampaignPlan
+from redline.models.known_good import KnownGoodEntry, KnownGoodFile, KnownGoodUse
+from redline.models.serve import ServeConfig
+from redline.policy import known_good as kg
+from redline.targets import HostInfo, Target
+from redline.tools.context import local_model_files, model_files
+
+REGISTRY = "known-good.yml"
+WHAT = "known-good registry"
+HEADER = ("redline known-good registry: the serve flags a model needs on a hardware and engine version to boot or\n"
+          "survive load, why, and the evidence. ladder_init, campaign_run and ab_run apply a matching entry by\n"
+          "default. Comments you add here are kept.")
+VERSION_RE = re.compile(r"\b(\d+\.\d+(?:\.\d+)?(?:[.+\-][0-9A-Za-z.+\-]*)?)\s*$")
+VERSION_TIMEOUT_S = 180.0
+
+
+def registry_path(workspace: Path) -> Path:
+    return workspace / REGISTRY
+
+
+def read_entries(path: Path) -> list[KnownGoodEntry]:
+    return read_registry(path, KnownGoodFile, WHAT).entries
+
+
+@dataclass(frozen=True)
+class Identity:
+    """What a run's known-good key needs from the target: its hardware, the engine's version there."""
+
+    hardware: str
+    engine_version: str | None
+    host: HostInfo | None = None
+    why: str = ""  # why the version is unknown
+
+
+def parse_version(text: str) -> str | None:
+    """The version a `--version` command printed: the last line that ends in one."""
+    for line in reversed([ln.strip() for ln in text.splitlines() if ln.strip()]):
+        if m := VERSION_RE.search(line):
+            return m.group(1)
+    return None
+
+
+async def engine_version_on(target: Target, engine: Engine) -> tuple[str | None, str]:
+    """The engine's version on the target (its own `--version`), or None and why."""
+    argv = engine.version_argv(target.engine_command(engine.name, list(engine.default_command)))
+    try:
+        run = await target.run(argv, env=target.engine_env, timeout_s=VERSION_TIMEOUT_S)
+    except RedlineError as exc:
+        return None, f"`{' '.join(argv)}` on {target.name} failed: {exc}"
+    version = parse_version(run.stdout) or parse_version(run.stderr)
+    if run.returncode != 0 or version is None:
+        return None, f"`{' '.join(argv)}` on {target.name} exited {run.returncode} without a version"
+    return version, ""
+
+
+async def identify(target: Target, engine: Engine) -> Identity:
+    host = await target.host_info()
+    version, why = await engine_version_on(target, engine)
+    return Identity(kg.hardware_key(host.gpus[0].name if host.gpus else None), version, host, why)
+
+
+def _note(entry: KnownGoodEntry, added: list[str], kept: list[str]) -> str:
+    text = f"known-good entry {entry.key().describe()} applied"
+    text += f": added {', '.join(added)}" if added else ": the config already had everything it names"
+    return text + (f"; kept the config's own {', '.join(kept)}" if kept else "") + f" ({entry.why})"
+
+
+def _find(path: Path, model: str, config_hash: str | None, identity: Identity, engine: str,
+          ) -> tuple[KnownGoodEntry | None, str]:
+    if identity.engine_version is None:
+        return None, f"no known-good entry looked up: the engine's version is unknown ({identity.why})"
+    entry = kg.lookup(read_entries(path), model=model, config_hash=config_hash, hardware=identity.hardware,
+                      engine=engine, engine_version=identity.engine_version)
+    if entry is None:
+        return None, (f"no known-good entry for {model} on {identity.hardware}, {engine} {identity.engine_version} "
+                      f"in {path.name}")
+    return entry, ""
+
+
+def apply_known_good(config: ServeConfig, registry: Path, *, identity: Identity, engine: str,
+                     config_hash: str | None = None, skip: bool = False) -> tuple[ServeConfig, KnownGoodUse]:
+    """config with the matching entry applied (flags, env, knobs left at their default), and what was done."""
+    if skip:
+        return config, KnownGoodUse(applied=False, note="known-good entries not applied: turned off by the request")
+    entry, why = _find(registry, config.model, config_hash, identity, engine)
+    if entry is None:
+        return config, KnownGoodUse(applied=False, note=why)
+    updated, added, kept = kg.apply_entry(config, entry, at_default_only=True)
+    return updated, KnownGoodUse(applied=True, entry=entry.key(), added=added, kept=kept,
+                                 note=_note(entry, added, kept))
+
+
+def apply_known_good_to_fixed(fixed: Mapping[str, Any], given: Iterable[str], registry: Path, *, model: str,
+                              config_hash: str | None, identity: Identity, engine: str, skip: bool = False,
+                              never: Iterable[str] = ()) -> tuple[dict[str, Any], KnownGoodUse]:
+    """A ladder's fixed knobs with the matching entry applied (the knobs in `never` are the climb's own)."""
+    if skip:
+        return dict(fixed), KnownGoodUse(applied=False, note="known-good entries not applied: turned off by the request")
+    entry, why = _find(registry, model, config_hash, identity, engine)
+    if entry is None:
+        return dict(fixed), KnownGoodUse(applied=False, note=why)
+    flags, fa, fk = kg.apply_flags(list(fixed.get("extra_flags", [])), entry.flags)
+    env, ea, ek = kg.apply_env(fixed.get("env", {}), entry.env)
+    knobs, ka, kk = kg.apply_knobs(fixed, entry.knobs, given, skip=never)
+    added, kept = fa + ea + ka, fk + ek + kk
+    return {**knobs, "extra_flags": flags, "env": env}, KnownGoodUse(
+        applied=True, entry=entry.key(), added=added, kept=kept, note=_note(entry, added, kept))
+
+
+def workspace_of(path: Path) -> Path:
+    """The workspace a ladder or campaign file lives in, by the layout (ladders/, campaigns/, ab/ under it)."""
+    return path.parent.parent if path.parent.name in ("ladders", "campaigns", "ab") else path.parent
+
+
+def default_registry(path: Path) -> Path:
+    return registry_path(workspace_of(Path(path).resolve()))
+
+
+def apply_to_ladder(fixed: Mapping[str, Any], given: Iterable[str], registry: Path, *, model: str,
+                    gpu_name: str | None, engine: str, engine_version: str | None, skip: bool = False,
+                    never: Iterable[str] = ()) -> tuple[dict[str, Any], KnownGoodUse]:
+    """A new ladder's fixed knobs with the matching entry applied: its GPU and engine version are the request's."""
+    if not skip and (not gpu_name or not engine_version):
+        missing = " and ".join(n for n, v in (("gpu_name", gpu_name), ("engine_version", engine_version)) if not v)
+        return dict(fixed), KnownGoodUse(applied=False, note=(
+            f"no known-good entry looked up: give {missing} to ladder_init so the entry for this model, GPU and "
+            "engine version can be applied"))
+    identity = Identity(kg.hardware_key(gpu_name), engine_version)
+    return apply_known_good_to_fixed(fixed, given, registry, model=model, config_hash=local_model_files(model).config_hash,
+                                     identity=identity, engine=engine, skip=skip, never=never)
+
+
+@dataclass(frozen=True)
+class KnownGoodRun:
+    """What a campaign run resolves once, before it plans: the registry, the target's identity, the model's hash."""
+
+    registry: Path
+    identity: Identity
+    config_hash: str | None = None
+    skip: bool = False
+
+
+async def known_good_run(registry: Path, target: Target, engine: Engine, model: str, *,
+                         skip: bool = False) -> KnownGoodRun:
+    identity = Identity(kg.NO_GPU, None, why="turned off") if skip else await identify(target, engine)
+    config_hash = None if skip else (await model_files(target, model)).config_hash
+    return KnownGoodRun(registry, identity, config_hash, skip)
+
+
+async def campaign_known_good(path: Path, target: Target, skip: bool = False) -> KnownGoodRun:
+    """The known-good run of a campaign file: its model, its engine, the target's identity, the workspace registry."""
+    from redline.engines import get_engine
+    from redline.tools.campaign import load  # the campaign module imports this one
+
+    loaded = load(path)
+    return await known_good_run(default_registry(Path(path)), target, get_engine(loaded.campaign.engine),
+                                loaded.base.model, skip=skip)
+
+
+def apply_to_plan(plan: CampaignPlan, run: KnownGoodRun | None, engine: Engine, executable: list[str] | None,
+                  ) -> CampaignPlan:
+    """A campaign's plan with the matching entry applied to every cell, said in the plan's gates and in each cell's
+    it changed (the campaign hook: tools/campaign.plan_for calls it); a plan nothing applies to is left as it is."""
+    if run is None:
+        return plan
+    cells, notes = [], []
+    for cell in plan.cells:
+        config, use = apply_known_good(cell.serve, run.registry, identity=run.identity, engine=engine.name,
+                                       config_hash=run.config_hash, skip=run.skip)
+        if use.applied or run.skip:
+            notes.append(use.note)
+        gates = [*cell.gates, use.note] if use.applied else cell.gates
+        cells.append(cell.model_copy(update={"serve": config, "gates": gates,
+                                             "boot_command": engine.serve_argv(config, executable)}))
+    return plan.model_copy(update={"cells": cells, "gates": [*plan.gates, *dict.fromkeys(notes)]})
+
+
+def recorded_for(config: ServeConfig, registry: Path, *, hardware: str, engine: str, engine_version: str | None,
+                 config_hash: str | None = None) -> KnownGoodEntry | None:
+    """The entry that records this config as known-good: same key, and everything it names is in the config."""
+    if engine_version is None:
+        return None
+    entry = kg.lookup(read_entries(registry), model=config.model, config_hash=config_hash, hardware=hardware,
+                      engine=engine, engine_version=engine_version)
+    return entry if entry is not None and kg.holds(config, entry) else None
+
+
+__all__ = [
+    "KnownGoodRun", "apply_to_plan", "campaign_known_good", "known_good_run", "apply_to_ladder", "default_registry", "workspace_of", "HEADER", "Identity", "REGISTRY", "WHAT", "apply_known_good", "apply_known_good_to_fixed", "engine_version_on",
+    "identify", "parse_version", "read_entries", "recorded_for", "registry_path",
+]

@@ -1,0 +1,178 @@
+"""A measured result named by where it lives: a campaign cell, an A/B arm, a bench result file (with the context
+given beside it), or a recorded baseline. Each becomes points (one per concurrency), each with its full context.
+
+    found = resolve(workspace, ResultRef(campaign="campaigns/c1.yml", cell="mnbt8192"))
+    found.points        # BaselinePoint per concurrency: context, metrics (mean ± std), % of SoL
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from redline.engines import get_engine
+from redline.errors import InputError
+from redline.inputs import read_text
+from redline.models.baseline import BaselinePoint, BaselineSource
+from redline.models.campaign_results import CellVerdict, ConcurrencyResult
+from redline.models.context import (
+    BenchIdentity, ContextDescriptor, EngineIdentity, Hardware, ModelIdentity, Node, Parallelism, RegimeLabel, Workload,
+)
+from redline.models.serve import ServeConfig
+from redline.policy.ab import metrics_of, stat
+from redline.tools.context import local_model_files, quantization_of
+from redline.tools.sol import sol_figure
+from redline.tools.workspace import inside, relative
+
+
+class ResultRef(BaseModel):
+    """Exactly one of: campaign + cell, ab + arm, bench_file + context, baseline."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    campaign: str = ""
+    cell: str = ""
+    ab: str = ""
+    arm: str = ""
+    bench_file: str = ""
+    context: ContextDescriptor | None = None
+    baseline: str = ""
+
+    def kind(self) -> str:
+        given = [k for k, on in (("campaign_cell", self.campaign or self.cell), ("ab_arm", self.ab or self.arm),
+                                 ("bench_file", self.bench_file), ("baseline", self.baseline)) if on]
+        if len(given) != 1:
+            raise InputError("name one result: campaign and cell, ab and arm, bench_file (with context), or baseline"
+                             + (f"; got {', '.join(given)}" if given else ""))
+        return given[0]
+
+
+@dataclass(frozen=True)
+class Resolved:
+    source: BaselineSource
+    serve: ServeConfig
+    points: list[BaselinePoint]
+
+
+# ---- a campaign cell ------------------------------------------------------------------------------------------
+
+
+def cell_context(verdict: CellVerdict, result: ConcurrencyResult) -> ContextDescriptor:
+    """A campaign cell's context, at one concurrency, as a context descriptor."""
+    ctx, serve = verdict.context, verdict.context.serve
+    files = local_model_files(ctx.model)
+    gpu = ctx.gpu
+    return ContextDescriptor(
+        provenance="simulated" if ctx.simulated else "measured",
+        model=ModelIdentity(name=ctx.model, config_hash=files.config_hash, quantization=quantization_of(serve, files),
+                            dtype=(files.config or {}).get("torch_dtype")),
+        hardware=Hardware(gpu_name=gpu.name, gpu_memory_gib=gpu.memory_gib, gpu_count=gpu.count) if gpu
+        else Hardware(),
+        kv_cache_dtype=serve.kv_cache_dtype or "auto",
+        parallelism=Parallelism(tp=serve.tensor_parallel_size, dp=serve.data_parallel_size,
+                                pp=serve.pipeline_parallel_size),
+        serve=serve,
+        workload=Workload(dataset=ctx.workload.dataset, input_len=ctx.workload.input_len,
+                          output_len=ctx.workload.output_len, concurrency=result.concurrency,
+                          num_prompts=result.num_prompts),
+        regime=RegimeLabel(cache=ctx.regime.cache, graphs=ctx.regime.graphs, prefix_caching=serve.enable_prefix_caching),
+        engine=EngineIdentity(name=ctx.engine, version=ctx.engine_version),
+        bench=BenchIdentity(client=ctx.bench_client, backend=ctx.bench_backend, version=ctx.engine_version),
+        trials=ctx.trials, node=Node(hostname=ctx.host, machine_id=ctx.node) if ctx.host or ctx.node else None,
+    )
+
+
+def _with_sol(context: ContextDescriptor, metrics: dict, model: str) -> BaselinePoint:  # type: ignore[type-arg]
+    shape, why = local_model_files(model).shape
+    tp = metrics["output_throughput"].mean if "output_throughput" in metrics else None
+    return BaselinePoint(context=context, metrics=metrics, sol=sol_figure(context, shape, tp, why))
+
+
+def from_cell(workspace: Path, campaign: str, cell: str) -> Resolved:
+    from redline.ledger.campaign_file import read_verdict
+    from redline.tools.campaign import load
+
+    path = inside(workspace, campaign, "campaign")
+    loaded = load(path)
+    verdict = read_verdict(loaded.results, cell)
+    if verdict is None:
+        raise InputError(f"campaign {campaign}: cell {cell!r} has no verdict (cells: {', '.join(loaded.names)}); "
+                         "run the campaign first")
+    points = [_with_sol(cell_context(verdict, r), dict(r.metrics), verdict.context.model)
+              for r in verdict.results if r.ok and r.metrics]
+    if not points:
+        raise InputError(f"campaign {campaign}: cell {cell!r} has no concurrency whose every request completed "
+                         f"({verdict.reason})")
+    return Resolved(BaselineSource(kind="campaign_cell", ref=relative(workspace, path), item=cell),
+                    verdict.context.serve, points)
+
+
+# ---- an A/B arm, a bench file, a baseline --------------------------------------------------------------------------
+
+
+def from_ab(workspace: Path, ab: str, arm: str) -> Resolved:
+    from redline.tools.ab import ab_summary
+
+    spec, arms, _ = ab_summary(workspace, ab)
+    summary = next((a for a in arms if a.arm == arm), None)
+    if summary is None:
+        raise InputError(f"A/B {ab!r} has no arm {arm!r}; its arms are {', '.join(a.arm for a in arms)}")
+    if not summary.points:
+        raise InputError(f"A/B {ab!r}: arm {arm!r} has no successful trial ({'; '.join(summary.trials_failed)})")
+    points = [BaselinePoint(context=p.context, metrics=p.metrics, sol=p.sol) for p in summary.points]
+    return Resolved(BaselineSource(kind="ab_arm", ref=f"ab/{spec.name}.yml", item=arm), summary.serve, points)
+
+
+def _bench_workload(context: ContextDescriptor, concurrency: int | None, prompts: int) -> Workload:
+    w = context.workload
+    wrong = [f"{name} {given} (the file says {found})" for name, given, found in
+             (("concurrency", w.concurrency, concurrency), ("num_prompts", w.num_prompts, prompts))
+             if given is not None and found is not None and given != found]
+    if wrong:
+        raise InputError(f"the context given does not match the bench file: {'; '.join(wrong)}; fix the context")
+    return w.model_copy(update={"concurrency": w.concurrency or concurrency, "num_prompts": w.num_prompts or prompts})
+
+
+def from_bench_file(workspace: Path, bench_file: str, context: ContextDescriptor | None) -> Resolved:
+    if context is None:
+        raise InputError("a bench result file says nothing of its context: give context (the model, hardware, engine "
+                         "version, serve config, workload, regime, node the run had) beside bench_file")
+    path = inside(workspace, bench_file, "bench_file")
+    result = get_engine(context.engine.name).parse_bench_result(read_text(path, f"bench_file {bench_file}"))
+    if not result.all_completed:
+        raise InputError(f"bench_file {bench_file}: {result.failed} of {result.num_prompts} requests failed; a "
+                         "result with failed requests is not a baseline")
+    ctx = context.model_copy(update={"workload": _bench_workload(context, result.max_concurrency, result.num_prompts)})
+    metrics = {k: stat([v]) for k, v in metrics_of(result, ctx.serve).items()}
+    return Resolved(BaselineSource(kind="bench_file", ref=relative(workspace, path)), ctx.serve,
+                    [_with_sol(ctx, metrics, ctx.model.name)])
+
+
+def from_baseline(workspace: Path, name: str) -> Resolved:
+    from redline.tools.baseline import read_baselines
+
+    found = read_baselines(workspace).baselines.get(name)
+    if found is None:
+        raise InputError(f"no baseline named {name!r} in baselines.yml; perf_baseline_record makes one")
+    return Resolved(BaselineSource(kind="baseline", ref=name), found.points[0].context.serve, list(found.points))
+
+
+def resolve(workspace: Path, ref: ResultRef) -> Resolved:
+    kind = ref.kind()
+    if kind == "campaign_cell":
+        if not (ref.campaign and ref.cell):
+            raise InputError("a campaign cell needs both campaign (the file) and cell")
+        return from_cell(workspace, ref.campaign, ref.cell)
+    if kind == "ab_arm":
+        if not (ref.ab and ref.arm):
+            raise InputError("an A/B arm needs both ab (the A/B's name) and arm")
+        return from_ab(workspace, ref.ab, ref.arm)
+    if kind == "bench_file":
+        return from_bench_file(workspace, ref.bench_file, ref.context)
+    return from_baseline(workspace, ref.baseline)
+
+
+__all__ = ["ResultRef", "Resolved", "cell_context", "resolve"]
+

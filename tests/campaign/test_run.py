@@ -1,0 +1,303 @@
+"""campaign_run for real: the fake engine in real child processes, through the real LocalTarget.
+
+Covers the ack gate, the dry run, a full campaign (one boot per cell), fail-fast and continue_on_red,
+resume after a kill -9 of the runner, cancellation, and one runner per campaign.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+
+from redline.errors import InputError
+from redline.ledger.campaign_file import read_verdict, server_file
+from redline.ledger.server_record import load_server
+from redline.tools.campaign import campaign_aggregate, campaign_plan, campaign_status, champion_select
+from redline.tools.campaign_runner import campaign_run
+from tests.campaign.helpers import Fake, make_fake, wait_until_gone
+from tests.conftest import processes_naming
+from tests.server.helpers import FAKE_VLLM, fake_servers
+
+pytestmark = pytest.mark.anyio
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def fake(tmp_path: Path) -> Fake:
+    return make_fake(tmp_path)
+
+
+def boots(fake: Fake) -> int:
+    """Servers the target started: one run folder each."""
+    runs = fake.root / "target" / "runs"
+    return len([d for d in runs.iterdir() if (d / "boot.log").exists()]) if runs.exists() else 0
+
+
+def results(fake: Fake, name: str = "c1") -> Path:
+    return fake.campaigns / name
+
+
+# ---- the ack gate and the dry run ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("ack", [False, "yes", 1])
+async def test_nothing_starts_without_the_ack(fake: Fake, ack: object) -> None:
+    path = fake.write()
+    with pytest.raises(InputError) as exc:
+        await campaign_run(path, fake.target(), i_understand_this_submits_jobs=ack)  # type: ignore[arg-type]
+    assert "pass i_understand_this_submits_jobs=true" in str(exc.value) and "dry_run=true" in str(exc.value)
+    assert not results(fake).exists() and not (fake.root / "target").exists()
+    assert processes_naming(fake.root) == []
+
+
+async def test_a_dry_run_lists_every_command_in_order_and_starts_nothing(fake: Fake) -> None:
+    path = fake.write(workload={"input_len": 128, "output_len": 16, "num_prompts": 3})
+    result = await campaign_run(path, fake.target(), i_understand_this_submits_jobs=False, dry_run=True)
+    plan = result.plan
+    assert result.dry_run and plan is not None and (plan.boots, plan.benches) == (2, 4)
+    assert "none started" in result.reason
+    assert [c.name for c in plan.cells] == ["mnbt2048", "mnbt8192"]
+    for cell in plan.cells:
+        assert cell.boot_command[:3] == [sys.executable, str(FAKE_VLLM), "serve"]
+        assert cell.warmup_command is not None and "bench" in cell.warmup_command
+        assert [(b.concurrency, b.num_prompts) for b in cell.benches] == [(1, 3), (4, 8)]
+        assert "concurrency 4: num_prompts 3 raised to 8" in " ".join(cell.gates)  # the gate, stated
+    assert not results(fake).exists() and not (fake.root / "target").exists()
+    assert processes_naming(fake.root) == []
+    assert campaign_plan(path, target=fake.target()) == plan
+
+
+# ---- a full campaign -------------------------------------------------------------------------------------------------
+
+
+async def test_a_full_campaign_boots_each_cell_once_and_leaves_its_verdicts(fake: Fake) -> None:
+    path = fake.write()
+    seen: list[tuple[float, str]] = []
+
+    async def progress(fraction: float, text: str) -> None:
+        seen.append((fraction, text))
+
+    async with fake.target() as target:
+        result = await campaign_run(path, target, i_understand_this_submits_jobs=True, progress=progress)
+    assert result.boots == 2 and boots(fake) == 2  # 2 cells x 2 concurrencies = 2 boots, not 4
+    assert [(o.cell, o.verdict) for o in result.ran] == [("mnbt2048", "green"), ("mnbt8192", "green")]
+    assert not result.stopped_early and "champion_select" in result.next
+    for cell, mnbt in (("mnbt2048", 2048), ("mnbt8192", 8192)):
+        folder = results(fake) / "cells" / cell
+        assert {p.name for p in folder.iterdir()} >= {"verdict.yml", "boot.log", "bench-c1.json", "bench-c4.json"}
+        v = read_verdict(results(fake), cell)
+        assert v is not None and v.verdict == "green" and v.boot.status == "boot_ok"
+        assert v.boot.signals.kv_cache_tokens and v.boot.signals.memory.weights_gib == 15.0
+        assert [r.concurrency for r in v.results] == [1, 4] and all(r.ok for r in v.results)
+        assert v.results[1].metrics["output_throughput"].mean > 0 and v.results[1].num_prompts == 16
+        assert v.commands.boot[v.commands.boot.index("--max-num-batched-tokens") + 1] == str(mnbt)
+        assert len(v.commands.bench) == 2 and all("--result-dir" in a and "$RUN_DIR" not in a for a in v.commands.bench)
+        ctx = v.context
+        assert (ctx.engine, ctx.engine_version, ctx.bench_backend, ctx.simulated) == ("vllm", "0.26.0", "vllm", False)
+        assert ctx.regime.label == "warm/graphs" and ctx.serve.max_num_seqs == 4 and ctx.host and ctx.trials == 1
+        assert any("max_num_seqs was unset" in g for g in v.gates)
+        # the server's log, not the bench client's
+        assert "Starting main benchmark run" not in (folder / "boot.log").read_text()
+    assert not server_file(results(fake)).exists() and processes_naming(fake.root) == []
+    assert any("cell 2 of 2 (mnbt8192)" in text and "concurrency 4" in text for _, text in seen)
+    assert seen[-1][0] == 1.0
+
+    status = campaign_status(path)
+    assert (status.total, status.done, status.green, status.running) == (2, 2, 2, None)
+    table = campaign_aggregate(path)
+    assert [(r.cell, r.concurrency) for r in table.rows] == [("mnbt2048", 1), ("mnbt2048", 4), ("mnbt8192", 1),
+                                                            ("mnbt8192", 4)]
+    champion = champion_select(path)
+    assert champion.rigor == "DRAFT" and champion.outcome in ("improvement", "no_improvement")
+
+    async with fake.target() as target:  # a re-run finds every cell done: nothing boots
+        again = await campaign_run(path, target, i_understand_this_submits_jobs=True)
+    assert again.boots == 0 and again.skipped == ["mnbt2048", "mnbt8192"] and boots(fake) == 2
+
+
+async def test_a_campaign_on_another_target_is_refused(fake: Fake) -> None:
+    with pytest.raises(InputError, match="runs on target 'gpu-1', not 'local'"):
+        await campaign_run(fake.write(target="gpu-1"), fake.target(), i_understand_this_submits_jobs=True)
+    assert not (fake.root / "target").exists()
+
+
+# ---- red cells: fail-fast and continue_on_red ------------------------------------------------------------------------
+
+
+def _red_grid(fake: Fake, **changes: object) -> Path:
+    # the fake GPU runs out of memory profiling more than 4096 batched tokens: the middle cell cannot boot
+    return fake.write(grid={"max_num_batched_tokens": [2048, 8192, 1024]}, **changes)
+
+
+async def test_a_red_cell_stops_the_campaign(fake: Fake) -> None:
+    path = _red_grid(fake)
+    async with fake.target(FAKE_VLLM_MAX_BATCHED_TOKENS="4096") as target:
+        result = await campaign_run(path, target, i_understand_this_submits_jobs=True)
+    assert [(o.cell, o.verdict) for o in result.ran] == [("mnbt2048", "green"), ("mnbt8192", "red")]
+    assert result.stopped_early and "continue_on_red" in result.reason and boots(fake) == 2
+    red = read_verdict(results(fake), "mnbt8192")
+    assert red is not None and red.reason.startswith("boot failed: oom_cuda") and red.results == []
+    assert read_verdict(results(fake), "mnbt1024") is None
+    assert "is red" in campaign_status(path).next and processes_naming(fake.root) == []
+
+    with pytest.raises(InputError, match=r"cell 'mnbt8192' is red .* delete .* or set continue_on_red: true"):
+        await campaign_run(path, fake.target(), i_understand_this_submits_jobs=True)
+    assert boots(fake) == 2
+
+
+async def test_continue_on_red_runs_every_cell_and_the_red_one_is_never_champion(fake: Fake) -> None:
+    path = _red_grid(fake, continue_on_red=True)
+    async with fake.target(FAKE_VLLM_MAX_BATCHED_TOKENS="4096") as target:
+        result = await campaign_run(path, target, i_understand_this_submits_jobs=True)
+    assert [o.verdict for o in result.ran] == ["green", "red", "green"] and not result.stopped_early
+    assert "red: mnbt8192" in result.reason and boots(fake) == 3
+    champion = champion_select(path)
+    assert [c.cell for c in champion.excluded] == ["mnbt8192"] and champion.champion != "mnbt8192"
+
+
+async def test_failed_requests_make_a_cell_red(fake: Fake) -> None:
+    # more than 256 prompt tokens in flight kill the fake server: concurrency 4 x 128 tokens does
+    path = fake.write(grid=None, cells=[{"name": "only"}])
+    async with fake.target(FAKE_VLLM_PREFILL_OOM_TOKENS="256") as target:
+        result = await campaign_run(path, target, i_understand_this_submits_jobs=True)
+    v = read_verdict(results(fake), "only")
+    assert result.ran[0].verdict == "red" and v is not None
+    assert v.reason.startswith("concurrency 4: trial 1:"), v.reason
+    assert v.results[0].ok and not v.results[1].ok
+    assert any("out of memory" in line for line in v.results[1].trials[0].log_lines)
+    assert "EngineDeadError" in (results(fake) / "cells" / "only" / "boot.log").read_text()
+    assert processes_naming(fake.root) == []
+
+
+async def test_an_sla_breach_makes_a_cell_red(fake: Fake) -> None:
+    path = fake.write(sla={"median_tpot_ms": 1})  # the fake's TPOT is about 6 ms
+    async with fake.target() as target:
+        result = await campaign_run(path, target, i_understand_this_submits_jobs=True)
+    assert result.stopped_early and result.ran[0].reason.startswith("SLA at concurrency 1: median_tpot_ms 5.976 > 1")
+    v = read_verdict(results(fake), "mnbt2048")
+    assert v is not None and v.results[0].sla[0].model_dump() == {
+        "metric": "median_tpot_ms", "limit": 1.0, "kind": "max", "value": pytest.approx(5.9757, abs=1e-3), "ok": False}
+
+
+# ---- resume after kill -9, cancellation, one runner at a time --------------------------------------------------------
+
+
+def _runner(fake: Fake, path: Path, **engine_env: str) -> subprocess.Popen[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.Popen(
+        [sys.executable, "-m", "tests.campaign.runner", str(path), str(fake.root / "target"),
+         json.dumps({**fake.engine_env, **engine_env})],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _wait_for(check, timeout_s: float = 60):  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if (value := check()) is not None:
+            return value
+        time.sleep(0.05)
+    raise AssertionError("timed out")
+
+
+def _second_cell_started(fake: Fake):  # type: ignore[no-untyped-def]
+    record = load_server(server_file(results(fake)))
+    return record if record is not None and record.rung_index == 2 else None
+
+
+def _second_cell_benching(fake: Fake):  # type: ignore[no-untyped-def]
+    warmed = (results(fake) / "cells" / "mnbt2048" / "warmup.json").exists()
+    return _second_cell_started(fake) if warmed else None
+
+
+@pytest.mark.parametrize(("phase", "slow"), [("booting", {"FAKE_VLLM_BOOT_S": "3"}),
+                                             ("benching", {"FAKE_VLLM_BENCH_S": "1"})])
+async def test_a_killed_runner_resumes_after_its_last_finished_cell_and_leaves_no_server(
+    fake: Fake, phase: str, slow: dict[str, str],
+) -> None:
+    path = fake.write(grid={"max_num_batched_tokens": [1024, 2048, 4096]})
+    runner = _runner(fake, path, **slow)
+    try:  # kill -9 the runner in the second cell: its server is started and recorded
+        record = _wait_for(lambda: (_second_cell_started if phase == "booting" else _second_cell_benching)(fake))
+    finally:
+        runner.send_signal(signal.SIGKILL)
+        runner.communicate(timeout=30)
+    first = results(fake) / "cells" / "mnbt1024" / "verdict.yml"
+    finished = first.read_bytes()
+    assert read_verdict(results(fake), "mnbt2048") is None
+    orphan = record.handle.locator.pid
+    assert _alive(orphan), "the killed runner's server should still be running until the resume stops it"
+    assert campaign_status(path).running == "mnbt2048"
+
+    async with fake.target() as target:
+        result = await campaign_run(path, target, i_understand_this_submits_jobs=True)
+    assert not _alive(orphan)
+    assert result.skipped == ["mnbt1024"] and [o.cell for o in result.ran] == ["mnbt2048", "mnbt4096"]
+    assert all(o.verdict == "green" for o in result.ran)
+    assert first.read_bytes() == finished  # the finished cell was not run again
+    assert boots(fake) == 4  # 1024, 2048 (killed), 2048 again, 4096
+    assert not server_file(results(fake)).exists()
+    assert fake_servers(fake.port) == [] and wait_until_gone(fake.root) == []
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+    except OSError:
+        return False
+    return state not in "ZXx"
+
+
+@pytest.mark.parametrize(("phase", "slow", "warmup"), [
+    ("booting", {"FAKE_VLLM_BOOT_S": "30"}, 2),
+    ("warming up", {"FAKE_VLLM_BENCH_S": "30"}, 2),
+    ("concurrency 1", {"FAKE_VLLM_BENCH_S": "30"}, 0),
+])
+async def test_a_cancelled_campaign_leaves_no_server_and_no_verdict(fake: Fake, phase: str, slow: dict,
+                                                                    warmup: int) -> None:
+    path = fake.write(warmup_requests=warmup)
+    started = anyio.Event()
+
+    async def progress(fraction: float, text: str) -> None:
+        if phase in text and "mnbt2048" in text:
+            started.set()
+
+    async with fake.target(**slow) as target, anyio.create_task_group() as tg:
+        tg.start_soon(lambda: campaign_run(path, target, i_understand_this_submits_jobs=True, progress=progress))
+        with anyio.fail_after(60):
+            await started.wait()
+        await anyio.sleep(0.3)
+        tg.cancel_scope.cancel()
+    assert read_verdict(results(fake), "mnbt2048") is None
+    assert not server_file(results(fake)).exists()
+    assert fake_servers(fake.port) == [] and processes_naming(fake.root) == []
+
+
+async def test_one_runner_per_campaign(fake: Fake) -> None:
+    path = fake.write()
+    async with fake.target(FAKE_VLLM_BENCH_S="2") as target, anyio.create_task_group() as tg:
+        tg.start_soon(lambda: campaign_run(path, target, i_understand_this_submits_jobs=True))
+        with anyio.fail_after(30):
+            while load_server(server_file(results(fake))) is None:
+                await anyio.sleep(0.05)
+        with pytest.raises(InputError, match="another campaign_run is running this campaign"):
+            await campaign_run(path, fake.target(), i_understand_this_submits_jobs=True)
+        assert campaign_status(path).running == "mnbt2048"
+        tg.cancel_scope.cancel()
+    assert processes_naming(fake.root) == []
+
+
+async def test_a_cell_whose_config_changed_since_its_verdict_is_not_skipped_silently(fake: Fake) -> None:
+    path = fake.write(grid=None, cells=[{"name": "only"}])
+    async with fake.target() as target:
+        await campaign_run(path, target, i_understand_this_submits_jobs=True)
+    fake.write(grid=None, cells=[{"name": "only", "max_num_batched_tokens": 1024}])
+    with pytest.raises(InputError, match="cell 'only' has a verdict made with another serve config"):
+        await campaign_run(path, fake.target(), i_understand_this_submits_jobs=True)

@@ -1,0 +1,45 @@
+"""The verdict-rigor tools, once each, through whatever client tests/server/scenario.py drives (in-process, stdio,
+HTTP): an A/B's dry run, its ack gate, a 3-trial A/B on the fake engine, a baseline from one arm and a diff of the
+other, and the known-good registry."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.server.helpers import LLAMA8B, free_port
+
+RIGOR_TOOLS = {"ab_run", "perf_baseline_record", "perf_baseline_diff", "known_good_record", "known_good_lookup",
+               "known_good_list"}
+
+
+def ab_spec(port: int) -> dict[str, Any]:
+    serve = {"model": str(LLAMA8B), "max_model_len": 4096, "port": port}
+    return {"name": "ab1", "target": "local", "baseline": "a", "claim": "latency",
+            "arms": [{"name": "a", "serve": serve | {"max_num_batched_tokens": 2048}},
+                     {"name": "b", "serve": serve | {"max_num_batched_tokens": 8192}}],
+            "workload": {"input_len": 128, "output_len": 16}, "concurrencies": [1], "warmup_requests": 0}
+
+
+async def exercise_rigor_tools(ok: Any, err: Any) -> None:
+    spec = ab_spec(free_port())
+    dry = await ok("ab_run", spec=spec, dry_run=True)
+    assert dry["job_id"] is None and dry["result"]["plan"]["boots"] == 6 and dry["result"]["dry_run"]
+    assert "pass i_understand_this_submits_jobs=true" in await err("ab_run", spec=spec)
+    ran = await ok("ab_run", spec=spec, i_understand_this_submits_jobs=True, wait_s=120)
+    assert ran["state"] == "succeeded", ran
+    result = ran["result"]
+    assert len(result["ran"]) == 6 and result["verdict"]["rigor"] == "VERDICT", result["verdict"]["summary"]
+    assert result["arms"][0]["points"][0]["context"]["node"]["hostname"] and result["next_levers"]
+
+    recorded = await ok("perf_baseline_record", name="ab1-a", ab="ab1", arm="a", note="the config in production")
+    assert recorded["path"] == "baselines.yml" and recorded["baseline"]["points"][0]["context"]["trials"] == 3
+    diff = await ok("perf_baseline_diff", baseline="ab1-a", ab="ab1", arm="b", focus="median_tpot_ms",
+                    guarded=["median_tpot_ms", "median_itl_ms"])
+    assert diff["colour"] == "YELLOW" and "within the tolerance" in diff["reason"]  # the fake's TPOT is the same
+
+    entry = (await ok("known_good_record", from_ab="ab1", arm="b", why="the A/B's better arm"))["entry"]
+    assert entry["engine_version"] == "0.26.0" and entry["evidence"][0]["kind"] == "ab_arm"
+    found = await ok("known_good_lookup", model=entry["model"], hardware=entry["hardware"], engine_version="0.26.0")
+    assert found["found"] and found["entry"]["knobs"]["max_num_batched_tokens"] == 8192
+    listed = await ok("known_good_list")
+    assert [e["model"] for e in listed["entries"]] == [str(LLAMA8B)]

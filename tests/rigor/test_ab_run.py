@@ -1,0 +1,191 @@
+"""ab_run for real: the fake engine (tests/server/fake_vllm.py, with FAKE_VLLM_DECODE_MODEL=1 so that an arm's
+figures follow its config) in real child processes through the real LocalTarget.
+
+Covers the ack gate, the dry run, a 3-trial A/B of two configs (VERDICT) and a baseline record and diff on its
+results, fewer trials (DRAFT) and a resume that adds trials, a failed arm, the known-good entry applied by default
+and turned off, and a cancel that leaves nothing running.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+
+from redline.errors import InputError
+from redline.ledger.ab_file import AbPaths, read_trial
+from redline.models.known_good import Evidence
+from redline.tools.ab import ab_run
+from redline.tools.baseline import perf_baseline_diff, perf_baseline_record
+from redline.tools.known_good_ops import known_good_record
+from redline.tools.requests import KnownGoodRecordRequest, PerfBaselineDiffRequest, PerfBaselineRecordRequest
+from tests.campaign.helpers import Fake, make_fake, wait_until_gone
+from tests.conftest import processes_naming
+from tests.server.helpers import FAKE_VLLM
+from tests.rigor.helpers import ab_spec
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def fake(tmp_path: Path) -> Fake:
+    return make_fake(tmp_path, FAKE_VLLM_DECODE_MODEL="1")
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    return folder
+
+
+def boots(fake: Fake) -> int:
+    runs = fake.root / "target" / "runs"
+    return len([d for d in runs.iterdir() if (d / "boot.log").exists()]) if runs.exists() else 0
+
+
+@pytest.mark.parametrize("ack", [False, "yes", 1])
+async def test_nothing_starts_without_the_ack(fake: Fake, ws: Path, ack: object) -> None:
+    with pytest.raises(InputError) as exc:
+        await ab_run(ws, ab_spec(fake), fake.target(), i_understand_this_submits_jobs=ack)  # type: ignore[arg-type]
+    assert "pass i_understand_this_submits_jobs=true" in str(exc.value) and "dry_run=true" in str(exc.value)
+    assert not (ws / "ab").exists() and not (fake.root / "target").exists()
+    assert processes_naming(fake.root) == []
+
+
+async def test_a_dry_run_lists_every_boot_and_bench_in_order_and_starts_nothing(fake: Fake, ws: Path) -> None:
+    result = await ab_run(ws, ab_spec(fake), fake.target(), i_understand_this_submits_jobs=False, dry_run=True)
+    plan = result.plan
+    assert result.dry_run and plan is not None and plan.boots == 6 and "none started" in result.summary
+    assert [(s.order, s.arm, s.trial) for s in plan.steps] == [
+        (1, "small", 1), (2, "large", 1), (3, "small", 2), (4, "large", 2), (5, "small", 3), (6, "large", 3)]
+    for step in plan.steps:
+        mnbt = {"small": "2048", "large": "8192"}[step.arm]
+        boot = step.boot_command
+        assert boot[:3] == [fake.target().engine_command("vllm", [])[0], str(FAKE_VLLM), "serve"]
+        assert boot[boot.index("--max-num-batched-tokens") + 1] == mnbt and "--max-num-seqs" in boot
+        assert step.warmup_command is not None and step.folder == f"ab/mnbt/trials/{step.arm}-{step.trial}"
+        benches = step.bench_commands
+        assert [b[b.index("--max-concurrency") + 1] for b in benches] == ["1", "4"]
+        assert [b[b.index("--seed") + 1] for b in benches] == ["1", "2"]  # the same prompts in every trial and arm
+        assert all("$RUN_DIR" in b for b in benches)
+    assert any("max_num_seqs was unset: pinned to 4" in g for arm in plan.arms for g in arm.gates)
+    assert "no known-good entry" in plan.known_good.note
+    assert not (ws / "ab").exists() and not (fake.root / "target" / "runs").exists()
+    assert processes_naming(fake.root) == []
+
+
+async def test_a_three_trial_ab_is_a_verdict_and_its_arms_become_a_baseline_and_a_diff(fake: Fake, ws: Path) -> None:
+    seen: list[str] = []
+
+    async def progress(fraction: float, text: str) -> None:
+        seen.append(text)
+
+    async with fake.target() as target:
+        host = await target.host_info()
+        result = await ab_run(ws, ab_spec(fake, claim="latency"), target, i_understand_this_submits_jobs=True,
+                              progress=progress)
+    assert boots(fake) == 6 and result.ran == ["small-1", "large-1", "small-2", "large-2", "small-3", "large-3"]
+    assert any("trial 6 of 6 (large-3)" in text for text in seen)
+    v = result.verdict
+    assert v is not None and v.rigor == "VERDICT" and v.failed == [] and v.metric == "median_tpot_ms"
+    assert v.champion == "large" and v.outcome == "improvement"
+    assert all(c.outcome == "improvement" and c.welch.p_value < 0.05 for c in v.comparisons)
+    assert result.summary.startswith("VERDICT: large improves on small (median_tpot_ms)")
+    assert "% of SoL" not in result.summary and "no ceiling: no GPU on this host" in result.summary  # a CPU host
+    paths = AbPaths(ws, "mnbt")
+    for arm in result.arms:
+        assert arm.trials_ok == 3 and [p.concurrency for p in arm.points] == [1, 4]
+        for point in arm.points:
+            stats = point.metrics
+            assert {"median_tpot_ms", "median_itl_ms", "median_ttft_ms", "output_throughput"} <= set(stats)
+            assert stats["median_tpot_ms"].n == 3 and stats["median_tpot_ms"].std is not None
+            assert [t.trial for t in point.trials] == [1, 2, 3]
+            ctx = point.context
+            assert ctx.trials == 3 and ctx.node is not None and ctx.node.hostname == host.hostname
+            assert ctx.node.machine_id == host.machine_id and ctx.workload.concurrency == point.concurrency
+            assert ctx.engine.version == "0.26.0" and ctx.regime.cache == "warm" and ctx.provenance == "measured"
+            assert ctx.model.config_hash and point.sol.key is None
+    for k in (1, 2, 3):
+        record = read_trial(paths, "large", k)
+        assert record is not None and record.ok and record.node.hostname == host.hostname and record.warm
+        folder = paths.trial_dir("large", k)
+        assert {p.name for p in folder.iterdir()} >= {"trial.yml", "boot.log", "bench-c1.json", "bench-c4.json"}
+    assert result.next_levers and result.next_levers[0].gate
+    assert result.close is not None and not result.close.closed
+    assert any("known_good_record" in m for m in result.close.missing)
+    assert not paths.server_file.exists() and processes_naming(fake.root) == []
+
+    # the arms' results, recorded and diffed
+    recorded = perf_baseline_record(ws, PerfBaselineRecordRequest(name="small", ab="mnbt", arm="small"))
+    assert [p.context.workload.concurrency for p in recorded.baseline.points] == [1, 4]
+    diff = perf_baseline_diff(ws, PerfBaselineDiffRequest(baseline="small", ab="mnbt", arm="large",
+                                                          focus="median_tpot_ms"))
+    assert diff.colour == "GREEN" and all(p.colour == "GREEN" for p in diff.points), diff.text
+    assert diff.points[0].baseline_context.serve.max_num_batched_tokens == 2048
+    assert diff.points[0].current_context.serve.max_num_batched_tokens == 8192
+    back = perf_baseline_diff(ws, PerfBaselineDiffRequest(baseline="small", ab="mnbt", arm="small"))
+    assert back.colour == "YELLOW" and "within the tolerance" in back.reason
+
+    # closing the champion: its known-good config recorded, a next lever named
+    known_good_record(ws, KnownGoodRecordRequest(from_ab="mnbt", arm="large", why="the A/B's champion"))
+    async with fake.target() as target:
+        again = await ab_run(ws, ab_spec(fake, claim="latency"), target, i_understand_this_submits_jobs=True)
+    assert again.ran == [] and len(again.skipped) == 6 and boots(fake) == 6  # resumed: nothing left to run
+    assert again.close is not None and again.close.closed and again.close.known_good is not None
+
+
+async def test_fewer_trials_is_a_draft_and_a_rerun_adds_trials(fake: Fake, ws: Path) -> None:
+    async with fake.target() as target:
+        short = await ab_run(ws, ab_spec(fake, trials=2), target, i_understand_this_submits_jobs=True)
+        assert short.verdict is not None and short.verdict.rigor == "DRAFT" and short.verdict.failed == ["min_trials"]
+        assert "each arm needs at least 3 successful trials" in short.verdict.summary
+        more = await ab_run(ws, ab_spec(fake, trials=3), target, i_understand_this_submits_jobs=True)
+    assert more.ran == ["small-3", "large-3"] and boots(fake) == 6
+    assert more.verdict is not None and more.verdict.rigor == "VERDICT"
+    assert "trials: 3" in (ws / "ab" / "mnbt.yml").read_text()
+
+
+async def test_another_spec_under_the_same_name_is_refused(fake: Fake, ws: Path) -> None:
+    async with fake.target() as target:
+        await ab_run(ws, ab_spec(fake, trials=1), target, i_understand_this_submits_jobs=True)
+        with pytest.raises(InputError, match="already run with another spec"):
+            await ab_run(ws, ab_spec(fake, trials=1, concurrencies=[2]), target, i_understand_this_submits_jobs=True)
+
+
+async def test_an_arm_that_fails_to_boot_leaves_a_draft(fake: Fake, ws: Path) -> None:
+    async with fake.target(FAKE_VLLM_MAX_BATCHED_TOKENS="4096") as target:
+        result = await ab_run(ws, ab_spec(fake), target, i_understand_this_submits_jobs=True)
+    large = next(a for a in result.arms if a.arm == "large")
+    assert large.trials_ok == 0 and len(large.trials_failed) == 3 and "boot failed: oom_cuda" in large.trials_failed[0]
+    assert result.verdict is not None and result.verdict.rigor == "DRAFT" and "min_trials" in result.verdict.failed
+    assert processes_naming(fake.root) == []
+
+
+async def test_a_known_good_entry_is_applied_by_default_and_can_be_turned_off(fake: Fake, ws: Path) -> None:
+    known_good_record(ws, KnownGoodRecordRequest(
+        model=str(fake.model), hardware="cpu", engine_version="0.26.0", flags=["--gdn-prefill-backend=triton"],
+        why="the kernel the model needs", evidence=[Evidence(kind="note", ref="notes.md")]))
+    async with fake.target() as target:
+        on = await ab_run(ws, ab_spec(fake, name="kg-on"), target, i_understand_this_submits_jobs=False,
+                          dry_run=True)
+        off = await ab_run(ws, ab_spec(fake, name="kg-off"), target, i_understand_this_submits_jobs=False,
+                           dry_run=True, skip_known_good=True)
+    assert on.known_good.applied and on.known_good.added == ["flag --gdn-prefill-backend=triton"]
+    assert "known-good entry" in on.summary and "applied" in on.known_good.note
+    assert all("--gdn-prefill-backend=triton" in a.boot_command for a in on.plan.arms)  # type: ignore[union-attr]
+    assert not off.known_good.applied and "turned off by the request" in off.known_good.note
+    assert all("--gdn-prefill-backend=triton" not in a.boot_command for a in off.plan.arms)  # type: ignore[union-attr]
+
+
+async def test_a_cancel_leaves_nothing_running_and_a_rerun_resumes(fake: Fake, ws: Path) -> None:
+    spec = ab_spec(fake, trials=1)
+    async with fake.target(FAKE_VLLM_BOOT_S="30") as target:
+        with anyio.move_on_after(3):  # cancelled while the first trial's server boots
+            await ab_run(ws, spec, target, i_understand_this_submits_jobs=True)
+    assert wait_until_gone(fake.root) == [] and not AbPaths(ws, "mnbt").server_file.exists()
+    assert read_trial(AbPaths(ws, "mnbt"), "small", 1) is None
+    async with fake.target() as target:
+        result = await ab_run(ws, spec, target, i_understand_this_submits_jobs=True)
+    assert result.ran == ["small-1", "large-1"] and processes_naming(fake.root) == []
