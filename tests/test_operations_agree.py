@@ -77,17 +77,18 @@ SURFACES = {
     "job_list": Surfaces(functions=(Jobs.list,), why="jobs live inside one running server"),
 }
 # A campaign file is named beside its request (a workspace path over MCP, --campaign at a terminal); plan and run
-# open their target by name themselves (open_campaign_target), from the server's targets file or --targets.
+# open their target by name themselves (open_campaign_target), from the server's targets file or --targets, and
+# take the server config's widening (--config at a terminal; never a request field: an agent cannot widen).
 CAMPAIGN = frozenset({"campaign"})
 AT_A_TERMINAL = frozenset({"--campaign", "--json"})
 OPENS_TARGET = frozenset({"target"})
 SURFACES |= {
     "campaign_init": Surfaces(CAMPAIGN, ("campaign", "init"), frozenset({"--campaign"}),
                               functions=(campaign_ops.campaign_init,)),
-    "campaign_plan": Surfaces(CAMPAIGN, ("campaign", "plan"), AT_A_TERMINAL | {"--targets"},
+    "campaign_plan": Surfaces(CAMPAIGN, ("campaign", "plan"), AT_A_TERMINAL | {"--targets", "--config"},
                               functions=(campaign_ops.campaign_plan, campaign_ops.open_campaign_target),
                               resolved=OPENS_TARGET),
-    "campaign_run": Surfaces(CAMPAIGN | {"wait_s"}, ("campaign", "run"), AT_A_TERMINAL | {"--targets"},
+    "campaign_run": Surfaces(CAMPAIGN | {"wait_s"}, ("campaign", "run"), AT_A_TERMINAL | {"--targets", "--config"},
                              functions=(campaign_runner.campaign_run, campaign_ops.open_campaign_target),
                              resolved=OPENS_TARGET),
     "campaign_status": Surfaces(CAMPAIGN, ("campaign", "status"), AT_A_TERMINAL,

@@ -76,3 +76,16 @@ def test_a_run_then_every_view_and_the_report(fake: Fake) -> None:
 def test_a_target_the_campaign_names_needs_a_targets_file(fake: Fake) -> None:
     done = redline("run", "--campaign", str(fake.write(target="gpu-1")), "--i-understand-this-submits-jobs")
     assert done.returncode == 2 and "target 'gpu-1' needs --targets FILE" in done.stderr
+
+
+def test_plan_takes_the_server_configs_widening_with_config(fake: Fake) -> None:
+    flag = "--enable-sleep-mode"  # a real vLLM option that is not a serving lever: only a widening admits it
+    path = fake.write(grid={"extra_flags": [[], [flag]]})
+    config = fake.root / "redline-server.yml"
+    config.write_text(json.dumps({"workspace": "ws", "targets": str(fake.targets_file()),
+                                  "widen": {"vllm": {"flags": [flag]}}}))
+    narrow = redline("plan", "--campaign", str(path))
+    assert narrow.returncode == 2 and flag in narrow.stderr and "widen" in narrow.stderr
+    wide = redline("plan", "--campaign", str(path), "--config", str(config), "--json")
+    assert wide.returncode == 0, wide.stderr
+    assert [c["widened"] for c in json.loads(wide.stdout)["cells"]] == [[], [f"flag {flag} (enable_sleep_mode)"]]

@@ -145,3 +145,39 @@ async def test_a_second_run_of_a_running_campaign_is_refused(env: Env) -> None:
     assert "is still running" in busy and started["job_id"] in busy
     assert status["running"] == "mnbt2048" and "wait for its job" in status["next"]
     assert fake_servers(env.port) == [] and wait_until_gone(env.root) == []
+
+
+# ---- the server config's widening, and a results folder that leads out -----------------------------------------
+
+SLEEP_MODE = "--enable-sleep-mode"  # a real vLLM option that is not a serving lever: only a widening admits it
+
+
+async def test_a_flag_only_the_server_config_widens_is_refused_without_it_and_planned_with_it(tmp_path: Path) -> None:
+    grid = {"extra_flags": [[], [SLEEP_MODE]]}
+    narrow = write_env(tmp_path / "narrow")
+    wide = write_env(tmp_path / "wide", widen={"vllm": {"flags": [SLEEP_MODE]}})
+    for env in (narrow, wide):
+        path = env.workspace / CAMPAIGN
+        path.parent.mkdir(parents=True)
+        path.write_text(json.dumps(spec(env, model=str(LLAMA8B), grid=grid)))
+    async with Client(build_server(narrow.config)) as client:
+        said = await call_error(client, "campaign_plan", campaign=CAMPAIGN)
+        dry = await call_error(client, "campaign_run", campaign=CAMPAIGN, dry_run=True)
+    assert "cell 'flags1'" in said and SLEEP_MODE in said and "widen" in said and dry == said.replace(
+        "campaign_plan", "campaign_run")
+    async with Client(build_server(wide.config)) as client:
+        plan = await call(client, "campaign_plan", campaign=CAMPAIGN)
+    assert [c["widened"] for c in plan["cells"]] == [[], [f"flag {SLEEP_MODE} (enable_sleep_mode)"]]
+
+
+async def test_a_results_folder_that_is_a_symlink_is_refused(env: Env, tmp_path: Path) -> None:
+    write(env)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    results(env).symlink_to(outside)
+    async with Client(build_server(env.config)) as client:
+        for tool in ("campaign_status", "campaign_report"):
+            assert "is a symlink" in await call_error(client, tool, campaign=CAMPAIGN)
+        said = await call_error(client, "campaign_run", campaign=CAMPAIGN, i_understand_this_submits_jobs=True)
+        assert await jobs(client) == []
+    assert "is a symlink" in said and list(outside.iterdir()) == []

@@ -22,7 +22,7 @@ LAUNCH_WARNING = (
 
 
 def server_args(model: str = MODEL, context: int | None = 32768, chunk: int | None = 8192, mem: float = 0.9) -> str:
-    """srt/entrypoints/engine.py:1059, logger.info(f"{server_args=}"): the dataclass repr, its first 36 fields in order."""
+    """srt/entrypoints/engine.py:1059, logger.info(f"{server_args=}"): the dataclass repr, its first 36 fields."""
     return (
         f"{stamp(0)}server_args=ServerArgs(model_path={model!r}, tokenizer_path={model!r}, tokenizer_mode='auto', "
         "tokenizer_backend='huggingface', tokenizer_worker_num=1, detokenizer_worker_num=1, skip_tokenizer_init=False, "
@@ -45,7 +45,8 @@ def head(model: str = MODEL, context: int | None = 32768, chunk: int | None = 81
         + f"{stamp(13)}Init torch distributed ends. elapsed=0.80 s, mem usage=0.00 GB\n"  # bootstrap.py:127
         + f"{stamp(14)}Load weight begin. avail mem=139.27 GB\n"  # srt/model_executor/model_runner.py:1012
         # srt/model_executor/model_runner.py:1100
-        + f"{stamp(70)}Load weight end. elapsed=56.12 s, type=Qwen2ForCausalLM, avail mem=78.21 GB, mem usage=61.06 GB.\n"
+        + f"{stamp(70)}Load weight end. elapsed=56.12 s, type=Qwen2ForCausalLM, avail mem=78.21 GB, "
+        "mem usage=61.06 GB.\n"
     )
 
 

@@ -138,4 +138,5 @@ def test_the_engine_s_facts():
     assert (SGLANG.name, SGLANG.title, SGLANG.health_path) == ("sglang", "SGLang", "/health")
     assert SGLANG.long_context_env == "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"
     assert SGLANG.pool_bounds_context is True and get_engine("vllm").pool_bounds_context is False
+    assert SGLANG.bench_client == get_engine("vllm").bench_client == "vllm"
     assert SGLANG.health_url(config(host="0.0.0.0", port=30000)) == "http://127.0.0.1:30000/health"

@@ -47,7 +47,8 @@ def test_the_pool_line_with_and_without_dtype_and_in_its_mla_form():
 
 
 def test_a_hybrid_pool_counts_full_attention_tokens_and_every_pool_s_memory():
-    text = x.head() + x.kv_line(80_000, 2.0, 2.0, name="Full KV Cache") + x.kv_line(20_000, 1.0, 1.0, name="SWA KV Cache")
+    text = (x.head() + x.kv_line(80_000, 2.0, 2.0, name="Full KV Cache")
+            + x.kv_line(20_000, 1.0, 1.0, name="SWA KV Cache"))
     s = SGLANG.parse_boot_log(text)
     assert (s.kv_cache_tokens, s.available_kv_cache_gib) == (80_000, 6.0)
 
@@ -129,7 +130,8 @@ def test_a_log_that_stops_early_is_incomplete_and_says_where():
 
 def test_a_log_that_is_not_sglang_is_refused():
     with pytest.raises(LogParseError, match="not an SGLang boot log"):
-        SGLANG.parse_boot_log("(APIServer pid=1) INFO 11-30 09:30:00 [api_server.py:1] vLLM API server version 0.26.0\n")
+        SGLANG.parse_boot_log("(APIServer pid=1) INFO 11-30 09:30:00 [api_server.py:1] "
+                              "vLLM API server version 0.26.0\n")
 
 
 def test_log_message_strips_the_time_and_rank_tag():

@@ -28,7 +28,8 @@ def config(**knobs) -> ServeConfig:
 def test_the_table_is_sglang_0_5_17_s_and_knows_the_flags_redline_emits():
     assert TABLE.options  # read lazily from the package data
     assert "sglang 0.5.17" in (DATA / "serve-flags.json").read_text()[:200]
-    for option, dest in [("--model-path", "model_path"), ("--model", "model_path"), ("--context-length", "context_length"),
+    for option, dest in [("--model-path", "model_path"), ("--model", "model_path"),
+                         ("--context-length", "context_length"),
                          ("--chunked-prefill-size", "chunked_prefill_size"), ("--tp-size", "tp_size"),
                          ("--tensor-parallel-size", "tp_size"), ("--disable-cuda-graph", "disable_cuda_graph"),
                          ("--cuda-graph-backend-decode", "cuda_graph_backend_decode"), ("--config", "config")]:
@@ -69,7 +70,8 @@ class ServerArgs:
                      "--tensor-parallel-size": "tp_size", "--trust-remote-code": "trust_remote_code",
                      "--enable-x": "enable_x", "--lora": "lora", "--no-lora": "lora", "--config": "config",
                      "--disable-cuda-graph": "disable_cuda_graph", "--cuda-graph-max-bs": "max_bs"}
-    assert takes == {"--model-path", "--model", "--tp-size", "--tensor-parallel-size", "--config", "--cuda-graph-max-bs"}
+    assert takes == {"--model-path", "--model", "--tp-size", "--tensor-parallel-size", "--config",
+                     "--cuda-graph-max-bs"}
 
 
 # ---- code execution and reach through knobs ---------------------------------------------------------------
@@ -101,7 +103,8 @@ def test_a_flag_that_is_no_lever_or_no_option_is_refused():
 
 
 def test_serving_levers_pass():
-    levers = ["--attention-backend=fa3", "--page-size=16", "--max-prefill-tokens=16384", "--cuda-graph-max-bs-decode=64",
+    levers = ["--attention-backend=fa3", "--page-size=16", "--max-prefill-tokens=16384",
+              "--cuda-graph-max-bs-decode=64",
               "--schedule-policy=lpm", "--enable-torch-compile", "--random-seed=7"]
     assert SGLANG.admit(config(extra_flags=levers)) == []
 

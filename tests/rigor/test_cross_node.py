@@ -92,7 +92,8 @@ def second_node(sshd: SSHServer, tmp_path: Path) -> Iterator[Node]:  # noqa: F81
     (d / "machine-id").write_text(node_id + "\n")
     config = d / "sshd_config"
     config.write_text(
-        f"ListenAddress {node_ip}\nPort {PORT}\nHostKey {d / 'host_ed25519'}\nAuthorizedKeysFile {d / 'authorized_keys'}\n"
+        f"ListenAddress {node_ip}\nPort {PORT}\nHostKey {d / 'host_ed25519'}\n"
+        f"AuthorizedKeysFile {d / 'authorized_keys'}\n"
         f"PidFile {d / 'sshd.pid'}\nPermitRootLogin prohibit-password\nPasswordAuthentication no\n"
         "KbdInteractiveAuthentication no\nPubkeyAuthentication yes\nStrictModes no\nUsePAM no\nMaxSessions 64\n"
         "Subsystem sftp internal-sftp\n")

@@ -46,12 +46,13 @@ def test_ladder_init_applies_the_matching_entry_to_its_fixed_knobs_and_says_so(t
 def test_ladder_init_can_be_told_not_to_and_says_what_it_needs_to_look_one_up(tmp_path: Path) -> None:
     record(tmp_path, str(H200 / "models" / "llama8b"))
     off = ladder_init(tmp_path / "a.yml", init(tmp_path, skip_known_good=True))
-    assert off.fixed.extra_flags == [] and "turned off by the request" in off.known_good.note  # type: ignore[union-attr]
+    assert off.known_good is not None and off.fixed.extra_flags == [] and "turned off" in off.known_good.note
     blind = ladder_init(tmp_path / "b.yml", init(tmp_path, gpu_name=None, engine_version=None))
-    assert blind.fixed.extra_flags == [] and not blind.known_good.applied  # type: ignore[union-attr]
-    assert "give gpu_name and engine_version to ladder_init" in blind.known_good.note  # type: ignore[union-attr]
+    assert blind.known_good is not None and blind.fixed.extra_flags == [] and not blind.known_good.applied
+    assert "give gpu_name and engine_version to ladder_init" in blind.known_good.note
     kept = ladder_init(tmp_path / "c.yml", init(tmp_path, fixed={"enforce_eager": False}))
-    assert kept.fixed.enforce_eager is False and "kept the config's own enforce_eager False" in kept.known_good.note  # type: ignore[union-attr]
+    assert kept.known_good is not None and kept.fixed.enforce_eager is False
+    assert "kept the config's own enforce_eager False" in kept.known_good.note
 
 
 async def test_campaign_run_applies_the_entry_to_every_cell_unless_told_not_to(tmp_path: Path) -> None:

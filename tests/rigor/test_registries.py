@@ -115,15 +115,18 @@ def test_an_entry_adds_what_the_config_lacks_and_keeps_what_it_sets_otherwise() 
 
 
 def test_apply_known_good_says_what_it_did(tmp_path: Path) -> None:
-    known_good_record(tmp_path, KnownGoodRecordRequest(**entry().model_dump(include={"model", "hardware", "engine_version", "flags", "env", "knobs", "why", "evidence"})))
+    given = {"model", "hardware", "engine_version", "flags", "env", "knobs", "why", "evidence"}
+    known_good_record(tmp_path, KnownGoodRecordRequest(**entry().model_dump(include=given)))
     config = ServeConfig(model="/models/m", max_model_len=4096)
     h200 = Identity("NVIDIA H200", "0.26.0")
     updated, use = apply_known_good(config, registry_path(tmp_path), identity=h200, engine="vllm")
-    assert use.applied and use.entry is not None and "known-good entry /models/m on NVIDIA H200, vllm 0.26.0 applied" in use.note
+    assert use.applied and use.entry is not None
+    assert "known-good entry /models/m on NVIDIA H200, vllm 0.26.0 applied" in use.note
     assert "--gdn-prefill-backend=triton" in updated.extra_flags
     same, off = apply_known_good(config, registry_path(tmp_path), identity=h200, engine="vllm", skip=True)
     assert same == config and not off.applied and "turned off by the request" in off.note
-    _, other = apply_known_good(config, registry_path(tmp_path), identity=Identity("NVIDIA H200", "0.27.0"), engine="vllm")
+    newer = Identity("NVIDIA H200", "0.27.0")
+    _, other = apply_known_good(config, registry_path(tmp_path), identity=newer, engine="vllm")
     assert not other.applied and "no known-good entry for /models/m on NVIDIA H200, vllm 0.27.0" in other.note
     _, unknown = apply_known_good(config, registry_path(tmp_path), identity=Identity("cpu", None, why="no version"),
                                   engine="vllm")
@@ -150,7 +153,8 @@ def test_baselines_round_trip_with_comments_and_a_diff_against_a_bench_file(tmp_
     made = perf_baseline_record(tmp_path, PerfBaselineRecordRequest(
         name="prod", bench_file=bench_file(tmp_path, "a.json"), context=ctx, note="the config in production"))
     point = made.baseline.points[0]
-    assert point.metrics["output_throughput"].mean == pytest.approx(1890.39, abs=0.01) and point.metrics["output_throughput"].n == 1
+    throughput = point.metrics["output_throughput"]
+    assert throughput.mean == pytest.approx(1890.39, abs=0.01) and throughput.n == 1
     assert point.sol is not None and point.sol.key == "h200-sxm"  # the real H200 bench: 45.15% of its ceiling
     assert point.sol.pct_of_ceiling == pytest.approx(45.15, abs=0.01)
     path = tmp_path / "baselines.yml"

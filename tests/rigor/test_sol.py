@@ -114,4 +114,5 @@ def test_the_table_names_a_datasheet_for_every_gpu_and_keeps_h100_h200_b200() ->
     for key, peaks in table.ceilings.items():
         assert "datasheet" in peaks.datasheet.lower(), key
         assert peaks.fp8_dense_tflops == pytest.approx(2 * peaks.bf16_dense_tflops, rel=0.01), key
-    assert table.ceilings["h200-sxm"].memory_bandwidth_gb_s == 4800 and table.ceilings["b200"].memory_bandwidth_gb_s == 8000
+    assert table.ceilings["h200-sxm"].memory_bandwidth_gb_s == 4800
+    assert table.ceilings["b200"].memory_bandwidth_gb_s == 8000

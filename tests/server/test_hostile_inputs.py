@@ -4,11 +4,19 @@ Each call carries at least one bad argument: a wrong type, a number out of range
 path out of the workspace (absolute, `..`, a symlink), or a flag or shell injection in a
 name. Each must come back as a tool error with a useful message, within a few seconds,
 with nothing written outside the workspace and no server booted.
+
+The hardening classes grow it (issue 9): 1, extra flags that load code or widen access and env that
+changes what code runs, in generated spellings; 2, knobs the serve config owns smuggled in as extra
+flags in prefix, underscore and dotted spellings, through ladder_init and through a hand-edited ladder
+file that rung_run must refuse; 9, ladders whose derived paths (`<ladder>.runs`, a rung folder, a boot
+log, the server record, the lock) were replaced by a symlink out of the workspace or a FIFO.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,7 +29,7 @@ from hypothesis import strategies as st
 from mcp import Client
 
 from redline.server.app import build_server
-from tests.server.helpers import Env, fake_servers, init_args, text_of, write_env
+from tests.server.helpers import Env, fake_servers, hand_run_log, init_args, text_of, write_env
 
 EXAMPLES = 650
 LADDER = "ladders/l8b.yml"
@@ -85,6 +93,45 @@ bad_fixed = st.one_of(
     non_str.filter(lambda v: not isinstance(v, dict)),
 )
 
+# ---- classes 1 and 2: knobs in generated spellings --------------------------------------------------------
+
+# Options a serve config owns (class 2) and options that load code, read host files or open access (class 1).
+OWNED = ["--max-model-len", "--max-num-batched-tokens", "--gpu-memory-utilization", "--kv-cache-dtype", "--port",
+         "--host", "--tensor-parallel-size", "--pipeline-parallel-size", "--data-parallel-size", "--enforce-eager",
+         "--compilation-config", "--max-num-seqs", "--enable-prefix-caching", "--enable-chunked-prefill",
+         "--load-format"]
+REFUSED = ["--trust-remote-code", "--worker-extension-cls", "--worker-cls", "--middleware", "--logits-processors",
+           "--allowed-local-media-path", "--chat-template", "--download-dir", "--tokenizer", "--hf-overrides",
+           "--api-key", "--ssl-keyfile", "--allowed-origins", "--tool-parser-plugin", "--kv-transfer-config",
+           "--enable-sleep-mode"]  # the last is allowed only where the server config widens it
+REFUSED_ENV = ["LD_PRELOAD", "LD_LIBRARY_PATH", "PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PATH", "BASH_ENV",
+               "HF_ENDPOINT", "HF_HOME", "VLLM_PLUGINS", "NCCL_NET_PLUGIN", "TRANSFORMERS_CACHE", "FAKE_VLLM_BOOT_S",
+               "MY_OWN_SWITCH"]
+
+
+@st.composite
+def spelled(draw: st.DrawFn, options: list[str]) -> str:
+    """One of the options as argparse would still read it: whole or a prefix, dashes or underscores, with a
+    dotted sub-key (a JSON-valued option's) or a value."""
+    name = draw(st.sampled_from(options))[2:]
+    cut = draw(st.integers(0, min(5, len(name) - 4)))
+    name = name[: len(name) - cut] if cut else name
+    if draw(st.booleans()):
+        name = name.replace("-", "_")
+    if name.startswith(("compilation", "kv_transfer", "kv-transfer")) and draw(st.booleans()):
+        name += draw(st.sampled_from([".cudagraph_mode", ".level", ".mode", ".kv_role"]))
+    value = draw(st.sampled_from(["", "=1", "=0.5", "=evil.Module", "=/etc/passwd", "=http://evil.example"]))
+    return f"--{name}{value}"
+
+
+owned_flag = spelled(OWNED)
+refused_flag = spelled(REFUSED)
+smuggled = st.one_of(
+    st.builds(lambda flags: {"extra_flags": flags}, st.lists(st.one_of(owned_flag, refused_flag), min_size=1,
+                                                                  max_size=3)),
+    st.builds(lambda name: {"env": {name: "x"}}, st.sampled_from(REFUSED_ENV)),
+)
+
 GOOD = {"ladder": st.just(LADDER), "target": st.just("local"), "wait_s": st.just(0.0), "replay": st.none()}
 
 # tool -> every argument it takes, with values that must be refused there
@@ -92,7 +139,8 @@ TOOLS: dict[str, dict[str, st.SearchStrategy[Any]]] = {
     "ladder_init": {"ladder": bad_new_ladder, "model": bad_model_key, "model_path": bad_model_path,
                     "floor_max_model_len": bad_count, "floor_max_num_batched_tokens": bad_count,
                     "gpu_memory_utilization": bad_fraction, "min_concurrency": bad_count,
-                    "policy": st.one_of(injection, non_str), "gpu_count": bad_count, "fixed": bad_fixed},
+                    "policy": st.one_of(injection, non_str), "gpu_count": bad_count,
+                    "fixed": st.one_of(bad_fixed, smuggled)},
     "ladder_status": {"ladder": bad_ladder},
     "ladder_next_rung": {"ladder": bad_ladder, "replay": bad_replay},
     "rung_run": {"ladder": bad_ladder, "target": bad_target, "replay": bad_replay, "wait_s": bad_wait},
@@ -155,21 +203,77 @@ class Harness:
         return self.portal.call(go)
 
 
+# ---- class 9: derived paths planted with a symlink out of the workspace or a FIFO -------------------------
+
+
+def plant_hazards(ladders: Path, outside: Path, base: str) -> None:
+    """Ladders (copies of a good one) whose derived paths are not what redline made; a job file that is a link."""
+    (outside / "runs").mkdir()
+    for name in HAZARDS:
+        (ladders / f"{name}.yml").write_text(base)
+    (ladders / "h-runs-link.runs").symlink_to(outside / "runs", target_is_directory=True)
+    (ladders / "h-rung-link.runs").mkdir()
+    (ladders / "h-rung-link.runs" / "rung-001").symlink_to(outside / "runs", target_is_directory=True)
+    (ladders / "h-log-fifo.runs" / "rung-001").mkdir(parents=True)
+    os.mkfifo(ladders / "h-log-fifo.runs" / "rung-001" / "boot.log")
+    (ladders / "h-server-fifo.runs").mkdir()
+    os.mkfifo(ladders / "h-server-fifo.runs" / "server.json")
+    (ladders / "h-lock-link.yml.lock").symlink_to(outside / "victim.yml")
+    os.mkfifo(ladders / "h-lock-fifo.yml.lock")
+    (ladders / "h-new.runs").symlink_to(outside / "runs", target_is_directory=True)  # for a ladder not made yet
+
+
+HAZARDS = ["h-runs-link", "h-rung-link", "h-log-fifo", "h-server-fifo", "h-lock-link", "h-lock-fifo"]
+LINKED_JOB = "j-20261130T100000Z-0000beef"
+
+
+@st.composite
+def derived_hazard_call(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
+    """A call that would be fine but for a planted derived path."""
+    ladder = f"ladders/{draw(st.sampled_from(HAZARDS))}.yml"
+    return draw(st.sampled_from([
+        ("rung_record", {"ladder": ladder, "log_text": HAND_LOG}),
+        ("rung_run", {"ladder": ladder, "target": "local", "wait_s": 0.0}),
+        ("smoke_test", {"ladder": ladder, "wait_s": 0.0}),
+        ("ceiling_record", {"ladder": ladder}),
+        ("ladder_init", init_args("ladders/h-new.yml", fixed={"port": 18000})),
+        ("job_status", {"job_id": LINKED_JOB}),
+    ]))
+
+
+HAND_LOG = "filled in by the harness: the log of the floor boot, as a person would paste it"
+
+
+def edited(base: str, knobs: dict[str, Any]) -> str:
+    """The base ladder with a hand edit to its fixed extra flags or env."""
+    return (base.replace("  extra_flags: []", f"  extra_flags: {json.dumps(knobs.get('extra_flags', []))}")
+                .replace("  env: {}", f"  env: {json.dumps(knobs.get('env', {}))}"))
+
+
 @pytest.fixture(scope="module")
 def harness(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Harness]:
+    global HAND_LOG
     root = tmp_path_factory.mktemp("hostile")
     env = write_env(root / "srv")
-    (root / "srv" / "outside").mkdir()
-    (root / "srv" / "outside" / "victim.yml").write_text("do not touch\n")
+    outside = root / "srv" / "outside"
+    outside.mkdir()
+    (outside / "victim.yml").write_text("do not touch\n")
+    (outside / "job.json").write_text(json.dumps({"id": LINKED_JOB, "tool": "rung_run", "state": "succeeded",
+                                                  "owner_pid": 1, "created_at": "2026-11-30T10:00:00+00:00"}))
     (env.workspace / "ladders").mkdir(parents=True)
     (env.workspace / "escape").symlink_to(root / "srv" / "outside")
     (env.workspace / "ladders" / "evil.yml").symlink_to(root / "srv" / "outside" / "evil.yml")
+    (env.config.state_dir / "jobs").mkdir(parents=True)
+    (env.config.state_dir / "jobs" / f"{LINKED_JOB}.json").symlink_to(outside / "job.json")
     with start_blocking_portal("asyncio") as portal:
         client = portal.wrap_async_context_manager(Client(build_server(env.config)))
         with client as c:
             h = Harness(portal, c, env)
             made = h.call("ladder_init", init_args(LADDER, fixed={"port": env.port}))
             assert not made.is_error, text_of(made)
+            h.base = (env.workspace / LADDER).read_text()
+            HAND_LOG = hand_run_log(h.call("ladder_next_rung", {"ladder": LADDER}).structured_content["command"], env)
+            plant_hazards(env.workspace / "ladders", outside, h.base)
             h.before = {"outside": _tree(root / "srv" / "outside"), "root": sorted(p.name for p in root.iterdir()),
                         "srv": sorted(p.name for p in (root / "srv").iterdir()), "target": (root / "srv" / "target").exists()}
             yield h
@@ -188,10 +292,48 @@ def test_hostile_inputs_come_back_as_useful_tool_errors(harness: Harness, case: 
     assert len(message) > len(prefix) + 20, message
 
 
+KNOBS_EXAMPLES = 150
+
+
+@settings(max_examples=KNOBS_EXAMPLES, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(smuggled)
+def test_hostile_inputs_a_hand_edited_ladder_never_boots_a_refused_or_owned_knob(
+    harness: Harness, knobs: dict[str, Any]
+) -> None:
+    """Classes 1 and 2 past ladder_init: the knobs written into the ladder file by hand, then rung_run."""
+    (harness.env.workspace / "ladders" / "edited.yml").write_text(edited(harness.base, knobs))
+    result = harness.call("rung_run", {"ladder": "ladders/edited.yml", "target": "local", "wait_s": 0.0})
+    message = text_of(result)
+    assert result.is_error, f"rung_run booted {knobs}: {result.structured_content}"
+    assert any(word in message for word in ("refused", "owns", "ambiguous", "not a `vllm serve` option",
+                                            "target's env wins")), message
+
+
+DERIVED_EXAMPLES = 120
+
+
+@settings(max_examples=DERIVED_EXAMPLES, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(derived_hazard_call())
+def test_hostile_inputs_derived_paths_planted_with_links_and_fifos_are_refused(
+    harness: Harness, case: tuple[str, dict[str, Any]]
+) -> None:
+    """Class 9: every call that would touch a planted derived path is a tool error, at once (no FIFO blocks)."""
+    tool, args = case
+    result = harness.call(tool, args)
+    message = text_of(result)
+    assert result.is_error, f"{tool}({args!r}) succeeded: {result.structured_content}"
+    assert message.startswith(f"Error executing tool {tool}: "), message
+    if tool in ("rung_record", "rung_run", "ladder_init", "job_status"):  # these reach the planted path itself
+        assert "symlink" in message or "FIFO" in message, message
+
+
 def test_after_the_hostile_inputs(harness: Harness) -> None:
-    """Runs after the property: the count, and that nothing escaped the workspace or booted."""
+    """Runs after the properties: the count, and that nothing escaped the workspace or booted."""
     print(f"hostile calls: {harness.calls} {harness.by_tool}")
-    assert harness.calls >= 500 and set(harness.by_tool) == set(TOOLS), harness.by_tool
+    # hypothesis stops a property early once it has drawn every distinct case (the derived one has 36)
+    assert harness.calls >= 500 + 100 + 30 and set(harness.by_tool) == set(TOOLS), harness.by_tool
     root = harness.env.root.parent
     assert _tree(root / "srv" / "outside") == harness.before["outside"]
     assert sorted(p.name for p in root.iterdir()) == harness.before["root"]
@@ -199,7 +341,12 @@ def test_after_the_hostile_inputs(harness: Harness) -> None:
     assert (root / "srv" / "target").exists() == harness.before["target"]  # no boot ever reached the target
     assert not fake_servers(harness.env.port)
     assert not Path("/tmp/pwned.yml").exists() and not list(root.rglob("pwned*"))
-    ladders = sorted(p.name for p in (harness.env.workspace / "ladders").iterdir() if p.suffix != ".lock")
-    assert ladders == ["evil.yml", "l8b.yml"]  # nothing created, and l8b.yml has no rung
+    ladders = sorted(p.name for p in (harness.env.workspace / "ladders").glob("*.yml"))
+    hazards = [f"{name}.yml" for name in HAZARDS]
+    assert ladders == sorted(["edited.yml", "evil.yml", "l8b.yml", *hazards])  # nothing created
+    for name in ["l8b", *HAZARDS]:  # and no ladder has a rung
+        assert (harness.env.workspace / "ladders" / f"{name}.yml").read_text() == harness.base, name
+    assert not (harness.env.workspace / "ladders" / "h-new.yml").exists()
+    assert [p.name for p in (harness.env.config.state_dir / "jobs").glob("j-*.json")] == [f"{LINKED_JOB}.json"]
     status = harness.call("ladder_status", {"ladder": LADDER})  # still serving, ladder intact
     assert not status.is_error and status.structured_content["rows"] == []

@@ -28,7 +28,8 @@ LOCAL = "local"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("ab", help="A/B serve configs on one node: clean boots, interleaved trials, a verdict")
+    parser = subparsers.add_parser(
+        "ab", help="A/B serve configs on one node: clean boots, interleaved trials, a verdict")
     actions = parser.add_subparsers(dest="ab_command", required=True, metavar="ACTION")
     run = actions.add_parser("run", help="run an A/B (needs --i-understand-this-submits-jobs; --dry-run lists it)")
     run.add_argument("--spec-file", type=Path, required=True, help="the A/B spec, YAML or JSON (such as ab/NAME.yml)")

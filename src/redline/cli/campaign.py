@@ -12,9 +12,11 @@ from typing import Any
 import anyio
 from pydantic import BaseModel
 
-from redline.cli.climb import print_progress
+from redline.cli.climb import add_config_flag, print_progress, widening_from
 from redline.cli.flags import add_request_flags, request_from_args
 from redline.errors import InputError
+from redline.ledger.campaign_file import read_campaign
+from redline.models import Widening
 from redline.models.campaign import CampaignPlan, CellPlan
 from redline.models.campaign_results import CampaignRunResult, CampaignStatus, CampaignTable, ChampionReport
 from redline.targets import LocalTarget, Target, load_targets
@@ -39,6 +41,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         add_request_flags(sub, request)  # the MCP tool's parameters, from one model
         if targets:
             sub.add_argument("--targets", type=Path, help=f"the targets file (default: this host as `{LOCAL}`)")
+            add_config_flag(sub)  # the server config's widening, as `redline mcp --config` applies it
         if name != "init":
             sub.add_argument("--json", action="store_true", help="print one JSON object")
         sub.set_defaults(handler=handler)
@@ -63,19 +66,22 @@ def _init(args: argparse.Namespace) -> int:
 def _plan(args: argparse.Namespace) -> int:
     request = request_from_args(CampaignPlanRequest, args)
     target = _target(args, request.target) if args.targets or request.target else None
-    _print(args, ops.campaign_plan(args.campaign, request, target=target), plan_text)
+    plan = ops.campaign_plan(args.campaign, request, target=target, widening=_widening(args))
+    _print(args, plan, plan_text)
     return 0
 
 
 def _run(args: argparse.Namespace) -> int:
     request = request_from_args(CampaignRunRequest, args)
     runner.require_ack(request.i_understand_this_submits_jobs, request.dry_run)  # before any target is touched
+    widening = _widening(args)
 
     async def main() -> CampaignRunResult:
         async with _target(args, request.target) as target:
             return await runner.campaign_run(
                 args.campaign, target, i_understand_this_submits_jobs=request.i_understand_this_submits_jobs,
-                dry_run=request.dry_run, progress=print_progress, skip_known_good=request.skip_known_good)
+                dry_run=request.dry_run, progress=print_progress, skip_known_good=request.skip_known_good,
+                widening=widening)
 
     result = anyio.run(main)
     _print(args, result, run_text)
@@ -119,6 +125,11 @@ _ACTIONS: list[tuple[str, type[Request], str, Callable[[argparse.Namespace], int
      False),
     ("report", CampaignReportRequest, "write report.md and its PNG plots into the results folder", _report, False),
 ]
+
+
+def _widening(args: argparse.Namespace) -> Widening | None:
+    """What --config widens the campaign's engine by; None without it."""
+    return widening_from(args, read_campaign(args.campaign).engine) if args.config is not None else None
 
 
 def _target(args: argparse.Namespace, requested: str) -> Target:

@@ -29,6 +29,9 @@ class Engine(abc.ABC):
     # prefill chunk), so the pool's tokens are only the ceiling's candidate and a smoke test alone confirms a
     # rung. False (vLLM) when the boot itself refuses a context its KV cache cannot hold one request of.
     pool_bounds_context: ClassVar[bool] = False
+    # The engine whose bench client benches this one (None: its own). A figure's context names that client,
+    # and its version, not the server's engine: SGLang is benched by vLLM's `vllm bench serve`.
+    bench_engine: ClassVar[str | None] = None
 
     @abc.abstractmethod
     def serve_argv(self, config: ServeConfig, executable: Sequence[str] | None = None) -> list[str]:
@@ -85,6 +88,11 @@ class Engine(abc.ABC):
     def cpu_env(self, folder: str) -> dict[str, str] | None:
         """The environment the engine's CPU build needs to run quietly inside folder; None if it has none."""
         return None
+
+    @property
+    def bench_client(self) -> str:
+        """The name of the engine whose bench client this engine's bench_argv runs."""
+        return self.bench_engine or self.name
 
     def command(self, executable: Sequence[str] | None) -> list[str]:
         return list(executable) if executable else list(self.default_command)

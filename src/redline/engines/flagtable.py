@@ -32,7 +32,8 @@ ENV_SOURCE = "changes where code and files come from"
 LOADER_ENV = ("LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP",
               "PYTHONUSERBASE", "PYTHONINSPECT", "PATH", "BASH_ENV", "ENV", "NCCL_NET_PLUGIN", "NCCL_TUNER_PLUGIN",
               "NCCL_PROFILER_PLUGIN")
-SOURCE_ENV = ("HF_ENDPOINT", "HF_HUB_ENDPOINT", "HF_HOME", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "TRANSFORMERS_CACHE")
+SOURCE_ENV = ("HF_ENDPOINT", "HF_HUB_ENDPOINT", "HF_HOME", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE",
+              "TRANSFORMERS_CACHE")
 # The runtime's thread, memory and collective knobs: levers for any engine.
 RUNTIME_ENV = frozenset({
     "OMP_NUM_THREADS", "MKL_NUM_THREADS", "TOKENIZERS_PARALLELISM", "PYTORCH_CUDA_ALLOC_CONF",
@@ -119,7 +120,8 @@ class FlagTable:
         why = self.refused.get(dest, "is not a serving lever redline allows")
         refusal = f"it {why}" if dest in self.refused else why
         raise InputError(f"extra flag {flag!r} ({dest}) is refused: {refusal}; a person can widen the allowlist "
-                         f"in the server config (widen: {self.widen_key}: flags:), and every rung it touches records it")
+                         f"in the server config (widen: {self.widen_key}: flags:), and every rung it touches "
+                         "records it")
 
     def check_env(self, name: str, widened: frozenset[str] = frozenset()) -> str | None:
         """Refuse an environment variable that is not a lever; the widening it used, or None."""
@@ -133,7 +135,7 @@ class FlagTable:
                          f"in the server config (widen: {self.widen_key}: env:), and every rung it touches records it")
 
     def admit(self, config: ServeConfig, widening: Widening | None = None) -> list[str]:
-        """Refuse extra flags and env outside the allowlist (unless widened); the widenings used, as rungs record them."""
+        """Refuse extra flags and env outside the allowlist (unless widened); the widenings used, as rungs say them."""
         widening = widening or Widening()
         wide_flags = frozenset(self.resolve(f) for f in widening.flags)
         used = [f"flag {f} ({dest})" for f in config.extra_flags if (dest := self.check_flag(f, wide_flags))]

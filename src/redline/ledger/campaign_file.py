@@ -12,6 +12,7 @@ The results folder sits beside the campaign file and is named by the campaign's
 written last, so a kill leaves a cell either done or not started.
 """
 
+import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from redline.errors import InputError, LadderError
 from redline.inputs import read_text
 from redline.ledger import yamlfile
 from redline.ledger.atomic import atomic_write
+from redline.ledger.derived import check_file, derived_dir
 from redline.models.campaign import LEVERS, Campaign
 from redline.models.campaign_results import CellVerdict
 
@@ -53,6 +55,18 @@ def server_file(results: Path) -> Path:
 def lock_file(results: Path) -> Path:
     """Held by a runner for its whole run: one runner per campaign."""
     return results / "campaign.lock"
+
+
+def check_results(path: Path, campaign: Campaign) -> None:
+    """Refuse a results folder with anything in it that redline would follow or block on: the folder and every
+    folder under it must be real folders, every file a plain file (a symlink could carry a verdict, a log or a
+    plot out of the workspace; a FIFO would hang a read). It holds a few files per cell, so it is walked whole."""
+    results = derived_dir(path.parent, campaign.name)
+    for folder, dirs, files in os.walk(results, followlinks=False):  # a link to a folder is listed, not entered
+        for name in dirs:
+            derived_dir(Path(folder), name)
+        for name in files:
+            check_file(Path(folder) / name)
 
 
 # ---- campaign.yml -------------------------------------------------------------------------------------------

@@ -34,12 +34,15 @@ def server_file(path: Path) -> Path:
     return runs_dir(path) / "server.json"
 
 
-def check_derived(path: Path) -> None:
+def check_derived(path: Path, next_rung: int | None = None) -> None:
     """Refuse a ladder whose derived paths were tampered with: `<stem>.runs` must be a real folder (not a
-    symlink, which could lead out of the workspace), its server.json and the ladder's lock plain files."""
+    symlink, which could lead out of the workspace), its server.json and the ladder's lock plain files,
+    and, given the next rung's index, that rung's folder and boot log too (checked before a boot, not after)."""
     derived_dir(path.parent, runs_dir(path).name)
     derived_file(path.parent, f"{runs_dir(path).name}/server.json")
     check_file(yamlfile.lock_file(path))
+    if next_rung is not None:
+        derived_file(path.parent, rung_file(path, next_rung, "boot.log"))
 
 
 def rung_file(path: Path, index: int, name: str) -> str:

@@ -28,7 +28,7 @@ class ModelIdentity(_Strict):
 
     name: Annotated[str, Field(max_length=4096, description="the model as the serve command takes it: path or hub id")]
     config_hash: Annotated[str | None, Field(
-        max_length=80, description="sha256 of its config.json where the folder was readable; null where it was not")] = None
+        max_length=80, description="sha256 of its config.json where the folder was readable; else null")] = None
     quantization: Annotated[str | None, Field(
         max_length=64, description="the weights' quantization (config.json or --quantization); null: none seen")] = None
     dtype: Annotated[str | None, Field(max_length=32, description="torch_dtype from config.json")] = None

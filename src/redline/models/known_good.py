@@ -116,4 +116,7 @@ class KnownGoodList(_Strict):
     entries: list[KnownGoodEntry]
 
 
-__all__ = ["KnownGoodFound", "KnownGoodList", "KnownGoodRecorded", "Evidence", "KNOBS", "KnownGoodEntry", "KnownGoodFile", "KnownGoodKey", "KnownGoodUse", "NO_GPU"]
+__all__ = [
+    "Evidence", "KNOBS", "KnownGoodEntry", "KnownGoodFile", "KnownGoodFound", "KnownGoodKey", "KnownGoodList",
+    "KnownGoodRecorded", "KnownGoodUse", "NO_GPU",
+]

@@ -49,7 +49,7 @@ class ModelShape(_Strict):
 class SolFigure(_Strict):
     """A throughput figure against the decode memory-bound ceiling of its hardware, model and batch."""
 
-    key: str | None = Field(None, description="the sol-ceilings.yaml entry the ceiling is set against; null: none applies")
+    key: str | None = Field(None, description="the sol-ceilings.yaml entry the ceiling is set against; null: none")
     ceiling_tokens_per_s: float | None = Field(None, description="output tokens/s if every decode step only read "
                                                                  "its bytes at the datasheet bandwidth")
     pct_of_ceiling: float | None = Field(None, description="the measured output throughput as % of the ceiling")

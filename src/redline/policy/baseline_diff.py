@@ -14,6 +14,7 @@ engine version, workload, regime, parallelism) are refused, every differing fiel
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from redline.errors import InputError
 from redline.models.baseline import BaselineDiff, BaselinePoint, BaselineSource, Colour, MetricDiff, PointDiff
@@ -35,16 +36,15 @@ def delta_pct(baseline: float, current: float, direction: str) -> float:
 
 def classify(metric: str, role: str, base: BaselinePoint, current: BaselinePoint, tolerance: float,
              loose: float) -> MetricDiff:
-    direction = DIRECTION.get(metric, "higher")
+    direction: Any = DIRECTION.get(metric, "higher")
     b, c = base.metrics.get(metric), current.metrics.get(metric)
+    found = {"metric": metric, "role": role, "direction": direction, "baseline": b, "current": c}
     if b is None or c is None or not b.mean:
-        return MetricDiff(metric=metric, role=role, direction=direction, baseline=b, current=c,  # type: ignore[arg-type]
-                          delta_pct=None, status="missing")
+        return MetricDiff(**found, delta_pct=None, status="missing")
     d = delta_pct(b.mean, c.mean, direction)
     status = ("improved" if d > tolerance else "within" if d >= -tolerance
               else "regressed_loose" if d >= -loose else "regressed")
-    return MetricDiff(metric=metric, role=role, direction=direction, baseline=b, current=c,  # type: ignore[arg-type]
-                      delta_pct=round(d, 4), status=status)
+    return MetricDiff(**found, delta_pct=round(d, 4), status=status)
 
 
 def colour_of(metrics: Sequence[MetricDiff]) -> tuple[Colour, str]:
@@ -105,8 +105,8 @@ def refuse_mismatch(pairs: Sequence[tuple[int, BaselinePoint, BaselinePoint]]) -
 
 
 def diff(name: str, base: Sequence[BaselinePoint], current: Sequence[BaselinePoint], source: BaselineSource, *,
-         focus: str = DEFAULT_FOCUS, guarded: Sequence[str] = DEFAULT_GUARDED, tolerance_pct: float = DEFAULT_TOLERANCE_PCT,
-         loose_band_pct: float = DEFAULT_LOOSE_BAND_PCT) -> BaselineDiff:
+         focus: str = DEFAULT_FOCUS, guarded: Sequence[str] = DEFAULT_GUARDED,
+         tolerance_pct: float = DEFAULT_TOLERANCE_PCT, loose_band_pct: float = DEFAULT_LOOSE_BAND_PCT) -> BaselineDiff:
     """The current result against baseline `name`, point by point; the worst point's colour is the diff's."""
     if loose_band_pct < tolerance_pct:
         raise InputError(f"loose_band_pct {loose_band_pct:g} is below tolerance_pct {tolerance_pct:g}: the looser "
@@ -156,7 +156,7 @@ def _sol(figure: object) -> str:
 
 
 def render(d: BaselineDiff) -> str:
-    lines = [f"{d.colour}: {d.reason}",
+    lines = [d.reason,  # "GREEN at c=16: ..."
              f"focus {d.focus}; guarded {', '.join(d.guarded) or 'none'}; tolerance {d.tolerance_pct:g}%, "
              f"looser band {d.loose_band_pct:g}%"]
     for p in d.points:

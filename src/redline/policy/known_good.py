@@ -113,4 +113,7 @@ def holds(config: ServeConfig, entry: KnownGoodEntry) -> bool:
             and all(getattr(config, k) == v for k, v in entry.knobs.items()))
 
 
-__all__ = ["apply_entry", "at_default", "holds", "apply_env", "apply_flags", "apply_knobs", "hardware_key", "lookup", "matches", "same_key"]
+__all__ = [
+    "apply_entry", "apply_env", "apply_flags", "apply_knobs", "at_default", "hardware_key", "holds", "lookup",
+    "matches", "same_key",
+]

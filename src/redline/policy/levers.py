@@ -45,7 +45,8 @@ class LeverInput:
     @property
     def basis(self) -> str:
         if self.sol is not None and self.sol.weights_share is not None:
-            return f"from the decode bytes split at the top concurrency ({self.weights_share:.0%} weights, {self.sol.key})"
+            share = f"{self.weights_share:.0%} weights, {self.sol.key}"
+            return f"from the decode bytes split at the top concurrency ({share})"
         return f"assuming {DEFAULT_WEIGHTS_SHARE:.0%} of a decode step's bytes are weights (no ceiling was worked)"
 
 

@@ -129,7 +129,8 @@ def decode_ceiling(
         key=key, ceiling_tokens_per_s=ceiling, pct_of_ceiling=pct, batch=batch, context_tokens=context,
         weight_bytes=weights, kv_bytes_per_token=kv, bytes_per_step=step, weights_share=dp * weights / step,
         basis=(f"decode memory-bound: {batch} x {peaks.memory_bandwidth_gb_s:g} GB/s x {gpus} GPU / "
-               f"({dp} x {weights:,} weight bytes + {batch} x {context:g} tokens x {kv:,} KV bytes) ({peaks.datasheet})"),
+               f"({dp} x {weights:,} weight bytes + {batch} x {context:g} tokens x {kv:,} KV bytes) "
+               f"({peaks.datasheet})"),
     )
 
 

@@ -38,7 +38,9 @@ rung's reason and fix the cause, done -> the ceiling is recorded. rung_run and s
 they return the result if it comes within wait_s, else a job id for job_status.
 To tune a deploy under that ceiling: campaign_init (a grid of serve configs), campaign_plan (the dry run),
 campaign_run with i_understand_this_submits_jobs=true (a job: one boot per cell), campaign_status, then
-campaign_aggregate, champion_select (always a DRAFT) and campaign_report."""
+campaign_aggregate, champion_select (always a DRAFT) and campaign_report.
+To confirm a champion: ab_run (a same-node A/B, VERDICT or DRAFT; dry_run first), perf_baseline_record and
+perf_baseline_diff (GREEN, YELLOW, RED against a recorded baseline), known_good_record (what the model needs)."""
 
 
 def _listed_order(registered: Registered) -> int:

@@ -18,6 +18,8 @@ from redline.models.campaign import Campaign, CampaignPlan
 from redline.models.campaign_results import (
     CampaignReport, CampaignRunResult, CampaignStatus, CampaignTable, ChampionReport,
 )
+from redline.ledger.campaign_file import check_results, read_campaign
+from redline.models import Widening
 from redline.server.config import LADDER_PART, LADDER_SUFFIXES, relative_name, resolve_in_workspace
 from redline.server.job_record import now
 from redline.server.jobs import WAIT_DEFAULT_S, JobContext, JobView
@@ -63,10 +65,20 @@ def campaign_path(state: State, name: str) -> tuple[Path, str]:
 
 
 async def checked(state: State, name: str) -> Path:
-    """The campaign file, once its base.from_ladder (if any) is known to stay inside the workspace."""
+    """The campaign file, once its base.from_ladder (if any) and its results folder stay inside the workspace."""
     path, _ = campaign_path(state, name)
     await off_loop(ops.check_inside, path, state.config.workspace)
+    await off_loop(_check_results, path)
     return path
+
+
+def _check_results(path: Path, campaign: Campaign | None = None) -> None:
+    check_results(path, campaign or read_campaign(path))
+
+
+def widening_for(state: State, path: Path) -> Widening | None:
+    """What the server config allows the campaign's engine beyond its allowlist (never a tool argument)."""
+    return state.config.widening(read_campaign(path).engine)
 
 
 def target_for(state: State, path: Path, requested: str) -> Target:
@@ -84,6 +96,7 @@ async def campaign_init(ctx: Context, campaign: CampaignArg, request: CampaignIn
     state = state_of(ctx)
     path, _ = campaign_path(state, campaign)
     ops.check_inside(path, state.config.workspace, request.spec)
+    _check_results(path, request.spec)
     ops.open_named_target(request.spec.target, state.config.target_specs())
     return await off_loop(ops.campaign_init, path, request)
 
@@ -95,7 +108,7 @@ async def campaign_plan(ctx: Context, campaign: CampaignArg, request: CampaignPl
     state = state_of(ctx)
     path = await checked(state, campaign)
     target = await off_loop(target_for, state, path, request.target)
-    return await off_loop(ops.campaign_plan, path, request, target=target)
+    return await off_loop(ops.campaign_plan, path, request, target=target, widening=widening_for(state, path))
 
 
 @tool(BOOTS, "Run a campaign", CampaignRunRequest)
@@ -114,16 +127,19 @@ async def campaign_run(
     state = state_of(ctx)
     path = await checked(state, campaign)
     target = await off_loop(target_for, state, path, request.target)
+    widening = await off_loop(widening_for, state, path)
     if request.dry_run:
         async with target:  # the dry run reads the target's GPU and engine version, for the known-good entry
             return dry_run_view(await runner.campaign_run(path, target, i_understand_this_submits_jobs=False,
-                                                          dry_run=True, skip_known_good=request.skip_known_good))
-    loaded, _ = await off_loop(runner.prepare, path, target)  # a campaign that cannot run is refused now, not as a job
+                                                          dry_run=True, skip_known_good=request.skip_known_good,
+                                                          widening=widening))
+    # a campaign that cannot run is refused now, not as a job
+    loaded, _ = await off_loop(runner.prepare, path, target, widening)
 
     async def operation(job: JobContext) -> CampaignRunResult:
         async with state.recording_target(target.name, job) as t:  # each server it starts is in the job's file
             return await runner.campaign_run(path, t, i_understand_this_submits_jobs=True, progress=job.progress,
-                                             skip_known_good=request.skip_known_good)
+                                             skip_known_good=request.skip_known_good, widening=widening)
 
     view = await run_job(ctx, CampaignRunResult, "campaign_run", operation, ladder=None, target=target.name,
                          args={"campaign": relative_name(state.config.workspace, path),

@@ -26,6 +26,7 @@ kept as JSON; `JobView[R]` reads it back as the type the caller expects.
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import secrets
@@ -125,6 +126,7 @@ class Jobs:
         self._stop_server = stop_server
         self._live: dict[str, _Live] = {}
         self._cleanups: dict[str, anyio.Event] = {}  # target -> set when the interrupted jobs' leftovers are stopped
+        self._starting = anyio.Lock()
         self.owner = this_owner()
         self._pid = self.owner.pid
         self._ticks = self.owner.start_ticks
@@ -183,7 +185,7 @@ class Jobs:
         def same(r: JobRecord) -> bool:
             return r.active and bool((ladder and r.ladder == ladder) or (target and r.target == target))
 
-        for live in self._live.values():
+        for live in list(self._live.values()):  # a snapshot: start() runs this in a worker thread
             if same(live.record):
                 return live.record
         for record in self.list(limit=10**9):
@@ -196,8 +198,22 @@ class Jobs:
         args: dict[str, Any] | None = None,
     ) -> JobRecord:
         """Start operation as a job; refused while another job runs on the same ladder or target."""
+        async with self._starting:  # one start at a time in this process; the file work off the event loop
+            record, orphans = await anyio.to_thread.run_sync(
+                functools.partial(self._create, tool, ladder=ladder, target=target, args=args))
+            self._schedule_cleanups(orphans)
+            live = _Live(record)
+            self._live[record.id] = live
+        self._tg.start_soon(self._run, live, operation, name=f"job {record.id}")
+        return record.model_copy(deep=True)
+
+    def _create(
+        self, tool: str, *, ladder: str | None, target: str | None, args: dict[str, Any] | None,
+    ) -> tuple[JobRecord, list[JobRecord]]:
+        """The new job's record, on disk, and the orphans found on the way (marked interrupted on disk);
+        under the start lock, which may wait on another server: so, in a worker thread."""
         with self._start_lock():  # two servers on one workspace must not both pass the check
-            self._interrupt([r for r in self.list(limit=10**9) if self._orphaned(r)])
+            orphans = self._mark_interrupted([r for r in self.list(limit=10**9) if self._orphaned(r)])
             busy = self.active(ladder=ladder, target=target)
             if busy is not None:
                 by = "" if busy.id in self._live else f", run by another redline server {self._owner_text(busy)}"
@@ -214,10 +230,7 @@ class Jobs:
                 owner_pid_ns=me.pid_ns, created_at=now(),
             )
             self._save(record)
-        live = _Live(record)
-        self._live[job_id] = live
-        self._tg.start_soon(self._run, live, operation, name=f"job {job_id}")
-        return record.model_copy(deep=True)
+        return record, orphans
 
     def _start_lock(self) -> FileLock:
         lock = self.root / ".start.lock"
@@ -368,11 +381,18 @@ class Jobs:
     def _interrupt(self, records: list[JobRecord]) -> list[JobRecord]:
         """Orphaned jobs -> interrupted, on disk at once; the servers they started are stopped in the
         background, and new jobs on those targets wait for that."""
+        return self._schedule_cleanups(self._mark_interrupted(records))
+
+    def _mark_interrupted(self, records: list[JobRecord]) -> list[JobRecord]:
         for record in records:
             record.state, record.finished_at = "interrupted", now()
             record.error = (f"the redline server that ran this job (pid {record.owner_pid}) stopped before it "
                             f"finished; {len(record.leftovers())} server process(es) it started are being stopped")
             self._save(record)
+        return records
+
+    def _schedule_cleanups(self, records: list[JobRecord]) -> list[JobRecord]:
+        """On the event loop: stop, in the background, what interrupted jobs left running."""
         by_target: dict[str, list[JobRecord]] = {}
         for record in records:
             if record.leftovers():

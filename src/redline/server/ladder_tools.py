@@ -66,12 +66,12 @@ async def rung_run(
     """
     state = state_of(ctx)
     path, name = state.ladder(ladder)
-    state.refuse_if_busy(name)
+    await off_loop(state.refuse_if_busy, name)  # reads every job file: off the loop
     read = await off_loop(read_ladder, path)
     step = await off_loop(ladder_ops.expect_step, path, "run_rung", request.replay, read)
     widening = state.config.widening(read.engine)
-    state.admit(request.target, read.engine, step, widening)  # a refused knob is a tool error, before any job
-    await off_loop(state.check_derived, path)
+    await off_loop(state.admit, request.target, read.engine, step, widening)  # refused now, before any job
+    await off_loop(state.check_derived, path, len(read.rungs) + 1)
 
     async def operation(job: JobContext) -> RungOutcome:
         async with state.recording_target(request.target, job) as t:
@@ -93,11 +93,11 @@ async def smoke_test(
     """
     state = state_of(ctx)
     path, name = state.ladder(ladder)
-    state.refuse_if_busy(name)
+    await off_loop(state.refuse_if_busy, name)  # reads every job file: off the loop
     await off_loop(state.check_derived, path)
     step = await off_loop(ladder_ops.expect_step, path, "smoke_test")
     on = request.target or await _recorded_target(path, step)
-    state.check_target(on)
+    await off_loop(state.check_target, on)  # reads the targets file
 
     async def operation(job: JobContext) -> RungOutcome:
         async with state.recording_target(on, job) as t:
@@ -124,7 +124,7 @@ async def rung_record(ctx: Context, ladder: LadderArg, request: RungRecordReques
     """
     state = state_of(ctx)
     path, name = state.ladder(ladder)
-    state.refuse_if_busy(name)
+    await off_loop(state.refuse_if_busy, name)  # reads every job file: off the loop
     await off_loop(state.check_derived, path)
     log, bench = await _texts(state, request)
     recorded = None
@@ -158,7 +158,7 @@ async def ceiling_record(ctx: Context, ladder: LadderArg, request: CeilingRecord
     ladder left up."""
     state = state_of(ctx)
     path, name = state.ladder(ladder)
-    state.refuse_if_busy(name)
+    await off_loop(state.refuse_if_busy, name)  # reads every job file: off the loop
     await off_loop(state.check_derived, path)
     return await rung_ops.ceiling_record(path, state.config.open_target)
 

@@ -191,10 +191,10 @@ class State:
         if step.rung is not None:
             ServeSession(opened, get_engine(engine), None, widening).admit(step.rung)
 
-    def check_derived(self, ladder: Path) -> None:
-        """Refuse a ladder whose derived folders or files (<ladder>.runs, its server.json, the lock) were
-        replaced by a symlink, FIFO or device."""
-        check_derived(ladder)
+    def check_derived(self, ladder: Path, next_rung: int | None = None) -> None:
+        """Refuse a ladder whose derived folders or files (<ladder>.runs, its server.json, the lock, the next
+        rung's folder and boot log) were replaced by a symlink, FIFO or device."""
+        check_derived(ladder, next_rung)
 
     @asynccontextmanager
     async def recording_target(self, name: str, job: JobContext) -> AsyncIterator[Target]:
@@ -204,7 +204,7 @@ class State:
         is launched (a redline killed mid-launch leaves that to find it by), and the launch and the
         handle's record are shielded from a cancel or a shutdown, which wait for both.
         """
-        target = self.config.open_target(name)
+        target = await off_loop(self.config.open_target, name)  # reads the targets file
         start = target.start
 
         @functools.wraps(start)
@@ -235,7 +235,7 @@ class State:
 async def stop_server(config: ServerConfig, leftover: ServerHandle | Launch) -> bool:
     """Stop a server a job recorded (a handle, or a launch found by its run folder), through its target,
     if it still runs; True when it did."""
-    async with config.open_target(leftover.target) as target:
+    async with await off_loop(config.open_target, leftover.target) as target:
         handle = await target.launched(leftover) if isinstance(leftover, Launch) else leftover
         if handle is None or not await target.is_alive(handle):
             return False

@@ -34,7 +34,7 @@ from redline.models import BenchWorkload, ServeConfig, Widening
 from redline.models.ab import (
     AbPlan, AbResult, AbSpec, ArmPlan, ArmSpec, ArmSummary, TrialPoint, TrialRecord, TrialStep,
 )
-from redline.models.context import Node, Workload
+from redline.models.context import ContextDescriptor, Node, Workload
 from redline.models.known_good import KnownGoodUse
 from redline.models.lever import CloseStatus, Lever
 from redline.models.verdict import AbVerdict
@@ -305,8 +305,9 @@ class Runner:
             measured.warm = True
         for i, c in enumerate(self.spec.concurrencies):
             await progress(0.3 + 0.7 * i / len(self.spec.concurrencies), f"concurrency {c}")
-            point = await self._point(step, arm, boot, host, c, i, warm_server=measured.warm or i > 0)
+            point, argv = await self._point(step, arm, boot, host, c, i, warm_server=measured.warm or i > 0)
             measured.points.append(point)
+            measured.bench_commands.append(argv)
             if not point.healthy_after or point.figures is None:
                 break  # a dead or broken server: the later benches cannot be measured
         return measured
@@ -328,7 +329,7 @@ class Runner:
             return None, str(exc)
 
     async def _point(self, step: TrialStep, arm: ArmPlan, boot: Boot, host: HostInfo, c: int, i: int, *,
-                     warm_server: bool) -> TrialPoint:
+                     warm_server: bool) -> tuple[TrialPoint, list[str]]:
         workload = plans.bench_workload(self.spec, c, i)
         name = plans.bench_file(c)
         run = await self._bench(step, boot, arm, workload, name)
@@ -339,11 +340,13 @@ class Runner:
         shape, why = files.shape
         measured_tp = getattr(figures, "output_throughput", None)
         sol = sol_figure(context, shape, measured_tp, why)
-        return TrialPoint(concurrency=c, num_prompts=workload.num_prompts, ok=problem is None, problem=problem,
-                          result_file=name if run.result_text is not None else None, figures=figures,  # type: ignore
-                          healthy_after=run.healthy_after, context=context, sol=sol)
+        point = TrialPoint(concurrency=c, num_prompts=workload.num_prompts, ok=problem is None, problem=problem,
+                           result_file=name if run.result_text is not None else None, figures=figures,  # type: ignore
+                           healthy_after=run.healthy_after, context=context, sol=sol)
+        return point, run.argv
 
-    def _context(self, serve: ServeConfig, host: HostInfo, boot: Boot, workload: BenchWorkload, warm: bool):  # noqa: ANN202
+    def _context(self, serve: ServeConfig, host: HostInfo, boot: Boot, workload: BenchWorkload,
+                 warm: bool) -> ContextDescriptor:
         w = Workload(dataset=workload.dataset, input_len=workload.input_len, output_len=workload.output_len,
                      concurrency=workload.concurrency, num_prompts=workload.num_prompts)
         bench = self.prepared.engine.bench_argv(serve, workload, result_dir=RUN_DIR, result_filename="x.json")
@@ -357,8 +360,7 @@ class Runner:
                 started: datetime, wall_s: float) -> TrialRecord:
         ok, reason = _judge(boot, measured, len(self.spec.concurrencies))
         node = node_of(host) or Node()
-        commands = {"boot": arm.boot_command, **measured.commands,
-                    "bench": [p.result_file for p in measured.points if p.result_file]}
+        commands = {"boot": arm.boot_command, **measured.commands, "bench": measured.bench_commands}
         return TrialRecord(
             ab=self.spec.name, arm=step.arm, trial=step.trial, order=step.order, ok=ok, reason=reason,
             target=self.target.name, node=node,
@@ -377,6 +379,7 @@ class Measured:
     warmup_error: str | None = None
     points: list[TrialPoint] = field(default_factory=list)
     commands: dict[str, object] = field(default_factory=dict)
+    bench_commands: list[list[str]] = field(default_factory=list)
 
 
 def _problem(run: BenchRun, figures: object | None) -> str | None:
@@ -421,8 +424,7 @@ def _arm_sol(arm: ArmSummary | None):  # noqa: ANN202
     return top.sol if top is not None else None
 
 
-def levers_for(spec: AbSpec, arms: Sequence[ArmSummary], verdict: AbVerdict, files: dict[str, ModelFiles],
-               ) -> list[Lever]:
+def levers_for(spec: AbSpec, arms: Sequence[ArmSummary], verdict: AbVerdict) -> list[Lever]:
     """The next levers from the champion (or, with none, the baseline's) config and its % of SoL."""
     chosen = verdict.champion or verdict.compared_with
     arm = next((a for a in arms if a.arm == chosen), None)
@@ -473,11 +475,14 @@ def ab_result(workspace: Path, prepared: Prepared, plan: AbPlan, *, ran: list[st
     paths = AbPaths(workspace, prepared.spec.name)
     spec = prepared.spec
     arms, verdict = plans.summarize(spec, prepared.arms, trial_records(paths, spec))
-    levers = levers_for(spec, arms, verdict, prepared.files)
+    levers = levers_for(spec, arms, verdict)
     close = close_of(workspace, arms, verdict, levers, prepared.identity, prepared.engine.name, prepared.files)
-    hint = ("read the failed rules: fix each and run again (ab_run resumes and can add trials)" if verdict.rigor == "DRAFT"
-            else "record the champion's known-good config (known_good_record) and try the next lever"
-            if verdict.champion else "no improvement: keep the baseline, and try the next lever")
+    if verdict.rigor == "DRAFT":
+        hint = "read the failed rules: fix each and run again (ab_run resumes and can add trials)"
+    elif verdict.champion:
+        hint = "record the champion's known-good config (known_good_record) and try the next lever"
+    else:
+        hint = "no improvement: keep the baseline, and try the next lever"
     return AbResult(ab=spec.name, path=paths.relative(paths.spec_file), dry_run=False, plan=None, ran=ran,
                     skipped=_done(plan), known_good=prepared.known_good, arms=arms, verdict=verdict,
                     summary=headline(arms, verdict), next=hint, close=close, next_levers=levers)

@@ -33,6 +33,7 @@ HEADER = ("redline known-good registry: the serve flags a model needs on a hardw
           "default. Comments you add here are kept.")
 VERSION_RE = re.compile(r"\b(\d+\.\d+(?:\.\d+)?(?:[.+\-][0-9A-Za-z.+\-]*)?)\s*$")
 VERSION_TIMEOUT_S = 180.0
+TURNED_OFF = "known-good entries not applied: turned off by the request"
 
 
 def registry_path(workspace: Path) -> Path:
@@ -102,7 +103,7 @@ def apply_known_good(config: ServeConfig, registry: Path, *, identity: Identity,
                      config_hash: str | None = None, skip: bool = False) -> tuple[ServeConfig, KnownGoodUse]:
     """config with the matching entry applied (flags, env, knobs left at their default), and what was done."""
     if skip:
-        return config, KnownGoodUse(applied=False, note="known-good entries not applied: turned off by the request")
+        return config, KnownGoodUse(applied=False, note=TURNED_OFF)
     entry, why = _find(registry, config.model, config_hash, identity, engine)
     if entry is None:
         return config, KnownGoodUse(applied=False, note=why)
@@ -116,7 +117,7 @@ def apply_known_good_to_fixed(fixed: Mapping[str, Any], given: Iterable[str], re
                               never: Iterable[str] = ()) -> tuple[dict[str, Any], KnownGoodUse]:
     """A ladder's fixed knobs with the matching entry applied (the knobs in `never` are the climb's own)."""
     if skip:
-        return dict(fixed), KnownGoodUse(applied=False, note="known-good entries not applied: turned off by the request")
+        return dict(fixed), KnownGoodUse(applied=False, note=TURNED_OFF)
     entry, why = _find(registry, model, config_hash, identity, engine)
     if entry is None:
         return dict(fixed), KnownGoodUse(applied=False, note=why)
@@ -147,8 +148,8 @@ def apply_to_ladder(fixed: Mapping[str, Any], given: Iterable[str], registry: Pa
             f"no known-good entry looked up: give {missing} to ladder_init so the entry for this model, GPU and "
             "engine version can be applied"))
     identity = Identity(kg.hardware_key(gpu_name), engine_version)
-    return apply_known_good_to_fixed(fixed, given, registry, model=model, config_hash=local_model_files(model).config_hash,
-                                     identity=identity, engine=engine, skip=skip, never=never)
+    return apply_known_good_to_fixed(fixed, given, registry, model=model, identity=identity, engine=engine,
+                                     config_hash=local_model_files(model).config_hash, skip=skip, never=never)
 
 
 @dataclass(frozen=True)
@@ -207,6 +208,8 @@ def recorded_for(config: ServeConfig, registry: Path, *, hardware: str, engine: 
 
 
 __all__ = [
-    "KnownGoodRun", "apply_to_plan", "campaign_known_good", "known_good_run", "apply_to_ladder", "default_registry", "workspace_of", "HEADER", "Identity", "REGISTRY", "WHAT", "apply_known_good", "apply_known_good_to_fixed", "engine_version_on",
-    "identify", "parse_version", "read_entries", "recorded_for", "registry_path",
+    "HEADER", "Identity", "KnownGoodRun", "REGISTRY", "TURNED_OFF", "WHAT", "apply_known_good",
+    "apply_known_good_to_fixed", "apply_to_ladder", "apply_to_plan", "campaign_known_good", "default_registry",
+    "engine_version_on", "identify", "known_good_run", "parse_version", "read_entries", "recorded_for",
+    "registry_path", "workspace_of",
 ]

@@ -66,11 +66,12 @@ def _from_ladder(workspace: Path, name: str) -> dict[str, Any]:
 def _from_result(found: Resolved, kind: str, item: str) -> dict[str, Any]:
     ctx = found.points[0].context
     serve = found.serve
+    concurrencies = [p.context.workload.concurrency for p in found.points]
     return {
         "model": serve.model, "hardware": ctx.hardware.gpu_name or NO_GPU, "engine": ctx.engine.name,
         "engine_version": ctx.engine.version or "", "flags": list(serve.extra_flags), "env": dict(serve.env),
         "knobs": config_knobs(serve),
-        "why": f"the config of {found.source.describe()}, measured at c={', '.join(str(p.context.workload.concurrency) for p in found.points)}",
+        "why": f"the config of {found.source.describe()}, measured at c={', '.join(map(str, concurrencies))}",
         "evidence": [Evidence(kind=kind, ref=found.source.ref, item=item)],  # type: ignore[arg-type]
     }
 

@@ -90,7 +90,7 @@ async def rung_run(
     config = step.rung
     assert config is not None  # a run_rung step always carries its serve config
     session.admit(config)  # a refused knob is refused before anything is stopped or started
-    await off_loop(check_derived, ladder)  # and so is a derived folder that leads out
+    await off_loop(check_derived, ladder, len(state.rungs) + 1)  # and so is a derived folder that leads out
     await session.check_model_path(config.model, "fix the ladder's model path (model.path in the ladder file)")
     if state.gpu is None:
         await off_loop(set_host, ladder, await target.host_info())
@@ -149,7 +149,7 @@ async def ceiling_record(ladder: Path, open_target: Callable[[str], Target]) -> 
     await off_loop(ladder_tools.expect_step, ladder, "record_ceiling")
     record = await off_loop(ladder_server, ladder)
     if record is not None:
-        async with open_target(record.handle.target) as target:
+        async with await off_loop(open_target, record.handle.target) as target:
             await stop_server(ladder, target)
     return await off_loop(ladder_tools.ceiling_record, ladder)
 

@@ -77,7 +77,8 @@ def cell_context(verdict: CellVerdict, result: ConcurrencyResult) -> ContextDesc
         workload=Workload(dataset=ctx.workload.dataset, input_len=ctx.workload.input_len,
                           output_len=ctx.workload.output_len, concurrency=result.concurrency,
                           num_prompts=result.num_prompts),
-        regime=RegimeLabel(cache=ctx.regime.cache, graphs=ctx.regime.graphs, prefix_caching=serve.enable_prefix_caching),
+        regime=RegimeLabel(cache=ctx.regime.cache, graphs=ctx.regime.graphs,
+                           prefix_caching=serve.enable_prefix_caching),
         engine=EngineIdentity(name=ctx.engine, version=ctx.engine_version),
         bench=BenchIdentity(client=ctx.bench_client, backend=ctx.bench_backend, version=ctx.engine_version),
         trials=ctx.trials, node=Node(hostname=ctx.host, machine_id=ctx.node) if ctx.host or ctx.node else None,
@@ -144,7 +145,11 @@ def from_bench_file(workspace: Path, bench_file: str, context: ContextDescriptor
     if not result.all_completed:
         raise InputError(f"bench_file {bench_file}: {result.failed} of {result.num_prompts} requests failed; a "
                          "result with failed requests is not a baseline")
-    ctx = context.model_copy(update={"workload": _bench_workload(context, result.max_concurrency, result.num_prompts)})
+    files = local_model_files(context.model.name)
+    model = context.model if context.model.config_hash or not files.config_hash else \
+        context.model.model_copy(update={"config_hash": files.config_hash})  # the hash, where the folder is here
+    ctx = context.model_copy(update={"model": model,
+                                     "workload": _bench_workload(context, result.max_concurrency, result.num_prompts)})
     metrics = {k: stat([v]) for k, v in metrics_of(result, ctx.serve).items()}
     return Resolved(BaselineSource(kind="bench_file", ref=relative(workspace, path)), ctx.serve,
                     [_with_sol(ctx, metrics, ctx.model.name)])

@@ -1,4 +1,4 @@
-"""SGLang: its server argv (0.5.17 flag names), its allowlist, and a reader of its boot log; benched by vLLM's client."""
+"""SGLang: its server argv (0.5.17 flag names), its allowlist, its boot-log reader; benched by vLLM's client."""
 
 from redline.engines.sglang.argv import bench_argv, serve_argv
 from redline.engines.sglang.bootlog import boot_seconds, parse_boot_log, served_model

@@ -53,8 +53,9 @@ def _choice(knob: str, value: str | None, choices: Sequence[str], hint: str = ""
 def _refuse_missing(config: ServeConfig) -> None:
     """A knob SGLang lacks is refused by name, never dropped: the recorded config must be what ran."""
     if config.cudagraph_mode is not None:
-        raise InputError(f"cudagraph_mode {config.cudagraph_mode!r} is vLLM's: SGLang has no cudagraph mode. Unset it; "
-                         "enforce_eager turns SGLang's graphs off, and --cuda-graph-max-bs-decode and the like size them")
+        raise InputError(f"cudagraph_mode {config.cudagraph_mode!r} is vLLM's: SGLang has no cudagraph mode. "
+                         "Unset it; enforce_eager turns SGLang's graphs off, and --cuda-graph-max-bs-decode and the "
+                         "like size them")
     if config.enable_chunked_prefill is False and config.max_num_batched_tokens is not None:
         raise InputError("enable_chunked_prefill false with max_num_batched_tokens set: SGLang has one knob for both "
                          "(--chunked-prefill-size, -1 turns chunking off); unset one of them")

@@ -26,7 +26,8 @@ _PREFIX = re.compile(r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,6})?(?: [^\]]{
 _ANSI = re.compile(r"\x1b\[[0-9;]{0,20}m")
 # A log is SGLang's when it names SGLang's modules, its server args or its parser.
 _MARKER = re.compile(r"sglang|SGLang|server_args=ServerArgs\(|The server is fired up and ready to roll")
-# `--context-length` and `--chunked-prefill-size` as the server took them (srt/entrypoints/engine.py:1059, a dataclass repr).
+# `--context-length` and `--chunked-prefill-size` as the server took them
+# (srt/entrypoints/engine.py:1059 logs the ServerArgs dataclass repr).
 _ARG = re.compile(r"\b(context_length|chunked_prefill_size)=(None|-?\d+)\b")
 
 
@@ -124,18 +125,20 @@ def _warning(scan: _Scan, _m: re.Match[str], _n: int, line: str) -> None:
 
 _RULES: tuple[_Rule, ...] = (
     # cli/main.py:8, printed by `sglang version` when a run script prints it before the server starts
-    _r("sglang version: ", r"sglang version: (\d+\.\d+\.\d+[\w.+-]{0,40})", lambda s, m, _n, _l: s.set_once("engine_version", m.group(1))),
+    _r("sglang version: ", r"sglang version: (\d+\.\d+\.\d+[\w.+-]{0,40})",
+       lambda s, m, _n, _l: s.set_once("engine_version", m.group(1))),
     # srt/entrypoints/engine.py:1059: logger.info(f"{server_args=}")
     _r("server_args=ServerArgs(", r"server_args=ServerArgs\(", _args),
     # srt/model_executor/model_runner.py:1100
     _r("Load weight end.", r"Load weight end\. elapsed=" + _NUM + r" s, .{0,400}?mem usage=" + _NUM + " GB", _weights),
     # srt/mem_cache/memory_pool.py:1670 (K and V) and :1678 (MLA); 0.5.5-0.5.11 print no `dtype: ...,`
-    _r("KV Cache ", r"\b((?:Full |SWA )?KV Cache) (?:is allocated|VA upper bound)\. (?:dtype: \S{1,40}, )?#tokens: (\d+), "
-                    r"(?:K size: ([\d.]{1,20}) GB, V size: ([\d.]{1,20}) GB|KV size: ([\d.]{1,20}) GB)", _pool),
+    _r("KV Cache ", r"\b((?:Full |SWA )?KV Cache) (?:is allocated|VA upper bound)\. (?:dtype: \S{1,40}, )?"
+                    r"#tokens: (\d+), (?:K size: ([\d.]{1,20}) GB, V size: ([\d.]{1,20}) GB|KV size: ([\d.]{1,20}) GB)",
+       _pool),
     # srt/managers/scheduler.py:1069, TP0 only
     _r("max_total_num_tokens=", r"max_total_num_tokens=(\d+), chunked_prefill_size=(-?\d+|None), "
-                                r"max_prefill_tokens=[^,\s]{1,20}, max_running_requests=[^,\s]{1,20}, context_len=(\d+)",
-       _scheduler),
+                                r"max_prefill_tokens=[^,\s]{1,20}, max_running_requests=[^,\s]{1,20}, "
+                                r"context_len=(\d+)", _scheduler),
     # srt/model_executor/model_runner_components/cuda_graph_setup.py:374 and :453
     _r("CUDA graph end.", r"Capture target (decode|prefill|verify) CUDA graph end\. elapsed=[\d.]{1,20} s, mem usage="
                           + _NUM + " GB", _graph),
@@ -143,7 +146,8 @@ _RULES: tuple[_Rule, ...] = (
     # srt/model_executor/pool_configurator.py:64 and srt/mem_cache/kv_cache_configurator.py:1648
     _r("Not enough memory. Please try to increase --mem-fraction-static",
        r"Not enough memory\. Please try to increase --mem-fraction-static", _status(BootStatus.OOM_KV_CACHE)),
-    _r("leave no GPU memory for the KV cache", r"leave no GPU memory for the KV cache", _status(BootStatus.OOM_KV_CACHE)),
+    _r("leave no GPU memory for the KV cache", r"leave no GPU memory for the KV cache",
+       _status(BootStatus.OOM_KV_CACHE)),
     # srt/managers/tp_worker.py:413, and srt/mem_cache/allocation.py:240/:527 when a warm-up batch finds no room
     _r(("Memory pool size is too small", "out of memory. Try to lower your batch size"),
        r"Memory pool size is too small|(?:Prefill|Decode) out of memory\. Try to lower your batch size",
@@ -167,9 +171,11 @@ _RULES: tuple[_Rule, ...] = (
        r"No CUDA GPUs are available|[Aa]ddress already in use|CUDA driver version is insufficient|"
        r"driver on your system is too old|at \d+ is not available in \d+ seconds", _status(BootStatus.CRASH_ENV)),
     # srt/entrypoints/engine.py:1681: the cause is unknown, the exit code and the OOM-killer hint are in the line
-    _r("scheduler died during initialization", r"scheduler died during initialization", _status(BootStatus.CRASH_UNKNOWN)),
+    _r("scheduler died during initialization", r"scheduler died during initialization",
+       _status(BootStatus.CRASH_UNKNOWN)),
     # A traceback's last line names the exception: the first one is the cause when nothing above explains it
-    _r(("Error: ", "Exception: "), r"^(?:[A-Za-z_][\w.]{0,100})?(?:Error|Exception): ", _status(BootStatus.CRASH_UNKNOWN)),
+    _r(("Error: ", "Exception: "), r"^(?:[A-Za-z_][\w.]{0,100})?(?:Error|Exception): ",
+       _status(BootStatus.CRASH_UNKNOWN)),
     # Headers: the line after them says why (srt/managers/scheduler.py:4951, srt/entrypoints/engine.py:1651/:1707,
     # srt/entrypoints/http_server.py:2324)
     _r(("Scheduler hit an exception", "Received sigquit", "Initialization failed", "Traceback"),
@@ -179,7 +185,8 @@ _RULES: tuple[_Rule, ...] = (
     _r(("larger than the profiled value", "is deprecated", "Warning:"),
        r"larger than the profiled value|is deprecated|\bWarning: ", _warning),
     # srt/entrypoints/http_server.py:2355, after the warm-up request passed
-    _r("The server is fired up and ready to roll!", r"The server is fired up and ready to roll!", _status(BootStatus.BOOT_OK)),
+    _r("The server is fired up and ready to roll!", r"The server is fired up and ready to roll!",
+       _status(BootStatus.BOOT_OK)),
 )
 
 _ANY_NEEDLE = re.compile("|".join(re.escape(n) for n in sorted({n for r in _RULES for n in r.needles})))

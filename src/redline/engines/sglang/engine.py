@@ -21,6 +21,7 @@ class SGLang(Engine):
     # SGLang boots at any --context-length its model allows, whatever its pool holds (requests longer than
     # the pool are refused at run time), and it profiles no prefill chunk at boot: a boot proves neither knob.
     pool_bounds_context = True
+    bench_engine = "vllm"  # one client for both engines: their figures compare by construction
 
     def serve_argv(self, config: ServeConfig, executable: Sequence[str] | None = None) -> list[str]:
         return argv.serve_argv(config, self.command(executable))

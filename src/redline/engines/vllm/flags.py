@@ -43,12 +43,13 @@ LEVERS = frozenset({
 REFUSED = {
     "trust_remote_code": "runs the model repository's own Python code",
     **reasons(**{
-        CODE: ("tool_parser_plugin", "reasoning_parser_plugin", "io_processor_plugin", "logits_processors", "middleware",
-               "worker_cls", "worker_extension_cls", "scheduler_cls", "model_class_overrides",
+        CODE: ("tool_parser_plugin", "reasoning_parser_plugin", "io_processor_plugin", "logits_processors",
+               "middleware", "worker_cls", "worker_extension_cls", "scheduler_cls", "model_class_overrides",
                "distributed_executor_backend"),
         FILES: ("allowed_local_media_path", "chat_template", "config", "generation_config", "hf_config_path",
                 "download_dir", "log_config_file", "logging_config", "lora_modules", "default_mm_loras",
-                "mm_encoder_fp8_scale_path", "mm_encoder_fp8_scale_save_path", "model_loader_extra_config", "spec_model"),
+                "mm_encoder_fp8_scale_path", "mm_encoder_fp8_scale_save_path", "model_loader_extra_config",
+                "spec_model"),
         NETWORK: ("allowed_media_domains", "kv_transfer_config", "ec_transfer_config", "kv_events_config",
                   "otlp_traces_endpoint", "weight_transfer_config", "data_parallel_address", "master_addr",
                   "tool_server"),

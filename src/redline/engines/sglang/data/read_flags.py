@@ -68,7 +68,8 @@ def _add(table: dict[str, str], takes: set[str], names: list[str], dest: str, ac
 
 def _field(node: ast.AnnAssign, table: dict[str, str], takes: set[str]) -> None:
     ann = node.annotation
-    if not (isinstance(node.target, ast.Name) and isinstance(ann, ast.Subscript) and _name(ann.value) in ("A", "Annotated")):
+    annotated = isinstance(ann, ast.Subscript) and _name(ann.value) in ("A", "Annotated")
+    if not (isinstance(node.target, ast.Name) and annotated):
         return
     parts = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
     meta = next((p for p in parts[1:] if _is_text(p) or (isinstance(p, ast.Call) and _name(p.func) == "Arg")), None)
@@ -120,8 +121,8 @@ def main(path: str, version: str) -> None:
         table, takes = read(f.read())
     out = {
         "source": f"sglang {version}: the option strings of `python -m sglang.launch_server` (prog `sglang serve`), "
-                  "read with ast from sglang/srt/server_args.py (ServerArgs fields through add_cli_args_from_dataclass, "
-                  "then ServerArgs.add_cli_args) by engines/sglang/data/read_flags.py",
+                  "read with ast from sglang/srt/server_args.py (ServerArgs fields through "
+                  "add_cli_args_from_dataclass, then ServerArgs.add_cli_args) by engines/sglang/data/read_flags.py",
         "options": dict(sorted(table.items())),
         "takes_value": sorted(takes),
     }
