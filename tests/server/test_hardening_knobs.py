@@ -28,7 +28,7 @@ from redline.tools.requests import MAX_TEXT
 from tests.conftest import processes_naming
 from tests.server.conftest import _stop_left_servers
 from tests.server.helpers import (
-    Env, call, call_error, fake_servers, free_port, init_args, new_ladder, write_env, write_targets,
+    Env, call, call_error, fake_servers, init_args, new_ladder, write_env, write_targets,
 )
 
 pytestmark = pytest.mark.anyio
@@ -38,8 +38,8 @@ WIDEN = {"vllm": {"flags": [SLEEP_MODE]}}
 
 
 def stdio(env: Env) -> StdioServerParameters:
-    return StdioServerParameters(command=sys.executable, args=["-m", "redline", "mcp", "--config", str(env.config_path)],
-                                 env=dict(os.environ))
+    argv = ["-m", "redline", "mcp", "--config", str(env.config_path)]
+    return StdioServerParameters(command=sys.executable, args=argv, env=dict(os.environ))
 
 
 # ---- 1. code execution through knobs ------------------------------------------------------------------
@@ -89,7 +89,8 @@ async def test_code_execution_through_knobs_a_ladder_widened_elsewhere_does_not_
 async def test_code_execution_through_knobs_a_hand_edited_ladder_cannot_override_the_target_env(env: Env) -> None:
     write_targets(env, VLLM_LOGGING_LEVEL="INFO")  # the target sets it: the ladder may not
     async with Client(build_server(env.config)) as client:
-        await call(client, "ladder_init", **init_args(LADDER, fixed={"port": env.port, "env": {"VLLM_LOGGING_LEVEL": "DEBUG"}}))
+        fixed = {"port": env.port, "env": {"VLLM_LOGGING_LEVEL": "DEBUG"}}
+        await call(client, "ladder_init", **init_args(LADDER, fixed=fixed))
         said = await call_error(client, "rung_run", ladder=LADDER, target="local", wait_s=30)
     assert "VLLM_LOGGING_LEVEL" in said and "target's env wins" in said
     assert not fake_servers(env.port)
@@ -104,7 +105,8 @@ async def test_code_execution_through_knobs_a_hand_edited_ladder_cannot_override
 async def test_code_execution_through_knobs_refused_with_the_reason(
     env: Env, flag: str | None, env_name: str | None, why: str
 ) -> None:
-    fixed = {"port": env.port, **({"extra_flags": [flag]} if flag else {}), **({"env": {env_name: "x"}} if env_name else {})}
+    fixed = {"port": env.port, **({"extra_flags": [flag]} if flag else {}),
+             **({"env": {env_name: "x"}} if env_name else {})}
     async with Client(build_server(env.config)) as client:
         said = await call_error(client, "ladder_init", **init_args(LADDER, fixed=fixed))
     assert why in said and "refused" in said
@@ -136,7 +138,7 @@ def test_code_execution_through_knobs_a_widening_must_name_a_real_option_the_con
         config = env_dir / "redline-server.yml"
         config.write_text(json.dumps({"workspace": "ws", "targets": "targets.yml", "widen": widen}))
         done = subprocess.run([sys.executable, "-m", "redline", "mcp", "--config", str(config)], capture_output=True,
-                              text=True, timeout=60, stdin=subprocess.DEVNULL)
+                              text=True, timeout=60, stdin=subprocess.DEVNULL, check=False)
         assert done.returncode == 2 and said in done.stderr and "widen" in done.stderr, done.stderr
 
 

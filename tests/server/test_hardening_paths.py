@@ -9,6 +9,7 @@ nothing outside the workspace changes, and no call blocks on a FIFO.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -46,8 +47,8 @@ def outside(env: Env) -> Path:
 
 
 def stdio(env: Env) -> StdioServerParameters:
-    return StdioServerParameters(command=sys.executable, args=["-m", "redline", "mcp", "--config", str(env.config_path)],
-                                 env=dict(os.environ))
+    argv = ["-m", "redline", "mcp", "--config", str(env.config_path)]
+    return StdioServerParameters(command=sys.executable, args=argv, env=dict(os.environ))
 
 
 async def refused(client: Client, tool: str, **args: object) -> str:
@@ -175,7 +176,7 @@ async def test_derived_paths_over_stdio_a_runs_symlink_out_is_refused(env: Env, 
 
 
 @pytest.mark.parametrize("linked", [".redline", ".redline/jobs"])
-async def test_derived_paths_a_job_folder_symlink_out_stops_the_server_from_starting(
+def test_derived_paths_a_job_folder_symlink_out_stops_the_server_from_starting(
     env: Env, outside: Path, linked: str
 ) -> None:
     place = env.workspace / linked
@@ -185,15 +186,15 @@ async def test_derived_paths_a_job_folder_symlink_out_stops_the_server_from_star
     with pytest.raises(DerivedPathError, match=f"{linked.split('/')[-1]} is a symlink .* remove it"):
         build_server(env.config)
     done = subprocess.run([sys.executable, "-m", "redline", "mcp", "--config", str(env.config_path)],
-                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL, check=False)
     assert done.returncode == 2 and "is a symlink" in done.stderr and "Traceback" not in done.stderr, done.stderr
     assert tree(outside) == before
 
 
 async def test_derived_paths_a_job_file_symlink_is_refused_and_not_followed(env: Env, outside: Path) -> None:
     job_id = "j-20261130T100000Z-0000beef"
-    (outside / "job.json").write_text('{"id": "%s", "tool": "rung_run", "state": "succeeded", "owner_pid": 1, '
-                                      '"created_at": "2026-11-30T10:00:00+00:00"}' % job_id)
+    (outside / "job.json").write_text(json.dumps({"id": job_id, "tool": "rung_run", "state": "succeeded",
+                                                  "owner_pid": 1, "created_at": "2026-11-30T10:00:00+00:00"}))
     jobs = env.config.state_dir / "jobs"
     jobs.mkdir(parents=True)
     (jobs / f"{job_id}.json").symlink_to(outside / "job.json")

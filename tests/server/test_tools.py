@@ -295,7 +295,7 @@ async def test_parse_boot_log_reads_with_the_named_engine_and_refuses_an_unknown
         named = await call(client, "parse_boot_log", text=log, engine="vllm")
         unknown = await call_error(client, "parse_boot_log", text=log, engine="nosuch")
     assert named["status"] == "boot_ok" and named == await _default_engine_reading(env, log)
-    assert "unknown engine 'nosuch'" in unknown and "redline knows vllm" in unknown
+    assert "unknown engine 'nosuch'" in unknown and "redline knows sglang, vllm" in unknown
 
 
 async def _default_engine_reading(env: Env, log: str) -> dict:

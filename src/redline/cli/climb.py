@@ -16,7 +16,6 @@ from redline.tools import ladder as ladder_tools
 from redline.tools import rung as rung_tools
 from redline.tools.requests import RungRunRequest, SmokeTestRequest
 
-
 _ACTIONS = (
     ("run", RungRunRequest, "boot the next rung (or --replay N) on the target and record it"),
     ("smoke", SmokeTestRequest, "smoke-test the running rung with the engine's bench client and record it"),

@@ -73,7 +73,8 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--port {port} is not a TCP port (1-65535)")
     app = http_app(server, config, host)
     shown = f"[{host}]" if ":" in host else host
-    print(f"redline MCP server on http://{shown}:{port}/mcp (workspace {config.workspace})", file=sys.stderr, flush=True)
+    print(f"redline MCP server on http://{shown}:{port}/mcp (workspace {config.workspace})", file=sys.stderr,
+          flush=True)
     # uvicorn handles SIGTERM and SIGINT itself: it shuts down the app, whose lifespan ends the jobs
     uvicorn.run(app, host=host, port=port, log_level=args.log_level.lower(), lifespan="on")
     return 0

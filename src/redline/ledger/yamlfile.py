@@ -136,7 +136,8 @@ def locked(path: Path, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
     try:
         lock.acquire()
     except Timeout as exc:
-        raise LadderError(f"{path}: another redline has held {name.name} for over {timeout:.0f} s; wait and retry") from exc
+        raise LadderError(f"{path}: another redline has held {name.name} for over {timeout:.0f} s; "
+                          "wait and retry") from exc
     except OSError as exc:
         raise LadderError(f"{path}: cannot take the lock {name} ({exc.strerror or exc}); "
                           "remove it if it is not a plain file") from exc

@@ -16,9 +16,9 @@ from contextlib import asynccontextmanager
 from mcp.server.mcpserver import MCPServer
 
 from redline import __version__
+from redline.ledger.derived import derived_dir
 from redline.server import campaign_tools, job_tools, ladder_tools, rigor_tools  # importing them registers their tools
 from redline.server.cache import LadderCache
-from redline.ledger.derived import derived_dir
 from redline.server.config import STATE_DIR, ServerConfig
 from redline.server.http import http_app
 from redline.server.jobs import running_jobs

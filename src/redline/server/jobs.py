@@ -49,8 +49,8 @@ from redline.ledger.atomic import atomic_write
 from redline.ledger.derived import check_file, derived_dir
 from redline.server.job_record import JobRecord, JobView, now, start_ticks
 from redline.targets import Launch, ServerHandle
-from redline.untrusted import read_regular
 from redline.tools.requests import WAIT_MAX_S, JobState
+from redline.untrusted import read_regular
 
 __all__ = ["JobContext", "JobRecord", "JobState", "JobView", "Jobs", "running_jobs"]
 
@@ -113,6 +113,7 @@ class JobContext:
         self._jobs._changed(self._live, force_save=True)
 
 
+Records = list[JobRecord]  # `list` inside Jobs is its method
 Operation = Callable[[JobContext], Awaitable[R]]  # any result model: a rung outcome, a campaign's, ...
 Report = Callable[[JobRecord, float], Awaitable[None]]
 
@@ -165,7 +166,11 @@ class Jobs:
         live = self._live.get(job_id)
         return live.record.model_copy(deep=True) if live else self._load(path)
 
-    def list(self, *, state: JobState | None = None, limit: int = 20) -> list[JobRecord]:
+    async def _get(self, job_id: str) -> JobRecord:
+        """get(), with the file read off the event loop."""
+        return await anyio.to_thread.run_sync(self.get, job_id)
+
+    def list(self, *, state: JobState | None = None, limit: int = 20) -> Records:
         """Newest first."""
         records = []
         for path in self.root.glob("j-*.json"):
@@ -209,7 +214,7 @@ class Jobs:
 
     def _create(
         self, tool: str, *, ladder: str | None, target: str | None, args: dict[str, Any] | None,
-    ) -> tuple[JobRecord, list[JobRecord]]:
+    ) -> tuple[JobRecord, Records]:
         """The new job's record, on disk, and the orphans found on the way (marked interrupted on disk);
         under the start lock, which may wait on another server: so, in a worker thread."""
         with self._start_lock():  # two servers on one workspace must not both pass the check
@@ -300,7 +305,7 @@ class Jobs:
 
     async def wait(self, job_id: str, wait_s: float, report: Report | None = None) -> JobRecord:
         """Wait up to wait_s for the job to finish, reporting progress; the record either way."""
-        record = self.get(job_id)
+        record = await self._get(job_id)
         live = self._live.get(job_id)
         t0 = time.monotonic()
         deadline = t0 + min(max(wait_s, 0.0), WAIT_MAX_S)
@@ -315,26 +320,26 @@ class Jobs:
                 await changed.wait()
             if report is not None and not live.done.is_set():
                 await report(live.record, time.monotonic() - t0)
-        return self.get(job_id) if job_id in self._live else live.record.model_copy(deep=True)
+        return await self._get(job_id) if job_id in self._live else live.record.model_copy(deep=True)
 
     async def _wait_on_file(self, record: JobRecord, deadline: float, t0: float, report: Report | None) -> JobRecord:
         """A job another server runs: read its file once a second until it ends, its owner dies, or time is up."""
         while record.active:
             if self._orphaned(record):
                 self._interrupt([record])
-                return self.get(record.id)
+                return await self._get(record.id)
             left = deadline - time.monotonic()
             if left <= 0:
                 break
             await anyio.sleep(min(left, FILE_POLL_S))
-            record = self.get(record.id)
+            record = await self._get(record.id)
             if report is not None and record.active:
                 await report(record, time.monotonic() - t0)
         return record
 
     async def cancel(self, job_id: str) -> JobRecord:
         """Cancel a job this server runs and wait until its servers are stopped; a finished job is left as it is."""
-        record = self.get(job_id)
+        record = await self._get(job_id)
         live = self._live.get(job_id)
         if live is None:
             if record.active:
@@ -374,16 +379,16 @@ class Jobs:
     def _orphaned(self, record: JobRecord) -> bool:
         return record.active and record.id not in self._live and not self._owner_alive(record)
 
-    async def recover(self) -> list[JobRecord]:
+    async def recover(self) -> Records:
         """Mark the jobs a dead server left active as interrupted; stop their servers in the background."""
         return self._interrupt([r for r in self.list(limit=10**9) if self._orphaned(r)])
 
-    def _interrupt(self, records: list[JobRecord]) -> list[JobRecord]:
+    def _interrupt(self, records: Records) -> Records:
         """Orphaned jobs -> interrupted, on disk at once; the servers they started are stopped in the
         background, and new jobs on those targets wait for that."""
         return self._schedule_cleanups(self._mark_interrupted(records))
 
-    def _mark_interrupted(self, records: list[JobRecord]) -> list[JobRecord]:
+    def _mark_interrupted(self, records: Records) -> Records:
         for record in records:
             record.state, record.finished_at = "interrupted", now()
             record.error = (f"the redline server that ran this job (pid {record.owner_pid}) stopped before it "
@@ -391,9 +396,9 @@ class Jobs:
             self._save(record)
         return records
 
-    def _schedule_cleanups(self, records: list[JobRecord]) -> list[JobRecord]:
+    def _schedule_cleanups(self, records: Records) -> Records:
         """On the event loop: stop, in the background, what interrupted jobs left running."""
-        by_target: dict[str, list[JobRecord]] = {}
+        by_target: dict[str, Records] = {}
         for record in records:
             if record.leftovers():
                 by_target.setdefault(record.target or "", []).append(record)
@@ -402,7 +407,7 @@ class Jobs:
             self._tg.start_soon(self._cleanup, found, event, name=f"cleanup on {target}")
         return records
 
-    async def _cleanup(self, records: list[JobRecord], event: anyio.Event) -> None:
+    async def _cleanup(self, records: Records, event: anyio.Event) -> None:
         """Stop what interrupted jobs left running on one target; new jobs there wait for this."""
         try:
             with anyio.CancelScope(shield=True) as shield:

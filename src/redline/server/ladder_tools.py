@@ -18,8 +18,8 @@ from redline.server.registry import (
     APPEND, BOOTS, READ_ONLY, STOPS, WRITE_ONCE, LadderArg, State, WaitArg, off_loop, run_job, state_of, tool,
 )
 from redline.tools import ladder as ladder_ops
-from redline.tools.known_good import registry_path
 from redline.tools import rung as rung_ops
+from redline.tools.known_good import registry_path
 from redline.tools.requests import (
     CeilingRecordRequest, LadderInitRequest, LadderNextRequest, LadderStatusRequest, ParseBootLogRequest,
     RungRecordRequest, RungRunRequest, SmokeTestRequest,

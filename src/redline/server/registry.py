@@ -29,10 +29,10 @@ from pydantic import BaseModel, Field, ValidationError
 
 from redline.engines import get_engine
 from redline.errors import LadderError, RedlineError, TargetError
+from redline.inputs import read_text
 from redline.ledger import check_derived
 from redline.models import Widening
 from redline.models.ladder import NextStep
-from redline.inputs import read_text
 from redline.offload import off_loop  # the tools' one way off the event loop (a thread, or a process for big texts)
 from redline.server.cache import LadderCache
 from redline.server.config import ServerConfig, ladder_path, relative_name, resolve_in_workspace
@@ -208,7 +208,9 @@ class State:
         start = target.start
 
         @functools.wraps(start)
-        async def start_and_record(*args: Any, log_path: str, run_dir: str | None = None, **kwargs: Any) -> ServerHandle:
+        async def start_and_record(
+            *args: Any, log_path: str, run_dir: str | None = None, **kwargs: Any,
+        ) -> ServerHandle:
             run_dir = run_dir or target.new_run_dir()
             await job.launching(Launch(target=target.name, run_dir=run_dir, at=now(),
                                        log_path=posixpath.join(run_dir, log_path)))

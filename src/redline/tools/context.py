@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from redline.engines import get_engine
 from redline.errors import RedlineError
 from redline.models.context import (
     BenchIdentity, ContextDescriptor, EngineIdentity, Hardware, ModelIdentity, Node, Parallelism, Provenance,
@@ -118,6 +119,12 @@ def regime_of(config: ServeConfig, warmup_requests: int) -> RegimeLabel:
                        prefix_caching=config.enable_prefix_caching)
 
 
+def _bench_identity(engine: str, engine_version: str | None, backend: str | None) -> BenchIdentity:
+    """The client that benched it: the engine's own, or the one named by its bench_client (SGLang: vLLM's)."""
+    client = get_engine(engine).bench_client
+    return BenchIdentity(client=client, backend=backend, version=engine_version if client == engine else None)
+
+
 def descriptor(
     config: ServeConfig, *, files: ModelFiles, host: HostInfo | None, engine: str, engine_version: str | None,
     workload: Workload, warmup_requests: int, trials: int, bench_backend: str | None = None,
@@ -135,7 +142,7 @@ def descriptor(
                                 pp=config.pipeline_parallel_size),
         serve=config, workload=workload, regime=regime_of(config, warmup_requests),
         engine=EngineIdentity(name=engine, version=engine_version),
-        bench=BenchIdentity(client=engine, backend=bench_backend, version=engine_version),
+        bench=_bench_identity(engine, engine_version, bench_backend),
         trials=trials, node=node if node is not None else node_of(host), baseline=baseline,
     )
 

@@ -85,7 +85,8 @@ async def rung_run(
     `widening` is what the server config allows beyond the engine's allowlist; the rung records what it used.
     """
     state = await off_loop(read_ladder, ladder)
-    step = step or await off_loop(ladder_tools.expect_step, ladder, "run_rung", replay, state)
+    if step is None:
+        step = await off_loop(ladder_tools.expect_step, ladder, "run_rung", replay, state)
     session = _session(state, target, progress, widening)
     config = step.rung
     assert config is not None  # a run_rung step always carries its serve config
@@ -121,7 +122,8 @@ async def smoke_test(
 ) -> RungOutcome:
     """Load the running rung with the engine's own bench client at near its max length."""
     state = await off_loop(read_ladder, ladder)
-    step = step or await off_loop(ladder_tools.expect_step, ladder, "smoke_test", None, state)
+    if step is None:
+        step = await off_loop(ladder_tools.expect_step, ladder, "smoke_test", None, state)
     record = await off_loop(ladder_server, ladder)
     index = step.rung_index
     if record is not None:

@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 
 import anyio
 
+from redline.engines import get_engine
 from redline.engines.base import Engine
 from redline.errors import CommandTimeout, InputError, LogParseError, TargetPathError
 from redline.models import BenchWorkload, BootSignals, BootStatus, ServeConfig, Widening
@@ -112,6 +113,12 @@ class ServeSession:
     def executable(self) -> list[str]:
         return self.target.engine_command(self.engine.name, list(self.engine.default_command))
 
+    @property
+    def bench_executable(self) -> list[str]:
+        """How the target runs the bench client: the engine's own, or the one that benches it (SGLang: vLLM's)."""
+        client = get_engine(self.engine.bench_client)
+        return self.target.engine_command(client.name, list(client.default_command))
+
     def serve_argv(self, config: ServeConfig) -> list[str]:
         return self.engine.serve_argv(config, self.executable)
 
@@ -180,7 +187,7 @@ class ServeSession:
     ) -> BenchRun:
         """Run the engine's bench client against the running server; a client past its deadline is exit 124."""
         argv = self.engine.bench_argv(config, workload, result_dir=handle.run_dir, result_filename=result_name,
-                                      executable=self.executable)
+                                      executable=self.bench_executable)
         try:
             run = await self.target.run(argv, env=self.target.engine_env, timeout_s=deadline_s)
         except CommandTimeout:

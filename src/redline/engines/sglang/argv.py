@@ -89,7 +89,10 @@ def serve_argv(config: ServeConfig, executable: Sequence[str] = COMMAND) -> list
     return argv + list(config.extra_flags)
 
 
-def bench_argv(config: ServeConfig, workload: BenchWorkload, *, result_dir: str, result_filename: str) -> list[str]:
+def bench_argv(
+    config: ServeConfig, workload: BenchWorkload, *, result_dir: str, result_filename: str,
+    executable: Sequence[str] = BENCH_COMMAND,
+) -> list[str]:
     """vLLM's `vllm bench serve` against the SGLang server `config` booted: one client benches both engines.
 
     --backend openai: in vLLM's client it is the same request function as `vllm` (async_request_openai_completions,
@@ -98,7 +101,7 @@ def bench_argv(config: ServeConfig, workload: BenchWorkload, *, result_dir: str,
     """
     w = workload
     return [
-        *BENCH_COMMAND, "bench", "serve",
+        *executable, "bench", "serve",
         "--backend", "openai",
         "--base-url", base_url(config),
         "--model", config.model,

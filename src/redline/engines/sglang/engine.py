@@ -38,8 +38,9 @@ class SGLang(Engine):
         result_filename: str,
         executable: Sequence[str] | None = None,
     ) -> list[str]:
-        # `executable` runs SGLang, not the client: the bench is vLLM's `vllm`, found on the host's PATH.
-        return argv.bench_argv(config, workload, result_dir=result_dir, result_filename=result_filename)
+        # `executable` runs the bench client (vLLM's), as the target names it; by default `vllm` on PATH.
+        return argv.bench_argv(config, workload, result_dir=result_dir, result_filename=result_filename,
+                               executable=executable or argv.BENCH_COMMAND)
 
     def version_argv(self, executable: Sequence[str] | None = None) -> list[str]:
         return argv.version_argv(self.command(executable))
