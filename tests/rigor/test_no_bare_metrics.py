@@ -69,7 +69,7 @@ def bare_metrics(schema: dict[str, Any]) -> Iterator[tuple[str, str | None]]:
                 yield f"{path}.{field}", owner
             yield from walk(sub, f"{path}.{field}", here, owner)
         for key in ("anyOf", "oneOf", "allOf", "prefixItems"):
-            for i, sub in enumerate(node.get(key, [])):
+            for sub in node.get(key, []):
                 yield from walk(sub, path, here, owner)
         for key in ("items", "additionalProperties"):
             if isinstance(node.get(key), dict):

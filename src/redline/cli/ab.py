@@ -27,7 +27,7 @@ from redline.tools.requests import AbRunRequest
 LOCAL = "local"
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "ab", help="A/B serve configs on one node: clean boots, interleaved trials, a verdict")
     actions = parser.add_subparsers(dest="ab_command", required=True, metavar="ACTION")

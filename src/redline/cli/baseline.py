@@ -14,7 +14,7 @@ from redline.tools import baseline as ops
 from redline.tools.requests import PerfBaselineDiffRequest, PerfBaselineRecordRequest
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser("baseline", help="record a named baseline, or diff a result against one")
     actions = parser.add_subparsers(dest="baseline_command", required=True, metavar="ACTION")
     record = actions.add_parser("record", help="record a campaign cell, an A/B arm or a bench file as a baseline")

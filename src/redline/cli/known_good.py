@@ -45,7 +45,7 @@ ACTIONS: list[tuple[str, type[Request], str, Callable[..., BaseModel], Callable[
 ]
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser("known-good", help="the known-good registry: flags a model needs to boot or "
                                                       "survive load")
     actions = parser.add_subparsers(dest="known_good_command", required=True, metavar="ACTION")

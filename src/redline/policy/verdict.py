@@ -243,22 +243,22 @@ def _champion(arms: Sequence[ArmOutcome], comparisons: Sequence[Comparison]) -> 
 def judge_ab(trials: Sequence[TrialObservation], *, arms: Sequence[str], baseline: str | None, claim: Claim,
              metric: str | None = None, alpha: float = DEFAULT_ALPHA, min_trials: int = MIN_TRIALS) -> AbVerdict:
     """The rules, each arm against the baseline at every concurrency, and VERDICT or DRAFT."""
-    metric = metric or CLAIM_METRIC[claim]
-    rules = check_rules(trials, arms=arms, baseline=baseline, claim=claim, metric=metric, min_trials=min_trials)
+    chosen = metric or CLAIM_METRIC[claim]
+    rules = check_rules(trials, arms=arms, baseline=baseline, claim=claim, metric=chosen, min_trials=min_trials)
     failed = [r.rule for r in rules if not r.held]
-    base = baseline if baseline in arms else arms[0]
+    base = baseline if baseline is not None and baseline in arms else arms[0]
     ok = [t for t in trials if t.ok]
     concurrencies = sorted({c for t in ok for c in t.metrics})
-    comparisons = [compare(ok, arm, base, c, metric, alpha) for arm in arms if arm != base for c in concurrencies]
+    comparisons = [compare(ok, arm, base, c, chosen, alpha) for arm in arms if arm != base for c in concurrencies]
     outcomes = [ArmOutcome(arm=base, outcome="baseline", why="the arm the others are set against")]
     outcomes += [arm_outcome(arm, comparisons) for arm in arms if arm != base]
     champion = _champion(outcomes, comparisons)
     overall = _overall(outcomes, champion)
     rigor = "DRAFT" if failed else "VERDICT"
-    return AbVerdict(rigor=rigor, failed=failed, rules=rules, test=stated_test(alpha), claim=claim, metric=metric,
+    return AbVerdict(rigor=rigor, failed=failed, rules=rules, test=stated_test(alpha), claim=claim, metric=chosen,
                      baseline=baseline if baseline in arms else None, compared_with=base, arms=outcomes,
                      champion=champion, outcome=overall, comparisons=comparisons,
-                     summary=_summary(rigor, failed, rules, overall, champion, base, metric))
+                     summary=_summary(rigor, failed, rules, overall, champion, base, chosen))
 
 
 def _overall(outcomes: Sequence[ArmOutcome], champion: str | None) -> Any:

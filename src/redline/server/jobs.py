@@ -206,7 +206,9 @@ class Jobs:
         async with self._starting:  # one start at a time in this process; the file work off the event loop
             record, orphans = await anyio.to_thread.run_sync(
                 functools.partial(self._create, tool, ladder=ladder, target=target, args=args))
-            self._schedule_cleanups(orphans)
+            self._schedule_cleanups(orphans)  # even when the start is refused: they are interrupted on disk
+            if isinstance(record, InputError):
+                raise record
             live = _Live(record)
             self._live[record.id] = live
         self._tg.start_soon(self._run, live, operation, name=f"job {record.id}")
@@ -214,19 +216,19 @@ class Jobs:
 
     def _create(
         self, tool: str, *, ladder: str | None, target: str | None, args: dict[str, Any] | None,
-    ) -> tuple[JobRecord, Records]:
-        """The new job's record, on disk, and the orphans found on the way (marked interrupted on disk);
-        under the start lock, which may wait on another server: so, in a worker thread."""
+    ) -> tuple[JobRecord | InputError, Records]:
+        """The new job's record, on disk (or why it is refused), and the orphans found on the way (marked
+        interrupted on disk); under the start lock, which may wait on another server: so, in a worker thread."""
         with self._start_lock():  # two servers on one workspace must not both pass the check
             orphans = self._mark_interrupted([r for r in self.list(limit=10**9) if self._orphaned(r)])
             busy = self.active(ladder=ladder, target=target)
             if busy is not None:
                 by = "" if busy.id in self._live else f", run by another redline server {self._owner_text(busy)}"
-                raise InputError(
+                return InputError(
                     f"job {busy.id} ({busy.tool} on ladder {busy.ladder}, target {busy.target}) is still "
                     f"{busy.state}{by}; one job at a time per ladder and per target: wait for it with job_status or "
                     f"stop it with job_cancel{self._gone_hint(busy)}"
-                )
+                ), orphans
             job_id = datetime.now(UTC).strftime("j-%Y%m%dT%H%M%SZ-") + secrets.token_hex(4)
             me = self.owner
             record = JobRecord(

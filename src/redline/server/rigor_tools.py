@@ -11,12 +11,14 @@ from mcp.server.mcpserver import Context
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
+from redline.ledger.ab_file import AbPaths
 from redline.models.ab import AbResult
 from redline.models.baseline import BaselineDiff, BaselineRecorded
 from redline.models.known_good import KnownGoodFound, KnownGoodList, KnownGoodRecorded
 from redline.server.job_record import now
 from redline.server.jobs import WAIT_DEFAULT_S, JobContext, JobView
-from redline.server.registry import BOOTS, READ_ONLY, WaitArg, off_loop, run_job, state_of, tool
+from redline.offload import off_loop
+from redline.server.registry import BOOTS, READ_ONLY, WaitArg, run_job, state_of, tool
 from redline.tools import ab as ab_ops
 from redline.tools import baseline as baseline_ops
 from redline.tools import known_good_ops
@@ -62,7 +64,9 @@ async def ab_run(ctx: Context, request: AbRunRequest, wait_s: WaitArg = WAIT_DEF
     if not r.dry_run:
         ab_ops.require_ack(r.i_understand_this_submits_jobs)  # fail closed before anything
     state.check_target(spec.target)
-    await off_loop(ab_ops.check_spec, ab_ops.AbPaths(workspace, spec.name), spec)
+    await off_loop(ab_ops.check_spec, AbPaths(workspace, spec.name), spec)
+    for arm in spec.arms:  # an arm that names no real campaign cell is refused now, not as a failed job
+        await off_loop(ab_ops.resolve_arm, workspace, arm)
     widening = state.config.widening(spec.engine)
     if r.dry_run:
         async with state.config.open_target(spec.target) as target:

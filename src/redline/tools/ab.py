@@ -30,13 +30,14 @@ from redline.engines.base import Engine
 from redline.errors import InputError
 from redline.ledger.ab_file import AbPaths, read_spec, read_trial, write_spec, write_trial, write_trial_file
 from redline.ledger.server_record import ServerRecord, clear_server, load_server, save_server
-from redline.models import BenchWorkload, ServeConfig, Widening
+from redline.models import BenchResult, BenchWorkload, ServeConfig, Widening
 from redline.models.ab import (
     AbPlan, AbResult, AbSpec, ArmPlan, ArmSpec, ArmSummary, TrialPoint, TrialRecord, TrialStep,
 )
 from redline.models.context import ContextDescriptor, Node, Workload
 from redline.models.known_good import KnownGoodUse
 from redline.models.lever import CloseStatus, Lever
+from redline.models.sol import SolFigure
 from redline.models.verdict import AbVerdict
 from redline.policy import ab as plans
 from redline.policy.levers import LeverInput, next_levers
@@ -117,7 +118,7 @@ async def prepare(workspace: Path, spec: AbSpec, target: Target, *, skip_known_g
 def plan_of(prepared: Prepared, paths: AbPaths, target: Target) -> AbPlan:
     """Every trial in run order with its commands; a trial with a record is marked done."""
     spec, engine = prepared.spec, prepared.engine
-    executable = target.engine_command(engine.name, list(engine.default_command))
+    executable = ServeSession(target, engine).bench_executable  # the bench client's command there (SGLang: vLLM's)
     by_name = {a.name: a for a in prepared.arms}
     warm = plans.warmup_workload(spec)
     steps = []
@@ -320,7 +321,7 @@ class Runner:
             write_trial_file(self.paths, step.arm, step.trial, name, run.result_text)
         return run
 
-    def _parse(self, run: BenchRun) -> tuple[object | None, str | None]:
+    def _parse(self, run: BenchRun) -> tuple[BenchResult | None, str | None]:
         if run.result_text is None:
             return None, None
         try:
@@ -334,14 +335,14 @@ class Runner:
         name = plans.bench_file(c)
         run = await self._bench(step, boot, arm, workload, name)
         figures, unreadable = self._parse(run)
-        problem = unreadable or _problem(run, figures)  # type: ignore[arg-type]
+        problem = unreadable or _problem(run, figures)
         context = self._context(arm.serve, host, boot, workload, warm_server)
         files = self.prepared.files[arm.serve.model]
         shape, why = files.shape
-        measured_tp = getattr(figures, "output_throughput", None)
+        measured_tp = figures.output_throughput if figures is not None else None
         sol = sol_figure(context, shape, measured_tp, why)
         point = TrialPoint(concurrency=c, num_prompts=workload.num_prompts, ok=problem is None, problem=problem,
-                           result_file=name if run.result_text is not None else None, figures=figures,  # type: ignore
+                           result_file=name if run.result_text is not None else None, figures=figures,
                            healthy_after=run.healthy_after, context=context, sol=sol)
         return point, run.argv
 
@@ -382,14 +383,13 @@ class Measured:
     bench_commands: list[list[str]] = field(default_factory=list)
 
 
-def _problem(run: BenchRun, figures: object | None) -> str | None:
+def _problem(run: BenchRun, figures: BenchResult | None) -> str | None:
     """Why a bench did not measure what it asked, or None."""
     if figures is None:
         why = run.log_lines[-1] if run.log_lines else f"the bench exited {run.run.returncode}"
         return f"no result file ({why})"
-    if not figures.all_completed:  # type: ignore[attr-defined]
-        return (f"{figures.failed} of {figures.num_prompts} requests failed "  # type: ignore[attr-defined]
-                f"(completed {figures.completed})")  # type: ignore[attr-defined]
+    if not figures.all_completed:
+        return f"{figures.failed} of {figures.num_prompts} requests failed (completed {figures.completed})"
     if not run.healthy_after:
         return "the server did not answer its health check after the bench"
     return None
@@ -419,7 +419,7 @@ def trial_records(paths: AbPaths, spec: AbSpec) -> dict[str, list[TrialRecord]]:
     return out
 
 
-def _arm_sol(arm: ArmSummary | None):  # noqa: ANN202
+def _arm_sol(arm: ArmSummary | None) -> SolFigure | None:
     top = arm.points[-1] if arm and arm.points else None
     return top.sol if top is not None else None
 

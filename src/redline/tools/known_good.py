@@ -20,7 +20,7 @@ from redline.engines.base import Engine
 from redline.errors import RedlineError
 from redline.ledger.registry_file import read_registry
 from redline.models.campaign import CampaignPlan
-from redline.models.known_good import KnownGoodEntry, KnownGoodFile, KnownGoodUse
+from redline.models.known_good import NO_GPU, KnownGoodEntry, KnownGoodFile, KnownGoodUse
 from redline.models.serve import ServeConfig
 from redline.policy import known_good as kg
 from redline.targets import HostInfo, Target
@@ -164,7 +164,7 @@ class KnownGoodRun:
 
 async def known_good_run(registry: Path, target: Target, engine: Engine, model: str, *,
                          skip: bool = False) -> KnownGoodRun:
-    identity = Identity(kg.NO_GPU, None, why="turned off") if skip else await identify(target, engine)
+    identity = Identity(NO_GPU, None, why="turned off") if skip else await identify(target, engine)
     config_hash = None if skip else (await model_files(target, model)).config_hash
     return KnownGoodRun(registry, identity, config_hash, skip)
 

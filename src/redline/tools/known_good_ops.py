@@ -72,7 +72,7 @@ def _from_result(found: Resolved, kind: str, item: str) -> dict[str, Any]:
         "engine_version": ctx.engine.version or "", "flags": list(serve.extra_flags), "env": dict(serve.env),
         "knobs": config_knobs(serve),
         "why": f"the config of {found.source.describe()}, measured at c={', '.join(map(str, concurrencies))}",
-        "evidence": [Evidence(kind=kind, ref=found.source.ref, item=item)],  # type: ignore[arg-type]
+        "evidence": [Evidence.model_validate({"kind": kind, "ref": found.source.ref, "item": item})],
     }
 
 

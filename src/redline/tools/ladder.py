@@ -307,7 +307,7 @@ def record_smoke(
         smoke = SmokeTest(attempted=True, outcome=outcome, reason=reason, workload=ran, figures=result,
                           server_healthy_after=server_healthy_after, log_lines=list(log_lines)[-200:],
                           result_file=result_file, recorded_at=datetime.now(UTC),
-                          context=smoke_context(ladder, last, ran, result) if result is not None else None)
+                          context=_smoke_context(ladder, last, ran, result))
         updated = set_smoke_test(ladder, smoke)
         files = {result_file: bench_json_text} if result_file and bench_json_text else {}
         return Change(updated, (updated.rungs[-1], updated), files)
@@ -326,6 +326,11 @@ def smoke_context(ladder: Ladder, rung: Rung, workload: SmokeWorkload | None, re
                          engine_version=rung.signals.engine_version or ladder.engine_version, workload=w,
                          warmup_requests=0, trials=1, bench_backend=result.backend)
     return context.model_copy(update={"hardware": hardware})
+
+
+def _smoke_context(ladder: Ladder, rung: Rung, ran: object, result: BenchResult | None) -> ContextDescriptor | None:
+    return None if result is None else smoke_context(ladder, rung, ran if isinstance(ran, SmokeWorkload) else None,
+                                                      result)
 
 
 def smoke_record(path: str | Path, bench_json_text: str | None, **known: Any) -> Rung:
