@@ -57,8 +57,13 @@ def campaign(root: Path, cells: int, port: int) -> Path:
     path = root / "campaigns" / "overhead.yml"
     path.parent.mkdir()
     spec = {
-        "name": "overhead", "target": "local", "model": str(model), "base": {"max_model_len": 4096, "port": port},
-        "workload": {"input_len": 128, "output_len": 16}, "concurrencies": [1, 4, 16], "warmup_requests": 4,
+        "name": "overhead",
+        "target": "local",
+        "model": str(model),
+        "base": {"max_model_len": 4096, "port": port},
+        "workload": {"input_len": 128, "output_len": 16},
+        "concurrencies": [1, 4, 16],
+        "warmup_requests": 4,
         "grid": {"max_num_batched_tokens": [1024 * (i + 1) for i in range(cells)]},
     }
     path.write_text(json.dumps(spec))
@@ -69,9 +74,16 @@ async def run(args: argparse.Namespace) -> None:
     root = Path(tempfile.mkdtemp(prefix="redline-overhead-"))
     try:
         path = campaign(root, args.cells, free_port())
-        target = LocalTarget("local", workdir=str(root / "target"), engine_command=[sys.executable, str(FAKE_VLLM)],
-                             engine_env={"FAKE_VLLM_BOOT_S": str(args.boot_s), "FAKE_VLLM_BENCH_S": str(args.bench_s),
-                                         "FAKE_VLLM_KV_TOKENS": "100000"})
+        target = LocalTarget(
+            "local",
+            workdir=str(root / "target"),
+            engine_command=[sys.executable, str(FAKE_VLLM)],
+            engine_env={
+                "FAKE_VLLM_BOOT_S": str(args.boot_s),
+                "FAKE_VLLM_BENCH_S": str(args.bench_s),
+                "FAKE_VLLM_KV_TOKENS": "100000",
+            },
+        )
         target.stop = timed("stop", target.stop)  # type: ignore[method-assign]
         async with target:
             t0 = time.perf_counter()
@@ -85,13 +97,17 @@ async def run(args: argparse.Namespace) -> None:
 def report(boots: int, wall: float) -> None:
     wrapped = sum(WRAPPED.values())
     own = wall - wrapped
-    print(f"campaign: {boots} cells x 3 concurrencies (+ warm-up), {boots} boots, fake engine "
-          "(boot and bench times as set)")
+    print(
+        f"campaign: {boots} cells x 3 concurrencies (+ warm-up), {boots} boots, fake engine "
+        "(boot and bench times as set)"
+    )
     print(f"wall time                  {wall:8.2f} s")
     for name, seconds in WRAPPED.items():
         print(f"  inside {name:<6}            {seconds:8.2f} s")
-    print(f"machinery's own time       {own:8.3f} s  = {100 * own / wall:.2f}% of wall "
-          f"({1000 * own / max(boots, 1):.0f} ms per cell)")
+    print(
+        f"machinery's own time       {own:8.3f} s  = {100 * own / wall:.2f}% of wall "
+        f"({1000 * own / max(boots, 1):.0f} ms per cell)"
+    )
 
 
 def main() -> None:

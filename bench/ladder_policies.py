@@ -70,19 +70,38 @@ class Table:
         """Available KV GiB, KV tokens and peak activation at `mnbt` batched tokens."""
         grow = self.slope_gib_per_token * (mnbt - self.base.max_num_batched_tokens)
         tokens = self.base.kv_cache_tokens - int(-(-grow // self.gib_per_token))  # whole tokens lost, rounded up
-        return self.base.available_kv_cache_gib - grow, tokens // BLOCK * BLOCK, self.base.memory.peak_activation_gib + grow
+        return (
+            self.base.available_kv_cache_gib - grow,
+            tokens // BLOCK * BLOCK,
+            self.base.memory.peak_activation_gib + grow,
+        )
 
     def boot(self, mml: int, mnbt: int) -> BootSignals:
         gib, tokens, act = self.kv(mnbt)
-        common = dict(engine_version=self.base.engine_version, max_model_len=mml, max_num_batched_tokens=mnbt,
-                      available_kv_cache_gib=round(gib, 2))
+        common = dict(
+            engine_version=self.base.engine_version,
+            max_model_len=mml,
+            max_num_batched_tokens=mnbt,
+            available_kv_cache_gib=round(gib, 2),
+        )
         if mml > tokens:
-            return BootSignals(status=BootStatus.OOM_KV_CACHE, estimated_max_model_len=tokens,
-                               kv_cache_needed_gib=round(mml * self.gib_per_token, 2),
-                               reason=f"simulated: {mml:,} tokens need more KV cache than {tokens:,}", **common)
+            return BootSignals(
+                status=BootStatus.OOM_KV_CACHE,
+                estimated_max_model_len=tokens,
+                kv_cache_needed_gib=round(mml * self.gib_per_token, 2),
+                reason=f"simulated: {mml:,} tokens need more KV cache than {tokens:,}",
+                **common,
+            )
         memory = MemoryBreakdown(**{**self.base.memory.model_dump(), "peak_activation_gib": round(act, 2)})
-        return BootSignals(status=BootStatus.BOOT_OK, reason="simulated: boots", kv_cache_tokens=tokens,
-                           max_concurrency=round(tokens / mml, 2), max_concurrency_tokens=mml, memory=memory, **common)
+        return BootSignals(
+            status=BootStatus.BOOT_OK,
+            reason="simulated: boots",
+            kv_cache_tokens=tokens,
+            max_concurrency=round(tokens / mml, 2),
+            max_concurrency_tokens=mml,
+            memory=memory,
+            **common,
+        )
 
     def true_max_model_len(self) -> int:
         """The highest max_model_len that fits at the floor's batched tokens."""
@@ -125,29 +144,48 @@ class Climb:
 def _rung(ladder: Ladder, table: Table, mml: int, mnbt: int) -> Rung:
     place = place_boot(ladder, mml, mnbt)
     signals = table.boot(mml, mnbt)
-    return Rung(index=len(ladder.rungs) + 1, climbs=place.climbs, replay_of=place.replay_of, simulated=True,
-                status=signals.status, reason=signals.reason, serve=place.serve, signals=signals)
+    return Rung(
+        index=len(ladder.rungs) + 1,
+        climbs=place.climbs,
+        replay_of=place.replay_of,
+        simulated=True,
+        status=signals.status,
+        reason=signals.reason,
+        serve=place.serve,
+        signals=signals,
+    )
 
 
 def climb(table: Table, policy: str, floor: tuple[int, int] = FLOOR, limit: int = 40) -> Climb:
-    ladder = Ladder(model=ModelRef(key=table.key, path=table.path, max_position_embeddings=table.max_position_embeddings),
-                    gpu=GpuProfile(name="NVIDIA H200", memory_gib=table.base.memory.device_total_gib),
-                    engine_version=table.base.engine_version, policy=policy,
-                    floor=Floor(max_model_len=floor[0], max_num_batched_tokens=floor[1]))
+    ladder = Ladder(
+        model=ModelRef(key=table.key, path=table.path, max_position_embeddings=table.max_position_embeddings),
+        gpu=GpuProfile(name="NVIDIA H200", memory_gib=table.base.memory.device_total_gib),
+        engine_version=table.base.engine_version,
+        policy=policy,
+        floor=Floor(max_model_len=floor[0], max_num_batched_tokens=floor[1]),
+    )
     run = Climb(ladder)
     for _ in range(limit):
         step = next_step(run.ladder)
-        if run.mml_ceiling is None and step.rung and (step.route == "record_ceiling" or step.climbs == "max_num_batched_tokens"):
+        if (
+            run.mml_ceiling is None
+            and step.rung
+            and (step.route == "record_ceiling" or step.climbs == "max_num_batched_tokens")
+        ):
             run.mml_boots, run.mml_smokes, run.mml_ceiling = run.boots, run.smokes, step.rung.max_model_len
         if step.route == "run_rung":
             rung = _rung(run.ladder, table, step.rung.max_model_len, step.rung.max_num_batched_tokens)
             run.ladder = append_rung(run.ladder, rung)
             last = run.ladder.rungs[-1]
             run.boots += 1
-            run.path.append(f"{last.serve.max_model_len:,}/{last.serve.max_num_batched_tokens:,} "
-                            f"{'ok' if last.status.booted else last.status.value}")
+            run.path.append(
+                f"{last.serve.max_model_len:,}/{last.serve.max_num_batched_tokens:,} "
+                f"{'ok' if last.status.booted else last.status.value}"
+            )
         elif step.route == "smoke_test":
-            run.ladder = set_smoke_test(run.ladder, SmokeTest(attempted=True, outcome="pass", reason="simulated: the boot held"))
+            run.ladder = set_smoke_test(
+                run.ladder, SmokeTest(attempted=True, outcome="pass", reason="simulated: the boot held")
+            )
             run.smokes += 1
             run.path[-1] += "+smoke"
         else:
@@ -160,8 +198,21 @@ def climb(table: Table, policy: str, floor: tuple[int, int] = FLOOR, limit: int 
 
 
 def main() -> None:
-    header = ("model", "policy", "boots", "smokes", "max_model_len", "true", "%", "| all boots", "smokes",
-              "batched", "true at that len", "%", "end")
+    header = (
+        "model",
+        "policy",
+        "boots",
+        "smokes",
+        "max_model_len",
+        "true",
+        "%",
+        "| all boots",
+        "smokes",
+        "batched",
+        "true at that len",
+        "%",
+        "end",
+    )
     rows = [header]
     paths = []
     for table in tables().values():
@@ -171,16 +222,31 @@ def main() -> None:
             ceiling = run.ladder.ceiling
             mnbt = ceiling.max_num_batched_tokens if ceiling else None
             true_mnbt = table.true_max_num_batched_tokens(run.mml_ceiling)
-            rows.append((table.key, policy, str(run.mml_boots), str(run.mml_smokes), f"{run.mml_ceiling:,}",
-                         f"{true_mml:,}", f"{100 * run.mml_ceiling / true_mml:.1f}%", f"| {run.boots}", str(run.smokes),
-                         f"{mnbt:,}" if mnbt else "-", f"{true_mnbt:,}", f"{100 * mnbt / true_mnbt:.1f}%" if mnbt else "-",
-                         run.end))
+            rows.append(
+                (
+                    table.key,
+                    policy,
+                    str(run.mml_boots),
+                    str(run.mml_smokes),
+                    f"{run.mml_ceiling:,}",
+                    f"{true_mml:,}",
+                    f"{100 * run.mml_ceiling / true_mml:.1f}%",
+                    f"| {run.boots}",
+                    str(run.smokes),
+                    f"{mnbt:,}" if mnbt else "-",
+                    f"{true_mnbt:,}",
+                    f"{100 * mnbt / true_mnbt:.1f}%" if mnbt else "-",
+                    run.end,
+                )
+            )
             paths.append(f"{table.key:8} {policy:8} {' -> '.join(run.path)}")
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
-    print(f"from a floor of {FLOOR[0]:,} / {FLOOR[1]:,}; boots and smoke tests until the max_model_len ceiling is "
-          "confirmed, then for the whole climb\n")
+    print(
+        f"from a floor of {FLOOR[0]:,} / {FLOOR[1]:,}; boots and smoke tests until the max_model_len ceiling is "
+        "confirmed, then for the whole climb\n"
+    )
     for row in rows:
-        print("  ".join(c.rjust(w) if i >= 2 else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))))
+        print("  ".join(c.rjust(w) if i >= 2 else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True))))
     print("\nrungs (max_model_len/max_num_batched_tokens outcome):")
     print("\n".join(paths))
 

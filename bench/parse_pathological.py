@@ -34,8 +34,11 @@ def main() -> None:
     scales = (1, 10, 100)
     print(f"{'line':26s}" + "".join(f"{f'{s}x ms':>12s}" for s in scales) + f"{'100x/1x':>10s}")
     for kind in pathological(1):
-        ms = [best_of(lambda t: (engine.parse_boot_log(t), engine.served_model(t)),
-                      pathological(args.base * s)[kind]) * 1e3 for s in scales]
+        ms = [
+            best_of(lambda t: (engine.parse_boot_log(t), engine.served_model(t)), pathological(args.base * s)[kind])
+            * 1e3
+            for s in scales
+        ]
         print(f"{kind:26s}" + "".join(f"{m:12.2f}" for m in ms) + f"{ms[2] / max(ms[0], 1e-6):10.1f}")
 
 

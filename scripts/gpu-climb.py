@@ -30,8 +30,16 @@ async def main(out: Path, models: Path, keys: list[str]) -> None:
         ladder = out / key / "ladder.yml"
         if not ladder.exists():
             ladder.parent.mkdir(parents=True, exist_ok=True)
-            ladder_tools.ladder_init(ladder, LadderInitRequest(model=key, model_path=str(models / key), floor_max_model_len=32768,
-                                     floor_max_num_batched_tokens=8192, fixed={"load_format": "dummy"}))
+            ladder_tools.ladder_init(
+                ladder,
+                LadderInitRequest(
+                    model=key,
+                    model_path=str(models / key),
+                    floor_max_model_len=32768,
+                    floor_max_num_batched_tokens=8192,
+                    fixed={"load_format": "dummy"},
+                ),
+            )
         report = await climb(ladder, target, progress=progress)
         print("\n".join(report.steps), flush=True)
         print(ladder.read_text(), flush=True)

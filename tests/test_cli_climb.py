@@ -14,7 +14,9 @@ from tests.tools.test_rung_bad_input import write_targets
 
 
 def redline(*args: str, cwd=None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "redline", *args], capture_output=True, text=True, timeout=120, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-m", "redline", *args], capture_output=True, text=True, timeout=120, cwd=cwd
+    )
 
 
 def new_ladder(root: Path) -> Path:
@@ -24,9 +26,27 @@ def new_ladder(root: Path) -> Path:
     model.mkdir(parents=True)
     shutil.copy(LLAMA8B / "config.json", model / "config.json")
     path = root / "l8b.yml"
-    assert main(["ladder", "init", "--ladder", str(path), "--model", "llama8b", "--model-path", str(model),
-                 "--floor-max-model-len", "32768", "--floor-max-num-batched-tokens", "8192",
-                 "--fixed", json.dumps({"port": free_port()})]) == 0
+    assert (
+        main(
+            [
+                "ladder",
+                "init",
+                "--ladder",
+                str(path),
+                "--model",
+                "llama8b",
+                "--model-path",
+                str(model),
+                "--floor-max-model-len",
+                "32768",
+                "--floor-max-num-batched-tokens",
+                "8192",
+                "--fixed",
+                json.dumps({"port": free_port()}),
+            ]
+        )
+        == 0
+    )
     return path
 
 
@@ -68,14 +88,28 @@ def test_code_execution_through_knobs_the_cli_widens_only_with_a_server_config(t
     model.mkdir(parents=True)
     shutil.copy(LLAMA8B / "config.json", model / "config.json")
     ladder, targets = tmp_path / "l8b.yml", write_targets(tmp_path)
-    init = ["ladder", "init", "--ladder", str(ladder), "--model", "llama8b", "--model-path", str(model),
-            "--floor-max-model-len", "32768", "--floor-max-num-batched-tokens", "8192",
-            "--fixed", json.dumps({"port": free_port(), "extra_flags": ["--enable-sleep-mode"]})]
+    init = [
+        "ladder",
+        "init",
+        "--ladder",
+        str(ladder),
+        "--model",
+        "llama8b",
+        "--model-path",
+        str(model),
+        "--floor-max-model-len",
+        "32768",
+        "--floor-max-num-batched-tokens",
+        "8192",
+        "--fixed",
+        json.dumps({"port": free_port(), "extra_flags": ["--enable-sleep-mode"]}),
+    ]
     refused = redline(*init)
     assert refused.returncode == 2 and "is refused" in refused.stderr and not ladder.exists()
     config = tmp_path / "redline-server.yml"
-    config.write_text(json.dumps({"workspace": "ws", "targets": str(targets),
-                                  "widen": {"vllm": {"flags": ["--enable-sleep-mode"]}}}))
+    config.write_text(
+        json.dumps({"workspace": "ws", "targets": str(targets), "widen": {"vllm": {"flags": ["--enable-sleep-mode"]}}})
+    )
     assert redline(*init, "--config", str(config)).returncode == 0
     unwidened = redline("ladder", "run", "--ladder", str(ladder), "--targets", str(targets))
     assert unwidened.returncode == 2 and "is refused" in unwidened.stderr and processes_naming(tmp_path) == []

@@ -47,8 +47,18 @@ def parse(*argv: str, defaults: dict[str, Any] | None = None) -> argparse.Namesp
 
 
 def test_each_field_is_a_dashed_flag_and_the_request_comes_back_whole() -> None:
-    args = parse("--max-model-len", "32,768", "--utilization", "0.5", "--policy", "doubling", "--name", "x",
-                 "--knobs", '{"port": 8001}')
+    args = parse(
+        "--max-model-len",
+        "32,768",
+        "--utilization",
+        "0.5",
+        "--policy",
+        "doubling",
+        "--name",
+        "x",
+        "--knobs",
+        '{"port": 8001}',
+    )
     request = request_from_args(Example, args)
     assert request == Example(max_model_len=32768, utilization=0.5, policy="doubling", name="x", knobs=Knobs(port=8001))
     assert request.knobs is not None and request.knobs.model_fields_set == {"port"}  # only what was given
@@ -68,15 +78,21 @@ def test_help_is_the_field_description_with_its_default() -> None:
     assert "{signal,doubling}" in text
 
 
-@pytest.mark.parametrize(("argv", "said"), [
-    (["--max-model-len", "0"], "greater than 0"),
-    (["--max-model-len", "lots"], "valid integer"),
-    (["--max-model-len", "1", "--utilization", "1.5"], "less than or equal to 1"),
-    (["--max-model-len", "1", "--policy", "halving"], "--policy: 'halving': Input should be 'signal' or 'doubling'"),
-    (["--max-model-len", "1", "--knobs", "{port: 1}"], "not JSON"),
-    (["--max-model-len", "1", "--knobs", '{"port": 0}'], "greater than or equal to 1"),
-    ([], "required: --max-model-len"),
-])
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["--max-model-len", "0"], "greater than 0"),
+        (["--max-model-len", "lots"], "valid integer"),
+        (["--max-model-len", "1", "--utilization", "1.5"], "less than or equal to 1"),
+        (
+            ["--max-model-len", "1", "--policy", "halving"],
+            "--policy: 'halving': Input should be 'signal' or 'doubling'",
+        ),
+        (["--max-model-len", "1", "--knobs", "{port: 1}"], "not JSON"),
+        (["--max-model-len", "1", "--knobs", '{"port": 0}'], "greater than or equal to 1"),
+        ([], "required: --max-model-len"),
+    ],
+)
 def test_a_bad_value_is_a_usage_error_naming_the_flag(argv: list[str], said: str) -> None:
     with pytest.raises(argparse.ArgumentError) as caught:
         parse(*argv)
@@ -89,8 +105,20 @@ def test_a_rule_across_fields_is_one_line_naming_the_request() -> None:
 
 
 def test_ladder_init_takes_kv_block_size_and_refuses_a_bad_one(tmp_path, capsys) -> None:
-    base = ["ladder", "init", "--ladder", str(tmp_path / "l.yml"), "--model", "m", "--model-path", "/models/m",
-            "--floor-max-model-len", "4,096", "--floor-max-num-batched-tokens", "2048"]
+    base = [
+        "ladder",
+        "init",
+        "--ladder",
+        str(tmp_path / "l.yml"),
+        "--model",
+        "m",
+        "--model-path",
+        "/models/m",
+        "--floor-max-model-len",
+        "4,096",
+        "--floor-max-num-batched-tokens",
+        "2048",
+    ]
     with pytest.raises(SystemExit) as caught:
         main([*base, "--kv-block-size", "0"])
     assert caught.value.code == 2 and "--kv-block-size" in capsys.readouterr().err

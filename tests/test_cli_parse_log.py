@@ -9,9 +9,21 @@ import pytest
 from tests.conftest import H200
 
 KEYS = [
-    "engine", "engine_version", "status", "reason", "max_model_len", "max_num_batched_tokens",
-    "available_kv_cache_gib", "kv_cache_tokens", "max_concurrency", "max_concurrency_tokens",
-    "kv_cache_needed_gib", "estimated_max_model_len", "memory", "timings", "warnings",
+    "engine",
+    "engine_version",
+    "status",
+    "reason",
+    "max_model_len",
+    "max_num_batched_tokens",
+    "available_kv_cache_gib",
+    "kv_cache_tokens",
+    "max_concurrency",
+    "max_concurrency_tokens",
+    "kv_cache_needed_gib",
+    "estimated_max_model_len",
+    "memory",
+    "timings",
+    "warnings",
 ]
 
 
@@ -24,8 +36,14 @@ def test_json_has_exactly_the_contract_keys():
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
     assert list(data) == KEYS
-    assert set(data["memory"]) == {"weights_gib", "peak_activation_gib", "non_torch_gib", "cudagraph_gib",
-                                   "device_total_gib", "requested_gib"}
+    assert set(data["memory"]) == {
+        "weights_gib",
+        "peak_activation_gib",
+        "non_torch_gib",
+        "cudagraph_gib",
+        "device_total_gib",
+        "requested_gib",
+    }
     assert set(data["timings"]) == {"init_engine_s", "compile_s", "model_load_s"}
     assert data["status"] == "oom_kv_cache" and data["estimated_max_model_len"] == 256848
     assert data["kv_cache_tokens"] is None

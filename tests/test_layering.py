@@ -36,17 +36,17 @@ def _rel(path: Path) -> str:
 
 @pytest.mark.parametrize("layer", LOWER)
 def test_lower_layers_import_nothing_from_tools_server_or_cli(layer: str) -> None:
-    bad = {
-        _rel(p): sorted(m for m in _imports(p) if m.startswith(UPPER))
-        for p in _modules(SRC / layer)
-    }
+    bad = {_rel(p): sorted(m for m in _imports(p) if m.startswith(UPPER)) for p in _modules(SRC / layer)}
     assert {k: v for k, v in bad.items() if v} == {}
 
 
 def _engine_modules() -> set[str]:
     """redline.engines.vllm and its like: every engine package or module but the interface."""
-    return {f"redline.engines.{p.stem}" for p in (SRC / "engines").iterdir()
-            if p.stem not in ("__init__", "base", "__pycache__")}
+    return {
+        f"redline.engines.{p.stem}"
+        for p in (SRC / "engines").iterdir()
+        if p.stem not in ("__init__", "base", "__pycache__")
+    }
 
 
 def test_nothing_outside_engines_imports_an_engine_module_by_name() -> None:
@@ -68,10 +68,15 @@ def _code_strings(tree: ast.AST) -> list[str]:
         id(node.body[0].value)
         for node in ast.walk(tree)
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
-        and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
     }
-    return [n.value for n in ast.walk(tree)
-            if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docstrings]
+    return [
+        n.value
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docstrings
+    ]
 
 
 def test_no_code_outside_engines_knows_an_engine_string() -> None:

@@ -19,7 +19,9 @@ from redline.untrusted import MAX_DEPTH, MAX_YAML_BYTES, check_yaml, load_json
 
 VLLM = get_engine("vllm")
 HEAD = "(APIServer pid=1) INFO 11-30 09:30:00 [api_server.py:1] vLLM API server version 0.26.0\n"
-BOMB = "a: &a [x, x]\n" + "".join(f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}]\n" for p, c in zip("abcdefghi", "bcdefghij"))
+BOMB = "a: &a [x, x]\n" + "".join(
+    f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}]\n" for p, c in zip("abcdefghi", "bcdefghij", strict=True)
+)
 
 
 def pathological(n: int) -> dict[str, str]:
@@ -35,6 +37,7 @@ def pathological(n: int) -> dict[str, str]:
 
 # ---- class 3: parsers in linear time ------------------------------------------------------------
 
+
 @pytest.mark.parametrize("kind", sorted(pathological(1)))
 def test_parsers_in_linear_time_a_megabyte_pathological_line_reads_at_once(kind: str) -> None:
     text = pathological(1_000_000)[kind]
@@ -47,10 +50,36 @@ def test_parsers_in_linear_time_a_megabyte_pathological_line_reads_at_once(kind:
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.sampled_from(["9", ".", ",", " ", "GiB", " GiB for weight", "KV cache is needed", "(", "/",
-                                  "Maximum concurrency for ", " tokens per request: ", "x", "\r", "\n",
-                                  "non-default args: {", "'model': '", "}", "Free memory on device (",
-                                  "Model loading took ", " and ", " s"]), max_size=60))
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "9",
+                ".",
+                ",",
+                " ",
+                "GiB",
+                " GiB for weight",
+                "KV cache is needed",
+                "(",
+                "/",
+                "Maximum concurrency for ",
+                " tokens per request: ",
+                "x",
+                "\r",
+                "\n",
+                "non-default args: {",
+                "'model': '",
+                "}",
+                "Free memory on device (",
+                "Model loading took ",
+                " and ",
+                " s",
+            ]
+        ),
+        max_size=60,
+    )
+)
 def test_parsers_in_linear_time_crafted_lines_never_crash_the_reader(parts: list[str]) -> None:
     try:
         VLLM.parse_boot_log(HEAD + "".join(parts))
@@ -66,6 +95,7 @@ def test_parsers_in_linear_time_a_bench_result_nested_too_deep_is_an_input_error
 
 
 # ---- class 4: YAML and JSON files as untrusted input ------------------------------------------------
+
 
 def test_yaml_files_as_untrusted_input_an_alias_bomb_in_a_ladder_is_refused_unexpanded(tmp_path: Path) -> None:
     ladder = tmp_path / "bomb.yml"
@@ -103,6 +133,7 @@ def test_yaml_files_as_untrusted_input_anchors_comments_and_plain_files_still_re
 
 
 # ---- class 9: a path that is not a plain file ------------------------------------------------------
+
 
 def _in_thread(fn, *args):
     """fn(*args) in a thread; (finished, exception) after at most 5 s, so a blocking open fails the test."""

@@ -10,10 +10,10 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from redline.models import BenchResult, BootSignals, Ladder, ServeConfig
-from redline.models.campaign import Campaign
-from redline.models.campaign_results import CellVerdict
 from redline.models.ab import AbResult, AbSpec, TrialRecord
 from redline.models.baseline import BaselineDiff, BaselinesFile
+from redline.models.campaign import Campaign
+from redline.models.campaign_results import CellVerdict
 from redline.models.context import ContextDescriptor
 from redline.models.known_good import KnownGoodFile
 from redline.models.sol import SolTable

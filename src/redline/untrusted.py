@@ -48,19 +48,24 @@ def _events(text: str) -> Iterator[ev.Event]:
 def check_yaml(text: str, what: str, error: type[RedlineError] = InputError) -> None:
     """Refuse a YAML text that is too big, uses an alias, or nests deeper than MAX_DEPTH."""
     if len(text) > MAX_YAML_BYTES:
-        raise error(f"{what} is {len(text) >> 20} MiB, over the {MAX_YAML_BYTES >> 20} MiB redline reads: "
-                    "is it the right file?")
+        raise error(
+            f"{what} is {len(text) >> 20} MiB, over the {MAX_YAML_BYTES >> 20} MiB redline reads: is it the right file?"
+        )
     depth = 0
     try:
         for event in _events(text):
             if isinstance(event, ev.AliasEvent):
-                raise error(f"{what} uses a YAML alias (*{event.anchor}): redline's files are read alias-free; "
-                            "write the value out where it is used")
+                raise error(
+                    f"{what} uses a YAML alias (*{event.anchor}): redline's files are read alias-free; "
+                    "write the value out where it is used"
+                )
             if isinstance(event, _STARTS):
                 depth += 1
                 if depth > MAX_DEPTH:
-                    raise error(f"{what} nests deeper than {MAX_DEPTH} levels: redline's files are shallow; "
-                                "is it the right file?")
+                    raise error(
+                        f"{what} nests deeper than {MAX_DEPTH} levels: redline's files are shallow; "
+                        "is it the right file?"
+                    )
             elif isinstance(event, _ENDS):
                 depth -= 1
     except YAMLError:
@@ -80,7 +85,12 @@ def load_json(text: str, what: str, error: type[RedlineError] = InputError, *, h
 
 
 def read_regular(
-    path: Path, max_bytes: int, what: str, error: type[RedlineError] = InputError, *, nofollow: bool = False,
+    path: Path,
+    max_bytes: int,
+    what: str,
+    error: type[RedlineError] = InputError,
+    *,
+    nofollow: bool = False,
 ) -> str:
     """A regular file's text (UTF-8, undecodable bytes replaced, a lone \\r kept), at most max_bytes long.
 
@@ -94,8 +104,10 @@ def read_regular(
             fd = os.open(path, flags | os.O_NOFOLLOW)
         except OSError as exc:
             if exc.errno == errno.ELOOP:
-                raise error(f"{what} is a symlink: redline writes this file itself and never follows a link "
-                            "there (it could lead out of the workspace); remove the link") from exc
+                raise error(
+                    f"{what} is a symlink: redline writes this file itself and never follows a link "
+                    "there (it could lead out of the workspace); remove the link"
+                ) from exc
             raise
     else:
         fd = os.open(path, flags)

@@ -42,13 +42,21 @@ class Fake:
         return self.root / "campaigns"
 
     def target(self, **engine_env: str) -> LocalTarget:
-        return LocalTarget("local", workdir=str(self.root / "target"), engine_command=[sys.executable, str(FAKE_VLLM)],
-                           engine_env={**self.engine_env, **engine_env})
+        return LocalTarget(
+            "local",
+            workdir=str(self.root / "target"),
+            engine_command=[sys.executable, str(FAKE_VLLM)],
+            engine_env={**self.engine_env, **engine_env},
+        )
 
     def targets_file(self) -> Path:
         path = self.root / "targets.yml"
-        spec = {"kind": "local", "workdir": str(self.root / "target"),
-                "engine_command": [sys.executable, str(FAKE_VLLM)], "env": self.engine_env}
+        spec = {
+            "kind": "local",
+            "workdir": str(self.root / "target"),
+            "engine_command": [sys.executable, str(FAKE_VLLM)],
+            "env": self.engine_env,
+        }
         path.write_text(json.dumps({"targets": {"local": spec}}))
         return path
 
@@ -56,8 +64,13 @@ class Fake:
         """A small campaign: two values of max_num_batched_tokens at concurrencies 1 and 4."""
         base = {"max_model_len": 4096, "port": self.port}
         spec = {
-            "name": "c1", "target": "local", "model": str(self.model), "base": base,
-            "workload": {"input_len": 128, "output_len": 16}, "concurrencies": [1, 4], "warmup_requests": 2,
+            "name": "c1",
+            "target": "local",
+            "model": str(self.model),
+            "base": base,
+            "workload": {"input_len": 128, "output_len": 16},
+            "concurrencies": [1, 4],
+            "warmup_requests": 2,
             "grid": {"max_num_batched_tokens": [2048, 8192]},
         }
         spec.update(changes)
@@ -90,16 +103,31 @@ def wait_until_gone(root: Path, timeout_s: float = 20) -> list[str]:
 
 
 def campaign(**changes: Any) -> Campaign:
-    spec = {"name": "c", "target": "local", "model": "m", "base": {"max_model_len": 4096},
-            "workload": {"input_len": 128, "output_len": 16}, "concurrencies": [1, 8],
-            "grid": {"max_num_batched_tokens": [2048, 8192]}}
+    spec = {
+        "name": "c",
+        "target": "local",
+        "model": "m",
+        "base": {"max_model_len": 4096},
+        "workload": {"input_len": 128, "output_len": 16},
+        "concurrencies": [1, 8],
+        "grid": {"max_num_batched_tokens": [2048, 8192]},
+    }
     spec.update(changes)
     return Campaign.model_validate(spec)
 
 
-def verdict(cell: str, figures: dict[int, float | list[float]], *, metric: str = "output_throughput_per_gpu",
-            extra: dict[str, dict[int, float]] | None = None, verdict: str = "green", graphs: str = "graphs",
-            cache: str = "warm", reason: str = "ok", sla_ok: dict[int, bool] | None = None) -> CellVerdict:
+def verdict(
+    cell: str,
+    figures: dict[int, float | list[float]],
+    *,
+    metric: str = "output_throughput_per_gpu",
+    extra: dict[str, dict[int, float]] | None = None,
+    verdict: str = "green",
+    graphs: str = "graphs",
+    cache: str = "warm",
+    reason: str = "ok",
+    sla_ok: dict[int, bool] | None = None,
+) -> CellVerdict:
     """A verdict whose metric at each concurrency is `figures[c]` (a list: one value per trial)."""
     results = []
     for c, value in figures.items():
@@ -107,24 +135,49 @@ def verdict(cell: str, figures: dict[int, float | list[float]], *, metric: str =
         metrics = {metric: _stat(values)}
         for name, per_c in (extra or {}).items():
             metrics[name] = _stat([per_c[c]])
-        results.append(ConcurrencyResult(concurrency=c, num_prompts=4 * c, ok=True, metrics=metrics,
-                                         sla_ok=(sla_ok or {}).get(c, True)))
+        results.append(
+            ConcurrencyResult(
+                concurrency=c, num_prompts=4 * c, ok=True, metrics=metrics, sla_ok=(sla_ok or {}).get(c, True)
+            )
+        )
     serve = ServeConfig(model="m", max_model_len=4096, enforce_eager=graphs == "eager")
     signals = BootSignals(status=BootStatus.BOOT_OK, reason="ready")
     now = datetime.now(UTC)
     return CellVerdict(
-        campaign="c", cell=cell, index=1, baseline=False, levers={}, verdict=verdict, reason=reason,
+        campaign="c",
+        cell=cell,
+        index=1,
+        baseline=False,
+        levers={},
+        verdict=verdict,
+        reason=reason,
         boot=BootRecord(status=BootStatus.BOOT_OK, reason="ready", boot_s=1.0, log_file="boot.log", signals=signals),
-        results=results, commands=Commands(boot=["serve"]),
-        context=Context(model="m", engine="vllm", engine_version="0.26.0", serve=serve,
-                        workload={"input_len": 128, "output_len": 16}, regime=Regime(cache=cache, graphs=graphs),
-                        bench_backend="vllm", bench_client="vllm", trials=len(values), warmup_requests=8),
-        started_at=now, ended_at=now, wall_s=1.0,
+        results=results,
+        commands=Commands(boot=["serve"]),
+        context=Context(
+            model="m",
+            engine="vllm",
+            engine_version="0.26.0",
+            serve=serve,
+            workload={"input_len": 128, "output_len": 16},
+            regime=Regime(cache=cache, graphs=graphs),
+            bench_backend="vllm",
+            bench_client="vllm",
+            trials=len(values),
+            warmup_requests=8,
+        ),
+        started_at=now,
+        ended_at=now,
+        wall_s=1.0,
     )
 
 
 def _stat(values: list[float]) -> Stat:
     import statistics
 
-    return Stat(mean=statistics.fmean(values), std=statistics.stdev(values) if len(values) > 1 else None,
-                n=len(values), values=values)
+    return Stat(
+        mean=statistics.fmean(values),
+        std=statistics.stdev(values) if len(values) > 1 else None,
+        n=len(values),
+        values=values,
+    )

@@ -1,6 +1,6 @@
 """A campaign runner in a process of its own, for the tests that kill it: the real LocalTarget, the fake engine.
 
-    python -m tests.campaign.runner CAMPAIGN WORKDIR ENGINE_ENV_JSON
+python -m tests.campaign.runner CAMPAIGN WORKDIR ENGINE_ENV_JSON
 """
 
 import json
@@ -14,8 +14,9 @@ from tests.server.helpers import FAKE_VLLM
 
 
 async def main(path: str, workdir: str, engine_env: str) -> None:
-    target = LocalTarget("local", workdir=workdir, engine_command=[sys.executable, str(FAKE_VLLM)],
-                         engine_env=json.loads(engine_env))
+    target = LocalTarget(
+        "local", workdir=workdir, engine_command=[sys.executable, str(FAKE_VLLM)], engine_env=json.loads(engine_env)
+    )
     async with target:
         result = await campaign_run(path, target, i_understand_this_submits_jobs=True)
     print(result.model_dump_json())

@@ -34,24 +34,44 @@ def error_of(path: Path) -> str:
 BAD = [
     # (what, changes to the spec, the field the message must lead with, more words it must hold)
     ("unknown lever in the grid", {"grid": {"max_num_seqz": [8]}}, "grid.max_num_seqz: unknown lever", "max_num_seqs"),
-    ("unknown lever in a cell", {"cells": [{"name": "a", "gpu_memory_utilization": 0.8}]},
-     "cells[0].gpu_memory_utilization: unknown lever", "the levers are"),
+    (
+        "unknown lever in a cell",
+        {"cells": [{"name": "a", "gpu_memory_utilization": 0.8}]},
+        "cells[0].gpu_memory_utilization: unknown lever",
+        "the levers are",
+    ),
     ("empty grid", {"grid": {}}, "grid: empty", "cells"),
     ("no grid and no cells", {"grid": None}, "grid: empty", "lever"),
     ("a lever with no values", {"grid": {"max_num_seqs": []}}, "grid.max_num_seqs: no values", "drop the lever"),
-    ("a grid flag that is not a flag", {"grid": {"extra_flags": [[], ["-O3"]]}}, "grid.extra_flags[1][0]:",
-     "not an engine flag"),
-    ("a cell flag that is not a flag", {"cells": [{"name": "a", "extra_flags": ["async-scheduling"]}]},
-     "cells[0].extra_flags[0]:", "--name"),
+    (
+        "a grid flag that is not a flag",
+        {"grid": {"extra_flags": [[], ["-O3"]]}},
+        "grid.extra_flags[1][0]:",
+        "not an engine flag",
+    ),
+    (
+        "a cell flag that is not a flag",
+        {"cells": [{"name": "a", "extra_flags": ["async-scheduling"]}]},
+        "cells[0].extra_flags[0]:",
+        "--name",
+    ),
     ("a concurrency of 0", {"concurrencies": [0, 4]}, "concurrencies[0]:", "greater than 0"),
-    ("an SLA on a metric that does not exist", {"sla": {"p99_tpot_s": 5}}, "sla: no metric 'p99_tpot_s'",
-     "p99_tpot_ms"),
+    (
+        "an SLA on a metric that does not exist",
+        {"sla": {"p99_tpot_s": 5}},
+        "sla: no metric 'p99_tpot_s'",
+        "p99_tpot_ms",
+    ),
     ("goodput without its SLA", {"focus": "goodput"}, "sla: focus goodput needs", "p99_ttft_ms"),
     ("an unknown focus", {"focus": "speed"}, "focus:", "throughput"),
     ("an unknown field", {"concurrency": [1]}, "concurrency: unknown field", ""),
     ("no max_model_len and no ladder", {"base": {"port": 8011}}, "base: give max_model_len", "from_ladder"),
-    ("a base knob of the wrong kind", {"base": {"max_model_len": 4096, "gpu_memory_utilization": 2}},
-     "base.gpu_memory_utilization:", "1"),
+    (
+        "a base knob of the wrong kind",
+        {"base": {"max_model_len": 4096, "gpu_memory_utilization": 2}},
+        "base.gpu_memory_utilization:",
+        "1",
+    ),
     ("an unknown engine", {"engine": "tgi"}, "engine:", "unknown engine"),
     ("no model", {"model": None}, "model: give the model", "from_ladder"),
     ("two cells of one name", {"cells": [{"name": "a"}, {"name": "a"}]}, "cells: two cells share a name", "a"),
@@ -68,11 +88,17 @@ def test_a_bad_campaign_names_the_field(fake: Fake, what: str, changes: dict, fi
     assert more in text, text
 
 
-@pytest.mark.parametrize(("what", "changes", "field"), [
-    ("a baseline that names no cell", {"baseline": "mnbt4096"}, "baseline: no cell is named 'mnbt4096'"),
-    ("a grid cell named like a named cell", {"cells": [{"name": "mnbt2048", "max_num_seqs": 8}]},
-     "cells: two cells are named 'mnbt2048'"),
-])
+@pytest.mark.parametrize(
+    ("what", "changes", "field"),
+    [
+        ("a baseline that names no cell", {"baseline": "mnbt4096"}, "baseline: no cell is named 'mnbt4096'"),
+        (
+            "a grid cell named like a named cell",
+            {"cells": [{"name": "mnbt2048", "max_num_seqs": 8}]},
+            "cells: two cells are named 'mnbt2048'",
+        ),
+    ],
+)
 def test_cross_cell_errors_name_the_field(fake: Fake, what: str, changes: dict, field: str) -> None:
     assert field in error_of(fake.write(**changes))
 
@@ -108,8 +134,9 @@ def test_comments_survive_a_round_trip(fake: Fake) -> None:
         "  max_num_batched_tokens: [2048, 8192]  # the knee is in here somewhere\n"
     )
     campaign = read_campaign(path)
-    write_campaign(path, campaign.model_copy(update={"continue_on_red": True, "concurrencies": [1, 4, 16]}),
-                   replace=True)
+    write_campaign(
+        path, campaign.model_copy(update={"continue_on_red": True, "concurrencies": [1, 4, 16]}), replace=True
+    )
     text = path.read_text()
     for comment in ("# tuning llama8b under its ceiling", "# the box under my desk", "# the knee is in here somewhere"):
         assert comment in text, text
@@ -166,8 +193,12 @@ def test_from_ladder_refuses_another_model(fake: Fake) -> None:
 def test_from_ladder_without_a_ceiling_says_to_finish_the_climb(fake: Fake) -> None:
     path = fake.root / "ladders" / "l8b.yml"
     path.parent.mkdir()
-    ladder_init(path, LadderInitRequest(model="llama8b", model_path=str(fake.model), floor_max_model_len=8192,
-                                        floor_max_num_batched_tokens=4096))
+    ladder_init(
+        path,
+        LadderInitRequest(
+            model="llama8b", model_path=str(fake.model), floor_max_model_len=8192, floor_max_num_batched_tokens=4096
+        ),
+    )
     text = error_of(fake.write(base={"from_ladder": "../ladders/l8b.yml"}))
     assert text.startswith("base.from_ladder") and "no recorded ceiling" in text
 

@@ -21,8 +21,9 @@ def fake(tmp_path: Path) -> Fake:
 
 
 def redline(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "redline", "campaign", *args], capture_output=True, text=True,
-                          timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "redline", "campaign", *args], capture_output=True, text=True, timeout=120
+    )
 
 
 def test_init_writes_a_campaign_that_plans(fake: Fake, capsys: pytest.CaptureFixture[str]) -> None:
@@ -37,8 +38,16 @@ def test_init_writes_a_campaign_that_plans(fake: Fake, capsys: pytest.CaptureFix
 
 def test_a_bad_spec_is_a_usage_error_naming_the_flag(fake: Fake, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exc:
-        main(["campaign", "init", "--campaign", str(fake.campaigns / "c1.yml"), "--spec", json.dumps(
-            fake.spec(concurrencies=[0]))])
+        main(
+            [
+                "campaign",
+                "init",
+                "--campaign",
+                str(fake.campaigns / "c1.yml"),
+                "--spec",
+                json.dumps(fake.spec(concurrencies=[0])),
+            ]
+        )
     assert exc.value.code == 2 and "--spec" in capsys.readouterr().err
 
 
@@ -82,8 +91,9 @@ def test_plan_takes_the_server_configs_widening_with_config(fake: Fake) -> None:
     flag = "--enable-sleep-mode"  # a real vLLM option that is not a serving lever: only a widening admits it
     path = fake.write(grid={"extra_flags": [[], [flag]]})
     config = fake.root / "redline-server.yml"
-    config.write_text(json.dumps({"workspace": "ws", "targets": str(fake.targets_file()),
-                                  "widen": {"vllm": {"flags": [flag]}}}))
+    config.write_text(
+        json.dumps({"workspace": "ws", "targets": str(fake.targets_file()), "widen": {"vllm": {"flags": [flag]}}})
+    )
     narrow = redline("plan", "--campaign", str(path))
     assert narrow.returncode == 2 and flag in narrow.stderr and "widen" in narrow.stderr
     wide = redline("plan", "--campaign", str(path), "--config", str(config), "--json")

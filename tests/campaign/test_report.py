@@ -7,21 +7,29 @@ from pathlib import Path
 import pytest
 
 from redline.ledger.campaign_file import write_verdict
+from redline.policy import champion as figures
 from redline.tools.campaign import load
 from redline.tools.report import campaign_report, pareto_plot, plots_of
-from redline.policy import champion as figures
 from tests.campaign.helpers import Fake, campaign, make_fake, verdict
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
 def _verdicts() -> list:  # type: ignore[type-arg]
-    extra = {"output_throughput": {1: 40.0, 4: 150.0}, "median_tpot_ms": {1: 10.0, 4: 20.0},
-             "tokens_per_s_per_user": {1: 100.0, 4: 50.0}}
-    better = {"output_throughput": {1: 42.0, 4: 180.0}, "median_tpot_ms": {1: 10.0, 4: 25.0},
-              "tokens_per_s_per_user": {1: 100.0, 4: 40.0}}
-    return [verdict("mnbt2048", {1: 40.0, 4: 150.0}, extra=extra),
-            verdict("mnbt8192", {1: 42.0, 4: 180.0}, extra=better)]
+    extra = {
+        "output_throughput": {1: 40.0, 4: 150.0},
+        "median_tpot_ms": {1: 10.0, 4: 20.0},
+        "tokens_per_s_per_user": {1: 100.0, 4: 50.0},
+    }
+    better = {
+        "output_throughput": {1: 42.0, 4: 180.0},
+        "median_tpot_ms": {1: 10.0, 4: 25.0},
+        "tokens_per_s_per_user": {1: 100.0, 4: 40.0},
+    }
+    return [
+        verdict("mnbt2048", {1: 40.0, 4: 150.0}, extra=extra),
+        verdict("mnbt8192", {1: 42.0, 4: 180.0}, extra=better),
+    ]
 
 
 @pytest.fixture
@@ -44,7 +52,9 @@ def test_the_report_and_its_plots_are_written_with_their_series(recorded: tuple[
         assert (folder / plot.file).read_bytes().startswith(PNG)
     plots = {p.name: p for p in report.plots}
     assert {s.label: (s.x, s.y) for s in plots["throughput"].series} == {
-        "mnbt2048": ([1.0, 4.0], [40.0, 150.0]), "mnbt8192": ([1.0, 4.0], [42.0, 180.0])}
+        "mnbt2048": ([1.0, 4.0], [40.0, 150.0]),
+        "mnbt8192": ([1.0, 4.0], [42.0, 180.0]),
+    }
     assert {s.label: s.y for s in plots["tpot"].series} == {"mnbt2048": [10.0, 20.0], "mnbt8192": [10.0, 25.0]}
     pareto = plots["pareto"]
     front = next(s for s in pareto.series if s.label == "Pareto front")
@@ -61,8 +71,13 @@ def test_the_report_and_its_plots_are_written_with_their_series(recorded: tuple[
 def test_with_no_improvement_the_baseline_is_marked_and_the_report_says_so(tmp_path: Path) -> None:
     c = campaign(concurrencies=[1, 4])
     flat = {"output_throughput": {1: 40.0, 4: 150.0}, "tokens_per_s_per_user": {1: 100.0, 4: 50.0}}
-    verdicts = {v.cell: v for v in [verdict("mnbt2048", {1: 40.0, 4: 150.0}, extra=flat),
-                                    verdict("mnbt8192", {1: 40.0, 4: 151.0}, extra=flat)]}
+    verdicts = {
+        v.cell: v
+        for v in [
+            verdict("mnbt2048", {1: 40.0, 4: 150.0}, extra=flat),
+            verdict("mnbt8192", {1: 40.0, 4: 151.0}, extra=flat),
+        ]
+    }
     table = figures.campaign_table(c, list(verdicts), verdicts)
     champion = figures.select_champion(c, list(verdicts), "mnbt2048", verdicts)
     assert champion.outcome == "no_improvement"
@@ -73,9 +88,17 @@ def test_with_no_improvement_the_baseline_is_marked_and_the_report_says_so(tmp_p
 def test_red_cells_are_drawn_by_name_but_never_on_the_pareto_front() -> None:
     c = campaign(concurrencies=[1, 4])
     extra = {"output_throughput": {1: 40.0, 4: 500.0}, "tokens_per_s_per_user": {1: 900.0, 4: 900.0}}
-    verdicts = {v.cell: v for v in [verdict("mnbt2048", {1: 40.0, 4: 150.0}, extra={
-        "output_throughput": {1: 40.0, 4: 150.0}, "tokens_per_s_per_user": {1: 100.0, 4: 50.0}}),
-        verdict("mnbt8192", {1: 40.0, 4: 500.0}, extra=extra, verdict="red", reason="SLA")]}
+    verdicts = {
+        v.cell: v
+        for v in [
+            verdict(
+                "mnbt2048",
+                {1: 40.0, 4: 150.0},
+                extra={"output_throughput": {1: 40.0, 4: 150.0}, "tokens_per_s_per_user": {1: 100.0, 4: 50.0}},
+            ),
+            verdict("mnbt8192", {1: 40.0, 4: 500.0}, extra=extra, verdict="red", reason="SLA"),
+        ]
+    }
     table = figures.campaign_table(c, list(verdicts), verdicts)
     plots = {p.name: p for p in plots_of(table, figures.select_champion(c, list(verdicts), "mnbt2048", verdicts))}
     assert [s.label for s in plots["throughput"].series] == ["mnbt2048", "mnbt8192 (red)"]

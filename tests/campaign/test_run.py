@@ -113,8 +113,12 @@ async def test_a_full_campaign_boots_each_cell_once_and_leaves_its_verdicts(fake
     status = campaign_status(path)
     assert (status.total, status.done, status.green, status.running) == (2, 2, 2, None)
     table = campaign_aggregate(path)
-    assert [(r.cell, r.concurrency) for r in table.rows] == [("mnbt2048", 1), ("mnbt2048", 4), ("mnbt8192", 1),
-                                                            ("mnbt8192", 4)]
+    assert [(r.cell, r.concurrency) for r in table.rows] == [
+        ("mnbt2048", 1),
+        ("mnbt2048", 4),
+        ("mnbt8192", 1),
+        ("mnbt8192", 4),
+    ]
     champion = champion_select(path)
     assert champion.rigor == "DRAFT" and champion.outcome in ("improvement", "no_improvement")
 
@@ -184,7 +188,12 @@ async def test_an_sla_breach_makes_a_cell_red(fake: Fake) -> None:
     assert result.stopped_early and result.ran[0].reason.startswith("SLA at concurrency 1: median_tpot_ms 5.976 > 1")
     v = read_verdict(results(fake), "mnbt2048")
     assert v is not None and v.results[0].sla[0].model_dump() == {
-        "metric": "median_tpot_ms", "limit": 1.0, "kind": "max", "value": pytest.approx(5.9757, abs=1e-3), "ok": False}
+        "metric": "median_tpot_ms",
+        "limit": 1.0,
+        "kind": "max",
+        "value": pytest.approx(5.9757, abs=1e-3),
+        "ok": False,
+    }
 
 
 # ---- resume after kill -9, cancellation, one runner at a time --------------------------------------------------------
@@ -193,9 +202,20 @@ async def test_an_sla_breach_makes_a_cell_red(fake: Fake) -> None:
 def _runner(fake: Fake, path: Path, **engine_env: str) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.Popen(
-        [sys.executable, "-m", "tests.campaign.runner", str(path), str(fake.root / "target"),
-         json.dumps({**fake.engine_env, **engine_env})],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-m",
+            "tests.campaign.runner",
+            str(path),
+            str(fake.root / "target"),
+            json.dumps({**fake.engine_env, **engine_env}),
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def _wait_for(check, timeout_s: float = 60):  # type: ignore[no-untyped-def]
@@ -217,10 +237,13 @@ def _second_cell_benching(fake: Fake):  # type: ignore[no-untyped-def]
     return _second_cell_started(fake) if warmed else None
 
 
-@pytest.mark.parametrize(("phase", "slow"), [("booting", {"FAKE_VLLM_BOOT_S": "3"}),
-                                             ("benching", {"FAKE_VLLM_BENCH_S": "1"})])
+@pytest.mark.parametrize(
+    ("phase", "slow"), [("booting", {"FAKE_VLLM_BOOT_S": "3"}), ("benching", {"FAKE_VLLM_BENCH_S": "1"})]
+)
 async def test_a_killed_runner_resumes_after_its_last_finished_cell_and_leaves_no_server(
-    fake: Fake, phase: str, slow: dict[str, str],
+    fake: Fake,
+    phase: str,
+    slow: dict[str, str],
 ) -> None:
     path = fake.write(grid={"max_num_batched_tokens": [1024, 2048, 4096]})
     runner = _runner(fake, path, **slow)
@@ -255,13 +278,17 @@ def _alive(pid: int) -> bool:
     return state not in "ZXx"
 
 
-@pytest.mark.parametrize(("phase", "slow", "warmup"), [
-    ("booting", {"FAKE_VLLM_BOOT_S": "30"}, 2),
-    ("warming up", {"FAKE_VLLM_BENCH_S": "30"}, 2),
-    ("concurrency 1", {"FAKE_VLLM_BENCH_S": "30"}, 0),
-])
-async def test_a_cancelled_campaign_leaves_no_server_and_no_verdict(fake: Fake, phase: str, slow: dict,
-                                                                    warmup: int) -> None:
+@pytest.mark.parametrize(
+    ("phase", "slow", "warmup"),
+    [
+        ("booting", {"FAKE_VLLM_BOOT_S": "30"}, 2),
+        ("warming up", {"FAKE_VLLM_BENCH_S": "30"}, 2),
+        ("concurrency 1", {"FAKE_VLLM_BENCH_S": "30"}, 0),
+    ],
+)
+async def test_a_cancelled_campaign_leaves_no_server_and_no_verdict(
+    fake: Fake, phase: str, slow: dict, warmup: int
+) -> None:
     path = fake.write(warmup_requests=warmup)
     started = anyio.Event()
 

@@ -40,7 +40,8 @@ def server_args(model: str = MODEL, context: int | None = 32768, chunk: int | No
 
 def head(model: str = MODEL, context: int | None = 32768, chunk: int | None = 8192) -> str:
     return (
-        LAUNCH_WARNING + server_args(model, context, chunk)
+        LAUNCH_WARNING
+        + server_args(model, context, chunk)
         + f"{stamp(12)}Init torch distributed begin.\n"  # srt/distributed/bootstrap.py:62
         + f"{stamp(13)}Init torch distributed ends. elapsed=0.80 s, mem usage=0.00 GB\n"  # bootstrap.py:127
         + f"{stamp(14)}Load weight begin. avail mem=139.27 GB\n"  # srt/model_executor/model_runner.py:1012
@@ -76,8 +77,10 @@ def graphs() -> str:
 
 def scheduler(tokens: int, context: int = 32768, chunk: int = 8192, requests: int = 3786) -> str:
     """srt/managers/scheduler.py:1069, TP0 only."""
-    return (f"{stamp(91)}max_total_num_tokens={tokens}, chunked_prefill_size={chunk}, max_prefill_tokens=16384, "
-            f"max_running_requests={requests}, context_len={context}, available_gpu_mem=17.48 GB\n")
+    return (
+        f"{stamp(91)}max_total_num_tokens={tokens}, chunked_prefill_size={chunk}, max_prefill_tokens=16384, "
+        f"max_running_requests={requests}, context_len={context}, available_gpu_mem=17.48 GB\n"
+    )
 
 
 def serving(ready_at: int = 95) -> str:
@@ -87,24 +90,29 @@ def serving(ready_at: int = 95) -> str:
         f"{stamp(92)}INFO:     Waiting for application startup.\n"
         f"{stamp(92)}INFO:     Application startup complete.\n"
         f"{stamp(92)}INFO:     Uvicorn running on http://127.0.0.1:8000 (Press CTRL+C to quit)\n"
-        f"{stamp(93)}INFO:     127.0.0.1:50000 - \"GET /model_info HTTP/1.1\" 200 OK\n"
-        f"{stamp(94)}INFO:     127.0.0.1:50002 - \"POST /generate HTTP/1.1\" 200 OK\n"
+        f'{stamp(93)}INFO:     127.0.0.1:50000 - "GET /model_info HTTP/1.1" 200 OK\n'
+        f'{stamp(94)}INFO:     127.0.0.1:50002 - "POST /generate HTTP/1.1" 200 OK\n'
         f"{stamp(ready_at)}The server is fired up and ready to roll!\n"
     )
 
 
 def good_boot(context: int = 32768, chunk: int = 8192, tokens: int = 242_360, model: str = MODEL) -> str:
     """A boot that reached ready: its pool holds `tokens`, whatever the context asked."""
-    return (head(model, context, chunk) + kv_line(tokens, 29.59, 29.59) + pool_end() + graphs()
-            + scheduler(tokens, context, chunk) + serving())
+    return (
+        head(model, context, chunk)
+        + kv_line(tokens, 29.59, 29.59)
+        + pool_end()
+        + graphs()
+        + scheduler(tokens, context, chunk)
+        + serving()
+    )
 
 
 def scheduler_failure(exception: str, model: str = MODEL, context: int = 32768, chunk: int = 8192) -> str:
     """srt/managers/scheduler.py:4951 logs the traceback; srt/entrypoints/engine.py:1651 is the parent's sigquit."""
     return (
-        head(model, context, chunk)
-        + f"{stamp(71)}Scheduler hit an exception: Traceback (most recent call last):\n"
-        "  File \"/opt/sglang/sglang/srt/managers/scheduler.py\", line 4929, in run_scheduler_process\n"
+        head(model, context, chunk) + f"{stamp(71)}Scheduler hit an exception: Traceback (most recent call last):\n"
+        '  File "/opt/sglang/sglang/srt/managers/scheduler.py", line 4929, in run_scheduler_process\n'
         "    scheduler = Scheduler(\n"
         f"{exception}\n\n"
         f"{stamp(71)}Received sigquit from a child process. It usually means the child failed.\n"
@@ -112,8 +120,10 @@ def scheduler_failure(exception: str, model: str = MODEL, context: int = 32768, 
 
 
 # srt/model_executor/pool_configurator.py:64 (with the current value, as __post_init__ appends it)
-NOT_ENOUGH = ("RuntimeError: Not enough memory. Please try to increase --mem-fraction-static. "
-              "Current value: mem_fraction_static=0.45")
+NOT_ENOUGH = (
+    "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static. "
+    "Current value: mem_fraction_static=0.45"
+)
 # srt/mem_cache/kv_cache_configurator.py:1648
 NO_KV_MEMORY = (
     "ValueError: Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static=0.4. Raise "
@@ -132,25 +142,36 @@ GRAPH_OOM = (
     "Open an issue on GitHub https://github.com/sgl-project/sglang/issues/new/choose "
 )
 # srt/configs/model_config.py:775, raised (no SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN)
-_LONGER = ("Warning: User-specified context_length (262144) is greater than the derived context_length (131072). "
-           "This may lead to incorrect model outputs or CUDA errors. Note that the derived context_length may differ "
-           "from max_position_embeddings in the model's config.")
-CONTEXT_REFUSED = (f"ValueError: {_LONGER} To allow overriding this maximum, set the env var "
-                   "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1")
+_LONGER = (
+    "Warning: User-specified context_length (262144) is greater than the derived context_length (131072). "
+    "This may lead to incorrect model outputs or CUDA errors. Note that the derived context_length may differ "
+    "from max_position_embeddings in the model's config."
+)
+CONTEXT_REFUSED = (
+    f"ValueError: {_LONGER} To allow overriding this maximum, set the env var "
+    "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1"
+)
 CONTEXT_WARNED = f"{stamp(60)}{_LONGER}\n"  # the same text, logged by logger.warning when the env var is set
 # srt/entrypoints/engine.py:1681
-DIED = ("RuntimeError: Rank 0 scheduler died during initialization (exit code: -9). If exit code is -9 (SIGKILL), "
-        "a common cause is the OS OOM killer. Run `dmesg -T | grep -i oom` to check.")
+DIED = (
+    "RuntimeError: Rank 0 scheduler died during initialization (exit code: -9). If exit code is -9 (SIGKILL), "
+    "a common cause is the OS OOM killer. Run `dmesg -T | grep -i oom` to check."
+)
 # srt/entrypoints/engine.py:1707, after a scheduler error no rule names
 INIT_FAILED = "RuntimeError: Initialization failed. Please see the error messages above."
 UNKNOWN = "AssertionError: attention backend fa3 needs page_size 1"
 # srt/utils/common.py:1972, assert_pkg_version from srt/entrypoints/engine.py:1634
-NO_KERNEL = ("Exception: sglang-kernel with minimum required version 0.4.5 is not installed. Please reinstall the "
-             "latest version with `pip install sglang-kernel --force-reinstall`")
+NO_KERNEL = (
+    "Exception: sglang-kernel with minimum required version 0.4.5 is not installed. Please reinstall the "
+    "latest version with `pip install sglang-kernel --force-reinstall`"
+)
 IMPORT = "ImportError: /opt/sglang/sgl_kernel/common_ops.abi3.so: undefined symbol: _ZN3c104cuda9SetDeviceEa"
 # argparse, srt/server_args.py:9355 names the program "sglang serve"
-BAD_FLAG = ("usage: sglang serve [-h] --model-path MODEL_PATH [--tokenizer-path TOKENIZER_PATH]\n"
-            "sglang serve: error: unrecognized arguments: --max-model-len 32768\n")
+BAD_FLAG = (
+    "usage: sglang serve [-h] --model-path MODEL_PATH [--tokenizer-path TOKENIZER_PATH]\n"
+    "sglang serve: error: unrecognized arguments: --max-model-len 32768\n"
+)
 # srt/mem_cache/kv_cache_configurator.py:1702
-PROFILED = (f"{stamp(71)}max_total_tokens=400000 is larger than the profiled value 242360. "
-            "Use the profiled value instead.\n")
+PROFILED = (
+    f"{stamp(71)}max_total_tokens=400000 is larger than the profiled value 242360. Use the profiled value instead.\n"
+)

@@ -14,8 +14,21 @@ from redline.errors import InputError
 from redline.models import BenchWorkload, ServeConfig
 
 SGLANG = get_engine("sglang")
-BASE = ["python3", "-m", "sglang.launch_server", "--model-path", "/models/m", "--host", "127.0.0.1", "--port", "8000",
-        "--context-length", "4096", "--mem-fraction-static", "0.9"]
+BASE = [
+    "python3",
+    "-m",
+    "sglang.launch_server",
+    "--model-path",
+    "/models/m",
+    "--host",
+    "127.0.0.1",
+    "--port",
+    "8000",
+    "--context-length",
+    "4096",
+    "--mem-fraction-static",
+    "0.9",
+]
 
 
 def config(**knobs) -> ServeConfig:
@@ -43,24 +56,30 @@ def parsed(argv: list[str]) -> argparse.Namespace:
     return args
 
 
-@pytest.mark.parametrize(("knobs", "expected"), [
-    ({}, []),
-    ({"max_num_batched_tokens": 8192}, ["--chunked-prefill-size", "8192"]),
-    ({"gpu_memory_utilization": 0.85}, "--mem-fraction-static 0.85"),
-    ({"kv_cache_dtype": "fp8_e4m3"}, ["--kv-cache-dtype", "fp8_e4m3"]),
-    ({"enforce_eager": True}, ["--cuda-graph-backend-decode", "disabled", "--cuda-graph-backend-prefill", "disabled"]),
-    ({"enable_chunked_prefill": True, "max_num_batched_tokens": 2048}, ["--chunked-prefill-size", "2048"]),
-    ({"enable_chunked_prefill": False}, ["--chunked-prefill-size", "-1"]),
-    ({"enable_prefix_caching": False}, ["--disable-radix-cache"]),
-    ({"enable_prefix_caching": True}, []),  # the radix cache is SGLang's default
-    ({"max_num_seqs": 64}, ["--max-running-requests", "64"]),
-    ({"tensor_parallel_size": 2}, ["--tp-size", "2"]),
-    ({"data_parallel_size": 2}, ["--dp-size", "2"]),
-    ({"pipeline_parallel_size": 2}, ["--pp-size", "2"]),
-    ({"load_format": "dummy"}, ["--load-format", "dummy"]),
-    ({"host": "0.0.0.0", "port": 30000}, "--host 0.0.0.0 --port 30000"),
-    ({"extra_flags": ["--attention-backend=fa3", "--page-size=16"]}, ["--attention-backend=fa3", "--page-size=16"]),
-])
+@pytest.mark.parametrize(
+    ("knobs", "expected"),
+    [
+        ({}, []),
+        ({"max_num_batched_tokens": 8192}, ["--chunked-prefill-size", "8192"]),
+        ({"gpu_memory_utilization": 0.85}, "--mem-fraction-static 0.85"),
+        ({"kv_cache_dtype": "fp8_e4m3"}, ["--kv-cache-dtype", "fp8_e4m3"]),
+        (
+            {"enforce_eager": True},
+            ["--cuda-graph-backend-decode", "disabled", "--cuda-graph-backend-prefill", "disabled"],
+        ),
+        ({"enable_chunked_prefill": True, "max_num_batched_tokens": 2048}, ["--chunked-prefill-size", "2048"]),
+        ({"enable_chunked_prefill": False}, ["--chunked-prefill-size", "-1"]),
+        ({"enable_prefix_caching": False}, ["--disable-radix-cache"]),
+        ({"enable_prefix_caching": True}, []),  # the radix cache is SGLang's default
+        ({"max_num_seqs": 64}, ["--max-running-requests", "64"]),
+        ({"tensor_parallel_size": 2}, ["--tp-size", "2"]),
+        ({"data_parallel_size": 2}, ["--dp-size", "2"]),
+        ({"pipeline_parallel_size": 2}, ["--pp-size", "2"]),
+        ({"load_format": "dummy"}, ["--load-format", "dummy"]),
+        ({"host": "0.0.0.0", "port": 30000}, "--host 0.0.0.0 --port 30000"),
+        ({"extra_flags": ["--attention-backend=fa3", "--page-size=16"]}, ["--attention-backend=fa3", "--page-size=16"]),
+    ],
+)
 def test_each_knob_becomes_sglang_s_own_flag(knobs, expected):
     argv = SGLANG.serve_argv(config(**knobs))
     if isinstance(expected, str):
@@ -73,11 +92,23 @@ def test_each_knob_becomes_sglang_s_own_flag(knobs, expected):
 
 
 def test_the_whole_argv_parses_against_sglang_s_table_to_the_right_dests():
-    c = config(max_num_batched_tokens=8192, kv_cache_dtype="fp8_e5m2", enforce_eager=True, enable_prefix_caching=False,
-               max_num_seqs=8, tensor_parallel_size=2, load_format="dummy", gpu_memory_utilization=0.88)
+    c = config(
+        max_num_batched_tokens=8192,
+        kv_cache_dtype="fp8_e5m2",
+        enforce_eager=True,
+        enable_prefix_caching=False,
+        max_num_seqs=8,
+        tensor_parallel_size=2,
+        load_format="dummy",
+        gpu_memory_utilization=0.88,
+    )
     args = parsed(SGLANG.serve_argv(c))
-    assert (args.model_path, args.context_length, args.chunked_prefill_size, args.mem_fraction_static) == \
-        ("/models/m", "4096", "8192", "0.88")
+    assert (args.model_path, args.context_length, args.chunked_prefill_size, args.mem_fraction_static) == (
+        "/models/m",
+        "4096",
+        "8192",
+        "0.88",
+    )
     assert (args.cuda_graph_backend_decode, args.cuda_graph_backend_prefill) == ("disabled", "disabled")
     assert (args.disable_radix_cache, args.max_running_requests, args.tp_size) == (True, "8", "2")
 
@@ -88,12 +119,15 @@ def test_the_executable_is_the_host_s():
     assert SGLANG.serve_argv(config(), ["sglang", "serve"])[:3] == ["sglang", "serve", "--model-path"]
 
 
-@pytest.mark.parametrize(("knobs", "refusal"), [
-    ({"cudagraph_mode": "FULL_AND_PIECEWISE"}, "cudagraph_mode 'FULL_AND_PIECEWISE' is vLLM's: SGLang has no"),
-    ({"enable_chunked_prefill": False, "max_num_batched_tokens": 8192}, "SGLang has one knob for both"),
-    ({"kv_cache_dtype": "fp8"}, "vLLM's fp8 is SGLang's fp8_e4m3"),
-    ({"load_format": "tensorizer"}, "load_format 'tensorizer' is not one SGLang 0.5.17 takes"),
-])
+@pytest.mark.parametrize(
+    ("knobs", "refusal"),
+    [
+        ({"cudagraph_mode": "FULL_AND_PIECEWISE"}, "cudagraph_mode 'FULL_AND_PIECEWISE' is vLLM's: SGLang has no"),
+        ({"enable_chunked_prefill": False, "max_num_batched_tokens": 8192}, "SGLang has one knob for both"),
+        ({"kv_cache_dtype": "fp8"}, "vLLM's fp8 is SGLang's fp8_e4m3"),
+        ({"load_format": "tensorizer"}, "load_format 'tensorizer' is not one SGLang 0.5.17 takes"),
+    ],
+)
 def test_a_knob_sglang_lacks_is_refused_by_name_never_dropped(knobs, refusal):
     with pytest.raises(InputError, match=refusal.replace("(", r"\(").replace(")", r"\)")):
         SGLANG.serve_argv(config(**knobs))
@@ -122,8 +156,10 @@ def test_both_engines_are_benched_by_the_same_client_with_the_same_workload_flag
 
 
 def test_the_bench_result_is_read_by_the_vllm_reader_and_keeps_its_backend():
-    text = ('{"backend": "openai", "model_id": "/models/m", "num_prompts": 2, "completed": 2, "failed": 0, '
-            '"duration": 1.5, "max_concurrency": 1}')
+    text = (
+        '{"backend": "openai", "model_id": "/models/m", "num_prompts": 2, "completed": 2, "failed": 0, '
+        '"duration": 1.5, "max_concurrency": 1}'
+    )
     result = SGLANG.parse_bench_result(text)
     assert (result.backend, result.all_completed) == ("openai", True)
 

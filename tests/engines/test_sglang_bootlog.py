@@ -13,12 +13,15 @@ SGLANG = get_engine("sglang")
 
 def main_failure(exception: str) -> str:
     """The launcher's own uncaught error: Python prints the traceback raw."""
-    return (x.head() + "Traceback (most recent call last):\n"
-            "  File \"/opt/sglang/sglang/launch_server.py\", line 74, in <module>\n"
-            "    run_server(server_args)\n" + exception + "\n")
+    return (
+        x.head() + "Traceback (most recent call last):\n"
+        '  File "/opt/sglang/sglang/launch_server.py", line 74, in <module>\n'
+        "    run_server(server_args)\n" + exception + "\n"
+    )
 
 
 # ---- a good boot: every figure the log gives --------------------------------------------------------------
+
 
 def test_a_good_boot_gives_its_pool_its_knobs_its_weights_and_its_ready_line():
     s = SGLANG.parse_boot_log(x.good_boot())
@@ -47,15 +50,21 @@ def test_the_pool_line_with_and_without_dtype_and_in_its_mla_form():
 
 
 def test_a_hybrid_pool_counts_full_attention_tokens_and_every_pool_s_memory():
-    text = (x.head() + x.kv_line(80_000, 2.0, 2.0, name="Full KV Cache")
-            + x.kv_line(20_000, 1.0, 1.0, name="SWA KV Cache"))
+    text = (
+        x.head() + x.kv_line(80_000, 2.0, 2.0, name="Full KV Cache") + x.kv_line(20_000, 1.0, 1.0, name="SWA KV Cache")
+    )
     s = SGLANG.parse_boot_log(text)
     assert (s.kv_cache_tokens, s.available_kv_cache_gib) == (80_000, 6.0)
 
 
 def test_the_scheduler_line_wins_over_the_pool_line_and_each_rank_counts_once():
-    text = (x.head() + x.kv_line(242_368, 29.59, 29.59) + x.kv_line(242_368, 29.59, 29.59)  # TP0 and TP1
-            + x.scheduler(242_360) + x.serving())
+    text = (
+        x.head()
+        + x.kv_line(242_368, 29.59, 29.59)
+        + x.kv_line(242_368, 29.59, 29.59)  # TP0 and TP1
+        + x.scheduler(242_360)
+        + x.serving()
+    )
     s = SGLANG.parse_boot_log(text)
     assert (s.kv_cache_tokens, s.available_kv_cache_gib) == (242_360, 59.18)
 
@@ -92,25 +101,31 @@ def test_warnings_are_kept_the_profiled_cap_and_an_allowed_longer_context():
 
 def test_a_deprecated_flag_warning_is_read_without_its_colour_codes():
     # srt/arg_groups/argparse_actions.py: print_deprecated_warning wraps the text in \033[1;33m ... \033[0m
-    line = ("[2026-11-30 10:00:00] \x1b[1;33m'--disable-cuda-graph' is deprecated and will be removed in a future "
-            "release. Use '--cuda-graph-backend-{decode,prefill}=disabled' instead.\x1b[0m\n")
+    line = (
+        "[2026-11-30 10:00:00] \x1b[1;33m'--disable-cuda-graph' is deprecated and will be removed in a future "
+        "release. Use '--cuda-graph-backend-{decode,prefill}=disabled' instead.\x1b[0m\n"
+    )
     s = SGLANG.parse_boot_log(line + x.good_boot())
     assert s.warnings[0].startswith("'--disable-cuda-graph' is deprecated")
 
 
 # ---- failures: which text decides which status ---------------------------------------------------------
 
-@pytest.mark.parametrize(("text", "status", "quoted"), [
-    (x.scheduler_failure(x.NOT_ENOUGH), BootStatus.OOM_KV_CACHE, "Not enough memory. Please try to increase"),
-    (x.scheduler_failure(x.NO_KV_MEMORY), BootStatus.OOM_KV_CACHE, "leave no GPU memory for the KV cache"),
-    (x.scheduler_failure(x.GRAPH_OOM), BootStatus.OOM_CUDA, "Capture cuda graph failed: CUDA out of memory"),
-    (x.scheduler_failure(x.CONTEXT_REFUSED), BootStatus.CRASH_CONFIG, "is greater than the derived context_length"),
-    (main_failure(x.DIED), BootStatus.CRASH_UNKNOWN, "scheduler died during initialization (exit code: -9)"),
-    (x.scheduler_failure(x.UNKNOWN) + x.INIT_FAILED + "\n", BootStatus.CRASH_UNKNOWN, "AssertionError: attention"),
-    (main_failure(x.NO_KERNEL), BootStatus.CRASH_IMPORT, "sglang-kernel with minimum required version"),
-    (main_failure(x.IMPORT), BootStatus.CRASH_IMPORT, "undefined symbol"),
-    (x.LAUNCH_WARNING + x.BAD_FLAG, BootStatus.CRASH_CONFIG, "error: unrecognized arguments: --max-model-len"),
-])
+
+@pytest.mark.parametrize(
+    ("text", "status", "quoted"),
+    [
+        (x.scheduler_failure(x.NOT_ENOUGH), BootStatus.OOM_KV_CACHE, "Not enough memory. Please try to increase"),
+        (x.scheduler_failure(x.NO_KV_MEMORY), BootStatus.OOM_KV_CACHE, "leave no GPU memory for the KV cache"),
+        (x.scheduler_failure(x.GRAPH_OOM), BootStatus.OOM_CUDA, "Capture cuda graph failed: CUDA out of memory"),
+        (x.scheduler_failure(x.CONTEXT_REFUSED), BootStatus.CRASH_CONFIG, "is greater than the derived context_length"),
+        (main_failure(x.DIED), BootStatus.CRASH_UNKNOWN, "scheduler died during initialization (exit code: -9)"),
+        (x.scheduler_failure(x.UNKNOWN) + x.INIT_FAILED + "\n", BootStatus.CRASH_UNKNOWN, "AssertionError: attention"),
+        (main_failure(x.NO_KERNEL), BootStatus.CRASH_IMPORT, "sglang-kernel with minimum required version"),
+        (main_failure(x.IMPORT), BootStatus.CRASH_IMPORT, "undefined symbol"),
+        (x.LAUNCH_WARNING + x.BAD_FLAG, BootStatus.CRASH_CONFIG, "error: unrecognized arguments: --max-model-len"),
+    ],
+)
 def test_each_failure_text_decides_its_status_and_the_reason_quotes_it(text, status, quoted):
     s = SGLANG.parse_boot_log(text)
     assert s.status is status
@@ -130,11 +145,14 @@ def test_a_log_that_stops_early_is_incomplete_and_says_where():
 
 def test_a_log_that_is_not_sglang_is_refused():
     with pytest.raises(LogParseError, match="not an SGLang boot log"):
-        SGLANG.parse_boot_log("(APIServer pid=1) INFO 11-30 09:30:00 [api_server.py:1] "
-                              "vLLM API server version 0.26.0\n")
+        SGLANG.parse_boot_log(
+            "(APIServer pid=1) INFO 11-30 09:30:00 [api_server.py:1] vLLM API server version 0.26.0\n"
+        )
 
 
 def test_log_message_strips_the_time_and_rank_tag():
-    assert SGLANG.log_message("[2026-11-30 10:00:01 DP0 TP3] Load weight begin. avail mem=1.00 GB") == \
-        "Load weight begin. avail mem=1.00 GB"
+    assert (
+        SGLANG.log_message("[2026-11-30 10:00:01 DP0 TP3] Load weight begin. avail mem=1.00 GB")
+        == "Load weight begin. avail mem=1.00 GB"
+    )
     assert SGLANG.log_message("[2026-11-30 10:00:01.123] Memory pool end.") == "Memory pool end."

@@ -25,14 +25,21 @@ def config(**knobs) -> ServeConfig:
 
 # ---- the table ------------------------------------------------------------------------------------------
 
+
 def test_the_table_is_sglang_0_5_17_s_and_knows_the_flags_redline_emits():
     assert TABLE.options  # read lazily from the package data
     assert "sglang 0.5.17" in (DATA / "serve-flags.json").read_text()[:200]
-    for option, dest in [("--model-path", "model_path"), ("--model", "model_path"),
-                         ("--context-length", "context_length"),
-                         ("--chunked-prefill-size", "chunked_prefill_size"), ("--tp-size", "tp_size"),
-                         ("--tensor-parallel-size", "tp_size"), ("--disable-cuda-graph", "disable_cuda_graph"),
-                         ("--cuda-graph-backend-decode", "cuda_graph_backend_decode"), ("--config", "config")]:
+    for option, dest in [
+        ("--model-path", "model_path"),
+        ("--model", "model_path"),
+        ("--context-length", "context_length"),
+        ("--chunked-prefill-size", "chunked_prefill_size"),
+        ("--tp-size", "tp_size"),
+        ("--tensor-parallel-size", "tp_size"),
+        ("--disable-cuda-graph", "disable_cuda_graph"),
+        ("--cuda-graph-backend-decode", "cuda_graph_backend_decode"),
+        ("--config", "config"),
+    ]:
         assert TABLE.options[option] == dest
     assert "--disable-radix-cache" not in TABLE.takes_value and "--context-length" in TABLE.takes_value
 
@@ -48,7 +55,7 @@ def test_the_table_reader_reads_fields_aliases_bools_and_manual_arguments():
     spec = importlib.util.spec_from_file_location("read_flags", DATA / "read_flags.py")
     reader = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(reader)
-    source = '''
+    source = """
 class ServerArgs:
     model_path: A[str, Arg(help="x", aliases=["--model"]), NS("model")]
     tp_size: A[int, Arg(help="x", cli_name="--tp-size", aliases=["--tensor-parallel-size"])] = 1
@@ -64,32 +71,51 @@ class ServerArgs:
         parser.add_argument("--config", type=str)
         parser.add_argument("--disable-cuda-graph", action=DeprecatedStoreTrueAction, new_flag="x")
         parser.add_argument("--cuda-graph-max-bs", type=int, action=DeprecatedAliasStoreAction, dest="max_bs")
-'''
+"""
     table, takes = reader.read(source)
-    assert table == {"--model-path": "model_path", "--model": "model_path", "--tp-size": "tp_size",
-                     "--tensor-parallel-size": "tp_size", "--trust-remote-code": "trust_remote_code",
-                     "--enable-x": "enable_x", "--lora": "lora", "--no-lora": "lora", "--config": "config",
-                     "--disable-cuda-graph": "disable_cuda_graph", "--cuda-graph-max-bs": "max_bs"}
-    assert takes == {"--model-path", "--model", "--tp-size", "--tensor-parallel-size", "--config",
-                     "--cuda-graph-max-bs"}
+    assert table == {
+        "--model-path": "model_path",
+        "--model": "model_path",
+        "--tp-size": "tp_size",
+        "--tensor-parallel-size": "tp_size",
+        "--trust-remote-code": "trust_remote_code",
+        "--enable-x": "enable_x",
+        "--lora": "lora",
+        "--no-lora": "lora",
+        "--config": "config",
+        "--disable-cuda-graph": "disable_cuda_graph",
+        "--cuda-graph-max-bs": "max_bs",
+    }
+    assert takes == {
+        "--model-path",
+        "--model",
+        "--tp-size",
+        "--tensor-parallel-size",
+        "--config",
+        "--cuda-graph-max-bs",
+    }
 
 
 # ---- code execution and reach through knobs ---------------------------------------------------------------
 
-@pytest.mark.parametrize(("flag", "why"), [
-    ("--trust-remote-code", "runs the model repository's own Python code"),
-    ("--enable-custom-logit-processor", "serialized Python logit processors"),
-    ("--custom-weight-loader=evil.load", "loads Python code"),
-    ("--forward-hooks=x", "loads Python code"),
-    ("--config=/tmp/more-flags.yaml", "reads or writes a path on the host"),
-    ("--chat-template=/etc/shadow", "reads or writes a path on the host"),
-    ("--delete-ckpt-after-loading", "deletes the model's files"),
-    ("--dist-init-addr=10.0.0.1:5000", "connects the server to other hosts"),
-    ("--api-key=x", "changes who can reach the server"),
-    ("--tokenizer-path=/elsewhere", "changes where the model's code or files come from"),
-    ("--served-model-name=m", "the bench client asks for it by its path"),
-    ("--skip-server-warmup", "a boot proves less"),
-])
+
+@pytest.mark.parametrize(
+    ("flag", "why"),
+    [
+        ("--trust-remote-code", "runs the model repository's own Python code"),
+        ("--enable-custom-logit-processor", "serialized Python logit processors"),
+        ("--custom-weight-loader=evil.load", "loads Python code"),
+        ("--forward-hooks=x", "loads Python code"),
+        ("--config=/tmp/more-flags.yaml", "reads or writes a path on the host"),
+        ("--chat-template=/etc/shadow", "reads or writes a path on the host"),
+        ("--delete-ckpt-after-loading", "deletes the model's files"),
+        ("--dist-init-addr=10.0.0.1:5000", "connects the server to other hosts"),
+        ("--api-key=x", "changes who can reach the server"),
+        ("--tokenizer-path=/elsewhere", "changes where the model's code or files come from"),
+        ("--served-model-name=m", "the bench client asks for it by its path"),
+        ("--skip-server-warmup", "a boot proves less"),
+    ],
+)
 def test_flags_that_load_code_read_files_or_open_the_server_are_refused_with_the_reason(flag, why):
     with pytest.raises(InputError, match=why):
         SGLANG.admit(config(extra_flags=[flag]))
@@ -103,9 +129,15 @@ def test_a_flag_that_is_no_lever_or_no_option_is_refused():
 
 
 def test_serving_levers_pass():
-    levers = ["--attention-backend=fa3", "--page-size=16", "--max-prefill-tokens=16384",
-              "--cuda-graph-max-bs-decode=64",
-              "--schedule-policy=lpm", "--enable-torch-compile", "--random-seed=7"]
+    levers = [
+        "--attention-backend=fa3",
+        "--page-size=16",
+        "--max-prefill-tokens=16384",
+        "--cuda-graph-max-bs-decode=64",
+        "--schedule-policy=lpm",
+        "--enable-torch-compile",
+        "--random-seed=7",
+    ]
     assert SGLANG.admit(config(extra_flags=levers)) == []
 
 
@@ -116,12 +148,19 @@ def test_an_underscore_or_dotted_spelling_of_a_lever_is_refused_as_sglang_would_
         SGLANG.admit(config(extra_flags=["--page-size.x=16"]))
 
 
-@pytest.mark.parametrize(("name", "why"), [
-    ("LD_PRELOAD", "loader or the interpreter"), ("PYTHONPATH", "loader or the interpreter"),
-    ("SGLANG_PLUGINS", "loader or the interpreter"), ("SGLANG_EXTERNAL_MODEL_PACKAGE", "loader or the interpreter"),
-    ("SGLANG_LOGGING_CONFIG_PATH", "loader or the interpreter"), ("HF_ENDPOINT", "where code and files come from"),
-    ("SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION", "what the health check"), ("VLLM_ATTENTION_BACKEND", "not an engine"),
-])
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        ("LD_PRELOAD", "loader or the interpreter"),
+        ("PYTHONPATH", "loader or the interpreter"),
+        ("SGLANG_PLUGINS", "loader or the interpreter"),
+        ("SGLANG_EXTERNAL_MODEL_PACKAGE", "loader or the interpreter"),
+        ("SGLANG_LOGGING_CONFIG_PATH", "loader or the interpreter"),
+        ("HF_ENDPOINT", "where code and files come from"),
+        ("SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION", "what the health check"),
+        ("VLLM_ATTENTION_BACKEND", "not an engine"),
+    ],
+)
 def test_env_that_changes_what_code_runs_or_what_a_check_proves_is_refused(name, why):
     with pytest.raises(InputError, match=why):
         SGLANG.admit(config(env={name: "x"}))
@@ -147,16 +186,33 @@ OWNED_OPTIONS = sorted(o for o, dest in TABLE.options.items() if dest in flags.O
 
 def _unique_prefixes(option: str) -> list[str]:
     options = TABLE.options
-    unique = [option[:n] for n in range(3, len(option))
-              if {options[o] for o in options if o.startswith(option[:n])} == {options[option]}]
+    unique = [
+        option[:n]
+        for n in range(3, len(option))
+        if {options[o] for o in options if o.startswith(option[:n])} == {options[option]}
+    ]
     return [*unique, option]
 
 
 def test_the_owned_options_cover_every_serve_config_knob_sglang_has():
     dests = {TABLE.options[o] for o in OWNED_OPTIONS}
-    assert {"model_path", "context_length", "chunked_prefill_size", "mem_fraction_static", "host", "port",
-            "kv_cache_dtype", "cuda_graph_backend_decode", "disable_cuda_graph", "disable_radix_cache",
-            "max_running_requests", "tp_size", "dp_size", "pp_size", "load_format"} <= dests
+    assert {
+        "model_path",
+        "context_length",
+        "chunked_prefill_size",
+        "mem_fraction_static",
+        "host",
+        "port",
+        "kv_cache_dtype",
+        "cuda_graph_backend_decode",
+        "disable_cuda_graph",
+        "disable_radix_cache",
+        "max_running_requests",
+        "tp_size",
+        "dp_size",
+        "pp_size",
+        "load_format",
+    } <= dests
 
 
 @settings(max_examples=300, deadline=None)
@@ -169,11 +225,25 @@ def test_prefix_underscore_and_value_spellings_of_an_owned_knob_are_all_refused_
         SGLANG.serve_argv(config(extra_flags=[flag]))
 
 
-@pytest.mark.parametrize("flag", [
-    "--tp=2", "--tensor-parallel-size=2", "--context_length=1", "--context-len=9", "--model=/other", "--mem-frac=0.99",
-    "--disable-cuda-graph", "--disable-decode-cuda-graph", "--cuda-graph-backend-prefill=full",
-    "--cuda-graph-config={}", "--disable-radix", "--max-running-requests=9", "--port=9", "--chunked-prefill-size.x=1",
-])
+@pytest.mark.parametrize(
+    "flag",
+    [
+        "--tp=2",
+        "--tensor-parallel-size=2",
+        "--context_length=1",
+        "--context-len=9",
+        "--model=/other",
+        "--mem-frac=0.99",
+        "--disable-cuda-graph",
+        "--disable-decode-cuda-graph",
+        "--cuda-graph-backend-prefill=full",
+        "--cuda-graph-config={}",
+        "--disable-radix",
+        "--max-running-requests=9",
+        "--port=9",
+        "--chunked-prefill-size.x=1",
+    ],
+)
 def test_known_spellings_of_owned_knobs_are_refused(flag):
     with pytest.raises(InputError, match="owns"):
         SGLANG.serve_argv(config(extra_flags=[flag]))

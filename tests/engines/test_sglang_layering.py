@@ -19,4 +19,3 @@ def test_nothing_outside_engines_holds_an_sglang_string():
         if hits:
             bad[rel] = hits[:3]
     assert bad == {}
-

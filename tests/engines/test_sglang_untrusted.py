@@ -39,13 +39,47 @@ def test_a_megabyte_pathological_line_reads_at_once(kind: str) -> None:
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.sampled_from([
-    "9", ".", ",", " ", "\r", "\n", "[2026-11-30 10:00:00] ", "KV Cache is allocated. ", "dtype: torch.bfloat16, ",
-    "#tokens: ", ", K size: ", " GB", ", V size: ", "KV size: ", "max_total_num_tokens=", ", chunked_prefill_size=",
-    "None", "-1", "server_args=ServerArgs(", "model_path='", "'", "context_length=", "Load weight end. elapsed=",
-    " s, ", "mem usage=", "Error: ", "Traceback (most recent call last)", "The server is fired up and ready to roll!",
-    "is greater than the derived context_length", "(", ")", "\x1b[1;33m",
-]), max_size=60))
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "9",
+                ".",
+                ",",
+                " ",
+                "\r",
+                "\n",
+                "[2026-11-30 10:00:00] ",
+                "KV Cache is allocated. ",
+                "dtype: torch.bfloat16, ",
+                "#tokens: ",
+                ", K size: ",
+                " GB",
+                ", V size: ",
+                "KV size: ",
+                "max_total_num_tokens=",
+                ", chunked_prefill_size=",
+                "None",
+                "-1",
+                "server_args=ServerArgs(",
+                "model_path='",
+                "'",
+                "context_length=",
+                "Load weight end. elapsed=",
+                " s, ",
+                "mem usage=",
+                "Error: ",
+                "Traceback (most recent call last)",
+                "The server is fired up and ready to roll!",
+                "is greater than the derived context_length",
+                "(",
+                ")",
+                "\x1b[1;33m",
+            ]
+        ),
+        max_size=60,
+    )
+)
 def test_crafted_lines_never_crash_the_reader(parts: list[str]) -> None:
     text = HEAD + "".join(parts)
     with contextlib.suppress(LogParseError):  # the only error a reader may raise

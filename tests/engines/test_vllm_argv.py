@@ -14,8 +14,19 @@ from redline.models import BenchWorkload, ServeConfig
 def test_minimal_config_gives_the_floor_command():
     config = ServeConfig(model="/models/m", max_model_len=32768, max_num_batched_tokens=8192)
     assert serve_argv(config) == [
-        "vllm", "serve", "/models/m", "--host", "127.0.0.1", "--port", "8000",
-        "--max-model-len", "32768", "--max-num-batched-tokens", "8192", "--gpu-memory-utilization", "0.9",
+        "vllm",
+        "serve",
+        "/models/m",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        "8000",
+        "--max-model-len",
+        "32768",
+        "--max-num-batched-tokens",
+        "8192",
+        "--gpu-memory-utilization",
+        "0.9",
     ]
 
 
@@ -35,7 +46,7 @@ def test_minimal_config_gives_the_floor_command():
 )
 def test_each_knob_becomes_its_flag(fields, expected_tail):
     argv = serve_argv(ServeConfig(model="m", max_model_len=1024, **fields))
-    assert argv[-len(expected_tail):] == expected_tail
+    assert argv[-len(expected_tail) :] == expected_tail
 
 
 def test_executable_prefix_is_used_as_given():
@@ -83,8 +94,16 @@ def test_health_url_of_a_wildcard_host_is_loopback():
 
 def test_bench_argv_sends_the_seed_when_the_workload_has_one():
     config = ServeConfig(model="m", max_model_len=4096)
-    argv = bench_argv(config, BenchWorkload(input_len=8, output_len=8, num_prompts=2, concurrency=1, seed=7),
-                      result_dir="/r", result_filename="r.json")
+    argv = bench_argv(
+        config,
+        BenchWorkload(input_len=8, output_len=8, num_prompts=2, concurrency=1, seed=7),
+        result_dir="/r",
+        result_filename="r.json",
+    )
     assert argv[argv.index("--seed") + 1] == "7"
-    assert "--seed" not in bench_argv(config, BenchWorkload(input_len=8, output_len=8, num_prompts=2, concurrency=1),
-                                      result_dir="/r", result_filename="r.json")
+    assert "--seed" not in bench_argv(
+        config,
+        BenchWorkload(input_len=8, output_len=8, num_prompts=2, concurrency=1),
+        result_dir="/r",
+        result_filename="r.json",
+    )

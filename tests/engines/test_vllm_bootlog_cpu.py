@@ -29,18 +29,77 @@ CASES = [
     ("boot_ok_warm.log", OK, "0.32.0", 2048, 2048, 524_288, 1.0, (2048, 256.0), None, 54, READY),
     ("boot_eager_mnbt8192.log", OK, "0.32.0", 2048, 8192, 524_288, 1.0, (2048, 256.0), None, 55, READY),
     ("at_estimate.log", OK, "0.32.0", 524_160, 2048, 524_288, 1.0, (524_160, 1.0), None, 54, READY),
-    ("kv_too_small.log", KV, "0.32.0", 1_048_576, 2048, None, 1.0, (None, None), 524_160, 66,
-     "ValueError: To serve at least one request with the model's max seq len (1048576), (2.0 GiB KV cache is needed"),
-    ("over_estimate.log", KV, "0.32.0", 524_161, 2048, None, 1.0, (None, None), 524_160, 66,
-     "ValueError: To serve at least one request with the model's max seq len (524161), (1.0 GiB KV cache is needed"),
-    ("over_max_position.log", CONFIG, "0.32.0", 8192, 2048, None, None, (None, None), None, 53,
-     ("Value error, User-specified max_model_len (8192) is greater than the derived max_model_len "
-      "(max_position_embeddings=4096.0")),
-    ("kv_space_too_big.log", ENV, "0.32.0", 2048, 2048, None, None, (None, None), None, 49,
-     ("ValueError: Available memory on node 0 (8.23/10.34 GiB) on kv cache allocation is less than requested memory "
-      "for kv (12.0 GiB)")),
-    ("bad_flag.log", CONFIG, None, None, None, None, None, (None, None), None, 5,
-     "vllm: error: unrecognized arguments: --max-model-lenn 2048"),
+    (
+        "kv_too_small.log",
+        KV,
+        "0.32.0",
+        1_048_576,
+        2048,
+        None,
+        1.0,
+        (None, None),
+        524_160,
+        66,
+        "ValueError: To serve at least one request with the model's max seq len (1048576), (2.0 GiB KV cache is needed",
+    ),
+    (
+        "over_estimate.log",
+        KV,
+        "0.32.0",
+        524_161,
+        2048,
+        None,
+        1.0,
+        (None, None),
+        524_160,
+        66,
+        "ValueError: To serve at least one request with the model's max seq len (524161), (1.0 GiB KV cache is needed",
+    ),
+    (
+        "over_max_position.log",
+        CONFIG,
+        "0.32.0",
+        8192,
+        2048,
+        None,
+        None,
+        (None, None),
+        None,
+        53,
+        (
+            "Value error, User-specified max_model_len (8192) is greater than the derived max_model_len "
+            "(max_position_embeddings=4096.0"
+        ),
+    ),
+    (
+        "kv_space_too_big.log",
+        ENV,
+        "0.32.0",
+        2048,
+        2048,
+        None,
+        None,
+        (None, None),
+        None,
+        49,
+        (
+            "ValueError: Available memory on node 0 (8.23/10.34 GiB) on kv cache allocation is less than requested memory "
+            "for kv (12.0 GiB)"
+        ),
+    ),
+    (
+        "bad_flag.log",
+        CONFIG,
+        None,
+        None,
+        None,
+        None,
+        None,
+        (None, None),
+        None,
+        5,
+        "vllm: error: unrecognized arguments: --max-model-lenn 2048",
+    ),
 ]
 
 
@@ -88,9 +147,14 @@ def test_failures_a_shorter_context_cannot_fix_are_not_context_failures(name):
     assert not parse_boot_log(cpu_log(name)).status.is_context_failure
 
 
-@pytest.mark.parametrize(("name", "init_engine_s"), [
-    ("boot_ok.log", 59.31), ("boot_ok_warm.log", 13.29), ("boot_eager_mnbt8192.log", 0.46),
-])
+@pytest.mark.parametrize(
+    ("name", "init_engine_s"),
+    [
+        ("boot_ok.log", 59.31),
+        ("boot_ok_warm.log", 13.29),
+        ("boot_eager_mnbt8192.log", 0.46),
+    ],
+)
 def test_init_engine_time(name, init_engine_s):
     assert parse_boot_log(cpu_log(name)).timings.init_engine_s == init_engine_s
 
@@ -105,7 +169,7 @@ def test_the_validation_error_header_gives_way_to_the_value_error_under_it():
 def test_exit_noise_after_a_good_boot_does_not_turn_it_into_a_failure():
     # boot_ok.log runs on through bench requests, SIGTERM and the Triton/nanobind leak noise at exit
     text = cpu_log("boot_ok.log")
-    assert "SIGTERM" in text[text.index(READY):]
+    assert "SIGTERM" in text[text.index(READY) :]
     signals = parse_boot_log(text)
     assert signals.status is OK
     assert any("Triton is not installed" in w for w in signals.warnings)

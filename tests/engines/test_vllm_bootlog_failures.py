@@ -47,9 +47,13 @@ NO_KV_MEMORY = (
 # vllm/envs.py, validate_environ: a warning by default, a ValueError with fail_on_environ_validation
 UNKNOWN_ENV = "(APIServer pid=100) WARNING 11-30 10:00:00 [envs.py:2027] Unknown vLLM environment variable detected: VLLM_ATENTION_BACKEND\n"
 # vllm/entrypoints/utils.py imports vllm._C; a wheel built for another torch fails here
-IMPORT_ERROR = "ImportError: /venv/lib/python3.12/site-packages/vllm/_C.abi3.so: undefined symbol: _ZN3c104cuda9SetDeviceEa"
+IMPORT_ERROR = (
+    "ImportError: /venv/lib/python3.12/site-packages/vllm/_C.abi3.so: undefined symbol: _ZN3c104cuda9SetDeviceEa"
+)
 # argparse (vLLM's FlexibleArgumentParser subclasses it): "%(prog)s: error: unrecognized arguments: %s"
-BAD_FLAG = "usage: vllm serve [model_tag] [options]\nvllm serve: error: unrecognized arguments: --max-model-lenn 32768\n"
+BAD_FLAG = (
+    "usage: vllm serve [model_tag] [options]\nvllm serve: error: unrecognized arguments: --max-model-lenn 32768\n"
+)
 # vllm/config/model.py, get_and_verify_max_len, through pydantic's ValidationError of ModelConfig
 LONG_CONTEXT = (
     "pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig\n"
@@ -141,7 +145,11 @@ def test_a_log_cut_short_is_incomplete():
 
 def test_carriage_returns_and_progress_bars_do_not_hide_a_signal():
     bar = "(EngineCore pid=200) Capturing CUDA graphs:  50%|█████     | 1/2 [00:00<00:00]"
-    line = bar + "\r" + "(EngineCore pid=200) INFO 11-30 10:00:20 [kv_cache_utils.py:2177] GPU KV cache size: 12,345 tokens"
+    line = (
+        bar
+        + "\r"
+        + "(EngineCore pid=200) INFO 11-30 10:00:20 [kv_cache_utils.py:2177] GPU KV cache size: 12,345 tokens"
+    )
     assert parse_boot_log(HEAD + line + "\n").kv_cache_tokens == 12_345
 
 

@@ -36,8 +36,12 @@ def test_booted_fixture_figures(name, mml, mnbt, kv_gib, kv_tokens, concurrency,
 def test_memory_breakdown_of_llama8b():
     memory = parse_boot_log(h200_log("l8b_32k.log")).memory
     assert memory.model_dump() == {
-        "weights_gib": 15.0, "peak_activation_gib": 1.1, "non_torch_gib": 0.22,
-        "cudagraph_gib": 0.98, "device_total_gib": 139.8, "requested_gib": 125.82,
+        "weights_gib": 15.0,
+        "peak_activation_gib": 1.1,
+        "non_torch_gib": 0.22,
+        "cudagraph_gib": 0.98,
+        "device_total_gib": 139.8,
+        "requested_gib": 125.82,
     }
 
 

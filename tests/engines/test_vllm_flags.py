@@ -24,19 +24,23 @@ def config(**knobs) -> ServeConfig:
 
 # ---- class 1: code execution through knobs -------------------------------------------------------
 
-@pytest.mark.parametrize(("flag", "why"), [
-    ("--trust-remote-code", "runs the model repository's own Python code"),
-    ("--worker-extension-cls=evil.Ext", "loads Python code"),
-    ("--middleware=evil.app", "loads Python code"),
-    ("--tool-parser-plugin=/tmp/x.py", "loads Python code"),
-    ("--logits-processors=evil.P", "loads Python code"),
-    ("--allowed-local-media-path=/", "reads or writes a path on the host"),
-    ("--chat-template=/etc/shadow", "reads or writes a path on the host"),
-    ("--config=/tmp/more-flags.yaml", "reads or writes a path on the host"),
-    ("--kv-transfer-config={}", "connects the server to other hosts"),
-    ("--api-key=x", "changes who can reach the server"),
-    ("--revision=main", "changes where the model's code or files come from"),
-])
+
+@pytest.mark.parametrize(
+    ("flag", "why"),
+    [
+        ("--trust-remote-code", "runs the model repository's own Python code"),
+        ("--worker-extension-cls=evil.Ext", "loads Python code"),
+        ("--middleware=evil.app", "loads Python code"),
+        ("--tool-parser-plugin=/tmp/x.py", "loads Python code"),
+        ("--logits-processors=evil.P", "loads Python code"),
+        ("--allowed-local-media-path=/", "reads or writes a path on the host"),
+        ("--chat-template=/etc/shadow", "reads or writes a path on the host"),
+        ("--config=/tmp/more-flags.yaml", "reads or writes a path on the host"),
+        ("--kv-transfer-config={}", "connects the server to other hosts"),
+        ("--api-key=x", "changes who can reach the server"),
+        ("--revision=main", "changes where the model's code or files come from"),
+    ],
+)
 def test_code_execution_through_knobs_flags_that_load_code_or_widen_access_are_refused_with_the_reason(flag, why):
     with pytest.raises(InputError, match=why):
         VLLM.admit(config(extra_flags=[flag]))
@@ -50,15 +54,25 @@ def test_code_execution_through_knobs_a_flag_that_is_no_lever_is_refused_by_the_
 
 
 def test_code_execution_through_knobs_serving_levers_pass():
-    assert VLLM.admit(config(extra_flags=["--seed=7", "--block-size=32", "--async-scheduling",
-                                          "--kv-cache-memory-bytes=8388608"])) == []
+    assert (
+        VLLM.admit(
+            config(extra_flags=["--seed=7", "--block-size=32", "--async-scheduling", "--kv-cache-memory-bytes=8388608"])
+        )
+        == []
+    )
 
 
-@pytest.mark.parametrize(("name", "why"), [
-    ("LD_PRELOAD", "loader or the interpreter"), ("PYTHONPATH", "loader or the interpreter"),
-    ("LD_LIBRARY_PATH", "loader or the interpreter"), ("VLLM_PLUGINS", "loader or the interpreter"),
-    ("HF_ENDPOINT", "where code and files come from"), ("SOMETHING_ELSE", "not an engine setting"),
-])
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        ("LD_PRELOAD", "loader or the interpreter"),
+        ("PYTHONPATH", "loader or the interpreter"),
+        ("LD_LIBRARY_PATH", "loader or the interpreter"),
+        ("VLLM_PLUGINS", "loader or the interpreter"),
+        ("HF_ENDPOINT", "where code and files come from"),
+        ("SOMETHING_ELSE", "not an engine setting"),
+    ],
+)
 def test_code_execution_through_knobs_env_that_changes_what_code_runs_is_refused(name, why):
     with pytest.raises(InputError, match=why):
         VLLM.admit(config(env={name: "x"}))
@@ -89,15 +103,26 @@ OWNED_OPTIONS = sorted(o for o, dest in flags._table()[0].items() if dest in fla
 
 def _unique_prefixes(option: str) -> list[str]:
     options = [o for o in flags._table()[0] if o.startswith("--")]
-    unique = [option[:n] for n in range(3, len(option))
-              if {flags._table()[0][o] for o in options if o.startswith(option[:n])} == {flags._table()[0][option]}]
+    unique = [
+        option[:n]
+        for n in range(3, len(option))
+        if {flags._table()[0][o] for o in options if o.startswith(option[:n])} == {flags._table()[0][option]}
+    ]
     return [*unique, option]  # the whole option is itself, even where a longer one starts with it
 
 
 def test_owned_flags_smuggled_the_table_knows_every_owned_knob():
     dests = {flags._table()[0][o] for o in OWNED_OPTIONS}
-    assert {"max_model_len", "max_num_batched_tokens", "gpu_memory_utilization", "host", "port", "kv_cache_dtype",
-            "compilation_config", "enforce_eager"} <= dests
+    assert {
+        "max_model_len",
+        "max_num_batched_tokens",
+        "gpu_memory_utilization",
+        "host",
+        "port",
+        "kv_cache_dtype",
+        "compilation_config",
+        "enforce_eager",
+    } <= dests
 
 
 @settings(max_examples=300, deadline=None)
@@ -110,11 +135,21 @@ def test_owned_flags_smuggled_prefix_underscore_and_value_spellings_are_all_refu
         VLLM.serve_argv(config(extra_flags=[flag]))
 
 
-@pytest.mark.parametrize("flag", [
-    "--compilation-config.cudagraph_mode=FULL", "--compilation_config.level=3", "--compilation-c.mode=3",
-    "--max_model_len=1", "--max-model=1", "--gpu-mem=0.99", "--no-enable-prefix-caching", "--no_enable_chunked=1",
-    "--port=9", "--hos=0.0.0.0",
-])
+@pytest.mark.parametrize(
+    "flag",
+    [
+        "--compilation-config.cudagraph_mode=FULL",
+        "--compilation_config.level=3",
+        "--compilation-c.mode=3",
+        "--max_model_len=1",
+        "--max-model=1",
+        "--gpu-mem=0.99",
+        "--no-enable-prefix-caching",
+        "--no_enable_chunked=1",
+        "--port=9",
+        "--hos=0.0.0.0",
+    ],
+)
 def test_owned_flags_smuggled_known_spellings_are_refused(flag):
     with pytest.raises(InputError, match="owns"):
         VLLM.serve_argv(config(extra_flags=[flag]))

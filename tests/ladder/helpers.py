@@ -20,10 +20,17 @@ def retarget(text: str, mml: int, mnbt: int | None = None, kv_tokens: int | None
     text = re.sub(r"Using max model len \d+", f"Using max model len {mml}", text)
     if mnbt is not None:
         text = re.sub(r"max_num_batched_tokens(': |=)\d+", rf"max_num_batched_tokens\g<1>{mnbt}", text)
-    tokens = kv_tokens if kv_tokens is not None else int(re.search(r"KV cache size: ([\d,]+)", text).group(1).replace(",", ""))
+    tokens = (
+        kv_tokens
+        if kv_tokens is not None
+        else int(re.search(r"KV cache size: ([\d,]+)", text).group(1).replace(",", ""))
+    )
     text = re.sub(r"KV cache size: [\d,]+ tokens", f"KV cache size: {tokens:,} tokens", text)
-    return re.sub(r"Maximum concurrency for [\d,]+ tokens per request: [\d.]+x",
-                  f"Maximum concurrency for {mml:,} tokens per request: {tokens / mml:.2f}x", text)
+    return re.sub(
+        r"Maximum concurrency for [\d,]+ tokens per request: [\d.]+x",
+        f"Maximum concurrency for {mml:,} tokens per request: {tokens / mml:.2f}x",
+        text,
+    )
 
 
 def q32_boot(mml: int, kv_tokens: int = 256_848) -> str:
@@ -54,9 +61,16 @@ def bench_json(model: str, mml: int, *, concurrency: int = 1, failed: int = 0, o
     data = json.loads((H200 / "bench_l8b_c16.json").read_text())
     prompts = 2 * concurrency
     input_len = mml - output_len - max(64, mml // 100)
-    data.update(model_id=model, tokenizer_id=model, num_prompts=prompts, max_concurrency=concurrency,
-                completed=prompts - failed, failed=failed, total_input_tokens=input_len * (prompts - failed),
-                total_output_tokens=output_len * (prompts - failed))
+    data.update(
+        model_id=model,
+        tokenizer_id=model,
+        num_prompts=prompts,
+        max_concurrency=concurrency,
+        completed=prompts - failed,
+        failed=failed,
+        total_input_tokens=input_len * (prompts - failed),
+        total_output_tokens=output_len * (prompts - failed),
+    )
     return json.dumps(data)
 
 
@@ -71,8 +85,15 @@ def boot(state: Ladder, log_text: str, *, replay_of: int | None = None) -> Ladde
     """`state` with the rung `log_text` shows appended where place_boot puts it (as rung_record does, without files)."""
     signals = parse_boot_log(log_text)
     place = place_boot(state, signals.max_model_len, signals.max_num_batched_tokens)
-    rung = Rung(index=len(state.rungs) + 1, climbs=place.climbs, replay_of=replay_of or place.replay_of,
-                status=signals.status, reason=signals.reason, serve=place.serve, signals=signals)
+    rung = Rung(
+        index=len(state.rungs) + 1,
+        climbs=place.climbs,
+        replay_of=replay_of or place.replay_of,
+        status=signals.status,
+        reason=signals.reason,
+        serve=place.serve,
+        signals=signals,
+    )
     return append_rung(state, rung)
 
 
@@ -86,6 +107,13 @@ def force(state: Ladder, log_text: str, climbs: str = "max_model_len", replay_of
 
     signals = parse_boot_log(log_text)
     serve = serve_config(state, signals.max_model_len, signals.max_num_batched_tokens)
-    rung = Rung(index=len(state.rungs) + 1, climbs=climbs, replay_of=replay_of, status=signals.status,
-                reason=signals.reason, serve=serve, signals=signals)
+    rung = Rung(
+        index=len(state.rungs) + 1,
+        climbs=climbs,
+        replay_of=replay_of,
+        status=signals.status,
+        reason=signals.reason,
+        serve=serve,
+        signals=signals,
+    )
     return append_rung(state, rung)

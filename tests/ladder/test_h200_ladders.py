@@ -29,7 +29,10 @@ def test_each_rung_is_what_its_own_log_says(key):
     for rung in read_ladder(folder / "ladder.yml").rungs:
         signals = parse_boot_log((folder / rung.log_file).read_bytes().decode())  # lone \r kept as in the file
         assert signals.model_dump(exclude={"warnings"}) == rung.signals.model_dump(exclude={"warnings"})
-        assert (signals.max_model_len, signals.max_num_batched_tokens) == (rung.serve.max_model_len, rung.serve.max_num_batched_tokens)
+        assert (signals.max_model_len, signals.max_num_batched_tokens) == (
+            rung.serve.max_model_len,
+            rung.serve.max_num_batched_tokens,
+        )
         if rung.smoke_test.attempted:
             figures = parse_bench_result((folder / rung.smoke_test.result_file).read_text())
             assert figures == rung.smoke_test.figures and figures.all_completed

@@ -6,8 +6,20 @@ from redline.cli import main
 from tests.conftest import H200
 from tests.ladder.helpers import QWEN, bench_json, q32_boot
 
-INIT = ["ladder", "init", "--model", "qwen32b", "--model-path", QWEN, "--floor-max-model-len", "32768",
-        "--floor-max-num-batched-tokens", "8192", "--max-position-embeddings", "1048576"]
+INIT = [
+    "ladder",
+    "init",
+    "--model",
+    "qwen32b",
+    "--model-path",
+    QWEN,
+    "--floor-max-model-len",
+    "32768",
+    "--floor-max-num-batched-tokens",
+    "8192",
+    "--max-position-embeddings",
+    "1048576",
+]
 
 
 def _init(tmp_path, *extra):
@@ -44,8 +56,10 @@ def test_a_climb_at_the_terminal_ends_with_the_ceiling_in_the_status_table(tmp_p
     out = capsys.readouterr().out
     assert "NVIDIA H200" in out and "next     done" in out
     table = [line.split() for line in out.splitlines() if line[:1].isdigit()]
-    assert [(row[0], row[2], row[4], row[7]) for row in table] == [("1", "32,768", "boot_ok", "-"),
-                                                                   ("2", "256,848", "boot_ok", "pass")]
+    assert [(row[0], row[2], row[4], row[7]) for row in table] == [
+        ("1", "32,768", "boot_ok", "-"),
+        ("2", "256,848", "boot_ok", "pass"),
+    ]
     assert "ceiling  max_model_len 256,848, max_num_batched_tokens 8,192 (rungs 2)" in out
     assert "would add about 6.99 GiB" in out
 

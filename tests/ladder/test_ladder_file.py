@@ -30,6 +30,7 @@ def _append_boot(log_text: str):
     def change(state):
         updated = boot(state, log_text)
         return Change(updated, updated.rungs[-1])
+
     return change
 
 
@@ -127,8 +128,14 @@ def test_only_the_last_rungs_smoke_test_is_filled_and_only_once():
 
 def test_the_ceiling_is_set_once():
     state = smoke(boot(ladder(), q32_boot(32768)))
-    ceiling = Ceiling(max_model_len=32768, max_num_batched_tokens=8192, proven_by=[1], serve_command="vllm serve",
-                      reason="test", recorded_at="2026-11-30T10:00:00Z")
+    ceiling = Ceiling(
+        max_model_len=32768,
+        max_num_batched_tokens=8192,
+        proven_by=[1],
+        serve_command="vllm serve",
+        reason="test",
+        recorded_at="2026-11-30T10:00:00Z",
+    )
     done = set_ceiling(state, ceiling)
     with pytest.raises(LadderError, match="already recorded"):
         set_ceiling(done, ceiling)
@@ -178,8 +185,12 @@ def _writer(tmp_path: Path) -> Path:
 
 
 def _kill_writer(script: Path, path: Path, wait, env: dict[str, str] | None = None) -> None:
-    child = subprocess.Popen([sys.executable, str(script), str(path), "100000"], stdout=subprocess.PIPE, text=True,
-                             env={**os.environ, **(env or {})})
+    child = subprocess.Popen(
+        [sys.executable, str(script), str(path), "100000"],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
     try:
         wait(child)
     finally:
@@ -227,8 +238,9 @@ def test_concurrent_writers_are_serialized(tmp_path):
     path = _new(tmp_path)
     update_ladder(path, _append_boot(q32_boot(32768)))
     script = _writer(tmp_path)
-    children = [subprocess.Popen([sys.executable, str(script), str(path), "8"], stdout=subprocess.DEVNULL)
-                for _ in range(3)]
+    children = [
+        subprocess.Popen([sys.executable, str(script), str(path), "8"], stdout=subprocess.DEVNULL) for _ in range(3)
+    ]
     assert [c.wait(timeout=120) for c in children] == [0, 0, 0]
     assert len(read_ladder(path).rungs) == 1 + 3 * 8  # no write lost to a race
 

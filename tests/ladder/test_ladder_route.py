@@ -226,8 +226,14 @@ def test_no_kv_slack_at_the_max_model_len_ceiling_records_it_without_climbing_ba
 def test_a_batched_tokens_context_failure_ends_the_phase_at_the_last_good_rung():
     state = smoke(boot(ladder(floor=(131072, 8192), policy="doubling"), h200_log("q32_128k.log")))
     state = boot(state, h200_log("q32_256k.log"))
-    state = smoke(boot(state, q32_boot(131072).replace("max_num_batched_tokens': 8192", "max_num_batched_tokens': 16384")
-                       .replace("max_num_batched_tokens=8192", "max_num_batched_tokens=16384")))
+    state = smoke(
+        boot(
+            state,
+            q32_boot(131072)
+            .replace("max_num_batched_tokens': 8192", "max_num_batched_tokens': 16384")
+            .replace("max_num_batched_tokens=8192", "max_num_batched_tokens=16384"),
+        )
+    )
     state = boot(state, q32_oom(131072, 120_000).replace("8192", "32768"))
     step = next_step(state)
     assert step.route == "record_ceiling" and step.rung.max_num_batched_tokens == 16_384
@@ -274,8 +280,14 @@ def test_a_replay_that_does_not_reproduce_its_rung_is_diagnosed():
 def test_done_only_once_a_ceiling_is_recorded():
     state = smoke(boot(boot(ladder(), q32_boot(32768)), q32_boot(256_848)))
     assert next_step(state).route == "record_ceiling"
-    ceiling = Ceiling(max_model_len=256_848, max_num_batched_tokens=8192, proven_by=[2], serve_command="vllm serve",
-                      reason="test", recorded_at="2026-11-30T10:00:00Z")
+    ceiling = Ceiling(
+        max_model_len=256_848,
+        max_num_batched_tokens=8192,
+        proven_by=[2],
+        serve_command="vllm serve",
+        reason="test",
+        recorded_at="2026-11-30T10:00:00Z",
+    )
     done = state.model_copy(update={"ceiling": ceiling})
     assert next_step(done).route == "done"
 

@@ -13,7 +13,12 @@ from redline.ledger import read_ladder
 from redline.models import BootSignals, BootStatus
 from redline.policy import serve_config
 from redline.tools.ladder import (
-    ceiling_record, ladder_init, ladder_next, ladder_status, rung_record, smoke_record,
+    ceiling_record,
+    ladder_init,
+    ladder_next,
+    ladder_status,
+    rung_record,
+    smoke_record,
 )
 from redline.tools.requests import LadderInitRequest
 from tests.conftest import H200, h200_log
@@ -24,9 +29,20 @@ MODELS = H200 / "models"
 
 def _qwen(tmp_path: Path, floor: int = 131072, **options) -> Path:
     path = tmp_path / "qwen32b.yml"
-    ladder_init(path, LadderInitRequest(model="qwen32b", model_path=QWEN, floor_max_model_len=floor, floor_max_num_batched_tokens=8192,
-                max_position_embeddings=1_048_576, gpu_name="NVIDIA H200", gpu_memory_gib=139.8,
-                engine_version="0.26.0", **options))
+    ladder_init(
+        path,
+        LadderInitRequest(
+            model="qwen32b",
+            model_path=QWEN,
+            floor_max_model_len=floor,
+            floor_max_num_batched_tokens=8192,
+            max_position_embeddings=1_048_576,
+            gpu_name="NVIDIA H200",
+            gpu_memory_gib=139.8,
+            engine_version="0.26.0",
+            **options,
+        ),
+    )
     return path
 
 
@@ -46,21 +62,43 @@ def _refused(tmp_path: Path, error: type[RedlineError], call, match: str) -> Non
 
 
 def test_init_reads_max_position_embeddings_from_a_local_config_json(tmp_path):
-    ladder = ladder_init(tmp_path / "l.yml", LadderInitRequest(model="llama8b", model_path=str(MODELS / "llama8b"),
-                         floor_max_model_len=32768, floor_max_num_batched_tokens=8192))
+    ladder = ladder_init(
+        tmp_path / "l.yml",
+        LadderInitRequest(
+            model="llama8b",
+            model_path=str(MODELS / "llama8b"),
+            floor_max_model_len=32768,
+            floor_max_num_batched_tokens=8192,
+        ),
+    )
     assert ladder.model.max_position_embeddings == 131_072
 
 
 def test_init_refuses_a_floor_above_max_position_embeddings(tmp_path):
     with pytest.raises(InputError, match="over the model's max_position_embeddings"):
-        ladder_init(tmp_path / "l.yml", LadderInitRequest(model="llama8b", model_path=str(MODELS / "llama8b"),
-                    floor_max_model_len=262144, floor_max_num_batched_tokens=8192))
+        ladder_init(
+            tmp_path / "l.yml",
+            LadderInitRequest(
+                model="llama8b",
+                model_path=str(MODELS / "llama8b"),
+                floor_max_model_len=262144,
+                floor_max_num_batched_tokens=8192,
+            ),
+        )
     assert not (tmp_path / "l.yml").exists()
 
 
 def test_init_with_long_context_sets_the_env_var_vllm_needs(tmp_path):
-    ladder = ladder_init(tmp_path / "l.yml", LadderInitRequest(model="llama8b", model_path=str(MODELS / "llama8b"),
-                         floor_max_model_len=262144, floor_max_num_batched_tokens=8192, allow_long_context=True))
+    ladder = ladder_init(
+        tmp_path / "l.yml",
+        LadderInitRequest(
+            model="llama8b",
+            model_path=str(MODELS / "llama8b"),
+            floor_max_model_len=262144,
+            floor_max_num_batched_tokens=8192,
+            allow_long_context=True,
+        ),
+    )
     assert ladder.fixed.env == {"VLLM_ALLOW_LONG_MAX_MODEL_LEN": "1"}
 
 
@@ -72,8 +110,16 @@ def test_init_refuses_an_existing_ladder_and_changes_nothing(tmp_path):
 def test_init_refuses_a_bad_value_in_one_line(tmp_path):
     # the request is checked as it is made, before any file is touched
     with pytest.raises(ValidationError, match="gpu_memory_utilization"):
-        ladder_init(tmp_path / "l.yml", LadderInitRequest(model="q", model_path=QWEN, floor_max_model_len=32768,
-                    floor_max_num_batched_tokens=8192, gpu_memory_utilization=1.5))
+        ladder_init(
+            tmp_path / "l.yml",
+            LadderInitRequest(
+                model="q",
+                model_path=QWEN,
+                floor_max_model_len=32768,
+                floor_max_num_batched_tokens=8192,
+                gpu_memory_utilization=1.5,
+            ),
+        )
     assert list(tmp_path.iterdir()) == []
 
 
@@ -102,9 +148,12 @@ def test_real_qwen32b_climb_from_131072_to_the_recorded_ceiling(tmp_path):
 
     ceiling = ceiling_record(path)
     assert (ceiling.max_model_len, ceiling.max_num_batched_tokens, ceiling.proven_by) == (256_848, 8192, [2])
-    assert shlex.split(ceiling.serve_command)[shlex.split(ceiling.serve_command).index("--max-model-len") + 1] == "256848"
-    assert ceiling.headroom == ("raising gpu_memory_utilization from 0.9 to 0.95 would add about 6.99 GiB "
-                                "≈ 28,629 KV tokens")
+    assert (
+        shlex.split(ceiling.serve_command)[shlex.split(ceiling.serve_command).index("--max-model-len") + 1] == "256848"
+    )
+    assert ceiling.headroom == (
+        "raising gpu_memory_utilization from 0.9 to 0.95 would add about 6.99 GiB ≈ 28,629 KV tokens"
+    )
     assert ladder_next(path).route == "done"
     assert "simulated: true" in path.read_text()
 
@@ -113,7 +162,9 @@ def test_status_lists_the_rungs_and_the_next_step(tmp_path):
     path = _qwen(tmp_path)
     rung_record(path, h200_log("q32_128k.log"))
     status = ladder_status(path)
-    assert [(r.index, r.max_model_len, r.kv_cache_tokens, r.smoke) for r in status.rows] == [(1, 131_072, 256_848, None)]
+    assert [(r.index, r.max_model_len, r.kv_cache_tokens, r.smoke) for r in status.rows] == [
+        (1, 131_072, 256_848, None)
+    ]
     assert status.next.route == "run_rung" and status.next.rung.max_model_len == 256_848
 
 
@@ -122,15 +173,23 @@ def test_status_lists_the_rungs_and_the_next_step(tmp_path):
 
 def test_a_log_of_another_model_is_refused(tmp_path):
     path = _qwen(tmp_path)
-    _refused(tmp_path, LadderError, lambda: rung_record(path, h200_log("l8b_32k.log")),
-             "served '/models/llama8b', but this ladder climbs qwen32b")
+    _refused(
+        tmp_path,
+        LadderError,
+        lambda: rung_record(path, h200_log("l8b_32k.log")),
+        "served '/models/llama8b', but this ladder climbs qwen32b",
+    )
 
 
 def test_a_log_out_of_order_is_refused_naming_both_configs(tmp_path):
     path = _qwen(tmp_path)
     rung_record(path, h200_log("q32_128k.log"))
-    _refused(tmp_path, LadderError, lambda: rung_record(path, h200_log("q32_256k.log")),
-             r"booted max_model_len 262,144.*expects rung 2 at max_model_len 256,848")
+    _refused(
+        tmp_path,
+        LadderError,
+        lambda: rung_record(path, h200_log("q32_256k.log")),
+        r"booted max_model_len 262,144.*expects rung 2 at max_model_len 256,848",
+    )
 
 
 def test_a_log_at_another_gpu_memory_utilization_is_refused(tmp_path):
@@ -146,8 +205,9 @@ def test_a_log_of_another_engine_version_is_refused(tmp_path):
 
 
 def test_a_missing_ladder_is_refused_without_creating_anything(tmp_path):
-    _refused(tmp_path, LadderError,
-             lambda: rung_record(tmp_path / "none.yml", h200_log("q32_128k.log")), "no such file")
+    _refused(
+        tmp_path, LadderError, lambda: rung_record(tmp_path / "none.yml", h200_log("q32_128k.log")), "no such file"
+    )
 
 
 def test_a_text_that_is_not_a_boot_log_is_refused(tmp_path):
@@ -237,8 +297,12 @@ def test_boot_seconds_come_from_the_log_timestamps():
 
 def test_the_first_boot_fills_an_unknown_engine_version_once(tmp_path):
     path = tmp_path / "ladder.yml"
-    ladder_init(path, LadderInitRequest(model="qwen32b", model_path="/models/qwen32b", floor_max_model_len=131072,
-                floor_max_num_batched_tokens=8192))
+    ladder_init(
+        path,
+        LadderInitRequest(
+            model="qwen32b", model_path="/models/qwen32b", floor_max_model_len=131072, floor_max_num_batched_tokens=8192
+        ),
+    )
     assert read_ladder(path).engine_version is None
     rung_record(path, h200_log("q32_128k.log"))
     assert read_ladder(path).engine_version == "0.26.0"

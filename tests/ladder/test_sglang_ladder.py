@@ -28,8 +28,15 @@ def boot(state: Ladder, log_text: str) -> Ladder:
     """
     signals = SGLANG.parse_boot_log(log_text)
     place = place_boot(state, signals.max_model_len, signals.max_num_batched_tokens)
-    rung = Rung(index=len(state.rungs) + 1, climbs=place.climbs, replay_of=place.replay_of, status=signals.status,
-                reason=signals.reason, serve=place.serve, signals=signals)
+    rung = Rung(
+        index=len(state.rungs) + 1,
+        climbs=place.climbs,
+        replay_of=place.replay_of,
+        status=signals.status,
+        reason=signals.reason,
+        serve=place.serve,
+        signals=signals,
+    )
     return append_rung(state, rung)
 
 

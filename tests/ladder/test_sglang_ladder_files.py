@@ -19,9 +19,19 @@ POOL, CANDIDATE = 242_360, 242_352
 
 def _init(tmp_path, **options):
     path = tmp_path / "qwen32b-sglang.yml"
-    ladder_init(path, LadderInitRequest(model="qwen32b", model_path=x.MODEL, engine="sglang", floor_max_model_len=32768,
-                                        floor_max_num_batched_tokens=8192, max_position_embeddings=1_048_576,
-                                        max_num_batched_tokens_cap=8192, **options))
+    ladder_init(
+        path,
+        LadderInitRequest(
+            model="qwen32b",
+            model_path=x.MODEL,
+            engine="sglang",
+            floor_max_model_len=32768,
+            floor_max_num_batched_tokens=8192,
+            max_position_embeddings=1_048_576,
+            max_num_batched_tokens_cap=8192,
+            **options,
+        ),
+    )
     return path
 
 
@@ -29,8 +39,17 @@ def _bench(mml: int) -> str:
     """vLLM's real bench result, as its client writes it with --backend openai, rewritten to a near-max smoke test."""
     data = json.loads((H200 / "bench_l8b_c16.json").read_text())
     input_len = mml - 128 - mml // 1000
-    data.update(backend="openai", model_id=x.MODEL, tokenizer_id=x.MODEL, num_prompts=2, max_concurrency=1,
-                completed=2, failed=0, total_input_tokens=2 * input_len, total_output_tokens=2 * 128)
+    data.update(
+        backend="openai",
+        model_id=x.MODEL,
+        tokenizer_id=x.MODEL,
+        num_prompts=2,
+        max_concurrency=1,
+        completed=2,
+        failed=0,
+        total_input_tokens=2 * input_len,
+        total_output_tokens=2 * 128,
+    )
     return json.dumps(data)
 
 

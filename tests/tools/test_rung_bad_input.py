@@ -56,11 +56,17 @@ def files_under(root: Path) -> dict[str, bytes]:
 
 
 def write_targets(root: Path, engine_command: list[str] | None = None) -> Path:
-    targets = {"targets": {
-        "local": {"kind": "local", "workdir": str(root / "target"),
-                  "engine_command": engine_command or [sys.executable, str(FAKE_VLLM)], "env": FAST_BOOT},
-        "cpu-box": {"kind": "local", "workdir": str(root / "target")},
-    }}
+    targets = {
+        "targets": {
+            "local": {
+                "kind": "local",
+                "workdir": str(root / "target"),
+                "engine_command": engine_command or [sys.executable, str(FAKE_VLLM)],
+                "env": FAST_BOOT,
+            },
+            "cpu-box": {"kind": "local", "workdir": str(root / "target")},
+        }
+    }
     path = root / "targets.yml"
     path.write_text(json.dumps(targets))  # JSON is YAML
     return path
@@ -74,9 +80,18 @@ def new_ladder(root: Path, model_path: str | None = None, widening: Widening | N
         shutil.copy(LLAMA8B / "config.json", model / "config.json")
         model_path = str(model)
     path = root / "l8b.yml"
-    ladder_init(path, LadderInitRequest(model="llama8b", model_path=model_path, floor_max_model_len=32768,
-                floor_max_num_batched_tokens=8192, max_position_embeddings=131072,
-                **{"fixed": {"port": free_port()}, **changes}), widening=widening)
+    ladder_init(
+        path,
+        LadderInitRequest(
+            model="llama8b",
+            model_path=model_path,
+            floor_max_model_len=32768,
+            floor_max_num_batched_tokens=8192,
+            max_position_embeddings=131072,
+            **{"fixed": {"port": free_port()}, **changes},
+        ),
+        widening=widening,
+    )
     return path
 
 
@@ -140,8 +155,15 @@ async def test_unreachable_ssh_host_raises_before_anything_is_recorded(tmp_path:
     ladder = new_ladder(tmp_path, model_path=None if model == "path" else "meta-llama/Llama-3.1-8B")
     (tmp_path / "known_hosts").write_text("")
     port = free_port()  # bound and closed again: nothing listens there
-    spec = SSHSpec(kind="ssh", host="127.0.0.1", port=port, user="redline", known_hosts=str(tmp_path / "known_hosts"),
-                   workdir=str(tmp_path / "remote"), connect_timeout_s=5)
+    spec = SSHSpec(
+        kind="ssh",
+        host="127.0.0.1",
+        port=port,
+        user="redline",
+        known_hosts=str(tmp_path / "known_hosts"),
+        workdir=str(tmp_path / "remote"),
+        connect_timeout_s=5,
+    )
     before = files_under(tmp_path)
     async with SSHTarget("gpu-1", spec) as target:
         with pytest.raises(TargetUnreachable) as exc:
@@ -158,9 +180,11 @@ async def test_unreachable_ssh_host_raises_before_anything_is_recorded(tmp_path:
 
 @pytest.mark.parametrize("form", ["absolute", "relative", "home"])
 async def test_missing_model_path_is_refused_before_any_boot(tmp_path: Path, form: str, stop_left_servers) -> None:
-    missing = {"absolute": str(tmp_path / "models" / "no-such-model"),
-               "relative": f"./no-such-model-{tmp_path.name}",
-               "home": f"~/no-such-model-{tmp_path.name}"}[form]
+    missing = {
+        "absolute": str(tmp_path / "models" / "no-such-model"),
+        "relative": f"./no-such-model-{tmp_path.name}",
+        "home": f"~/no-such-model-{tmp_path.name}",
+    }[form]
     ladder = new_ladder(tmp_path, model_path=missing)
     target = local_target(tmp_path)
     before = files_under(tmp_path)

@@ -6,8 +6,13 @@ from redline.tools.session import ServeSession
 
 
 def test_sglang_boots_by_its_own_command_and_is_benched_by_the_vllm_client_the_target_names() -> None:
-    target = LocalTarget("gpu", engine_commands={"vllm": ["/opt/vllm/bin/vllm"], "sglang": ["/opt/sgl/bin/python3",
-                                                                                           "-m", "sglang.launch_server"]})
+    target = LocalTarget(
+        "gpu",
+        engine_commands={
+            "vllm": ["/opt/vllm/bin/vllm"],
+            "sglang": ["/opt/sgl/bin/python3", "-m", "sglang.launch_server"],
+        },
+    )
     session = ServeSession(target, get_engine("sglang"))
     assert session.executable == ["/opt/sgl/bin/python3", "-m", "sglang.launch_server"]
     assert session.bench_executable == ["/opt/vllm/bin/vllm"]

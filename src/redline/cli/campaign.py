@@ -24,8 +24,14 @@ from redline.tools import campaign as ops
 from redline.tools import campaign_runner as runner
 from redline.tools.report import campaign_report
 from redline.tools.requests import (
-    CampaignAggregateRequest, CampaignInitRequest, CampaignPlanRequest, CampaignReportRequest, CampaignRunRequest,
-    CampaignStatusRequest, ChampionSelectRequest, Request,
+    CampaignAggregateRequest,
+    CampaignInitRequest,
+    CampaignPlanRequest,
+    CampaignReportRequest,
+    CampaignRunRequest,
+    CampaignStatusRequest,
+    ChampionSelectRequest,
+    Request,
 )
 
 LOCAL = "local"  # at a terminal with no targets file, this host is the one target
@@ -33,7 +39,8 @@ LOCAL = "local"  # at a terminal with no targets file, this host is the one targ
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "campaign", help="tune a deploy: a grid of serve configs, each booted once and benched (campaign.yml)")
+        "campaign", help="tune a deploy: a grid of serve configs, each booted once and benched (campaign.yml)"
+    )
     actions = parser.add_subparsers(dest="campaign_command", required=True, metavar="ACTION")
     for name, request, text, handler, targets in _ACTIONS:
         sub = actions.add_parser(name, help=text)
@@ -58,8 +65,10 @@ def _init(args: argparse.Namespace) -> int:
     request = request_from_args(CampaignInitRequest, args)
     campaign = ops.campaign_init(args.campaign, request)
     plan = ops.campaign_plan(args.campaign)
-    print(f"created {args.campaign}: {campaign.name} on {campaign.target}, {len(plan.cells)} cells x "
-          f"{len(plan.concurrencies)} concurrencies ({plan.boots} boots); next: redline campaign plan")
+    print(
+        f"created {args.campaign}: {campaign.name} on {campaign.target}, {len(plan.cells)} cells x "
+        f"{len(plan.concurrencies)} concurrencies ({plan.boots} boots); next: redline campaign plan"
+    )
     return 0
 
 
@@ -79,9 +88,14 @@ def _run(args: argparse.Namespace) -> int:
     async def main() -> CampaignRunResult:
         async with _target(args, request.target) as target:
             return await runner.campaign_run(
-                args.campaign, target, i_understand_this_submits_jobs=request.i_understand_this_submits_jobs,
-                dry_run=request.dry_run, progress=print_progress, skip_known_good=request.skip_known_good,
-                widening=widening)
+                args.campaign,
+                target,
+                i_understand_this_submits_jobs=request.i_understand_this_submits_jobs,
+                dry_run=request.dry_run,
+                progress=print_progress,
+                skip_known_good=request.skip_known_good,
+                widening=widening,
+            )
 
     result = anyio.run(main)
     _print(args, result, run_text)
@@ -106,23 +120,47 @@ def _champion(args: argparse.Namespace) -> int:
 def _report(args: argparse.Namespace) -> int:
     report = campaign_report(args.campaign, request_from_args(CampaignReportRequest, args))
     folder = Path(report.report).parent
-    _print(args, report, lambda r: "\n".join([f"wrote {r.report}", *(f"wrote {folder / p.file}" for p in r.plots),
-                                              champion_headline(r.champion)]))
+    _print(
+        args,
+        report,
+        lambda r: "\n".join(
+            [f"wrote {r.report}", *(f"wrote {folder / p.file}" for p in r.plots), champion_headline(r.champion)]
+        ),
+    )
     return 0
 
 
 _ACTIONS: list[tuple[str, type[Request], str, Callable[[argparse.Namespace], int], bool]] = [
     ("init", CampaignInitRequest, "write a new campaign file from --spec (JSON)", _init, False),
-    ("plan", CampaignPlanRequest, "every boot and bench command a run would do, after the gates; starts nothing",
-     _plan, True),
-    ("run", CampaignRunRequest, "boot each cell once and bench it (needs --i-understand-this-submits-jobs)",
-     _run, True),
-    ("status", CampaignStatusRequest, "which cells are done, running or pending, and what to do next", _status,
-     False),
-    ("aggregate", CampaignAggregateRequest, "the table of cells x concurrencies with the focus metric", _aggregate,
-     False),
-    ("champion", ChampionSelectRequest, "the champion under the SLA, or no improvement (always a DRAFT)", _champion,
-     False),
+    (
+        "plan",
+        CampaignPlanRequest,
+        "every boot and bench command a run would do, after the gates; starts nothing",
+        _plan,
+        True,
+    ),
+    (
+        "run",
+        CampaignRunRequest,
+        "boot each cell once and bench it (needs --i-understand-this-submits-jobs)",
+        _run,
+        True,
+    ),
+    ("status", CampaignStatusRequest, "which cells are done, running or pending, and what to do next", _status, False),
+    (
+        "aggregate",
+        CampaignAggregateRequest,
+        "the table of cells x concurrencies with the focus metric",
+        _aggregate,
+        False,
+    ),
+    (
+        "champion",
+        ChampionSelectRequest,
+        "the champion under the SLA, or no improvement (always a DRAFT)",
+        _champion,
+        False,
+    ),
     ("report", CampaignReportRequest, "write report.md and its PNG plots into the results folder", _report, False),
 ]
 
@@ -152,20 +190,25 @@ def _n(value: float | None, digits: int = 2) -> str:
 def _cell_lines(cell: CellPlan) -> list[str]:
     levers = ", ".join(f"{k}={v}" for k, v in cell.levers.items()) or "the base config"
     done = f", done: {cell.done}" if cell.done else ""
-    lines = [f"cell {cell.index} {cell.name}{' (baseline)' if cell.baseline else ''} [{cell.regime.label}]: "
-             f"{levers}{done}"]
+    lines = [
+        f"cell {cell.index} {cell.name}{' (baseline)' if cell.baseline else ''} [{cell.regime.label}]: {levers}{done}"
+    ]
     lines += [f"  gate    {g}" for g in cell.gates]
     lines.append(f"  boot    {shlex.join(cell.boot_command)}")
     if cell.warmup_command:
         lines.append(f"  warm-up {shlex.join(cell.warmup_command)}")
-    lines += [f"  bench   c={b.concurrency} trial {b.trial} ({b.num_prompts} prompts): {shlex.join(b.command)}"
-              for b in cell.benches]
+    lines += [
+        f"  bench   c={b.concurrency} trial {b.trial} ({b.num_prompts} prompts): {shlex.join(b.command)}"
+        for b in cell.benches
+    ]
     return lines
 
 
 def plan_text(plan: CampaignPlan) -> str:
-    head = (f"campaign {plan.campaign} on {plan.target} ({plan.engine}), focus {plan.focus}, baseline {plan.baseline}: "
-            f"{plan.boots} boots, {plan.benches} benches to run")
+    head = (
+        f"campaign {plan.campaign} on {plan.target} ({plan.engine}), focus {plan.focus}, baseline {plan.baseline}: "
+        f"{plan.boots} boots, {plan.benches} benches to run"
+    )
     return "\n".join([head, *(line for cell in plan.cells for line in _cell_lines(cell)), plan.note])
 
 
@@ -179,8 +222,10 @@ def run_text(result: CampaignRunResult) -> str:
 
 
 def status_text(status: CampaignStatus) -> str:
-    lines = [f"campaign {status.campaign}: {status.done} of {status.total} cells done ({status.green} green, "
-             f"{status.red} red); results in {status.results}"]
+    lines = [
+        f"campaign {status.campaign}: {status.done} of {status.total} cells done ({status.green} green, "
+        f"{status.red} red); results in {status.results}"
+    ]
     lines += [f"  {c.cell:<24} {c.state:<8} {c.reason or ''}".rstrip() for c in status.cells]
     return "\n".join([*lines, f"next: {status.next}"])
 
@@ -188,10 +233,19 @@ def status_text(status: CampaignStatus) -> str:
 def table_text(table: CampaignTable) -> str:
     head = ("cell", "c", "verdict", "regime", table.focus_metric, "out tok/s", "TPOT ms", "ok", "SLA")
     rows = [head] + [
-        (r.cell, str(r.concurrency), r.verdict, r.regime,
-         _n(r.focus_value) + (f" ± {_n(r.focus_std)}" if r.focus_std is not None else ""),
-         _n(r.output_throughput, 1), _n(r.median_tpot_ms), "yes" if r.ok else "NO", "ok" if r.sla_ok else "BREACH")
-        for r in table.rows]
+        (
+            r.cell,
+            str(r.concurrency),
+            r.verdict,
+            r.regime,
+            _n(r.focus_value) + (f" ± {_n(r.focus_std)}" if r.focus_std is not None else ""),
+            _n(r.output_throughput, 1),
+            _n(r.median_tpot_ms),
+            "yes" if r.ok else "NO",
+            "ok" if r.sla_ok else "BREACH",
+        )
+        for r in table.rows
+    ]
     widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows]
     if table.missing:

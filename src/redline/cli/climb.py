@@ -40,9 +40,15 @@ def register_actions(actions: argparse._SubParsersAction) -> None:
 
 
 def add_config_flag(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--config", type=Path, default=None, help=(
-        "a server config (as `redline mcp --config` reads): its `widen:` lets flags and env past the engine's "
-        "allowlist, and every rung it touches records it (default: no widening)"))
+    parser.add_argument(
+        "--config",
+        type=Path,
+        default=None,
+        help=(
+            "a server config (as `redline mcp --config` reads): its `widen:` lets flags and env past the engine's "
+            "allowlist, and every rung it touches records it (default: no widening)"
+        ),
+    )
 
 
 def widening_from(args: argparse.Namespace, engine: str) -> Widening | None:
@@ -74,14 +80,19 @@ def _with_target(args: argparse.Namespace, operation: Callable[[Target], Awaitab
     async def main() -> object:
         async with target_from(args) as target:
             return await operation(target)
+
     return anyio.run(main)
 
 
 def _run(args: argparse.Namespace) -> int:
     request = request_from_args(RungRunRequest, args)
     widening = _ladder_widening(args)
-    outcome = _with_target(args, lambda t: rung_tools.rung_run(args.ladder, t, replay=request.replay,
-                                                               progress=print_progress, widening=widening))
+    outcome = _with_target(
+        args,
+        lambda t: rung_tools.rung_run(
+            args.ladder, t, replay=request.replay, progress=print_progress, widening=widening
+        ),
+    )
     print(f"rung {outcome.rung.index}: {outcome.rung.status} ({outcome.rung.reason})")
     print(f"next: {outcome.next.route}: {outcome.next.reason}")
     return 0

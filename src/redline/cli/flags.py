@@ -31,7 +31,10 @@ def flag(name: str) -> str:
 
 
 def add_request_flags(
-    parser: argparse.ArgumentParser, request: type[Request], *, skip: tuple[str, ...] = (),
+    parser: argparse.ArgumentParser,
+    request: type[Request],
+    *,
+    skip: tuple[str, ...] = (),
     defaults: Mapping[str, Any] | None = None,
 ) -> None:
     """One flag per field of the request, but those in skip (which the command takes another way).
@@ -108,7 +111,12 @@ def _base(annotation: Any) -> Any:
 
 def _is_json(annotation: Any) -> bool:
     base = _base(annotation)
-    return get_origin(base) in (dict, list) or base in (dict, list) or isinstance(base, type) and issubclass(base, BaseModel)
+    return (
+        get_origin(base) in (dict, list)
+        or base in (dict, list)
+        or isinstance(base, type)
+        and issubclass(base, BaseModel)
+    )
 
 
 def _choices(info: FieldInfo) -> list[Any] | None:

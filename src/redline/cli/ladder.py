@@ -18,13 +18,15 @@ def _when(text: str) -> datetime:
     try:
         return datetime.fromisoformat(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an ISO 8601 time such as 2026-11-30T09:30:22+00:00") \
-            from None
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not an ISO 8601 time such as 2026-11-30T09:30:22+00:00"
+        ) from None
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "ladder", help="climb a model's context ceiling one clean boot at a time (ladder.yml)")
+        "ladder", help="climb a model's context ceiling one clean boot at a time (ladder.yml)"
+    )
     actions = parser.add_subparsers(dest="ladder_command", required=True, metavar="ACTION")
     _register_init(actions)
     _register_record(actions)
@@ -54,8 +56,9 @@ def _register_record(actions: argparse._SubParsersAction) -> None:
     record.add_argument("--ladder", type=Path, required=True)
     what = record.add_mutually_exclusive_group(required=True)
     what.add_argument("--log", type=Path, metavar="BOOT_LOG", help="the engine's full serve log of one boot")
-    what.add_argument("--smoke", type=Path, metavar="BENCH_JSON",
-                      help="the result file (JSON) the engine's bench client wrote")
+    what.add_argument(
+        "--smoke", type=Path, metavar="BENCH_JSON", help="the result file (JSON) the engine's bench client wrote"
+    )
     what.add_argument("--ceiling", action="store_true", help="record the ceiling the climb found")
     record.add_argument("--started-at", type=_when, help="with --log: when the boot started")
     record.add_argument("--ended-at", type=_when, help="with --log: when it was ready or failed")
@@ -69,9 +72,11 @@ def run_init(args: argparse.Namespace) -> int:
     request = request_from_args(LadderInitRequest, args)
     ladder = tools.ladder_init(args.ladder, request, widening=climb.widening_from(args, request.engine))
     mpe = ladder.model.max_position_embeddings
-    print(f"created {args.ladder}: {ladder.model.key}, floor {ladder.floor.max_model_len:,} / "
-          f"{ladder.floor.max_num_batched_tokens:,}, policy {ladder.policy}, max_position_embeddings "
-          f"{'unknown' if mpe is None else f'{mpe:,}'}")
+    print(
+        f"created {args.ladder}: {ladder.model.key}, floor {ladder.floor.max_model_len:,} / "
+        f"{ladder.floor.max_num_batched_tokens:,}, policy {ladder.policy}, max_position_embeddings "
+        f"{'unknown' if mpe is None else f'{mpe:,}'}"
+    )
     if ladder.known_good is not None:
         print(ladder.known_good.note)
     print(_next_text(tools.ladder_next(args.ladder)))
@@ -84,8 +89,14 @@ def run_record(args: argparse.Namespace) -> int:
         print(json.dumps(ceiling.model_dump(mode="json")) if args.json else _ceiling_text(ceiling.model_dump()))
         return 0
     if args.log is not None:
-        rung = tools.rung_record(args.ladder, read_text(args.log), log_name=str(args.log), started_at=args.started_at,
-                                 ended_at=args.ended_at, boot_s=args.boot_s)
+        rung = tools.rung_record(
+            args.ladder,
+            read_text(args.log),
+            log_name=str(args.log),
+            started_at=args.started_at,
+            ended_at=args.ended_at,
+            boot_s=args.boot_s,
+        )
     else:
         healthy = None if args.server_healthy_after is None else args.server_healthy_after == "yes"
         rung = tools.smoke_record(args.ladder, read_text(args.smoke), server_healthy_after=healthy)
@@ -122,15 +133,22 @@ def _n(value: int | float | None, unit: str = "") -> str:
 def _next_text(step: NextStep) -> str:
     lines = [f"next     {step.route}"]
     if step.rung is not None:
-        about = ", ".join(filter(None, [step.climbs and f"climbs {step.climbs}",
-                                        step.replay_of and f"replay of rung {step.replay_of}"]))
-        lines.append(f"rung     max_model_len {step.rung.max_model_len:,}, max_num_batched_tokens "
-                     f"{_n(step.rung.max_num_batched_tokens)}{f' ({about})' if about else ''}")
+        about = ", ".join(
+            filter(
+                None, [step.climbs and f"climbs {step.climbs}", step.replay_of and f"replay of rung {step.replay_of}"]
+            )
+        )
+        lines.append(
+            f"rung     max_model_len {step.rung.max_model_len:,}, max_num_batched_tokens "
+            f"{_n(step.rung.max_num_batched_tokens)}{f' ({about})' if about else ''}"
+        )
     lines.append(f"reason   {step.reason}")
     if step.smoke is not None:
         s = step.smoke
-        lines.append(f"smoke    {s.num_prompts} requests of {s.input_len:,} + {s.output_len:,} tokens "
-                     f"at concurrency {s.concurrency}")
+        lines.append(
+            f"smoke    {s.num_prompts} requests of {s.input_len:,} + {s.output_len:,} tokens "
+            f"at concurrency {s.concurrency}"
+        )
     if step.command:
         lines.append(f"command  {step.command}")
     return "\n".join(lines)
@@ -140,12 +158,23 @@ _COLUMNS = ("#", "climbs", "max_model_len", "batched", "status", "kv tokens", "c
 
 
 def _cells(row: RungRow) -> tuple[str, ...]:
-    note = ", ".join(filter(None, [f"replays {row.replay_of}" if row.replay_of else "",
-                                   "simulated" if row.simulated else ""]))
+    note = ", ".join(
+        filter(None, [f"replays {row.replay_of}" if row.replay_of else "", "simulated" if row.simulated else ""])
+    )
     conc = "-" if row.max_concurrency is None else f"{row.max_concurrency:g}x"
     boot = "-" if row.boot_s is None else f"{row.boot_s:.0f}"
-    return (str(row.index), row.climbs, _n(row.max_model_len), _n(row.max_num_batched_tokens), row.status.value,
-            _n(row.kv_cache_tokens), conc, row.smoke or "-", boot, note)
+    return (
+        str(row.index),
+        row.climbs,
+        _n(row.max_model_len),
+        _n(row.max_num_batched_tokens),
+        row.status.value,
+        _n(row.kv_cache_tokens),
+        conc,
+        row.smoke or "-",
+        boot,
+        note,
+    )
 
 
 def _rows_text(rows: list[RungRow]) -> str:
@@ -153,15 +182,20 @@ def _rows_text(rows: list[RungRow]) -> str:
     widths = [max(len(line[i]) for line in table) for i in range(len(_COLUMNS))]
     left = {1, 4, 7, 9}
     return "\n".join(
-        "  ".join(c.ljust(w) if i in left else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths))).rstrip()
-        for line in table)
+        "  ".join(
+            c.ljust(w) if i in left else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths, strict=True))
+        ).rstrip()
+        for line in table
+    )
 
 
 def _ceiling_text(c: dict) -> str:
-    lines = [f"ceiling  max_model_len {c['max_model_len']:,}, max_num_batched_tokens {c['max_num_batched_tokens']:,} "
-             f"(rungs {', '.join(map(str, c['proven_by']))}); KV tokens {_n(c.get('kv_cache_tokens'))}, "
-             f"concurrency {_n(c.get('max_concurrency'), 'x')}",
-             f"serve    {c['serve_command']}"]
+    lines = [
+        f"ceiling  max_model_len {c['max_model_len']:,}, max_num_batched_tokens {c['max_num_batched_tokens']:,} "
+        f"(rungs {', '.join(map(str, c['proven_by']))}); KV tokens {_n(c.get('kv_cache_tokens'))}, "
+        f"concurrency {_n(c.get('max_concurrency'), 'x')}",
+        f"serve    {c['serve_command']}",
+    ]
     if c.get("headroom"):
         lines.append(f"more     {c['headroom']}")
     return "\n".join(lines)

@@ -36,25 +36,36 @@ DEFAULT_PORT = 8765
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "mcp", help="serve the redline tools to MCP clients (stdio, or streamable HTTP with --http)",
+        "mcp",
+        help="serve the redline tools to MCP clients (stdio, or streamable HTTP with --http)",
         description="Serve every redline step as an MCP tool. The config file names the workspace and the targets "
-                    "file; without one, the workspace is your user data folder and the only target is this host.",
+        "file; without one, the workspace is your user data folder and the only target is this host.",
     )
-    parser.add_argument("--config", type=Path, default=None,
-                        help=f"the server config (default: ${CONFIG_ENV}, else ./{DEFAULT_CONFIG}, else none: the "
-                             "default workspace and this host as `local`)")
-    parser.add_argument("--http", action="store_true",
-                        help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio")
-    parser.add_argument("--host", default=None, help="with --http: the address to listen on (default 127.0.0.1; "
-                        "any other needs http.bearer_token_env in the config)")
+    parser.add_argument(
+        "--config",
+        type=Path,
+        default=None,
+        help=f"the server config (default: ${CONFIG_ENV}, else ./{DEFAULT_CONFIG}, else none: the "
+        "default workspace and this host as `local`)",
+    )
+    parser.add_argument(
+        "--http", action="store_true", help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio"
+    )
+    parser.add_argument(
+        "--host",
+        default=None,
+        help="with --http: the address to listen on (default 127.0.0.1; "
+        "any other needs http.bearer_token_env in the config)",
+    )
     parser.add_argument("--port", type=int, default=None, help=f"with --http: the port (default {DEFAULT_PORT})")
     parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    logging.basicConfig(stream=sys.stderr, level=args.log_level,
-                        format="redline-mcp %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        stream=sys.stderr, level=args.log_level, format="redline-mcp %(levelname)s %(name)s: %(message)s"
+    )
     logging.getLogger("httpx").setLevel(max(logging.WARNING, logging.getLogger().level))  # not every health poll
     if not args.http and (args.host is not None or args.port is not None):
         raise InputError("--host and --port are for --http; stdio needs neither")
@@ -73,8 +84,9 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--port {port} is not a TCP port (1-65535)")
     app = http_app(server, config, host)
     shown = f"[{host}]" if ":" in host else host
-    print(f"redline MCP server on http://{shown}:{port}/mcp (workspace {config.workspace})", file=sys.stderr,
-          flush=True)
+    print(
+        f"redline MCP server on http://{shown}:{port}/mcp (workspace {config.workspace})", file=sys.stderr, flush=True
+    )
     # uvicorn handles SIGTERM and SIGINT itself: it shuts down the app, whose lifespan ends the jobs
     uvicorn.run(app, host=host, port=port, log_level=args.log_level.lower(), lifespan="on")
     return 0
@@ -88,9 +100,12 @@ def _config(given: Path | None) -> "ServerConfig":
     if path:
         return load_server_config(path)
     config = default_server_config()
-    print(f"redline mcp: no config file, so the workspace is {config.workspace} and the only target is `local` "
-          f"(this host); pass --config FILE (or set ${CONFIG_ENV}) to choose the workspace and targets",
-          file=sys.stderr, flush=True)
+    print(
+        f"redline mcp: no config file, so the workspace is {config.workspace} and the only target is `local` "
+        f"(this host); pass --config FILE (or set ${CONFIG_ENV}) to choose the workspace and targets",
+        file=sys.stderr,
+        flush=True,
+    )
     return config
 
 

@@ -21,6 +21,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def summary(signals: BootSignals) -> str:
     """A few lines a person reads at a glance."""
+
     def figure(value: object, unit: str = "") -> str:
         return "-" if value is None else f"{value:,}{unit}" if isinstance(value, int) else f"{value}{unit}"
 
@@ -34,13 +35,17 @@ def summary(signals: BootSignals) -> str:
     if signals.max_concurrency is not None:
         lines.append(f"concurrency {signals.max_concurrency}x at {signals.max_concurrency_tokens:,} tokens per request")
     if signals.estimated_max_model_len is not None:
-        lines.append(f"fits        estimated max model length {signals.estimated_max_model_len:,} "
-                     f"(needed {figure(signals.kv_cache_needed_gib, ' GiB')})")
+        lines.append(
+            f"fits        estimated max model length {signals.estimated_max_model_len:,} "
+            f"(needed {figure(signals.kv_cache_needed_gib, ' GiB')})"
+        )
     m = signals.memory
     if m.peak_activation_gib is not None:
-        lines.append(f"memory      weights {m.weights_gib} GiB, activation {m.peak_activation_gib} GiB, "
-                     f"non-torch {m.non_torch_gib} GiB, cudagraph {m.cudagraph_gib} GiB "
-                     f"of {m.requested_gib}/{m.device_total_gib} GiB")
+        lines.append(
+            f"memory      weights {m.weights_gib} GiB, activation {m.peak_activation_gib} GiB, "
+            f"non-torch {m.non_torch_gib} GiB, cudagraph {m.cudagraph_gib} GiB "
+            f"of {m.requested_gib}/{m.device_total_gib} GiB"
+        )
     lines += [f"warning     {w}" for w in signals.warnings]
     return "\n".join(lines)
 

@@ -29,16 +29,44 @@ LOADER = "changes which code the loader or the interpreter runs"
 ENV_SOURCE = "changes where code and files come from"
 
 # Environment no engine may get: the loader's and the interpreter's own switches, and the hub's paths.
-LOADER_ENV = ("LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP",
-              "PYTHONUSERBASE", "PYTHONINSPECT", "PATH", "BASH_ENV", "ENV", "NCCL_NET_PLUGIN", "NCCL_TUNER_PLUGIN",
-              "NCCL_PROFILER_PLUGIN")
-SOURCE_ENV = ("HF_ENDPOINT", "HF_HUB_ENDPOINT", "HF_HOME", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE",
-              "TRANSFORMERS_CACHE")
+LOADER_ENV = (
+    "LD_PRELOAD",
+    "LD_LIBRARY_PATH",
+    "LD_AUDIT",
+    "PYTHONPATH",
+    "PYTHONHOME",
+    "PYTHONSTARTUP",
+    "PYTHONUSERBASE",
+    "PYTHONINSPECT",
+    "PATH",
+    "BASH_ENV",
+    "ENV",
+    "NCCL_NET_PLUGIN",
+    "NCCL_TUNER_PLUGIN",
+    "NCCL_PROFILER_PLUGIN",
+)
+SOURCE_ENV = (
+    "HF_ENDPOINT",
+    "HF_HUB_ENDPOINT",
+    "HF_HOME",
+    "HF_HUB_CACHE",
+    "HUGGINGFACE_HUB_CACHE",
+    "TRANSFORMERS_CACHE",
+)
 # The runtime's thread, memory and collective knobs: levers for any engine.
-RUNTIME_ENV = frozenset({
-    "OMP_NUM_THREADS", "MKL_NUM_THREADS", "TOKENIZERS_PARALLELISM", "PYTORCH_CUDA_ALLOC_CONF",
-    "CUDA_DEVICE_MAX_CONNECTIONS", "NCCL_DEBUG", "NCCL_P2P_DISABLE", "NCCL_IB_DISABLE", "NCCL_CUMEM_ENABLE",
-})
+RUNTIME_ENV = frozenset(
+    {
+        "OMP_NUM_THREADS",
+        "MKL_NUM_THREADS",
+        "TOKENIZERS_PARALLELISM",
+        "PYTORCH_CUDA_ALLOC_CONF",
+        "CUDA_DEVICE_MAX_CONNECTIONS",
+        "NCCL_DEBUG",
+        "NCCL_P2P_DISABLE",
+        "NCCL_IB_DISABLE",
+        "NCCL_CUMEM_ENABLE",
+    }
+)
 
 
 def reasons(**groups: Iterable[str]) -> dict[str, str]:
@@ -86,10 +114,13 @@ class FlagTable:
         if len(matches) == 1:  # argparse's allow_abbrev: a unique prefix is that option
             return matches.pop()
         if matches:
-            raise InputError(f"extra flag {flag!r} is ambiguous: {self.title} would read it as one of "
-                             f"{sorted(matches)[:6]}; spell the option out")
-        raise InputError(f"extra flag {flag!r} is not a {self.command} option: check its spelling against "
-                         f"{self.help_command}")
+            raise InputError(
+                f"extra flag {flag!r} is ambiguous: {self.title} would read it as one of "
+                f"{sorted(matches)[:6]}; spell the option out"
+            )
+        raise InputError(
+            f"extra flag {flag!r} is not a {self.command} option: check its spelling against {self.help_command}"
+        )
 
     def resolve(self, flag: str) -> str:
         """The option the engine's parser would take `flag` (--name or --name=value) for, as it names its dest."""
@@ -98,9 +129,11 @@ class FlagTable:
         dest = self._lookup(flag, "--" + base[2:].replace("_", "-"))
         odd = ("." in name and not self.subkeys) or ("_" in base and not self.underscores)
         if odd and dest not in self.owned:  # the engine would not read this spelling at all
-            raise InputError(f"extra flag {flag!r} is not a {self.command} option as written: {self.title}'s parser "
-                             f"takes dashes and no dotted sub-keys; write it as "
-                             f"--{base[2:].replace('_', '-')}{flag[len(name):]}")
+            raise InputError(
+                f"extra flag {flag!r} is not a {self.command} option as written: {self.title}'s parser "
+                f"takes dashes and no dotted sub-keys; write it as "
+                f"--{base[2:].replace('_', '-')}{flag[len(name) :]}"
+            )
         return dest
 
     def check_owned(self, flag: str) -> str:
@@ -119,9 +152,11 @@ class FlagTable:
             return dest
         why = self.refused.get(dest, "is not a serving lever redline allows")
         refusal = f"it {why}" if dest in self.refused else why
-        raise InputError(f"extra flag {flag!r} ({dest}) is refused: {refusal}; a person can widen the allowlist "
-                         f"in the server config (widen: {self.widen_key}: flags:), and every rung it touches "
-                         "records it")
+        raise InputError(
+            f"extra flag {flag!r} ({dest}) is refused: {refusal}; a person can widen the allowlist "
+            f"in the server config (widen: {self.widen_key}: flags:), and every rung it touches "
+            "records it"
+        )
 
     def check_env(self, name: str, widened: frozenset[str] = frozenset()) -> str | None:
         """Refuse an environment variable that is not a lever; the widening it used, or None."""
@@ -131,8 +166,10 @@ class FlagTable:
             return name
         why = self.env_refused.get(name)
         refusal = f"it {why}" if why else "it is not an engine setting redline allows"
-        raise InputError(f"environment variable {name} is refused: {refusal}; a person can widen the allowlist "
-                         f"in the server config (widen: {self.widen_key}: env:), and every rung it touches records it")
+        raise InputError(
+            f"environment variable {name} is refused: {refusal}; a person can widen the allowlist "
+            f"in the server config (widen: {self.widen_key}: env:), and every rung it touches records it"
+        )
 
     def admit(self, config: ServeConfig, widening: Widening | None = None) -> list[str]:
         """Refuse extra flags and env outside the allowlist (unless widened); the widenings used, as rungs say them."""

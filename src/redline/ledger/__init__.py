@@ -18,6 +18,18 @@ from redline.ledger.ladder_file import (
 )
 
 __all__ = [
-    "Change", "append_rung", "check_derived", "create_ladder", "load_ladder", "read_ladder", "rung_file", "runs_dir", "server_file", "set_ceiling",
-    "set_gpu", "set_host", "set_smoke_test", "update_ladder",
+    "Change",
+    "append_rung",
+    "check_derived",
+    "create_ladder",
+    "load_ladder",
+    "read_ladder",
+    "rung_file",
+    "runs_dir",
+    "server_file",
+    "set_ceiling",
+    "set_gpu",
+    "set_host",
+    "set_smoke_test",
+    "update_ladder",
 ]

@@ -25,8 +25,10 @@ from redline.models.ab import AbSpec, TrialRecord
 
 AB_DIR = "ab"
 TRIAL = "trial.yml"
-HEADER = ("redline A/B: arms booted cleanly in turn (A B A B ...), on one target, benched the same way.\n"
-          "Comments you add here are kept. Results go to the folder named by `name`, beside this file.")
+HEADER = (
+    "redline A/B: arms booted cleanly in turn (A B A B ...), on one target, benched the same way.\n"
+    "Comments you add here are kept. Results go to the folder named by `name`, beside this file."
+)
 
 
 @dataclass(frozen=True)

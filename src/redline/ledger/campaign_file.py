@@ -27,8 +27,10 @@ from redline.ledger.derived import check_file, derived_dir
 from redline.models.campaign import LEVERS, Campaign
 from redline.models.campaign_results import CellVerdict
 
-HEADER = ("redline campaign: a grid of serve configs over one base, each booted once and benched at every\n"
-          "concurrency. Comments you add here are kept. Results go to the folder named by `name`, beside this file.")
+HEADER = (
+    "redline campaign: a grid of serve configs over one base, each booted once and benched at every\n"
+    "concurrency. Comments you add here are kept. Results go to the folder named by `name`, beside this file."
+)
 VERDICT = "verdict.yml"
 
 

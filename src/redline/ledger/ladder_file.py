@@ -21,8 +21,10 @@ from redline.ledger.derived import check_file, derived_dir, derived_file
 from redline.models.ladder import Ceiling, GpuProfile, Ladder, Rung, SmokeTest
 
 T = TypeVar("T")
-HEADER = ("redline ladder: one model on one GPU profile. Rungs are append-only (a replay is a new rung);\n"
-          "comments you add here are kept. Change it with `redline ladder ...`, not by editing rungs.")
+HEADER = (
+    "redline ladder: one model on one GPU profile. Rungs are append-only (a replay is a new rung);\n"
+    "comments you add here are kept. Change it with `redline ladder ...`, not by editing rungs."
+)
 
 
 def runs_dir(path: Path) -> Path:
@@ -64,12 +66,16 @@ def _first_error(exc: ValidationError) -> str:
 
 def validate(doc: Any, path: Path) -> Ladder:
     if not isinstance(doc, Mapping):
-        raise LadderError(f"{path}: not a ladder (the file must be a YAML mapping); create one with `redline ladder init`")
+        raise LadderError(
+            f"{path}: not a ladder (the file must be a YAML mapping); create one with `redline ladder init`"
+        )
     try:
         return Ladder.model_validate(yamlfile.plain(doc))
     except ValidationError as exc:
-        raise LadderError(f"{path}: does not follow the ladder schema: {_first_error(exc)}; "
-                          "fix it by hand or restore it from version control") from exc
+        raise LadderError(
+            f"{path}: does not follow the ladder schema: {_first_error(exc)}; "
+            "fix it by hand or restore it from version control"
+        ) from exc
 
 
 def read_ladder(path: Path) -> Ladder:
@@ -139,16 +145,20 @@ def set_smoke_test(ladder: Ladder, smoke: SmokeTest) -> Ladder:
     if not last.status.booted:
         raise LadderError(f"rung {last.index} did not boot ({last.status.value}): there is no server to smoke-test")
     if last.smoke_test.attempted:
-        raise LadderError(f"rung {last.index} already has its smoke test ({last.smoke_test.outcome}): "
-                          f"replay it (`redline ladder next --replay {last.index}`) to test it again")
+        raise LadderError(
+            f"rung {last.index} already has its smoke test ({last.smoke_test.outcome}): "
+            f"replay it (`redline ladder next --replay {last.index}`) to test it again"
+        )
     rung = Rung.model_validate({**last.model_dump(), "smoke_test": smoke.model_dump()})
     return ladder.model_copy(update={"rungs": [*ladder.rungs[:-1], rung]})
 
 
 def set_ceiling(ladder: Ladder, ceiling: Ceiling) -> Ladder:
     if ladder.ceiling is not None:
-        raise LadderError(f"the ceiling is already recorded (max_model_len {ladder.ceiling.max_model_len:,}): "
-                          "start a new ladder to climb again")
+        raise LadderError(
+            f"the ceiling is already recorded (max_model_len {ladder.ceiling.max_model_len:,}): "
+            "start a new ladder to climb again"
+        )
     return Ladder.model_validate({**ladder.model_dump(), "ceiling": ceiling.model_dump()})
 
 
@@ -188,7 +198,10 @@ def check_append_only(old: Ladder, new: Ladder) -> None:
     for i, (was, now) in enumerate(zip(old_rungs, new_rungs, strict=False)):
         if was == now:
             continue
-        smoke_filled = (i == len(old_rungs) - 1 and not was["smoke_test"]["attempted"]
-                        and {**was, "smoke_test": None} == {**now, "smoke_test": None})
+        smoke_filled = (
+            i == len(old_rungs) - 1
+            and not was["smoke_test"]["attempted"]
+            and {**was, "smoke_test": None} == {**now, "smoke_test": None}
+        )
         if not smoke_filled:
             raise LadderError(f"refused: a change would rewrite rung {was['index']}; history is append-only")

@@ -109,7 +109,7 @@ def merge(node: Any, old: Any, new: Any) -> Any:
                 node.append(to_yaml(value))
             elif i >= len(old) or old[i] != value:
                 node[i] = merge(node[i], old[i] if i < len(old) else None, value)
-        del node[len(new):]
+        del node[len(new) :]
         return node
     return to_yaml(new)
 
@@ -136,11 +136,13 @@ def locked(path: Path, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
     try:
         lock.acquire()
     except Timeout as exc:
-        raise LadderError(f"{path}: another redline has held {name.name} for over {timeout:.0f} s; "
-                          "wait and retry") from exc
+        raise LadderError(
+            f"{path}: another redline has held {name.name} for over {timeout:.0f} s; wait and retry"
+        ) from exc
     except OSError as exc:
-        raise LadderError(f"{path}: cannot take the lock {name} ({exc.strerror or exc}); "
-                          "remove it if it is not a plain file") from exc
+        raise LadderError(
+            f"{path}: cannot take the lock {name} ({exc.strerror or exc}); remove it if it is not a plain file"
+        ) from exc
     try:
         yield
     finally:

@@ -46,8 +46,14 @@ FOCUS_METRIC: dict[str, str] = {
 GOODPUT_SLA = ("p99_ttft_ms", "median_tpot_ms")  # the limits that define goodput
 # The levers a cell may set over the base config; every other knob is the base's, in every cell.
 LEVERS = (
-    "max_num_batched_tokens", "max_num_seqs", "kv_cache_dtype", "enforce_eager", "cudagraph_mode",
-    "enable_chunked_prefill", "enable_prefix_caching", "extra_flags",
+    "max_num_batched_tokens",
+    "max_num_seqs",
+    "kv_cache_dtype",
+    "enforce_eager",
+    "cudagraph_mode",
+    "enable_chunked_prefill",
+    "enable_prefix_caching",
+    "extra_flags",
 )
 
 
@@ -144,8 +150,10 @@ def _base_fields() -> dict[str, Any]:
             fields[name] = (int | None, Field(None, gt=0, le=1 << 26))
         else:
             fields[name] = (field.annotation, field)
-    fields["from_ladder"] = (str | None, Field(None, min_length=1, max_length=4096,
-                                               description="a ladder.yml whose recorded ceiling is the base"))
+    fields["from_ladder"] = (
+        str | None,
+        Field(None, min_length=1, max_length=4096, description="a ladder.yml whose recorded ceiling is the base"),
+    )
     return fields
 
 
@@ -175,26 +183,40 @@ class Campaign(Strict):
     schema_version: Literal[1] = 1
     name: Slug
     target: TargetName = Field(description="a name in the targets file")
-    model: Annotated[str | None, Field(
-        min_length=1, max_length=4096, pattern=MODEL_RE.pattern,
-        description="path or hub id; taken from the ladder with base.from_ladder")] = None
+    model: Annotated[
+        str | None,
+        Field(
+            min_length=1,
+            max_length=4096,
+            pattern=MODEL_RE.pattern,
+            description="path or hub id; taken from the ladder with base.from_ladder",
+        ),
+    ] = None
     engine: Annotated[str, AfterValidator(_engine)] = DEFAULT_ENGINE
     base: BaseServe  # type: ignore[valid-type]
     focus: Focus = "throughput"
     sla: dict[str, Annotated[float, Field(gt=0)]] = Field(
-        default_factory=dict, description="limits on named metrics: a maximum on *_ms, a minimum on throughputs")
+        default_factory=dict, description="limits on named metrics: a maximum on *_ms, a minimum on throughputs"
+    )
     workload: CampaignWorkload
     concurrencies: Annotated[list[Count], Field(min_length=1, max_length=32)]
     warmup_requests: Annotated[int, Field(ge=0, le=1 << 20)] = 8
     trials: Annotated[int, Field(ge=1, le=20, description="benches per concurrency on the cell's one boot")] = 1
-    bench_backend: Annotated[str | None, Field(pattern=r"^[a-z0-9][a-z0-9_-]*$", max_length=40,
-                                               description="the bench client's backend; default: the engine's")] = None
+    bench_backend: Annotated[
+        str | None,
+        Field(
+            pattern=r"^[a-z0-9][a-z0-9_-]*$",
+            max_length=40,
+            description="the bench client's backend; default: the engine's",
+        ),
+    ] = None
     grid: Grid | None = None
     cells: list[CellSpec] = []
     baseline: Slug | None = Field(None, description="the cell others are compared with; default: the first")
     continue_on_red: bool = False
     noise_band_pct: Annotated[float | None, Field(gt=0, le=100)] = Field(
-        None, description="below this difference a cell is no improvement; default: from trials, else 3%")
+        None, description="below this difference a cell is no improvement; default: from trials, else 3%"
+    )
     boot_deadline_s: Annotated[float, Field(gt=0, le=86400)] = 3600
     bench_deadline_s: Annotated[float, Field(gt=0, le=86400)] = 3600
 
@@ -285,6 +307,22 @@ class CampaignPlan(Strict):
 
 
 __all__ = [
-    "BaseServe", "BenchStep", "Campaign", "CampaignPlan", "CampaignWorkload", "CellPlan", "CellSpec", "Direction",
-    "FOCUS_METRIC", "Focus", "GOODPUT_SLA", "Grid", "LEVERS", "Levers", "METRICS", "Regime", "Strict", "Verdict",
+    "BaseServe",
+    "BenchStep",
+    "Campaign",
+    "CampaignPlan",
+    "CampaignWorkload",
+    "CellPlan",
+    "CellSpec",
+    "Direction",
+    "FOCUS_METRIC",
+    "Focus",
+    "GOODPUT_SLA",
+    "Grid",
+    "LEVERS",
+    "Levers",
+    "METRICS",
+    "Regime",
+    "Strict",
+    "Verdict",
 ]

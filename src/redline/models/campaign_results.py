@@ -257,7 +257,24 @@ class CampaignReport(Strict):
 
 
 __all__ = [
-    "BootRecord", "CampaignReport", "CampaignRunResult", "CampaignStatus", "CampaignTable", "CellOutcome", "CellState",
-    "CellVerdict", "ChampionReport", "Commands", "ConcurrencyResult", "Context", "Plot", "RankedCell", "RegimeGroup",
-    "Series", "SlaCheck", "Stat", "TableRow", "Trial",
+    "BootRecord",
+    "CampaignReport",
+    "CampaignRunResult",
+    "CampaignStatus",
+    "CampaignTable",
+    "CellOutcome",
+    "CellState",
+    "CellVerdict",
+    "ChampionReport",
+    "Commands",
+    "ConcurrencyResult",
+    "Context",
+    "Plot",
+    "RankedCell",
+    "RegimeGroup",
+    "Series",
+    "SlaCheck",
+    "Stat",
+    "TableRow",
+    "Trial",
 ]

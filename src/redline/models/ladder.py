@@ -11,7 +11,6 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
 from redline.engines import DEFAULT_ENGINE, EngineName
-
 from redline.models.bench import BenchResult, BenchWorkload
 from redline.models.boot import BootSignals, BootStatus
 from redline.models.context import ContextDescriptor
@@ -50,7 +49,15 @@ FixedKnobs = create_model(
 
 class ModelRef(_Strict):
     key: Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:/-]*$")]
-    path: Annotated[str, Field(min_length=1, max_length=4096, pattern=MODEL_RE.pattern, description="as the engine's serve command takes it: a path or hub id")]
+    path: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=4096,
+            pattern=MODEL_RE.pattern,
+            description="as the engine's serve command takes it: a path or hub id",
+        ),
+    ]
     max_position_embeddings: Count | None = None
 
 
@@ -81,8 +88,9 @@ class SmokeTest(_Strict):
     log_lines: Annotated[list[str], Field(max_length=200)] = []
     result_file: str | None = None
     recorded_at: datetime | None = None
-    context: ContextDescriptor | None = Field(None, description="the full context of the figures (a pass/fail gate's "
-                                                                "load, never a performance claim)")
+    context: ContextDescriptor | None = Field(
+        None, description="the full context of the figures (a pass/fail gate's load, never a performance claim)"
+    )
 
     @model_validator(mode="after")
     def _outcome_iff_attempted(self) -> "SmokeTest":
@@ -116,7 +124,9 @@ class Rung(_Strict):
     boot_s: Annotated[float | None, Field(ge=0)] = None
     log_file: str | None = None
     log_source: str | None = None
-    widened: Annotated[list[str], Field(description="what of the server config's allowlist widening this boot used")] = []
+    widened: Annotated[
+        list[str], Field(description="what of the server config's allowlist widening this boot used")
+    ] = []
 
     @model_validator(mode="after")
     def _consistent(self) -> "Rung":
@@ -156,7 +166,9 @@ class Ladder(_Strict):
     policy: Policy = "signal"
     fixed: FixedKnobs = FixedKnobs()  # type: ignore[valid-type]
     floor: Floor
-    min_concurrency: Annotated[int, Field(ge=1, le=1 << 16, description="max-length requests the ceiling must hold at once")] = 1
+    min_concurrency: Annotated[
+        int, Field(ge=1, le=1 << 16, description="max-length requests the ceiling must hold at once")
+    ] = 1
     kv_block_size: Annotated[int, Field(ge=1, le=1 << 16)] = 16
     allow_long_context: bool = False
     max_num_batched_tokens_cap: Count | None = None
@@ -164,14 +176,17 @@ class Ladder(_Strict):
     smoke_deadline_s: Annotated[float, Field(gt=0, le=86400, description="a runner's wait for one smoke test")] = 3600
     rungs: list[Rung] = []
     ceiling: Ceiling | None = None
-    known_good: KnownGoodUse | None = Field(None, description="the known-good entry applied to the fixed knobs at "
-                                                              "init, or why none was")
+    known_good: KnownGoodUse | None = Field(
+        None, description="the known-good entry applied to the fixed knobs at init, or why none was"
+    )
 
     @model_validator(mode="after")
     def _rungs_in_order(self) -> "Ladder":
         for position, rung in enumerate(self.rungs, start=1):
             if rung.index != position:
-                raise ValueError(f"rung {rung.index} is at position {position}: rungs are numbered 1, 2, 3, ... in order")
+                raise ValueError(
+                    f"rung {rung.index} is at position {position}: rungs are numbered 1, 2, 3, ... in order"
+                )
         if self.ceiling is not None and max(self.ceiling.proven_by) > len(self.rungs):
             raise ValueError("the ceiling names a rung the ladder does not have")
         return self
@@ -187,7 +202,9 @@ class NextStep(_Strict):
     rung_index: int | None = Field(None, description="the rung to smoke-test, diagnose or keep as the ceiling")
     replay_of: int | None = None
     smoke: SmokeWorkload | None = None
-    command: str | None = Field(None, description="ready to paste: the engine's serve command to boot, its bench command to smoke-test")
+    command: str | None = Field(
+        None, description="ready to paste: the engine's serve command to boot, its bench command to smoke-test"
+    )
 
 
 class RungRow(_Strict):

@@ -97,14 +97,18 @@ def base_config(campaign: Campaign, ladder: Ladder | None = None) -> ServeConfig
     if ladder is not None:
         where = f"base.from_ladder ({campaign.base.from_ladder})"
         if ladder.ceiling is None:
-            raise InputError(f"{where}: the ladder has no recorded ceiling yet; finish its climb or give "
-                             "base.max_model_len")
+            raise InputError(
+                f"{where}: the ladder has no recorded ceiling yet; finish its climb or give base.max_model_len"
+            )
         if ladder.engine != campaign.engine:
-            raise InputError(f"engine: the campaign runs {campaign.engine!r} but {where} was climbed on "
-                             f"{ladder.engine!r}")
+            raise InputError(
+                f"engine: the campaign runs {campaign.engine!r} but {where} was climbed on {ladder.engine!r}"
+            )
         if model is not None and model != ladder.model.path:
-            raise InputError(f"model: the campaign names {model!r} but {where} serves {ladder.model.path!r}; "
-                             "drop model: or make them match")
+            raise InputError(
+                f"model: the campaign names {model!r} but {where} serves {ladder.model.path!r}; "
+                "drop model: or make them match"
+            )
         start = serve_config(ladder, ladder.ceiling.max_model_len, ladder.ceiling.max_num_batched_tokens).model_dump()
         model = ladder.model.path
     return ServeConfig.model_validate({**start, **knobs, "model": model})
@@ -117,8 +121,10 @@ def prompts_at(campaign: Campaign, c: int) -> tuple[int, str | None]:
     floor = MIN_PROMPTS_PER_CONCURRENCY * c
     if n >= floor:
         return n, None
-    return floor, (f"concurrency {c}: num_prompts {n} raised to {floor} (every concurrency sends at least 2 x c "
-                   "prompts, so its window is not all ramp and drain)")
+    return floor, (
+        f"concurrency {c}: num_prompts {n} raised to {floor} (every concurrency sends at least 2 x c "
+        "prompts, so its window is not all ramp and drain)"
+    )
 
 
 def prompt_gates(campaign: Campaign) -> list[str]:
@@ -140,7 +146,8 @@ def cell_config(campaign: Campaign, base: ServeConfig, cell: CellSpec) -> tuple[
         raise InputError(
             f"cell {cell.name!r}: max_model_len {config.max_model_len:,} cannot hold the workload's "
             f"input_len {campaign.workload.input_len:,} + output_len {campaign.workload.output_len:,} = {need:,} "
-            "tokens: raise base.max_model_len or shorten the workload")
+            "tokens: raise base.max_model_len or shorten the workload"
+        )
     return config, notes
 
 
@@ -156,10 +163,13 @@ def _seqs_gate(campaign: Campaign, name: str, config: ServeConfig, pinned: bool)
     if pinned:
         raise InputError(
             f"cell {name!r}: max_num_seqs {seqs} (set by the cell) is below the highest concurrency {top}, so its "
-            f"decode batch would be capped below the sweep: raise it, or drop the concurrencies above {seqs}")
+            f"decode batch would be capped below the sweep: raise it, or drop the concurrencies above {seqs}"
+        )
     if seqs is None:
-        note = (f"max_num_seqs was unset (the engine's default depends on the hardware): pinned to {top}, "
-                "the highest concurrency")
+        note = (
+            f"max_num_seqs was unset (the engine's default depends on the hardware): pinned to {top}, "
+            "the highest concurrency"
+        )
     else:
         note = f"max_num_seqs {seqs} (from base) raised to {top}, the highest concurrency"
     return config.model_copy(update={"max_num_seqs": top}), [note]
@@ -181,8 +191,13 @@ def bench_workload(campaign: Campaign, c: int, step: int) -> BenchWorkload:
     """The workload of one bench; each bench on a server gets its own seed, so none replays an earlier one's
     prompts into the prefix cache (every cell runs the same seeds in the same order)."""
     w = campaign.workload
-    return BenchWorkload(input_len=w.input_len, output_len=w.output_len, concurrency=c,
-                         num_prompts=prompts_at(campaign, c)[0], seed=w.seed + 1 + step)
+    return BenchWorkload(
+        input_len=w.input_len,
+        output_len=w.output_len,
+        concurrency=c,
+        num_prompts=prompts_at(campaign, c)[0],
+        seed=w.seed + 1 + step,
+    )
 
 
 def warmup_workload(campaign: Campaign) -> BenchWorkload | None:
@@ -190,8 +205,13 @@ def warmup_workload(campaign: Campaign) -> BenchWorkload | None:
     if n == 0:
         return None
     w = campaign.workload
-    return BenchWorkload(input_len=w.input_len, output_len=w.output_len,
-                         concurrency=min(n, max(campaign.concurrencies)), num_prompts=n, seed=w.seed)
+    return BenchWorkload(
+        input_len=w.input_len,
+        output_len=w.output_len,
+        concurrency=min(n, max(campaign.concurrencies)),
+        num_prompts=n,
+        seed=w.seed,
+    )
 
 
 def flag_value(argv: Sequence[str], flag: str) -> str | None:
@@ -208,31 +228,61 @@ def pinned_backend(campaign: Campaign, engine: Engine, bench_argv: Sequence[str]
     """The backend the engine's bench command pins; InputError when the campaign asks for another."""
     backend = flag_value(bench_argv, "--backend")
     if campaign.bench_backend is not None and campaign.bench_backend != backend:
-        raise InputError(f"bench_backend: {engine.title}'s bench command pins --backend {backend}, not "
-                         f"{campaign.bench_backend!r}: set bench_backend: {backend} or leave it out")
+        raise InputError(
+            f"bench_backend: {engine.title}'s bench command pins --backend {backend}, not "
+            f"{campaign.bench_backend!r}: set bench_backend: {backend} or leave it out"
+        )
     return backend
 
 
-def plan_cell(campaign: Campaign, base: ServeConfig, cell: CellSpec, index: int, baseline: str, engine: Engine,
-              executable: Sequence[str] | None) -> CellPlan:
+def plan_cell(
+    campaign: Campaign,
+    base: ServeConfig,
+    cell: CellSpec,
+    index: int,
+    baseline: str,
+    engine: Engine,
+    executable: Sequence[str] | None,
+) -> CellPlan:
     config, notes = cell_config(campaign, base, cell)
     warm = warmup_workload(campaign)
-    warmup = None if warm is None else engine.bench_argv(
-        config, warm, result_dir=RUN_DIR, result_filename="warmup.json", executable=executable)
+    warmup = (
+        None
+        if warm is None
+        else engine.bench_argv(config, warm, result_dir=RUN_DIR, result_filename="warmup.json", executable=executable)
+    )
     benches = []
     for step, (c, t) in enumerate(bench_order(campaign)):
         name = bench_file(c, t, campaign.trials)
-        argv = engine.bench_argv(config, bench_workload(campaign, c, step), result_dir=RUN_DIR,
-                                 result_filename=name, executable=executable)
-        benches.append(BenchStep(concurrency=c, trial=t, num_prompts=prompts_at(campaign, c)[0], result_file=name,
-                                 command=argv))
-    return CellPlan(index=index, name=cell.name, baseline=cell.name == baseline, levers=_levers(cell), serve=config,
-                    regime=regime_of(config, campaign.warmup_requests), gates=[*prompt_gates(campaign), *notes],
-                    boot_command=engine.serve_argv(config, executable), warmup_command=warmup, benches=benches)
+        argv = engine.bench_argv(
+            config, bench_workload(campaign, c, step), result_dir=RUN_DIR, result_filename=name, executable=executable
+        )
+        benches.append(
+            BenchStep(concurrency=c, trial=t, num_prompts=prompts_at(campaign, c)[0], result_file=name, command=argv)
+        )
+    return CellPlan(
+        index=index,
+        name=cell.name,
+        baseline=cell.name == baseline,
+        levers=_levers(cell),
+        serve=config,
+        regime=regime_of(config, campaign.warmup_requests),
+        gates=[*prompt_gates(campaign), *notes],
+        boot_command=engine.serve_argv(config, executable),
+        warmup_command=warmup,
+        benches=benches,
+    )
 
 
-def plan_campaign(campaign: Campaign, base: ServeConfig, engine: Engine, executable: Sequence[str] | None, *,
-                  path: str, done: dict[str, Verdict] | None = None) -> CampaignPlan:
+def plan_campaign(
+    campaign: Campaign,
+    base: ServeConfig,
+    engine: Engine,
+    executable: Sequence[str] | None,
+    *,
+    path: str,
+    done: dict[str, Verdict] | None = None,
+) -> CampaignPlan:
     """Every cell's boot and bench commands in run order, after the gates; refusals are InputErrors."""
     done = done or {}
     specs = expand_cells(campaign)
@@ -243,9 +293,18 @@ def plan_campaign(campaign: Campaign, base: ServeConfig, engine: Engine, executa
     backend = pinned_backend(campaign, engine, cells[0].benches[0].command)
     todo = [c for c in cells if c.done is None]
     return CampaignPlan(
-        campaign=campaign.name, path=path, target=campaign.target, engine=campaign.engine, focus=campaign.focus,
-        baseline=baseline, concurrencies=campaign.concurrencies, bench_backend=backend,
-        gates=prompt_gates(campaign), cells=cells, boots=len(todo), benches=sum(len(c.benches) for c in todo),
+        campaign=campaign.name,
+        path=path,
+        target=campaign.target,
+        engine=campaign.engine,
+        focus=campaign.focus,
+        baseline=baseline,
+        concurrencies=campaign.concurrencies,
+        bench_backend=backend,
+        gates=prompt_gates(campaign),
+        cells=cells,
+        boots=len(todo),
+        benches=sum(len(c.benches) for c in todo),
     )
 
 
@@ -254,7 +313,8 @@ def _refuse_twins(cells: Sequence[CellPlan]) -> None:
     for cell in cells:
         key = cell.serve.model_dump_json()
         if key in seen:
-            raise InputError(f"cells: {seen[key]!r} and {cell.name!r} boot the same serve config (after the gates); "
-                             "drop one, or make them differ")
+            raise InputError(
+                f"cells: {seen[key]!r} and {cell.name!r} boot the same serve config (after the gates); "
+                "drop one, or make them differ"
+            )
         seen[key] = cell.name
-

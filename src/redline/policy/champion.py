@@ -18,14 +18,24 @@ from typing import Any, Literal
 from redline.models import BenchResult, ServeConfig
 from redline.models.campaign import FOCUS_METRIC, METRICS, Campaign, Verdict
 from redline.models.campaign_results import (
-    CampaignTable, CellVerdict, ChampionReport, ConcurrencyResult, RankedCell, RegimeGroup, SlaCheck, Stat, TableRow,
+    CampaignTable,
+    CellVerdict,
+    ChampionReport,
+    ConcurrencyResult,
+    RankedCell,
+    RegimeGroup,
+    SlaCheck,
+    Stat,
+    TableRow,
 )
 
 DEFAULT_NOISE_BAND_PCT = 3.0  # METHODOLOGY.md: below this a cell is "no improvement" when trials give no spread
 TRIALS_BAND_SIGMAS = 2.0  # with trials: the band is this many coefficients of variation (the larger of the two)
 BandSource = Literal["trials", "default", "campaign"]
-DRAFT_NOTE = ("DRAFT: each cell is one boot on one node; confirm the champion with a same-node A/B of at least "
-              "3 trials in a matched regime before calling it a VERDICT")
+DRAFT_NOTE = (
+    "DRAFT: each cell is one boot on one node; confirm the champion with a same-node A/B of at least "
+    "3 trials in a matched regime before calling it a VERDICT"
+)
 
 
 # ---- figures and verdicts ----------------------------------------------------------------------------------
@@ -73,8 +83,14 @@ def _breach(check: SlaCheck) -> str:
     return f"{check.metric} {check.value:.4g} {sign} {check.limit:g}"
 
 
-def judge(campaign: Campaign, *, boot_ok: bool, boot_reason: str, warmup_error: str | None,
-          results: Sequence[ConcurrencyResult]) -> tuple[Verdict, str]:
+def judge(
+    campaign: Campaign,
+    *,
+    boot_ok: bool,
+    boot_reason: str,
+    warmup_error: str | None,
+    results: Sequence[ConcurrencyResult],
+) -> tuple[Verdict, str]:
     """Green, or red with the first reason: a failed boot, a failed warm-up, failed requests, an SLA breach."""
     if not boot_ok:
         return "red", f"boot failed: {boot_reason}"
@@ -111,15 +127,27 @@ def table_rows(campaign: Campaign, verdict: CellVerdict) -> list[TableRow]:
     rows = []
     for r in verdict.results:
         focus = r.metrics.get(metric)
-        rows.append(TableRow(
-            cell=verdict.cell, concurrency=r.concurrency, verdict=verdict.verdict, regime=verdict.context.regime.label,
-            ok=r.ok, sla_ok=r.sla_ok, focus_value=focus.mean if focus else None, focus_std=focus.std if focus else None,
-            output_throughput=_mean(r, "output_throughput"),
-            output_throughput_per_gpu=_mean(r, "output_throughput_per_gpu"),
-            tokens_per_s_per_user=_mean(r, "tokens_per_s_per_user"), median_ttft_ms=_mean(r, "median_ttft_ms"),
-            p99_ttft_ms=_mean(r, "p99_ttft_ms"), median_tpot_ms=_mean(r, "median_tpot_ms"),
-            median_itl_ms=_mean(r, "median_itl_ms"), failed=_failed(r), num_prompts=r.num_prompts,
-        ))
+        rows.append(
+            TableRow(
+                cell=verdict.cell,
+                concurrency=r.concurrency,
+                verdict=verdict.verdict,
+                regime=verdict.context.regime.label,
+                ok=r.ok,
+                sla_ok=r.sla_ok,
+                focus_value=focus.mean if focus else None,
+                focus_std=focus.std if focus else None,
+                output_throughput=_mean(r, "output_throughput"),
+                output_throughput_per_gpu=_mean(r, "output_throughput_per_gpu"),
+                tokens_per_s_per_user=_mean(r, "tokens_per_s_per_user"),
+                median_ttft_ms=_mean(r, "median_ttft_ms"),
+                p99_ttft_ms=_mean(r, "p99_ttft_ms"),
+                median_tpot_ms=_mean(r, "median_tpot_ms"),
+                median_itl_ms=_mean(r, "median_itl_ms"),
+                failed=_failed(r),
+                num_prompts=r.num_prompts,
+            )
+        )
     return rows
 
 
@@ -127,9 +155,16 @@ def campaign_table(campaign: Campaign, cells: Sequence[str], verdicts: dict[str,
     """One row per cell and concurrency, in cell order; cells without a verdict are listed as missing."""
     metric = FOCUS_METRIC[campaign.focus]
     rows = [row for name in cells if name in verdicts for row in table_rows(campaign, verdicts[name])]
-    return CampaignTable(campaign=campaign.name, focus=campaign.focus, focus_metric=metric,
-                         direction=METRICS[metric], concurrencies=campaign.concurrencies, cells=list(cells),
-                         missing=[c for c in cells if c not in verdicts], rows=rows)
+    return CampaignTable(
+        campaign=campaign.name,
+        focus=campaign.focus,
+        focus_metric=metric,
+        direction=METRICS[metric],
+        concurrencies=campaign.concurrencies,
+        cells=list(cells),
+        missing=[c for c in cells if c not in verdicts],
+        rows=rows,
+    )
 
 
 # ---- the champion ----------------------------------------------------------------------------------------------
@@ -177,11 +212,18 @@ def _delta_pct(score: float, base: float, direction: str) -> float:
     return change if direction == "higher" else -change
 
 
-def _rank(campaign: Campaign, name: str, verdict: CellVerdict, base: tuple[float | None, float | None] | None,
-          baseline: str) -> RankedCell:
+def _rank(
+    campaign: Campaign, name: str, verdict: CellVerdict, base: tuple[float | None, float | None] | None, baseline: str
+) -> RankedCell:
     score, at, cv = cell_score(campaign, verdict)
-    ranked = RankedCell(cell=name, regime=verdict.context.regime.label, score=score, at_concurrency=at,
-                        outcome="excluded", why="no figure of the focus metric to rank it by")
+    ranked = RankedCell(
+        cell=name,
+        regime=verdict.context.regime.label,
+        score=score,
+        at_concurrency=at,
+        outcome="excluded",
+        why="no figure of the focus metric to rank it by",
+    )
     if score is None:
         return ranked
     if name == baseline:
@@ -196,8 +238,15 @@ def _rank(campaign: Campaign, name: str, verdict: CellVerdict, base: tuple[float
         outcome, why = "win", f"{delta:+.1f}% vs the baseline, beyond the {band:.1f}% noise band"
     else:
         outcome, why = "worse", f"{delta:+.1f}% vs the baseline, beyond the {band:.1f}% noise band"
-    return ranked.model_copy(update={"delta_pct": round(delta, 3), "noise_band_pct": round(band, 3),
-                                     "band_source": source, "outcome": outcome, "why": why})
+    return ranked.model_copy(
+        update={
+            "delta_pct": round(delta, 3),
+            "noise_band_pct": round(band, 3),
+            "band_source": source,
+            "outcome": outcome,
+            "why": why,
+        }
+    )
 
 
 def _order(cells: Iterable[RankedCell], direction: str) -> list[RankedCell]:
@@ -205,8 +254,9 @@ def _order(cells: Iterable[RankedCell], direction: str) -> list[RankedCell]:
     return sorted(cells, key=lambda c: (c.score is None, sign * (c.score or 0.0)))
 
 
-def select_champion(campaign: Campaign, cells: Sequence[str], baseline: str, verdicts: dict[str, CellVerdict], *,
-                    top: int = 3) -> ChampionReport:
+def select_champion(
+    campaign: Campaign, cells: Sequence[str], baseline: str, verdicts: dict[str, CellVerdict], *, top: int = 3
+) -> ChampionReport:
     """The champion: the best win over the baseline, in the baseline's regime, beyond the noise band. DRAFT."""
     metric = FOCUS_METRIC[campaign.focus]
     direction = METRICS[metric]
@@ -229,10 +279,20 @@ def select_champion(campaign: Campaign, cells: Sequence[str], baseline: str, ver
     champion = wins[0].cell if wins else None
     outcome, note = _outcome(base_v, base_ok, ranked, champion, baseline)
     return ChampionReport(
-        campaign=campaign.name, focus=campaign.focus, metric=metric, direction=direction,
-        scoring=SCORING[campaign.focus], baseline=baseline, regime=base_regime, champion=champion, outcome=outcome,
-        note=f"{note}. {DRAFT_NOTE}", ranked=ranked, top=[c.cell for c in ranked if c.score is not None][:top],
-        other_regimes=others, excluded=excluded,
+        campaign=campaign.name,
+        focus=campaign.focus,
+        metric=metric,
+        direction=direction,
+        scoring=SCORING[campaign.focus],
+        baseline=baseline,
+        regime=base_regime,
+        champion=champion,
+        outcome=outcome,
+        note=f"{note}. {DRAFT_NOTE}",
+        ranked=ranked,
+        top=[c.cell for c in ranked if c.score is not None][:top],
+        other_regimes=others,
+        excluded=excluded,
     )
 
 
@@ -243,26 +303,35 @@ def _exclusions(cells: Sequence[str], verdicts: dict[str, CellVerdict]) -> list[
         if v is None:
             out.append(RankedCell(cell=name, regime="", score=None, outcome="excluded", why="no verdict yet"))
         elif v.verdict == "red":
-            out.append(RankedCell(cell=name, regime=v.context.regime.label, score=None, outcome="excluded",
-                                  why=f"red: {v.reason}"))
+            out.append(
+                RankedCell(
+                    cell=name, regime=v.context.regime.label, score=None, outcome="excluded", why=f"red: {v.reason}"
+                )
+            )
     return out
 
 
 def _other_group(regime: str, group: list[RankedCell], base_regime: str | None, direction: str) -> RegimeGroup:
     why = f"regime {regime} differs from the baseline's {base_regime}: ranked only among themselves"
-    cells = [c.model_copy(update={"outcome": "not_ranked", "why": why, "delta_pct": None, "noise_band_pct": None,
-                                  "band_source": None}) for c in group]
-    return RegimeGroup(regime=regime, cells=_order(cells, direction),
-                       note=f"never ranked against the champion: {why}")
+    cells = [
+        c.model_copy(
+            update={"outcome": "not_ranked", "why": why, "delta_pct": None, "noise_band_pct": None, "band_source": None}
+        )
+        for c in group
+    ]
+    return RegimeGroup(regime=regime, cells=_order(cells, direction), note=f"never ranked against the champion: {why}")
 
 
-def _outcome(base_v: CellVerdict | None, base_ok: bool, ranked: list[RankedCell], champion: str | None,
-             baseline: str) -> tuple[Any, str]:
+def _outcome(
+    base_v: CellVerdict | None, base_ok: bool, ranked: list[RankedCell], champion: str | None, baseline: str
+) -> tuple[Any, str]:
     if base_v is None:
         return "no_baseline", f"the baseline cell {baseline!r} has no verdict yet: run the campaign first"
     if not base_ok:
-        return "no_baseline", (f"the baseline cell {baseline!r} is red ({base_v.reason}): no cell can be called "
-                               "an improvement until it is green")
+        return "no_baseline", (
+            f"the baseline cell {baseline!r} is red ({base_v.reason}): no cell can be called "
+            "an improvement until it is green"
+        )
     if champion is None:
         if not any(c.outcome != "baseline" for c in ranked):
             return "no_results", "no other green cell in the baseline's regime to compare"

@@ -48,7 +48,9 @@ def _n(value: int | None) -> str:
 
 
 def _knobs(rung: Rung) -> str:
-    return f"max_model_len {_n(rung.serve.max_model_len)}, max_num_batched_tokens {_n(rung.serve.max_num_batched_tokens)}"
+    return (
+        f"max_model_len {_n(rung.serve.max_model_len)}, max_num_batched_tokens {_n(rung.serve.max_num_batched_tokens)}"
+    )
 
 
 def _seen(rung: Rung) -> str:
@@ -61,8 +63,12 @@ def _seen(rung: Rung) -> str:
 
 
 def serve_config(ladder: Ladder, max_model_len: int, max_num_batched_tokens: int) -> ServeConfig:
-    return ServeConfig(model=ladder.model.path, max_model_len=max_model_len,
-                       max_num_batched_tokens=max_num_batched_tokens, **ladder.fixed.model_dump())
+    return ServeConfig(
+        model=ladder.model.path,
+        max_model_len=max_model_len,
+        max_num_batched_tokens=max_num_batched_tokens,
+        **ladder.fixed.model_dump(),
+    )
 
 
 def smoke_workload(ladder: Ladder, rung: Rung) -> SmokeWorkload:
@@ -155,8 +161,11 @@ def phase_of(ladder: Ladder, view: list[Rung]) -> Phase:
     if not batched:
         return Phase(MML, tuple(r for r in ladder.rungs if r.climbs != MNBT), bounded)
     ceiling_mml, floor_mnbt = batched[0].serve.max_model_len, ladder.floor.max_num_batched_tokens
-    line = [r for r in ladder.rungs if r.serve.max_model_len == ceiling_mml
-            and (r.climbs == MNBT or r.serve.max_num_batched_tokens == floor_mnbt)]
+    line = [
+        r
+        for r in ladder.rungs
+        if r.serve.max_model_len == ceiling_mml and (r.climbs == MNBT or r.serve.max_num_batched_tokens == floor_mnbt)
+    ]
     return Phase(MNBT, tuple(line), bounded)
 
 
@@ -174,8 +183,14 @@ def _replay(rung: Rung, reason: str) -> NextStep:
 def _smoke(ladder: Ladder, rung: Rung, reason: str) -> NextStep:
     if rung.index != len(ladder.rungs):  # a later rung booted another server since: boot this one again
         return _replay(rung, f"{reason}; a later rung has booted since, so replay rung {rung.index} first")
-    return NextStep(route="smoke_test", rung=rung.serve, rung_index=rung.index, climbs=rung.climbs,
-                    smoke=smoke_workload(ladder, rung), reason=reason)
+    return NextStep(
+        route="smoke_test",
+        rung=rung.serve,
+        rung_index=rung.index,
+        climbs=rung.climbs,
+        smoke=smoke_workload(ladder, rung),
+        reason=reason,
+    )
 
 
 def _diagnose(rung: Rung | None, reason: str) -> NextStep:
@@ -199,8 +214,9 @@ def _propose(ladder: Ladder, phase: Phase, last: Rung) -> int | None:
         raw = policy.next_max_model_len(last, min_concurrency=c, block=block, cap=mml_cap(ladder))
     else:
         earlier = [r for r in phase.line if is_good(r, c) and r.index != last.index]
-        raw = policy.next_max_num_batched_tokens(last, earlier, min_concurrency=c, block=block,
-                                                 cap=mnbt_cap(ladder, last.serve.max_model_len))
+        raw = policy.next_max_num_batched_tokens(
+            last, earlier, min_concurrency=c, block=block, cap=mnbt_cap(ladder, last.serve.max_model_len)
+        )
     best = phase.best_good(c)
     return _clamp(raw, max(phase.value(last), phase.value(best) if best else 0), phase.lowest_bad(c))
 
@@ -214,13 +230,20 @@ def _climb_to(ladder: Ladder, phase: Phase, last: Rung, target: int, why: str) -
 def _first_batched(ladder: Ladder, base: Rung, why: str) -> NextStep | None:
     """The first max_num_batched_tokens rung, from the smoke-tested max_model_len ceiling."""
     policy, mml = POLICIES[ladder.policy], base.serve.max_model_len
-    raw = policy.next_max_num_batched_tokens(base, [], min_concurrency=ladder.min_concurrency,
-                                             block=ladder.kv_block_size, cap=mnbt_cap(ladder, mml))
+    raw = policy.next_max_num_batched_tokens(
+        base, [], min_concurrency=ladder.min_concurrency, block=ladder.kv_block_size, cap=mnbt_cap(ladder, mml)
+    )
     target = _clamp(raw, base.serve.max_num_batched_tokens or 0, None)
     if target is None:
         return None
-    return _run(ladder, mml, target, MNBT, f"{why}; max_model_len {mml:,} is smoke-tested (rung {base.index}): "
-                f"now climb max_num_batched_tokens to {target:,} at max_model_len {mml:,}")
+    return _run(
+        ladder,
+        mml,
+        target,
+        MNBT,
+        f"{why}; max_model_len {mml:,} is smoke-tested (rung {base.index}): "
+        f"now climb max_num_batched_tokens to {target:,} at max_model_len {mml:,}",
+    )
 
 
 def _end_phase(ladder: Ladder, phase: Phase, why: str) -> NextStep:
@@ -230,12 +253,18 @@ def _end_phase(ladder: Ladder, phase: Phase, why: str) -> NextStep:
         # The last log's own words: a share-of-memory failure (SGLang's mem_fraction_static) needs more memory,
         # which no lower floor gives.
         said = f" (the last log: {phase.line[-1].reason[:300]})" if phase.line else ""
-        return _diagnose(None, f"{why}; no rung on the {phase.variable} climb booted holding {c} max-length "
-                               f"request(s){said}: lower the floor, or give the engine the memory its log asks "
-                               "for, and start a new ladder")
+        return _diagnose(
+            None,
+            f"{why}; no rung on the {phase.variable} climb booted holding {c} max-length "
+            f"request(s){said}: lower the floor, or give the engine the memory its log asks "
+            "for, and start a new ladder",
+        )
     if not proof(ladder, best):
-        return _replay(best, f"{why}; the ceiling is rung {best.index} ({_knobs(best)}), never smoke-tested: "
-                             f"replay it and smoke-test it")
+        return _replay(
+            best,
+            f"{why}; the ceiling is rung {best.index} ({_knobs(best)}), never smoke-tested: "
+            f"replay it and smoke-test it",
+        )
     if phase.variable == MML and (step := _first_batched(ladder, best, why)):
         return step
     named = "it" if best.index == phase.line[-1].index else f"rung {best.index} ({_knobs(best)})"
@@ -253,27 +282,37 @@ def _after_bad(ladder: Ladder, phase: Phase, last: Rung, view: list[Rung]) -> Ne
         best = phase.best_good(c)
         target = _clamp(raw, phase.value(best) if best else 0, phase.lowest_bad(c))
         if target is not None:
-            return _climb_to(ladder, phase, last, target, f"{why}: try max_model_len {target:,}, what it says fits, once")
+            return _climb_to(
+                ladder, phase, last, target, f"{why}: try max_model_len {target:,}, what it says fits, once"
+            )
     return _end_phase(ladder, phase, why)
 
 
 def _after_smoke_failure(ladder: Ladder, phase: Phase, last: Rung) -> NextStep:
     why = f"rung {last.index} ({_knobs(last)}) booted but failed its smoke test ({last.smoke_test.reason})"
-    lower = [r for r in phase.latest().values()
-             if phase.value(r) < phase.value(last) and is_good(r, ladder.min_concurrency) and proof(ladder, r)]
+    lower = [
+        r
+        for r in phase.latest().values()
+        if phase.value(r) < phase.value(last) and is_good(r, ladder.min_concurrency) and proof(ladder, r)
+    ]
     if not lower:
         return _diagnose(last, f"{why}, and no lower rung passed one: find out why the server fails under load")
     best = max(lower, key=phase.value)
-    return _record(best, f"{why}: the ceiling is rung {best.index} ({_knobs(best)}), "
-                         "the best lower rung that passed its smoke test")
+    return _record(
+        best,
+        f"{why}: the ceiling is rung {best.index} ({_knobs(best)}), the best lower rung that passed its smoke test",
+    )
 
 
 def _climb(ladder: Ladder, view: list[Rung]) -> NextStep:
     last, policy = view[-1], POLICIES[ladder.policy]
     if not last.status.booted and not last.status.is_context_failure:
-        return _diagnose(last, f"rung {last.index} ({_knobs(last)}) ended {last.status.value}, which a smaller context "
-                               f"would not fix: {last.reason}. Diagnose and fix it, then replay rung {last.index}; "
-                               "never retry blindly")
+        return _diagnose(
+            last,
+            f"rung {last.index} ({_knobs(last)}) ended {last.status.value}, which a smaller context "
+            f"would not fix: {last.reason}. Diagnose and fix it, then replay rung {last.index}; "
+            "never retry blindly",
+        )
     phase = phase_of(ladder, view)
     if last.smoke_test.failed:
         return _after_smoke_failure(ladder, phase, last)
@@ -287,8 +326,13 @@ def _climb(ladder: Ladder, view: list[Rung]) -> NextStep:
     if target is not None:
         pool = phase.bounded and phase.variable == MML
         said = ", its KV pool's tokens: a candidate only a smoke test confirms" if pool else ""
-        return _climb_to(ladder, phase, last, target,
-                         f"{why}: the {ladder.policy} policy climbs {phase.variable} to {target:,}{said}")
+        return _climb_to(
+            ladder,
+            phase,
+            last,
+            target,
+            f"{why}: the {ladder.policy} policy climbs {phase.variable} to {target:,}{said}",
+        )
     return _end_phase(ladder, phase, f"{why}, passed its smoke test, and nothing higher is predicted to fit")
 
 
@@ -311,11 +355,15 @@ def _verify_replay(ladder: Ladder, last: Rung) -> NextStep | None:
     if not last.status.booted:
         if last.status == original.status:
             return None
-        return _diagnose(last, f"{what} but ended {last.status.value}: {last.reason}. Find out what changed, then replay again")
+        return _diagnose(
+            last, f"{what} but ended {last.status.value}: {last.reason}. Find out what changed, then replay again"
+        )
     if not last.smoke_test.attempted:
         return _smoke(ladder, last, f"{what} and booted: smoke-test it to verify")
     if last.smoke_test.failed:
-        return _diagnose(last, f"{what}, booted, but failed its smoke test ({last.smoke_test.reason}): find out what changed")
+        return _diagnose(
+            last, f"{what}, booted, but failed its smoke test ({last.smoke_test.reason}): find out what changed"
+        )
     return None
 
 
@@ -325,12 +373,19 @@ def next_step(ladder: Ladder, replay: int | None = None) -> NextStep:
         if not 1 <= replay <= len(ladder.rungs):
             raise LadderError(f"there is no rung {replay} to replay: the ladder has rungs 1 to {len(ladder.rungs)}")
         original = ladder.rungs[replay - 1]
-        return _replay(original, f"replay of rung {replay} ({_knobs(original)}) on request: the same config, as a new rung")
+        return _replay(
+            original, f"replay of rung {replay} ({_knobs(original)}) on request: the same config, as a new rung"
+        )
     if not ladder.rungs:
         f = ladder.floor
-        return _run(ladder, f.max_model_len, f.max_num_batched_tokens, "floor",
-                    f"no rung yet: boot the floor (max_model_len {f.max_model_len:,}, "
-                    f"max_num_batched_tokens {f.max_num_batched_tokens:,})")
+        return _run(
+            ladder,
+            f.max_model_len,
+            f.max_num_batched_tokens,
+            "floor",
+            f"no rung yet: boot the floor (max_model_len {f.max_model_len:,}, "
+            f"max_num_batched_tokens {f.max_num_batched_tokens:,})",
+        )
     view, last = climb_view(ladder.rungs), ladder.rungs[-1]
     if last.replay_of is not None and (ladder.ceiling is not None or last.index != view[-1].index):
         if step := _verify_replay(ladder, last):
@@ -338,9 +393,14 @@ def next_step(ladder: Ladder, replay: int | None = None) -> NextStep:
     if ladder.ceiling is not None:
         c = ladder.ceiling
         proof_rung = ladder.rungs[c.proven_by[-1] - 1]
-        return NextStep(route="done", rung=proof_rung.serve, rung_index=proof_rung.index, climbs=proof_rung.climbs,
-                        reason=f"the ceiling is recorded: max_model_len {c.max_model_len:,}, "
-                               f"max_num_batched_tokens {c.max_num_batched_tokens:,}")
+        return NextStep(
+            route="done",
+            rung=proof_rung.serve,
+            rung_index=proof_rung.index,
+            climbs=proof_rung.climbs,
+            reason=f"the ceiling is recorded: max_model_len {c.max_model_len:,}, "
+            f"max_num_batched_tokens {c.max_num_batched_tokens:,}",
+        )
     return _climb(ladder, view)
 
 
@@ -364,8 +424,13 @@ def place_boot(ladder: Ladder, max_model_len: int | None, max_num_batched_tokens
     if past:
         original = ([r for r in past if r.replay_of is None] or past)[-1]
         return Placement(original.serve, original.climbs, original.index)
-    wanted = (f"rung {len(ladder.rungs) + 1} at max_model_len {_n(expected[0])}, max_num_batched_tokens {_n(expected[1])}"
-              if step.route == "run_rung" and expected else f"{step.route.replace('_', ' ')}, not a boot")
-    raise LadderError(f"the log booted max_model_len {_n(max_model_len)}, max_num_batched_tokens {_n(max_num_batched_tokens)}, "
-                      f"but the ladder expects {wanted} ({step.reason}) and no past rung used that config: "
-                      "boot what `redline ladder next` says, or replay a past rung exactly")
+    wanted = (
+        f"rung {len(ladder.rungs) + 1} at max_model_len {_n(expected[0])}, max_num_batched_tokens {_n(expected[1])}"
+        if step.route == "run_rung" and expected
+        else f"{step.route.replace('_', ' ')}, not a boot"
+    )
+    raise LadderError(
+        f"the log booted max_model_len {_n(max_model_len)}, max_num_batched_tokens {_n(max_num_batched_tokens)}, "
+        f"but the ladder expects {wanted} ({step.reason}) and no past rung used that config: "
+        "boot what `redline ladder next` says, or replay a past rung exactly"
+    )

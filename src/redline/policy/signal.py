@@ -64,8 +64,12 @@ def retry_max_model_len(failed: Rung, *, min_concurrency: int, block: int, cap: 
 def _slope(last: Rung, earlier: Sequence[Rung]) -> float | None:
     """GiB of peak activation per batched token, between `last` and the nearest other boot."""
     act = last.signals.memory.peak_activation_gib
-    others = [r for r in earlier if r.serve.max_num_batched_tokens != last.serve.max_num_batched_tokens
-              and r.signals.memory.peak_activation_gib is not None]
+    others = [
+        r
+        for r in earlier
+        if r.serve.max_num_batched_tokens != last.serve.max_num_batched_tokens
+        and r.signals.memory.peak_activation_gib is not None
+    ]
     if act is None or not others:
         return None
     mnbt = last.serve.max_num_batched_tokens or 0
@@ -101,5 +105,7 @@ def headroom(rung: Rung, utilization: float, step: float = 0.05, most: float = 0
         return None
     add_gib = (target - utilization) * total
     add_tokens = int(add_gib * tokens / gib)
-    return (f"raising gpu_memory_utilization from {utilization} to {target} would add about {add_gib:.2f} GiB "
-            f"≈ {add_tokens:,} KV tokens")
+    return (
+        f"raising gpu_memory_utilization from {utilization} to {target} would add about {add_gib:.2f} GiB "
+        f"≈ {add_tokens:,} KV tokens"
+    )

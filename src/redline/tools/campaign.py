@@ -30,9 +30,12 @@ from redline.targets import BaseSpec, Target, open_target
 from redline.tools.close import close_champion
 from redline.tools.known_good import KnownGoodRun, apply_to_plan, default_registry
 from redline.tools.requests import (
-    CampaignAggregateRequest, CampaignInitRequest, CampaignPlanRequest, CampaignStatusRequest, ChampionSelectRequest,
+    CampaignAggregateRequest,
+    CampaignInitRequest,
+    CampaignPlanRequest,
+    CampaignStatusRequest,
+    ChampionSelectRequest,
 )
-
 
 # ---- loading -----------------------------------------------------------------------------------------------
 
@@ -65,8 +68,14 @@ def load(path: str | Path) -> Loaded:
         except RedlineError as exc:
             raise InputError(f"base.from_ladder: {exc}") from exc
     cells = plans.expand_cells(campaign)
-    return Loaded(path, campaign, results_dir(path, campaign), cells, plans.baseline_of(campaign, cells),
-                  plans.base_config(campaign, ladder))
+    return Loaded(
+        path,
+        campaign,
+        results_dir(path, campaign),
+        cells,
+        plans.baseline_of(campaign, cells),
+        plans.base_config(campaign, ladder),
+    )
 
 
 def check_inside(path: str | Path, workspace: Path, campaign: Campaign | None = None) -> None:
@@ -79,8 +88,10 @@ def check_inside(path: str | Path, workspace: Path, campaign: Campaign | None = 
         return
     ladder = (Path(path).parent / campaign.base.from_ladder).resolve()
     if not ladder.is_relative_to(workspace.resolve()):
-        raise InputError(f"base.from_ladder: {campaign.base.from_ladder!r} leads out of the workspace; name a ladder "
-                         "inside it, relative to the campaign file (such as ../ladders/llama8b-h200.yml)")
+        raise InputError(
+            f"base.from_ladder: {campaign.base.from_ladder!r} leads out of the workspace; name a ladder "
+            "inside it, relative to the campaign file (such as ../ladders/llama8b-h200.yml)"
+        )
 
 
 def campaign_target(path: str | Path, requested: str = "") -> str:
@@ -134,18 +145,26 @@ def _admit(engine: Engine, plan: CampaignPlan, widening: Widening | None) -> Cam
     return plan.model_copy(update={"cells": cells})
 
 
-def plan_for(loaded: Loaded, target: Target | None, widening: Widening | None,
-             known_good: KnownGoodRun | None = None) -> CampaignPlan:
+def plan_for(
+    loaded: Loaded, target: Target | None, widening: Widening | None, known_good: KnownGoodRun | None = None
+) -> CampaignPlan:
     engine = get_engine(loaded.campaign.engine)
     done = {name: v.verdict for name, v in read_verdicts(loaded.results, loaded.names).items()}
-    plan = plans.plan_campaign(loaded.campaign, loaded.base, engine, _executable(engine, target),
-                                path=str(loaded.path), done=done)
+    plan = plans.plan_campaign(
+        loaded.campaign, loaded.base, engine, _executable(engine, target), path=str(loaded.path), done=done
+    )
     plan = apply_to_plan(plan, known_good, engine, _executable(engine, target))  # the known-good hook
     return _admit(engine, plan, widening)
 
 
-def campaign_plan(path: str | Path, request: CampaignPlanRequest | None = None, *, target: Target | None = None,
-                  widening: Widening | None = None, known_good: KnownGoodRun | None = None) -> CampaignPlan:
+def campaign_plan(
+    path: str | Path,
+    request: CampaignPlanRequest | None = None,
+    *,
+    target: Target | None = None,
+    widening: Widening | None = None,
+    known_good: KnownGoodRun | None = None,
+) -> CampaignPlan:
     """Every boot command and bench command per cell, in run order, with the gates' changes. Starts nothing.
 
     `target` (opened by the caller from request.target or the campaign's) only supplies its engine command.
@@ -166,9 +185,18 @@ def campaign_status(path: str | Path, request: CampaignStatusRequest | None = No
     states = [_state(name, verdicts.get(name), name == running) for name in loaded.names]
     green = sum(s.state == "green" for s in states)
     red = sum(s.state == "red" for s in states)
-    return CampaignStatus(campaign=loaded.campaign.name, path=str(loaded.path), results=str(loaded.results),
-                          total=len(states), done=green + red, green=green, red=red, cells=states, running=running,
-                          next=_next_hint(loaded, states, running))
+    return CampaignStatus(
+        campaign=loaded.campaign.name,
+        path=str(loaded.path),
+        results=str(loaded.results),
+        total=len(states),
+        done=green + red,
+        green=green,
+        red=red,
+        cells=states,
+        running=running,
+        next=_next_hint(loaded, states, running),
+    )
 
 
 def _state(name: str, verdict: CellVerdict | None, running: bool) -> CellState:
@@ -181,8 +209,10 @@ def _next_hint(loaded: Loaded, states: Sequence[CellState], running: str | None)
     pending = [s.cell for s in states if s.state in ("pending", "running")]
     reds = [s.cell for s in states if s.state == "red"]
     if running is not None:
-        return (f"cell {running!r} has a server recorded as running: wait for its job, or run the campaign again "
-                "to stop that server and resume")
+        return (
+            f"cell {running!r} has a server recorded as running: wait for its job, or run the campaign again "
+            "to stop that server and resume"
+        )
     if reds and pending and not loaded.campaign.continue_on_red:
         return f"cell {reds[0]!r} is red: read its verdict.yml; delete its folder to re-run it, or set continue_on_red"
     if pending:
@@ -206,6 +236,16 @@ def champion_select(path: str | Path, request: ChampionSelectRequest | None = No
 
 
 __all__ = [
-    "Loaded", "campaign_aggregate", "campaign_init", "campaign_plan", "campaign_status", "campaign_target",
-    "champion_select", "check_inside", "load", "open_campaign_target", "open_named_target", "plan_for",
+    "Loaded",
+    "campaign_aggregate",
+    "campaign_init",
+    "campaign_plan",
+    "campaign_status",
+    "campaign_target",
+    "champion_select",
+    "check_inside",
+    "load",
+    "open_campaign_target",
+    "open_named_target",
+    "plan_for",
 ]

@@ -29,7 +29,14 @@ from redline.ledger.server_record import ServerRecord, clear_server, load_server
 from redline.models import BenchResult, BenchWorkload, Widening
 from redline.models.campaign import Campaign, CampaignPlan, CellPlan
 from redline.models.campaign_results import (
-    BootRecord, CampaignRunResult, CellOutcome, CellVerdict, Commands, ConcurrencyResult, Context, Trial,
+    BootRecord,
+    CampaignRunResult,
+    CellOutcome,
+    CellVerdict,
+    Commands,
+    ConcurrencyResult,
+    Context,
+    Trial,
 )
 from redline.models.ladder import GpuProfile
 from redline.policy import campaign as plans
@@ -40,15 +47,16 @@ from redline.tools.known_good import KnownGoodRun, campaign_known_good
 from redline.tools.requests import ACK_FLAG
 from redline.tools.session import BenchRun, Boot, Progress, ServeSession, say
 
-
 # ---- the run ------------------------------------------------------------------------------------------------
 
 
 def require_ack(i_understand_this_submits_jobs: bool, dry_run: bool = False) -> None:
     """Fail closed: a run that boots servers needs the acknowledgement; a dry run does not."""
     if not dry_run and i_understand_this_submits_jobs is not True:
-        raise InputError(f"campaign_run boots servers and benches them on the target: pass {ACK_FLAG}=true to start "
-                         "it, or dry_run=true to see every command first")
+        raise InputError(
+            f"campaign_run boots servers and benches them on the target: pass {ACK_FLAG}=true to start "
+            "it, or dry_run=true to see every command first"
+        )
 
 
 def _check_resumable(loaded: Loaded, plan: CampaignPlan) -> None:
@@ -59,11 +67,15 @@ def _check_resumable(loaded: Loaded, plan: CampaignPlan) -> None:
         verdict = read_verdict(loaded.results, cell.name)
         assert verdict is not None
         if verdict.context.serve != cell.serve:
-            raise InputError(f"cell {cell.name!r} has a verdict made with another serve config than the campaign "
-                             f"plans now: delete {verdict_dir(loaded, cell.name)} to run it again, or restore the file")
+            raise InputError(
+                f"cell {cell.name!r} has a verdict made with another serve config than the campaign "
+                f"plans now: delete {verdict_dir(loaded, cell.name)} to run it again, or restore the file"
+            )
         if verdict.verdict == "red" and not loaded.campaign.continue_on_red:
-            raise InputError(f"cell {cell.name!r} is red ({verdict.reason}): delete {verdict_dir(loaded, cell.name)} "
-                             "to run it again, or set continue_on_red: true to go on past it")
+            raise InputError(
+                f"cell {cell.name!r} is red ({verdict.reason}): delete {verdict_dir(loaded, cell.name)} "
+                "to run it again, or set continue_on_red: true to go on past it"
+            )
 
 
 def verdict_dir(loaded: Loaded, cell: str) -> Path:
@@ -78,8 +90,10 @@ async def _runner_lock(results: Path) -> AsyncIterator[None]:
     try:
         lock.acquire()
     except Timeout as exc:
-        raise InputError(f"another campaign_run is running this campaign ({lock_file(results)} is held): wait for it "
-                         "(campaign_status) or cancel its job") from exc
+        raise InputError(
+            f"another campaign_run is running this campaign ({lock_file(results)} is held): wait for it "
+            "(campaign_status) or cancel its job"
+        ) from exc
     try:
         yield
     finally:
@@ -92,8 +106,10 @@ async def stop_left_server(results: Path, target: Target) -> bool:
     if record is None:
         return False
     if record.handle.target != target.name:
-        raise InputError(f"a cell's server is recorded on target {record.handle.target!r}, not {target.name!r}: run "
-                         f"the campaign on {record.handle.target!r} so it can be stopped first")
+        raise InputError(
+            f"a cell's server is recorded on target {record.handle.target!r}, not {target.name!r}: run "
+            f"the campaign on {record.handle.target!r} so it can be stopped first"
+        )
     with anyio.CancelScope(shield=True):
         await target.stop(record.handle)
         clear_server(server_file(results))
@@ -101,8 +117,14 @@ async def stop_left_server(results: Path, target: Target) -> bool:
 
 
 async def campaign_run(
-    path: str | Path, target: Target, *, i_understand_this_submits_jobs: bool, dry_run: bool = False,
-    progress: Progress | None = None, widening: Widening | None = None, skip_known_good: bool = False,
+    path: str | Path,
+    target: Target,
+    *,
+    i_understand_this_submits_jobs: bool,
+    dry_run: bool = False,
+    progress: Progress | None = None,
+    widening: Widening | None = None,
+    skip_known_good: bool = False,
 ) -> CampaignRunResult:
     """Run the campaign on target: each cell without a verdict is booted once, benched, stopped and judged.
 
@@ -113,10 +135,14 @@ async def campaign_run(
     if dry_run:
         known_good = await campaign_known_good(Path(path), target, skip_known_good)  # the known-good hook
         plan = campaign_plan(path, target=target, widening=widening, known_good=known_good)
-        return CampaignRunResult(campaign=plan.campaign, dry_run=True, plan=plan, skipped=_skipped(plan),
-                                 reason=f"dry run: {plan.boots} boots and {plan.benches} benches would run; "
-                                        "none started",
-                                 next=f"call campaign_run with {ACK_FLAG}=true to run them")
+        return CampaignRunResult(
+            campaign=plan.campaign,
+            dry_run=True,
+            plan=plan,
+            skipped=_skipped(plan),
+            reason=f"dry run: {plan.boots} boots and {plan.benches} benches would run; none started",
+            next=f"call campaign_run with {ACK_FLAG}=true to run them",
+        )
     require_ack(i_understand_this_submits_jobs)
     known_good = await campaign_known_good(Path(path), target, skip_known_good)  # the known-good hook
     loaded, plan = prepare(path, target, widening, known_good)
@@ -125,16 +151,19 @@ async def campaign_run(
         return await runner.run()
 
 
-def prepare(path: str | Path, target: Target, widening: Widening | None = None,
-            known_good: KnownGoodRun | None = None) -> tuple[Loaded, CampaignPlan]:
+def prepare(
+    path: str | Path, target: Target, widening: Widening | None = None, known_good: KnownGoodRun | None = None
+) -> tuple[Loaded, CampaignPlan]:
     """Every refusal a run can meet before it boots anything: the campaign, its target, its plan, its verdicts.
 
     The MCP wiring calls it before it queues a job, so a bad campaign is an error now, not a failed job.
     """
     loaded = load(path)
     if target.name != loaded.campaign.target:
-        raise InputError(f"the campaign runs on target {loaded.campaign.target!r}, not {target.name!r}: run it there, "
-                         "or change target: in the campaign file")
+        raise InputError(
+            f"the campaign runs on target {loaded.campaign.target!r}, not {target.name!r}: run it there, "
+            "or change target: in the campaign file"
+        )
     plan = plan_for(loaded, target, widening, known_good)
     _check_resumable(loaded, plan)
     return loaded, plan
@@ -170,8 +199,15 @@ class Runner:
         stopped = None
         for k, cell in enumerate(todo):
             verdict = await self.run_cell(cell, k, len(todo))
-            ran.append(CellOutcome(cell=cell.name, verdict=verdict.verdict, reason=verdict.reason,
-                                   boot_s=verdict.boot.boot_s, wall_s=verdict.wall_s))
+            ran.append(
+                CellOutcome(
+                    cell=cell.name,
+                    verdict=verdict.verdict,
+                    reason=verdict.reason,
+                    boot_s=verdict.boot.boot_s,
+                    wall_s=verdict.wall_s,
+                )
+            )
             if verdict.verdict == "red" and not self.campaign.continue_on_red:
                 stopped = cell.name
                 break
@@ -180,23 +216,38 @@ class Runner:
     def _result(self, ran: list[CellOutcome], stopped: str | None) -> CampaignRunResult:
         name = self.campaign.name
         if stopped is not None:
-            reason = (f"cell {stopped!r} is red ({ran[-1].reason}); the campaign stopped there "
-                      "(continue_on_red is false)")
-            hint = (f"read cells/{stopped}/verdict.yml; delete that folder to run the cell again, or set "
-                    "continue_on_red: true to go on past it")
+            reason = (
+                f"cell {stopped!r} is red ({ran[-1].reason}); the campaign stopped there (continue_on_red is false)"
+            )
+            hint = (
+                f"read cells/{stopped}/verdict.yml; delete that folder to run the cell again, or set "
+                "continue_on_red: true to go on past it"
+            )
         else:
             reds = [o.cell for o in ran if o.verdict == "red"]
             reason = f"ran {len(ran)} cells" + (f"; red: {', '.join(reds)}" if reds else ", all green")
             hint = "call champion_select for the champion, campaign_report for the report and plots"
-        return CampaignRunResult(campaign=name, dry_run=False, ran=ran, skipped=_skipped(self.plan), boots=len(ran),
-                                 stopped_early=stopped is not None, reason=reason, next=hint)
+        return CampaignRunResult(
+            campaign=name,
+            dry_run=False,
+            ran=ran,
+            skipped=_skipped(self.plan),
+            boots=len(ran),
+            stopped_early=stopped is not None,
+            reason=reason,
+            next=hint,
+        )
 
     # ---- one cell ----------------------------------------------------------------------------------------
 
     def _cell_progress(self, cell: CellPlan, k: int, n: int) -> Progress:
         async def report(fraction: float, text: str) -> None:
-            await say(self.progress, (k + fraction) / n,
-                      f"cell {k + 1} of {n} ({cell.name}), {time.monotonic() - self.t0:.0f}s elapsed: {text}")
+            await say(
+                self.progress,
+                (k + fraction) / n,
+                f"cell {k + 1} of {n} ({cell.name}), {time.monotonic() - self.t0:.0f}s elapsed: {text}",
+            )
+
         return report
 
     async def run_cell(self, cell: CellPlan, k: int, n: int) -> CellVerdict:
@@ -208,9 +259,16 @@ class Runner:
 
         async def record(handle: ServerHandle, log_bytes: int = 0) -> None:
             started_servers[:] = [handle]
-            save_server(server_file(self.loaded.results), ServerRecord(
-                rung_index=cell.index, engine=self.plan.engine, handle=handle, config=cell.serve,
-                boot_log_bytes=log_bytes))
+            save_server(
+                server_file(self.loaded.results),
+                ServerRecord(
+                    rung_index=cell.index,
+                    engine=self.plan.engine,
+                    handle=handle,
+                    config=cell.serve,
+                    boot_log_bytes=log_bytes,
+                ),
+            )
 
         await progress(0.0, "booting")
         try:
@@ -259,8 +317,9 @@ class Runner:
 
     async def _bench(self, boot: Boot, cell: CellPlan, workload: BenchWorkload, name: str) -> BenchRun:
         offset = len((await self.target.read_text(boot.handle.log_path)).encode())
-        run = await self.session.bench(boot.handle, cell.serve, workload, name,
-                                       deadline_s=self.campaign.bench_deadline_s, log_offset=offset)
+        run = await self.session.bench(
+            boot.handle, cell.serve, workload, name, deadline_s=self.campaign.bench_deadline_s, log_offset=offset
+        )
         if run.result_text is not None:
             write_cell_file(self.loaded.results, cell.name, name, run.result_text)
         return run
@@ -274,47 +333,92 @@ class Runner:
             return None, str(exc)
 
     async def _trial(
-        self, boot: Boot, cell: CellPlan, c: int, t: int, step: int, warm: bool,
+        self,
+        boot: Boot,
+        cell: CellPlan,
+        c: int,
+        t: int,
+        step: int,
+        warm: bool,
     ) -> tuple[Trial, list[str]]:
         name = plans.bench_file(c, t, self.campaign.trials)
         run = await self._bench(boot, cell, plans.bench_workload(self.campaign, c, step), name)
         figures, unreadable = self._figures(run)
         lines = [*run.log_lines, *([unreadable] if unreadable else [])]
-        trial = Trial(trial=t, warm=warm, result_file=name if run.result_text is not None else None, figures=figures,
-                      server_healthy_after=run.healthy_after, exit_code=run.run.returncode, log_lines=lines[-50:])
+        trial = Trial(
+            trial=t,
+            warm=warm,
+            result_file=name if run.result_text is not None else None,
+            figures=figures,
+            server_healthy_after=run.healthy_after,
+            exit_code=run.run.returncode,
+            log_lines=lines[-50:],
+        )
         return trial, run.argv
 
     def _result_at(self, cell: CellPlan, c: int, trials: list[Trial]) -> ConcurrencyResult:
         n = plans.prompts_at(self.campaign, c)[0]
         if not trials:
-            return ConcurrencyResult(concurrency=c, num_prompts=n, ok=False, sla_ok=False,
-                                     reason="not run: an earlier bench left the server unable to answer")
+            return ConcurrencyResult(
+                concurrency=c,
+                num_prompts=n,
+                ok=False,
+                sla_ok=False,
+                reason="not run: an earlier bench left the server unable to answer",
+            )
         per_trial = [champions.metrics_of(t.figures, cell.serve) for t in trials if t.figures is not None]
         metrics = champions.summarize(per_trial) if per_trial else {}
         sla = champions.sla_checks(metrics, self.campaign.sla)
         problems = [p for t in trials if (p := _trial_problem(t)) is not None]
-        return ConcurrencyResult(concurrency=c, num_prompts=n, ok=not problems,
-                                 reason=problems[0] if problems else None, metrics=metrics, sla=sla,
-                                 sla_ok=all(s.ok for s in sla), trials=trials)
+        return ConcurrencyResult(
+            concurrency=c,
+            num_prompts=n,
+            ok=not problems,
+            reason=problems[0] if problems else None,
+            metrics=metrics,
+            sla=sla,
+            sla_ok=all(s.ok for s in sla),
+            trials=trials,
+        )
 
     # ---- the verdict -------------------------------------------------------------------------------------
 
-    def _verdict(self, cell: CellPlan, boot: Boot, measured: Measured, log_text: str, started: datetime,
-                 wall_s: float) -> CellVerdict:
+    def _verdict(
+        self, cell: CellPlan, boot: Boot, measured: Measured, log_text: str, started: datetime, wall_s: float
+    ) -> CellVerdict:
         results = self.loaded.results
         log_file = write_cell_file(results, cell.name, "boot.log", log_text)
-        verdict, reason = champions.judge(self.campaign, boot_ok=boot.ready, boot_reason=_boot_reason(boot),
-                                       warmup_error=measured.warmup_error, results=measured.results)
+        verdict, reason = champions.judge(
+            self.campaign,
+            boot_ok=boot.ready,
+            boot_reason=_boot_reason(boot),
+            warmup_error=measured.warmup_error,
+            results=measured.results,
+        )
         signals = boot.signals
         return CellVerdict(
-            campaign=self.campaign.name, cell=cell.name, index=cell.index, baseline=cell.baseline, levers=cell.levers,
-            verdict=verdict, reason=reason, gates=cell.gates, widened=list(boot.widened),
-            boot=BootRecord(status=signals.status, reason=signals.reason, boot_s=round(boot.boot_s, 2),
-                            log_file=log_file, signals=signals),
+            campaign=self.campaign.name,
+            cell=cell.name,
+            index=cell.index,
+            baseline=cell.baseline,
+            levers=cell.levers,
+            verdict=verdict,
+            reason=reason,
+            gates=cell.gates,
+            widened=list(boot.widened),
+            boot=BootRecord(
+                status=signals.status,
+                reason=signals.reason,
+                boot_s=round(boot.boot_s, 2),
+                log_file=log_file,
+                signals=signals,
+            ),
             results=measured.results,
             commands=Commands(boot=cell.boot_command, warmup=measured.warmup_command, bench=measured.bench_commands),
             context=self._context(cell, signals.engine_version),
-            started_at=started, ended_at=datetime.now(UTC), wall_s=round(wall_s, 2),
+            started_at=started,
+            ended_at=datetime.now(UTC),
+            wall_s=round(wall_s, 2),
         )
 
     def _context(self, cell: CellPlan, engine_version: str | None) -> Context:
@@ -322,14 +426,24 @@ class Runner:
         gpu = None
         if host is not None and host.gpus:
             first = host.gpus[0]
-            gpu = GpuProfile(name=first.name, memory_gib=round(first.memory_mib / 1024, 1),
-                             count=champions.gpus_of(cell.serve))
+            gpu = GpuProfile(
+                name=first.name, memory_gib=round(first.memory_mib / 1024, 1), count=champions.gpus_of(cell.serve)
+            )
         return Context(
-            model=cell.serve.model, gpu=gpu, host=host.hostname if host else None,
-            node=host.machine_id if host else None, engine=self.plan.engine, engine_version=engine_version,
-            serve=cell.serve, workload=self.campaign.workload, regime=cell.regime,
-            bench_backend=self.plan.bench_backend, bench_client=self.plan.engine, trials=self.campaign.trials,
-            warmup_requests=self.campaign.warmup_requests, simulated=False,
+            model=cell.serve.model,
+            gpu=gpu,
+            host=host.hostname if host else None,
+            node=host.machine_id if host else None,
+            engine=self.plan.engine,
+            engine_version=engine_version,
+            serve=cell.serve,
+            workload=self.campaign.workload,
+            regime=cell.regime,
+            bench_backend=self.plan.bench_backend,
+            bench_client=self.plan.engine,
+            trials=self.campaign.trials,
+            warmup_requests=self.campaign.warmup_requests,
+            simulated=False,
         )
 
 

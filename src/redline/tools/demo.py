@@ -33,7 +33,7 @@ def cpu_env(workdir: Path) -> dict[str, str]:
 
 
 def prepare(workdir: Path, vllm: Path, *, port: int = 8011, target: dict[str, Any] | None = None) -> tuple[Path, Path]:
-    """The demo's model, targets file (one target, `demo`) and ladder in workdir; an existing ladder is kept (resume)."""
+    """The demo's model, targets file (one target, `demo`) and ladder in workdir; a ladder already there is kept."""
     workdir = workdir.resolve()
     (workdir / "tmp").mkdir(parents=True, exist_ok=True)
     model = write_tiny_llama(workdir / "models" / "tiny-llama", max_position_embeddings=MAX_POSITIONS)
@@ -44,9 +44,18 @@ def prepare(workdir: Path, vllm: Path, *, port: int = 8011, target: dict[str, An
     ladder = workdir / "ladder.yml"
     if not ladder.exists():
         ladder_tools.ladder_init(
-            ladder, LadderInitRequest(model="tiny-llama", model_path=str(model), floor_max_model_len=FLOOR,
-            floor_max_num_batched_tokens=FLOOR,
-            fixed={"load_format": "dummy", "enforce_eager": True, "port": port,
-                   "extra_flags": [f"--kv-cache-memory-bytes={KV_CACHE_BYTES}"]})
+            ladder,
+            LadderInitRequest(
+                model="tiny-llama",
+                model_path=str(model),
+                floor_max_model_len=FLOOR,
+                floor_max_num_batched_tokens=FLOOR,
+                fixed={
+                    "load_format": "dummy",
+                    "enforce_eager": True,
+                    "port": port,
+                    "extra_flags": [f"--kv-cache-memory-bytes={KV_CACHE_BYTES}"],
+                },
+            ),
         )
     return ladder, targets

@@ -5,12 +5,11 @@ to do. A refused input changes nothing on disk.
 """
 
 import json
-import re
 import shlex
 from collections.abc import Mapping, Sequence
-from typing import Any
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -18,17 +17,34 @@ from redline.engines import get_engine
 from redline.engines.base import Engine
 from redline.errors import InputError, LadderError
 from redline.ledger import (
-    Change, append_rung, create_ladder, read_ladder, rung_file, set_ceiling, set_smoke_test, update_ladder,
+    Change,
+    append_rung,
+    create_ladder,
+    read_ladder,
+    rung_file,
+    set_ceiling,
+    set_smoke_test,
+    update_ladder,
 )
 from redline.models import BenchResult, BootSignals, ServeConfig, Widening
+from redline.models.context import ContextDescriptor, Hardware, Workload
 from redline.models.ladder import (
-    CLIMBED, Ceiling, Floor, GpuProfile, Ladder, LadderStatus, ModelRef, NextStep, Rung, RungRow, SmokeTest,
+    CLIMBED,
+    Ceiling,
+    Floor,
+    GpuProfile,
+    Ladder,
+    LadderStatus,
+    ModelRef,
+    NextStep,
+    Rung,
+    RungRow,
+    SmokeTest,
     SmokeWorkload,
 )
 from redline.policy import Placement, next_step, place_boot, serve_config
 from redline.policy.route import proof
 from redline.policy.signal import headroom, kv_tokens
-from redline.models.context import ContextDescriptor, Hardware, Workload
 from redline.tools.context import descriptor, local_model_files
 from redline.tools.known_good import apply_to_ladder, default_registry
 from redline.tools.requests import LadderInitRequest
@@ -61,8 +77,9 @@ def _one_line(exc: ValidationError) -> str:
     return f"{'.'.join(str(p) for p in first['loc']) or 'value'}: {first['msg']}"
 
 
-def ladder_init(path: str | Path, request: LadderInitRequest, *, widening: Widening | None = None,
-                known_good: Path | None = None) -> Ladder:
+def ladder_init(
+    path: str | Path, request: LadderInitRequest, *, widening: Widening | None = None, known_good: Path | None = None
+) -> Ladder:
     """A new ladder.yml at `path` (refused if one is there); max_position_embeddings from config.json if not given.
 
     `request.fixed` holds more serve knobs fixed through the climb (e.g. load_format dummy, enforce_eager).
@@ -77,26 +94,42 @@ def ladder_init(path: str | Path, request: LadderInitRequest, *, widening: Widen
     env = {**fixed.pop("env", {}), **long_env}
     given = set(fixed) | ({"gpu_memory_utilization"} & r.model_fields_set)
     knobs, used = apply_to_ladder(  # the known-good hook (tools/known_good.py)
-        {"gpu_memory_utilization": r.gpu_memory_utilization, **fixed, "env": env}, given,
-        known_good or default_registry(_path(path)), model=r.model_path, gpu_name=r.gpu_name, engine=r.engine,
-        engine_version=r.engine_version, skip=r.skip_known_good, never=CLIMBED)
+        {"gpu_memory_utilization": r.gpu_memory_utilization, **fixed, "env": env},
+        given,
+        known_good or default_registry(_path(path)),
+        model=r.model_path,
+        gpu_name=r.gpu_name,
+        engine=r.engine,
+        engine_version=r.engine_version,
+        skip=r.skip_known_good,
+        never=CLIMBED,
+    )
     try:
         ladder = Ladder(
             model=ModelRef(key=r.model, path=r.model_path, max_position_embeddings=mpe),
             gpu=GpuProfile(name=r.gpu_name, memory_gib=r.gpu_memory_gib, count=r.gpu_count)
-            if r.gpu_name or r.gpu_memory_gib or r.gpu_count != 1 else None,
-            engine=r.engine, engine_version=r.engine_version, policy=r.policy,
-            fixed=knobs, known_good=used,
+            if r.gpu_name or r.gpu_memory_gib or r.gpu_count != 1
+            else None,
+            engine=r.engine,
+            engine_version=r.engine_version,
+            policy=r.policy,
+            fixed=knobs,
+            known_good=used,
             floor=Floor(max_model_len=r.floor_max_model_len, max_num_batched_tokens=r.floor_max_num_batched_tokens),
-            min_concurrency=r.min_concurrency, kv_block_size=r.kv_block_size, allow_long_context=r.allow_long_context,
+            min_concurrency=r.min_concurrency,
+            kv_block_size=r.kv_block_size,
+            allow_long_context=r.allow_long_context,
             max_num_batched_tokens_cap=r.max_num_batched_tokens_cap,
-            boot_deadline_s=r.boot_deadline_s, smoke_deadline_s=r.smoke_deadline_s,
+            boot_deadline_s=r.boot_deadline_s,
+            smoke_deadline_s=r.smoke_deadline_s,
         )
     except ValidationError as exc:
         raise InputError(f"cannot start a ladder: {_one_line(exc)}") from exc
     if mpe is not None and not r.allow_long_context and r.floor_max_model_len > mpe:
-        raise InputError(f"the floor max_model_len {r.floor_max_model_len:,} is over the model's max_position_embeddings "
-                         f"{mpe:,}: lower it, or pass --allow-long-context")
+        raise InputError(
+            f"the floor max_model_len {r.floor_max_model_len:,} is over the model's max_position_embeddings "
+            f"{mpe:,}: lower it, or pass --allow-long-context"
+        )
     floor = serve_config(ladder, r.floor_max_model_len, r.floor_max_num_batched_tokens)
     eng.admit(floor, widening)  # refused knobs are refused now, not at the first boot
     eng.serve_argv(floor)  # the floor must be bootable argv
@@ -147,10 +180,17 @@ def expect_step(path: str | Path, route: str, replay: int | None = None, ladder:
 
 def rung_row(rung: Rung) -> RungRow:
     return RungRow(
-        index=rung.index, climbs=rung.climbs, replay_of=rung.replay_of, simulated=rung.simulated,
-        max_model_len=rung.serve.max_model_len, max_num_batched_tokens=rung.serve.max_num_batched_tokens,
-        status=rung.status, kv_cache_tokens=kv_tokens(rung), max_concurrency=rung.signals.max_concurrency,
-        smoke=rung.smoke_test.outcome, boot_s=rung.boot_s,
+        index=rung.index,
+        climbs=rung.climbs,
+        replay_of=rung.replay_of,
+        simulated=rung.simulated,
+        max_model_len=rung.serve.max_model_len,
+        max_num_batched_tokens=rung.serve.max_num_batched_tokens,
+        status=rung.status,
+        kv_cache_tokens=kv_tokens(rung),
+        max_concurrency=rung.signals.max_concurrency,
+        smoke=rung.smoke_test.outcome,
+        boot_s=rung.boot_s,
     )
 
 
@@ -164,29 +204,48 @@ def ladder_status(path: str | Path) -> LadderStatus:
 
 # -- recording a boot ------------------------------------------------------------------------------
 
-def _check_log(ladder: Ladder, engine: Engine, signals: BootSignals, served: str | None, booted: tuple[int | None, int | None]) -> None:
+
+def _check_log(
+    ladder: Ladder, engine: Engine, signals: BootSignals, served: str | None, booted: tuple[int | None, int | None]
+) -> None:
     """Refuse a log from another model, engine, engine version, utilization or GPU."""
     if signals.engine != ladder.engine:
-        raise LadderError(f"the log is from {signals.engine}, but this ladder climbs with {ladder.engine}: "
-                          "record it in a ladder of that engine")
+        raise LadderError(
+            f"the log is from {signals.engine}, but this ladder climbs with {ladder.engine}: "
+            "record it in a ladder of that engine"
+        )
     if served != ladder.model.path:
         said = f"served {served!r}" if served else "does not say which model it served"
-        raise LadderError(f"the log {said}, but this ladder climbs {ladder.model.key} at {ladder.model.path!r}: "
-                          "record it in that model's ladder")
+        raise LadderError(
+            f"the log {said}, but this ladder climbs {ladder.model.key} at {ladder.model.path!r}: "
+            "record it in that model's ladder"
+        )
     if ladder.engine_version and signals.engine_version and signals.engine_version != ladder.engine_version:
-        raise LadderError(f"the log is {engine.title} {signals.engine_version}, but this ladder is {engine.title} "
-                          f"{ladder.engine_version}: one ladder is one engine version; start a new ladder for it")
+        raise LadderError(
+            f"the log is {engine.title} {signals.engine_version}, but this ladder is {engine.title} "
+            f"{ladder.engine_version}: one ladder is one engine version; start a new ladder for it"
+        )
     m, wanted = signals.memory, ladder.fixed.gpu_memory_utilization
-    if m.requested_gib and m.device_total_gib and abs(m.requested_gib / m.device_total_gib - wanted) > UTILIZATION_TOLERANCE:
-        raise LadderError(f"the log booted at gpu_memory_utilization {m.requested_gib / m.device_total_gib:.2f}, "
-                          f"but this ladder holds it at {wanted}: boot again with --gpu-memory-utilization {wanted}")
+    if (
+        m.requested_gib
+        and m.device_total_gib
+        and abs(m.requested_gib / m.device_total_gib - wanted) > UTILIZATION_TOLERANCE
+    ):
+        raise LadderError(
+            f"the log booted at gpu_memory_utilization {m.requested_gib / m.device_total_gib:.2f}, "
+            f"but this ladder holds it at {wanted}: boot again with --gpu-memory-utilization {wanted}"
+        )
     gpu = ladder.gpu and ladder.gpu.memory_gib
     if gpu and m.device_total_gib and abs(m.device_total_gib - gpu) > GPU_MEMORY_TOLERANCE * gpu:
-        raise LadderError(f"the log's GPU has {m.device_total_gib} GiB, but this ladder's has {gpu} GiB: "
-                          "record it in that GPU profile's ladder")
+        raise LadderError(
+            f"the log's GPU has {m.device_total_gib} GiB, but this ladder's has {gpu} GiB: "
+            "record it in that GPU profile's ladder"
+        )
     if None in booted:
-        raise LadderError("the log does not say its max_model_len and max_num_batched_tokens: "
-                          "boot with both flags given and pass the full output of the engine's serve command")
+        raise LadderError(
+            "the log does not say its max_model_len and max_num_batched_tokens: "
+            "boot with both flags given and pass the full output of the engine's serve command"
+        )
 
 
 def _place(ladder: Ladder, booted: tuple[int | None, int | None], replay_of: int | None) -> Placement:
@@ -196,15 +255,25 @@ def _place(ladder: Ladder, booted: tuple[int | None, int | None], replay_of: int
         raise LadderError(f"there is no rung {replay_of} to replay: the ladder has rungs 1 to {len(ladder.rungs)}")
     original = ladder.rungs[replay_of - 1]
     if original.config != booted:
-        raise LadderError(f"rung {replay_of} ran max_model_len {original.config[0]:,}, max_num_batched_tokens "
-                          f"{original.config[1]:,}, but this boot ran {booted[0]}, {booted[1]}: a replay is the exact config")
+        raise LadderError(
+            f"rung {replay_of} ran max_model_len {original.config[0]:,}, max_num_batched_tokens "
+            f"{original.config[1]:,}, but this boot ran {booted[0]}, {booted[1]}: a replay is the exact config"
+        )
     return Placement(original.serve, original.climbs, replay_of)
 
 
 def record_boot(
-    path: str | Path, log_text: str, *, log_name: str | None = None, started_at: datetime | None = None,
-    ended_at: datetime | None = None, boot_s: float | None = None, simulated: bool = False,
-    signals: BootSignals | None = None, serve: ServeConfig | None = None, replay_of: int | None = None,
+    path: str | Path,
+    log_text: str,
+    *,
+    log_name: str | None = None,
+    started_at: datetime | None = None,
+    ended_at: datetime | None = None,
+    boot_s: float | None = None,
+    simulated: bool = False,
+    signals: BootSignals | None = None,
+    serve: ServeConfig | None = None,
+    replay_of: int | None = None,
     widened: Sequence[str] = (),
 ) -> tuple[Rung, Ladder]:
     """Append the rung an observed boot log shows: the one the ladder expects next, or a replay of a past one.
@@ -228,14 +297,28 @@ def record_boot(
         _check_log(ladder, get_engine(ladder.engine), signals, served, booted)
         place = _place(ladder, booted, replay_of)
         if serve is not None and serve != place.serve:
-            raise LadderError("the config booted differs from the rung the ladder expects in a fixed knob: "
-                              "boot what `redline ladder next` says")
+            raise LadderError(
+                "the config booted differs from the rung the ladder expects in a fixed knob: "
+                "boot what `redline ladder next` says"
+            )
         index = len(ladder.rungs) + 1
         log_file = rung_file(path, index, "boot.log")
-        rung = Rung(index=index, climbs=place.climbs, replay_of=place.replay_of, simulated=simulated,
-                    status=signals.status, reason=signals.reason, serve=place.serve, signals=signals,
-                    started_at=started_at, ended_at=ended_at, boot_s=seconds, log_file=log_file, log_source=log_name,
-                    widened=list(widened))
+        rung = Rung(
+            index=index,
+            climbs=place.climbs,
+            replay_of=place.replay_of,
+            simulated=simulated,
+            status=signals.status,
+            reason=signals.reason,
+            serve=place.serve,
+            signals=signals,
+            started_at=started_at,
+            ended_at=ended_at,
+            boot_s=seconds,
+            log_file=log_file,
+            log_source=log_name,
+            widened=list(widened),
+        )
         if ladder.engine_version is None and signals.engine_version:
             ladder = ladder.model_copy(update={"engine_version": signals.engine_version})  # the first boot says it
         updated = append_rung(ladder, rung)
@@ -256,33 +339,48 @@ def _workload_of(result: BenchResult) -> SmokeWorkload:
     done = result.completed or result.num_prompts
     if result.total_input_tokens is None or result.total_output_tokens is None:
         raise InputError("the bench result does not say its input and output tokens: pass the workload it ran")
-    return SmokeWorkload(input_len=max(1, result.total_input_tokens // done),
-                         output_len=max(1, result.total_output_tokens // done),
-                         concurrency=result.max_concurrency or result.num_prompts, num_prompts=result.num_prompts)
+    return SmokeWorkload(
+        input_len=max(1, result.total_input_tokens // done),
+        output_len=max(1, result.total_output_tokens // done),
+        concurrency=result.max_concurrency or result.num_prompts,
+        num_prompts=result.num_prompts,
+    )
 
 
-def _judge(ladder: Ladder, rung: Rung, result: BenchResult | None, workload: SmokeWorkload | None,
-           healthy: bool | None) -> tuple[str, str]:
+def _judge(
+    ladder: Ladder, rung: Rung, result: BenchResult | None, workload: SmokeWorkload | None, healthy: bool | None
+) -> tuple[str, str]:
     """pass or fail, and why; refuses a pass that did not load the rung near its max length."""
     if result is None:
         return "fail", "the bench wrote no result file"
     if not result.all_completed:
-        return "fail", f"{result.failed or result.num_prompts - result.completed} of {result.num_prompts} requests failed"
+        return (
+            "fail",
+            f"{result.failed or result.num_prompts - result.completed} of {result.num_prompts} requests failed",
+        )
     if healthy is False:
         return "fail", "every request completed, but the server was not healthy afterwards"
     mml, c = rung.serve.max_model_len, ladder.min_concurrency
     per_request = workload.input_len + workload.output_len if workload else 0
     if per_request < NEAR_CEILING * mml or workload is None or workload.concurrency < c:
-        raise InputError(f"this bench sent requests of about {per_request:,} tokens at concurrency "
-                         f"{workload.concurrency if workload else '?'}; a smoke test of max_model_len {mml:,} needs at least "
-                         f"{int(NEAR_CEILING * mml):,} tokens at concurrency {c}: run the command `redline ladder next` prints")
-    return "pass", (f"{result.completed}/{result.num_prompts} requests of about {per_request:,} tokens at concurrency "
-                    f"{workload.concurrency} completed")
+        raise InputError(
+            f"this bench sent requests of about {per_request:,} tokens at concurrency "
+            f"{workload.concurrency if workload else '?'}; a smoke test of max_model_len {mml:,} needs at least "
+            f"{int(NEAR_CEILING * mml):,} tokens at concurrency {c}: run the command `redline ladder next` prints"
+        )
+    return "pass", (
+        f"{result.completed}/{result.num_prompts} requests of about {per_request:,} tokens at concurrency "
+        f"{workload.concurrency} completed"
+    )
 
 
 def record_smoke(
-    path: str | Path, bench_json_text: str | None, *, workload: SmokeWorkload | Mapping[str, int] | None = None,
-    server_healthy_after: bool | None = None, log_lines: Sequence[str] = (),
+    path: str | Path,
+    bench_json_text: str | None,
+    *,
+    workload: SmokeWorkload | Mapping[str, int] | None = None,
+    server_healthy_after: bool | None = None,
+    log_lines: Sequence[str] = (),
 ) -> tuple[Rung, Ladder]:
     """Fill the last rung's smoke test from the bench client's result file; the rung and the ladder as written.
 
@@ -301,13 +399,23 @@ def record_smoke(
         if not last.status.booted:
             raise LadderError(f"rung {last.index} did not boot ({last.status.value}): there is no server to smoke-test")
         if result and result.model_id and result.model_id != ladder.model.path:
-            raise LadderError(f"the bench ran against {result.model_id!r}, but this ladder climbs {ladder.model.path!r}")
+            raise LadderError(
+                f"the bench ran against {result.model_id!r}, but this ladder climbs {ladder.model.path!r}"
+            )
         outcome, reason = _judge(ladder, last, result, ran, server_healthy_after)
         result_file = rung_file(path, last.index, "smoke.json") if bench_json_text is not None else None
-        smoke = SmokeTest(attempted=True, outcome=outcome, reason=reason, workload=ran, figures=result,
-                          server_healthy_after=server_healthy_after, log_lines=list(log_lines)[-200:],
-                          result_file=result_file, recorded_at=datetime.now(UTC),
-                          context=_smoke_context(ladder, last, ran, result))
+        smoke = SmokeTest(
+            attempted=True,
+            outcome=outcome,
+            reason=reason,
+            workload=ran,
+            figures=result,
+            server_healthy_after=server_healthy_after,
+            log_lines=list(log_lines)[-200:],
+            result_file=result_file,
+            recorded_at=datetime.now(UTC),
+            context=_smoke_context(ladder, last, ran, result),
+        )
         updated = set_smoke_test(ladder, smoke)
         files = {result_file: bench_json_text} if result_file and bench_json_text else {}
         return Change(updated, (updated.rungs[-1], updated), files)
@@ -319,18 +427,35 @@ def smoke_context(ladder: Ladder, rung: Rung, workload: SmokeWorkload | None, re
     """The context of a smoke test's figures: the ladder's model, GPU and engine, the rung's config, a cold server
     (a smoke test follows its boot), the load it sent. The ladder does not record its node."""
     gpu = ladder.gpu
-    w = Workload(input_len=workload.input_len, output_len=workload.output_len, concurrency=workload.concurrency,
-                 num_prompts=workload.num_prompts) if workload else Workload(num_prompts=result.num_prompts)
+    w = (
+        Workload(
+            input_len=workload.input_len,
+            output_len=workload.output_len,
+            concurrency=workload.concurrency,
+            num_prompts=workload.num_prompts,
+        )
+        if workload
+        else Workload(num_prompts=result.num_prompts)
+    )
     hardware = Hardware(gpu_name=gpu.name, gpu_memory_gib=gpu.memory_gib, gpu_count=gpu.count) if gpu else Hardware()
-    context = descriptor(rung.serve, files=local_model_files(ladder.model.path), host=None, engine=ladder.engine,
-                         engine_version=rung.signals.engine_version or ladder.engine_version, workload=w,
-                         warmup_requests=0, trials=1, bench_backend=result.backend)
+    context = descriptor(
+        rung.serve,
+        files=local_model_files(ladder.model.path),
+        host=None,
+        engine=ladder.engine,
+        engine_version=rung.signals.engine_version or ladder.engine_version,
+        workload=w,
+        warmup_requests=0,
+        trials=1,
+        bench_backend=result.backend,
+    )
     return context.model_copy(update={"hardware": hardware})
 
 
 def _smoke_context(ladder: Ladder, rung: Rung, ran: object, result: BenchResult | None) -> ContextDescriptor | None:
-    return None if result is None else smoke_context(ladder, rung, ran if isinstance(ran, SmokeWorkload) else None,
-                                                      result)
+    return (
+        None if result is None else smoke_context(ladder, rung, ran if isinstance(ran, SmokeWorkload) else None, result)
+    )
 
 
 def smoke_record(path: str | Path, bench_json_text: str | None, **known: Any) -> Rung:
@@ -346,9 +471,13 @@ def ceiling_of(ladder: Ladder, rung: Rung, reason: str, proven_by: list[int]) ->
     return Ceiling(
         max_model_len=rung.serve.max_model_len,
         max_num_batched_tokens=rung.serve.max_num_batched_tokens or ladder.floor.max_num_batched_tokens,
-        kv_cache_tokens=kv_tokens(rung), max_concurrency=rung.signals.max_concurrency, proven_by=proven_by,
+        kv_cache_tokens=kv_tokens(rung),
+        max_concurrency=rung.signals.max_concurrency,
+        proven_by=proven_by,
         serve_command=shlex.join(get_engine(ladder.engine).serve_argv(rung.serve)),
-        headroom=headroom(rung, ladder.fixed.gpu_memory_utilization), reason=reason, recorded_at=datetime.now(UTC),
+        headroom=headroom(rung, ladder.fixed.gpu_memory_utilization),
+        reason=reason,
+        recorded_at=datetime.now(UTC),
     )
 
 
@@ -368,6 +497,17 @@ def ceiling_record(path: str | Path) -> Ceiling:
 
 
 __all__ = [
-    "ceiling_change", "ceiling_of", "ceiling_record", "ladder_init", "ladder_next", "ladder_status",
-    "expect_step", "next_of", "record_boot", "record_smoke", "rung_record", "rung_row", "smoke_record",
+    "ceiling_change",
+    "ceiling_of",
+    "ceiling_record",
+    "ladder_init",
+    "ladder_next",
+    "ladder_status",
+    "expect_step",
+    "next_of",
+    "record_boot",
+    "record_smoke",
+    "rung_record",
+    "rung_row",
+    "smoke_record",
 ]

@@ -18,7 +18,14 @@ from redline.ledger.atomic import atomic_write
 from redline.ledger.campaign_file import read_verdicts
 from redline.models.campaign import METRICS, Campaign
 from redline.models.campaign_results import (
-    CampaignReport, CampaignTable, CellVerdict, ChampionReport, Plot, RankedCell, Series, TableRow,
+    CampaignReport,
+    CampaignTable,
+    CellVerdict,
+    ChampionReport,
+    Plot,
+    RankedCell,
+    Series,
+    TableRow,
 )
 from redline.policy import champion as champions
 from redline.tools.campaign import load
@@ -45,9 +52,15 @@ def _by_cell(rows: Sequence[TableRow], value: str) -> list[Series]:
 
 
 def _points(rows: Sequence[TableRow], cells: set[str] | None = None) -> list[tuple[float, float]]:
-    return [(r.output_throughput_per_gpu, r.tokens_per_s_per_user) for r in rows
-            if r.verdict == "green" and r.ok and r.output_throughput_per_gpu is not None
-            and r.tokens_per_s_per_user is not None and (cells is None or r.cell in cells)]  # type: ignore[misc]
+    return [
+        (r.output_throughput_per_gpu, r.tokens_per_s_per_user)
+        for r in rows
+        if r.verdict == "green"
+        and r.ok
+        and r.output_throughput_per_gpu is not None
+        and r.tokens_per_s_per_user is not None
+        and (cells is None or r.cell in cells)
+    ]  # type: ignore[misc]
 
 
 def pareto_plot(table: CampaignTable, champion: ChampionReport) -> Plot:
@@ -64,17 +77,35 @@ def pareto_plot(table: CampaignTable, champion: ChampionReport) -> Plot:
         pts = _points(green, {mark_cell})
         label = f"champion {mark_cell} (DRAFT)" if champion.champion else f"baseline {mark_cell} (no improvement found)"
         marked = Series(label=label, x=[p[0] for p in pts], y=[p[1] for p in pts])
-    return Plot(name="pareto", file="pareto.png", title="Tokens/s per user against tokens/s per GPU",
-                x_label="output tokens/s per GPU", y_label="tokens/s per user (1000 / median TPOT)",
-                series=series, marked=marked)
+    return Plot(
+        name="pareto",
+        file="pareto.png",
+        title="Tokens/s per user against tokens/s per GPU",
+        x_label="output tokens/s per GPU",
+        y_label="tokens/s per user (1000 / median TPOT)",
+        series=series,
+        marked=marked,
+    )
 
 
 def plots_of(table: CampaignTable, champion: ChampionReport) -> list[Plot]:
     return [
-        Plot(name="throughput", file="throughput.png", title="Output throughput against concurrency",
-             x_label="concurrency", y_label="output tokens/s", series=_by_cell(table.rows, "output_throughput")),
-        Plot(name="tpot", file="tpot.png", title="Median TPOT against concurrency", x_label="concurrency",
-             y_label="median TPOT (ms)", series=_by_cell(table.rows, "median_tpot_ms")),
+        Plot(
+            name="throughput",
+            file="throughput.png",
+            title="Output throughput against concurrency",
+            x_label="concurrency",
+            y_label="output tokens/s",
+            series=_by_cell(table.rows, "output_throughput"),
+        ),
+        Plot(
+            name="tpot",
+            file="tpot.png",
+            title="Median TPOT against concurrency",
+            x_label="concurrency",
+            y_label="median TPOT (ms)",
+            series=_by_cell(table.rows, "median_tpot_ms"),
+        ),
         pareto_plot(table, champion),
     ]
 
@@ -96,8 +127,16 @@ def draw(plot: Plot, path: Path) -> None:
         else:
             ax.plot(s.x, s.y, marker="o", label=s.label)
     if plot.marked is not None and plot.marked.x:
-        ax.scatter(plot.marked.x, plot.marked.y, marker="*", s=220, color="gold", edgecolors="black", zorder=5,
-                   label=plot.marked.label)
+        ax.scatter(
+            plot.marked.x,
+            plot.marked.y,
+            marker="*",
+            s=220,
+            color="gold",
+            edgecolors="black",
+            zorder=5,
+            label=plot.marked.label,
+        )
     if plot.name != "pareto":
         ax.set_xscale("log", base=2)
     ax.set(title=plot.title, xlabel=plot.x_label, ylabel=plot.y_label)
@@ -174,15 +213,33 @@ def _ranked_line(c: RankedCell) -> str:
     return f"- **{c.cell}** ({c.regime}): {_num(c.score, 2)}{at}: {c.outcome.replace('_', ' ')}; {c.why}"
 
 
-def render_markdown(campaign: Campaign, table: CampaignTable, champion: ChampionReport, plots: Sequence[Plot],
-                    verdicts: dict[str, CellVerdict]) -> str:
+def render_markdown(
+    campaign: Campaign,
+    table: CampaignTable,
+    champion: ChampionReport,
+    plots: Sequence[Plot],
+    verdicts: dict[str, CellVerdict],
+) -> str:
     outcome = champion.outcome.replace("_", " ")
     head = f"champion **{champion.champion}** (DRAFT)" if champion.champion else f"**{outcome}**"
-    lines = [f"# Campaign {campaign.name}", "", f"Result: {head}.", "", f"{champion.note}.", "",
-             *_context_lines(campaign, verdicts),
-             "", f"## {table.focus_metric} ({table.direction} is better), by cell and concurrency", "",
-             f"Mean over trials (± std where there are several). Scoring: {champion.scoring}.", "",
-             *_table_lines(table), "", "## Ranking (the baseline's regime)", ""]
+    lines = [
+        f"# Campaign {campaign.name}",
+        "",
+        f"Result: {head}.",
+        "",
+        f"{champion.note}.",
+        "",
+        *_context_lines(campaign, verdicts),
+        "",
+        f"## {table.focus_metric} ({table.direction} is better), by cell and concurrency",
+        "",
+        f"Mean over trials (± std where there are several). Scoring: {champion.scoring}.",
+        "",
+        *_table_lines(table),
+        "",
+        "## Ranking (the baseline's regime)",
+        "",
+    ]
     lines += [_ranked_line(c) for c in champion.ranked] or ["- nothing to rank yet"]
     for group in champion.other_regimes:
         lines += ["", f"### Regime {group.regime}", "", group.note, "", *[_ranked_line(c) for c in group.cells]]
@@ -209,8 +266,9 @@ def campaign_report(path: str | Path, request: CampaignReportRequest | None = No
         draw(plot, loaded.results / plot.file)
     report = loaded.results / "report.md"
     atomic_write(report, render_markdown(loaded.campaign, table, champion, plots, verdicts))
-    return CampaignReport(campaign=loaded.campaign.name, report=str(report), plots=plots, table=table,
-                          champion=champion)
+    return CampaignReport(
+        campaign=loaded.campaign.name, report=str(report), plots=plots, table=table, champion=champion
+    )
 
 
 __all__ = ["campaign_report", "draw", "plots_of", "render_markdown"]

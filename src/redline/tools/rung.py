@@ -46,10 +46,12 @@ def check_reachable(record: ServerRecord, target: Target) -> None:
         )
     owner = record.owner
     if owner and target.same_host_as_redline and where(owner.host, owner.boot_id, owner.pid_ns) == "elsewhere":
-        raise LadderError(f"the server of rung {record.rung_index} was booted on target {target.name} by "
-                          f"{owner.describe()}, another host or PID namespace: its process group is not one this "
-                          "redline can see; stop it from there (redline ladder stop), or by hand and then delete "
-                          "the ladder's <ladder>.runs/server.json")
+        raise LadderError(
+            f"the server of rung {record.rung_index} was booted on target {target.name} by "
+            f"{owner.describe()}, another host or PID namespace: its process group is not one this "
+            "redline can see; stop it from there (redline ladder stop), or by hand and then delete "
+            "the ladder's <ladder>.runs/server.json"
+        )
 
 
 async def stop_server(ladder: Path, target: Target) -> bool:
@@ -70,14 +72,22 @@ async def stop_shielded(target: Target, handle: ServerHandle) -> None:
 
 
 def _session(
-    ladder: Ladder, target: Target, progress: Progress | None, widening: Widening | None = None,
+    ladder: Ladder,
+    target: Target,
+    progress: Progress | None,
+    widening: Widening | None = None,
 ) -> ServeSession:
     return ServeSession(target, get_engine(ladder.engine), progress, widening)
 
 
 async def rung_run(
-    ladder: Path, target: Target, *, replay: int | None = None, progress: Progress | None = None,
-    step: NextStep | None = None, widening: Widening | None = None,
+    ladder: Path,
+    target: Target,
+    *,
+    replay: int | None = None,
+    progress: Progress | None = None,
+    step: NextStep | None = None,
+    widening: Widening | None = None,
 ) -> RungOutcome:
     """Boot the ladder's next rung (or replay a past one) on target and record what the log says.
 
@@ -97,18 +107,35 @@ async def rung_run(
         await off_loop(set_host, ladder, await target.host_info())
     if await stop_server(ladder, target):
         await say(progress, 0.0, "stopped the previous rung's server")
-    await say(progress, 0.0, f"booting max_model_len={config.max_model_len} "
-                             f"max_num_batched_tokens={config.max_num_batched_tokens}")
+    await say(
+        progress,
+        0.0,
+        f"booting max_model_len={config.max_model_len} max_num_batched_tokens={config.max_num_batched_tokens}",
+    )
     boot = await session.boot(config, state.boot_deadline_s)
     try:
         rung, updated = await off_loop(
-            ladder_tools.record_boot, ladder, boot.log_text, signals=boot.signals, serve=config,
-            log_name=f"{target.name}:{boot.handle.log_path}", started_at=boot.started_at, ended_at=boot.ended_at,
-            boot_s=round(boot.boot_s, 1), replay_of=replay, widened=boot.widened,
+            ladder_tools.record_boot,
+            ladder,
+            boot.log_text,
+            signals=boot.signals,
+            serve=config,
+            log_name=f"{target.name}:{boot.handle.log_path}",
+            started_at=boot.started_at,
+            ended_at=boot.ended_at,
+            boot_s=round(boot.boot_s, 1),
+            replay_of=replay,
+            widened=boot.widened,
         )
         if boot.ready:
-            record = ServerRecord(rung_index=rung.index, engine=session.engine.name, handle=boot.handle,
-                                  config=config, boot_log_bytes=len(boot.log_text.encode()), owner=this_owner())
+            record = ServerRecord(
+                rung_index=rung.index,
+                engine=session.engine.name,
+                handle=boot.handle,
+                config=config,
+                boot_log_bytes=len(boot.log_text.encode()),
+                owner=this_owner(),
+            )
             await off_loop(save_server, server_file(ladder), record)
     except BaseException:
         await stop_shielded(target, boot.handle)  # a server the ladder cannot account for is not left running
@@ -118,7 +145,11 @@ async def rung_run(
 
 
 async def smoke_test(
-    ladder: Path, target: Target, *, progress: Progress | None = None, step: NextStep | None = None,
+    ladder: Path,
+    target: Target,
+    *,
+    progress: Progress | None = None,
+    step: NextStep | None = None,
 ) -> RungOutcome:
     """Load the running rung with the engine's own bench client at near its max length."""
     state = await off_loop(read_ladder, ladder)
@@ -129,18 +160,35 @@ async def smoke_test(
     if record is not None:
         check_reachable(record, target)
     if record is None or record.rung_index != index or not await target.is_alive(record.handle):
-        raise LadderError(f"the server of rung {index} is not running any more: call rung_run with replay={index} "
-                          "to boot it again for its smoke test")
+        raise LadderError(
+            f"the server of rung {index} is not running any more: call rung_run with replay={index} "
+            "to boot it again for its smoke test"
+        )
     assert step.smoke is not None  # a smoke_test step always carries its workload
     workload = step.smoke
-    await say(progress, 0.1, f"smoke test: {workload.num_prompts} prompts of {workload.input_len} tokens "
-                             f"at concurrency {workload.concurrency}")
+    await say(
+        progress,
+        0.1,
+        f"smoke test: {workload.num_prompts} prompts of {workload.input_len} tokens "
+        f"at concurrency {workload.concurrency}",
+    )
     session = _session(state, target, progress)
-    bench = await session.bench(record.handle, record.config, workload, f"smoke-rung-{index:03d}.json",
-                                deadline_s=state.smoke_deadline_s, log_offset=record.boot_log_bytes)
+    bench = await session.bench(
+        record.handle,
+        record.config,
+        workload,
+        f"smoke-rung-{index:03d}.json",
+        deadline_s=state.smoke_deadline_s,
+        log_offset=record.boot_log_bytes,
+    )
     rung, updated = await off_loop(
-        ladder_tools.record_smoke, ladder, bench.result_text, workload=workload,
-        server_healthy_after=bench.healthy_after, log_lines=bench.log_lines, size=len(bench.result_text or ""),
+        ladder_tools.record_smoke,
+        ladder,
+        bench.result_text,
+        workload=workload,
+        server_healthy_after=bench.healthy_after,
+        log_lines=bench.log_lines,
+        size=len(bench.result_text or ""),
     )
     await say(progress, 1.0, f"smoke test of rung {rung.index}: {'passed' if rung.smoke_test.passed else 'failed'}")
     return RungOutcome(rung=rung, next=await off_loop(ladder_tools.next_of, ladder, updated))
@@ -165,12 +213,18 @@ class ClimbReport(BaseModel):
 
 def _rung_line(outcome: RungOutcome) -> str:
     rung = outcome.rung
-    return (f"rung {rung.index}: max_model_len {rung.serve.max_model_len}, batched {rung.serve.max_num_batched_tokens}: "
-            f"{rung.status} ({rung.reason})")
+    return (
+        f"rung {rung.index}: max_model_len {rung.serve.max_model_len}, batched {rung.serve.max_num_batched_tokens}: "
+        f"{rung.status} ({rung.reason})"
+    )
 
 
 async def climb(
-    ladder: Path, target: Target, *, max_steps: int = 20, progress: Progress | None = None,
+    ladder: Path,
+    target: Target,
+    *,
+    max_steps: int = 20,
+    progress: Progress | None = None,
     widening: Widening | None = None,
 ) -> ClimbReport:
     """Follow the ladder's routes until its ceiling is recorded or a failure needs a person."""
@@ -182,8 +236,9 @@ async def climb(
             steps.append(_rung_line(outcome))
         elif step.route == "smoke_test":
             outcome = await smoke_test(ladder, target, progress=progress, step=step)
-            steps.append(f"smoke test of rung {outcome.rung.index}: "
-                         f"{'passed' if outcome.rung.smoke_test.passed else 'failed'}")
+            steps.append(
+                f"smoke test of rung {outcome.rung.index}: {'passed' if outcome.rung.smoke_test.passed else 'failed'}"
+            )
         elif step.route == "record_ceiling":
             await stop_server(ladder, target)
             ceiling = await off_loop(ladder_tools.ceiling_record, ladder)

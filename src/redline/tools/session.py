@@ -75,8 +75,9 @@ def last_line(engine: Engine, log_text: str) -> str:
     return engine.log_message(lines[-1])[:200] if lines else "(the log is empty)"
 
 
-def boot_signals(engine: Engine, log_text: str, outcome: WaitOutcome, config: ServeConfig,
-                 deadline_s: float) -> BootSignals:
+def boot_signals(
+    engine: Engine, log_text: str, outcome: WaitOutcome, config: ServeConfig, deadline_s: float
+) -> BootSignals:
     """The log's own verdict, corrected by what the target saw (a deadline, an exit, a port taken).
 
     A plain function of plain values, so a long log can be read in a worker process.
@@ -102,7 +103,11 @@ class ServeSession:
     """Boots, benches and stops servers of one engine on one target."""
 
     def __init__(
-        self, target: Target, engine: Engine, progress: Progress | None = None, widening: Widening | None = None,
+        self,
+        target: Target,
+        engine: Engine,
+        progress: Progress | None = None,
+        widening: Widening | None = None,
     ) -> None:
         self.target = target
         self.engine = engine
@@ -126,19 +131,25 @@ class ServeSession:
         """Refuse what the engine's allowlist and the target's own env forbid; the widenings used."""
         taken = sorted(set(config.env) & set(self.target.engine_env))
         if taken:
-            raise InputError(f"the serve config sets {', '.join(taken)}, which target {self.target.name} sets itself "
-                             "(device visibility, offline mode and the like are the target's): the target's env wins; "
-                             "remove them from the serve config")
+            raise InputError(
+                f"the serve config sets {', '.join(taken)}, which target {self.target.name} sets itself "
+                "(device visibility, offline mode and the like are the target's): the target's env wins; "
+                "remove them from the serve config"
+            )
         return self.engine.admit(config, self.widening)
 
     async def check_model_path(self, model: str, fix: str = "fix the model path") -> None:
         """A model given as a path must be there on the target (a hub id is the engine's to fetch)."""
         if model.startswith(("/", ".", "~")) and (await self.target.run(["test", "-e", model])).returncode != 0:
-            raise InputError(f"model path {model} does not exist on target {self.target.name}: {fix}, "
-                             "or copy the model there")
+            raise InputError(
+                f"model path {model} does not exist on target {self.target.name}: {fix}, or copy the model there"
+            )
 
     async def boot(
-        self, config: ServeConfig, deadline_s: float, on_start: Callable[[ServerHandle], Awaitable[None]] | None = None,
+        self,
+        config: ServeConfig,
+        deadline_s: float,
+        on_start: Callable[[ServerHandle], Awaitable[None]] | None = None,
     ) -> Boot:
         """Start the engine, wait for health within deadline_s; anything but ready is stopped before returning.
 
@@ -182,12 +193,19 @@ class ServeSession:
         return last_line(self.engine, log_text)
 
     async def bench(
-        self, handle: ServerHandle, config: ServeConfig, workload: BenchWorkload, result_name: str, *,
-        deadline_s: float, log_offset: int = 0,
+        self,
+        handle: ServerHandle,
+        config: ServeConfig,
+        workload: BenchWorkload,
+        result_name: str,
+        *,
+        deadline_s: float,
+        log_offset: int = 0,
     ) -> BenchRun:
         """Run the engine's bench client against the running server; a client past its deadline is exit 124."""
-        argv = self.engine.bench_argv(config, workload, result_dir=handle.run_dir, result_filename=result_name,
-                                      executable=self.bench_executable)
+        argv = self.engine.bench_argv(
+            config, workload, result_dir=handle.run_dir, result_filename=result_name, executable=self.bench_executable
+        )
         try:
             run = await self.target.run(argv, env=self.target.engine_env, timeout_s=deadline_s)
         except CommandTimeout:

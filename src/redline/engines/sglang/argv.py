@@ -31,9 +31,25 @@ COMMAND = ("python3", "-m", "sglang.launch_server")
 
 # srt/server_args.py (0.5.17): kv_cache_dtype's choices, and LOAD_FORMAT_CHOICES.
 KV_CACHE_DTYPES = ("auto", "fp8_e5m2", "fp8_e4m3", "mxfp8", "bf16", "bfloat16", "nvfp4", "fp4_mx_block16", "fp4_e2m1")
-LOAD_FORMATS = ("auto", "pt", "safetensors", "npcache", "dummy", "sharded_state", "presharded", "gguf", "bitsandbytes",
-                "mistral", "layered", "flash_rl", "remote", "remote_instance", "fastsafetensors", "private",
-                "runai_streamer")
+LOAD_FORMATS = (
+    "auto",
+    "pt",
+    "safetensors",
+    "npcache",
+    "dummy",
+    "sharded_state",
+    "presharded",
+    "gguf",
+    "bitsandbytes",
+    "mistral",
+    "layered",
+    "flash_rl",
+    "remote",
+    "remote_instance",
+    "fastsafetensors",
+    "private",
+    "runai_streamer",
+)
 # What `sglang version` prints (cli/main.py:8), read from the installed package's metadata without importing it.
 _VERSION_CODE = "import importlib.metadata as m; print('sglang version:', m.version('sglang'))"
 # A graph backend per phase since 0.5.17; --disable-cuda-graph is a deprecated alias for both of these.
@@ -53,12 +69,16 @@ def _choice(knob: str, value: str | None, choices: Sequence[str], hint: str = ""
 def _refuse_missing(config: ServeConfig) -> None:
     """A knob SGLang lacks is refused by name, never dropped: the recorded config must be what ran."""
     if config.cudagraph_mode is not None:
-        raise InputError(f"cudagraph_mode {config.cudagraph_mode!r} is vLLM's: SGLang has no cudagraph mode. "
-                         "Unset it; enforce_eager turns SGLang's graphs off, and --cuda-graph-max-bs-decode and the "
-                         "like size them")
+        raise InputError(
+            f"cudagraph_mode {config.cudagraph_mode!r} is vLLM's: SGLang has no cudagraph mode. "
+            "Unset it; enforce_eager turns SGLang's graphs off, and --cuda-graph-max-bs-decode and the "
+            "like size them"
+        )
     if config.enable_chunked_prefill is False and config.max_num_batched_tokens is not None:
-        raise InputError("enable_chunked_prefill false with max_num_batched_tokens set: SGLang has one knob for both "
-                         "(--chunked-prefill-size, -1 turns chunking off); unset one of them")
+        raise InputError(
+            "enable_chunked_prefill false with max_num_batched_tokens set: SGLang has one knob for both "
+            "(--chunked-prefill-size, -1 turns chunking off); unset one of them"
+        )
 
 
 def _chunking(config: ServeConfig) -> list[str]:
@@ -90,7 +110,11 @@ def serve_argv(config: ServeConfig, executable: Sequence[str] = COMMAND) -> list
 
 
 def bench_argv(
-    config: ServeConfig, workload: BenchWorkload, *, result_dir: str, result_filename: str,
+    config: ServeConfig,
+    workload: BenchWorkload,
+    *,
+    result_dir: str,
+    result_filename: str,
     executable: Sequence[str] = BENCH_COMMAND,
 ) -> list[str]:
     """vLLM's `vllm bench serve` against the SGLang server `config` booted: one client benches both engines.
@@ -101,21 +125,34 @@ def bench_argv(
     """
     w = workload
     return [
-        *executable, "bench", "serve",
-        "--backend", "openai",
-        "--base-url", base_url(config),
-        "--model", config.model,
-        "--tokenizer", config.model,
-        "--dataset-name", "random",
-        "--random-input-len", str(w.input_len),
-        "--random-output-len", str(w.output_len),
-        "--num-prompts", str(w.num_prompts),
-        "--max-concurrency", str(w.concurrency),
+        *executable,
+        "bench",
+        "serve",
+        "--backend",
+        "openai",
+        "--base-url",
+        base_url(config),
+        "--model",
+        config.model,
+        "--tokenizer",
+        config.model,
+        "--dataset-name",
+        "random",
+        "--random-input-len",
+        str(w.input_len),
+        "--random-output-len",
+        str(w.output_len),
+        "--num-prompts",
+        str(w.num_prompts),
+        "--max-concurrency",
+        str(w.concurrency),
         *(["--seed", str(w.seed)] if w.seed is not None else []),
         "--ignore-eos",
         "--save-result",
-        "--result-dir", result_dir,
-        "--result-filename", result_filename,
+        "--result-dir",
+        result_dir,
+        "--result-filename",
+        result_filename,
     ]
 
 
@@ -126,5 +163,7 @@ def version_argv(executable: Sequence[str] = COMMAND) -> list[str]:
         return [*exe[:-2], "-c", _VERSION_CODE]
     if exe and exe[-1] == "serve":
         return [*exe[:-1], "version"]
-    raise InputError(f"cannot tell how {' '.join(exe)!r} prints SGLang's version: give the engine command as "
-                     "[python, -m, sglang.launch_server] or [sglang, serve]")
+    raise InputError(
+        f"cannot tell how {' '.join(exe)!r} prints SGLang's version: give the engine command as "
+        "[python, -m, sglang.launch_server] or [sglang, serve]"
+    )

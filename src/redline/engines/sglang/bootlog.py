@@ -81,7 +81,7 @@ def _status(status: BootStatus, generic: bool = False) -> Apply:
 
 def _args(scan: _Scan, m: re.Match[str], _n: int, line: str) -> None:
     keys = {"context_length": "max_model_len", "chunked_prefill_size": "max_num_batched_tokens"}
-    for name, value in _ARG.findall(line[m.start():]):
+    for name, value in _ARG.findall(line[m.start() :]):
         if value != "None" and int(value) > 0:  # -1: chunked prefill off, no batched-token figure
             scan.set_once(keys[name], int(value))
 
@@ -125,74 +125,133 @@ def _warning(scan: _Scan, _m: re.Match[str], _n: int, line: str) -> None:
 
 _RULES: tuple[_Rule, ...] = (
     # cli/main.py:8, printed by `sglang version` when a run script prints it before the server starts
-    _r("sglang version: ", r"sglang version: (\d+\.\d+\.\d+[\w.+-]{0,40})",
-       lambda s, m, _n, _l: s.set_once("engine_version", m.group(1))),
+    _r(
+        "sglang version: ",
+        r"sglang version: (\d+\.\d+\.\d+[\w.+-]{0,40})",
+        lambda s, m, _n, _l: s.set_once("engine_version", m.group(1)),
+    ),
     # srt/entrypoints/engine.py:1059: logger.info(f"{server_args=}")
     _r("server_args=ServerArgs(", r"server_args=ServerArgs\(", _args),
     # srt/model_executor/model_runner.py:1100
     _r("Load weight end.", r"Load weight end\. elapsed=" + _NUM + r" s, .{0,400}?mem usage=" + _NUM + " GB", _weights),
     # srt/mem_cache/memory_pool.py:1670 (K and V) and :1678 (MLA); 0.5.5-0.5.11 print no `dtype: ...,`
-    _r("KV Cache ", r"\b((?:Full |SWA )?KV Cache) (?:is allocated|VA upper bound)\. (?:dtype: \S{1,40}, )?"
-                    r"#tokens: (\d+), (?:K size: ([\d.]{1,20}) GB, V size: ([\d.]{1,20}) GB|KV size: ([\d.]{1,20}) GB)",
-       _pool),
+    _r(
+        "KV Cache ",
+        r"\b((?:Full |SWA )?KV Cache) (?:is allocated|VA upper bound)\. (?:dtype: \S{1,40}, )?"
+        r"#tokens: (\d+), (?:K size: ([\d.]{1,20}) GB, V size: ([\d.]{1,20}) GB|KV size: ([\d.]{1,20}) GB)",
+        _pool,
+    ),
     # srt/managers/scheduler.py:1069, TP0 only
-    _r("max_total_num_tokens=", r"max_total_num_tokens=(\d+), chunked_prefill_size=(-?\d+|None), "
-                                r"max_prefill_tokens=[^,\s]{1,20}, max_running_requests=[^,\s]{1,20}, "
-                                r"context_len=(\d+)", _scheduler),
+    _r(
+        "max_total_num_tokens=",
+        r"max_total_num_tokens=(\d+), chunked_prefill_size=(-?\d+|None), "
+        r"max_prefill_tokens=[^,\s]{1,20}, max_running_requests=[^,\s]{1,20}, "
+        r"context_len=(\d+)",
+        _scheduler,
+    ),
     # srt/model_executor/model_runner_components/cuda_graph_setup.py:374 and :453
-    _r("CUDA graph end.", r"Capture target (decode|prefill|verify) CUDA graph end\. elapsed=[\d.]{1,20} s, mem usage="
-                          + _NUM + " GB", _graph),
+    _r(
+        "CUDA graph end.",
+        r"Capture target (decode|prefill|verify) CUDA graph end\. elapsed=[\d.]{1,20} s, mem usage=" + _NUM + " GB",
+        _graph,
+    ),
     # Failures.
     # srt/model_executor/pool_configurator.py:64 and srt/mem_cache/kv_cache_configurator.py:1648
-    _r("Not enough memory. Please try to increase --mem-fraction-static",
-       r"Not enough memory\. Please try to increase --mem-fraction-static", _status(BootStatus.OOM_KV_CACHE)),
-    _r("leave no GPU memory for the KV cache", r"leave no GPU memory for the KV cache",
-       _status(BootStatus.OOM_KV_CACHE)),
+    _r(
+        "Not enough memory. Please try to increase --mem-fraction-static",
+        r"Not enough memory\. Please try to increase --mem-fraction-static",
+        _status(BootStatus.OOM_KV_CACHE),
+    ),
+    _r(
+        "leave no GPU memory for the KV cache",
+        r"leave no GPU memory for the KV cache",
+        _status(BootStatus.OOM_KV_CACHE),
+    ),
     # srt/managers/tp_worker.py:413, and srt/mem_cache/allocation.py:240/:527 when a warm-up batch finds no room
-    _r(("Memory pool size is too small", "out of memory. Try to lower your batch size"),
-       r"Memory pool size is too small|(?:Prefill|Decode) out of memory\. Try to lower your batch size",
-       _status(BootStatus.OOM_KV_CACHE)),
+    _r(
+        ("Memory pool size is too small", "out of memory. Try to lower your batch size"),
+        r"Memory pool size is too small|(?:Prefill|Decode) out of memory\. Try to lower your batch size",
+        _status(BootStatus.OOM_KV_CACHE),
+    ),
     # srt/model_executor/runner/decode_cuda_graph_runner.py:418 wraps torch's allocator error during capture
-    _r(("out of memory", "OutOfMemory"), r"OutOfMemoryError|CUDA out of memory|CUDA error: out of memory",
-       _status(BootStatus.OOM_CUDA)),
-    _r(("Error", "undefined symbol"), r"\b(?:ModuleNotFoundError|ImportError)\b|undefined symbol",
-       _status(BootStatus.CRASH_IMPORT)),
+    _r(
+        ("out of memory", "OutOfMemory"),
+        r"OutOfMemoryError|CUDA out of memory|CUDA error: out of memory",
+        _status(BootStatus.OOM_CUDA),
+    ),
+    _r(
+        ("Error", "undefined symbol"),
+        r"\b(?:ModuleNotFoundError|ImportError)\b|undefined symbol",
+        _status(BootStatus.CRASH_IMPORT),
+    ),
     # srt/utils/common.py:1966/:1972, assert_pkg_version: sglang-kernel or flashinfer missing or too old
-    _r(("is installed with version", "is not installed."),
-       r"is installed with version \S{1,40}, which is less than the minimum required version|"
-       r"with minimum required version \S{1,40} is not installed", _status(BootStatus.CRASH_IMPORT)),
+    _r(
+        ("is installed with version", "is not installed."),
+        r"is installed with version \S{1,40}, which is less than the minimum required version|"
+        r"with minimum required version \S{1,40} is not installed",
+        _status(BootStatus.CRASH_IMPORT),
+    ),
     # argparse (srt/server_args.py:9355, prog "sglang serve")
-    _r("error: ", r"\berror: (?:unrecognized arguments|argument |invalid choice|the following arguments are required)",
-       _status(BootStatus.CRASH_CONFIG)),
+    _r(
+        "error: ",
+        r"\berror: (?:unrecognized arguments|argument |invalid choice|the following arguments are required)",
+        _status(BootStatus.CRASH_CONFIG),
+    ),
     # srt/configs/model_config.py:775: a ValueError unless SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN is set
-    _r("is greater than the derived context_length",
-       r"context_length \(\d+\) is greater than the derived context_length \(\d+\)", _context_length),
-    _r(("No CUDA GPUs", "ddress already in use", "driver", "is not available in"),
-       r"No CUDA GPUs are available|[Aa]ddress already in use|CUDA driver version is insufficient|"
-       r"driver on your system is too old|at \d+ is not available in \d+ seconds", _status(BootStatus.CRASH_ENV)),
+    _r(
+        "is greater than the derived context_length",
+        r"context_length \(\d+\) is greater than the derived context_length \(\d+\)",
+        _context_length,
+    ),
+    _r(
+        ("No CUDA GPUs", "ddress already in use", "driver", "is not available in"),
+        r"No CUDA GPUs are available|[Aa]ddress already in use|CUDA driver version is insufficient|"
+        r"driver on your system is too old|at \d+ is not available in \d+ seconds",
+        _status(BootStatus.CRASH_ENV),
+    ),
     # srt/entrypoints/engine.py:1681: the cause is unknown, the exit code and the OOM-killer hint are in the line
-    _r("scheduler died during initialization", r"scheduler died during initialization",
-       _status(BootStatus.CRASH_UNKNOWN)),
+    _r(
+        "scheduler died during initialization",
+        r"scheduler died during initialization",
+        _status(BootStatus.CRASH_UNKNOWN),
+    ),
     # A traceback's last line names the exception: the first one is the cause when nothing above explains it
-    _r(("Error: ", "Exception: "), r"^(?:[A-Za-z_][\w.]{0,100})?(?:Error|Exception): ",
-       _status(BootStatus.CRASH_UNKNOWN)),
+    _r(
+        ("Error: ", "Exception: "),
+        r"^(?:[A-Za-z_][\w.]{0,100})?(?:Error|Exception): ",
+        _status(BootStatus.CRASH_UNKNOWN),
+    ),
     # Headers: the line after them says why (srt/managers/scheduler.py:4951, srt/entrypoints/engine.py:1651/:1707,
     # srt/entrypoints/http_server.py:2324)
-    _r(("Scheduler hit an exception", "Received sigquit", "Initialization failed", "Traceback"),
-       r"Scheduler hit an exception|Received sigquit from a child process|Initialization failed\.|"
-       r"^\S{0,40}Traceback \(most recent call last\)", _status(BootStatus.CRASH_UNKNOWN, generic=True)),
+    _r(
+        ("Scheduler hit an exception", "Received sigquit", "Initialization failed", "Traceback"),
+        r"Scheduler hit an exception|Received sigquit from a child process|Initialization failed\.|"
+        r"^\S{0,40}Traceback \(most recent call last\)",
+        _status(BootStatus.CRASH_UNKNOWN, generic=True),
+    ),
     # srt/mem_cache/kv_cache_configurator.py:1702, and print_deprecated_warning (srt/arg_groups/argparse_actions.py)
-    _r(("larger than the profiled value", "is deprecated", "Warning:"),
-       r"larger than the profiled value|is deprecated|\bWarning: ", _warning),
+    _r(
+        ("larger than the profiled value", "is deprecated", "Warning:"),
+        r"larger than the profiled value|is deprecated|\bWarning: ",
+        _warning,
+    ),
     # srt/entrypoints/http_server.py:2355, after the warm-up request passed
-    _r("The server is fired up and ready to roll!", r"The server is fired up and ready to roll!",
-       _status(BootStatus.BOOT_OK)),
+    _r(
+        "The server is fired up and ready to roll!",
+        r"The server is fired up and ready to roll!",
+        _status(BootStatus.BOOT_OK),
+    ),
 )
 
 _ANY_NEEDLE = re.compile("|".join(re.escape(n) for n in sorted({n for r in _RULES for n in r.needles})))
 _PRECEDENCE = (
-    BootStatus.BOOT_OK, BootStatus.OOM_KV_CACHE, BootStatus.OOM_CUDA, BootStatus.CRASH_IMPORT,
-    BootStatus.CRASH_CONFIG, BootStatus.CRASH_ENV, BootStatus.CRASH_UNKNOWN,
+    BootStatus.BOOT_OK,
+    BootStatus.OOM_KV_CACHE,
+    BootStatus.OOM_CUDA,
+    BootStatus.CRASH_IMPORT,
+    BootStatus.CRASH_CONFIG,
+    BootStatus.CRASH_ENV,
+    BootStatus.CRASH_UNKNOWN,
 )
 
 
@@ -205,7 +264,7 @@ def _lines_with(needles: re.Pattern[str], text: str) -> Iterator[tuple[int, str]
         end = len(text) if end < 0 else end
         number += text.count("\n", counted_to, start)
         counted_to = start
-        for part in text[start:min(end, start + MAX_LINE)].split("\r"):
+        for part in text[start : min(end, start + MAX_LINE)].split("\r"):
             if part:
                 yield number, part
         pos = end + 1
@@ -243,8 +302,10 @@ def _pool_figures(scan: _Scan, values: dict[str, object]) -> None:
 def parse_boot_log(text: str) -> BootSignals:
     """Every signal an SGLang boot log gives, and how the boot ended (with the deciding line)."""
     if _MARKER.search(text) is None:
-        raise LogParseError("this is not an SGLang boot log: no SGLang line found "
-                            "(pass the full output of `python -m sglang.launch_server`)")
+        raise LogParseError(
+            "this is not an SGLang boot log: no SGLang line found "
+            "(pass the full output of `python -m sglang.launch_server`)"
+        )
     scan = _scan(text)
     status, reason = _decide(scan, text)
     values = dict(scan.values)
@@ -252,10 +313,17 @@ def parse_boot_log(text: str) -> BootSignals:
     memory = dict(scan.memory)
     if scan.graphs:
         memory["cudagraph_gib"] = round(sum(scan.graphs.values()), 2)
-    return BootSignals.model_validate({
-        "engine": "sglang", "status": status, "reason": reason, "memory": MemoryBreakdown(**memory),
-        "timings": BootTimings(**scan.timings), "warnings": scan.warnings, **values,
-    })
+    return BootSignals.model_validate(
+        {
+            "engine": "sglang",
+            "status": status,
+            "reason": reason,
+            "memory": MemoryBreakdown(**memory),
+            "timings": BootTimings(**scan.timings),
+            "warnings": scan.warnings,
+            **values,
+        }
+    )
 
 
 _MODEL = re.compile(r"server_args=ServerArgs\(model_path=(?:'([^'\n]{0,4096})'|\"([^\"\n]{0,4096})\")")

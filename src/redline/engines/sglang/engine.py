@@ -39,8 +39,13 @@ class SGLang(Engine):
         executable: Sequence[str] | None = None,
     ) -> list[str]:
         # `executable` runs the bench client (vLLM's), as the target names it; by default `vllm` on PATH.
-        return argv.bench_argv(config, workload, result_dir=result_dir, result_filename=result_filename,
-                               executable=executable or argv.BENCH_COMMAND)
+        return argv.bench_argv(
+            config,
+            workload,
+            result_dir=result_dir,
+            result_filename=result_filename,
+            executable=executable or argv.BENCH_COMMAND,
+        )
 
     def version_argv(self, executable: Sequence[str] | None = None) -> list[str]:
         return argv.version_argv(self.command(executable))

@@ -8,6 +8,7 @@ from redline.models import BenchWorkload, ServeConfig
 
 COMMAND = ("vllm",)
 
+
 def _tristate(name: str, value: bool | None) -> list[str]:
     if value is None:
         return []
@@ -56,18 +57,30 @@ def bench_argv(
     """`vllm bench serve` against the server `config` booted: backend pinned, random data."""
     w = workload
     return [
-        *executable, "bench", "serve",
-        "--backend", "vllm",  # pinned: the openai default dispatches slower, and a bench must say which
-        "--base-url", base_url(config),
-        "--model", config.model,
-        "--dataset-name", "random",
-        "--random-input-len", str(w.input_len),
-        "--random-output-len", str(w.output_len),
-        "--num-prompts", str(w.num_prompts),
-        "--max-concurrency", str(w.concurrency),
+        *executable,
+        "bench",
+        "serve",
+        "--backend",
+        "vllm",  # pinned: the openai default dispatches slower, and a bench must say which
+        "--base-url",
+        base_url(config),
+        "--model",
+        config.model,
+        "--dataset-name",
+        "random",
+        "--random-input-len",
+        str(w.input_len),
+        "--random-output-len",
+        str(w.output_len),
+        "--num-prompts",
+        str(w.num_prompts),
+        "--max-concurrency",
+        str(w.concurrency),
         *(["--seed", str(w.seed)] if w.seed is not None else []),
         "--ignore-eos",
         "--save-result",
-        "--result-dir", result_dir,
-        "--result-filename", result_filename,
+        "--result-dir",
+        result_dir,
+        "--result-filename",
+        result_filename,
     ]

@@ -15,4 +15,6 @@ def parse_bench_result(text: str) -> BenchResult:
         return BenchResult.model_validate(data)
     except ValidationError as exc:
         missing = ", ".join(str(e["loc"][0]) for e in exc.errors() if e["loc"])
-        raise InputError(f"the bench result lacks or mistypes: {missing}; is it a `vllm bench serve --save-result` file?") from exc
+        raise InputError(
+            f"the bench result lacks or mistypes: {missing}; is it a `vllm bench serve --save-result` file?"
+        ) from exc

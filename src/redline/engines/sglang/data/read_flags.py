@@ -17,8 +17,17 @@ import ast
 import json
 import sys
 
-NO_VALUE_ACTIONS = {"store_true", "store_false", "store_const", "count", "help", "version", "DeprecatedAction",
-                    "DeprecatedStoreTrueAction", "DeprecatedStoreConstAction"}
+NO_VALUE_ACTIONS = {
+    "store_true",
+    "store_false",
+    "store_const",
+    "count",
+    "help",
+    "version",
+    "DeprecatedAction",
+    "DeprecatedStoreTrueAction",
+    "DeprecatedStoreConstAction",
+}
 
 
 def _name(node: ast.AST | None) -> str | None:
@@ -121,8 +130,8 @@ def main(path: str, version: str) -> None:
         table, takes = read(f.read())
     out = {
         "source": f"sglang {version}: the option strings of `python -m sglang.launch_server` (prog `sglang serve`), "
-                  "read with ast from sglang/srt/server_args.py (ServerArgs fields through "
-                  "add_cli_args_from_dataclass, then ServerArgs.add_cli_args) by engines/sglang/data/read_flags.py",
+        "read with ast from sglang/srt/server_args.py (ServerArgs fields through "
+        "add_cli_args_from_dataclass, then ServerArgs.add_cli_args) by engines/sglang/data/read_flags.py",
         "options": dict(sorted(table.items())),
         "takes_value": sorted(takes),
     }
