@@ -4,7 +4,8 @@ from pathlib import Path
 from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
-from ruamel.yaml import YAML, YAMLError
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError  # the same class ruamel.yaml re-exports at run time
 
 from redline.errors import InputError, RedlineError
 from redline.untrusted import MAX_JSON_BYTES, MAX_YAML_BYTES, check_yaml, read_regular

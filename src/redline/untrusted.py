@@ -28,7 +28,7 @@ MAX_YAML_BYTES = 16 << 20  # a ladder of a thousand rungs is about 10 MB
 MAX_JSON_BYTES = 64 << 20  # the largest bench result file read
 
 try:
-    from ruamel.yaml.cyaml import CParser
+    from ruamel.yaml.cyaml import CParser  # type: ignore[attr-defined]  # ruamel re-exports the C class untyped
 except ImportError:  # pragma: no cover - only where the C extension is missing
     CParser = None
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
+from pydantic_core import ErrorDetails
 
 from redline.errors import InputError, LadderError
 from redline.inputs import read_text
@@ -81,7 +82,7 @@ def _where(loc: Iterable[Any]) -> str:
     return out
 
 
-def _problem(error: Any) -> str:
+def _problem(error: ErrorDetails) -> str:
     loc, kind, msg = tuple(error["loc"]), error["type"], error["msg"].removeprefix("Value error, ")
     where = _where(loc)
     if kind == "extra_forbidden" and len(loc) >= 2 and loc[0] in ("grid", "cells"):

@@ -6,7 +6,7 @@ concurrency on that one server. What a run leaves (verdicts, the table, the
 champion) is in models/campaign_results.py.
 """
 
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 
@@ -110,32 +110,37 @@ class CellSpec(Levers):
     name: Slug
 
 
-def _values(kind: Any) -> Any:
-    return Annotated[list[kind] | None, Field(min_length=1, max_length=32)]
+_V = TypeVar("_V")
+# A lever's values in a grid: null, or 1 to 32 of them.
+Values = Annotated[list[_V] | None, Field(min_length=1, max_length=32)]
 
 
 class Grid(Strict):
     """Values per lever; the cells are every combination, in LEVERS order (the first outermost), each lever's
     values in the order given, so the first cell takes every lever's first value."""
 
-    max_num_batched_tokens: _values(Batched) = None
-    max_num_seqs: _values(Seqs) = None
-    kv_cache_dtype: _values(KvDtype) = None
-    enforce_eager: _values(bool) = None
-    cudagraph_mode: _values(GraphMode) = None
-    enable_chunked_prefill: _values(bool) = None
-    enable_prefix_caching: _values(bool) = None
-    extra_flags: _values(Flags) = None
+    max_num_batched_tokens: Values[Batched] = None
+    max_num_seqs: Values[Seqs] = None
+    kv_cache_dtype: Values[KvDtype] = None
+    enforce_eager: Values[bool] = None
+    cudagraph_mode: Values[GraphMode] = None
+    enable_chunked_prefill: Values[bool] = None
+    enable_prefix_caching: Values[bool] = None
+    extra_flags: Values[Flags] = None
 
     def levers(self) -> dict[str, list[Any]]:
         return {k: v for k, v in self.model_dump().items() if v is not None}
 
 
 class _BaseServeBase(Strict):
+    if TYPE_CHECKING:
+        # mypy's view of the one base knob read by name; the real field is added by create_model below.
+        from_ladder: str | None = None
+
     @model_validator(mode="after")
     def _valid_as_serve_config(self) -> "_BaseServeBase":
         knobs = self.model_dump(exclude={"from_ladder"}, exclude_none=True)
-        if self.from_ladder is None and "max_model_len" not in knobs:  # type: ignore[attr-defined]
+        if self.from_ladder is None and "max_model_len" not in knobs:
             raise ValueError("give max_model_len, or from_ladder: <ladder.yml> to take a ladder's recorded ceiling")
         ServeConfig.model_validate({"model": "m", "max_model_len": 1, **knobs})  # ServeConfig's own flag and env rules
         return self
@@ -158,12 +163,15 @@ def _base_fields() -> dict[str, Any]:
 
 
 # Built from ServeConfig, so a knob added there is a base knob here without a second list to keep.
-BaseServe = create_model(
-    "BaseServe",
-    __base__=_BaseServeBase,
-    __doc__="The serve config every cell starts from: ServeConfig's knobs, or a ladder's ceiling plus these.",
-    **_base_fields(),
-)
+if TYPE_CHECKING:
+    BaseServe = _BaseServeBase  # mypy cannot see create_model's fields; _BaseServeBase declares those read by name
+else:
+    BaseServe = create_model(
+        "BaseServe",
+        __base__=_BaseServeBase,
+        __doc__="The serve config every cell starts from: ServeConfig's knobs, or a ladder's ceiling plus these.",
+        **_base_fields(),
+    )
 
 
 class CampaignWorkload(Strict):
@@ -193,7 +201,7 @@ class Campaign(Strict):
         ),
     ] = None
     engine: Annotated[str, AfterValidator(_engine)] = DEFAULT_ENGINE
-    base: BaseServe  # type: ignore[valid-type]
+    base: BaseServe
     focus: Focus = "throughput"
     sla: dict[str, Annotated[float, Field(gt=0)]] = Field(
         default_factory=dict, description="limits on named metrics: a maximum on *_ms, a minimum on throughputs"

@@ -6,7 +6,7 @@ names the rung it re-runs (`replay_of`).
 """
 
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
@@ -32,19 +32,30 @@ class _Strict(BaseModel):
 
 
 class _FixedBase(_Strict):
+    if TYPE_CHECKING:
+        # mypy's view of the one fixed knob read by name; the real field is ServeConfig's, added by create_model below.
+        gpu_memory_utilization: float = 0.9
+
     @model_validator(mode="after")
     def _valid_as_serve_config(self) -> "_FixedBase":
         ServeConfig(model="m", max_model_len=1, **self.model_dump())  # the flag and env rules of ServeConfig
         return self
 
 
+def _fixed_fields() -> dict[str, Any]:
+    return {name: (field.annotation, field) for name, field in ServeConfig.model_fields.items() if name not in CLIMBED}
+
+
 # Built from ServeConfig so a knob added there is held fixed here without a second list to keep.
-FixedKnobs = create_model(
-    "FixedKnobs",
-    __base__=_FixedBase,
-    __doc__="Every serve knob the climb holds fixed (gpu_memory_utilization first among them).",
-    **{name: (field.annotation, field) for name, field in ServeConfig.model_fields.items() if name not in CLIMBED},
-)
+if TYPE_CHECKING:
+    FixedKnobs = _FixedBase  # mypy cannot see create_model's fields; _FixedBase declares those read by name
+else:
+    FixedKnobs = create_model(
+        "FixedKnobs",
+        __base__=_FixedBase,
+        __doc__="Every serve knob the climb holds fixed (gpu_memory_utilization first among them).",
+        **_fixed_fields(),
+    )
 
 
 class ModelRef(_Strict):
@@ -164,7 +175,7 @@ class Ladder(_Strict):
     engine: Annotated[EngineName, Field(description="the engine every rung boots")] = DEFAULT_ENGINE
     engine_version: Annotated[str | None, Field(max_length=64)] = None
     policy: Policy = "signal"
-    fixed: FixedKnobs = FixedKnobs()  # type: ignore[valid-type]
+    fixed: FixedKnobs = FixedKnobs()
     floor: Floor
     min_concurrency: Annotated[
         int, Field(ge=1, le=1 << 16, description="max-length requests the ceiling must hold at once")

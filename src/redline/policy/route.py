@@ -350,6 +350,7 @@ def _why_smoke(ladder: Ladder, phase: Phase, unproven: bool) -> str:
 
 def _verify_replay(ladder: Ladder, last: Rung) -> NextStep | None:
     """A replay off the climb: it must reproduce its rung (and pass a smoke test if it booted)."""
+    assert last.replay_of is not None  # next_step calls this only for a replay
     original = ladder.rungs[last.replay_of - 1]
     what = f"rung {last.index} replays rung {original.index} ({_knobs(original)}, {original.status.value})"
     if not last.status.booted:
@@ -418,7 +419,7 @@ def place_boot(ladder: Ladder, max_model_len: int | None, max_num_batched_tokens
     step = next_step(ladder)
     booted = (max_model_len, max_num_batched_tokens)
     expected = None if step.rung is None else (step.rung.max_model_len, step.rung.max_num_batched_tokens)
-    if step.route == "run_rung" and expected == booted:
+    if step.route == "run_rung" and step.rung is not None and expected == booted:
         return Placement(step.rung, step.climbs or "floor", step.replay_of)
     past = [r for r in ladder.rungs if r.config == booted]
     if past:

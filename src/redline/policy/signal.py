@@ -75,7 +75,9 @@ def _slope(last: Rung, earlier: Sequence[Rung]) -> float | None:
     mnbt = last.serve.max_num_batched_tokens or 0
     other = min(others, key=lambda r: abs((r.serve.max_num_batched_tokens or 0) - mnbt))
     d_tokens = mnbt - (other.serve.max_num_batched_tokens or 0)
-    slope = (act - other.signals.memory.peak_activation_gib) / d_tokens
+    other_act = other.signals.memory.peak_activation_gib
+    assert other_act is not None  # `others` holds only rungs that report a peak
+    slope = (act - other_act) / d_tokens
     return slope if slope > 0 else None
 
 

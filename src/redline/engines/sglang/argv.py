@@ -20,12 +20,13 @@
 from collections.abc import Sequence
 
 from redline.engines.sglang import flags
-from redline.engines.vllm.argv import COMMAND as BENCH_COMMAND
+from redline.engines.vllm.argv import COMMAND as _VLLM_COMMAND
 from redline.engines.vllm.argv import base_url
 from redline.errors import InputError
 from redline.models import BenchWorkload, ServeConfig
 
 COMMAND = ("python3", "-m", "sglang.launch_server")
+BENCH_COMMAND = _VLLM_COMMAND  # the bench client is vLLM's
 # `python -m sglang.launch_server` still works in 0.5.17 (with a UserWarning), and needs no console script:
 # a relocated site-packages on PYTHONPATH is enough. `sglang serve` takes the same flags.
 

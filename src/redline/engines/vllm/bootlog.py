@@ -87,11 +87,17 @@ def _value(key: str, convert: Callable[[str], object] = _int) -> Callable[[_Scan
 
 
 def _mem(key: str) -> Callable[[_Scan, re.Match[str], int, str], None]:
-    return lambda scan, m, _n, _l: scan.memory.setdefault(key, float(m.group(1)))
+    def apply(scan: _Scan, m: re.Match[str], _n: int, _l: str) -> None:
+        scan.memory.setdefault(key, float(m.group(1)))
+
+    return apply
 
 
 def _timing(key: str) -> Callable[[_Scan, re.Match[str], int, str], None]:
-    return lambda scan, m, _n, _l: scan.timings.setdefault(key, float(m.group(1)))
+    def apply(scan: _Scan, m: re.Match[str], _n: int, _l: str) -> None:
+        scan.timings.setdefault(key, float(m.group(1)))
+
+    return apply
 
 
 def _status(status: BootStatus, generic: bool = False) -> Callable[[_Scan, re.Match[str], int, str], None]:
@@ -328,7 +334,7 @@ def parse_boot_log(text: str) -> BootSignals:
     values = dict(scan.values)
     memory = dict(scan.memory)
     loaded = values.pop("loaded_weights_gib", None)
-    if "weights_gib" not in memory and loaded is not None:
+    if "weights_gib" not in memory and isinstance(loaded, float):  # _weights sets it, as a float
         memory["weights_gib"] = loaded  # a boot that failed before the breakdown line still says its weights
     warnings = scan.warnings + [f"unknown vLLM environment variable: {name}" for name in scan.unknown_env]
     return BootSignals(

@@ -77,8 +77,9 @@ def _add(table: dict[str, str], takes: set[str], names: list[str], dest: str, ac
 
 def _field(node: ast.AnnAssign, table: dict[str, str], takes: set[str]) -> None:
     ann = node.annotation
-    annotated = isinstance(ann, ast.Subscript) and _name(ann.value) in ("A", "Annotated")
-    if not (isinstance(node.target, ast.Name) and annotated):
+    if not (isinstance(node.target, ast.Name) and isinstance(ann, ast.Subscript)):
+        return
+    if _name(ann.value) not in ("A", "Annotated"):
         return
     parts = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
     meta = next((p for p in parts[1:] if _is_text(p) or (isinstance(p, ast.Call) and _name(p.func) == "Arg")), None)
