@@ -2,6 +2,8 @@
 each booted once and benched at every concurrency. The flags are the MCP tools' parameters (the same request
 models); the campaign file is a local path (--campaign)."""
 
+from __future__ import annotations
+
 import argparse
 import json
 import shlex
@@ -37,7 +39,7 @@ from redline.tools.requests import (
 LOCAL = "local"  # at a terminal with no targets file, this host is the one target
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "campaign", help="tune a deploy: a grid of serve configs, each booted once and benched (campaign.yml)"
     )

@@ -1,9 +1,12 @@
 """`redline ladder run|smoke|climb|stop`: rungs booted for real on a target named in a targets file."""
 
+from __future__ import annotations
+
 import argparse
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import TypeVar
 
 import anyio
 
@@ -16,6 +19,8 @@ from redline.tools import ladder as ladder_tools
 from redline.tools import rung as rung_tools
 from redline.tools.requests import RungRunRequest, SmokeTestRequest
 
+T = TypeVar("T")
+
 _ACTIONS = (
     ("run", RungRunRequest, "boot the next rung (or --replay N) on the target and record it"),
     ("smoke", SmokeTestRequest, "smoke-test the running rung with the engine's bench client and record it"),
@@ -24,7 +29,7 @@ _ACTIONS = (
 )
 
 
-def register_actions(actions: argparse._SubParsersAction) -> None:
+def register_actions(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     handlers = {"run": _run, "smoke": _smoke, "climb": _climb, "stop": _stop}
     for name, request, text in _ACTIONS:
         parser = actions.add_parser(name, help=text)
@@ -76,8 +81,8 @@ async def print_progress(fraction: float, text: str) -> None:
     print(f"[{fraction:4.0%}] {text}", file=sys.stderr, flush=True)
 
 
-def _with_target(args: argparse.Namespace, operation: Callable[[Target], Awaitable[object]]) -> object:
-    async def main() -> object:
+def _with_target(args: argparse.Namespace, operation: Callable[[Target], Awaitable[T]]) -> T:
+    async def main() -> T:
         async with target_from(args) as target:
             return await operation(target)
 

@@ -1,5 +1,7 @@
 """`redline demo`: climb a real ladder here, vLLM's CPU build and a tiny model, to a confirmed ceiling."""
 
+from __future__ import annotations
+
 import argparse
 from pathlib import Path
 
@@ -13,7 +15,7 @@ from redline.tools import ladder as ladder_tools
 from redline.tools.rung import climb
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser("demo", help="climb a real ladder on this machine (vLLM CPU build, tiny model)")
     parser.add_argument(
         "--workdir", type=Path, default=Path("demo-run"), help="where the model, ladder and logs go (demo-run)"

@@ -80,7 +80,8 @@ def _help(described: str, default: Any) -> str:
 
 def _reader(info: FieldInfo) -> Any:
     """A function that reads one flag's text as the field's value, or says why it cannot."""
-    typed = Annotated[info.annotation, *info.metadata] if info.metadata else info.annotation
+    # A type form built at run time: no static type says more than Any.
+    typed: Any = Annotated[info.annotation, *info.metadata] if info.metadata else info.annotation
     adapter: TypeAdapter[Any] = TypeAdapter(typed)
     json_value, whole = _is_json(info.annotation), _base(info.annotation) is int
 
@@ -124,4 +125,5 @@ def _choices(info: FieldInfo) -> list[Any] | None:
     if get_origin(base) is Literal:
         return list(get_args(base))
     extra = info.json_schema_extra
-    return list(extra["enum"]) if isinstance(extra, dict) and isinstance(extra.get("enum"), list) else None
+    enum = extra.get("enum") if isinstance(extra, dict) else None
+    return list(enum) if isinstance(enum, list) else None

@@ -1,10 +1,13 @@
 """`redline ladder init|record|next|status` (and run|smoke|climb|stop, from cli/climb.py): climb a model's
 context ceiling, one clean boot per rung."""
 
+from __future__ import annotations
+
 import argparse
 import json
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from redline.cli import climb
 from redline.cli.flags import add_request_flags, request_from_args
@@ -23,7 +26,7 @@ def _when(text: str) -> datetime:
         ) from None
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "ladder", help="climb a model's context ceiling one clean boot at a time (ladder.yml)"
     )
@@ -43,7 +46,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     climb.register_actions(actions)
 
 
-def _register_init(actions: argparse._SubParsersAction) -> None:
+def _register_init(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     init = actions.add_parser("init", help="start a ladder.yml for one model on one GPU profile")
     init.add_argument("--ladder", type=Path, required=True, help="the ladder file to create")
     add_request_flags(init, LadderInitRequest)  # the flags are the MCP tool's parameters, from one model
@@ -51,7 +54,7 @@ def _register_init(actions: argparse._SubParsersAction) -> None:
     init.set_defaults(handler=run_init)
 
 
-def _register_record(actions: argparse._SubParsersAction) -> None:
+def _register_record(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     record = actions.add_parser("record", help="append a boot, fill the last rung's smoke test, or record the ceiling")
     record.add_argument("--ladder", type=Path, required=True)
     what = record.add_mutually_exclusive_group(required=True)
@@ -135,7 +138,11 @@ def _next_text(step: NextStep) -> str:
     if step.rung is not None:
         about = ", ".join(
             filter(
-                None, [step.climbs and f"climbs {step.climbs}", step.replay_of and f"replay of rung {step.replay_of}"]
+                None,
+                [
+                    step.climbs and f"climbs {step.climbs}",
+                    f"replay of rung {step.replay_of}" if step.replay_of else None,
+                ],
             )
         )
         lines.append(
@@ -189,7 +196,7 @@ def _rows_text(rows: list[RungRow]) -> str:
     )
 
 
-def _ceiling_text(c: dict) -> str:
+def _ceiling_text(c: dict[str, Any]) -> str:
     lines = [
         f"ceiling  max_model_len {c['max_model_len']:,}, max_num_batched_tokens {c['max_num_batched_tokens']:,} "
         f"(rungs {', '.join(map(str, c['proven_by']))}); KV tokens {_n(c.get('kv_cache_tokens'))}, "

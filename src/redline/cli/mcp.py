@@ -8,6 +8,8 @@ SIGTERM, like the client closing stdin, cancels the running jobs, which stop
 the servers they started, before the process exits.
 """
 
+from __future__ import annotations
+
 import argparse
 import functools
 import logging
@@ -34,7 +36,7 @@ CONFIG_ENV = "REDLINE_SERVER_CONFIG"
 DEFAULT_PORT = 8765
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "mcp",
         help="serve the redline tools to MCP clients (stdio, or streamable HTTP with --http)",
@@ -92,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _config(given: Path | None) -> "ServerConfig":
+def _config(given: Path | None) -> ServerConfig:
     """The config file's config; with no file to read, the default one, said on stderr."""
     from redline.server.config import default_server_config, load_server_config
 
@@ -109,7 +111,7 @@ def _config(given: Path | None) -> "ServerConfig":
     return config
 
 
-async def _serve_stdio(build: Callable[..., "MCPServer"]) -> None:
+async def _serve_stdio(build: Callable[..., MCPServer]) -> None:
     """Serve on stdio until the client closes stdin, or a SIGTERM/SIGHUP comes.
 
     On a signal the server is cancelled, so its lifespan ends the jobs and stops their

@@ -1,5 +1,7 @@
 """`redline parse-log PATH [--engine E] [--json]`: what an engine's boot log says."""
 
+from __future__ import annotations
+
 import argparse
 import json
 from pathlib import Path
@@ -11,7 +13,7 @@ from redline.models import BootSignals
 from redline.tools.requests import ParseBootLogRequest
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser("parse-log", help="read an engine's boot log: KV cache, concurrency, memory, status")
     parser.add_argument("path", type=Path, help="the boot log (the engine's full serve log)")
     add_request_flags(parser, ParseBootLogRequest, skip=("text",))  # the text is read from PATH

@@ -37,7 +37,7 @@ def prepare(workdir: Path, vllm: Path, *, port: int = 8011, target: dict[str, An
     workdir = workdir.resolve()
     (workdir / "tmp").mkdir(parents=True, exist_ok=True)
     model = write_tiny_llama(workdir / "models" / "tiny-llama", max_position_embeddings=MAX_POSITIONS)
-    spec = {"kind": "local", "workdir": str(workdir / "target")} if target is None else dict(target)
+    spec: dict[str, Any] = {"kind": "local", "workdir": str(workdir / "target")} if target is None else dict(target)
     spec.update(engine_command=[str(vllm.resolve())], env=cpu_env(workdir))
     targets = workdir / "targets.yml"
     YAML().dump({"targets": {"demo": spec}}, targets)

@@ -390,7 +390,11 @@ def record_smoke(
     path = _path(path)
     engine = get_engine(read_ladder(path).engine)
     result = None if bench_json_text is None else engine.parse_bench_result(bench_json_text)
-    ran = SmokeWorkload.model_validate(workload) if workload is not None else result and _workload_of(result)
+    ran: SmokeWorkload | None
+    if workload is not None:
+        ran = SmokeWorkload.model_validate(workload)
+    else:
+        ran = _workload_of(result) if result is not None else None
 
     def change(ladder: Ladder) -> Change[tuple[Rung, Ladder]]:
         if not ladder.rungs:

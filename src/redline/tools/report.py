@@ -60,7 +60,7 @@ def _points(rows: Sequence[TableRow], cells: set[str] | None = None) -> list[tup
         and r.output_throughput_per_gpu is not None
         and r.tokens_per_s_per_user is not None
         and (cells is None or r.cell in cells)
-    ]  # type: ignore[misc]
+    ]
 
 
 def pareto_plot(table: CampaignTable, champion: ChampionReport) -> Plot:
