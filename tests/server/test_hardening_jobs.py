@@ -30,7 +30,7 @@ from redline.server.app import build_server
 from redline.server.job_record import JobRecord, now
 from redline.server.jobs import JobContext, running_jobs
 from redline.targets import Launch, LocalTarget, PosixTarget, ServerHandle
-from redline.targets.posix import LAUNCH_SCRIPT
+from redline.targets.posix_scripts import LAUNCH_SCRIPT
 from tests.server.helpers import Env, call, call_error, fake_servers, new_ladder, write_targets
 from tests.server.test_jobs import Done, alive, dead_pid
 

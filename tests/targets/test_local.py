@@ -12,7 +12,7 @@ import pytest
 
 from redline.errors import TargetError
 from redline.targets import GpuInfo, LocalTarget
-from redline.targets.posix import parse_gpus, parse_stats
+from redline.targets.posix_scripts import parse_gpus, parse_stats
 
 from .conftest import PY, machine_id, pid_running
 

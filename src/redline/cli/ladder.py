@@ -14,6 +14,7 @@ from redline.cli.flags import add_request_flags, request_from_args
 from redline.inputs import read_text
 from redline.models.ladder import LadderStatus, NextStep, RungRow
 from redline.tools import ladder as tools
+from redline.tools import ladder_record
 from redline.tools.requests import LadderInitRequest, LadderNextRequest, LadderStatusRequest
 
 
@@ -88,11 +89,11 @@ def run_init(args: argparse.Namespace) -> int:
 
 def run_record(args: argparse.Namespace) -> int:
     if args.ceiling:
-        ceiling = tools.ceiling_record(args.ladder)
+        ceiling = ladder_record.ceiling_record(args.ladder)
         print(json.dumps(ceiling.model_dump(mode="json")) if args.json else _ceiling_text(ceiling.model_dump()))
         return 0
     if args.log is not None:
-        rung = tools.rung_record(
+        rung = ladder_record.rung_record(
             args.ladder,
             read_text(args.log),
             log_name=str(args.log),
@@ -102,7 +103,7 @@ def run_record(args: argparse.Namespace) -> int:
         )
     else:
         healthy = None if args.server_healthy_after is None else args.server_healthy_after == "yes"
-        rung = tools.smoke_record(args.ladder, read_text(args.smoke), server_healthy_after=healthy)
+        rung = ladder_record.smoke_record(args.ladder, read_text(args.smoke), server_healthy_after=healthy)
     if args.json:
         print(json.dumps(rung.model_dump(mode="json")))
         return 0

@@ -23,7 +23,7 @@ from redline.errors import InputError
 from redline.models import BenchWorkload, ServeConfig
 from redline.models.campaign import LEVERS, BenchStep, Campaign, CampaignPlan, CellPlan, CellSpec, Regime, Verdict
 from redline.models.ladder import Ladder
-from redline.policy.route import serve_config
+from redline.policy.rungs import serve_config
 
 PROMPTS_PER_CONCURRENCY = 4  # the default when the workload names no num_prompts
 MIN_PROMPTS_PER_CONCURRENCY = 2  # one full batch beyond ramp and drain

@@ -30,143 +30,28 @@ requests filling the context to within 0.1% (not 1%); and every booted batched-t
 rung is smoke-tested before the climb goes on.
 """
 
-from dataclasses import dataclass
-
 from redline.engines import get_engine
 from redline.errors import LadderError
-from redline.models import ServeConfig
-from redline.models.ladder import Climb, Ladder, NextStep, Rung, SmokeWorkload, Variable
+from redline.models.ladder import Climb, Ladder, NextStep, Rung
 from redline.policy import doubling, signal
+from redline.policy.rungs import (
+    MML,
+    MNBT,
+    Phase,
+    climb_view,
+    is_bad,
+    is_good,
+    knobs,
+    mml_cap,
+    mnbt_cap,
+    phase_of,
+    proof,
+    seen,
+    serve_config,
+    smoke_workload,
+)
 
 POLICIES = {"signal": signal, "doubling": doubling}
-MML: Variable = "max_model_len"
-MNBT: Variable = "max_num_batched_tokens"
-
-
-def _n(value: int | None) -> str:
-    return "?" if value is None else f"{value:,}"
-
-
-def _knobs(rung: Rung) -> str:
-    return (
-        f"max_model_len {_n(rung.serve.max_model_len)}, max_num_batched_tokens {_n(rung.serve.max_num_batched_tokens)}"
-    )
-
-
-def _seen(rung: Rung) -> str:
-    s = rung.signals
-    if not rung.status.booted:
-        fit = f"; it says max_model_len {_n(s.estimated_max_model_len)} fits" if s.estimated_max_model_len else ""
-        return f"failed {rung.status.value}{fit}"
-    conc = f", {s.max_concurrency}x at {_n(s.max_concurrency_tokens)}" if s.max_concurrency is not None else ""
-    return f"booted with {_n(signal.kv_tokens(rung))} KV tokens{conc}"
-
-
-def serve_config(ladder: Ladder, max_model_len: int, max_num_batched_tokens: int) -> ServeConfig:
-    return ServeConfig(
-        model=ladder.model.path,
-        max_model_len=max_model_len,
-        max_num_batched_tokens=max_num_batched_tokens,
-        **ladder.fixed.model_dump(),
-    )
-
-
-def smoke_workload(ladder: Ladder, rung: Rung) -> SmokeWorkload:
-    """Requests as long as the rung allows, less a margin for the chat template, at the concurrency floor.
-
-    Where the boot proved no context (a pool-bounded engine) the smoke test is the only proof, so its
-    requests fill the context to within 0.1% rather than 1% (at least 64 tokens either way).
-    """
-    mml = rung.serve.max_model_len
-    output = max(1, min(128, mml // 4))
-    input_len = max(1, mml - output - max(64, mml // (1000 if pool_bounded(ladder) else 100)))
-    c = ladder.min_concurrency
-    return SmokeWorkload(input_len=input_len, output_len=output, concurrency=c, num_prompts=2 * c)
-
-
-def mml_cap(ladder: Ladder) -> int | None:
-    return None if ladder.allow_long_context else ladder.model.max_position_embeddings
-
-
-def mnbt_cap(ladder: Ladder, max_model_len: int) -> int:
-    # One prefill chunk larger than a full-length request buys a single-request ceiling nothing.
-    return ladder.max_num_batched_tokens_cap or max_model_len
-
-
-def pool_bounded(ladder: Ladder) -> bool:
-    """Whether the ladder's engine boots at sizes its memory cannot serve (an engine fact, not its name)."""
-    return get_engine(ladder.engine).pool_bounds_context
-
-
-def is_good(rung: Rung, c: int) -> bool:
-    """Booted, held `c` max-length requests, and did not fail a smoke test."""
-    tokens = signal.kv_tokens(rung)
-    holds = tokens is None or tokens >= c * rung.serve.max_model_len
-    return rung.status.booted and holds and not rung.smoke_test.failed
-
-
-def is_bad(rung: Rung, c: int) -> bool:
-    """A context failure, or a boot whose KV cache holds fewer than `c` max-length requests."""
-    tokens = signal.kv_tokens(rung)
-    short = rung.status.booted and tokens is not None and tokens < c * rung.serve.max_model_len
-    return rung.status.is_context_failure or short
-
-
-def proof(ladder: Ladder, rung: Rung) -> list[int]:
-    """Rungs of the same config that booted, if one of them passed a smoke test; else []."""
-    same = [r for r in ladder.rungs if r.config == rung.config and r.status.booted and not r.smoke_test.failed]
-    return [r.index for r in same] if any(r.smoke_test.passed for r in same) else []
-
-
-def climb_view(rungs: list[Rung]) -> list[Rung]:
-    """The climbed rungs in order; a replay of the last one stands in its place."""
-    view: list[Rung] = []
-    for rung in rungs:
-        if rung.replay_of is None:
-            view.append(rung)
-        elif view and view[-1].config == rung.config:
-            view[-1] = rung
-    return view
-
-
-@dataclass(frozen=True)
-class Phase:
-    """The knob being climbed, and every rung on its line (replays too) in order."""
-
-    variable: Variable
-    line: tuple[Rung, ...]
-    bounded: bool = False  # the engine's boot proves no size: see pool_bounded
-
-    def value(self, rung: Rung) -> int:
-        return getattr(rung.serve, self.variable) or 0
-
-    def latest(self) -> dict[int, Rung]:
-        return {self.value(r): r for r in self.line}
-
-    def best_good(self, c: int) -> Rung | None:
-        good = [r for r in self.latest().values() if is_good(r, c)]
-        return max(good, key=self.value, default=None)
-
-    def lowest_bad(self, c: int) -> int | None:
-        return min((v for v, r in self.latest().items() if is_bad(r, c)), default=None)
-
-    def before(self, rung: Rung, view: list[Rung]) -> Rung | None:
-        indices = {r.index for r in self.line}
-        on_line = [r for r in view if r.index in indices and r.index < rung.index]
-        return on_line[-1] if on_line else None
-
-
-def phase_of(ladder: Ladder, view: list[Rung]) -> Phase:
-    batched, bounded = [r for r in view if r.climbs == MNBT], pool_bounded(ladder)
-    if not batched:
-        return Phase(MML, tuple(r for r in ladder.rungs if r.climbs != MNBT), bounded)
-    ceiling_mml, floor_mnbt = batched[0].serve.max_model_len, ladder.floor.max_num_batched_tokens
-    line = [
-        r
-        for r in ladder.rungs
-        if r.serve.max_model_len == ceiling_mml and (r.climbs == MNBT or r.serve.max_num_batched_tokens == floor_mnbt)
-    ]
-    return Phase(MNBT, tuple(line), bounded)
 
 
 # -- the steps -------------------------------------------------------------------------------------
@@ -262,18 +147,17 @@ def _end_phase(ladder: Ladder, phase: Phase, why: str) -> NextStep:
     if not proof(ladder, best):
         return _replay(
             best,
-            f"{why}; the ceiling is rung {best.index} ({_knobs(best)}), never smoke-tested: "
-            f"replay it and smoke-test it",
+            f"{why}; the ceiling is rung {best.index} ({knobs(best)}), never smoke-tested: replay it and smoke-test it",
         )
     if phase.variable == MML and (step := _first_batched(ladder, best, why)):
         return step
-    named = "it" if best.index == phase.line[-1].index else f"rung {best.index} ({_knobs(best)})"
+    named = "it" if best.index == phase.line[-1].index else f"rung {best.index} ({knobs(best)})"
     return _record(best, f"{why}: record {named} as the ceiling")
 
 
 def _after_bad(ladder: Ladder, phase: Phase, last: Rung, view: list[Rung]) -> NextStep:
     c, policy = ladder.min_concurrency, POLICIES[ladder.policy]
-    why = f"rung {last.index} ({_knobs(last)}) {_seen(last)}"
+    why = f"rung {last.index} ({knobs(last)}) {seen(last)}"
     if last.status.booted:
         why += f", fewer than {c} request(s) of {last.serve.max_model_len:,}"
     previous = phase.before(last, view)
@@ -289,7 +173,7 @@ def _after_bad(ladder: Ladder, phase: Phase, last: Rung, view: list[Rung]) -> Ne
 
 
 def _after_smoke_failure(ladder: Ladder, phase: Phase, last: Rung) -> NextStep:
-    why = f"rung {last.index} ({_knobs(last)}) booted but failed its smoke test ({last.smoke_test.reason})"
+    why = f"rung {last.index} ({knobs(last)}) booted but failed its smoke test ({last.smoke_test.reason})"
     lower = [
         r
         for r in phase.latest().values()
@@ -300,7 +184,7 @@ def _after_smoke_failure(ladder: Ladder, phase: Phase, last: Rung) -> NextStep:
     best = max(lower, key=phase.value)
     return _record(
         best,
-        f"{why}: the ceiling is rung {best.index} ({_knobs(best)}), the best lower rung that passed its smoke test",
+        f"{why}: the ceiling is rung {best.index} ({knobs(best)}), the best lower rung that passed its smoke test",
     )
 
 
@@ -309,7 +193,7 @@ def _climb(ladder: Ladder, view: list[Rung]) -> NextStep:
     if not last.status.booted and not last.status.is_context_failure:
         return _diagnose(
             last,
-            f"rung {last.index} ({_knobs(last)}) ended {last.status.value}, which a smaller context "
+            f"rung {last.index} ({knobs(last)}) ended {last.status.value}, which a smaller context "
             f"would not fix: {last.reason}. Diagnose and fix it, then replay rung {last.index}; "
             "never retry blindly",
         )
@@ -319,7 +203,7 @@ def _climb(ladder: Ladder, view: list[Rung]) -> NextStep:
     if is_bad(last, ladder.min_concurrency):
         return _after_bad(ladder, phase, last, view)
     target = _propose(ladder, phase, last)
-    why = f"rung {last.index} ({_knobs(last)}) {_seen(last)}"
+    why = f"rung {last.index} ({knobs(last)}) {seen(last)}"
     unproven = phase.bounded and phase.variable == MNBT  # the boot profiled no prefill chunk of this size
     if not last.smoke_test.attempted and (policy.SMOKE_EVERY_RUNG or unproven or target is None):
         return _smoke(ladder, last, f"{why}; {_why_smoke(ladder, phase, unproven)}: smoke-test it at near-max length")
@@ -352,7 +236,7 @@ def _verify_replay(ladder: Ladder, last: Rung) -> NextStep | None:
     """A replay off the climb: it must reproduce its rung (and pass a smoke test if it booted)."""
     assert last.replay_of is not None  # next_step calls this only for a replay
     original = ladder.rungs[last.replay_of - 1]
-    what = f"rung {last.index} replays rung {original.index} ({_knobs(original)}, {original.status.value})"
+    what = f"rung {last.index} replays rung {original.index} ({knobs(original)}, {original.status.value})"
     if not last.status.booted:
         if last.status == original.status:
             return None
@@ -375,7 +259,7 @@ def next_step(ladder: Ladder, replay: int | None = None) -> NextStep:
             raise LadderError(f"there is no rung {replay} to replay: the ladder has rungs 1 to {len(ladder.rungs)}")
         original = ladder.rungs[replay - 1]
         return _replay(
-            original, f"replay of rung {replay} ({_knobs(original)}) on request: the same config, as a new rung"
+            original, f"replay of rung {replay} ({knobs(original)}) on request: the same config, as a new rung"
         )
     if not ladder.rungs:
         f = ladder.floor
@@ -403,35 +287,3 @@ def next_step(ladder: Ladder, replay: int | None = None) -> NextStep:
             f"max_num_batched_tokens {c.max_num_batched_tokens:,}",
         )
     return _climb(ladder, view)
-
-
-@dataclass(frozen=True)
-class Placement:
-    """Where an observed boot goes: the rung the ladder expects next, or a replay of a past one."""
-
-    serve: ServeConfig
-    climbs: Climb
-    replay_of: int | None
-
-
-def place_boot(ladder: Ladder, max_model_len: int | None, max_num_batched_tokens: int | None) -> Placement:
-    """The rung a boot of (max_model_len, max_num_batched_tokens) records, or a LadderError naming both."""
-    step = next_step(ladder)
-    booted = (max_model_len, max_num_batched_tokens)
-    expected = None if step.rung is None else (step.rung.max_model_len, step.rung.max_num_batched_tokens)
-    if step.route == "run_rung" and step.rung is not None and expected == booted:
-        return Placement(step.rung, step.climbs or "floor", step.replay_of)
-    past = [r for r in ladder.rungs if r.config == booted]
-    if past:
-        original = ([r for r in past if r.replay_of is None] or past)[-1]
-        return Placement(original.serve, original.climbs, original.index)
-    wanted = (
-        f"rung {len(ladder.rungs) + 1} at max_model_len {_n(expected[0])}, max_num_batched_tokens {_n(expected[1])}"
-        if step.route == "run_rung" and expected
-        else f"{step.route.replace('_', ' ')}, not a boot"
-    )
-    raise LadderError(
-        f"the log booted max_model_len {_n(max_model_len)}, max_num_batched_tokens {_n(max_num_batched_tokens)}, "
-        f"but the ladder expects {wanted} ({step.reason}) and no past rung used that config: "
-        "boot what `redline ladder next` says, or replay a past rung exactly"
-    )

@@ -6,7 +6,7 @@
     record = await jobs.wait(record.id, 20, report)   # finished, or still running after 20 s
     await jobs.cancel(record.id)                # cancels op; its servers are stopped
 
-A job file is `<id>.json`, written whole and renamed into place. A job records
+A job file is `<id>.json` (job_files.py: the files and whose they are). A job records
 the servers its operation started: first the run folder of each launch
 (`JobContext.launching`, on disk before the launch), then its handle
 (`JobContext.add_process`); the two steps and the launch between them are one unit
@@ -15,10 +15,8 @@ but "succeeded" has those that are still alive stopped, through their target, an
 does the next server start for a job whose server died mid-run. Only one active job
 per target (one GPU) and per ladder is allowed at a time.
 
-A job file names its owner: host, boot, PID namespace, pid and start time
-(redline.identity). A job whose owner runs on another host or in another PID
-namespace is never judged from here: never marked interrupted, its servers never
-stopped, its target and ladder busy until its own server ends it.
+A job whose owner runs on another host or in another PID namespace is never
+judged from here: its target and ladder stay busy until its own server ends it.
 
 Jobs do not know what their operations return: a result is any pydantic model,
 kept as JSON; `JobView[R]` reads it back as the type the caller expects.
@@ -28,7 +26,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import re
 import secrets
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -41,16 +38,14 @@ from typing import Any, TypeVar
 import anyio
 from anyio.abc import TaskGroup
 from filelock import FileLock
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from redline.errors import InputError, RedlineError
-from redline.identity import this_owner
-from redline.ledger.atomic import atomic_write
-from redline.ledger.derived import check_file, derived_dir
-from redline.server.job_record import JobRecord, JobView, now, start_ticks
+from redline.ledger.derived import check_file
+from redline.server.job_files import JobFiles, Records
+from redline.server.job_record import JobRecord, JobView, now
 from redline.targets import Launch, ServerHandle
 from redline.tools.requests import WAIT_MAX_S, JobState
-from redline.untrusted import read_regular
 
 __all__ = ["JobContext", "JobRecord", "JobState", "JobView", "Jobs", "running_jobs"]
 
@@ -61,10 +56,8 @@ HEARTBEAT_S = 10.0  # a waiting call reports progress at least this often
 SAVE_EVERY_S = 1.0  # progress alone is written to disk at most this often
 CLEANUP_BOUND_S = 300.0  # how long stopping a finished job's leftovers may take
 FILE_POLL_S = 1.0  # how often a wait on another server's job reads its file
-JOB_ID_RE = re.compile(r"^j-\d{8}T\d{6}Z-[0-9a-f]{8}$")
 
 R = TypeVar("R", bound=BaseModel)
-MAX_JOB_FILE = 16 << 20  # a job file holds a result and a few handles: far less
 # Stop a server a job recorded (a handle) or may have launched (a launch, found by its run folder);
 # True: it was alive and is stopped now.
 StopServer = Callable[[ServerHandle | Launch], Awaitable[bool]]
@@ -113,74 +106,24 @@ class JobContext:
         self._jobs._changed(self._live, force_save=True)
 
 
-Records = list[JobRecord]  # `list` inside Jobs is its method
 Operation = Callable[[JobContext], Awaitable[R]]  # any result model: a rung outcome, a campaign's, ...
 Report = Callable[[JobRecord, float], Awaitable[None]]
 
 
-class Jobs:
-    """The job files of one workspace, and the jobs this server process runs."""
+class Jobs(JobFiles):
+    """The job files of one workspace (JobFiles), and the jobs this server process runs."""
 
     def __init__(self, root: Path, task_group: TaskGroup, stop_server: StopServer) -> None:
-        self.root = root
         self._tg = task_group
         self._stop_server = stop_server
         self._live: dict[str, _Live] = {}
         self._cleanups: dict[str, anyio.Event] = {}  # target -> set when the interrupted jobs' leftovers are stopped
         self._starting = anyio.Lock()
-        self.owner = this_owner()
-        self._pid = self.owner.pid
-        self._ticks = self.owner.start_ticks
-        # the job folder and the server's state folder above it are derived: real folders, never symlinks
-        derived_dir(root.parent.parent, root.parent.name, root.name, create=True)
+        super().__init__(root)
 
-    # ---- the files -----------------------------------------------------------------
-
-    def _path(self, job_id: str) -> Path:
-        if not isinstance(job_id, str) or not JOB_ID_RE.match(job_id):
-            raise InputError(f"{str(job_id)[:80]!r} is not a job id (they look like j-20261130T101500Z-1a2b3c4d); "
-                             "job_list shows them")
-        return self.root / f"{job_id}.json"
-
-    def _save(self, record: JobRecord) -> None:
-        path = self._path(record.id)
-        try:
-            derived_dir(self.root.parent, self.root.name)  # still a real folder, not a symlink out
-            check_file(path)
-            atomic_write(path, record.model_dump_json(indent=2))
-        except OSError as exc:
-            raise InputError(f"cannot write job file {path}: {exc.strerror or exc}") from exc
-
-    def _load(self, path: Path) -> JobRecord:
-        try:
-            text = read_regular(path, MAX_JOB_FILE, f"job file {path}", nofollow=True)
-            return JobRecord.model_validate_json(text)
-        except FileNotFoundError as exc:
-            raise InputError(f"no job {path.stem} in this workspace; job_list shows the jobs there are") from exc
-        except (OSError, ValidationError) as exc:
-            raise InputError(f"job file {path} is unreadable ({type(exc).__name__}); delete it") from exc
-
-    def get(self, job_id: str) -> JobRecord:
-        """A job by id: the live one if this process runs it, else its file."""
-        path = self._path(job_id)
+    def _live_record(self, job_id: str) -> JobRecord | None:
         live = self._live.get(job_id)
-        return live.record.model_copy(deep=True) if live else self._load(path)
-
-    async def _get(self, job_id: str) -> JobRecord:
-        """get(), with the file read off the event loop."""
-        return await anyio.to_thread.run_sync(self.get, job_id)
-
-    def list(self, *, state: JobState | None = None, limit: int = 20) -> Records:
-        """Newest first."""
-        records = []
-        for path in self.root.glob("j-*.json"):
-            live = self._live.get(path.stem)
-            try:
-                records.append(live.record.model_copy(deep=True) if live else self._load(path))
-            except InputError as exc:
-                log.warning("skipping %s", exc)
-        records = [r for r in records if state is None or r.state == state]
-        return sorted(records, key=lambda r: (r.created_at, r.id), reverse=True)[:limit]
+        return live.record if live else None
 
     # ---- running -------------------------------------------------------------------
 
@@ -199,13 +142,19 @@ class Jobs:
         return None
 
     async def start(
-        self, tool: str, operation: Operation[R], *, ladder: str | None = None, target: str | None = None,
+        self,
+        tool: str,
+        operation: Operation[R],
+        *,
+        ladder: str | None = None,
+        target: str | None = None,
         args: dict[str, Any] | None = None,
     ) -> JobRecord:
         """Start operation as a job; refused while another job runs on the same ladder or target."""
         async with self._starting:  # one start at a time in this process; the file work off the event loop
             record, orphans = await anyio.to_thread.run_sync(
-                functools.partial(self._create, tool, ladder=ladder, target=target, args=args))
+                functools.partial(self._create, tool, ladder=ladder, target=target, args=args)
+            )
             self._schedule_cleanups(orphans)  # even when the start is refused: they are interrupted on disk
             if isinstance(record, InputError):
                 raise record
@@ -215,7 +164,12 @@ class Jobs:
         return record.model_copy(deep=True)
 
     def _create(
-        self, tool: str, *, ladder: str | None, target: str | None, args: dict[str, Any] | None,
+        self,
+        tool: str,
+        *,
+        ladder: str | None,
+        target: str | None,
+        args: dict[str, Any] | None,
     ) -> tuple[JobRecord | InputError, Records]:
         """The new job's record, on disk (or why it is refused), and the orphans found on the way (marked
         interrupted on disk); under the start lock, which may wait on another server: so, in a worker thread."""
@@ -232,9 +186,18 @@ class Jobs:
             job_id = datetime.now(UTC).strftime("j-%Y%m%dT%H%M%SZ-") + secrets.token_hex(4)
             me = self.owner
             record = JobRecord(
-                id=job_id, tool=tool, state="queued", ladder=ladder, target=target, args=args or {},
-                owner_pid=me.pid, owner_start_ticks=me.start_ticks, owner_host=me.host, owner_boot_id=me.boot_id,
-                owner_pid_ns=me.pid_ns, created_at=now(),
+                id=job_id,
+                tool=tool,
+                state="queued",
+                ladder=ladder,
+                target=target,
+                args=args or {},
+                owner_pid=me.pid,
+                owner_start_ticks=me.start_ticks,
+                owner_host=me.host,
+                owner_boot_id=me.boot_id,
+                owner_pid_ns=me.pid_ns,
+                created_at=now(),
             )
             self._save(record)
         return record, orphans
@@ -265,8 +228,11 @@ class Jobs:
             outcome = ("failed", None, f"unexpected {type(exc).__name__}: {exc}; the server log has the traceback")
         finally:
             if outcome is None:  # cancelled: by job_cancel, or by this server shutting down
-                outcome = (("cancelled", None, "cancelled by job_cancel") if live.cancel_requested else
-                           ("interrupted", None, "the redline server shut down while this job ran"))
+                outcome = (
+                    ("cancelled", None, "cancelled by job_cancel")
+                    if live.cancel_requested
+                    else ("interrupted", None, "the redline server shut down while this job ran")
+                )
             with anyio.CancelScope(shield=True) as shield:
                 shield.deadline = anyio.current_time() + CLEANUP_BOUND_S
                 await self._finish(live, *outcome)
@@ -345,8 +311,10 @@ class Jobs:
         live = self._live.get(job_id)
         if live is None:
             if record.active:
-                raise InputError(f"job {job_id} is run by another redline server {self._owner_text(record)}; "
-                                 f"cancel it through that server{self._gone_hint(record)}")
+                raise InputError(
+                    f"job {job_id} is run by another redline server {self._owner_text(record)}; "
+                    f"cancel it through that server{self._gone_hint(record)}"
+                )
             return record
         live.cancel_requested = True
         live.scope.cancel()
@@ -354,32 +322,6 @@ class Jobs:
         return live.record.model_copy(deep=True)
 
     # ---- start and stop of the server ----------------------------------------------
-
-    def _owner_alive(self, record: JobRecord) -> bool:
-        """Whether the server that runs the job may still run it. One on another host or in another PID
-        namespace is taken as alive: its pid means nothing here, so it is never judged from here."""
-        where = record.owner_where()
-        if where != "here":
-            return where == "elsewhere"  # "gone": this machine, booted again since
-        if record.owner_pid == self._pid and record.owner_start_ticks == self._ticks:
-            return True  # another Jobs in this very process (tests run several servers)
-        ticks = start_ticks(record.owner_pid)
-        return ticks is not None and (record.owner_start_ticks is None or ticks == record.owner_start_ticks)
-
-    def _owner_text(self, record: JobRecord) -> str:
-        if record.owner_where() == "elsewhere":
-            return (f"({record.owner.describe()}), on another host or in another PID namespace, where this server "
-                    "cannot look")
-        return f"(pid {record.owner_pid}) that is still alive"
-
-    def _gone_hint(self, record: JobRecord) -> str:
-        if record.owner_where() != "elsewhere":
-            return ""
-        return (f"; if that server is gone for good, stop what the job started there by hand, then delete "
-                f"{self._path(record.id)}")
-
-    def _orphaned(self, record: JobRecord) -> bool:
-        return record.active and record.id not in self._live and not self._owner_alive(record)
 
     async def recover(self) -> Records:
         """Mark the jobs a dead server left active as interrupted; stop their servers in the background."""
@@ -393,8 +335,10 @@ class Jobs:
     def _mark_interrupted(self, records: Records) -> Records:
         for record in records:
             record.state, record.finished_at = "interrupted", now()
-            record.error = (f"the redline server that ran this job (pid {record.owner_pid}) stopped before it "
-                            f"finished; {len(record.leftovers())} server process(es) it started are being stopped")
+            record.error = (
+                f"the redline server that ran this job (pid {record.owner_pid}) stopped before it "
+                f"finished; {len(record.leftovers())} server process(es) it started are being stopped"
+            )
             self._save(record)
         return records
 

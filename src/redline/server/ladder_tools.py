@@ -18,6 +18,7 @@ from redline.server.registry import (
     APPEND, BOOTS, READ_ONLY, STOPS, WRITE_ONCE, LadderArg, State, WaitArg, off_loop, run_job, state_of, tool,
 )
 from redline.tools import ladder as ladder_ops
+from redline.tools import ladder_record
 from redline.tools import rung as rung_ops
 from redline.tools.known_good import registry_path
 from redline.tools.requests import (
@@ -130,9 +131,9 @@ async def rung_record(ctx: Context, ladder: LadderArg, request: RungRecordReques
     recorded = None
     if log:  # a long text is read in a worker process (offload.PROCESS_OVER): the other calls go on meanwhile
         named = request.log_file or "pasted by the caller"
-        recorded = await off_loop(ladder_ops.record_boot, path, log, log_name=named, size=len(log))
+        recorded = await off_loop(ladder_record.record_boot, path, log, log_name=named, size=len(log))
     if bench:
-        recorded = await off_loop(ladder_ops.record_smoke, path, bench, size=len(bench))
+        recorded = await off_loop(ladder_record.record_smoke, path, bench, size=len(bench))
     assert recorded is not None  # _texts refuses a request with neither
     rung, updated = recorded
     return RungOutcome(rung=rung, next=await off_loop(ladder_ops.next_of, path, updated))

@@ -20,6 +20,7 @@ from redline.server.jobs import WAIT_DEFAULT_S, JobContext, JobView
 from redline.offload import off_loop
 from redline.server.registry import BOOTS, READ_ONLY, WaitArg, run_job, state_of, tool
 from redline.tools import ab as ab_ops
+from redline.tools import ab_plan
 from redline.tools import baseline as baseline_ops
 from redline.tools import known_good_ops
 from redline.tools.requests import (
@@ -66,7 +67,7 @@ async def ab_run(ctx: Context, request: AbRunRequest, wait_s: WaitArg = WAIT_DEF
     state.check_target(spec.target)
     await off_loop(ab_ops.check_spec, AbPaths(workspace, spec.name), spec)
     for arm in spec.arms:  # an arm that names no real campaign cell is refused now, not as a failed job
-        await off_loop(ab_ops.resolve_arm, workspace, arm)
+        await off_loop(ab_plan.resolve_arm, workspace, arm)
     widening = state.config.widening(spec.engine)
     if r.dry_run:
         async with state.config.open_target(spec.target) as target:

@@ -13,7 +13,6 @@ import posixpath
 import signal
 import time
 from datetime import UTC, datetime
-from typing import NamedTuple
 
 import anyio
 import httpx
@@ -21,7 +20,6 @@ import httpx
 from redline.errors import InputError, TargetBusy, TargetError, TargetPathError
 from redline.targets.base import (
     RUN_ID_RE,
-    GpuInfo,
     HostInfo,
     Launch,
     PosixLocator,
@@ -30,106 +28,22 @@ from redline.targets.base import (
     Target,
     WaitOutcome,
     check_argv,
-    check_env,
     check_health_url,
 )
-
-
-class ProcStat(NamedTuple):
-    """The fields of /proc/PID/stat that group tracking needs."""
-
-    pid: int
-    state: str
-    pgid: int
-    start_ticks: int
-
-
-_DEAD = frozenset("ZXx")
-NO_CWD = "redline: no such folder: "  # stderr prefix of the scripts below when cd fails
-
-# Shell scripts are constants; every value reaches them as a positional argument,
-# so nothing a caller passes is ever parsed by a shell.
-PRELUDE = (
-    'cwd=$1; shift; while [ "$1" != -- ]; do export "$1"; shift; done; shift; '
-    'if [ -n "$cwd" ]; then cd -- "$cwd" 2>/dev/null || '
-    '{ printf "%s%s\\n" "' + NO_CWD + '" "$cwd" >&2; exit 1; }; fi; '
-)
-RUN_SCRIPT = PRELUDE + 'exec "$@"'
-# The group leader is a small sh that records the exit code: the launcher that
-# forked it is gone by then, so nobody else could report it.
-WRAP_SCRIPT = 'd=$1; shift; "$@"; echo $? >"$d/exit.tmp" && mv -f "$d/exit.tmp" "$d/exit"'
-# setsid makes the server its own session and group (pgid == the pid echoed: the
-# background child of a non-interactive sh is never a group leader, so setsid does
-# not fork); the launcher returns at once and the server outlives redline.
-# One exclusive server per target at a time (an engine holds the GPU and its port): under a lock on the
-# work folder, any exclusive run whose leader still leads its group (same start time, where recorded)
-# makes the target busy, and the launch exits BUSY_EXIT. The lock's fd is not handed to the server.
-BUSY_EXIT = 75
-BUSY_CHECK = (
-    'mkdir -p -- "$w/runs" || exit 1; '
-    'if command -v flock >/dev/null; then exec 9>>"$w/.start.lock" && flock 9 || exit 1; fi; '
-    # in a $(subshell): `set --` there leaves the launch's own arguments alone
-    'if [ "$x" = 1 ]; then busy=$(for r in "$w"/runs/*/; do '
-    '[ -f "$r/exclusive" ] && [ -f "$r/pid" ] && [ ! -f "$r/exit" ] || continue; '
-    'p=$(cat "$r/pid"); t=$(cat "$r/ticks" 2>/dev/null); '
-    '[ -r "/proc/$p/stat" ] || continue; s=$(sed "s/.*) //" "/proc/$p/stat" 2>/dev/null) || continue; '
-    'set -- $s; [ "$3" = "$p" ] && [ "$1" != Z ] && { [ -z "$t" ] || [ "$t" = "${20}" ]; } && '
-    '{ printf "%s %s" "$p" "$r"; break; }; '
-    'done); if [ -n "$busy" ]; then echo "$busy" >&2; exit ' + str(BUSY_EXIT) + '; fi; fi; '
-)
-LAUNCH_SCRIPT = (
-    'd=$1; log=$2; wrap=$3; w=$4; x=$5; shift 5; ' + BUSY_CHECK
-    + 'mkdir -p -- "$d" "$(dirname -- "$log")" || exit 1; if [ "$x" = 1 ]; then : >"$d/exclusive"; fi; '
-    + PRELUDE
-    + 'setsid sh -c "$wrap" sh "$d" "$@" >>"$log" 2>&1 </dev/null 9>&- & '
-    # pid and start time go into the run folder at once, by the launcher itself: a redline killed right
-    # after the launch still left enough there (its job names the folder) to find and stop the server
-    'p=$!; echo $p >"$d/pid"; t=$(sed "s/.*) //" "/proc/$p/stat" 2>/dev/null | cut -d" " -f20); '
-    'if [ -n "$t" ]; then echo "$t" >"$d/ticks"; fi; echo $p'
-)
-# The pids with a listening TCP socket on port $1 (IPv4 or IPv6), as far as this user can see them.
-LISTENERS_SCRIPT = (
-    'h=$(printf "%04X" "$1"); '
-    'for i in $(awk -v h=":$h" \'$4 == "0A" && substr($2, length($2) - 4) == h {print $10}\' '
-    '/proc/net/tcp /proc/net/tcp6 2>/dev/null); do '
-    'find /proc/[0-9]*/fd -maxdepth 1 -lname "socket:\\[$i\\]" 2>/dev/null; echo "inode $i"; done'
+from redline.targets.posix_scripts import (
+    BUSY_EXIT,
+    LAUNCH_SCRIPT,
+    LISTENERS_SCRIPT,
+    NO_CWD,
+    RUN_SCRIPT,
+    WRAP_SCRIPT,
+    ProcStat,
+    env_cwd_args,
+    parse_gpus,
+    parse_stats,
 )
 
-
-def env_cwd_args(env: dict[str, str] | None, cwd: str | None) -> list[str]:
-    """The positional arguments PRELUDE reads: cwd, KEY=VALUE..., then `--`."""
-    check_env(env or {})
-    return [cwd or "", *(f"{k}={v}" for k, v in (env or {}).items()), "--"]
-
-
-def parse_stats(text: str) -> list[ProcStat]:
-    """Parse /proc/PID/stat lines; comm may hold spaces and parens, so split at the last ')'."""
-    out = []
-    for line in text.splitlines():
-        head, _, tail = line.rpartition(")")
-        fields = tail.split()
-        try:
-            out.append(ProcStat(int(head.split(" ", 1)[0]), fields[0], int(fields[2]), int(fields[19])))
-        except (ValueError, IndexError):
-            continue  # a process that vanished mid-read, or a comm with a newline
-    return out
-
-
-def parse_gpus(text: str) -> list[GpuInfo]:
-    """Parse `nvidia-smi --query-gpu=name,memory.total[,uuid] --format=csv,noheader,nounits`."""
-    return [_parse_gpu(line) for line in filter(None, map(str.strip, text.splitlines()))]
-
-
-def _parse_gpu(line: str) -> GpuInfo:
-    # Split from the right, since a name could hold a comma. A uuid (GPU-..., MIG-...) is
-    # never a bare number, so a numeric last column is the two-column form.
-    splits = 1 if line.rpartition(",")[2].strip().isdigit() else 2
-    try:
-        name, mib, *uuid = (part.strip() for part in line.rsplit(",", splits))
-        known = [u for u in uuid if u not in ("", "[N/A]")]
-        return GpuInfo(name=name, memory_mib=int(mib), uuid=known[0] if known else None)
-    except ValueError as exc:
-        raise TargetError(f"cannot read nvidia-smi GPU line {line!r}") from exc
+_DEAD = frozenset("ZXx")  # /proc states of a process that is gone
 
 
 class PosixTarget(Target):
@@ -175,7 +89,13 @@ class PosixTarget(Target):
         return result
 
     async def start(
-        self, argv: list[str], *, env: dict[str, str], cwd: str | None, log_path: str, exclusive: bool = False,
+        self,
+        argv: list[str],
+        *,
+        env: dict[str, str],
+        cwd: str | None,
+        log_path: str,
+        exclusive: bool = False,
         run_dir: str | None = None,
     ) -> ServerHandle:
         """Start argv detached in its own session (so it outlives redline); output appended to log_path.
@@ -192,9 +112,11 @@ class PosixTarget(Target):
         self._raise_no_cwd(result)
         if result.returncode == BUSY_EXIT:
             pid, _, run = result.stderr.strip().partition(" ")
-            raise TargetBusy(f"target {self.name} is busy: process group {pid} ({run.rstrip('/')}) that redline "
-                             "started there still runs, and one server at a time holds a target's GPU and port; "
-                             "stop it first (redline ladder stop, or job_cancel on its job)")
+            raise TargetBusy(
+                f"target {self.name} is busy: process group {pid} ({run.rstrip('/')}) that redline "
+                "started there still runs, and one server at a time holds a target's GPU and port; "
+                "stop it first (redline ladder stop, or job_cancel on its job)"
+            )
         if result.returncode != 0 or not result.stdout.strip().isdigit():
             raise TargetError(f"could not start {argv[0]} on {self.name}: {result.stderr.strip()}")
         pid = int(result.stdout)
@@ -222,8 +144,13 @@ class PosixTarget(Target):
             ticks = None  # then stop() refuses to signal: the pid alone could name another group by now
         if pid <= 1:
             return None
-        return ServerHandle(target=self.name, run_dir=run_dir, log_path=launch.log_path, started_at=launch.at,
-                            locator=PosixLocator(pid=pid, pgid=pid, start_ticks=ticks))
+        return ServerHandle(
+            target=self.name,
+            run_dir=run_dir,
+            log_path=launch.log_path,
+            started_at=launch.at,
+            locator=PosixLocator(pid=pid, pgid=pid, start_ticks=ticks),
+        )
 
     def _check_run_dir(self, run_dir: str) -> str:
         """A run folder of this target's own: <workdir>/runs/<a run id>, nothing else."""
@@ -266,9 +193,11 @@ class PosixTarget(Target):
         loc = self._locator(handle)
         seen, left = await self._drain(loc, 0)
         if left and loc.start_ticks is None:
-            raise TargetError(f"{handle.describe()} on {self.name} has no start time recorded, so redline cannot "
-                              f"tell it from a later group that reuses the pid; look at `ps -o pid,lstart,cmd -g "
-                              f"{loc.pgid}` and stop it by hand if it is the server")
+            raise TargetError(
+                f"{handle.describe()} on {self.name} has no start time recorded, so redline cannot "
+                f"tell it from a later group that reuses the pid; look at `ps -o pid,lstart,cmd -g "
+                f"{loc.pgid}` and stop it by hand if it is the server"
+            )
         for sig, wait_s in ((signal.SIGTERM, grace_s), (signal.SIGKILL, self.kill_wait_s)):
             if not left:
                 break
@@ -306,8 +235,10 @@ class PosixTarget(Target):
         if not pids and "inode" not in out:
             return None  # no listener seen at all (the probe went through a proxy or another namespace)
         who = f"pid {', '.join(map(str, sorted(pids)))}" if pids else "a process redline cannot see (another user's?)"
-        return (f"port taken: port {port} on {self.name} is served by {who}, not by the server redline started "
-                f"({handle.describe()}); stop that server or give this config another port")
+        return (
+            f"port taken: port {port} on {self.name} is served by {who}, not by the server redline started "
+            f"({handle.describe()}); stop that server or give this config another port"
+        )
 
     def _locator(self, handle: ServerHandle) -> PosixLocator:
         """The process group a handle of this target names; a handle of another kind is refused."""
@@ -362,9 +293,7 @@ class PosixTarget(Target):
         if result.returncode == 127:
             return None
         if result.returncode != 0:
-            raise TargetError(
-                f"nvidia-smi failed on {self.name} (exit {result.returncode}): {result.stderr.strip()}"
-            )
+            raise TargetError(f"nvidia-smi failed on {self.name} (exit {result.returncode}): {result.stderr.strip()}")
         return result.stdout
 
     async def _wait_gpu_release(self, pids: set[int]) -> None:

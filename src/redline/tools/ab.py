@@ -10,13 +10,14 @@ trial). The running trial's server is recorded in ab/<name>/server.json before i
 waited on, so a killed runner leaves a record the next run stops it by; a cancelled run stops
 it at once. A trial with a record is done: a re-run resumes after it, and may add trials.
 A known-good entry matching the model, hardware and engine version is applied to every arm
-unless skip_known_good; the result says which.
+unless skip_known_good; the result says which. The plan (a dry run) and the result, read
+from the trial files, come from ab_plan.py.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -25,132 +26,39 @@ from pathlib import Path
 import anyio
 from filelock import FileLock, Timeout
 
-from redline.engines import get_engine
-from redline.engines.base import Engine
 from redline.errors import InputError
 from redline.ledger.ab_file import AbPaths, read_spec, read_trial, write_spec, write_trial, write_trial_file
 from redline.ledger.server_record import ServerRecord, clear_server, load_server, save_server
 from redline.models import BenchResult, BenchWorkload, ServeConfig, Widening
-from redline.models.ab import (
-    AbPlan, AbResult, AbSpec, ArmPlan, ArmSpec, ArmSummary, TrialPoint, TrialRecord, TrialStep,
-)
+from redline.models.ab import AbPlan, AbResult, AbSpec, ArmPlan, TrialPoint, TrialRecord, TrialStep
 from redline.models.context import ContextDescriptor, Node, Workload
-from redline.models.known_good import KnownGoodUse
-from redline.models.lever import CloseStatus, Lever
-from redline.models.sol import SolFigure
-from redline.models.verdict import AbVerdict
 from redline.policy import ab as plans
-from redline.policy.levers import LeverInput, next_levers
 from redline.targets import HostInfo, ServerHandle, Target
-from redline.tools.context import ModelFiles, descriptor, model_files, node_of
-from redline.tools.known_good import Identity, apply_known_good, identify, recorded_for, registry_path
+from redline.tools.ab_plan import RUN_DIR, Prepared, ab_result, done_trials, plan_of, prepare
+from redline.tools.context import descriptor, node_of
 from redline.tools.requests import ACK_FLAG
 from redline.tools.session import BenchRun, Boot, Progress, ServeSession, say
 from redline.tools.sol import sol_figure
-
-RUN_DIR = "$RUN_DIR"
-
-
-# ---- the arms and the plan -----------------------------------------------------------------------------------
-
-
-def resolve_arm(workspace: Path, arm: ArmSpec) -> ServeConfig:
-    """The arm's serve config: inline, or the named cell of a campaign in the workspace (after its gates)."""
-    if arm.serve is not None:
-        return arm.serve
-    from redline.policy.campaign import cell_config  # the campaign's own rules make the cell's config
-    from redline.tools.campaign import load
-    from redline.tools.workspace import inside
-
-    loaded = load(inside(workspace, str(arm.campaign), f"arm {arm.name}: campaign"))
-    cell = next((c for c in loaded.cells if c.name == arm.cell), None)
-    if cell is None:
-        raise InputError(f"arm {arm.name!r}: campaign {arm.campaign} has no cell {arm.cell!r}; its cells are "
-                         f"{', '.join(loaded.names)}")
-    return cell_config(loaded.campaign, loaded.base, cell)[0]
-
-
-@dataclass
-class Prepared:
-    """What a run (or a dry run) knows before it boots: the arms as they will boot, the target's identity."""
-
-    spec: AbSpec
-    engine: Engine
-    arms: list[ArmPlan]
-    known_good: KnownGoodUse
-    identity: Identity
-    files: dict[str, ModelFiles]
-
-
-def _combined(uses: dict[str, KnownGoodUse]) -> KnownGoodUse:
-    """One account of what the registry did for every arm."""
-    notes = {u.note for u in uses.values()}
-    first = next(iter(uses.values()))
-    note = first.note if len(notes) == 1 else "; ".join(f"arm {a}: {u.note}" for a, u in uses.items())
-    entry = next((u.entry for u in uses.values() if u.entry is not None), None)
-    added = sorted({f"{a}: {x}" if len(notes) > 1 else x for a, u in uses.items() for x in u.added})
-    kept = sorted({f"{a}: {x}" if len(notes) > 1 else x for a, u in uses.items() for x in u.kept})
-    return KnownGoodUse(applied=any(u.applied for u in uses.values()), entry=entry, added=added, kept=kept, note=note)
-
-
-async def prepare(workspace: Path, spec: AbSpec, target: Target, *, skip_known_good: bool,
-                  widening: Widening | None) -> Prepared:
-    """Resolve every arm, ask the target what it is, apply the known-good entry, gate and admit each arm."""
-    engine = get_engine(spec.engine)
-    configs = {arm.name: resolve_arm(workspace, arm) for arm in spec.arms}
-    identity = await identify(target, engine)
-    files = {model: await model_files(target, model) for model in dict.fromkeys(c.model for c in configs.values())}
-    arms, uses = [], {}
-    executable = target.engine_command(engine.name, list(engine.default_command))
-    for name, config in configs.items():
-        config, uses[name] = apply_known_good(config, registry_path(workspace), identity=identity, engine=engine.name,
-                                              config_hash=files[config.model].config_hash, skip=skip_known_good)
-        try:
-            config, gates = plans.gate_arm(spec, name, config)
-            engine.admit(config, widening)
-        except (ValueError, InputError) as exc:
-            raise InputError(f"arm {name!r}: {exc}" if not str(exc).startswith("arm ") else str(exc)) from exc
-        arms.append(ArmPlan(name=name, baseline=name == spec.baseline, serve=config, gates=gates,
-                            boot_command=engine.serve_argv(config, executable)))
-    return Prepared(spec, engine, arms, _combined(uses), identity, files)
-
-
-def plan_of(prepared: Prepared, paths: AbPaths, target: Target) -> AbPlan:
-    """Every trial in run order with its commands; a trial with a record is marked done."""
-    spec, engine = prepared.spec, prepared.engine
-    executable = ServeSession(target, engine).bench_executable  # the bench client's command there (SGLang: vLLM's)
-    by_name = {a.name: a for a in prepared.arms}
-    warm = plans.warmup_workload(spec)
-    steps = []
-    for order, arm, k in plans.run_order(spec):
-        config = by_name[arm].serve
-        warmup = None if warm is None else engine.bench_argv(config, warm, result_dir=RUN_DIR,
-                                                             result_filename="warmup.json", executable=executable)
-        benches = [engine.bench_argv(config, plans.bench_workload(spec, c, i), result_dir=RUN_DIR,
-                                     result_filename=plans.bench_file(c), executable=executable)
-                   for i, c in enumerate(spec.concurrencies)]
-        steps.append(TrialStep(order=order, arm=arm, trial=k, folder=paths.relative(paths.trial_dir(arm, k)),
-                               boot_command=by_name[arm].boot_command, warmup_command=warmup, bench_commands=benches,
-                               done=(paths.trial_dir(arm, k) / "trial.yml").exists()))
-    return AbPlan(ab=spec.name, target=spec.target, engine=engine.name, arms=prepared.arms, steps=steps,
-                  boots=sum(not s.done for s in steps), known_good=prepared.known_good)
-
 
 # ---- the run -------------------------------------------------------------------------------------------------------
 
 
 def require_ack(i_understand_this_submits_jobs: bool) -> None:
     if i_understand_this_submits_jobs is not True:
-        raise InputError(f"ab_run boots servers and benches them on the target: pass {ACK_FLAG}=true to start it, "
-                         "or dry_run=true to see every command first")
+        raise InputError(
+            f"ab_run boots servers and benches them on the target: pass {ACK_FLAG}=true to start it, "
+            "or dry_run=true to see every command first"
+        )
 
 
 def check_spec(paths: AbPaths, spec: AbSpec) -> None:
     """A re-run must be the same A/B (it may add trials); another spec under this name is refused."""
     stored = read_spec(paths.spec_file)
     if stored is not None and not stored.same_run(spec):
-        raise InputError(f"an A/B named {spec.name!r} was already run with another spec ({paths.spec_file}): "
-                         "give this one another name, or change only its trials to add more")
+        raise InputError(
+            f"an A/B named {spec.name!r} was already run with another spec ({paths.spec_file}): "
+            "give this one another name, or change only its trials to add more"
+        )
 
 
 def check_resumable(paths: AbPaths, plan: AbPlan) -> None:
@@ -159,9 +67,11 @@ def check_resumable(paths: AbPaths, plan: AbPlan) -> None:
     for step in plan.steps:
         record = read_trial(paths, step.arm, step.trial) if step.done else None
         if record is not None and record.serve != serve[step.arm]:
-            raise InputError(f"trial {step.arm}-{step.trial} ran another serve config than arm {step.arm!r} boots now "
-                             f"(a changed campaign cell or known-good entry?): delete {step.folder} to run it again, "
-                             "or give the A/B another name")
+            raise InputError(
+                f"trial {step.arm}-{step.trial} ran another serve config than arm {step.arm!r} boots now "
+                f"(a changed campaign cell or known-good entry?): delete {step.folder} to run it again, "
+                "or give the A/B another name"
+            )
 
 
 @asynccontextmanager
@@ -172,8 +82,9 @@ async def runner_lock(paths: AbPaths) -> AsyncIterator[None]:
     try:
         lock.acquire()
     except Timeout as exc:
-        raise InputError(f"another ab_run is running this A/B ({paths.lock_file} is held): wait for it or cancel "
-                         "its job") from exc
+        raise InputError(
+            f"another ab_run is running this A/B ({paths.lock_file} is held): wait for it or cancel its job"
+        ) from exc
     try:
         yield
     finally:
@@ -186,8 +97,10 @@ async def stop_left_server(paths: AbPaths, target: Target) -> bool:
     if record is None:
         return False
     if record.handle.target != target.name:
-        raise InputError(f"a trial's server is recorded on target {record.handle.target!r}, not {target.name!r}: run "
-                         f"the A/B on {record.handle.target!r} so it can be stopped first")
+        raise InputError(
+            f"a trial's server is recorded on target {record.handle.target!r}, not {target.name!r}: run "
+            f"the A/B on {record.handle.target!r} so it can be stopped first"
+        )
     with anyio.CancelScope(shield=True):
         await target.stop(record.handle)
         clear_server(paths.server_file)
@@ -195,25 +108,39 @@ async def stop_left_server(paths: AbPaths, target: Target) -> bool:
 
 
 async def ab_run(
-    workspace: Path, spec: AbSpec, target: Target, *, i_understand_this_submits_jobs: bool, dry_run: bool = False,
-    skip_known_good: bool = False, progress: Progress | None = None, widening: Widening | None = None,
+    workspace: Path,
+    spec: AbSpec,
+    target: Target,
+    *,
+    i_understand_this_submits_jobs: bool,
+    dry_run: bool = False,
+    skip_known_good: bool = False,
+    progress: Progress | None = None,
+    widening: Widening | None = None,
 ) -> AbResult:
     """Run the A/B on target (the spec's); fails closed without the acknowledgement; a dry run starts nothing."""
     paths = AbPaths(workspace, spec.name)
     if target.name != spec.target:
-        raise InputError(f"the A/B runs on target {spec.target!r}, not {target.name!r}: run it there, or change its "
-                         "target")
+        raise InputError(
+            f"the A/B runs on target {spec.target!r}, not {target.name!r}: run it there, or change its target"
+        )
     if not dry_run:
         require_ack(i_understand_this_submits_jobs)
     check_spec(paths, spec)
     prepared = await prepare(workspace, spec, target, skip_known_good=skip_known_good, widening=widening)
     plan = plan_of(prepared, paths, target)
     if dry_run:
-        return AbResult(ab=spec.name, path=paths.relative(paths.spec_file), dry_run=True, plan=plan,
-                        skipped=_done(plan), known_good=plan.known_good,
-                        summary=f"dry run: {plan.boots} boots, each warmed up and benched at "
-                                f"{len(spec.concurrencies)} concurrencies; none started. {plan.known_good.note}",
-                        next=f"call ab_run with {ACK_FLAG}=true to run them")
+        return AbResult(
+            ab=spec.name,
+            path=paths.relative(paths.spec_file),
+            dry_run=True,
+            plan=plan,
+            skipped=done_trials(plan),
+            known_good=plan.known_good,
+            summary=f"dry run: {plan.boots} boots, each warmed up and benched at "
+            f"{len(spec.concurrencies)} concurrencies; none started. {plan.known_good.note}",
+            next=f"call ab_run with {ACK_FLAG}=true to run them",
+        )
     check_resumable(paths, plan)
     write_spec(paths.spec_file, spec)
     async with runner_lock(paths):
@@ -223,10 +150,6 @@ async def ab_run(
         runner = Runner(prepared, plan, paths, target, session, progress)
         ran = await runner.run()
     return ab_result(workspace, prepared, plan, ran=ran)
-
-
-def _done(plan: AbPlan) -> list[str]:
-    return [f"{s.arm}-{s.trial}" for s in plan.steps if s.done]
 
 
 @dataclass
@@ -256,8 +179,12 @@ class Runner:
 
     def _progress(self, step: TrialStep, i: int, n: int) -> Progress:
         async def report(fraction: float, text: str) -> None:
-            await say(self.progress, (i + fraction) / n, f"trial {i + 1} of {n} ({step.arm}-{step.trial}), "
-                                                         f"{time.monotonic() - self.t0:.0f}s elapsed: {text}")
+            await say(
+                self.progress,
+                (i + fraction) / n,
+                f"trial {i + 1} of {n} ({step.arm}-{step.trial}), {time.monotonic() - self.t0:.0f}s elapsed: {text}",
+            )
+
         return report
 
     async def run_trial(self, step: TrialStep, arm: ArmPlan, progress: Progress) -> TrialRecord:
@@ -269,9 +196,16 @@ class Runner:
 
         async def record(handle: ServerHandle, log_bytes: int = 0) -> None:
             servers[:] = [handle]
-            save_server(self.paths.server_file, ServerRecord(rung_index=step.order, engine=self.prepared.engine.name,
-                                                             handle=handle, config=arm.serve,
-                                                             boot_log_bytes=log_bytes))
+            save_server(
+                self.paths.server_file,
+                ServerRecord(
+                    rung_index=step.order,
+                    engine=self.prepared.engine.name,
+                    handle=handle,
+                    config=arm.serve,
+                    boot_log_bytes=log_bytes,
+                ),
+            )
 
         await progress(0.0, "booting")
         measured = Measured()
@@ -292,8 +226,7 @@ class Runner:
         await progress(1.0, f"{'ok' if trial.ok else 'failed'}: {trial.reason}")
         return trial
 
-    async def measure(self, step: TrialStep, arm: ArmPlan, boot: Boot, host: HostInfo,
-                      progress: Progress) -> Measured:
+    async def measure(self, step: TrialStep, arm: ArmPlan, boot: Boot, host: HostInfo, progress: Progress) -> Measured:
         measured = Measured()
         warm = plans.warmup_workload(self.spec)
         if warm is not None:
@@ -315,8 +248,9 @@ class Runner:
 
     async def _bench(self, step: TrialStep, boot: Boot, arm: ArmPlan, workload: BenchWorkload, name: str) -> BenchRun:
         offset = len((await self.target.read_text(boot.handle.log_path)).encode())
-        run = await self.session.bench(boot.handle, arm.serve, workload, name, deadline_s=self.spec.bench_deadline_s,
-                                       log_offset=offset)
+        run = await self.session.bench(
+            boot.handle, arm.serve, workload, name, deadline_s=self.spec.bench_deadline_s, log_offset=offset
+        )
         if run.result_text is not None:
             write_trial_file(self.paths, step.arm, step.trial, name, run.result_text)
         return run
@@ -329,8 +263,9 @@ class Runner:
         except InputError as exc:
             return None, str(exc)
 
-    async def _point(self, step: TrialStep, arm: ArmPlan, boot: Boot, host: HostInfo, c: int, i: int, *,
-                     warm_server: bool) -> tuple[TrialPoint, list[str]]:
+    async def _point(
+        self, step: TrialStep, arm: ArmPlan, boot: Boot, host: HostInfo, c: int, i: int, *, warm_server: bool
+    ) -> tuple[TrialPoint, list[str]]:
         workload = plans.bench_workload(self.spec, c, i)
         name = plans.bench_file(c)
         run = await self._bench(step, boot, arm, workload, name)
@@ -341,34 +276,78 @@ class Runner:
         shape, why = files.shape
         measured_tp = figures.output_throughput if figures is not None else None
         sol = sol_figure(context, shape, measured_tp, why)
-        point = TrialPoint(concurrency=c, num_prompts=workload.num_prompts, ok=problem is None, problem=problem,
-                           result_file=name if run.result_text is not None else None, figures=figures,
-                           healthy_after=run.healthy_after, context=context, sol=sol)
+        point = TrialPoint(
+            concurrency=c,
+            num_prompts=workload.num_prompts,
+            ok=problem is None,
+            problem=problem,
+            result_file=name if run.result_text is not None else None,
+            figures=figures,
+            healthy_after=run.healthy_after,
+            context=context,
+            sol=sol,
+        )
         return point, run.argv
 
-    def _context(self, serve: ServeConfig, host: HostInfo, boot: Boot, workload: BenchWorkload,
-                 warm: bool) -> ContextDescriptor:
-        w = Workload(dataset=workload.dataset, input_len=workload.input_len, output_len=workload.output_len,
-                     concurrency=workload.concurrency, num_prompts=workload.num_prompts)
+    def _context(
+        self, serve: ServeConfig, host: HostInfo, boot: Boot, workload: BenchWorkload, warm: bool
+    ) -> ContextDescriptor:
+        w = Workload(
+            dataset=workload.dataset,
+            input_len=workload.input_len,
+            output_len=workload.output_len,
+            concurrency=workload.concurrency,
+            num_prompts=workload.num_prompts,
+        )
         bench = self.prepared.engine.bench_argv(serve, workload, result_dir=RUN_DIR, result_filename="x.json")
         backend = bench[bench.index("--backend") + 1] if "--backend" in bench else None
-        return descriptor(serve, files=self.prepared.files[serve.model], host=host, engine=self.prepared.engine.name,
-                          engine_version=boot.signals.engine_version or self.prepared.identity.engine_version,
-                          workload=w, warmup_requests=1 if warm else 0, trials=1, bench_backend=backend,
-                          baseline=self.spec.baseline)
+        return descriptor(
+            serve,
+            files=self.prepared.files[serve.model],
+            host=host,
+            engine=self.prepared.engine.name,
+            engine_version=boot.signals.engine_version or self.prepared.identity.engine_version,
+            workload=w,
+            warmup_requests=1 if warm else 0,
+            trials=1,
+            bench_backend=backend,
+            baseline=self.spec.baseline,
+        )
 
-    def _record(self, step: TrialStep, arm: ArmPlan, boot: Boot, measured: Measured, host: HostInfo,
-                started: datetime, wall_s: float) -> TrialRecord:
+    def _record(
+        self,
+        step: TrialStep,
+        arm: ArmPlan,
+        boot: Boot,
+        measured: Measured,
+        host: HostInfo,
+        started: datetime,
+        wall_s: float,
+    ) -> TrialRecord:
         ok, reason = _judge(boot, measured, len(self.spec.concurrencies))
         node = node_of(host) or Node()
         commands = {"boot": arm.boot_command, **measured.commands, "bench": measured.bench_commands}
         return TrialRecord(
-            ab=self.spec.name, arm=step.arm, trial=step.trial, order=step.order, ok=ok, reason=reason,
-            target=self.target.name, node=node,
-            engine_version=boot.signals.engine_version or self.prepared.identity.engine_version, serve=arm.serve,
-            boot_status=boot.signals.status, boot_reason=boot.signals.reason, boot_s=round(boot.boot_s, 2),
-            warm=measured.warm, warmup_error=measured.warmup_error, points=measured.points, commands=commands,
-            started_at=started, ended_at=datetime.now(UTC), wall_s=round(wall_s, 2),
+            ab=self.spec.name,
+            arm=step.arm,
+            trial=step.trial,
+            order=step.order,
+            ok=ok,
+            reason=reason,
+            target=self.target.name,
+            node=node,
+            engine_version=boot.signals.engine_version or self.prepared.identity.engine_version,
+            serve=arm.serve,
+            boot_status=boot.signals.status,
+            boot_reason=boot.signals.reason,
+            boot_s=round(boot.boot_s, 2),
+            warm=measured.warm,
+            warmup_error=measured.warmup_error,
+            points=measured.points,
+            commands=commands,
+            started_at=started,
+            ended_at=datetime.now(UTC),
+            wall_s=round(wall_s, 2),
         )
 
 
@@ -408,105 +387,4 @@ def _judge(boot: Boot, measured: Measured, concurrencies: int) -> tuple[bool, st
     return True, f"every request completed at every concurrency ({boot.signals.status.value})"
 
 
-# ---- the result -----------------------------------------------------------------------------------------------------
-
-
-def trial_records(paths: AbPaths, spec: AbSpec) -> dict[str, list[TrialRecord]]:
-    """Every trial record of every arm, trial 1 to spec.trials."""
-    out: dict[str, list[TrialRecord]] = {}
-    for arm in spec.arms:
-        out[arm.name] = [r for k in range(1, spec.trials + 1) if (r := read_trial(paths, arm.name, k)) is not None]
-    return out
-
-
-def _arm_sol(arm: ArmSummary | None) -> SolFigure | None:
-    top = arm.points[-1] if arm and arm.points else None
-    return top.sol if top is not None else None
-
-
-def levers_for(spec: AbSpec, arms: Sequence[ArmSummary], verdict: AbVerdict) -> list[Lever]:
-    """The next levers from the champion (or, with none, the baseline's) config and its % of SoL."""
-    chosen = verdict.champion or verdict.compared_with
-    arm = next((a for a in arms if a.arm == chosen), None)
-    if arm is None:
-        return []
-    quant = arm.points[0].context.model.quantization if arm.points else None
-    return next_levers(LeverInput(claim=spec.claim, serve=arm.serve, concurrencies=spec.concurrencies,
-                                  sol=_arm_sol(arm), quantization=quant))
-
-
-def close_of(workspace: Path, arms: Sequence[ArmSummary], verdict: AbVerdict, levers: Sequence[Lever],
-             identity: Identity, engine: str, files: dict[str, ModelFiles]) -> CloseStatus | None:
-    """Whether the champion is closed: a VERDICT, its known-good config recorded, a next lever named."""
-    if verdict.champion is None:
-        return None
-    arm = next(a for a in arms if a.arm == verdict.champion)
-    version = arm.points[0].context.engine.version if arm.points else identity.engine_version
-    entry = recorded_for(arm.serve, registry_path(workspace), hardware=identity.hardware, engine=engine,
-                         engine_version=version, config_hash=files[arm.serve.model].config_hash)
-    missing = []
-    if verdict.rigor != "VERDICT":
-        missing.append(f"a VERDICT: the A/B is a DRAFT ({', '.join(verdict.failed)} failed)")
-    if entry is None:
-        missing.append(f"its known-good config: call known_good_record with from_ab and arm={arm.arm} (and why)")
-    if not levers:
-        missing.append("a next lever: none applies, so document the speed-of-light wall it reached")
-    return CloseStatus(champion=arm.arm, closed=not missing, known_good=entry.key().describe() if entry else None,
-                       next_lever=levers[0].lever if levers else None, missing=missing)
-
-
-def headline(arms: Sequence[ArmSummary], verdict: AbVerdict) -> str:
-    """The verdict, and each arm's mean ± std and % of SoL at the top concurrency, on the claim's metric."""
-    parts = []
-    for arm in arms:
-        if not arm.points:
-            parts.append(f"{arm.arm}: no successful trial")
-            continue
-        top = arm.points[-1]
-        s = top.metrics.get(verdict.metric)
-        figure = "-" if s is None else f"{s.mean:,.2f}" + (f" ± {s.std:,.2f}" if s.std is not None else "")
-        sol = f", {top.sol.pct_of_ceiling:.1f}% of SoL [{top.sol.key}]" if top.sol.pct_of_ceiling is not None \
-            else f", SoL: {top.sol.basis}"
-        parts.append(f"{arm.arm} {figure} {verdict.metric} at c={top.concurrency} (n={s.n if s else 0}){sol}")
-    return f"{verdict.summary}. " + "; ".join(parts)
-
-
-def ab_result(workspace: Path, prepared: Prepared, plan: AbPlan, *, ran: list[str]) -> AbResult:
-    paths = AbPaths(workspace, prepared.spec.name)
-    spec = prepared.spec
-    arms, verdict = plans.summarize(spec, prepared.arms, trial_records(paths, spec))
-    levers = levers_for(spec, arms, verdict)
-    close = close_of(workspace, arms, verdict, levers, prepared.identity, prepared.engine.name, prepared.files)
-    if verdict.rigor == "DRAFT":
-        hint = "read the failed rules: fix each and run again (ab_run resumes and can add trials)"
-    elif verdict.champion:
-        hint = "record the champion's known-good config (known_good_record) and try the next lever"
-    else:
-        hint = "no improvement: keep the baseline, and try the next lever"
-    return AbResult(ab=spec.name, path=paths.relative(paths.spec_file), dry_run=False, plan=None, ran=ran,
-                    skipped=_done(plan), known_good=prepared.known_good, arms=arms, verdict=verdict,
-                    summary=headline(arms, verdict), next=hint, close=close, next_levers=levers)
-
-
-def ab_summary(workspace: Path, name: str) -> tuple[AbSpec, list[ArmSummary], AbVerdict]:
-    """An A/B already run, summarized from its files (no target needed: every figure is on disk)."""
-    paths = AbPaths(workspace, name)
-    spec = read_spec(paths.spec_file)
-    if spec is None:
-        raise InputError(f"no A/B named {name!r} in this workspace ({paths.relative(paths.spec_file)} is missing); "
-                         "run it with ab_run first")
-    records = trial_records(paths, spec)
-    arms = []
-    for arm in spec.arms:
-        done = records.get(arm.name, [])
-        if not done:
-            raise InputError(f"A/B {name!r}: arm {arm.name!r} has no trial yet; run the A/B first")
-        arms.append(ArmPlan(name=arm.name, baseline=arm.name == spec.baseline, serve=done[0].serve,
-                            boot_command=[]))
-    summaries, verdict = plans.summarize(spec, arms, records)
-    return spec, summaries, verdict
-
-
-__all__ = ["Prepared", "ab_result", "ab_run", "ab_summary", "check_spec", "plan_of", "prepare", "resolve_arm",
-           "trial_records"]
-
+__all__ = ["ab_run", "check_spec", "require_ack"]

@@ -22,6 +22,7 @@ from redline.models.ladder import Ceiling, Ladder, NextStep, Rung
 from redline.offload import off_loop
 from redline.targets import ServerHandle, Target
 from redline.tools import ladder as ladder_tools
+from redline.tools import ladder_record
 from redline.tools.session import Progress, ServeSession, say
 
 
@@ -115,7 +116,7 @@ async def rung_run(
     boot = await session.boot(config, state.boot_deadline_s)
     try:
         rung, updated = await off_loop(
-            ladder_tools.record_boot,
+            ladder_record.record_boot,
             ladder,
             boot.log_text,
             signals=boot.signals,
@@ -182,7 +183,7 @@ async def smoke_test(
         log_offset=record.boot_log_bytes,
     )
     rung, updated = await off_loop(
-        ladder_tools.record_smoke,
+        ladder_record.record_smoke,
         ladder,
         bench.result_text,
         workload=workload,
@@ -201,7 +202,7 @@ async def ceiling_record(ladder: Path, open_target: Callable[[str], Target]) -> 
     if record is not None:
         async with await off_loop(open_target, record.handle.target) as target:
             await stop_server(ladder, target)
-    return await off_loop(ladder_tools.ceiling_record, ladder)
+    return await off_loop(ladder_record.ceiling_record, ladder)
 
 
 class ClimbReport(BaseModel):
@@ -241,7 +242,7 @@ async def climb(
             )
         elif step.route == "record_ceiling":
             await stop_server(ladder, target)
-            ceiling = await off_loop(ladder_tools.ceiling_record, ladder)
+            ceiling = await off_loop(ladder_record.ceiling_record, ladder)
             steps.append(f"ceiling: max_model_len {ceiling.max_model_len}, batched {ceiling.max_num_batched_tokens}")
             step = await off_loop(ladder_tools.ladder_next, ladder)
             continue

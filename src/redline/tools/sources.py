@@ -114,7 +114,7 @@ def from_cell(workspace: Path, campaign: str, cell: str) -> Resolved:
 
 
 def from_ab(workspace: Path, ab: str, arm: str) -> Resolved:
-    from redline.tools.ab import ab_summary
+    from redline.tools.ab_plan import ab_summary
 
     spec, arms, _ = ab_summary(workspace, ab)
     summary = next((a for a in arms if a.arm == arm), None)

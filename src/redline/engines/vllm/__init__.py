@@ -2,6 +2,7 @@
 
 from redline.engines.vllm.argv import bench_argv, serve_argv
 from redline.engines.vllm.bench import parse_bench_result
-from redline.engines.vllm.bootlog import boot_seconds, parse_boot_log, served_model
+from redline.engines.vllm.bootlog import parse_boot_log
+from redline.engines.vllm.bootmeta import boot_seconds, served_model
 
 __all__ = ["bench_argv", "boot_seconds", "parse_bench_result", "parse_boot_log", "serve_argv", "served_model"]

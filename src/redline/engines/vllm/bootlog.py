@@ -10,7 +10,6 @@ import ast
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
 
 from redline.errors import LogParseError
 from redline.models import BootSignals, BootStatus, BootTimings, MemoryBreakdown
@@ -346,58 +345,3 @@ def parse_boot_log(text: str) -> BootSignals:
         warnings=warnings,
         **values,
     )
-
-
-_MODEL_ARG = re.compile(r"non-default args: .*?'model': '([^']*)'")
-_MODEL_BANNER = re.compile(r"[█▀▄]\s+model\s+(\S+)")
-_MODEL_NEEDLES = re.compile(r"non-default args: |[█▀▄][ \t]+model")
-
-
-def served_model(text: str) -> str | None:
-    """The model a boot log served (its path or hub id as given), if the log says."""
-    for line in _lines_with(_MODEL_NEEDLES, text):
-        for pattern in (_MODEL_ARG, _MODEL_BANNER):
-            if m := pattern.search(line):
-                return m.group(1)
-    return None
-
-
-def _lines_with(needles: re.Pattern[str], text: str) -> Iterator[str]:
-    """The lines (their first MAX_LINE characters) that hold a needle, each once."""
-    pos = 0
-    while m := needles.search(text, pos):
-        start = text.rfind("\n", 0, m.start()) + 1
-        end = text.find("\n", m.end())
-        end = len(text) if end < 0 else end
-        yield text[start:end][:MAX_LINE]
-        pos = end + 1
-
-
-_STAMP = re.compile(r"\b(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)\b")
-_READY = ("Starting vLLM", "Application startup complete")
-
-
-def _stamp(line: str) -> datetime | None:
-    m = _STAMP.search(line)
-    if not m:
-        return None
-    month, day, hour, minute, second = map(int, m.groups())
-    try:
-        return datetime(2000, month, day, hour, minute, second)
-    except ValueError:
-        return None
-
-
-def boot_seconds(text: str) -> float | None:
-    """Seconds from the log's first timestamp to the ready line (or, for a failed boot, its last timestamp)."""
-    first = end = None
-    for line in text.splitlines():
-        if (stamp := _stamp(line)) is None:
-            continue
-        first = first or stamp
-        end = stamp
-        if any(marker in line for marker in _READY):
-            break
-    if first is None or end is None or end < first:
-        return None
-    return (end - first).total_seconds()

@@ -3,7 +3,7 @@
 from collections.abc import Sequence
 
 from redline.engines.base import Engine
-from redline.engines.vllm import argv, bench, bootlog, flags
+from redline.engines.vllm import argv, bench, bootlog, bootmeta, flags
 from redline.models import BenchResult, BenchWorkload, BootSignals, ServeConfig, Widening
 
 
@@ -44,7 +44,7 @@ class VLLM(Engine):
         return bootlog.parse_boot_log(text)
 
     def served_model(self, text: str) -> str | None:
-        return bootlog.served_model(text)
+        return bootmeta.served_model(text)
 
     def parse_bench_result(self, text: str) -> BenchResult:
         return bench.parse_bench_result(text)
@@ -63,4 +63,4 @@ class VLLM(Engine):
         }
 
     def boot_seconds(self, text: str) -> float | None:
-        return bootlog.boot_seconds(text)
+        return bootmeta.boot_seconds(text)

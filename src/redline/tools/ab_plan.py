@@ -1,0 +1,317 @@
+"""What an A/B will do and what it did, without booting anything: its plan (the dry run) and its result.
+
+    prepared = await prepare(workspace, spec, target, skip_known_good=False, widening=None)
+    plan = plan_of(prepared, paths, target)   # every trial in run order, with its commands
+    ab_result(workspace, prepared, plan, ran=[...]) / ab_summary(workspace, name)   # read from the trial files
+
+The arms resolve to the serve configs they boot (inline, or a campaign's cell), with the known-good
+entry applied and each arm gated and admitted; the result reads every figure from the trial records on disk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from redline.engines import get_engine
+from redline.engines.base import Engine
+from redline.errors import InputError
+from redline.ledger.ab_file import AbPaths, read_spec, read_trial
+from redline.models import ServeConfig, Widening
+from redline.models.ab import AbPlan, AbResult, AbSpec, ArmPlan, ArmSpec, ArmSummary, TrialRecord, TrialStep
+from redline.models.known_good import KnownGoodUse
+from redline.models.lever import CloseStatus, Lever
+from redline.models.sol import SolFigure
+from redline.models.verdict import AbVerdict
+from redline.policy import ab as plans
+from redline.policy.levers import LeverInput, next_levers
+from redline.targets import Target
+from redline.tools.context import ModelFiles, model_files
+from redline.tools.known_good import Identity, apply_known_good, identify, recorded_for, registry_path
+from redline.tools.session import ServeSession
+
+RUN_DIR = "$RUN_DIR"
+
+
+# ---- the arms and the plan -----------------------------------------------------------------------------------
+
+
+def resolve_arm(workspace: Path, arm: ArmSpec) -> ServeConfig:
+    """The arm's serve config: inline, or the named cell of a campaign in the workspace (after its gates)."""
+    if arm.serve is not None:
+        return arm.serve
+    from redline.policy.campaign import cell_config  # the campaign's own rules make the cell's config
+    from redline.tools.campaign import load
+    from redline.tools.workspace import inside
+
+    loaded = load(inside(workspace, str(arm.campaign), f"arm {arm.name}: campaign"))
+    cell = next((c for c in loaded.cells if c.name == arm.cell), None)
+    if cell is None:
+        raise InputError(
+            f"arm {arm.name!r}: campaign {arm.campaign} has no cell {arm.cell!r}; its cells are "
+            f"{', '.join(loaded.names)}"
+        )
+    return cell_config(loaded.campaign, loaded.base, cell)[0]
+
+
+@dataclass
+class Prepared:
+    """What a run (or a dry run) knows before it boots: the arms as they will boot, the target's identity."""
+
+    spec: AbSpec
+    engine: Engine
+    arms: list[ArmPlan]
+    known_good: KnownGoodUse
+    identity: Identity
+    files: dict[str, ModelFiles]
+
+
+def _combined(uses: dict[str, KnownGoodUse]) -> KnownGoodUse:
+    """One account of what the registry did for every arm."""
+    notes = {u.note for u in uses.values()}
+    first = next(iter(uses.values()))
+    note = first.note if len(notes) == 1 else "; ".join(f"arm {a}: {u.note}" for a, u in uses.items())
+    entry = next((u.entry for u in uses.values() if u.entry is not None), None)
+    added = sorted({f"{a}: {x}" if len(notes) > 1 else x for a, u in uses.items() for x in u.added})
+    kept = sorted({f"{a}: {x}" if len(notes) > 1 else x for a, u in uses.items() for x in u.kept})
+    return KnownGoodUse(applied=any(u.applied for u in uses.values()), entry=entry, added=added, kept=kept, note=note)
+
+
+async def prepare(
+    workspace: Path, spec: AbSpec, target: Target, *, skip_known_good: bool, widening: Widening | None
+) -> Prepared:
+    """Resolve every arm, ask the target what it is, apply the known-good entry, gate and admit each arm."""
+    engine = get_engine(spec.engine)
+    configs = {arm.name: resolve_arm(workspace, arm) for arm in spec.arms}
+    identity = await identify(target, engine)
+    files = {model: await model_files(target, model) for model in dict.fromkeys(c.model for c in configs.values())}
+    arms, uses = [], {}
+    executable = target.engine_command(engine.name, list(engine.default_command))
+    for name, config in configs.items():
+        config, uses[name] = apply_known_good(
+            config,
+            registry_path(workspace),
+            identity=identity,
+            engine=engine.name,
+            config_hash=files[config.model].config_hash,
+            skip=skip_known_good,
+        )
+        try:
+            config, gates = plans.gate_arm(spec, name, config)
+            engine.admit(config, widening)
+        except (ValueError, InputError) as exc:
+            raise InputError(f"arm {name!r}: {exc}" if not str(exc).startswith("arm ") else str(exc)) from exc
+        arms.append(
+            ArmPlan(
+                name=name,
+                baseline=name == spec.baseline,
+                serve=config,
+                gates=gates,
+                boot_command=engine.serve_argv(config, executable),
+            )
+        )
+    return Prepared(spec, engine, arms, _combined(uses), identity, files)
+
+
+def plan_of(prepared: Prepared, paths: AbPaths, target: Target) -> AbPlan:
+    """Every trial in run order with its commands; a trial with a record is marked done."""
+    spec, engine = prepared.spec, prepared.engine
+    executable = ServeSession(target, engine).bench_executable  # the bench client's command there (SGLang: vLLM's)
+    by_name = {a.name: a for a in prepared.arms}
+    warm = plans.warmup_workload(spec)
+    steps = []
+    for order, arm, k in plans.run_order(spec):
+        config = by_name[arm].serve
+        warmup = (
+            None
+            if warm is None
+            else engine.bench_argv(
+                config, warm, result_dir=RUN_DIR, result_filename="warmup.json", executable=executable
+            )
+        )
+        benches = [
+            engine.bench_argv(
+                config,
+                plans.bench_workload(spec, c, i),
+                result_dir=RUN_DIR,
+                result_filename=plans.bench_file(c),
+                executable=executable,
+            )
+            for i, c in enumerate(spec.concurrencies)
+        ]
+        steps.append(
+            TrialStep(
+                order=order,
+                arm=arm,
+                trial=k,
+                folder=paths.relative(paths.trial_dir(arm, k)),
+                boot_command=by_name[arm].boot_command,
+                warmup_command=warmup,
+                bench_commands=benches,
+                done=(paths.trial_dir(arm, k) / "trial.yml").exists(),
+            )
+        )
+    return AbPlan(
+        ab=spec.name,
+        target=spec.target,
+        engine=engine.name,
+        arms=prepared.arms,
+        steps=steps,
+        boots=sum(not s.done for s in steps),
+        known_good=prepared.known_good,
+    )
+
+
+def done_trials(plan: AbPlan) -> list[str]:
+    """The trials of the plan that have a record: a re-run skips them."""
+    return [f"{s.arm}-{s.trial}" for s in plan.steps if s.done]
+
+
+# ---- the result -----------------------------------------------------------------------------------------------------
+
+
+def trial_records(paths: AbPaths, spec: AbSpec) -> dict[str, list[TrialRecord]]:
+    """Every trial record of every arm, trial 1 to spec.trials."""
+    out: dict[str, list[TrialRecord]] = {}
+    for arm in spec.arms:
+        out[arm.name] = [r for k in range(1, spec.trials + 1) if (r := read_trial(paths, arm.name, k)) is not None]
+    return out
+
+
+def _arm_sol(arm: ArmSummary | None) -> SolFigure | None:
+    top = arm.points[-1] if arm and arm.points else None
+    return top.sol if top is not None else None
+
+
+def levers_for(spec: AbSpec, arms: Sequence[ArmSummary], verdict: AbVerdict) -> list[Lever]:
+    """The next levers from the champion (or, with none, the baseline's) config and its % of SoL."""
+    chosen = verdict.champion or verdict.compared_with
+    arm = next((a for a in arms if a.arm == chosen), None)
+    if arm is None:
+        return []
+    quant = arm.points[0].context.model.quantization if arm.points else None
+    return next_levers(
+        LeverInput(
+            claim=spec.claim, serve=arm.serve, concurrencies=spec.concurrencies, sol=_arm_sol(arm), quantization=quant
+        )
+    )
+
+
+def close_of(
+    workspace: Path,
+    arms: Sequence[ArmSummary],
+    verdict: AbVerdict,
+    levers: Sequence[Lever],
+    identity: Identity,
+    engine: str,
+    files: dict[str, ModelFiles],
+) -> CloseStatus | None:
+    """Whether the champion is closed: a VERDICT, its known-good config recorded, a next lever named."""
+    if verdict.champion is None:
+        return None
+    arm = next(a for a in arms if a.arm == verdict.champion)
+    version = arm.points[0].context.engine.version if arm.points else identity.engine_version
+    entry = recorded_for(
+        arm.serve,
+        registry_path(workspace),
+        hardware=identity.hardware,
+        engine=engine,
+        engine_version=version,
+        config_hash=files[arm.serve.model].config_hash,
+    )
+    missing = []
+    if verdict.rigor != "VERDICT":
+        missing.append(f"a VERDICT: the A/B is a DRAFT ({', '.join(verdict.failed)} failed)")
+    if entry is None:
+        missing.append(f"its known-good config: call known_good_record with from_ab and arm={arm.arm} (and why)")
+    if not levers:
+        missing.append("a next lever: none applies, so document the speed-of-light wall it reached")
+    return CloseStatus(
+        champion=arm.arm,
+        closed=not missing,
+        known_good=entry.key().describe() if entry else None,
+        next_lever=levers[0].lever if levers else None,
+        missing=missing,
+    )
+
+
+def headline(arms: Sequence[ArmSummary], verdict: AbVerdict) -> str:
+    """The verdict, and each arm's mean ± std and % of SoL at the top concurrency, on the claim's metric."""
+    parts = []
+    for arm in arms:
+        if not arm.points:
+            parts.append(f"{arm.arm}: no successful trial")
+            continue
+        top = arm.points[-1]
+        s = top.metrics.get(verdict.metric)
+        figure = "-" if s is None else f"{s.mean:,.2f}" + (f" ± {s.std:,.2f}" if s.std is not None else "")
+        sol = (
+            f", {top.sol.pct_of_ceiling:.1f}% of SoL [{top.sol.key}]"
+            if top.sol.pct_of_ceiling is not None
+            else f", SoL: {top.sol.basis}"
+        )
+        parts.append(f"{arm.arm} {figure} {verdict.metric} at c={top.concurrency} (n={s.n if s else 0}){sol}")
+    return f"{verdict.summary}. " + "; ".join(parts)
+
+
+def ab_result(workspace: Path, prepared: Prepared, plan: AbPlan, *, ran: list[str]) -> AbResult:
+    paths = AbPaths(workspace, prepared.spec.name)
+    spec = prepared.spec
+    arms, verdict = plans.summarize(spec, prepared.arms, trial_records(paths, spec))
+    levers = levers_for(spec, arms, verdict)
+    close = close_of(workspace, arms, verdict, levers, prepared.identity, prepared.engine.name, prepared.files)
+    if verdict.rigor == "DRAFT":
+        hint = "read the failed rules: fix each and run again (ab_run resumes and can add trials)"
+    elif verdict.champion:
+        hint = "record the champion's known-good config (known_good_record) and try the next lever"
+    else:
+        hint = "no improvement: keep the baseline, and try the next lever"
+    return AbResult(
+        ab=spec.name,
+        path=paths.relative(paths.spec_file),
+        dry_run=False,
+        plan=None,
+        ran=ran,
+        skipped=done_trials(plan),
+        known_good=prepared.known_good,
+        arms=arms,
+        verdict=verdict,
+        summary=headline(arms, verdict),
+        next=hint,
+        close=close,
+        next_levers=levers,
+    )
+
+
+def ab_summary(workspace: Path, name: str) -> tuple[AbSpec, list[ArmSummary], AbVerdict]:
+    """An A/B already run, summarized from its files (no target needed: every figure is on disk)."""
+    paths = AbPaths(workspace, name)
+    spec = read_spec(paths.spec_file)
+    if spec is None:
+        raise InputError(
+            f"no A/B named {name!r} in this workspace ({paths.relative(paths.spec_file)} is missing); "
+            "run it with ab_run first"
+        )
+    records = trial_records(paths, spec)
+    arms = []
+    for arm in spec.arms:
+        done = records.get(arm.name, [])
+        if not done:
+            raise InputError(f"A/B {name!r}: arm {arm.name!r} has no trial yet; run the A/B first")
+        arms.append(ArmPlan(name=arm.name, baseline=arm.name == spec.baseline, serve=done[0].serve, boot_command=[]))
+    summaries, verdict = plans.summarize(spec, arms, records)
+    return spec, summaries, verdict
+
+
+__all__ = [
+    "RUN_DIR",
+    "Prepared",
+    "ab_result",
+    "ab_summary",
+    "done_trials",
+    "plan_of",
+    "prepare",
+    "resolve_arm",
+    "trial_records",
+]

@@ -1,0 +1,348 @@
+"""Recording what a ladder saw: a boot log as a rung, a smoke test's result on the last rung, and the ceiling.
+
+Each checks what it is given against the ladder and raises a RedlineError whose message says what to do;
+a refused input changes nothing on disk.
+"""
+
+import shlex
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from redline.engines import get_engine
+from redline.engines.base import Engine
+from redline.errors import InputError, LadderError
+from redline.ledger import Change, append_rung, read_ladder, rung_file, set_ceiling, set_smoke_test, update_ladder
+from redline.models import BenchResult, BootSignals, ServeConfig
+from redline.models.context import ContextDescriptor, Hardware, Workload
+from redline.models.ladder import Ceiling, Ladder, NextStep, Rung, SmokeTest, SmokeWorkload
+from redline.policy import Placement, next_step, place_boot
+from redline.policy.rungs import proof
+from redline.policy.signal import headroom, kv_tokens
+from redline.tools.context import descriptor, local_model_files
+
+# A smoke test confirms a ceiling only if its requests come this close to max_model_len.
+NEAR_CEILING = 0.9
+UTILIZATION_TOLERANCE = 0.005
+GPU_MEMORY_TOLERANCE = 0.05
+
+_STEP_NAMES = {"run_rung": "a boot", "smoke_test": "a smoke test"}
+
+
+def not_now(step: NextStep, route: str) -> LadderError:
+    """The error for asking `route` of a ladder whose next step is another."""
+    if route == "record_ceiling":
+        return LadderError(f"the climb is not over: the next step is {step.route} ({step.reason})")
+    return LadderError(f"the ladder's next step is {step.route}, not {_STEP_NAMES[route]}: {step.reason}")
+
+
+# -- recording a boot ------------------------------------------------------------------------------
+
+
+def _check_log(
+    ladder: Ladder, engine: Engine, signals: BootSignals, served: str | None, booted: tuple[int | None, int | None]
+) -> None:
+    """Refuse a log from another model, engine, engine version, utilization or GPU."""
+    if signals.engine != ladder.engine:
+        raise LadderError(
+            f"the log is from {signals.engine}, but this ladder climbs with {ladder.engine}: "
+            "record it in a ladder of that engine"
+        )
+    if served != ladder.model.path:
+        said = f"served {served!r}" if served else "does not say which model it served"
+        raise LadderError(
+            f"the log {said}, but this ladder climbs {ladder.model.key} at {ladder.model.path!r}: "
+            "record it in that model's ladder"
+        )
+    if ladder.engine_version and signals.engine_version and signals.engine_version != ladder.engine_version:
+        raise LadderError(
+            f"the log is {engine.title} {signals.engine_version}, but this ladder is {engine.title} "
+            f"{ladder.engine_version}: one ladder is one engine version; start a new ladder for it"
+        )
+    m, wanted = signals.memory, ladder.fixed.gpu_memory_utilization
+    if (
+        m.requested_gib
+        and m.device_total_gib
+        and abs(m.requested_gib / m.device_total_gib - wanted) > UTILIZATION_TOLERANCE
+    ):
+        raise LadderError(
+            f"the log booted at gpu_memory_utilization {m.requested_gib / m.device_total_gib:.2f}, "
+            f"but this ladder holds it at {wanted}: boot again with --gpu-memory-utilization {wanted}"
+        )
+    gpu = ladder.gpu and ladder.gpu.memory_gib
+    if gpu and m.device_total_gib and abs(m.device_total_gib - gpu) > GPU_MEMORY_TOLERANCE * gpu:
+        raise LadderError(
+            f"the log's GPU has {m.device_total_gib} GiB, but this ladder's has {gpu} GiB: "
+            "record it in that GPU profile's ladder"
+        )
+    if None in booted:
+        raise LadderError(
+            "the log does not say its max_model_len and max_num_batched_tokens: "
+            "boot with both flags given and pass the full output of the engine's serve command"
+        )
+
+
+def _place(ladder: Ladder, booted: tuple[int | None, int | None], replay_of: int | None) -> Placement:
+    if replay_of is None:
+        return place_boot(ladder, *booted)
+    if not 1 <= replay_of <= len(ladder.rungs):
+        raise LadderError(f"there is no rung {replay_of} to replay: the ladder has rungs 1 to {len(ladder.rungs)}")
+    original = ladder.rungs[replay_of - 1]
+    if original.config != booted:
+        raise LadderError(
+            f"rung {replay_of} ran max_model_len {original.config[0]:,}, max_num_batched_tokens "
+            f"{original.config[1]:,}, but this boot ran {booted[0]}, {booted[1]}: a replay is the exact config"
+        )
+    return Placement(original.serve, original.climbs, replay_of)
+
+
+def record_boot(
+    path: str | Path,
+    log_text: str,
+    *,
+    log_name: str | None = None,
+    started_at: datetime | None = None,
+    ended_at: datetime | None = None,
+    boot_s: float | None = None,
+    simulated: bool = False,
+    signals: BootSignals | None = None,
+    serve: ServeConfig | None = None,
+    replay_of: int | None = None,
+    widened: Sequence[str] = (),
+) -> tuple[Rung, Ladder]:
+    """Append the rung an observed boot log shows: the one the ladder expects next, or a replay of a past one.
+
+    A runner that booted the config itself passes `serve` (matched instead of the log's own figures),
+    `signals` (the log's, corrected by what it saw, such as a deadline) and `replay_of`.
+    Returns the rung and the ladder as written.
+    """
+    path = Path(path)
+    engine = get_engine(read_ladder(path).engine) if signals is None or serve is None or boot_s is None else None
+    if signals is None:
+        signals = engine.parse_boot_log(log_text)  # type: ignore[union-attr]
+    served = serve.model if serve else engine.served_model(log_text)  # type: ignore[union-attr]
+    said = serve or signals
+    booted = (said.max_model_len, said.max_num_batched_tokens)
+    if boot_s is None and started_at and ended_at:
+        boot_s = (ended_at - started_at).total_seconds()
+    seconds = boot_s if boot_s is not None else engine.boot_seconds(log_text)  # type: ignore[union-attr]
+
+    def change(ladder: Ladder) -> Change[tuple[Rung, Ladder]]:
+        _check_log(ladder, get_engine(ladder.engine), signals, served, booted)
+        place = _place(ladder, booted, replay_of)
+        if serve is not None and serve != place.serve:
+            raise LadderError(
+                "the config booted differs from the rung the ladder expects in a fixed knob: "
+                "boot what `redline ladder next` says"
+            )
+        index = len(ladder.rungs) + 1
+        log_file = rung_file(path, index, "boot.log")
+        rung = Rung(
+            index=index,
+            climbs=place.climbs,
+            replay_of=place.replay_of,
+            simulated=simulated,
+            status=signals.status,
+            reason=signals.reason,
+            serve=place.serve,
+            signals=signals,
+            started_at=started_at,
+            ended_at=ended_at,
+            boot_s=seconds,
+            log_file=log_file,
+            log_source=log_name,
+            widened=list(widened),
+        )
+        if ladder.engine_version is None and signals.engine_version:
+            ladder = ladder.model_copy(update={"engine_version": signals.engine_version})  # the first boot says it
+        updated = append_rung(ladder, rung)
+        return Change(updated, (rung, updated), {log_file: log_text})
+
+    return update_ladder(path, change)
+
+
+def rung_record(path: str | Path, log_text: str, **known: Any) -> Rung:
+    """Append the rung an observed boot log shows (see record_boot); the rung as recorded."""
+    return record_boot(path, log_text, **known)[0]
+
+
+# -- recording a smoke test ------------------------------------------------------------------------
+
+
+def _workload_of(result: BenchResult) -> SmokeWorkload:
+    done = result.completed or result.num_prompts
+    if result.total_input_tokens is None or result.total_output_tokens is None:
+        raise InputError("the bench result does not say its input and output tokens: pass the workload it ran")
+    return SmokeWorkload(
+        input_len=max(1, result.total_input_tokens // done),
+        output_len=max(1, result.total_output_tokens // done),
+        concurrency=result.max_concurrency or result.num_prompts,
+        num_prompts=result.num_prompts,
+    )
+
+
+def _judge(
+    ladder: Ladder, rung: Rung, result: BenchResult | None, workload: SmokeWorkload | None, healthy: bool | None
+) -> tuple[str, str]:
+    """pass or fail, and why; refuses a pass that did not load the rung near its max length."""
+    if result is None:
+        return "fail", "the bench wrote no result file"
+    if not result.all_completed:
+        return (
+            "fail",
+            f"{result.failed or result.num_prompts - result.completed} of {result.num_prompts} requests failed",
+        )
+    if healthy is False:
+        return "fail", "every request completed, but the server was not healthy afterwards"
+    mml, c = rung.serve.max_model_len, ladder.min_concurrency
+    per_request = workload.input_len + workload.output_len if workload else 0
+    if per_request < NEAR_CEILING * mml or workload is None or workload.concurrency < c:
+        raise InputError(
+            f"this bench sent requests of about {per_request:,} tokens at concurrency "
+            f"{workload.concurrency if workload else '?'}; a smoke test of max_model_len {mml:,} needs at least "
+            f"{int(NEAR_CEILING * mml):,} tokens at concurrency {c}: run the command `redline ladder next` prints"
+        )
+    return "pass", (
+        f"{result.completed}/{result.num_prompts} requests of about {per_request:,} tokens at concurrency "
+        f"{workload.concurrency} completed"
+    )
+
+
+def record_smoke(
+    path: str | Path,
+    bench_json_text: str | None,
+    *,
+    workload: SmokeWorkload | Mapping[str, int] | None = None,
+    server_healthy_after: bool | None = None,
+    log_lines: Sequence[str] = (),
+) -> tuple[Rung, Ladder]:
+    """Fill the last rung's smoke test from the bench client's result file; the rung and the ladder as written.
+
+    `bench_json_text` None means the bench wrote no result: a failed smoke test, `log_lines` saying why.
+    `workload` is what the bench ran; by default it is read from the result's token counts.
+    """
+    path = Path(path)
+    engine = get_engine(read_ladder(path).engine)
+    result = None if bench_json_text is None else engine.parse_bench_result(bench_json_text)
+    ran: SmokeWorkload | None
+    if workload is not None:
+        ran = SmokeWorkload.model_validate(workload)
+    else:
+        ran = _workload_of(result) if result is not None else None
+
+    def change(ladder: Ladder) -> Change[tuple[Rung, Ladder]]:
+        if not ladder.rungs:
+            raise LadderError("the ladder has no rung to smoke-test: record a boot first")
+        last = ladder.rungs[-1]
+        if not last.status.booted:
+            raise LadderError(f"rung {last.index} did not boot ({last.status.value}): there is no server to smoke-test")
+        if result and result.model_id and result.model_id != ladder.model.path:
+            raise LadderError(
+                f"the bench ran against {result.model_id!r}, but this ladder climbs {ladder.model.path!r}"
+            )
+        outcome, reason = _judge(ladder, last, result, ran, server_healthy_after)
+        result_file = rung_file(path, last.index, "smoke.json") if bench_json_text is not None else None
+        smoke = SmokeTest(
+            attempted=True,
+            outcome=outcome,
+            reason=reason,
+            workload=ran,
+            figures=result,
+            server_healthy_after=server_healthy_after,
+            log_lines=list(log_lines)[-200:],
+            result_file=result_file,
+            recorded_at=datetime.now(UTC),
+            context=_smoke_context(ladder, last, ran, result),
+        )
+        updated = set_smoke_test(ladder, smoke)
+        files = {result_file: bench_json_text} if result_file and bench_json_text else {}
+        return Change(updated, (updated.rungs[-1], updated), files)
+
+    return update_ladder(path, change)
+
+
+def smoke_context(ladder: Ladder, rung: Rung, workload: SmokeWorkload | None, result: BenchResult) -> ContextDescriptor:
+    """The context of a smoke test's figures: the ladder's model, GPU and engine, the rung's config, a cold server
+    (a smoke test follows its boot), the load it sent. The ladder does not record its node."""
+    gpu = ladder.gpu
+    w = (
+        Workload(
+            input_len=workload.input_len,
+            output_len=workload.output_len,
+            concurrency=workload.concurrency,
+            num_prompts=workload.num_prompts,
+        )
+        if workload
+        else Workload(num_prompts=result.num_prompts)
+    )
+    hardware = Hardware(gpu_name=gpu.name, gpu_memory_gib=gpu.memory_gib, gpu_count=gpu.count) if gpu else Hardware()
+    context = descriptor(
+        rung.serve,
+        files=local_model_files(ladder.model.path),
+        host=None,
+        engine=ladder.engine,
+        engine_version=rung.signals.engine_version or ladder.engine_version,
+        workload=w,
+        warmup_requests=0,
+        trials=1,
+        bench_backend=result.backend,
+    )
+    return context.model_copy(update={"hardware": hardware})
+
+
+def _smoke_context(ladder: Ladder, rung: Rung, ran: object, result: BenchResult | None) -> ContextDescriptor | None:
+    return (
+        None if result is None else smoke_context(ladder, rung, ran if isinstance(ran, SmokeWorkload) else None, result)
+    )
+
+
+def smoke_record(path: str | Path, bench_json_text: str | None, **known: Any) -> Rung:
+    """Fill the last rung's smoke test (see record_smoke); the rung as recorded."""
+    return record_smoke(path, bench_json_text, **known)[0]
+
+
+# -- recording the ceiling -------------------------------------------------------------------------
+
+
+def ceiling_of(ladder: Ladder, rung: Rung, reason: str, proven_by: list[int]) -> Ceiling:
+    """The ceiling a rung proves: its knobs, its KV figures, the command to paste, what more memory would buy."""
+    return Ceiling(
+        max_model_len=rung.serve.max_model_len,
+        max_num_batched_tokens=rung.serve.max_num_batched_tokens or ladder.floor.max_num_batched_tokens,
+        kv_cache_tokens=kv_tokens(rung),
+        max_concurrency=rung.signals.max_concurrency,
+        proven_by=proven_by,
+        serve_command=shlex.join(get_engine(ladder.engine).serve_argv(rung.serve)),
+        headroom=headroom(rung, ladder.fixed.gpu_memory_utilization),
+        reason=reason,
+        recorded_at=datetime.now(UTC),
+    )
+
+
+def ceiling_change(ladder: Ladder) -> Change[Ceiling]:
+    """The ladder with its ceiling set, when the route says to record it."""
+    step = next_step(ladder)
+    if step.route != "record_ceiling" or step.rung_index is None:
+        raise not_now(step, "record_ceiling")
+    rung = ladder.rungs[step.rung_index - 1]
+    ceiling = ceiling_of(ladder, rung, step.reason, proof(ladder, rung))
+    return Change(set_ceiling(ladder, ceiling), ceiling)
+
+
+def ceiling_record(path: str | Path) -> Ceiling:
+    """Record the ceiling the climb found; refused while the route says anything but record_ceiling."""
+    return update_ladder(Path(path), ceiling_change)
+
+
+__all__ = [
+    "ceiling_change",
+    "ceiling_of",
+    "ceiling_record",
+    "not_now",
+    "record_boot",
+    "record_smoke",
+    "rung_record",
+    "smoke_context",
+    "smoke_record",
+]
