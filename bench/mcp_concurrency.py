@@ -26,9 +26,9 @@ from mcp import Client
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.parse_throughput import synthetic_log
-from redline.server.app import build_server
-from tests.server.helpers import call, new_ladder, write_env
+from bench.parse_throughput import synthetic_log  # noqa: E402
+from redline.server.app import build_server  # noqa: E402
+from tests.server.helpers import call, new_ladder, write_env  # noqa: E402
 
 LADDER = "ladders/l8b.yml"
 AIM_P99_MS = 50.0
@@ -36,8 +36,12 @@ AIM_P99_MS = 50.0
 
 def figures(times: list[float]) -> dict[str, float]:
     times = sorted(times)
-    return {"calls": len(times), "p50_ms": statistics.median(times),
-            "p99_ms": times[min(len(times) - 1, int(0.99 * len(times)))], "max_ms": times[-1]}
+    return {
+        "calls": len(times),
+        "p50_ms": statistics.median(times),
+        "p99_ms": times[min(len(times) - 1, int(0.99 * len(times)))],
+        "max_ms": times[-1],
+    }
 
 
 async def timed(make: Any) -> float:
@@ -61,8 +65,10 @@ async def measure(mb: float, parses: int, alone_calls: int = 200) -> dict[str, A
         env = write_env(Path(tmp) / "srv")
         async with Client(build_server(env.config)) as client:
             await new_ladder(client, env, LADDER)
-            cheap = {"ladder_next_rung": lambda: client.call_tool("ladder_next_rung", {"ladder": LADDER}),
-                     "job_list": lambda: client.call_tool("job_list", {})}
+            cheap = {
+                "ladder_next_rung": lambda: client.call_tool("ladder_next_rung", {"ladder": LADDER}),
+                "job_list": lambda: client.call_tool("job_list", {}),
+            }
             await call(client, "parse_boot_log", text=text[:1_000_000])  # warm: the worker is up
             results: dict[str, Any] = {"log_mb": round(len(text.encode()) / 1e6, 1)}
             for name, make in cheap.items():

@@ -85,8 +85,12 @@ async def measure(calls: int = 300, warmup: int = 20) -> dict[str, dict[str, flo
                     await make()
                     times.append((time.perf_counter() - t0) * 1000)
                 times.sort()
-                results[name] = {"p50_ms": statistics.median(times), "p99_ms": times[min(len(times) - 1, int(0.99 * len(times)))],
-                                 "mean_ms": statistics.fmean(times), "calls": calls}
+                results[name] = {
+                    "p50_ms": statistics.median(times),
+                    "p99_ms": times[min(len(times) - 1, int(0.99 * len(times)))],
+                    "mean_ms": statistics.fmean(times),
+                    "calls": calls,
+                }
             return results
 
 

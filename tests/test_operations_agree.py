@@ -28,12 +28,12 @@ from redline.server.jobs import Jobs
 from redline.tools import ab as ab_ops
 from redline.tools import baseline as baseline_ops
 from redline.tools import campaign as campaign_ops
-from redline.tools import known_good_ops
-from redline.tools import campaign_runner
+from redline.tools import campaign_runner, known_good_ops
 from redline.tools import ladder as ladder_ops
 from redline.tools import report as report_ops
 from redline.tools import rung as rung_ops
-from redline.tools.requests import OPERATIONS, ChampionSelectRequest, LadderInitRequest, Request, RungRunRequest
+from redline.tools.request_base import Request
+from redline.tools.requests import OPERATIONS, ChampionSelectRequest, LadderInitRequest, RungRunRequest
 
 pytestmark = pytest.mark.anyio
 
@@ -57,21 +57,56 @@ AT_TERMINAL = frozenset({"--ladder"})
 WIDEN = frozenset({"--config"})  # the server config whose `widen:` applies: a person's file, never an agent's argument
 SURFACES = {
     "ladder_init": Surfaces(LADDER, ("ladder", "init"), AT_TERMINAL | WIDEN, functions=(ladder_ops.ladder_init,)),
-    "ladder_status": Surfaces(LADDER, ("ladder", "status"), AT_TERMINAL | {"--json"}, functions=(ladder_ops.ladder_status,)),
-    "ladder_next_rung": Surfaces(LADDER, ("ladder", "next"), AT_TERMINAL | {"--json"}, functions=(ladder_ops.ladder_next,)),
-    "rung_run": Surfaces(LADDER | {"wait_s"}, ("ladder", "run"), AT_TERMINAL | WIDEN | {"--targets"},
-                         cli_defaults={"target": "local"}, functions=(rung_ops.rung_run,)),
-    "smoke_test": Surfaces(LADDER | {"wait_s"}, ("ladder", "smoke"), AT_TERMINAL | {"--targets"},
-                           cli_defaults={"target": "local"}, functions=(rung_ops.smoke_test,)),
-    "rung_record": Surfaces(LADDER, functions=(ladder_ops.record_boot, ladder_ops.record_smoke),
-                            resolved=frozenset({"log_file", "bench_file"}),
-                            why="`redline ladder record` reads local files (--log, --smoke), not text or workspace paths"),
-    "ceiling_record": Surfaces(LADDER, ("ladder", "record"), AT_TERMINAL | {
-        "--log", "--smoke", "--ceiling", "--started-at", "--ended-at", "--boot-s", "--server-healthy-after", "--json"},
-        functions=(rung_ops.ceiling_record,)),
-    "parse_boot_log": Surfaces(cli=("parse-log",), cli_extra=frozenset({"--json"}), cli_instead=frozenset({"text"}),
-                               functions=(get_engine().parse_boot_log,), resolved=frozenset({"engine"}),
-                               why="the engine field picks the Engine (get_engine) whose reader takes the text"),
+    "ladder_status": Surfaces(
+        LADDER, ("ladder", "status"), AT_TERMINAL | {"--json"}, functions=(ladder_ops.ladder_status,)
+    ),
+    "ladder_next_rung": Surfaces(
+        LADDER, ("ladder", "next"), AT_TERMINAL | {"--json"}, functions=(ladder_ops.ladder_next,)
+    ),
+    "rung_run": Surfaces(
+        LADDER | {"wait_s"},
+        ("ladder", "run"),
+        AT_TERMINAL | WIDEN | {"--targets"},
+        cli_defaults={"target": "local"},
+        functions=(rung_ops.rung_run,),
+    ),
+    "smoke_test": Surfaces(
+        LADDER | {"wait_s"},
+        ("ladder", "smoke"),
+        AT_TERMINAL | {"--targets"},
+        cli_defaults={"target": "local"},
+        functions=(rung_ops.smoke_test,),
+    ),
+    "rung_record": Surfaces(
+        LADDER,
+        functions=(ladder_ops.record_boot, ladder_ops.record_smoke),
+        resolved=frozenset({"log_file", "bench_file"}),
+        why="`redline ladder record` reads local files (--log, --smoke), not text or workspace paths",
+    ),
+    "ceiling_record": Surfaces(
+        LADDER,
+        ("ladder", "record"),
+        AT_TERMINAL
+        | {
+            "--log",
+            "--smoke",
+            "--ceiling",
+            "--started-at",
+            "--ended-at",
+            "--boot-s",
+            "--server-healthy-after",
+            "--json",
+        },
+        functions=(rung_ops.ceiling_record,),
+    ),
+    "parse_boot_log": Surfaces(
+        cli=("parse-log",),
+        cli_extra=frozenset({"--json"}),
+        cli_instead=frozenset({"text"}),
+        functions=(get_engine().parse_boot_log,),
+        resolved=frozenset({"engine"}),
+        why="the engine field picks the Engine (get_engine) whose reader takes the text",
+    ),
     "job_status": Surfaces(functions=(Jobs.wait,), why="jobs live inside one running server"),
     "job_cancel": Surfaces(functions=(Jobs.cancel,), why="jobs live inside one running server"),
     "job_list": Surfaces(functions=(Jobs.list,), why="jobs live inside one running server"),
@@ -83,41 +118,65 @@ CAMPAIGN = frozenset({"campaign"})
 AT_A_TERMINAL = frozenset({"--campaign", "--json"})
 OPENS_TARGET = frozenset({"target"})
 SURFACES |= {
-    "campaign_init": Surfaces(CAMPAIGN, ("campaign", "init"), frozenset({"--campaign"}),
-                              functions=(campaign_ops.campaign_init,)),
-    "campaign_plan": Surfaces(CAMPAIGN, ("campaign", "plan"), AT_A_TERMINAL | {"--targets", "--config"},
-                              functions=(campaign_ops.campaign_plan, campaign_ops.open_campaign_target),
-                              resolved=OPENS_TARGET),
-    "campaign_run": Surfaces(CAMPAIGN | {"wait_s"}, ("campaign", "run"), AT_A_TERMINAL | {"--targets", "--config"},
-                             functions=(campaign_runner.campaign_run, campaign_ops.open_campaign_target),
-                             resolved=OPENS_TARGET),
-    "campaign_status": Surfaces(CAMPAIGN, ("campaign", "status"), AT_A_TERMINAL,
-                                functions=(campaign_ops.campaign_status,)),
-    "campaign_aggregate": Surfaces(CAMPAIGN, ("campaign", "aggregate"), AT_A_TERMINAL,
-                                   functions=(campaign_ops.campaign_aggregate,)),
-    "champion_select": Surfaces(CAMPAIGN, ("campaign", "champion"), AT_A_TERMINAL,
-                                functions=(campaign_ops.champion_select,)),
-    "campaign_report": Surfaces(CAMPAIGN, ("campaign", "report"), AT_A_TERMINAL,
-                                functions=(report_ops.campaign_report,)),
+    "campaign_init": Surfaces(
+        CAMPAIGN, ("campaign", "init"), frozenset({"--campaign"}), functions=(campaign_ops.campaign_init,)
+    ),
+    "campaign_plan": Surfaces(
+        CAMPAIGN,
+        ("campaign", "plan"),
+        AT_A_TERMINAL | {"--targets", "--config"},
+        functions=(campaign_ops.campaign_plan, campaign_ops.open_campaign_target),
+        resolved=OPENS_TARGET,
+    ),
+    "campaign_run": Surfaces(
+        CAMPAIGN | {"wait_s"},
+        ("campaign", "run"),
+        AT_A_TERMINAL | {"--targets", "--config"},
+        functions=(campaign_runner.campaign_run, campaign_ops.open_campaign_target),
+        resolved=OPENS_TARGET,
+    ),
+    "campaign_status": Surfaces(
+        CAMPAIGN, ("campaign", "status"), AT_A_TERMINAL, functions=(campaign_ops.campaign_status,)
+    ),
+    "campaign_aggregate": Surfaces(
+        CAMPAIGN, ("campaign", "aggregate"), AT_A_TERMINAL, functions=(campaign_ops.campaign_aggregate,)
+    ),
+    "champion_select": Surfaces(
+        CAMPAIGN, ("campaign", "champion"), AT_A_TERMINAL, functions=(campaign_ops.champion_select,)
+    ),
+    "campaign_report": Surfaces(
+        CAMPAIGN, ("campaign", "report"), AT_A_TERMINAL, functions=(report_ops.campaign_report,)
+    ),
 }
 
 # The verdict-rigor tools name files inside the server's workspace (--workspace at a terminal); ab_run takes its
 # spec as a file at a terminal (--spec-file) and opens its target by the spec's name (--targets at a terminal).
 IN_WORKSPACE = frozenset({"--workspace", "--json"})
 SURFACES |= {
-    "ab_run": Surfaces(frozenset({"wait_s"}), ("ab", "run"), IN_WORKSPACE | {"--spec-file", "--targets"},
-                       cli_instead=frozenset({"spec"}), functions=(ab_ops.ab_run,)),
-    "perf_baseline_record": Surfaces(cli=("baseline", "record"), cli_extra=IN_WORKSPACE,
-                                     functions=(baseline_ops.perf_baseline_record,)),
-    "perf_baseline_diff": Surfaces(cli=("baseline", "diff"), cli_extra=IN_WORKSPACE,
-                                   functions=(baseline_ops.perf_baseline_diff,)),
-    "known_good_record": Surfaces(cli=("known-good", "record"), cli_extra=IN_WORKSPACE,
-                                  functions=(known_good_ops.known_good_record,)),
-    "known_good_lookup": Surfaces(cli=("known-good", "lookup"), cli_extra=IN_WORKSPACE,
-                                  functions=(known_good_ops.known_good_lookup,)),
-    "known_good_list": Surfaces(cli=("known-good", "list"), cli_extra=IN_WORKSPACE,
-                                functions=(known_good_ops.known_good_list,)),
+    "ab_run": Surfaces(
+        frozenset({"wait_s"}),
+        ("ab", "run"),
+        IN_WORKSPACE | {"--spec-file", "--targets"},
+        cli_instead=frozenset({"spec"}),
+        functions=(ab_ops.ab_run,),
+    ),
+    "perf_baseline_record": Surfaces(
+        cli=("baseline", "record"), cli_extra=IN_WORKSPACE, functions=(baseline_ops.perf_baseline_record,)
+    ),
+    "perf_baseline_diff": Surfaces(
+        cli=("baseline", "diff"), cli_extra=IN_WORKSPACE, functions=(baseline_ops.perf_baseline_diff,)
+    ),
+    "known_good_record": Surfaces(
+        cli=("known-good", "record"), cli_extra=IN_WORKSPACE, functions=(known_good_ops.known_good_record,)
+    ),
+    "known_good_lookup": Surfaces(
+        cli=("known-good", "lookup"), cli_extra=IN_WORKSPACE, functions=(known_good_ops.known_good_lookup,)
+    ),
+    "known_good_list": Surfaces(
+        cli=("known-good", "list"), cli_extra=IN_WORKSPACE, functions=(known_good_ops.known_good_list,)
+    ),
 }
+
 
 @pytest.fixture
 async def tools(tmp_path: Path) -> dict[str, Any]:
@@ -211,28 +270,52 @@ async def test_a_field_missing_from_a_surface_is_caught(tools: dict[str, Any]) -
 
 # Where each ladder_init field lands in the ladder it writes: a new field fails until it is placed here.
 LANDS = {
-    "model": lambda lad: lad.model.key, "model_path": lambda lad: lad.model.path,
+    "model": lambda lad: lad.model.key,
+    "model_path": lambda lad: lad.model.path,
     "floor_max_model_len": lambda lad: lad.floor.max_model_len,
     "floor_max_num_batched_tokens": lambda lad: lad.floor.max_num_batched_tokens,
-    "gpu_memory_utilization": lambda lad: lad.fixed.gpu_memory_utilization, "min_concurrency": lambda lad: lad.min_concurrency,
-    "policy": lambda lad: lad.policy, "gpu_name": lambda lad: lad.gpu.name, "gpu_memory_gib": lambda lad: lad.gpu.memory_gib,
-    "gpu_count": lambda lad: lad.gpu.count, "engine": lambda lad: lad.engine, "engine_version": lambda lad: lad.engine_version,
+    "gpu_memory_utilization": lambda lad: lad.fixed.gpu_memory_utilization,
+    "min_concurrency": lambda lad: lad.min_concurrency,
+    "policy": lambda lad: lad.policy,
+    "gpu_name": lambda lad: lad.gpu.name,
+    "gpu_memory_gib": lambda lad: lad.gpu.memory_gib,
+    "gpu_count": lambda lad: lad.gpu.count,
+    "engine": lambda lad: lad.engine,
+    "engine_version": lambda lad: lad.engine_version,
     "kv_block_size": lambda lad: lad.kv_block_size,
     "max_position_embeddings": lambda lad: lad.model.max_position_embeddings,
     "allow_long_context": lambda lad: lad.allow_long_context,
     "max_num_batched_tokens_cap": lambda lad: lad.max_num_batched_tokens_cap,
-    "fixed": lambda lad: {"port": lad.fixed.port}, "boot_deadline_s": lambda lad: lad.boot_deadline_s,
+    "fixed": lambda lad: {"port": lad.fixed.port},
+    "boot_deadline_s": lambda lad: lad.boot_deadline_s,
     "smoke_deadline_s": lambda lad: lad.smoke_deadline_s,
     "skip_known_good": lambda lad: "turned off by the request" in lad.known_good.note,
 }
 
 
 def test_every_ladder_init_field_reaches_the_ladder(tmp_path: Path) -> None:
-    given = dict(model="m8b", model_path="/models/m8b", floor_max_model_len=4096, floor_max_num_batched_tokens=2048,
-                 gpu_memory_utilization=0.8, min_concurrency=2, policy="doubling", gpu_name="GPU X", gpu_memory_gib=80.0,
-                 gpu_count=2, engine="vllm", engine_version="9.9.9", kv_block_size=32, max_position_embeddings=8192,
-                 allow_long_context=True, max_num_batched_tokens_cap=16384, fixed={"port": 8123}, boot_deadline_s=60.0,
-                 smoke_deadline_s=90.0, skip_known_good=True)
+    given = dict(
+        model="m8b",
+        model_path="/models/m8b",
+        floor_max_model_len=4096,
+        floor_max_num_batched_tokens=2048,
+        gpu_memory_utilization=0.8,
+        min_concurrency=2,
+        policy="doubling",
+        gpu_name="GPU X",
+        gpu_memory_gib=80.0,
+        gpu_count=2,
+        engine="vllm",
+        engine_version="9.9.9",
+        kv_block_size=32,
+        max_position_embeddings=8192,
+        allow_long_context=True,
+        max_num_batched_tokens_cap=16384,
+        fixed={"port": 8123},
+        boot_deadline_s=60.0,
+        smoke_deadline_s=90.0,
+        skip_known_good=True,
+    )
     assert set(given) == set(LANDS) == set(LadderInitRequest.model_fields)
     written: Ladder = ladder_ops.ladder_init(tmp_path / "l.yml", LadderInitRequest(**given))
     for name, read in LANDS.items():

@@ -33,5 +33,7 @@ async def off_loop(fn: Callable[..., T], *args: Any, size: int = 0, **kwargs: An
     try:
         return await anyio.to_process.run_sync(call, cancellable=True)
     except BrokenWorkerProcess as exc:
-        raise RedlineError(f"the worker process that read a {size >> 20} MiB input died ({exc.__cause__ or exc}); "
-                           "is the machine out of memory? Try a smaller input") from exc
+        raise RedlineError(
+            f"the worker process that read a {size >> 20} MiB input died ({exc.__cause__ or exc}); "
+            "is the machine out of memory? Try a smaller input"
+        ) from exc

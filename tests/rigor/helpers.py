@@ -8,7 +8,14 @@ from redline.models.ab import AbSpec
 from redline.models.baseline import BaselinePoint
 from redline.models.campaign_results import Stat
 from redline.models.context import (
-    BenchIdentity, ContextDescriptor, EngineIdentity, Hardware, ModelIdentity, Node, Parallelism, RegimeLabel,
+    BenchIdentity,
+    ContextDescriptor,
+    EngineIdentity,
+    Hardware,
+    ModelIdentity,
+    Node,
+    Parallelism,
+    RegimeLabel,
     Workload,
 )
 from redline.models.serve import ServeConfig
@@ -21,10 +28,13 @@ def context(concurrency: int = 16, **changes: Any) -> ContextDescriptor:
         provenance="measured",
         model=ModelIdentity(name="/models/llama8b", config_hash="sha256:abc", dtype="bfloat16"),
         hardware=Hardware(gpu_name="NVIDIA H200", gpu_memory_gib=140.4, gpu_count=1),
-        parallelism=Parallelism(), serve=ServeConfig(model="/models/llama8b", max_model_len=32768, max_num_seqs=64),
+        parallelism=Parallelism(),
+        serve=ServeConfig(model="/models/llama8b", max_model_len=32768, max_num_seqs=64),
         workload=Workload(input_len=1024, output_len=128, concurrency=concurrency, num_prompts=4 * concurrency),
-        regime=RegimeLabel(cache="warm", graphs="graphs"), engine=EngineIdentity(name="vllm", version="0.26.0"),
-        bench=BenchIdentity(client="vllm", backend="vllm", version="0.26.0"), trials=3,
+        regime=RegimeLabel(cache="warm", graphs="graphs"),
+        engine=EngineIdentity(name="vllm", version="0.26.0"),
+        bench=BenchIdentity(client="vllm", backend="vllm", version="0.26.0"),
+        trials=3,
         node=Node(hostname="gpu-a", machine_id="m-a", gpu_uuids=["GPU-1"]),
     )
     return ContextDescriptor(**(parts | changes))
@@ -36,17 +46,24 @@ def stat(mean: float, std: float | None = 1.0, n: int = 3) -> Stat:
 
 def point(concurrency: int = 16, ctx: ContextDescriptor | None = None, **metrics: float) -> BaselinePoint:
     figures = {"output_throughput": 1000.0, "median_tpot_ms": 10.0, "median_itl_ms": 9.0, "median_ttft_ms": 100.0}
-    return BaselinePoint(context=ctx or context(concurrency),
-                         metrics={k: stat(v) for k, v in (figures | metrics).items()})
+    return BaselinePoint(
+        context=ctx or context(concurrency), metrics={k: stat(v) for k, v in (figures | metrics).items()}
+    )
 
 
 def ab_spec(fake: Fake, name: str = "mnbt", **changes: Any) -> AbSpec:
     """Two arms that differ in max_num_batched_tokens, at concurrencies 1 and 4, 3 trials, on the fake engine."""
     serve = {"model": str(fake.model), "max_model_len": 4096, "port": fake.port}
     spec: dict[str, Any] = {
-        "name": name, "target": "local", "baseline": "small",
-        "arms": [{"name": "small", "serve": serve | {"max_num_batched_tokens": 2048}},
-                 {"name": "large", "serve": serve | {"max_num_batched_tokens": 8192}}],
-        "workload": {"input_len": 128, "output_len": 16}, "concurrencies": [1, 4], "warmup_requests": 2,
+        "name": name,
+        "target": "local",
+        "baseline": "small",
+        "arms": [
+            {"name": "small", "serve": serve | {"max_num_batched_tokens": 2048}},
+            {"name": "large", "serve": serve | {"max_num_batched_tokens": 8192}},
+        ],
+        "workload": {"input_len": 128, "output_len": 16},
+        "concurrencies": [1, 4],
+        "warmup_requests": 2,
     }
     return AbSpec.model_validate(spec | changes)

@@ -8,16 +8,31 @@ from typing import Any
 
 from tests.server.helpers import LLAMA8B, free_port
 
-RIGOR_TOOLS = {"ab_run", "perf_baseline_record", "perf_baseline_diff", "known_good_record", "known_good_lookup",
-               "known_good_list"}
+RIGOR_TOOLS = {
+    "ab_run",
+    "perf_baseline_record",
+    "perf_baseline_diff",
+    "known_good_record",
+    "known_good_lookup",
+    "known_good_list",
+}
 
 
 def ab_spec(port: int) -> dict[str, Any]:
     serve = {"model": str(LLAMA8B), "max_model_len": 4096, "port": port}
-    return {"name": "ab1", "target": "local", "baseline": "a", "claim": "latency",
-            "arms": [{"name": "a", "serve": serve | {"max_num_batched_tokens": 2048}},
-                     {"name": "b", "serve": serve | {"max_num_batched_tokens": 8192}}],
-            "workload": {"input_len": 128, "output_len": 16}, "concurrencies": [1], "warmup_requests": 0}
+    return {
+        "name": "ab1",
+        "target": "local",
+        "baseline": "a",
+        "claim": "latency",
+        "arms": [
+            {"name": "a", "serve": serve | {"max_num_batched_tokens": 2048}},
+            {"name": "b", "serve": serve | {"max_num_batched_tokens": 8192}},
+        ],
+        "workload": {"input_len": 128, "output_len": 16},
+        "concurrencies": [1],
+        "warmup_requests": 0,
+    }
 
 
 async def exercise_rigor_tools(ok: Any, err: Any) -> None:
@@ -33,8 +48,14 @@ async def exercise_rigor_tools(ok: Any, err: Any) -> None:
 
     recorded = await ok("perf_baseline_record", name="ab1-a", ab="ab1", arm="a", note="the config in production")
     assert recorded["path"] == "baselines.yml" and recorded["baseline"]["points"][0]["context"]["trials"] == 3
-    diff = await ok("perf_baseline_diff", baseline="ab1-a", ab="ab1", arm="b", focus="median_tpot_ms",
-                    guarded=["median_tpot_ms", "median_itl_ms"])
+    diff = await ok(
+        "perf_baseline_diff",
+        baseline="ab1-a",
+        ab="ab1",
+        arm="b",
+        focus="median_tpot_ms",
+        guarded=["median_tpot_ms", "median_itl_ms"],
+    )
     assert diff["colour"] == "YELLOW" and "within the tolerance" in diff["reason"]  # the fake's TPOT is the same
 
     entry = (await ok("known_good_record", from_ab="ab1", arm="b", why="the A/B's better arm"))["entry"]

@@ -19,11 +19,11 @@ from redline.models.known_good import Evidence
 from redline.tools.ab import ab_run
 from redline.tools.baseline import perf_baseline_diff, perf_baseline_record
 from redline.tools.known_good_ops import known_good_record
-from redline.tools.requests import KnownGoodRecordRequest, PerfBaselineDiffRequest, PerfBaselineRecordRequest
+from redline.tools.requests_rigor import KnownGoodRecordRequest, PerfBaselineDiffRequest, PerfBaselineRecordRequest
 from tests.campaign.helpers import Fake, make_fake, wait_until_gone
 from tests.conftest import processes_naming
-from tests.server.helpers import FAKE_VLLM
 from tests.rigor.helpers import ab_spec
+from tests.server.helpers import FAKE_VLLM
 
 pytestmark = pytest.mark.anyio
 
@@ -59,7 +59,13 @@ async def test_a_dry_run_lists_every_boot_and_bench_in_order_and_starts_nothing(
     plan = result.plan
     assert result.dry_run and plan is not None and plan.boots == 6 and "none started" in result.summary
     assert [(s.order, s.arm, s.trial) for s in plan.steps] == [
-        (1, "small", 1), (2, "large", 1), (3, "small", 2), (4, "large", 2), (5, "small", 3), (6, "large", 3)]
+        (1, "small", 1),
+        (2, "large", 1),
+        (3, "small", 2),
+        (4, "large", 2),
+        (5, "small", 3),
+        (6, "large", 3),
+    ]
     for step in plan.steps:
         mnbt = {"small": "2048", "large": "8192"}[step.arm]
         boot = step.boot_command
@@ -84,8 +90,9 @@ async def test_a_three_trial_ab_is_a_verdict_and_its_arms_become_a_baseline_and_
 
     async with fake.target() as target:
         host = await target.host_info()
-        result = await ab_run(ws, ab_spec(fake, claim="latency"), target, i_understand_this_submits_jobs=True,
-                              progress=progress)
+        result = await ab_run(
+            ws, ab_spec(fake, claim="latency"), target, i_understand_this_submits_jobs=True, progress=progress
+        )
     assert boots(fake) == 6 and result.ran == ["small-1", "large-1", "small-2", "large-2", "small-3", "large-3"]
     assert any("trial 6 of 6 (large-3)" in text for text in seen)
     v = result.verdict
@@ -120,8 +127,9 @@ async def test_a_three_trial_ab_is_a_verdict_and_its_arms_become_a_baseline_and_
     # the arms' results, recorded and diffed
     recorded = perf_baseline_record(ws, PerfBaselineRecordRequest(name="small", ab="mnbt", arm="small"))
     assert [p.context.workload.concurrency for p in recorded.baseline.points] == [1, 4]
-    diff = perf_baseline_diff(ws, PerfBaselineDiffRequest(baseline="small", ab="mnbt", arm="large",
-                                                          focus="median_tpot_ms"))
+    diff = perf_baseline_diff(
+        ws, PerfBaselineDiffRequest(baseline="small", ab="mnbt", arm="large", focus="median_tpot_ms")
+    )
     assert diff.colour == "GREEN" and all(p.colour == "GREEN" for p in diff.points), diff.text
     assert diff.points[0].baseline_context.serve.max_num_batched_tokens == 2048
     assert diff.points[0].current_context.serve.max_num_batched_tokens == 8192
@@ -164,14 +172,27 @@ async def test_an_arm_that_fails_to_boot_leaves_a_draft(fake: Fake, ws: Path) ->
 
 
 async def test_a_known_good_entry_is_applied_by_default_and_can_be_turned_off(fake: Fake, ws: Path) -> None:
-    known_good_record(ws, KnownGoodRecordRequest(
-        model=str(fake.model), hardware="cpu", engine_version="0.26.0", flags=["--gdn-prefill-backend=triton"],
-        why="the kernel the model needs", evidence=[Evidence(kind="note", ref="notes.md")]))
+    known_good_record(
+        ws,
+        KnownGoodRecordRequest(
+            model=str(fake.model),
+            hardware="cpu",
+            engine_version="0.26.0",
+            flags=["--gdn-prefill-backend=triton"],
+            why="the kernel the model needs",
+            evidence=[Evidence(kind="note", ref="notes.md")],
+        ),
+    )
     async with fake.target() as target:
-        on = await ab_run(ws, ab_spec(fake, name="kg-on"), target, i_understand_this_submits_jobs=False,
-                          dry_run=True)
-        off = await ab_run(ws, ab_spec(fake, name="kg-off"), target, i_understand_this_submits_jobs=False,
-                           dry_run=True, skip_known_good=True)
+        on = await ab_run(ws, ab_spec(fake, name="kg-on"), target, i_understand_this_submits_jobs=False, dry_run=True)
+        off = await ab_run(
+            ws,
+            ab_spec(fake, name="kg-off"),
+            target,
+            i_understand_this_submits_jobs=False,
+            dry_run=True,
+            skip_known_good=True,
+        )
     assert on.known_good.applied and on.known_good.added == ["flag --gdn-prefill-backend=triton"]
     assert "known-good entry" in on.summary and "applied" in on.known_good.note
     assert all("--gdn-prefill-backend=triton" in a.boot_command for a in on.plan.arms)  # type: ignore[union-attr]

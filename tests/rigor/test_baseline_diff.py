@@ -20,17 +20,23 @@ def colour(**current: float) -> Any:
     return diff("prod", [point()], [point(**current)], SOURCE, tolerance_pct=3.0, loose_band_pct=10.0)
 
 
-@pytest.mark.parametrize(("current", "expected", "why"), [
-    ({"output_throughput": 1050.0}, "GREEN", "improved +5.00% and no guarded metric regressed"),
-    ({"output_throughput": 1050.0, "median_tpot_ms": 10.2}, "GREEN", "no guarded metric regressed"),  # -2%: inside
-    ({"output_throughput": 1010.0}, "YELLOW", "within the tolerance (no improvement)"),
-    ({"output_throughput": 980.0}, "YELLOW", "within the tolerance"),
-    ({"output_throughput": 1050.0, "median_ttft_ms": 106.0}, "YELLOW", "regressed inside the looser band"),
-    ({"output_throughput": 950.0}, "RED", "output_throughput regressed -5.00%, beyond the tolerance"),
-    ({"output_throughput": 1050.0, "median_tpot_ms": 11.5}, "RED",
-     "median_tpot_ms -15.00% regressed beyond the looser band"),
-    ({"output_throughput": 1010.0, "median_itl_ms": 9.5}, "RED", "with no focus win to pay for it"),
-])
+@pytest.mark.parametrize(
+    ("current", "expected", "why"),
+    [
+        ({"output_throughput": 1050.0}, "GREEN", "improved +5.00% and no guarded metric regressed"),
+        ({"output_throughput": 1050.0, "median_tpot_ms": 10.2}, "GREEN", "no guarded metric regressed"),  # -2%: inside
+        ({"output_throughput": 1010.0}, "YELLOW", "within the tolerance (no improvement)"),
+        ({"output_throughput": 980.0}, "YELLOW", "within the tolerance"),
+        ({"output_throughput": 1050.0, "median_ttft_ms": 106.0}, "YELLOW", "regressed inside the looser band"),
+        ({"output_throughput": 950.0}, "RED", "output_throughput regressed -5.00%, beyond the tolerance"),
+        (
+            {"output_throughput": 1050.0, "median_tpot_ms": 11.5},
+            "RED",
+            "median_tpot_ms -15.00% regressed beyond the looser band",
+        ),
+        ({"output_throughput": 1010.0, "median_itl_ms": 9.5}, "RED", "with no focus win to pay for it"),
+    ],
+)
 def test_every_colour(current: dict[str, float], expected: str, why: str) -> None:
     d = colour(**current)
     assert d.colour == expected and why in d.reason, d.reason
@@ -44,8 +50,11 @@ def test_a_latency_focus_counts_lower_as_better() -> None:
 
 def test_the_worst_point_decides_and_each_metric_is_printed_with_both_contexts() -> None:
     base = [point(1, context(1)), point(16)]
-    current = [point(1, context(1), output_throughput=1100.0), point(16, output_throughput=900.0),
-               point(64, context(64))]
+    current = [
+        point(1, context(1), output_throughput=1100.0),
+        point(16, output_throughput=900.0),
+        point(64, context(64)),
+    ]
     d = diff("prod", base, current, SOURCE)
     assert [p.colour for p in d.points] == ["GREEN", "RED"] and d.colour == "RED" and d.reason.startswith("RED at c=16")
     assert d.unmatched == ["c=64: only the current result"]

@@ -31,9 +31,28 @@ def test_ab_run_dry_run_and_the_ack_gate(tmp_path: Path, capsys: pytest.CaptureF
 
 def test_known_good_record_lookup_and_list(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     ws = ["--workspace", str(tmp_path)]
-    assert main(["known-good", "record", "--model", "/models/m", "--hardware", "NVIDIA H200", "--engine-version",
-                 "0.26.0", "--flags", '["--gdn-prefill-backend=triton"]', "--why", "crashes at c >= 64",
-                 "--evidence", '[{"kind": "note", "ref": "notes.md"}]', *ws]) == 0
+    assert (
+        main(
+            [
+                "known-good",
+                "record",
+                "--model",
+                "/models/m",
+                "--hardware",
+                "NVIDIA H200",
+                "--engine-version",
+                "0.26.0",
+                "--flags",
+                '["--gdn-prefill-backend=triton"]',
+                "--why",
+                "crashes at c >= 64",
+                "--evidence",
+                '[{"kind": "note", "ref": "notes.md"}]',
+                *ws,
+            ]
+        )
+        == 0
+    )
     assert "recorded in known-good.yml: /models/m on NVIDIA H200, vllm 0.26.0" in capsys.readouterr().out
     lookup = ["known-good", "lookup", "--model", "/models/m", "--hardware", "NVIDIA H200", *ws]
     assert main([*lookup, "--engine-version", "0.26.0"]) == 0

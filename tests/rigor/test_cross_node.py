@@ -96,7 +96,8 @@ def second_node(sshd: SSHServer, tmp_path: Path) -> Iterator[Node]:  # noqa: F81
         f"AuthorizedKeysFile {d / 'authorized_keys'}\n"
         f"PidFile {d / 'sshd.pid'}\nPermitRootLogin prohibit-password\nPasswordAuthentication no\n"
         "KbdInteractiveAuthentication no\nPubkeyAuthentication yes\nStrictModes no\nUsePAM no\nMaxSessions 64\n"
-        "Subsystem sftp internal-sftp\n")
+        "Subsystem sftp internal-sftp\n"
+    )
     log = d / "sshd.log"
     try:
         _run("ip", "netns", "add", ns)
@@ -104,17 +105,23 @@ def second_node(sshd: SSHServer, tmp_path: Path) -> Iterator[Node]:  # noqa: F81
         _run("ip", "link", "set", peer, "netns", ns)
         _run("ip", "addr", "add", f"{host_ip}/30", "dev", veth)
         _run("ip", "link", "set", veth, "up")
-        for argv in (("ip", "addr", "add", f"{node_ip}/30", "dev", peer), ("ip", "link", "set", peer, "up"),
-                     ("ip", "link", "set", "lo", "up")):
+        for argv in (
+            ("ip", "addr", "add", f"{node_ip}/30", "dev", peer),
+            ("ip", "link", "set", peer, "up"),
+            ("ip", "link", "set", "lo", "up"),
+        ):
             _run("ip", "netns", "exec", ns, *argv)
     except subprocess.CalledProcessError as exc:
         subprocess.run(["ip", "netns", "del", ns], capture_output=True)
         pytest.skip(f"cannot make the second host's network namespace here: {exc.stderr.strip()}")
-    script = (f"hostname {HOSTNAME} && mount --bind {d / 'machine-id'} /etc/machine-id && "
-              f"exec {SSHD} -D -e -f {config}")
+    script = f"hostname {HOSTNAME} && mount --bind {d / 'machine-id'} /etc/machine-id && exec {SSHD} -D -e -f {config}"
     with log.open("wb") as out:
-        proc = subprocess.Popen(["ip", "netns", "exec", ns, "unshare", "--uts", "--mount", "--propagation", "private",
-                                 "sh", "-c", script], stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(
+            ["ip", "netns", "exec", ns, "unshare", "--uts", "--mount", "--propagation", "private", "sh", "-c", script],
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
     try:
         _wait(node_ip, PORT, proc, log)
         known = d / "known_hosts"
@@ -128,18 +135,27 @@ def second_node(sshd: SSHServer, tmp_path: Path) -> Iterator[Node]:  # noqa: F81
 
 
 async def test_an_ab_across_two_nodes_is_a_draft_for_the_same_node_rule(
-    sshd: SSHServer, second_node: Node, tmp_path: Path,  # noqa: F811
+    sshd: SSHServer,  # noqa: F811 - the first host: the fixture imported above
+    second_node: Node,
+    tmp_path: Path,
 ) -> None:
     fake = make_fake(tmp_path / "fake", FAKE_VLLM_DECODE_MODEL="1")
     ws = tmp_path / "ws"
     ws.mkdir()
+
     def spec(trials: int) -> AbSpec:  # one concurrency, cold: the SSH round trips are what take time here
         return ab_spec(fake, target="gpu", trials=trials, concurrencies=[1], warmup_requests=0)
 
     engine = {"engine_command": [sys.executable, str(FAKE_VLLM)], "env": {**FAST, "FAKE_VLLM_DECODE_MODEL": "1"}}
     first = sshd.spec(workdir=str(tmp_path / "work1"), **engine)
-    second = first.model_copy(update={"host": second_node.address, "port": second_node.port,
-                                      "known_hosts": str(second_node.known_hosts), "workdir": str(tmp_path / "work2")})
+    second = first.model_copy(
+        update={
+            "host": second_node.address,
+            "port": second_node.port,
+            "known_hosts": str(second_node.known_hosts),
+            "workdir": str(tmp_path / "work2"),
+        }
+    )
     async with SSHTarget("gpu", first) as node1:
         one = await ab_run(ws, spec(1), node1, i_understand_this_submits_jobs=True)
     assert one.verdict is not None and one.verdict.failed == ["min_trials"]

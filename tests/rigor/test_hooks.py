@@ -12,7 +12,8 @@ from redline.tools.campaign import champion_select
 from redline.tools.campaign_runner import campaign_run
 from redline.tools.known_good_ops import known_good_record
 from redline.tools.ladder import ladder_init
-from redline.tools.requests import KnownGoodRecordRequest, LadderInitRequest
+from redline.tools.requests import LadderInitRequest
+from redline.tools.requests_rigor import KnownGoodRecordRequest
 from tests.campaign.helpers import make_fake
 from tests.conftest import H200
 
@@ -21,15 +22,33 @@ FLAG = "--gdn-prefill-backend=triton"
 
 
 def record(workspace: Path, model: str, hardware: str = "NVIDIA H200", **changes: object) -> None:
-    fields = dict(model=model, hardware=hardware, engine_version="0.26.0", flags=[FLAG],
-                  knobs={"enforce_eager": True}, why="the default kernel crashes under load",
-                  evidence=[Evidence(kind="note", ref="notes.md")]) | changes
+    fields = (
+        dict(
+            model=model,
+            hardware=hardware,
+            engine_version="0.26.0",
+            flags=[FLAG],
+            knobs={"enforce_eager": True},
+            why="the default kernel crashes under load",
+            evidence=[Evidence(kind="note", ref="notes.md")],
+        )
+        | changes
+    )
     known_good_record(workspace, KnownGoodRecordRequest(**fields))
 
 
 def init(tmp_path: Path, **changes: object) -> LadderInitRequest:
-    fields = dict(model="llama8b", model_path=str(H200 / "models" / "llama8b"), floor_max_model_len=32768,
-                  floor_max_num_batched_tokens=8192, gpu_name="NVIDIA H200", engine_version="0.26.0") | changes
+    fields = (
+        dict(
+            model="llama8b",
+            model_path=str(H200 / "models" / "llama8b"),
+            floor_max_model_len=32768,
+            floor_max_num_batched_tokens=8192,
+            gpu_name="NVIDIA H200",
+            engine_version="0.26.0",
+        )
+        | changes
+    )
     return LadderInitRequest(**fields)  # type: ignore[arg-type]
 
 
@@ -61,8 +80,7 @@ async def test_campaign_run_applies_the_entry_to_every_cell_unless_told_not_to(t
     path = fake.write()
     async with fake.target() as target:
         on = await campaign_run(path, target, i_understand_this_submits_jobs=False, dry_run=True)
-        off = await campaign_run(path, target, i_understand_this_submits_jobs=False, dry_run=True,
-                                 skip_known_good=True)
+        off = await campaign_run(path, target, i_understand_this_submits_jobs=False, dry_run=True, skip_known_good=True)
     assert on.plan is not None and off.plan is not None
     assert all(FLAG in c.boot_command and "--enforce-eager" in c.boot_command for c in on.plan.cells)
     assert all(c.serve.extra_flags == [FLAG] and any("applied" in g for g in c.gates) for c in on.plan.cells)
@@ -84,8 +102,10 @@ async def test_champion_select_ends_with_the_next_levers_and_says_what_the_close
     assert close is not None and not close.closed and close.next_lever == report.next_levers[0].lever
     assert any("a VERDICT: a same-node A/B" in m for m in close.missing)
     assert any("known_good_record with from_campaign and cell=mnbt8192" in m for m in close.missing)
-    known_good_record(tmp_path, KnownGoodRecordRequest(from_campaign="campaigns/c1.yml", cell="mnbt8192",
-                                                       why="the campaign's champion"))
+    known_good_record(
+        tmp_path,
+        KnownGoodRecordRequest(from_campaign="campaigns/c1.yml", cell="mnbt8192", why="the campaign's champion"),
+    )
     again = champion_select(path).close
     assert again is not None and again.known_good is not None and len(again.missing) == 1  # only the A/B is left
 

@@ -44,7 +44,9 @@ def test_latency_levers_and_an_eager_config() -> None:
 
 def test_levers_already_pulled_are_not_offered() -> None:
     done = SERVE.model_copy(update={"kv_cache_dtype": "fp8", "max_num_batched_tokens": 32768})
-    levers = next_levers(LeverInput(claim="throughput", serve=done, concurrencies=[16], sol=sol(70.0),
-                                    quantization="fp8"))
-    assert {lever.lever for lever in levers}.isdisjoint({"fp8_kv_cache", "fp8_weights", "max_num_batched_tokens",
-                                                         "bigger_batch"})
+    levers = next_levers(
+        LeverInput(claim="throughput", serve=done, concurrencies=[16], sol=sol(70.0), quantization="fp8")
+    )
+    assert {lever.lever for lever in levers}.isdisjoint(
+        {"fp8_kv_cache", "fp8_weights", "max_num_batched_tokens", "bigger_batch"}
+    )

@@ -31,7 +31,7 @@ DESCRIPTOR = "ContextDescriptor"
 # the test until it is taken out of this table (so the table only shrinks).
 EXEMPT = {
     "TableRow": "campaign_aggregate/campaign_report rows: their context is each cell's verdict.yml (the campaign's own "
-                "Context, convertible with tools.sources.cell_context); the campaign tools are to carry the descriptor",
+    "Context, convertible with tools.sources.cell_context); the campaign tools are to carry the descriptor",
 }
 
 
@@ -104,10 +104,21 @@ async def test_the_rigor_tools_carry_the_descriptor(output_schemas: dict[str, di
 
 def test_the_walker_finds_a_bare_metric_and_accepts_one_with_its_context() -> None:
     ctx = {"$ref": f"#/$defs/{DESCRIPTOR}"}
-    schema = {"type": "object", "$defs": {DESCRIPTOR: {"type": "object"}, "Row": {
-        "type": "object", "properties": {"median_tpot_ms": {"type": "number"}, "cell": {"type": "string"}}}},
-        "properties": {"rows": {"type": "array", "items": {"$ref": "#/$defs/Row"}},
-                       "covered": {"type": "object", "properties": {
-                           "context": {"anyOf": [ctx, {"type": "null"}]},
-                           "inner": {"type": "object", "properties": {"output_throughput": {"type": "number"}}}}}}}
+    schema = {
+        "type": "object",
+        "$defs": {
+            DESCRIPTOR: {"type": "object"},
+            "Row": {"type": "object", "properties": {"median_tpot_ms": {"type": "number"}, "cell": {"type": "string"}}},
+        },
+        "properties": {
+            "rows": {"type": "array", "items": {"$ref": "#/$defs/Row"}},
+            "covered": {
+                "type": "object",
+                "properties": {
+                    "context": {"anyOf": [ctx, {"type": "null"}]},
+                    "inner": {"type": "object", "properties": {"output_throughput": {"type": "number"}}},
+                },
+            },
+        },
+    }
     assert list(bare_metrics(schema)) == [(".rows[]<Row>.median_tpot_ms", "Row")]

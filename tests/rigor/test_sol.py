@@ -36,8 +36,17 @@ def test_llama8b_by_hand() -> None:
 def test_llama8b_ceiling_for_the_real_h200_bench() -> None:
     """bench_l8b_c16.json: concurrency 16, 1024 in / 128 out, 1890.39 output tokens/s measured."""
     measured = json.loads((H200 / "bench_l8b_c16.json").read_text())["output_throughput"]
-    figure = decode_ceiling(sol_table(), "NVIDIA H200", shape("llama8b"), gpus=1, dp=1, batch=16, input_len=1024,
-                            output_len=128, measured_tokens_per_s=measured)
+    figure = decode_ceiling(
+        sol_table(),
+        "NVIDIA H200",
+        shape("llama8b"),
+        gpus=1,
+        dp=1,
+        batch=16,
+        input_len=1024,
+        output_len=128,
+        measured_tokens_per_s=measured,
+    )
     context_tokens = 1024 + 128 / 2  # 1088: the mean KV length over a request's decode
     step = 16_060_522_496 + 16 * 1088 * 131_072  # 16,060,522,496 + 2,281,701,376 = 18,342,223,872 bytes
     assert step == 18_342_223_872 and figure.bytes_per_step == step and figure.context_tokens == context_tokens
@@ -59,13 +68,26 @@ def test_qwen32b_by_hand() -> None:
     assert kv_bytes_per_token(s) == 2 * 64 * 8 * 128 * 2 == 262_144
 
 
-@pytest.mark.parametrize(("kv_dtype", "kv_per_token", "ceiling"), [
-    (None, 262_144, 514.37),  # 8 x 4.8e12 / (65,527,752,704 + 8 x 4,352 x 262,144 = 74,654,558,208)
-    ("fp8", 131_072, 547.86),  # 8 x 4.8e12 / (65,527,752,704 + 8 x 4,352 x 131,072 = 70,091,155,456)
-])
+@pytest.mark.parametrize(
+    ("kv_dtype", "kv_per_token", "ceiling"),
+    [
+        (None, 262_144, 514.37),  # 8 x 4.8e12 / (65,527,752,704 + 8 x 4,352 x 262,144 = 74,654,558,208)
+        ("fp8", 131_072, 547.86),  # 8 x 4.8e12 / (65,527,752,704 + 8 x 4,352 x 131,072 = 70,091,155,456)
+    ],
+)
 def test_qwen32b_ceiling_at_concurrency_8(kv_dtype: str | None, kv_per_token: int, ceiling: float) -> None:
-    figure = decode_ceiling(sol_table(), "NVIDIA H200", shape("qwen32b"), gpus=1, dp=1, batch=8, input_len=4096,
-                            output_len=512, kv_cache_dtype=kv_dtype, measured_tokens_per_s=257.0)
+    figure = decode_ceiling(
+        sol_table(),
+        "NVIDIA H200",
+        shape("qwen32b"),
+        gpus=1,
+        dp=1,
+        batch=8,
+        input_len=4096,
+        output_len=512,
+        kv_cache_dtype=kv_dtype,
+        measured_tokens_per_s=257.0,
+    )
     step = 65_527_752_704 + 8 * 4352 * kv_per_token
     assert figure.bytes_per_step == step and figure.kv_bytes_per_token == kv_per_token
     assert figure.ceiling_tokens_per_s == pytest.approx(8 * H200_BW / step) == pytest.approx(ceiling, abs=0.01)
@@ -99,10 +121,17 @@ def test_where_there_is_no_ceiling_it_says_why() -> None:
     assert sol_figure(context(4, workload=Workload()), None, 1.0).basis.startswith("no ceiling: the workload")
 
 
-@pytest.mark.parametrize(("name", "key"), [
-    ("NVIDIA H200", "h200-sxm"), ("NVIDIA H200 NVL", "h200-nvl"), ("NVIDIA H100 80GB HBM3", "h100-sxm"),
-    ("NVIDIA H100 PCIe", "h100-pcie"), ("NVIDIA H100 NVL", "h100-nvl"), ("NVIDIA B200", "b200"),
-])
+@pytest.mark.parametrize(
+    ("name", "key"),
+    [
+        ("NVIDIA H200", "h200-sxm"),
+        ("NVIDIA H200 NVL", "h200-nvl"),
+        ("NVIDIA H100 80GB HBM3", "h100-sxm"),
+        ("NVIDIA H100 PCIe", "h100-pcie"),
+        ("NVIDIA H100 NVL", "h100-nvl"),
+        ("NVIDIA B200", "b200"),
+    ],
+)
 def test_gpu_names_as_nvidia_smi_prints_them(name: str, key: str) -> None:
     found = peaks_for(sol_table(), name)
     assert found is not None and found[0] == key

@@ -10,7 +10,8 @@ import pytest
 
 from redline.models.context import Node
 from redline.models.verdict import RULES
-from redline.policy.verdict import TrialObservation, judge_ab
+from redline.policy.verdict import judge_ab
+from redline.policy.verdict_rules import TrialObservation
 
 NODE = Node(hostname="gpu-a", machine_id="m-a", gpu_uuids=["GPU-1"])
 OTHER = Node(hostname="gpu-b", machine_id="m-b", gpu_uuids=["GPU-9"])
@@ -19,9 +20,18 @@ BETTER = [110.0, 111.0, 109.0]
 
 
 def trial(arm: str, k: int, value: float, *, tpot: float = 6.0, **changes: Any) -> TrialObservation:
-    t = TrialObservation(arm=arm, trial=k, ok=True, node=NODE, cache="warm", graphs="graphs", prefix_caching=None,
-                         workload=("random", 1024, 128), num_prompts={1: 4, 16: 64},
-                         metrics={c: {"output_throughput": value * c, "median_tpot_ms": tpot} for c in (1, 16)})
+    t = TrialObservation(
+        arm=arm,
+        trial=k,
+        ok=True,
+        node=NODE,
+        cache="warm",
+        graphs="graphs",
+        prefix_caching=None,
+        workload=("random", 1024, 128),
+        num_prompts={1: 4, 16: 64},
+        metrics={c: {"output_throughput": value * c, "median_tpot_ms": tpot} for c in (1, 16)},
+    )
     return replace(t, **changes)
 
 
@@ -106,9 +116,12 @@ def test_a_difference_inside_the_noise_is_no_improvement() -> None:
 def test_a_real_slowdown_is_a_regression_and_latency_direction_is_lower() -> None:
     v = judge(trials(cand=[90.0, 91.0, 89.0]))
     assert v.outcome == "regression" and v.arms[1].outcome == "regression"
-    faster = [replace(t, metrics={c: {"median_tpot_ms": 5.0 + 0.01 * t.trial} for c in (1, 16)})
-              if t.arm == "cand" else replace(t, metrics={c: {"median_tpot_ms": 6.0 + 0.01 * t.trial} for c in (1, 16)})
-              for t in trials()]
+    faster = [
+        replace(t, metrics={c: {"median_tpot_ms": 5.0 + 0.01 * t.trial} for c in (1, 16)})
+        if t.arm == "cand"
+        else replace(t, metrics={c: {"median_tpot_ms": 6.0 + 0.01 * t.trial} for c in (1, 16)})
+        for t in trials()
+    ]
     lat = judge(faster, claim="latency")
     assert lat.rigor == "VERDICT" and lat.champion == "cand" and lat.comparisons[0].direction == "lower"
     assert lat.comparisons[0].delta_pct == pytest.approx((6.02 - 5.02) / 6.02 * 100, rel=1e-3)

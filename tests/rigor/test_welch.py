@@ -9,11 +9,20 @@ import pytest
 from redline.policy.welch import betainc, t_two_sided_p, welch
 
 
-@pytest.mark.parametrize(("t", "df", "p"), [
-    (12.706, 1, 0.05), (4.303, 2, 0.05), (2.571, 5, 0.05), (2.228, 10, 0.05), (2.042, 30, 0.05),  # t-table, 5%
-    (63.657, 1, 0.01), (4.032, 5, 0.01), (2.750, 30, 0.01),  # t-table, 1%
-    (1.960, 1e7, 0.05),  # the normal limit
-])
+@pytest.mark.parametrize(
+    ("t", "df", "p"),
+    [
+        (12.706, 1, 0.05),
+        (4.303, 2, 0.05),
+        (2.571, 5, 0.05),
+        (2.228, 10, 0.05),
+        (2.042, 30, 0.05),  # t-table, 5%
+        (63.657, 1, 0.01),
+        (4.032, 5, 0.01),
+        (2.750, 30, 0.01),  # t-table, 1%
+        (1.960, 1e7, 0.05),  # the normal limit
+    ],
+)
 def test_two_sided_p_matches_the_t_table(t: float, df: float, p: float) -> None:
     assert t_two_sided_p(t, df) == pytest.approx(p, abs=2e-4)
 

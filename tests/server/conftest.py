@@ -6,8 +6,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from redline.targets import LocalTarget
 from redline.ledger.server_record import ServerRecord
+from redline.targets import LocalTarget
 from tests.server.helpers import Env, write_env
 
 

@@ -94,8 +94,10 @@ class Boot:
             (r"'compile_ranges_endpoints': \[\d+\]", f"'compile_ranges_endpoints': [{self.mnbt}]"),
             (r"Available KV cache memory: [\d.]+ GiB", f"Available KV cache memory: {self.kv_gib} GiB"),
             (r"GPU KV cache size: [\d,]+ tokens", f"GPU KV cache size: {self.kv_tokens:,} tokens"),
-            (r"Maximum concurrency for [\d,]+ tokens per request: [\d.]+x",
-             f"Maximum concurrency for {self.mml:,} tokens per request: {self.kv_tokens / self.mml:.2f}x"),
+            (
+                r"Maximum concurrency for [\d,]+ tokens per request: [\d.]+x",
+                f"Maximum concurrency for {self.mml:,} tokens per request: {self.kv_tokens / self.mml:.2f}x",
+            ),
             (r"[\d.]+ GiB for peak activation", f"{self.activation} GiB for peak activation"),
             (r"kv cache memory in use is [\d.]+ GiB", f"kv cache memory in use is {self.kv_gib} GiB"),
             (r"Starting vLLM server on http://\S+", f"Starting vLLM server on http://{a.host}:{a.port}"),
@@ -137,11 +139,15 @@ def serve(args: argparse.Namespace) -> int:
     try:
         server = ThreadingHTTPServer((args.host, args.port), _handler(boot))
     except OSError as exc:
-        _say([f"(APIServer pid={boot.pid}) ERROR 11-30 09:31:39 [api_server.py:673] [Errno {exc.errno}] {exc.strerror}",
-              f"OSError: [Errno {exc.errno}] error while attempting to bind on address ('{args.host}', {args.port}): "
-              f"{(exc.strerror or '').lower()}"])
+        _say(
+            [
+                f"(APIServer pid={boot.pid}) ERROR 11-30 09:31:39 [api_server.py:673] [Errno {exc.errno}] {exc.strerror}",
+                f"OSError: [Errno {exc.errno}] error while attempting to bind on address ('{args.host}', {args.port}): "
+                f"{(exc.strerror or '').lower()}",
+            ]
+        )
         return 1
-    rest = real[len(_until(real, "Initial profiling/warmup run")):]
+    rest = real[len(_until(real, "Initial profiling/warmup run")) :]
     _say([boot.rewrite(line) for line in _until(rest, "Application startup complete")])
     if os.environ.get("FAKE_VLLM_EXIT_WHEN_READY") == "1":
         server.server_close()
@@ -160,12 +166,14 @@ def serve(args: argparse.Namespace) -> int:
 def _cuda_oom(boot: Boot) -> int:
     # torch's CUDACachingAllocator text, as vLLM's engine core logs it when profiling runs out of memory
     tag = f"(EngineCore pid={boot.pid})"
-    _say([
-        f"{tag} ERROR 11-30 09:31:13 [core.py:1330] EngineCore failed to start.",
-        f"{tag} ERROR 11-30 09:31:13 [core.py:1330] torch.OutOfMemoryError: CUDA out of memory. Tried to allocate "
-        f"{boot.activation:.2f} GiB. GPU 0 has a total capacity of 139.80 GiB of which 0.41 GiB is free.",
-        f"(APIServer pid={boot.pid}) RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {{}}",
-    ])
+    _say(
+        [
+            f"{tag} ERROR 11-30 09:31:13 [core.py:1330] EngineCore failed to start.",
+            f"{tag} ERROR 11-30 09:31:13 [core.py:1330] torch.OutOfMemoryError: CUDA out of memory. Tried to allocate "
+            f"{boot.activation:.2f} GiB. GPU 0 has a total capacity of 139.80 GiB of which 0.41 GiB is free.",
+            f"(APIServer pid={boot.pid}) RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {{}}",
+        ]
+    )
     return 1
 
 
@@ -182,8 +190,12 @@ def _handler(boot: Boot) -> type[BaseHTTPRequestHandler]:
             self.wfile.write(data)
 
         def log_message(self, fmt: str, *args: object) -> None:  # uvicorn's access line, on stdout like vLLM's
-            _say([f'(APIServer pid={boot.pid}) INFO:     {self.client_address[0]}:{self.client_address[1]} - '
-                  f'"{self.requestline}" {args[1] if len(args) > 1 else ""}'])
+            _say(
+                [
+                    f"(APIServer pid={boot.pid}) INFO:     {self.client_address[0]}:{self.client_address[1]} - "
+                    f'"{self.requestline}" {args[1] if len(args) > 1 else ""}'
+                ]
+            )
 
         def do_GET(self) -> None:
             if self.path == "/health":
@@ -195,43 +207,77 @@ def _handler(boot: Boot) -> type[BaseHTTPRequestHandler]:
 
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))) or b"{}")
-            prompt, out, conc = int(body.get("prompt_tokens", 1)), int(body.get("max_tokens", 1)), int(body.get("concurrency", 1))
+            prompt, out, conc = (
+                int(body.get("prompt_tokens", 1)),
+                int(body.get("max_tokens", 1)),
+                int(body.get("concurrency", 1)),
+            )
             if prompt + out > boot.mml:
-                self._send(400, {"error": {"message": f"This model's maximum context length is {boot.mml} tokens. "
-                                                      f"However, you requested {prompt + out} tokens"}})
+                self._send(
+                    400,
+                    {
+                        "error": {
+                            "message": f"This model's maximum context length is {boot.mml} tokens. "
+                            f"However, you requested {prompt + out} tokens"
+                        }
+                    },
+                )
                 return
             limit = _env_int("FAKE_VLLM_PREFILL_OOM_TOKENS", None)
             if limit is not None and prompt * conc > limit:
-                _say([f"(EngineCore pid={boot.pid}) ERROR 11-30 09:32:01 [core.py:1011] torch.OutOfMemoryError: CUDA out of "
-                      f"memory. Tried to allocate 4.00 GiB. GPU 0 has a total capacity of 139.80 GiB of which 1.02 GiB is free.",
-                      f"(APIServer pid={boot.pid}) ERROR 11-30 09:32:01 [async_llm.py:480] AsyncLLM output_handler failed.",
-                      f"(APIServer pid={boot.pid}) vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an "
-                      "issue. See stack trace (above) for the root cause."])
+                _say(
+                    [
+                        f"(EngineCore pid={boot.pid}) ERROR 11-30 09:32:01 [core.py:1011] torch.OutOfMemoryError: CUDA out of "
+                        f"memory. Tried to allocate 4.00 GiB. GPU 0 has a total capacity of 139.80 GiB of which 1.02 GiB is free.",
+                        f"(APIServer pid={boot.pid}) ERROR 11-30 09:32:01 [async_llm.py:480] AsyncLLM output_handler failed.",
+                        f"(APIServer pid={boot.pid}) vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an "
+                        "issue. See stack trace (above) for the root cause.",
+                    ]
+                )
                 os._exit(1)
-            self._send(200, {"choices": [{"text": "x" * out}], "usage": {"prompt_tokens": prompt, "completion_tokens": out},
-                             "server": {"max_num_batched_tokens": boot.mnbt, "pid": boot.pid}})
+            self._send(
+                200,
+                {
+                    "choices": [{"text": "x" * out}],
+                    "usage": {"prompt_tokens": prompt, "completion_tokens": out},
+                    "server": {"max_num_batched_tokens": boot.mnbt, "pid": boot.pid},
+                },
+            )
 
     return Handler
 
 
 def bench(args: argparse.Namespace) -> int:
     base = args.base_url.rstrip("/")
-    print(f"INFO 11-30 09:32:00 [utils.py:90] Sampling input_len from [{args.random_input_len}, {args.random_input_len}] "
-          f"and output_len from [{args.random_output_len}, {args.random_output_len}]")
+    print(
+        f"INFO 11-30 09:32:00 [utils.py:90] Sampling input_len from [{args.random_input_len}, {args.random_input_len}] "
+        f"and output_len from [{args.random_output_len}, {args.random_output_len}]"
+    )
     print("Starting initial single prompt test run...", flush=True)
     t0 = time.monotonic()
     try:
         urllib.request.urlopen(f"{base}/health", timeout=5).read()
     except OSError as exc:
-        print(f"ValueError: Initial test run failed - Please make sure benchmark arguments are correctly specified. "
-              f"Error: {exc}", file=sys.stderr)
+        print(
+            f"ValueError: Initial test run failed - Please make sure benchmark arguments are correctly specified. "
+            f"Error: {exc}",
+            file=sys.stderr,
+        )
         return 1
     time.sleep(float(os.environ.get("FAKE_VLLM_BENCH_S", "0")))
     print("Starting main benchmark run...", flush=True)
     request = urllib.request.Request(
-        f"{base}/v1/completions", method="POST", headers={"Content-Type": "application/json"},
-        data=json.dumps({"model": args.model, "prompt_tokens": args.random_input_len,
-                         "max_tokens": args.random_output_len, "concurrency": args.max_concurrency}).encode(),
+        f"{base}/v1/completions",
+        method="POST",
+        headers={"Content-Type": "application/json"},
+        data=json.dumps(
+            {
+                "model": args.model,
+                "prompt_tokens": args.random_input_len,
+                "max_tokens": args.random_output_len,
+                "concurrency": args.max_concurrency,
+            }
+        ).encode(),
     )
     try:
         answer = json.loads(urllib.request.urlopen(request, timeout=30).read() or b"{}")
@@ -245,10 +291,18 @@ def bench(args: argparse.Namespace) -> int:
     if ok and os.environ.get("FAKE_VLLM_DECODE_MODEL") == "1":
         duration = _decode_model(result, answer.get("server", {}), args)
     result.update(
-        date=time.strftime("%Y%m%d-%H%M%S"), model_id=args.model, tokenizer_id=args.model, num_prompts=n,
-        max_concurrency=args.max_concurrency, duration=duration, completed=completed, failed=n - completed,
-        total_input_tokens=completed * args.random_input_len, total_output_tokens=completed * args.random_output_len,
-        request_throughput=completed / duration, output_throughput=completed * args.random_output_len / duration,
+        date=time.strftime("%Y%m%d-%H%M%S"),
+        model_id=args.model,
+        tokenizer_id=args.model,
+        num_prompts=n,
+        max_concurrency=args.max_concurrency,
+        duration=duration,
+        completed=completed,
+        failed=n - completed,
+        total_input_tokens=completed * args.random_input_len,
+        total_output_tokens=completed * args.random_output_len,
+        request_throughput=completed / duration,
+        output_throughput=completed * args.random_output_len / duration,
         total_token_throughput=completed * (args.random_input_len + args.random_output_len) / duration,
     )
     print("============ Serving Benchmark Result ============")

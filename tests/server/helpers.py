@@ -47,20 +47,31 @@ class Env:
 def write_targets(env: Env, **engine_env: str) -> None:
     """(Re)write the targets file: `local` boots the fake vLLM with these settings (read on every call)."""
     env.engine_env = {"FAKE_VLLM_KV_TOKENS": str(KV_TOKENS), "FAKE_VLLM_BOOT_S": "0.2", **engine_env}
-    targets = {"targets": {"local": {
-        "kind": "local", "workdir": str(env.root / "target"),
-        "engine_command": [sys.executable, str(FAKE_VLLM)], "env": env.engine_env,
-    }}}
+    targets = {
+        "targets": {
+            "local": {
+                "kind": "local",
+                "workdir": str(env.root / "target"),
+                "engine_command": [sys.executable, str(FAKE_VLLM)],
+                "env": env.engine_env,
+            }
+        }
+    }
     (env.root / "targets.yml").write_text(json.dumps(targets))  # JSON is YAML
 
 
-def write_env(root: Path, *, http: dict[str, str] | None = None, widen: dict[str, Any] | None = None,
-              **engine_env: str) -> Env:
+def write_env(
+    root: Path, *, http: dict[str, str] | None = None, widen: dict[str, Any] | None = None, **engine_env: str
+) -> Env:
     """A workspace, a targets file (local -> fake vLLM) and the server config naming both (and its widening)."""
     root.mkdir(parents=True, exist_ok=True)
     (root / "targets.yml").write_text("targets: {}\n")
-    config = {"workspace": "ws", "targets": "targets.yml", **({"http": http} if http else {}),
-              **({"widen": widen} if widen else {})}
+    config = {
+        "workspace": "ws",
+        "targets": "targets.yml",
+        **({"http": http} if http else {}),
+        **({"widen": widen} if widen else {}),
+    }
     path = root / "redline-server.yml"
     path.write_text(json.dumps(config))
     env = Env(root, path, load_server_config(path), free_port())
@@ -69,8 +80,14 @@ def write_env(root: Path, *, http: dict[str, str] | None = None, widen: dict[str
 
 
 def init_args(ladder: str = "ladders/l8b.yml", **changes: Any) -> dict[str, Any]:
-    return {"ladder": ladder, "model": "llama8b", "model_path": str(LLAMA8B), "floor_max_model_len": 32768,
-            "floor_max_num_batched_tokens": 8192, **changes}
+    return {
+        "ladder": ladder,
+        "model": "llama8b",
+        "model_path": str(LLAMA8B),
+        "floor_max_model_len": 32768,
+        "floor_max_num_batched_tokens": 8192,
+        **changes,
+    }
 
 
 async def new_ladder(client: Client, env: Env, name: str = "ladders/l8b.yml", **changes: Any) -> dict[str, Any]:
@@ -103,7 +120,9 @@ def hand_run_log(command: str, env: Env, **engine_env: str) -> str:
     argv = shlex.split(command)
     assert argv[0] == "vllm", command
     full = {**os.environ, **env.engine_env, **engine_env, "FAKE_VLLM_EXIT_WHEN_READY": "1"}
-    done = subprocess.run([sys.executable, str(FAKE_VLLM), *argv[1:]], env=full, capture_output=True, text=True, timeout=30)
+    done = subprocess.run(
+        [sys.executable, str(FAKE_VLLM), *argv[1:]], env=full, capture_output=True, text=True, timeout=30
+    )
     return done.stdout
 
 
@@ -118,6 +137,11 @@ def fake_servers(port: int) -> list[int]:
             state = (entry / "stat").read_text().rpartition(")")[2].split()[0]
         except OSError:
             continue
-        if state not in "ZX" and str(FAKE_VLLM).encode() in cmdline and b"serve" in cmdline and str(port).encode() in cmdline:
+        if (
+            state not in "ZX"
+            and str(FAKE_VLLM).encode() in cmdline
+            and b"serve" in cmdline
+            and str(port).encode() in cmdline
+        ):
             pids.append(int(entry.name))
     return pids

@@ -13,16 +13,42 @@ from mcp import Client
 
 from tests.rigor.scenario import RIGOR_TOOLS, exercise_rigor_tools
 from tests.server.helpers import (
-    H200, KV_TOKENS, LLAMA8B, Env, call, call_error, fake_servers, free_port, hand_run_log, init_args, write_targets,
+    H200,
+    KV_TOKENS,
+    LLAMA8B,
+    Env,
+    call,
+    call_error,
+    fake_servers,
+    free_port,
+    hand_run_log,
+    init_args,
+    write_targets,
 )
 
 CAMPAIGN_TOOLS = {
-    "campaign_init", "campaign_plan", "campaign_run", "campaign_status", "campaign_aggregate", "champion_select",
+    "campaign_init",
+    "campaign_plan",
+    "campaign_run",
+    "campaign_status",
+    "campaign_aggregate",
+    "champion_select",
     "campaign_report",
 }
 EVERY_TOOL = {
-    "ladder_init", "ladder_status", "ladder_next_rung", "rung_run", "rung_record", "smoke_test",
-    "ceiling_record", "parse_boot_log", "job_status", "job_cancel", "job_list", *CAMPAIGN_TOOLS, *RIGOR_TOOLS,
+    "ladder_init",
+    "ladder_status",
+    "ladder_next_rung",
+    "rung_run",
+    "rung_record",
+    "smoke_test",
+    "ceiling_record",
+    "parse_boot_log",
+    "job_status",
+    "job_cancel",
+    "job_list",
+    *CAMPAIGN_TOOLS,
+    *RIGOR_TOOLS,
 }
 LADDER = "ladders/l8b.yml"
 CAMPAIGN = "campaigns/c1.yml"
@@ -31,8 +57,15 @@ CAMPAIGN = "campaigns/c1.yml"
 def bench_json(model: str, *, input_len: int, output_len: int, concurrency: int = 1, prompts: int = 2) -> str:
     """A `vllm bench serve --save-result` file (the real H200 one) rewritten for a hand-run smoke test."""
     data = json.loads((H200 / "bench_l8b_c16.json").read_text())
-    data.update(model_id=model, num_prompts=prompts, completed=prompts, failed=0, max_concurrency=concurrency,
-                total_input_tokens=prompts * input_len, total_output_tokens=prompts * output_len)
+    data.update(
+        model_id=model,
+        num_prompts=prompts,
+        completed=prompts,
+        failed=0,
+        max_concurrency=concurrency,
+        total_input_tokens=prompts * input_len,
+        total_output_tokens=prompts * output_len,
+    )
     return json.dumps(data)
 
 
@@ -97,7 +130,8 @@ async def exercise_every_tool(client: Client, env: Env) -> set[str]:
     w = recorded["next"]["smoke"]
     (env.workspace / "logs").mkdir()
     (env.workspace / "logs" / "smoke-2.json").write_text(
-        bench_json(str(ladder["model"]["path"]), input_len=w["input_len"], output_len=w["output_len"]))
+        bench_json(str(ladder["model"]["path"]), input_len=w["input_len"], output_len=w["output_len"])
+    )
     smoke = await ok("rung_record", ladder=LADDER, bench_file="logs/smoke-2.json")
     assert smoke["rung"]["smoke_test"]["outcome"] == "pass" and smoke["next"]["route"] == "run_rung"
 
@@ -110,9 +144,17 @@ async def exercise_every_tool(client: Client, env: Env) -> set[str]:
 
 def campaign_spec(port: int, **changes: Any) -> dict[str, Any]:
     """Two values of max_num_batched_tokens at concurrencies 1 and 4, on the fake engine."""
-    return {"name": "c1", "target": "local", "model": str(LLAMA8B), "base": {"max_model_len": 4096, "port": port},
-            "workload": {"input_len": 128, "output_len": 16}, "concurrencies": [1, 4], "warmup_requests": 2,
-            "grid": {"max_num_batched_tokens": [2048, 8192]}, **changes}
+    return {
+        "name": "c1",
+        "target": "local",
+        "model": str(LLAMA8B),
+        "base": {"max_model_len": 4096, "port": port},
+        "workload": {"input_len": 128, "output_len": 16},
+        "concurrencies": [1, 4],
+        "warmup_requests": 2,
+        "grid": {"max_num_batched_tokens": [2048, 8192]},
+        **changes,
+    }
 
 
 async def exercise_campaign_tools(ok: Any, err: Any) -> None:
@@ -129,7 +171,11 @@ async def exercise_campaign_tools(ok: Any, err: Any) -> None:
     assert (status["done"], status["green"], status["running"]) == (2, 2, None)
     table = await ok("campaign_aggregate", campaign=CAMPAIGN)
     assert [(r["cell"], r["concurrency"]) for r in table["rows"]] == [
-        ("mnbt2048", 1), ("mnbt2048", 4), ("mnbt8192", 1), ("mnbt8192", 4)]
+        ("mnbt2048", 1),
+        ("mnbt2048", 4),
+        ("mnbt8192", 1),
+        ("mnbt8192", 4),
+    ]
     champion = await ok("champion_select", campaign=CAMPAIGN, top=2)
     assert champion["rigor"] == "DRAFT" and champion["outcome"] in ("improvement", "no_improvement")
     report = await ok("campaign_report", campaign=CAMPAIGN)

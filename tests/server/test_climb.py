@@ -47,7 +47,11 @@ async def climb(client: Client, *, wait_s: float = 60, max_steps: int = 20, targ
 # or a CUDA OOM while profiling a large batch (max_num_batched_tokens phase)
 CLIMBS = {
     "doubling-kv-bound": ("doubling", {"FAKE_VLLM_KV_TOKENS": "100000"}, "oom_kv_cache"),
-    "signal-batch-bound": ("signal", {"FAKE_VLLM_KV_TOKENS": "300000", "FAKE_VLLM_MAX_BATCHED_TOKENS": "65536"}, "oom_cuda"),
+    "signal-batch-bound": (
+        "signal",
+        {"FAKE_VLLM_KV_TOKENS": "300000", "FAKE_VLLM_MAX_BATCHED_TOKENS": "65536"},
+        "oom_cuda",
+    ),
 }
 
 
@@ -72,8 +76,11 @@ async def test_a_full_climb_through_mcp_calls_alone(env: Env, case: str) -> None
     assert ceiling["kv_cache_tokens"] >= ceiling["max_model_len"]
     # what stopped it: a rung above the ceiling that failed for memory
     failed = [r for r in rows if r["status"] == stopped_by]
-    assert failed and all((r["max_model_len"], r["max_num_batched_tokens"]) >
-                          (ceiling["max_model_len"], ceiling["max_num_batched_tokens"]) for r in failed), rows
+    assert failed and all(
+        (r["max_model_len"], r["max_num_batched_tokens"])
+        > (ceiling["max_model_len"], ceiling["max_num_batched_tokens"])
+        for r in failed
+    ), rows
     assert all(j["state"] == "succeeded" for j in jobs)
     assert len(jobs) == routes.count("run_rung") + routes.count("smoke_test")
     for rung in ladder["rungs"]:
@@ -82,14 +89,19 @@ async def test_a_full_climb_through_mcp_calls_alone(env: Env, case: str) -> None
     assert not fake_servers(env.port)  # ceiling_record stopped the last one
 
 
-async def _boot_over_stdio_then_signal(env: Env, sig: signal.Signals, gone_within_s: float) -> tuple[dict[str, Any], dict[str, Any], Path]:
+async def _boot_over_stdio_then_signal(
+    env: Env, sig: signal.Signals, gone_within_s: float
+) -> tuple[dict[str, Any], dict[str, Any], Path]:
     """A slow boot started through a real `redline mcp` on stdio; then `sig` to that server, and wait until it is gone.
 
     Returns the job, its record as the boot ran, and the record's path (what the server wrote last is there).
     """
     write_targets(env, FAKE_VLLM_BOOT_S="60")
-    params = StdioServerParameters(command=sys.executable, args=["-m", "redline", "mcp", "--config", str(env.config_path)],
-                                   env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "redline", "mcp", "--config", str(env.config_path)],
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
     async with Client(build_server(env.config)) as client:
         await new_ladder(client, env)
     seen: dict[str, Any] = {}

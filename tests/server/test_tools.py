@@ -16,7 +16,15 @@ from redline.server import jobs as jobs_module
 from redline.server.app import build_server
 from redline.server.registry import mapped, tool_error
 from tests.server.helpers import (
-    H200, Env, call, call_error, fake_servers, init_args, new_ladder, text_of, write_targets,
+    H200,
+    Env,
+    call,
+    call_error,
+    fake_servers,
+    init_args,
+    new_ladder,
+    text_of,
+    write_targets,
 )
 from tests.server.scenario import CAMPAIGN_TOOLS, EVERY_TOOL, exercise_every_tool
 
@@ -49,7 +57,15 @@ ANNOTATIONS = {
     "known_good_lookup": (True, False, True, False),
     "known_good_list": (True, False, True, False),
 }
-LADDER_TOOLS = {"ladder_init", "ladder_status", "ladder_next_rung", "rung_run", "smoke_test", "rung_record", "ceiling_record"}
+LADDER_TOOLS = {
+    "ladder_init",
+    "ladder_status",
+    "ladder_next_rung",
+    "rung_run",
+    "smoke_test",
+    "rung_record",
+    "ceiling_record",
+}
 
 
 async def test_every_tool_is_declared_with_truthful_annotations_and_typed_output(env: Env) -> None:
@@ -116,14 +132,28 @@ async def test_ladders_are_readable_as_resources(env: Env) -> None:
         templates = [t.uri_template for t in (await client.list_resource_templates()).resource_templates]
         assert "redline://ladders/{+name}" in templates
         index = json.loads((await client.read_resource("redline://ladders")).contents[0].text)
-        assert index == [{"ladder": "ladders/l8b.yml", "model": "llama8b", "rungs": 0, "next": "run_rung",
-                          "ceiling_max_model_len": None}]
+        assert index == [
+            {
+                "ladder": "ladders/l8b.yml",
+                "model": "llama8b",
+                "rungs": 0,
+                "next": "run_rung",
+                "ceiling_max_model_len": None,
+            }
+        ]
         text = (await client.read_resource("redline://ladders/ladders/l8b.yml")).contents[0].text
         assert text == (env.workspace / "ladders" / "l8b.yml").read_text()
 
 
-@pytest.mark.parametrize("uri", ["redline://ladders/..%2F..%2Fredline-server.yml", "redline://ladders/../x.yml",
-                                 "redline://ladders/%2Fetc%2Fpasswd", "redline://ladders/nope.yml"])
+@pytest.mark.parametrize(
+    "uri",
+    [
+        "redline://ladders/..%2F..%2Fredline-server.yml",
+        "redline://ladders/../x.yml",
+        "redline://ladders/%2Fetc%2Fpasswd",
+        "redline://ladders/nope.yml",
+    ],
+)
 async def test_ladder_resource_outside_workspace_or_missing_is_refused(env: Env, uri: str) -> None:
     async with Client(build_server(env.config)) as client:
         with pytest.raises(Exception) as caught:  # noqa: PT011 - the SDK raises its protocol error
@@ -132,8 +162,18 @@ async def test_ladder_resource_outside_workspace_or_missing_is_refused(env: Env,
     assert "root:" not in said and "targets.yml" not in said  # nothing of the files outside leaks
 
 
-@pytest.mark.parametrize("ladder", ["/etc/passwd.yml", "../outside.yml", "ladders/../../outside.yml", "-rf.yml",
-                                    "~/l.yml", ".redline/jobs/x.yml", "a\x00b.yml"])
+@pytest.mark.parametrize(
+    "ladder",
+    [
+        "/etc/passwd.yml",
+        "../outside.yml",
+        "ladders/../../outside.yml",
+        "-rf.yml",
+        "~/l.yml",
+        ".redline/jobs/x.yml",
+        "a\x00b.yml",
+    ],
+)
 async def test_ladder_path_outside_workspace_is_refused(env: Env, ladder: str) -> None:
     async with Client(build_server(env.config)) as client:
         for name in sorted(LADDER_TOOLS):
@@ -193,7 +233,9 @@ async def test_a_log_of_another_model_is_refused_and_changes_nothing(env: Env) -
     async with Client(build_server(env.config)) as client:
         await new_ladder(client, env)
         before = (env.workspace / "ladders" / "l8b.yml").read_text()
-        message = await call_error(client, "rung_record", ladder="ladders/l8b.yml", log_text=(H200 / "q32_128k.log").read_text())
+        message = await call_error(
+            client, "rung_record", ladder="ladders/l8b.yml", log_text=(H200 / "q32_128k.log").read_text()
+        )
     assert "record it in that model's ladder" in message
     assert (env.workspace / "ladders" / "l8b.yml").read_text() == before
 
@@ -233,8 +275,9 @@ async def test_progress_reaches_the_caller_while_it_waits(env: Env, monkeypatch:
 
     async with Client(build_server(env.config)) as client:
         await new_ladder(client, env)
-        result = await client.call_tool("rung_run", {"ladder": "ladders/l8b.yml", "target": "local", "wait_s": 60},
-                                        progress_callback=progress)
+        result = await client.call_tool(
+            "rung_run", {"ladder": "ladders/l8b.yml", "target": "local", "wait_s": 60}, progress_callback=progress
+        )
         assert not result.is_error, text_of(result)
     values = [v for v, _ in seen]
     assert len(seen) >= 3 and values == sorted(values) and len(set(values)) == len(values)  # only ever grows
@@ -278,7 +321,9 @@ async def test_a_read_after_a_change_sees_the_change(env: Env) -> None:
     async with Client(build_server(env.config)) as client:
         await new_ladder(client, env)
         path = env.workspace / "ladders" / "l8b.yml"
-        assert (await call(client, "ladder_status", ladder="ladders/l8b.yml"))["ladder"]["floor"]["max_model_len"] == 32768
+        assert (await call(client, "ladder_status", ladder="ladders/l8b.yml"))["ladder"]["floor"][
+            "max_model_len"
+        ] == 32768
         text = path.read_text()
         path.write_text(text.replace("max_model_len: 32768", "max_model_len: 16384"))  # one byte shorter
         after = await call(client, "ladder_status", ladder="ladders/l8b.yml")

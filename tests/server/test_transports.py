@@ -34,12 +34,18 @@ async def test_every_tool_over_stdio(env: Env) -> None:
 
 
 @contextmanager
-def http_server(env: Env, *args: str, extra_env: dict[str, str] | None = None) -> Iterator[tuple[str, Path, subprocess.Popen[bytes]]]:
+def http_server(
+    env: Env, *args: str, extra_env: dict[str, str] | None = None
+) -> Iterator[tuple[str, Path, subprocess.Popen[bytes]]]:
     port = free_port()
     log = env.root / "http.log"
     with log.open("wb") as out:
-        proc = subprocess.Popen(redline_mcp(env, "--http", "--port", str(port), *args),
-                                env={**os.environ, **(extra_env or {})}, stdout=out, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(
+            redline_mcp(env, "--http", "--port", str(port), *args),
+            env={**os.environ, **(extra_env or {})},
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
     url = f"http://127.0.0.1:{port}/mcp"
     try:
         deadline = time.monotonic() + 20
@@ -72,17 +78,22 @@ async def test_http_with_a_token_refuses_callers_without_it(tmp_path: Path) -> N
             response = httpx.post(url, json=body, headers=headers)
             assert response.status_code == 401 and "RL_TEST_TOKEN" in response.json()["error"]
         import httpx2  # the MCP client's HTTP stack
-
         from mcp.client.streamable_http import streamable_http_client
 
-        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}) as http, \
-                Client(streamable_http_client(url, http_client=http)) as client:
+        async with (
+            httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}) as http,
+            Client(streamable_http_client(url, http_client=http)) as client,
+        ):
             assert (await call(client, "job_list"))["jobs"] == []
 
 
 def test_http_on_a_public_address_without_a_token_is_refused(env: Env) -> None:
-    done = subprocess.run(redline_mcp(env, "--http", "--host", "0.0.0.0", "--port", str(free_port())),
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        redline_mcp(env, "--http", "--host", "0.0.0.0", "--port", str(free_port())),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 2
     assert "needs a bearer token" in done.stderr and "bearer_token_env" in done.stderr
 
@@ -93,8 +104,10 @@ def test_host_and_port_without_http_are_refused(env: Env) -> None:
 
 
 def test_stdio_server_writes_nothing_but_protocol_to_stdout(env: Env) -> None:
-    init = ('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
-            '"capabilities":{},"clientInfo":{"name":"t","version":"0"}}}\n')
+    init = (
+        '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
+        '"capabilities":{},"clientInfo":{"name":"t","version":"0"}}}\n'
+    )
     done = subprocess.run(redline_mcp(env), input=init, capture_output=True, text=True, timeout=60)
     lines = [line for line in done.stdout.splitlines() if line.strip()]
     assert lines and all(line.startswith('{"jsonrpc":"2.0"') or line.startswith('{"') for line in lines), done.stdout

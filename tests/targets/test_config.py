@@ -50,9 +50,7 @@ def test_load_targets_reads_both_kinds_and_resolves_paths(tmp_path: Path) -> Non
 
 
 def test_relative_known_hosts_and_local_workdir_resolve_against_the_file(tmp_path: Path) -> None:
-    text = (
-        "targets:\n  a: {kind: ssh, host: h, user: u, known_hosts: kh}\n  b: {kind: local, workdir: runs}\n"
-    )
+    text = "targets:\n  a: {kind: ssh, host: h, user: u, known_hosts: kh}\n  b: {kind: local, workdir: runs}\n"
     specs = load_targets(write(tmp_path, text))
     assert specs["a"].known_hosts == str(tmp_path / "conf" / "kh")  # type: ignore[union-attr]
     assert specs["b"].workdir == str(tmp_path / "conf" / "runs")
@@ -104,8 +102,10 @@ def test_engine_command_and_env_reach_the_target(tmp_path):
     from redline.targets import load_targets, open_target
 
     path = tmp_path / "targets.yml"
-    path.write_text("targets:\n  cpu:\n    kind: local\n    engine_command: [.venv-vllm/bin/vllm]\n"
-                    "    env: {VLLM_CPU_KVCACHE_SPACE: '1'}\n")
+    path.write_text(
+        "targets:\n  cpu:\n    kind: local\n    engine_command: [.venv-vllm/bin/vllm]\n"
+        "    env: {VLLM_CPU_KVCACHE_SPACE: '1'}\n"
+    )
     target = open_target("cpu", load_targets(path))
     assert target.engine_command("vllm", ["vllm"]) == [str(tmp_path / ".venv-vllm/bin/vllm")]
     assert target.engine_env == {"VLLM_CPU_KVCACHE_SPACE": "1"}
@@ -113,13 +113,16 @@ def test_engine_command_and_env_reach_the_target(tmp_path):
 
 def test_engine_command_resolution_order(tmp_path: Path) -> None:
     """Per engine first, then the older one-command form, then the engine's own default."""
-    path = write(tmp_path, """\
+    path = write(
+        tmp_path,
+        """\
 targets:
   both: {kind: local, engine_commands: {vllm: [/opt/vllm/bin/vllm], sglang: [python3, -m, sglang.launch_server]},
          engine_command: [bin/any-engine, --flag]}
   legacy: {kind: ssh, host: h, user: u, engine_command: [/opt/venv/bin/vllm]}
   plain: {kind: local}
-""")
+""",
+    )
     specs = load_targets(path)
     both, legacy, plain = (open_target(name, specs) for name in ("both", "legacy", "plain"))
     assert both.engine_command("vllm", ["vllm"]) == ["/opt/vllm/bin/vllm"]
@@ -134,8 +137,12 @@ targets:
 
 
 @pytest.mark.parametrize(
-    "entry", ["{kind: local, engine_command: []}", "{kind: local, engine_commands: {'Bad Name': [x]}}",
-              "{kind: local, engine_commands: {vllm: ['']}}"],
+    "entry",
+    [
+        "{kind: local, engine_command: []}",
+        "{kind: local, engine_commands: {'Bad Name': [x]}}",
+        "{kind: local, engine_commands: {vllm: ['']}}",
+    ],
 )
 def test_bad_engine_commands_are_refused(tmp_path: Path, entry: str) -> None:
     with pytest.raises(TargetConfigError, match="engine_command"):

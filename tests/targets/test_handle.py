@@ -9,16 +9,22 @@ from pydantic import ValidationError
 
 from redline.targets import PosixLocator, ServerHandle
 
-COMMON = {"target": "gpu1", "run_dir": "/tmp/redline/runs/r1", "log_path": "/tmp/redline/runs/r1/server.log",
-          "started_at": "2026-11-30T10:00:00+00:00"}
+COMMON = {
+    "target": "gpu1",
+    "run_dir": "/tmp/redline/runs/r1",
+    "log_path": "/tmp/redline/runs/r1/server.log",
+    "started_at": "2026-11-30T10:00:00+00:00",
+}
 
 
 def test_the_released_flat_shape_loads_into_a_locator() -> None:
     flat = {**COMMON, "pid": 4242, "pgid": 4242, "start_ticks": 987654}
     handle = ServerHandle.model_validate_json(json.dumps(flat))
     assert handle.locator == PosixLocator(pid=4242, pgid=4242, start_ticks=987654)
-    assert handle.model_dump() == {**COMMON, "locator": {"kind": "posix", "pid": 4242, "pgid": 4242,
-                                                         "start_ticks": 987654}}
+    assert handle.model_dump() == {
+        **COMMON,
+        "locator": {"kind": "posix", "pid": 4242, "pgid": 4242, "start_ticks": 987654},
+    }
     # start_ticks was optional in the released shape
     older = ServerHandle.model_validate({**COMMON, "pid": 4242, "pgid": 4242})
     assert older.locator.start_ticks is None

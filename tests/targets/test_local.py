@@ -91,9 +91,7 @@ def test_parse_stats_survives_spaces_and_parens_in_the_name() -> None:
 
 
 def test_parse_gpus_reads_both_forms_and_refuses_what_it_cannot_read() -> None:
-    assert parse_gpus("NVIDIA A100-SXM4-80GB, 81920\n\n") == [
-        GpuInfo(name="NVIDIA A100-SXM4-80GB", memory_mib=81920)
-    ]
+    assert parse_gpus("NVIDIA A100-SXM4-80GB, 81920\n\n") == [GpuInfo(name="NVIDIA A100-SXM4-80GB", memory_mib=81920)]
     assert parse_gpus("NVIDIA H200, 143771, GPU-5f3c\nOdd, Name, 80, [N/A]\n") == [
         GpuInfo(name="NVIDIA H200", memory_mib=143771, uuid="GPU-5f3c"),
         GpuInfo(name="Odd, Name", memory_mib=80, uuid=None),

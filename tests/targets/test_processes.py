@@ -91,9 +91,7 @@ async def test_start_appends_output_env_and_cwd_to_log(
     handle = await started(
         target, spawn, [PY, prog, "0"], env={"REDLINE_T": "v 1"}, cwd=str(tmp_path), log_path=str(log)
     )
-    assert (
-        await target.wait_ready(handle, f"http://127.0.0.1:{free_port()}/health", 20, 0.05)
-    ).status == "exited"
+    assert (await target.wait_ready(handle, f"http://127.0.0.1:{free_port()}/health", 20, 0.05)).status == "exited"
     text = log.read_text()
     assert text.startswith("earlier boot\n")  # appended, not truncated
     assert "line 0\nline 1\nline 2\n" in text and "err line" in text
@@ -112,9 +110,7 @@ async def test_relative_log_path_lands_in_the_run_folder(
     assert (await target.read_text(handle.log_path)) == "hi\n"
 
 
-async def test_handle_survives_a_json_round_trip_and_a_new_target(
-    target: Target, spawn: list[ServerHandle]
-) -> None:
+async def test_handle_survives_a_json_round_trip_and_a_new_target(target: Target, spawn: list[ServerHandle]) -> None:
     handle = await started(target, spawn, [PY, *SLEEP])
     again = ServerHandle.model_validate_json(handle.model_dump_json())
     assert again == handle
@@ -131,8 +127,13 @@ async def test_a_handle_in_the_released_flat_shape_still_finds_its_server(
     handle = await started(target, spawn, [PY, *SLEEP])
     loc = handle.locator
     flat = {  # as a job file of the released version holds it
-        "target": handle.target, "pid": loc.pid, "pgid": loc.pgid, "run_dir": handle.run_dir,
-        "log_path": handle.log_path, "started_at": handle.started_at, "start_ticks": loc.start_ticks,
+        "target": handle.target,
+        "pid": loc.pid,
+        "pgid": loc.pgid,
+        "run_dir": handle.run_dir,
+        "log_path": handle.log_path,
+        "started_at": handle.started_at,
+        "start_ticks": loc.start_ticks,
     }
     old = ServerHandle.model_validate_json(json.dumps(flat))
     assert old == handle
@@ -144,9 +145,7 @@ async def test_a_handle_in_the_released_flat_shape_still_finds_its_server(
 # ---- wait_ready -------------------------------------------------------------------
 
 
-async def test_wait_ready_when_health_answers_200(
-    target: Target, spawn: list[ServerHandle], tmp_path: Path
-) -> None:
+async def test_wait_ready_when_health_answers_200(target: Target, spawn: list[ServerHandle], tmp_path: Path) -> None:
     (tmp_path / "health").write_text("ok")
     port = free_port()
     handle = await started(target, spawn, http_server(tmp_path, port))
@@ -165,18 +164,14 @@ async def test_wait_ready_ignores_answers_other_than_200(
     assert "404" in await target.read_text(handle.log_path)  # it did answer, just not 200
 
 
-async def test_wait_ready_reports_exit_and_its_code(
-    target: Target, spawn: list[ServerHandle], tmp_path: Path
-) -> None:
+async def test_wait_ready_reports_exit_and_its_code(target: Target, spawn: list[ServerHandle], tmp_path: Path) -> None:
     handle = await started(target, spawn, [PY, script(tmp_path, "lines.py", LINES), "3"])
     outcome = await target.wait_ready(handle, f"http://127.0.0.1:{free_port()}/health", 20, poll_s=0.05)
     assert (outcome.status, outcome.exit_code) == ("exited", 3)
     assert not await target.is_alive(handle)
 
 
-async def test_wait_ready_reports_a_missing_program_as_exit_127(
-    target: Target, spawn: list[ServerHandle]
-) -> None:
+async def test_wait_ready_reports_a_missing_program_as_exit_127(target: Target, spawn: list[ServerHandle]) -> None:
     handle = await started(target, spawn, ["/nonexistent/vllm", "serve"])
     outcome = await target.wait_ready(handle, f"http://127.0.0.1:{free_port()}/", 20, poll_s=0.05)
     assert (outcome.status, outcome.exit_code) == ("exited", 127)
@@ -220,9 +215,7 @@ async def test_stop_kills_the_whole_group_and_nothing_else(
         bystander.wait()
 
 
-async def test_stop_with_sigterm_alone_does_not_wait_for_the_grace(
-    target: Target, spawn: list[ServerHandle]
-) -> None:
+async def test_stop_with_sigterm_alone_does_not_wait_for_the_grace(target: Target, spawn: list[ServerHandle]) -> None:
     handle = await started(target, spawn, [PY, *SLEEP])
     t0 = time.monotonic()
     await target.stop(handle, grace_s=30)
@@ -296,9 +289,7 @@ async def test_start_argv_env_and_log_path_are_not_shell_interpreted(
 async def test_run_argv_and_cwd_are_not_shell_interpreted(target: Target, tmp_path: Path) -> None:
     marker = tmp_path / "pwned"
     args = [a.format(m=marker) for a in NASTY]
-    result = await target.run(
-        [PY, "-c", "import json, sys; print(json.dumps(sys.argv[1:]))", *args], env={"A": "1"}
-    )
+    result = await target.run([PY, "-c", "import json, sys; print(json.dumps(sys.argv[1:]))", *args], env={"A": "1"})
     assert json.loads(result.stdout) == args
     with pytest.raises(TargetPathError):
         await target.run(["true"], cwd=f"/nonexistent; touch {marker}")
@@ -318,10 +309,7 @@ async def test_env_names_a_shell_could_misread_are_refused(target: Target, tmp_p
 
 
 async def test_run_returns_output_and_exit_code(target: Target, tmp_path: Path) -> None:
-    code = (
-        "import os, sys; print('out', os.environ['E'], os.getcwd()); "
-        + "print('err', file=sys.stderr); sys.exit(4)"
-    )
+    code = "import os, sys; print('out', os.environ['E'], os.getcwd()); " + "print('err', file=sys.stderr); sys.exit(4)"
     result = await target.run([PY, "-c", code], env={"E": "v w"}, cwd=str(tmp_path))
     assert (result.returncode, result.stdout, result.stderr) == (4, f"out v w {tmp_path}\n", "err\n")
     assert (await target.run(["true"])).returncode == 0

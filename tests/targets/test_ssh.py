@@ -77,9 +77,7 @@ async def test_unknown_client_key_is_rejected(sshd: SSHServer, tmp_path: Path) -
             await target.run(["true"])
 
 
-async def test_one_connection_serves_many_calls(
-    ssh_target: SSHTarget, sshd: SSHServer, tmp_path: Path
-) -> None:
+async def test_one_connection_serves_many_calls(ssh_target: SSHTarget, sshd: SSHServer, tmp_path: Path) -> None:
     before = sshd.accepted()
     (tmp_path / "f").write_text("x")
     await ssh_target.run(["true"])

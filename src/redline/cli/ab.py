@@ -22,14 +22,15 @@ from redline.models.ab import AbPlan, AbResult, AbSpec
 from redline.models.lever import Lever
 from redline.targets import LocalTarget, Target, load_targets, open_target
 from redline.tools import ab as ops
-from redline.tools.requests import AbRunRequest
+from redline.tools.requests_rigor import AbRunRequest
 
 LOCAL = "local"
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
-        "ab", help="A/B serve configs on one node: clean boots, interleaved trials, a verdict")
+        "ab", help="A/B serve configs on one node: clean boots, interleaved trials, a verdict"
+    )
     actions = parser.add_subparsers(dest="ab_command", required=True, metavar="ACTION")
     run = actions.add_parser("run", help="run an A/B (needs --i-understand-this-submits-jobs; --dry-run lists it)")
     run.add_argument("--spec-file", type=Path, required=True, help="the A/B spec, YAML or JSON (such as ab/NAME.yml)")
@@ -40,8 +41,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def add_common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--workspace", type=Path, default=Path("."),
-                        help="the folder holding ab/, campaigns/, baselines.yml, known-good.yml (default: here)")
+    parser.add_argument(
+        "--workspace",
+        type=Path,
+        default=Path("."),
+        help="the folder holding ab/, campaigns/, baselines.yml, known-good.yml (default: here)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -61,10 +66,15 @@ def run_ab(args: argparse.Namespace) -> int:
 
     async def main() -> AbResult:
         async with target_of(args.targets, spec.target) as target:
-            return await ops.ab_run(args.workspace.resolve(), spec, target,
-                                    i_understand_this_submits_jobs=request.i_understand_this_submits_jobs,
-                                    dry_run=request.dry_run, skip_known_good=request.skip_known_good,
-                                    progress=print_progress)
+            return await ops.ab_run(
+                args.workspace.resolve(),
+                spec,
+                target,
+                i_understand_this_submits_jobs=request.i_understand_this_submits_jobs,
+                dry_run=request.dry_run,
+                skip_known_good=request.skip_known_good,
+                progress=print_progress,
+            )
 
     result = anyio.run(main)
     print(json.dumps(result.model_dump(mode="json")) if args.json else ab_text(result))
@@ -80,8 +90,10 @@ def plan_text(plan: AbPlan) -> str:
         lines.append(f"arm {arm.name}{' (baseline)' if arm.baseline else ''}: {shlex.join(arm.boot_command)}")
         lines += [f"  gate {g}" for g in arm.gates]
     for step in plan.steps:
-        lines.append(f"{step.order:3}. {step.arm}-{step.trial}{' (done)' if step.done else ''}: boot, "
-                     f"{'warm up, ' if step.warmup_command else ''}bench x {len(step.bench_commands)}, stop")
+        lines.append(
+            f"{step.order:3}. {step.arm}-{step.trial}{' (done)' if step.done else ''}: boot, "
+            f"{'warm up, ' if step.warmup_command else ''}bench x {len(step.bench_commands)}, stop"
+        )
         lines += [f"     bench {shlex.join(cmd)}" for cmd in step.bench_commands]
     return "\n".join(lines)
 
@@ -91,8 +103,9 @@ def levers_text(levers: list[Lever]) -> list[str]:
         return ["next lever: none applies; document the speed-of-light wall reached"]
     lines = ["next levers (predicted gains, best per cost first):"]
     for i, lever in enumerate(levers, 1):
-        lines.append(f"  {i}. {lever.lever}: {lever.change}; {lever.expected}; cost {lever.cost} "
-                     f"({lever.cost_boots} boots)")
+        lines.append(
+            f"  {i}. {lever.lever}: {lever.change}; {lever.expected}; cost {lever.cost} ({lever.cost_boots} boots)"
+        )
         lines.append(f"     gate: {lever.gate}")
     return lines
 
@@ -102,18 +115,26 @@ def ab_text(result: AbResult) -> str:
         return "\n".join([plan_text(result.plan), result.summary, f"next: {result.next}"])
     lines = [result.summary, result.known_good.note]
     for arm in result.arms:
-        lines.append(f"arm {arm.arm}{' (baseline)' if arm.baseline else ''}: {arm.trials_ok} trials ok"
-                     + (f"; failed: {'; '.join(arm.trials_failed)}" if arm.trials_failed else ""))
+        lines.append(
+            f"arm {arm.arm}{' (baseline)' if arm.baseline else ''}: {arm.trials_ok} trials ok"
+            + (f"; failed: {'; '.join(arm.trials_failed)}" if arm.trials_failed else "")
+        )
         for point in arm.points:
-            stats = ", ".join(f"{m} {s.mean:,.2f}" + (f" ± {s.std:,.2f}" if s.std is not None else "")
-                              for m, s in point.metrics.items())
-            sol = (f"{point.sol.pct_of_ceiling:.1f}% of SoL [{point.sol.key}]" if point.sol.pct_of_ceiling is not None
-                   else point.sol.basis)
+            stats = ", ".join(
+                f"{m} {s.mean:,.2f}" + (f" ± {s.std:,.2f}" if s.std is not None else "")
+                for m, s in point.metrics.items()
+            )
+            sol = (
+                f"{point.sol.pct_of_ceiling:.1f}% of SoL [{point.sol.key}]"
+                if point.sol.pct_of_ceiling is not None
+                else point.sol.basis
+            )
             lines.append(f"  c={point.concurrency} (n={len(point.trials)}): {stats}; {sol}")
     if result.verdict is not None:
         lines += [f"rule {r.rule}: {'held' if r.held else 'FAILED'}: {r.why}" for r in result.verdict.rules]
-        lines += [f"  {c.arm} vs {c.baseline} at c={c.concurrency}: {c.outcome}: {c.why}"
-                  for c in result.verdict.comparisons]
+        lines += [
+            f"  {c.arm} vs {c.baseline} at c={c.concurrency}: {c.outcome}: {c.why}" for c in result.verdict.comparisons
+        ]
     if result.close is not None:
         state = "closed" if result.close.closed else "not closed: " + "; ".join(result.close.missing)
         lines.append(f"champion {result.close.champion}: {state}")

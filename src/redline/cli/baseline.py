@@ -11,7 +11,7 @@ from redline.cli.flags import add_request_flags, request_from_args
 from redline.models.baseline import BaselineRecorded
 from redline.policy.baseline_diff import context_line
 from redline.tools import baseline as ops
-from redline.tools.requests import PerfBaselineDiffRequest, PerfBaselineRecordRequest
+from redline.tools.requests_rigor import PerfBaselineDiffRequest, PerfBaselineRecordRequest
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -28,12 +28,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def recorded_text(r: BaselineRecorded) -> str:
-    lines = [f"{'replaced' if r.replaced else 'recorded'} baseline {r.name} in {r.path}, from "
-             f"{r.baseline.source.describe()}"]
+    lines = [
+        f"{'replaced' if r.replaced else 'recorded'} baseline {r.name} in {r.path}, from {r.baseline.source.describe()}"
+    ]
     for p in r.baseline.points:
         tp = p.metrics.get("output_throughput")
-        sol = f"{p.sol.pct_of_ceiling:.1f}% of SoL [{p.sol.key}]" if p.sol and p.sol.pct_of_ceiling is not None \
+        sol = (
+            f"{p.sol.pct_of_ceiling:.1f}% of SoL [{p.sol.key}]"
+            if p.sol and p.sol.pct_of_ceiling is not None
             else "no SoL ceiling"
+        )
         figure = f"{tp.mean:,.1f} tok/s" if tp else "-"
         lines.append(f"  {figure}, {sol}; {context_line(p.context)}")
     return "\n".join(lines)

@@ -25,6 +25,7 @@ from redline.targets import LocalTarget, Target, load_targets
 from redline.tools import campaign as ops
 from redline.tools import campaign_runner as runner
 from redline.tools.report import campaign_report
+from redline.tools.request_base import Request
 from redline.tools.requests import (
     CampaignAggregateRequest,
     CampaignInitRequest,
@@ -33,7 +34,6 @@ from redline.tools.requests import (
     CampaignRunRequest,
     CampaignStatusRequest,
     ChampionSelectRequest,
-    Request,
 )
 
 LOCAL = "local"  # at a terminal with no targets file, this host is the one target

@@ -19,7 +19,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic.fields import FieldInfo
 
 from redline.errors import InputError
-from redline.tools.requests import Request
+from redline.tools.request_base import Request
 
 _UNSET = object()
 Q = TypeVar("Q", bound=Request)

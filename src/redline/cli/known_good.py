@@ -14,14 +14,17 @@ from redline.cli.ab import add_common
 from redline.cli.flags import add_request_flags, request_from_args
 from redline.models.known_good import KnownGoodEntry, KnownGoodFound, KnownGoodList, KnownGoodRecorded
 from redline.tools import known_good_ops as ops
-from redline.tools.requests import KnownGoodListRequest, KnownGoodLookupRequest, KnownGoodRecordRequest, Request
+from redline.tools.request_base import Request
+from redline.tools.requests_rigor import KnownGoodListRequest, KnownGoodLookupRequest, KnownGoodRecordRequest
 
 
 def entry_text(e: KnownGoodEntry) -> str:
     needs = [*e.flags, *(f"{k}={v}" for k, v in e.env.items()), *(f"{k}: {v}" for k, v in e.knobs.items())]
     evidence = "; ".join(f"{x.kind} {x.ref}" + (f" ({x.item})" if x.item else "") for x in e.evidence)
-    return (f"{e.key().describe()}\n  needs    {', '.join(needs) or 'nothing beyond its defaults'}\n"
-            f"  why      {e.why}\n  evidence {evidence}")
+    return (
+        f"{e.key().describe()}\n  needs    {', '.join(needs) or 'nothing beyond its defaults'}\n"
+        f"  why      {e.why}\n  evidence {evidence}"
+    )
 
 
 def _record(r: KnownGoodRecorded) -> str:
@@ -37,17 +40,28 @@ def _list(r: KnownGoodList) -> str:
 
 
 ACTIONS: list[tuple[str, type[Request], str, Callable[..., BaseModel], Callable[[Any], str]]] = [
-    ("record", KnownGoodRecordRequest, "record (or update) an entry: given, or --from-ladder / --from-campaign / "
-                                       "--from-ab", ops.known_good_record, _record),
-    ("lookup", KnownGoodLookupRequest, "the entry for a model, hardware and engine version", ops.known_good_lookup,
-     _lookup),
+    (
+        "record",
+        KnownGoodRecordRequest,
+        "record (or update) an entry: given, or --from-ladder / --from-campaign / --from-ab",
+        ops.known_good_record,
+        _record,
+    ),
+    (
+        "lookup",
+        KnownGoodLookupRequest,
+        "the entry for a model, hardware and engine version",
+        ops.known_good_lookup,
+        _lookup,
+    ),
     ("list", KnownGoodListRequest, "every entry (or one model's)", ops.known_good_list, _list),
 ]
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser("known-good", help="the known-good registry: flags a model needs to boot or "
-                                                      "survive load")
+    parser = subparsers.add_parser(
+        "known-good", help="the known-good registry: flags a model needs to boot or survive load"
+    )
     actions = parser.add_subparsers(dest="known_good_command", required=True, metavar="ACTION")
     for name, request, text, operation, render in ACTIONS:
         sub = actions.add_parser(name, help=text)
@@ -56,12 +70,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         sub.set_defaults(handler=_handler(request, operation, render))
 
 
-def _handler(request: type[Request], operation: Callable[..., BaseModel], render: Callable[[Any], str],
-             ) -> Callable[[argparse.Namespace], int]:
+def _handler(
+    request: type[Request],
+    operation: Callable[..., BaseModel],
+    render: Callable[[Any], str],
+) -> Callable[[argparse.Namespace], int]:
     def run(args: argparse.Namespace) -> int:
         result = operation(args.workspace.resolve(), request_from_args(request, args))
         print(json.dumps(result.model_dump(mode="json")) if args.json else render(result))
         return 0 if not isinstance(result, KnownGoodFound) or result.found else 1
+
     return run
 
 

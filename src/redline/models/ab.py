@@ -1,8 +1,8 @@
 """An A/B: two or more arms (serve configs) on one target, interleaved A B A B ..., a clean boot per arm per trial.
 
-    ab/<name>.yml                           the spec as run (comments kept); a re-run resumes it
-    ab/<name>/trials/<arm>-<k>/trial.yml    one trial: its node, boot, figures per concurrency; written last
-    ab/<name>/trials/<arm>-<k>/boot.log, bench-c<C>.json
+ab/<name>.yml                           the spec as run (comments kept); a re-run resumes it
+ab/<name>/trials/<arm>-<k>/trial.yml    one trial: its node, boot, figures per concurrency; written last
+ab/<name>/trials/<arm>-<k>/boot.log, bench-c<C>.json
 """
 
 from __future__ import annotations
@@ -25,8 +25,14 @@ from redline.models.verdict import AbVerdict, Claim
 
 Count = Annotated[int, Field(gt=0, le=1 << 26)]
 Slug = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[a-z0-9][a-z0-9._-]*$")]
-Metric = Literal["output_throughput", "output_throughput_per_gpu", "total_token_throughput", "median_tpot_ms",
-                 "median_itl_ms", "median_ttft_ms"]
+Metric = Literal[
+    "output_throughput",
+    "output_throughput_per_gpu",
+    "total_token_throughput",
+    "median_tpot_ms",
+    "median_itl_ms",
+    "median_ttft_ms",
+]
 # The figures every trial reports per concurrency (issue 11: median TPOT, ITL, TTFT and output throughput).
 TRIAL_METRICS = ("median_tpot_ms", "median_itl_ms", "median_ttft_ms", "output_throughput", "output_throughput_per_gpu")
 
@@ -40,8 +46,14 @@ class ArmSpec(_Strict):
 
     name: Slug
     serve: ServeConfig | None = Field(None, description="the serve config, inline")
-    campaign: Annotated[str | None, Field(min_length=1, max_length=1024, description=(
-        "a campaign file in the workspace whose cell this arm boots (with cell)"))] = None
+    campaign: Annotated[
+        str | None,
+        Field(
+            min_length=1,
+            max_length=1024,
+            description=("a campaign file in the workspace whose cell this arm boots (with cell)"),
+        ),
+    ] = None
     cell: Slug | None = Field(None, description="the cell of that campaign")
 
     @model_validator(mode="after")
@@ -75,8 +87,11 @@ class AbSpec(_Strict):
     trials: Annotated[int, Field(ge=1, le=20, description="clean boots per arm; a VERDICT needs at least 3")] = 3
     warmup_requests: Annotated[int, Field(ge=0, le=1 << 20, description="0: a cold bench")] = 8
     claim: Claim = "throughput"
-    metric: Metric | None = Field(None, description="the metric the claim rests on; default: output_throughput for "
-                                                    "throughput, median_tpot_ms for latency")
+    metric: Metric | None = Field(
+        None,
+        description="the metric the claim rests on; default: output_throughput for "
+        "throughput, median_tpot_ms for latency",
+    )
     alpha: Annotated[float, Field(gt=0, lt=0.5, description="Welch's t-test level")] = 0.05
     boot_deadline_s: Annotated[float, Field(gt=0, le=86400)] = 3600
     bench_deadline_s: Annotated[float, Field(gt=0, le=86400)] = 3600
@@ -233,6 +248,18 @@ class AbResult(_Strict):
 
 
 __all__ = [
-    "AbPlan", "AbResult", "AbSpec", "AbWorkload", "ArmPlan", "ArmPoint", "ArmSpec", "ArmSummary", "Metric",
-    "TRIAL_METRICS", "TrialFigures", "TrialPoint", "TrialRecord", "TrialStep",
+    "AbPlan",
+    "AbResult",
+    "AbSpec",
+    "AbWorkload",
+    "ArmPlan",
+    "ArmPoint",
+    "ArmSpec",
+    "ArmSummary",
+    "Metric",
+    "TRIAL_METRICS",
+    "TrialFigures",
+    "TrialPoint",
+    "TrialRecord",
+    "TrialStep",
 ]

@@ -28,8 +28,12 @@ class BaselineSource(_Strict):
     """Where a result came from: a campaign cell, an A/B arm, a bench result file, or a recorded baseline."""
 
     kind: SourceKind
-    ref: Annotated[str, Field(min_length=1, max_length=1024, description="the file (relative to the workspace), or "
-                                                                       "the baseline's name")]
+    ref: Annotated[
+        str,
+        Field(
+            min_length=1, max_length=1024, description="the file (relative to the workspace), or the baseline's name"
+        ),
+    ]
     item: Annotated[str | None, Field(max_length=200, description="the cell or arm")] = None
 
     def describe(self) -> str:
@@ -71,7 +75,8 @@ class MetricDiff(_Strict):
     current: Stat | None
     delta_pct: float | None = Field(description="better than the baseline by this much (negative: worse)")
     status: Literal["improved", "within", "regressed", "regressed_loose", "missing"] = Field(
-        description="regressed_loose: worse beyond the tolerance but inside the looser band")
+        description="regressed_loose: worse beyond the tolerance but inside the looser band"
+    )
 
 
 class PointDiff(_Strict):
@@ -102,6 +107,14 @@ class BaselineDiff(_Strict):
 
 
 __all__ = [
-    "Baseline", "BaselineDiff", "BaselinePoint", "BaselineRecorded", "BaselineSource", "BaselinesFile", "Colour",
-    "MetricDiff", "PointDiff", "SourceKind",
+    "Baseline",
+    "BaselineDiff",
+    "BaselinePoint",
+    "BaselineRecorded",
+    "BaselineSource",
+    "BaselinesFile",
+    "Colour",
+    "MetricDiff",
+    "PointDiff",
+    "SourceKind",
 ]

@@ -27,10 +27,14 @@ class ModelIdentity(_Strict):
     """The model as served, and what tells two copies of it apart."""
 
     name: Annotated[str, Field(max_length=4096, description="the model as the serve command takes it: path or hub id")]
-    config_hash: Annotated[str | None, Field(
-        max_length=80, description="sha256 of its config.json where the folder was readable; else null")] = None
-    quantization: Annotated[str | None, Field(
-        max_length=64, description="the weights' quantization (config.json or --quantization); null: none seen")] = None
+    config_hash: Annotated[
+        str | None,
+        Field(max_length=80, description="sha256 of its config.json where the folder was readable; else null"),
+    ] = None
+    quantization: Annotated[
+        str | None,
+        Field(max_length=64, description="the weights' quantization (config.json or --quantization); null: none seen"),
+    ] = None
     dtype: Annotated[str | None, Field(max_length=32, description="torch_dtype from config.json")] = None
 
 
@@ -149,6 +153,16 @@ def differing_fields(a: ContextDescriptor, b: ContextDescriptor) -> list[str]:
 
 
 __all__ = [
-    "BenchIdentity", "COMPARABLE", "ContextDescriptor", "EngineIdentity", "Hardware", "ModelIdentity", "Node",
-    "Parallelism", "Provenance", "RegimeLabel", "Workload", "differing_fields",
+    "BenchIdentity",
+    "COMPARABLE",
+    "ContextDescriptor",
+    "EngineIdentity",
+    "Hardware",
+    "ModelIdentity",
+    "Node",
+    "Parallelism",
+    "Provenance",
+    "RegimeLabel",
+    "Workload",
+    "differing_fields",
 ]

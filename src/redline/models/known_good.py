@@ -53,8 +53,10 @@ class KnownGoodKey(_Strict):
 
 
 class KnownGoodEntry(KnownGoodKey):
-    model_config_hash: Annotated[str | None, Field(
-        max_length=80, description="sha256 of the model's config.json: matches the same model at another path")] = None
+    model_config_hash: Annotated[
+        str | None,
+        Field(max_length=80, description="sha256 of the model's config.json: matches the same model at another path"),
+    ] = None
     flags: Annotated[list[Flag], Field(max_length=64)] = []
     env: Annotated[dict[str, str], Field(max_length=64)] = {}
     knobs: Annotated[dict[str, Any], Field(description=f"serve knobs it needs: {', '.join(KNOBS)}")] = {}
@@ -80,8 +82,9 @@ class KnownGoodEntry(KnownGoodKey):
         return knobs
 
     def key(self) -> KnownGoodKey:
-        return KnownGoodKey(model=self.model, hardware=self.hardware, engine=self.engine,
-                            engine_version=self.engine_version)
+        return KnownGoodKey(
+            model=self.model, hardware=self.hardware, engine=self.engine, engine_version=self.engine_version
+        )
 
 
 class KnownGoodFile(_Strict):
@@ -117,6 +120,14 @@ class KnownGoodList(_Strict):
 
 
 __all__ = [
-    "Evidence", "KNOBS", "KnownGoodEntry", "KnownGoodFile", "KnownGoodFound", "KnownGoodKey", "KnownGoodList",
-    "KnownGoodRecorded", "KnownGoodUse", "NO_GPU",
+    "Evidence",
+    "KNOBS",
+    "KnownGoodEntry",
+    "KnownGoodFile",
+    "KnownGoodFound",
+    "KnownGoodKey",
+    "KnownGoodList",
+    "KnownGoodRecorded",
+    "KnownGoodUse",
+    "NO_GPU",
 ]

@@ -18,8 +18,9 @@ class Lever(_Strict):
 
     lever: str = Field(description="a short name, such as fp8_kv_cache")
     change: str = Field(description="what to set, in serve-config terms")
-    expected_gain_pct: float = Field(description="a rough expected gain on the claim's metric, in percent: a "
-                                                 "prediction, never a measurement")
+    expected_gain_pct: float = Field(
+        description="a rough expected gain on the claim's metric, in percent: a prediction, never a measurement"
+    )
     expected: str = Field(description="the direction and rough size of the unlock, and where the estimate comes from")
     cost: Cost
     cost_boots: int = Field(description="clean boots the gate takes (an A/B of 2 arms x 3 trials is 6)")

@@ -50,13 +50,16 @@ class SolFigure(_Strict):
     """A throughput figure against the decode memory-bound ceiling of its hardware, model and batch."""
 
     key: str | None = Field(None, description="the sol-ceilings.yaml entry the ceiling is set against; null: none")
-    ceiling_tokens_per_s: float | None = Field(None, description="output tokens/s if every decode step only read "
-                                                                 "its bytes at the datasheet bandwidth")
+    ceiling_tokens_per_s: float | None = Field(
+        None, description="output tokens/s if every decode step only read its bytes at the datasheet bandwidth"
+    )
     pct_of_ceiling: float | None = Field(None, description="the measured output throughput as % of the ceiling")
-    batch: int | None = Field(None, description="running requests per decode step: the concurrency, capped by "
-                                                "max_num_seqs")
-    context_tokens: float | None = Field(None, description="mean tokens in each request's KV cache over its decode: "
-                                                           "input_len + output_len / 2")
+    batch: int | None = Field(
+        None, description="running requests per decode step: the concurrency, capped by max_num_seqs"
+    )
+    context_tokens: float | None = Field(
+        None, description="mean tokens in each request's KV cache over its decode: input_len + output_len / 2"
+    )
     weight_bytes: int | None = None
     kv_bytes_per_token: int | None = None
     bytes_per_step: float | None = None

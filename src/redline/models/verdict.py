@@ -10,10 +10,26 @@ Rigor = Literal["VERDICT", "DRAFT"]
 Claim = Literal["throughput", "latency"]
 Outcome = Literal["improvement", "regression", "no_improvement", "untestable"]
 # The rules, in the order they are checked and reported (METHODOLOGY.md, "Verdicts").
-RULES = ("same_node", "min_trials", "matched_cache", "matched_graphs", "matched_prefix_caching", "same_workload",
-         "metric_isolated", "named_baseline")
-Rule = Literal["same_node", "min_trials", "matched_cache", "matched_graphs", "matched_prefix_caching",
-               "same_workload", "metric_isolated", "named_baseline"]
+RULES = (
+    "same_node",
+    "min_trials",
+    "matched_cache",
+    "matched_graphs",
+    "matched_prefix_caching",
+    "same_workload",
+    "metric_isolated",
+    "named_baseline",
+)
+Rule = Literal[
+    "same_node",
+    "min_trials",
+    "matched_cache",
+    "matched_graphs",
+    "matched_prefix_caching",
+    "same_workload",
+    "metric_isolated",
+    "named_baseline",
+]
 
 
 class _Strict(BaseModel):
@@ -76,5 +92,15 @@ class AbVerdict(_Strict):
     summary: str
 
 
-__all__ = ["AbVerdict", "ArmOutcome", "Claim", "Comparison", "Outcome", "RULES", "Rigor", "Rule", "RuleCheck",
-           "WelchFigures"]
+__all__ = [
+    "AbVerdict",
+    "ArmOutcome",
+    "Claim",
+    "Comparison",
+    "Outcome",
+    "RULES",
+    "Rigor",
+    "Rule",
+    "RuleCheck",
+    "WelchFigures",
+]

@@ -13,7 +13,14 @@ import statistics
 from collections.abc import Mapping, Sequence
 
 from redline.models.ab import (
-    TRIAL_METRICS, AbSpec, ArmPlan, ArmPoint, ArmSummary, TrialFigures, TrialPoint, TrialRecord,
+    TRIAL_METRICS,
+    AbSpec,
+    ArmPlan,
+    ArmPoint,
+    ArmSummary,
+    TrialFigures,
+    TrialPoint,
+    TrialRecord,
 )
 from redline.models.bench import BenchResult, BenchWorkload
 from redline.models.campaign_results import Stat
@@ -21,7 +28,8 @@ from redline.models.context import ContextDescriptor, Node
 from redline.models.serve import ServeConfig
 from redline.models.sol import SolFigure
 from redline.models.verdict import AbVerdict
-from redline.policy.verdict import CLAIM_METRIC, TrialObservation, judge_ab
+from redline.policy.verdict import judge_ab
+from redline.policy.verdict_rules import CLAIM_METRIC, TrialObservation
 
 PROMPTS_PER_CONCURRENCY = 4  # the default when the workload names no num_prompts
 
@@ -37,17 +45,26 @@ def prompts_at(spec: AbSpec, c: int) -> int:
 def bench_workload(spec: AbSpec, c: int, step: int) -> BenchWorkload:
     """The same prompts in every trial of every arm: the seed depends only on the bench's place in a trial."""
     w = spec.workload
-    return BenchWorkload(input_len=w.input_len, output_len=w.output_len, concurrency=c,
-                         num_prompts=prompts_at(spec, c), seed=w.seed + 1 + step)
+    return BenchWorkload(
+        input_len=w.input_len,
+        output_len=w.output_len,
+        concurrency=c,
+        num_prompts=prompts_at(spec, c),
+        seed=w.seed + 1 + step,
+    )
 
 
 def warmup_workload(spec: AbSpec) -> BenchWorkload | None:
     if spec.warmup_requests == 0:
         return None
     w = spec.workload
-    return BenchWorkload(input_len=w.input_len, output_len=w.output_len,
-                         concurrency=min(spec.warmup_requests, max(spec.concurrencies)),
-                         num_prompts=spec.warmup_requests, seed=w.seed)
+    return BenchWorkload(
+        input_len=w.input_len,
+        output_len=w.output_len,
+        concurrency=min(spec.warmup_requests, max(spec.concurrencies)),
+        num_prompts=spec.warmup_requests,
+        seed=w.seed,
+    )
 
 
 def run_order(spec: AbSpec) -> list[tuple[int, str, int]]:
@@ -68,15 +85,19 @@ def gate_arm(spec: AbSpec, name: str, config: ServeConfig) -> tuple[ServeConfig,
     top = max(spec.concurrencies)
     need = spec.workload.input_len + spec.workload.output_len
     if config.max_model_len < need:
-        raise ValueError(f"arm {name!r}: max_model_len {config.max_model_len:,} cannot hold input_len "
-                         f"{spec.workload.input_len:,} + output_len {spec.workload.output_len:,} = {need:,} tokens: "
-                         "raise it or shorten the workload")
+        raise ValueError(
+            f"arm {name!r}: max_model_len {config.max_model_len:,} cannot hold input_len "
+            f"{spec.workload.input_len:,} + output_len {spec.workload.output_len:,} = {need:,} tokens: "
+            "raise it or shorten the workload"
+        )
     if config.max_num_seqs is None:
         note = f"max_num_seqs was unset: pinned to {top}, the highest concurrency, so no arm's batch is capped below it"
         return config.model_copy(update={"max_num_seqs": top}), [note]
     if config.max_num_seqs < top:
-        raise ValueError(f"arm {name!r}: max_num_seqs {config.max_num_seqs} is below the highest concurrency {top}, "
-                         f"so its decode batch would be capped: raise it, or drop the concurrencies above it")
+        raise ValueError(
+            f"arm {name!r}: max_num_seqs {config.max_num_seqs} is below the highest concurrency {top}, "
+            f"so its decode batch would be capped: raise it, or drop the concurrencies above it"
+        )
     return config, []
 
 
@@ -93,8 +114,12 @@ def metrics_of(figures: BenchResult, config: ServeConfig) -> dict[str, float]:
 
 
 def stat(values: Sequence[float]) -> Stat:
-    return Stat(mean=statistics.fmean(values), std=statistics.stdev(values) if len(values) > 1 else None,
-                n=len(values), values=list(values))
+    return Stat(
+        mean=statistics.fmean(values),
+        std=statistics.stdev(values) if len(values) > 1 else None,
+        n=len(values),
+        values=list(values),
+    )
 
 
 def _point(record: TrialRecord, c: int) -> TrialPoint | None:
@@ -104,9 +129,15 @@ def _point(record: TrialRecord, c: int) -> TrialPoint | None:
 def _figures(record: TrialRecord, point: TrialPoint) -> TrialFigures:
     m = metrics_of(point.figures, record.serve)  # type: ignore[arg-type]
     pct = point.sol.pct_of_ceiling if point.sol is not None else None
-    return TrialFigures(trial=record.trial, node=record.node.describe(), median_tpot_ms=m.get("median_tpot_ms"),
-                        median_itl_ms=m.get("median_itl_ms"), median_ttft_ms=m.get("median_ttft_ms"),
-                        output_throughput=m.get("output_throughput"), sol_pct=pct)
+    return TrialFigures(
+        trial=record.trial,
+        node=record.node.describe(),
+        median_tpot_ms=m.get("median_tpot_ms"),
+        median_itl_ms=m.get("median_itl_ms"),
+        median_ttft_ms=m.get("median_ttft_ms"),
+        output_throughput=m.get("output_throughput"),
+        sol_pct=pct,
+    )
 
 
 def _nodes(records: Sequence[TrialRecord]) -> list[Node]:
@@ -119,8 +150,14 @@ def _nodes(records: Sequence[TrialRecord]) -> list[Node]:
 def point_context(first: ContextDescriptor, records: Sequence[TrialRecord], baseline: str | None) -> ContextDescriptor:
     """One point's context over its trials: n trials, the node (or every node, where there were several)."""
     nodes = _nodes(records)
-    return first.model_copy(update={"trials": len(records), "node": nodes[0] if len(nodes) == 1 else None,
-                                    "nodes": nodes if len(nodes) > 1 else [], "baseline": baseline})
+    return first.model_copy(
+        update={
+            "trials": len(records),
+            "node": nodes[0] if len(nodes) == 1 else None,
+            "nodes": nodes if len(nodes) > 1 else [],
+            "baseline": baseline,
+        }
+    )
 
 
 def point_sol(points: Sequence[TrialPoint], mean_throughput: float | None) -> SolFigure:
@@ -142,16 +179,26 @@ def arm_point(spec: AbSpec, arm: str, c: int, records: Sequence[TrialRecord]) ->
     metrics = {m: stat([t[m] for t in per_trial if m in t]) for m in names}
     mean_tp = metrics["output_throughput"].mean if "output_throughput" in metrics else None
     baseline = spec.baseline if spec.baseline != arm else None
-    return ArmPoint(concurrency=c, context=point_context(used[0][1].context, [r for r, _ in used], baseline),
-                    trials=[_figures(r, p) for r, p in used], metrics=metrics,
-                    sol=point_sol([p for _, p in used], mean_tp))
+    return ArmPoint(
+        concurrency=c,
+        context=point_context(used[0][1].context, [r for r, _ in used], baseline),
+        trials=[_figures(r, p) for r, p in used],
+        metrics=metrics,
+        sol=point_sol([p for _, p in used], mean_tp),
+    )
 
 
 def arm_summary(spec: AbSpec, plan: ArmPlan, records: Sequence[TrialRecord]) -> ArmSummary:
     points = [p for c in spec.concurrencies if (p := arm_point(spec, plan.name, c, records)) is not None]
     failed = [f"{plan.name}-{r.trial}: {r.reason}" for r in records if not r.ok]
-    return ArmSummary(arm=plan.name, baseline=plan.name == spec.baseline, serve=plan.serve,
-                      trials_ok=sum(r.ok for r in records), trials_failed=failed, points=points)
+    return ArmSummary(
+        arm=plan.name,
+        baseline=plan.name == spec.baseline,
+        serve=plan.serve,
+        trials_ok=sum(r.ok for r in records),
+        trials_failed=failed,
+        points=points,
+    )
 
 
 # ---- the verdict --------------------------------------------------------------------------------------------------
@@ -164,8 +211,12 @@ def observation(record: TrialRecord) -> TrialObservation:
     ok_points = [p for p in record.points if p.ok and p.figures is not None]
     workload = ok_points[0].context.workload if ok_points else None
     return TrialObservation(
-        arm=record.arm, trial=record.trial, ok=record.ok, node=record.node,
-        cache="warm" if record.warm else "cold", graphs="eager" if eager else "graphs",
+        arm=record.arm,
+        trial=record.trial,
+        ok=record.ok,
+        node=record.node,
+        cache="warm" if record.warm else "cold",
+        graphs="eager" if eager else "graphs",
         prefix_caching=serve.enable_prefix_caching,
         workload=(workload.dataset, workload.input_len, workload.output_len) if workload else ("?", None, None),
         num_prompts={p.concurrency: p.num_prompts for p in record.points},
@@ -173,17 +224,38 @@ def observation(record: TrialRecord) -> TrialObservation:
     )
 
 
-def summarize(spec: AbSpec, plans: Sequence[ArmPlan], records: Mapping[str, Sequence[TrialRecord]],
-              ) -> tuple[list[ArmSummary], AbVerdict]:
+def summarize(
+    spec: AbSpec,
+    plans: Sequence[ArmPlan],
+    records: Mapping[str, Sequence[TrialRecord]],
+) -> tuple[list[ArmSummary], AbVerdict]:
     """Every arm's figures, and the verdict over every trial recorded (records: arm -> its trial records)."""
     arms = [arm_summary(spec, plan, records.get(plan.name, [])) for plan in plans]
     observations = [observation(r) for plan in plans for r in records.get(plan.name, [])]
-    verdict = judge_ab(observations, arms=[p.name for p in plans], baseline=spec.baseline, claim=spec.claim,
-                       metric=spec.metric or CLAIM_METRIC[spec.claim], alpha=spec.alpha)
+    verdict = judge_ab(
+        observations,
+        arms=[p.name for p in plans],
+        baseline=spec.baseline,
+        claim=spec.claim,
+        metric=spec.metric or CLAIM_METRIC[spec.claim],
+        alpha=spec.alpha,
+    )
     return arms, verdict
 
 
 __all__ = [
-    "arm_point", "arm_summary", "bench_file", "bench_workload", "gate_arm", "metrics_of", "observation",
-    "point_context", "point_sol", "prompts_at", "run_order", "stat", "summarize", "warmup_workload",
+    "arm_point",
+    "arm_summary",
+    "bench_file",
+    "bench_workload",
+    "gate_arm",
+    "metrics_of",
+    "observation",
+    "point_context",
+    "point_sol",
+    "prompts_at",
+    "run_order",
+    "stat",
+    "summarize",
+    "warmup_workload",
 ]

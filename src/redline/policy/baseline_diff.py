@@ -19,7 +19,7 @@ from typing import Any
 from redline.errors import InputError
 from redline.models.baseline import BaselineDiff, BaselinePoint, BaselineSource, Colour, MetricDiff, PointDiff
 from redline.models.context import ContextDescriptor, differing_fields
-from redline.policy.verdict import DIRECTION
+from redline.policy.verdict_rules import DIRECTION
 
 DEFAULT_TOLERANCE_PCT = 3.0  # METHODOLOGY.md's default noise band
 DEFAULT_LOOSE_BAND_PCT = 10.0
@@ -34,16 +34,24 @@ def delta_pct(baseline: float, current: float, direction: str) -> float:
     return (change if direction == "higher" else -change) + 0.0  # + 0.0: no "-0.00%"
 
 
-def classify(metric: str, role: str, base: BaselinePoint, current: BaselinePoint, tolerance: float,
-             loose: float) -> MetricDiff:
+def classify(
+    metric: str, role: str, base: BaselinePoint, current: BaselinePoint, tolerance: float, loose: float
+) -> MetricDiff:
     direction: Any = DIRECTION.get(metric, "higher")
     b, c = base.metrics.get(metric), current.metrics.get(metric)
     found = {"metric": metric, "role": role, "direction": direction, "baseline": b, "current": c}
     if b is None or c is None or not b.mean:
         return MetricDiff(**found, delta_pct=None, status="missing")
     d = delta_pct(b.mean, c.mean, direction)
-    status = ("improved" if d > tolerance else "within" if d >= -tolerance
-              else "regressed_loose" if d >= -loose else "regressed")
+    status = (
+        "improved"
+        if d > tolerance
+        else "within"
+        if d >= -tolerance
+        else "regressed_loose"
+        if d >= -loose
+        else "regressed"
+    )
     return MetricDiff(**found, delta_pct=round(d, 4), status=status)
 
 
@@ -61,8 +69,10 @@ def colour_of(metrics: Sequence[MetricDiff]) -> tuple[Colour, str]:
         return "RED", f"guarded {_listed(hard)} regressed beyond the looser band"
     if focus.status == "improved":
         if soft:
-            return "YELLOW", (f"{focus.metric} improved {focus.delta_pct:+.2f}%, but guarded {_listed(soft)} "
-                              "regressed inside the looser band")
+            return "YELLOW", (
+                f"{focus.metric} improved {focus.delta_pct:+.2f}%, but guarded {_listed(soft)} "
+                "regressed inside the looser band"
+            )
         return "GREEN", f"{focus.metric} improved {focus.delta_pct:+.2f}% and no guarded metric regressed"
     if soft:
         return "RED", f"guarded {_listed(soft)} regressed beyond the tolerance, with no focus win to pay for it"
@@ -80,8 +90,10 @@ def _concurrency(point: BaselinePoint) -> int:
     return c
 
 
-def match_points(base: Sequence[BaselinePoint], current: Sequence[BaselinePoint],
-                 ) -> tuple[list[tuple[int, BaselinePoint, BaselinePoint]], list[str]]:
+def match_points(
+    base: Sequence[BaselinePoint],
+    current: Sequence[BaselinePoint],
+) -> tuple[list[tuple[int, BaselinePoint, BaselinePoint]], list[str]]:
     """Pairs by concurrency, and the concurrencies only one side has; InputError when no pair is left."""
     b = {_concurrency(p): p for p in base}
     c = {_concurrency(p): p for p in current}
@@ -89,8 +101,10 @@ def match_points(base: Sequence[BaselinePoint], current: Sequence[BaselinePoint]
     unmatched = [f"c={k}: only the baseline" for k in sorted(set(b) - set(c))]
     unmatched += [f"c={k}: only the current result" for k in sorted(set(c) - set(b))]
     if not pairs:
-        raise InputError(f"refused: no concurrency in common (baseline {sorted(b)}, current {sorted(c)}); "
-                         "measure the current result at the baseline's concurrencies")
+        raise InputError(
+            f"refused: no concurrency in common (baseline {sorted(b)}, current {sorted(c)}); "
+            "measure the current result at the baseline's concurrencies"
+        )
     return pairs, unmatched
 
 
@@ -100,17 +114,30 @@ def refuse_mismatch(pairs: Sequence[tuple[int, BaselinePoint, BaselinePoint]]) -
     for c, base, current in pairs:
         found += [f"c={c} {d}" for d in differing_fields(base.context, current.context)]
     if found:
-        raise InputError("refused: the contexts differ, so the numbers cannot be compared: " + "; ".join(found)
-                         + ". Diff against a baseline recorded in the same context, or record a new one")
+        raise InputError(
+            "refused: the contexts differ, so the numbers cannot be compared: "
+            + "; ".join(found)
+            + ". Diff against a baseline recorded in the same context, or record a new one"
+        )
 
 
-def diff(name: str, base: Sequence[BaselinePoint], current: Sequence[BaselinePoint], source: BaselineSource, *,
-         focus: str = DEFAULT_FOCUS, guarded: Sequence[str] = DEFAULT_GUARDED,
-         tolerance_pct: float = DEFAULT_TOLERANCE_PCT, loose_band_pct: float = DEFAULT_LOOSE_BAND_PCT) -> BaselineDiff:
+def diff(
+    name: str,
+    base: Sequence[BaselinePoint],
+    current: Sequence[BaselinePoint],
+    source: BaselineSource,
+    *,
+    focus: str = DEFAULT_FOCUS,
+    guarded: Sequence[str] = DEFAULT_GUARDED,
+    tolerance_pct: float = DEFAULT_TOLERANCE_PCT,
+    loose_band_pct: float = DEFAULT_LOOSE_BAND_PCT,
+) -> BaselineDiff:
     """The current result against baseline `name`, point by point; the worst point's colour is the diff's."""
     if loose_band_pct < tolerance_pct:
-        raise InputError(f"loose_band_pct {loose_band_pct:g} is below tolerance_pct {tolerance_pct:g}: the looser "
-                         "band must be at least the tolerance")
+        raise InputError(
+            f"loose_band_pct {loose_band_pct:g} is below tolerance_pct {tolerance_pct:g}: the looser "
+            "band must be at least the tolerance"
+        )
     pairs, unmatched = match_points(base, current)
     refuse_mismatch(pairs)
     guards = [g for g in guarded if g != focus]
@@ -119,14 +146,33 @@ def diff(name: str, base: Sequence[BaselinePoint], current: Sequence[BaselinePoi
         metrics = [classify(focus, "focus", b, cur, tolerance_pct, loose_band_pct)]
         metrics += [classify(g, "guarded", b, cur, tolerance_pct, loose_band_pct) for g in guards]
         colour, why = colour_of(metrics)
-        points.append(PointDiff(concurrency=c, colour=colour, why=why, baseline_context=b.context,
-                                current_context=cur.context, metrics=metrics, baseline_sol=b.sol,
-                                current_sol=cur.sol))
+        points.append(
+            PointDiff(
+                concurrency=c,
+                colour=colour,
+                why=why,
+                baseline_context=b.context,
+                current_context=cur.context,
+                metrics=metrics,
+                baseline_sol=b.sol,
+                current_sol=cur.sol,
+            )
+        )
     worst = max(points, key=lambda p: _RANK[p.colour])
     reason = f"{worst.colour} at c={worst.concurrency}: {worst.why}"
-    result = BaselineDiff(baseline=name, current=source, colour=worst.colour, reason=reason, focus=focus,
-                          guarded=guards, tolerance_pct=tolerance_pct, loose_band_pct=loose_band_pct, points=points,
-                          unmatched=unmatched, text="")
+    result = BaselineDiff(
+        baseline=name,
+        current=source,
+        colour=worst.colour,
+        reason=reason,
+        focus=focus,
+        guarded=guards,
+        tolerance_pct=tolerance_pct,
+        loose_band_pct=loose_band_pct,
+        points=points,
+        unmatched=unmatched,
+        text="",
+    )
     return result.model_copy(update={"text": render(result)})
 
 
@@ -137,10 +183,12 @@ def context_line(ctx: ContextDescriptor) -> str:
     h, w, r = ctx.hardware, ctx.workload, ctx.regime
     gpu = f"{h.gpu_count} x {h.gpu_name}" if h.gpu_name else "no GPU"
     node = ctx.node.describe() if ctx.node else "node not recorded"
-    return (f"{ctx.provenance}: {ctx.model.name} on {gpu}, {ctx.engine.name} {ctx.engine.version or '?'}, "
-            f"TP{ctx.parallelism.tp}/DP{ctx.parallelism.dp}/PP{ctx.parallelism.pp}, kv {ctx.kv_cache_dtype}, "
-            f"{w.dataset} {w.input_len}/{w.output_len} at c={w.concurrency} x {w.num_prompts} prompts, "
-            f"{r.cache}/{r.graphs}, {ctx.trials} trials, {node}")
+    return (
+        f"{ctx.provenance}: {ctx.model.name} on {gpu}, {ctx.engine.name} {ctx.engine.version or '?'}, "
+        f"TP{ctx.parallelism.tp}/DP{ctx.parallelism.dp}/PP{ctx.parallelism.pp}, kv {ctx.kv_cache_dtype}, "
+        f"{w.dataset} {w.input_len}/{w.output_len} at c={w.concurrency} x {w.num_prompts} prompts, "
+        f"{r.cache}/{r.graphs}, {ctx.trials} trials, {node}"
+    )
 
 
 def _stat(m: MetricDiff, which: str) -> str:
@@ -156,21 +204,39 @@ def _sol(figure: object) -> str:
 
 
 def render(d: BaselineDiff) -> str:
-    lines = [d.reason,  # "GREEN at c=16: ..."
-             f"focus {d.focus}; guarded {', '.join(d.guarded) or 'none'}; tolerance {d.tolerance_pct:g}%, "
-             f"looser band {d.loose_band_pct:g}%"]
+    lines = [
+        d.reason,  # "GREEN at c=16: ..."
+        f"focus {d.focus}; guarded {', '.join(d.guarded) or 'none'}; tolerance {d.tolerance_pct:g}%, "
+        f"looser band {d.loose_band_pct:g}%",
+    ]
     for p in d.points:
-        lines += ["", f"c={p.concurrency}  {p.colour}: {p.why}",
-                  f"  baseline {d.baseline}: {context_line(p.baseline_context)}; {_sol(p.baseline_sol)}",
-                  f"  current  {d.current.describe()}: {context_line(p.current_context)}; {_sol(p.current_sol)}"]
+        lines += [
+            "",
+            f"c={p.concurrency}  {p.colour}: {p.why}",
+            f"  baseline {d.baseline}: {context_line(p.baseline_context)}; {_sol(p.baseline_sol)}",
+            f"  current  {d.current.describe()}: {context_line(p.current_context)}; {_sol(p.current_sol)}",
+        ]
         for m in p.metrics:
             delta = "-" if m.delta_pct is None else f"{m.delta_pct:+.2f}%"
-            lines.append(f"    {m.role:7} {m.metric:24} {_stat(m, 'baseline'):>30} -> {_stat(m, 'current'):>30}  "
-                         f"{delta:>9}  {m.status}")
+            lines.append(
+                f"    {m.role:7} {m.metric:24} {_stat(m, 'baseline'):>30} -> {_stat(m, 'current'):>30}  "
+                f"{delta:>9}  {m.status}"
+            )
     if d.unmatched:
         lines += ["", "not compared: " + "; ".join(d.unmatched)]
     return "\n".join(lines)
 
 
-__all__ = ["DEFAULT_FOCUS", "DEFAULT_GUARDED", "DEFAULT_LOOSE_BAND_PCT", "DEFAULT_TOLERANCE_PCT", "classify",
-           "colour_of", "context_line", "diff", "match_points", "refuse_mismatch", "render"]
+__all__ = [
+    "DEFAULT_FOCUS",
+    "DEFAULT_GUARDED",
+    "DEFAULT_LOOSE_BAND_PCT",
+    "DEFAULT_TOLERANCE_PCT",
+    "classify",
+    "colour_of",
+    "context_line",
+    "diff",
+    "match_points",
+    "refuse_mismatch",
+    "render",
+]

@@ -52,8 +52,16 @@ class LeverInput:
 
 def _lever(lever: str, change: str, gain: float, expected: str, cost: Cost, boots: int, gate: str) -> Lever:
     gain = round(max(gain, 0.0), 1)
-    return Lever(lever=lever, change=change, expected_gain_pct=gain, expected=expected, cost=cost, cost_boots=boots,
-                 score=round(gain / COST_WEIGHT[cost], 2), gate=gate)
+    return Lever(
+        lever=lever,
+        change=change,
+        expected_gain_pct=gain,
+        expected=expected,
+        cost=cost,
+        cost_boots=boots,
+        score=round(gain / COST_WEIGHT[cost], 2),
+        gate=gate,
+    )
 
 
 def _bytes_cut(share: float) -> float:
@@ -65,10 +73,15 @@ def cuda_graphs(x: LeverInput) -> Lever | None:
     if not (x.serve.enforce_eager or x.serve.cudagraph_mode == "NONE"):
         return None
     gain = 30.0 if x.claim == "latency" else 15.0
-    return _lever("cuda_graphs", "drop enforce_eager (cudagraph_mode FULL_AND_PIECEWISE)", gain,
-                  f"lower TPOT, about +{gain:g}% (host launch overhead removed; typical of small batches)", "low",
-                  AB_BOOTS, "ab_run every arm with CUDA graphs (matched_graphs): the champion must still win, "
-                            "VERDICT, on median TPOT")
+    return _lever(
+        "cuda_graphs",
+        "drop enforce_eager (cudagraph_mode FULL_AND_PIECEWISE)",
+        gain,
+        f"lower TPOT, about +{gain:g}% (host launch overhead removed; typical of small batches)",
+        "low",
+        AB_BOOTS,
+        "ab_run every arm with CUDA graphs (matched_graphs): the champion must still win, VERDICT, on median TPOT",
+    )
 
 
 def bigger_batch(x: LeverInput) -> Lever | None:
@@ -77,30 +90,48 @@ def bigger_batch(x: LeverInput) -> Lever | None:
     top = max(x.concurrencies)
     share = x.weights_share
     gain = share / (2.0 - share) * 100.0  # the ceiling at twice the batch, against the ceiling now
-    return _lever("bigger_batch", f"raise the top concurrency to {2 * top} (max_num_seqs >= {2 * top})", gain,
-                  f"up to +{gain:.0f}% output tokens/s if the KV cache holds twice the batch ({x.basis})", "low",
-                  AB_BOOTS, f"campaign_run at concurrencies up to {2 * top}, then ab_run at c={2 * top}: output "
-                            "throughput up beyond the noise with median TPOT inside the SLA, VERDICT")
+    return _lever(
+        "bigger_batch",
+        f"raise the top concurrency to {2 * top} (max_num_seqs >= {2 * top})",
+        gain,
+        f"up to +{gain:.0f}% output tokens/s if the KV cache holds twice the batch ({x.basis})",
+        "low",
+        AB_BOOTS,
+        f"campaign_run at concurrencies up to {2 * top}, then ab_run at c={2 * top}: output "
+        "throughput up beyond the noise with median TPOT inside the SLA, VERDICT",
+    )
 
 
 def fp8_kv_cache(x: LeverInput) -> Lever | None:
     if (x.serve.kv_cache_dtype or "auto") not in ("auto", "bfloat16", "float16"):
         return None
     gain = _bytes_cut((1.0 - x.weights_share) / 2)
-    return _lever("fp8_kv_cache", "kv_cache_dtype: fp8", gain,
-                  f"about +{gain:.0f}% on the decode ceiling (KV bytes halved), and twice the KV tokens ({x.basis})",
-                  "medium", AB_BOOTS, "ab_run kv_cache_dtype fp8 against auto, VERDICT on the claim's metric, and "
-                                      "an accuracy eval inside its tolerance before shipping")
+    return _lever(
+        "fp8_kv_cache",
+        "kv_cache_dtype: fp8",
+        gain,
+        f"about +{gain:.0f}% on the decode ceiling (KV bytes halved), and twice the KV tokens ({x.basis})",
+        "medium",
+        AB_BOOTS,
+        "ab_run kv_cache_dtype fp8 against auto, VERDICT on the claim's metric, and "
+        "an accuracy eval inside its tolerance before shipping",
+    )
 
 
 def fp8_weights(x: LeverInput) -> Lever | None:
     if x.quantization is not None:
         return None
     gain = _bytes_cut(x.weights_share / 2)
-    return _lever("fp8_weights", "an FP8 checkpoint (or --quantization=fp8)", gain,
-                  f"about +{gain:.0f}% on the decode ceiling (weight bytes halved; {x.basis})", "high", AB_BOOTS,
-                  "ab_run the fp8 checkpoint against the bf16 one, VERDICT on the claim's metric, and an accuracy "
-                  "eval inside its tolerance")
+    return _lever(
+        "fp8_weights",
+        "an FP8 checkpoint (or --quantization=fp8)",
+        gain,
+        f"about +{gain:.0f}% on the decode ceiling (weight bytes halved; {x.basis})",
+        "high",
+        AB_BOOTS,
+        "ab_run the fp8 checkpoint against the bf16 one, VERDICT on the claim's metric, and an accuracy "
+        "eval inside its tolerance",
+    )
 
 
 def batched_tokens(x: LeverInput) -> Lever | None:
@@ -108,33 +139,55 @@ def batched_tokens(x: LeverInput) -> Lever | None:
     if x.claim != "throughput" or (mnbt is not None and mnbt > 8192):
         return None
     now = mnbt or 8192
-    return _lever("max_num_batched_tokens", f"max_num_batched_tokens {now} -> {2 * now}, {4 * now}", 5.0,
-                  "a few % more throughput from larger prefill chunks (a rule of thumb, not a measurement)", "low", 3,
-                  f"campaign_run a grid of max_num_batched_tokens [{now}, {2 * now}, {4 * now}]: champion_select "
-                  "beyond the noise band, p99 TTFT inside the SLA, then ab_run")
+    return _lever(
+        "max_num_batched_tokens",
+        f"max_num_batched_tokens {now} -> {2 * now}, {4 * now}",
+        5.0,
+        "a few % more throughput from larger prefill chunks (a rule of thumb, not a measurement)",
+        "low",
+        3,
+        f"campaign_run a grid of max_num_batched_tokens [{now}, {2 * now}, {4 * now}]: champion_select "
+        "beyond the noise band, p99 TTFT inside the SLA, then ab_run",
+    )
 
 
 def speculative_decoding(x: LeverInput) -> Lever | None:
     if x.claim != "latency":
         return None
-    return _lever("speculative_decoding", "a draft model or n-gram speculation (--speculative-config)", 30.0,
-                  "about +30% tokens/s per user at low concurrency (several tokens per weight read), less at high",
-                  "high", AB_BOOTS, "ab_run at c=1 and 4, a latency claim: median TPOT lower, VERDICT, and the "
-                                    "acceptance rate logged")
+    return _lever(
+        "speculative_decoding",
+        "a draft model or n-gram speculation (--speculative-config)",
+        30.0,
+        "about +30% tokens/s per user at low concurrency (several tokens per weight read), less at high",
+        "high",
+        AB_BOOTS,
+        "ab_run at c=1 and 4, a latency claim: median TPOT lower, VERDICT, and the acceptance rate logged",
+    )
 
 
 def tensor_parallel(x: LeverInput) -> Lever | None:
     if x.claim != "latency" or x.serve.tensor_parallel_size != 1:
         return None
     gain = _bytes_cut(x.weights_share / 2)
-    return _lever("tensor_parallel", "tensor_parallel_size 2", gain,
-                  f"lower TPOT, up to +{gain:.0f}% (each GPU reads half the weights; twice the GPUs)", "high",
-                  AB_BOOTS, "ab_run TP 2 against TP 1 (a latency claim on median TPOT, VERDICT), and tokens/s per "
-                            "GPU reported beside it")
+    return _lever(
+        "tensor_parallel",
+        "tensor_parallel_size 2",
+        gain,
+        f"lower TPOT, up to +{gain:.0f}% (each GPU reads half the weights; twice the GPUs)",
+        "high",
+        AB_BOOTS,
+        "ab_run TP 2 against TP 1 (a latency claim on median TPOT, VERDICT), and tokens/s per GPU reported beside it",
+    )
 
 
 RULE_TABLE: tuple[Callable[[LeverInput], Lever | None], ...] = (
-    cuda_graphs, bigger_batch, fp8_kv_cache, fp8_weights, batched_tokens, speculative_decoding, tensor_parallel,
+    cuda_graphs,
+    bigger_batch,
+    fp8_kv_cache,
+    fp8_weights,
+    batched_tokens,
+    speculative_decoding,
+    tensor_parallel,
 )
 CUTS_BYTES = frozenset({"fp8_kv_cache", "fp8_weights", "speculative_decoding"})
 

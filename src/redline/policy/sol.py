@@ -21,8 +21,16 @@ from redline.models.sol import GpuPeaks, ModelShape, SolFigure, SolTable
 
 DTYPE_BYTES = {"bfloat16": 2.0, "float16": 2.0, "half": 2.0, "float32": 4.0, "float": 4.0}
 # Bytes per weight of the linear layers under a quantization (embeddings and the LM head stay at the model's dtype).
-QUANT_BYTES = {"fp8": 1.0, "fbgemm_fp8": 1.0, "compressed-tensors": 1.0, "awq": 0.5, "gptq": 0.5, "awq_marlin": 0.5,
-               "gptq_marlin": 0.5, "bitsandbytes": 0.5}
+QUANT_BYTES = {
+    "fp8": 1.0,
+    "fbgemm_fp8": 1.0,
+    "compressed-tensors": 1.0,
+    "awq": 0.5,
+    "gptq": 0.5,
+    "awq_marlin": 0.5,
+    "gptq_marlin": 0.5,
+    "bitsandbytes": 0.5,
+}
 KV_BYTES = {"fp8": 1, "fp8_e4m3": 1, "fp8_e5m2": 1, "fp8_inc": 1, "bfloat16": 2, "float16": 2, "half": 2, "float32": 4}
 MOE_KEYS = ("num_experts", "num_local_experts", "n_routed_experts", "moe_num_experts")
 
@@ -47,11 +55,17 @@ def shape_of(config: Mapping[str, Any]) -> tuple[ModelShape | None, str]:
     if dtype not in DTYPE_BYTES:
         return None, f"torch_dtype {dtype!r} is not one redline sizes ({', '.join(DTYPE_BYTES)})"
     shape = ModelShape(
-        architecture=(config.get("architectures") or [None])[0], layers=c["num_hidden_layers"],
-        hidden=c["hidden_size"], intermediate=c["intermediate_size"], heads=heads,
-        kv_heads=c.get("num_key_value_heads") or heads, head_dim=c.get("head_dim") or c["hidden_size"] // heads,
-        vocab=c["vocab_size"], tied_embeddings=bool(c.get("tie_word_embeddings", False)),
-        attention_bias=bool(c.get("attention_bias", c.get("model_type") == "qwen2")), dtype_bytes=DTYPE_BYTES[dtype],
+        architecture=(config.get("architectures") or [None])[0],
+        layers=c["num_hidden_layers"],
+        hidden=c["hidden_size"],
+        intermediate=c["intermediate_size"],
+        heads=heads,
+        kv_heads=c.get("num_key_value_heads") or heads,
+        head_dim=c.get("head_dim") or c["hidden_size"] // heads,
+        vocab=c["vocab_size"],
+        tied_embeddings=bool(c.get("tie_word_embeddings", False)),
+        attention_bias=bool(c.get("attention_bias", c.get("model_type") == "qwen2")),
+        dtype_bytes=DTYPE_BYTES[dtype],
     )
     return shape, "dense decoder"
 
@@ -103,9 +117,19 @@ def peaks_for(table: SolTable, gpu_name: str | None) -> tuple[str, GpuPeaks] | N
 
 
 def decode_ceiling(
-    table: SolTable, gpu_name: str | None, shape: ModelShape | None, *, gpus: int, dp: int, batch: int,
-    input_len: int, output_len: int, kv_cache_dtype: str | None = None, quantization: str | None = None,
-    measured_tokens_per_s: float | None = None, shape_note: str = "",
+    table: SolTable,
+    gpu_name: str | None,
+    shape: ModelShape | None,
+    *,
+    gpus: int,
+    dp: int,
+    batch: int,
+    input_len: int,
+    output_len: int,
+    kv_cache_dtype: str | None = None,
+    quantization: str | None = None,
+    measured_tokens_per_s: float | None = None,
+    shape_note: str = "",
 ) -> SolFigure:
     """The decode memory-bound ceiling for one measured point, and the measured figure's % of it."""
     found = peaks_for(table, gpu_name)
@@ -126,15 +150,30 @@ def decode_ceiling(
     ceiling = batch * bandwidth / step
     pct = None if measured_tokens_per_s is None else 100.0 * measured_tokens_per_s / ceiling
     return SolFigure(
-        key=key, ceiling_tokens_per_s=ceiling, pct_of_ceiling=pct, batch=batch, context_tokens=context,
-        weight_bytes=weights, kv_bytes_per_token=kv, bytes_per_step=step, weights_share=dp * weights / step,
-        basis=(f"decode memory-bound: {batch} x {peaks.memory_bandwidth_gb_s:g} GB/s x {gpus} GPU / "
-               f"({dp} x {weights:,} weight bytes + {batch} x {context:g} tokens x {kv:,} KV bytes) "
-               f"({peaks.datasheet})"),
+        key=key,
+        ceiling_tokens_per_s=ceiling,
+        pct_of_ceiling=pct,
+        batch=batch,
+        context_tokens=context,
+        weight_bytes=weights,
+        kv_bytes_per_token=kv,
+        bytes_per_step=step,
+        weights_share=dp * weights / step,
+        basis=(
+            f"decode memory-bound: {batch} x {peaks.memory_bandwidth_gb_s:g} GB/s x {gpus} GPU / "
+            f"({dp} x {weights:,} weight bytes + {batch} x {context:g} tokens x {kv:,} KV bytes) "
+            f"({peaks.datasheet})"
+        ),
     )
 
 
 __all__ = [
-    "decode_ceiling", "embedding_params", "kv_bytes_per_token", "layer_params", "param_count", "peaks_for", "shape_of",
+    "decode_ceiling",
+    "embedding_params",
+    "kv_bytes_per_token",
+    "layer_params",
+    "param_count",
+    "peaks_for",
+    "shape_of",
     "weight_bytes",
 ]

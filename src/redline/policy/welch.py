@@ -77,8 +77,11 @@ def welch(a: Sequence[float], b: Sequence[float]) -> Welch | None:
     sa, sb = statistics.variance(a) / len(a), statistics.variance(b) / len(b)
     se2 = sa + sb
     if se2 == 0.0:  # no spread at all: equal means are no difference, unequal ones are certain
-        return Welch(t=0.0 if ma == mb else math.copysign(math.inf, ma - mb), df=float(len(a) + len(b) - 2),
-                     p_value=1.0 if ma == mb else 0.0)
+        return Welch(
+            t=0.0 if ma == mb else math.copysign(math.inf, ma - mb),
+            df=float(len(a) + len(b) - 2),
+            p_value=1.0 if ma == mb else 0.0,
+        )
     t = (ma - mb) / math.sqrt(se2)
     df = se2 * se2 / ((sa * sa / (len(a) - 1)) + (sb * sb / (len(b) - 1)))
     return Welch(t=t, df=df, p_value=t_two_sided_p(t, df))

@@ -70,7 +70,8 @@ def build_server(config: ServerConfig, *, on_closed: Callable[[], None] | None =
 
     server = MCPServer("redline", version=__version__, instructions=INSTRUCTIONS, lifespan=lifespan)
     for registered in sorted(TOOLS, key=_listed_order):
-        server.add_tool(registered.fn, title=registered.title, annotations=registered.annotations,
-                        structured_output=True)
+        server.add_tool(
+            registered.fn, title=registered.title, annotations=registered.annotations, structured_output=True
+        )
     add_resources(server, config, cache)
     return server

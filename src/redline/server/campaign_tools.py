@@ -14,12 +14,16 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from redline.errors import InputError
-from redline.models.campaign import Campaign, CampaignPlan
-from redline.models.campaign_results import (
-    CampaignReport, CampaignRunResult, CampaignStatus, CampaignTable, ChampionReport,
-)
 from redline.ledger.campaign_file import check_results, read_campaign
 from redline.models import Widening
+from redline.models.campaign import Campaign, CampaignPlan
+from redline.models.campaign_results import (
+    CampaignReport,
+    CampaignRunResult,
+    CampaignStatus,
+    CampaignTable,
+    ChampionReport,
+)
 from redline.server.config import LADDER_PART, LADDER_SUFFIXES, relative_name, resolve_in_workspace
 from redline.server.job_record import now
 from redline.server.jobs import WAIT_DEFAULT_S, JobContext, JobView
@@ -29,24 +33,37 @@ from redline.tools import campaign as ops
 from redline.tools import campaign_runner as runner
 from redline.tools.report import campaign_report as write_report
 from redline.tools.requests import (
-    CampaignAggregateRequest, CampaignInitRequest, CampaignPlanRequest, CampaignReportRequest, CampaignRunRequest,
-    CampaignStatusRequest, ChampionSelectRequest,
+    CampaignAggregateRequest,
+    CampaignInitRequest,
+    CampaignPlanRequest,
+    CampaignReportRequest,
+    CampaignRunRequest,
+    CampaignStatusRequest,
+    ChampionSelectRequest,
 )
 
 # rewrites only the report's own files (report.md and its PNGs) in the campaign's results folder: the same
 # verdicts give the same report
-WRITES_REPORT = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
-                                open_world_hint=False)
+WRITES_REPORT = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
 
-CampaignArg = Annotated[str, Field(min_length=1, max_length=1024, description=(
-    "The campaign file, a .yml path inside the workspace, such as campaigns/llama8b-h200.yml"))]
+CampaignArg = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=1024,
+        description=("The campaign file, a .yml path inside the workspace, such as campaigns/llama8b-h200.yml"),
+    ),
+]
 
 
 class CampaignRunView(JobView[CampaignRunResult]):
     """campaign_run's answer: the job that runs the campaign, or a dry run's plan (no job at all)."""
 
     job_id: str | None = Field(  # type: ignore[assignment]
-        description="Pass to job_status (to wait for it) or job_cancel; null for a dry run, which queues no job")
+        description="Pass to job_status (to wait for it) or job_cancel; null for a dry run, which queues no job"
+    )
 
 
 # ---- the campaign file -------------------------------------------------------------------------------------
@@ -56,11 +73,14 @@ def campaign_path(state: State, name: str) -> tuple[Path, str]:
     """The campaign file's absolute path, and its name inside the workspace (as the ladder files are named)."""
     path = resolve_in_workspace(state.config.workspace, name, what="campaign")
     if path.suffix not in LADDER_SUFFIXES:
-        raise InputError(f"campaign {name[:80]!r} must be a .yml file inside the workspace, such as "
-                         "campaigns/llama8b-h200.yml")
+        raise InputError(
+            f"campaign {name[:80]!r} must be a .yml file inside the workspace, such as campaigns/llama8b-h200.yml"
+        )
     if not all(LADDER_PART.match(part) for part in PurePosixPath(name).parts):
-        raise InputError(f"campaign {name[:80]!r}: name campaign files and folders with letters, digits and "
-                         ". _ - + @ = , only, starting with a letter or digit")
+        raise InputError(
+            f"campaign {name[:80]!r}: name campaign files and folders with letters, digits and "
+            ". _ - + @ = , only, starting with a letter or digit"
+        )
     return path, relative_name(state.config.workspace, path)
 
 
@@ -113,7 +133,10 @@ async def campaign_plan(ctx: Context, campaign: CampaignArg, request: CampaignPl
 
 @tool(BOOTS, "Run a campaign", CampaignRunRequest)
 async def campaign_run(
-    ctx: Context, campaign: CampaignArg, request: CampaignRunRequest, wait_s: WaitArg = WAIT_DEFAULT_S,
+    ctx: Context,
+    campaign: CampaignArg,
+    request: CampaignRunRequest,
+    wait_s: WaitArg = WAIT_DEFAULT_S,
 ) -> CampaignRunView:
     """Run the campaign on its target: boot each cell without a verdict once, warm it up, bench it at every
     concurrency, stop it, write its verdict. Needs i_understand_this_submits_jobs=true; dry_run=true returns every
@@ -130,20 +153,40 @@ async def campaign_run(
     widening = await off_loop(widening_for, state, path)
     if request.dry_run:
         async with target:  # the dry run reads the target's GPU and engine version, for the known-good entry
-            return dry_run_view(await runner.campaign_run(path, target, i_understand_this_submits_jobs=False,
-                                                          dry_run=True, skip_known_good=request.skip_known_good,
-                                                          widening=widening))
+            return dry_run_view(
+                await runner.campaign_run(
+                    path,
+                    target,
+                    i_understand_this_submits_jobs=False,
+                    dry_run=True,
+                    skip_known_good=request.skip_known_good,
+                    widening=widening,
+                )
+            )
     # a campaign that cannot run is refused now, not as a job
     loaded, _ = await off_loop(runner.prepare, path, target, widening)
 
     async def operation(job: JobContext) -> CampaignRunResult:
         async with state.recording_target(target.name, job) as t:  # each server it starts is in the job's file
-            return await runner.campaign_run(path, t, i_understand_this_submits_jobs=True, progress=job.progress,
-                                             skip_known_good=request.skip_known_good, widening=widening)
+            return await runner.campaign_run(
+                path,
+                t,
+                i_understand_this_submits_jobs=True,
+                progress=job.progress,
+                skip_known_good=request.skip_known_good,
+                widening=widening,
+            )
 
-    view = await run_job(ctx, CampaignRunResult, "campaign_run", operation, ladder=None, target=target.name,
-                         args={"campaign": relative_name(state.config.workspace, path),
-                               "name": loaded.campaign.name}, wait_s=wait_s)
+    view = await run_job(
+        ctx,
+        CampaignRunResult,
+        "campaign_run",
+        operation,
+        ladder=None,
+        target=target.name,
+        args={"campaign": relative_name(state.config.workspace, path), "name": loaded.campaign.name},
+        wait_s=wait_s,
+    )
     return CampaignRunView.model_validate(view.model_dump())
 
 
@@ -152,9 +195,19 @@ def dry_run_view(result: CampaignRunResult) -> CampaignRunView:
     at = now()
     plan = result.plan
     return CampaignRunView(
-        job_id=None, tool="campaign_run", state="succeeded", done=True, progress=1.0, message=result.reason,
-        target=plan.target if plan else None, created_at=at, started_at=at, finished_at=at, result=result,
-        hint=f"a dry run: no job was queued and nothing started; {result.next}")
+        job_id=None,
+        tool="campaign_run",
+        state="succeeded",
+        done=True,
+        progress=1.0,
+        message=result.reason,
+        target=plan.target if plan else None,
+        created_at=at,
+        started_at=at,
+        finished_at=at,
+        result=result,
+        hint=f"a dry run: no job was queued and nothing started; {result.next}",
+    )
 
 
 @tool(READ_ONLY, "Campaign status", CampaignStatusRequest)
@@ -166,7 +219,9 @@ async def campaign_status(ctx: Context, campaign: CampaignArg, request: Campaign
 
 @tool(READ_ONLY, "Aggregate a campaign", CampaignAggregateRequest)
 async def campaign_aggregate(
-    ctx: Context, campaign: CampaignArg, request: CampaignAggregateRequest,
+    ctx: Context,
+    campaign: CampaignArg,
+    request: CampaignAggregateRequest,
 ) -> CampaignTable:
     """One table of cells x concurrencies: the focus metric (mean and std over trials) and the guards beside it
     (every request completed, inside the SLA), with the cells that have no verdict yet."""

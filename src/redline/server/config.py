@@ -70,8 +70,9 @@ class ServerConfig(BaseModel):
     def _widen_names_real_options(cls, widen: dict[str, Widening]) -> dict[str, Widening]:
         """Each widened flag must be one of the engine's options and not one a serve config owns."""
         for engine, widening in widen.items():
-            probe = ServeConfig(model="probe", max_model_len=1, extra_flags=widening.flags,
-                                env=dict.fromkeys(widening.env, ""))
+            probe = ServeConfig(
+                model="probe", max_model_len=1, extra_flags=widening.flags, env=dict.fromkeys(widening.env, "")
+            )
             try:
                 get_engine(engine).admit(probe, widening)
             except RedlineError as exc:
@@ -184,8 +185,10 @@ def ladder_path(workspace: Path, name: str) -> Path:
     if path.suffix not in LADDER_SUFFIXES:
         raise InputError(f"ladder {name[:80]!r} must be a .yml file inside the workspace, such as ladders/llama8b.yml")
     if not all(LADDER_PART.match(part) for part in PurePosixPath(name).parts):
-        raise InputError(f"ladder {name[:80]!r}: name ladder files and folders with letters, digits and . _ - + @ = , "
-                         "only, starting with a letter or digit")
+        raise InputError(
+            f"ladder {name[:80]!r}: name ladder files and folders with letters, digits and . _ - + @ = , "
+            "only, starting with a letter or digit"
+        )
     return path
 
 

@@ -77,11 +77,23 @@ class BearerAuth:
         await self.app(scope, receive, send)
 
     async def _refuse(self, send: Send) -> None:
-        body = json.dumps({"error": f"missing or wrong bearer token: send `Authorization: Bearer <the token in "
-                                    f"${self.env_name} on the server>`"}).encode()
-        await send({"type": "http.response.start", "status": 401, "headers": [
-            (b"content-type", b"application/json"), (b"www-authenticate", b'Bearer realm="redline"'),
-            (b"content-length", str(len(body)).encode())]})
+        body = json.dumps(
+            {
+                "error": f"missing or wrong bearer token: send `Authorization: Bearer <the token in "
+                f"${self.env_name} on the server>`"
+            }
+        ).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 401,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"www-authenticate", b'Bearer realm="redline"'),
+                    (b"content-length", str(len(body)).encode()),
+                ],
+            }
+        )
         await send({"type": "http.response.body", "body": body})
 
 
@@ -89,8 +101,10 @@ def http_app(server: MCPServer, config: ServerConfig, host: str) -> ASGIApp:
     """The streamable-HTTP app at /mcp; refused on a non-loopback host unless a bearer token is set."""
     token = config.http.bearer_token()
     if token is None and not is_loopback(host):
-        raise InputError(f"serving MCP on {host} (not loopback) needs a bearer token: set http.bearer_token_env "
-                         "in the server config and export that variable, or serve on 127.0.0.1")
+        raise InputError(
+            f"serving MCP on {host} (not loopback) needs a bearer token: set http.bearer_token_env "
+            "in the server config and export that variable, or serve on 127.0.0.1"
+        )
     app: ASGIApp = server.streamable_http_app(host=host, transport_security=transport_security(host))
     if token is not None:
         app = BearerAuth(app, token, config.http.bearer_token_env or "")

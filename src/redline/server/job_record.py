@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from redline.identity import Owner, start_ticks, where
 from redline.targets import Launch, ServerHandle
-from redline.tools.requests import WAIT_MAX_S, JobState
+from redline.tools.request_base import WAIT_MAX_S, JobState
 
 __all__ = ["ACTIVE", "JobRecord", "JobView", "now", "start_ticks"]
 
@@ -58,11 +58,16 @@ class JobRecord(BaseModel):
 
     @property
     def owner(self) -> Owner:
-        return Owner(host=self.owner_host or "?", boot_id=self.owner_boot_id, pid_ns=self.owner_pid_ns,
-                     pid=self.owner_pid, start_ticks=self.owner_start_ticks)
+        return Owner(
+            host=self.owner_host or "?",
+            boot_id=self.owner_boot_id,
+            pid_ns=self.owner_pid_ns,
+            pid=self.owner_pid,
+            start_ticks=self.owner_start_ticks,
+        )
 
     def owner_where(self) -> str:
-        """"here", "elsewhere" or "gone": whether this process can judge the owner's pid (identity.where)."""
+        """ "here", "elsewhere" or "gone": whether this process can judge the owner's pid (identity.where)."""
         return where(self.owner_host, self.owner_boot_id, self.owner_pid_ns)
 
     def leftovers(self) -> list[ServerHandle | Launch]:
@@ -80,7 +85,8 @@ class JobView(BaseModel, Generic[ResultT]):
     job_id: str = Field(description="Pass to job_status (to wait for it) or job_cancel")
     tool: str
     state: JobState = Field(
-        description="queued or running: not done yet; succeeded, failed, cancelled or interrupted: done")
+        description="queued or running: not done yet; succeeded, failed, cancelled or interrupted: done"
+    )
     done: bool
     progress: float = Field(description="0 to 1, as the operation reports it")
     message: str = Field(description="The operation's latest progress line")
@@ -96,17 +102,29 @@ class JobView(BaseModel, Generic[ResultT]):
     @classmethod
     def of(cls, record: JobRecord) -> JobView[ResultT]:
         return cls(
-            job_id=record.id, tool=record.tool, state=record.state, done=not record.active,
-            progress=record.progress, message=record.message, ladder=record.ladder, target=record.target,
-            created_at=record.created_at, started_at=record.started_at, finished_at=record.finished_at,
-            error=record.error, result=record.result, hint=hint(record),
+            job_id=record.id,
+            tool=record.tool,
+            state=record.state,
+            done=not record.active,
+            progress=record.progress,
+            message=record.message,
+            ladder=record.ladder,
+            target=record.target,
+            created_at=record.created_at,
+            started_at=record.started_at,
+            finished_at=record.finished_at,
+            error=record.error,
+            result=record.result,
+            hint=hint(record),
         )
 
 
 def hint(record: JobRecord) -> str:
     if record.active:
-        return (f"still {record.state}: call job_status with job_id={record.id!r} and wait_s up to "
-                f"{WAIT_MAX_S:.0f} to wait for it, or job_cancel to stop it")
+        return (
+            f"still {record.state}: call job_status with job_id={record.id!r} and wait_s up to "
+            f"{WAIT_MAX_S:.0f} to wait for it, or job_cancel to stop it"
+        )
     if record.state == "succeeded":
         return "done: the result says what happened and, where it has a `next`, what to do next"
     if record.state == "interrupted":

@@ -45,7 +45,7 @@ from redline.ledger.derived import check_file
 from redline.server.job_files import JobFiles, Records
 from redline.server.job_record import JobRecord, JobView, now
 from redline.targets import Launch, ServerHandle
-from redline.tools.requests import WAIT_MAX_S, JobState
+from redline.tools.request_base import WAIT_MAX_S, JobState
 
 __all__ = ["JobContext", "JobRecord", "JobState", "JobView", "Jobs", "running_jobs"]
 
@@ -219,23 +219,23 @@ class Jobs(JobFiles):
                     await cleanup.wait()
                 record.state, record.started_at = "running", now()
                 self._changed(live, force_save=True)
-                result = await operation(JobContext(self, live))
-                outcome = ("succeeded", result.model_dump(mode="json"), None)
+                done = await operation(JobContext(self, live))
+                outcome = ("succeeded", done.model_dump(mode="json"), None)
         except RedlineError as exc:
             outcome = ("failed", None, str(exc))
         except Exception as exc:
             log.exception("job %s (%s) raised an unexpected error", record.id, record.tool)
             outcome = ("failed", None, f"unexpected {type(exc).__name__}: {exc}; the server log has the traceback")
         finally:
-            if outcome is None:  # cancelled: by job_cancel, or by this server shutting down
-                outcome = (
-                    ("cancelled", None, "cancelled by job_cancel")
-                    if live.cancel_requested
-                    else ("interrupted", None, "the redline server shut down while this job ran")
-                )
+            # None: cancelled, by job_cancel or by this server shutting down
+            final = outcome or (
+                ("cancelled", None, "cancelled by job_cancel")
+                if live.cancel_requested
+                else ("interrupted", None, "the redline server shut down while this job ran")
+            )
             with anyio.CancelScope(shield=True) as shield:
                 shield.deadline = anyio.current_time() + CLEANUP_BOUND_S
-                await self._finish(live, *outcome)
+                await self._finish(live, *final)
 
     async def _finish(self, live: _Live, state: JobState, result: dict[str, Any] | None, error: str | None) -> None:
         record = live.record

@@ -15,15 +15,32 @@ from redline.models import BootSignals
 from redline.models.ladder import Ceiling, Ladder, LadderStatus, NextStep
 from redline.server.jobs import WAIT_DEFAULT_S, JobContext, JobView
 from redline.server.registry import (
-    APPEND, BOOTS, READ_ONLY, STOPS, WRITE_ONCE, LadderArg, State, WaitArg, off_loop, run_job, state_of, tool,
+    APPEND,
+    BOOTS,
+    READ_ONLY,
+    STOPS,
+    WRITE_ONCE,
+    LadderArg,
+    State,
+    WaitArg,
+    off_loop,
+    run_job,
+    state_of,
+    tool,
 )
 from redline.tools import ladder as ladder_ops
 from redline.tools import ladder_record
 from redline.tools import rung as rung_ops
 from redline.tools.known_good import registry_path
 from redline.tools.requests import (
-    CeilingRecordRequest, LadderInitRequest, LadderNextRequest, LadderStatusRequest, ParseBootLogRequest,
-    RungRecordRequest, RungRunRequest, SmokeTestRequest,
+    CeilingRecordRequest,
+    LadderInitRequest,
+    LadderNextRequest,
+    LadderStatusRequest,
+    ParseBootLogRequest,
+    RungRecordRequest,
+    RungRunRequest,
+    SmokeTestRequest,
 )
 from redline.tools.rung import RungOutcome
 
@@ -34,8 +51,13 @@ async def ladder_init(ctx: Context, ladder: LadderArg, request: LadderInitReques
     state = state_of(ctx)
     path, _ = state.ladder(ladder)
     await off_loop(state.check_derived, path)
-    return await off_loop(ladder_ops.ladder_init, path, request, widening=state.config.widening(request.engine),
-                          known_good=registry_path(state.config.workspace))
+    return await off_loop(
+        ladder_ops.ladder_init,
+        path,
+        request,
+        widening=state.config.widening(request.engine),
+        known_good=registry_path(state.config.workspace),
+    )
 
 
 @tool(READ_ONLY, "Ladder status", LadderStatusRequest)
@@ -43,7 +65,7 @@ async def ladder_status(ctx: Context, ladder: LadderArg, request: LadderStatusRe
     """Every rung of a ladder, one row each, and where the climb stands (`next.route` says what to call next)."""
     state = state_of(ctx)
     path, name = state.ladder(ladder)
-    status = await off_loop(state.cache.get, ladder_ops.ladder_status, path)
+    status: LadderStatus = await off_loop(state.cache.get, ladder_ops.ladder_status, path)
     return status.model_copy(update={"path": name})
 
 
@@ -58,7 +80,10 @@ async def ladder_next_rung(ctx: Context, ladder: LadderArg, request: LadderNextR
 
 @tool(BOOTS, "Boot the next rung", RungRunRequest)
 async def rung_run(
-    ctx: Context, ladder: LadderArg, request: RungRunRequest, wait_s: WaitArg = WAIT_DEFAULT_S,
+    ctx: Context,
+    ladder: LadderArg,
+    request: RungRunRequest,
+    wait_s: WaitArg = WAIT_DEFAULT_S,
 ) -> JobView[RungOutcome]:
     """Boot the ladder's next rung (or replay rung N) on a target, cleanly, read its log and append the rung.
 
@@ -76,16 +101,28 @@ async def rung_run(
 
     async def operation(job: JobContext) -> RungOutcome:
         async with state.recording_target(request.target, job) as t:
-            return await rung_ops.rung_run(path, t, replay=request.replay, progress=job.progress, step=step,
-                                           widening=widening)
+            return await rung_ops.rung_run(
+                path, t, replay=request.replay, progress=job.progress, step=step, widening=widening
+            )
 
-    return await run_job(ctx, RungOutcome, "rung_run", operation, ladder=name, target=request.target,
-                         args={"replay": request.replay}, wait_s=wait_s)
+    return await run_job(
+        ctx,
+        RungOutcome,
+        "rung_run",
+        operation,
+        ladder=name,
+        target=request.target,
+        args={"replay": request.replay},
+        wait_s=wait_s,
+    )
 
 
 @tool(BOOTS, "Smoke-test the running rung", SmokeTestRequest)
 async def smoke_test(
-    ctx: Context, ladder: LadderArg, request: SmokeTestRequest, wait_s: WaitArg = WAIT_DEFAULT_S,
+    ctx: Context,
+    ladder: LadderArg,
+    request: SmokeTestRequest,
+    wait_s: WaitArg = WAIT_DEFAULT_S,
 ) -> JobView[RungOutcome]:
     """Load the rung that just booted with near-max-length requests (the engine's own bench client) and record
     pass or fail.
@@ -111,8 +148,9 @@ async def _recorded_target(path: Path, step: NextStep) -> str:
     """The target the ladder's running server was booted on."""
     server = await off_loop(rung_ops.ladder_server, path)
     if server is None:
-        raise LadderError(f"no server of this ladder is running: call rung_run with replay={step.rung_index} "
-                          "to boot it again")
+        raise LadderError(
+            f"no server of this ladder is running: call rung_run with replay={step.rung_index} to boot it again"
+        )
     return server.handle.target
 
 
@@ -143,13 +181,16 @@ async def _texts(state: State, request: RungRecordRequest) -> tuple[str, str]:
     """The boot log and the bench result a rung_record request gives, each as text or as a workspace file."""
     r = request
     if r.log_text and r.log_file or r.bench_json_text and r.bench_file:
-        raise InputError("give the boot log either as log_text or as log_file (and the bench either as text or file), "
-                         "not both")
+        raise InputError(
+            "give the boot log either as log_text or as log_file (and the bench either as text or file), not both"
+        )
     log = await off_loop(state.read_text, r.log_file, "log_file") if r.log_file else r.log_text
     bench = await off_loop(state.read_text, r.bench_file, "bench_file") if r.bench_file else r.bench_json_text
     if not log and not bench:
-        raise InputError("nothing to record: give the boot log (log_text or log_file), a smoke result "
-                         "(bench_json_text or bench_file), or both")
+        raise InputError(
+            "nothing to record: give the boot log (log_text or log_file), a smoke result "
+            "(bench_json_text or bench_file), or both"
+        )
     return log, bench
 
 

@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, TypeVar, cast
 
 import anyio
 from mcp.server.mcpserver import Context
@@ -33,13 +33,15 @@ from redline.inputs import read_text
 from redline.ledger import check_derived
 from redline.models import Widening
 from redline.models.ladder import NextStep
-from redline.offload import off_loop  # the tools' one way off the event loop (a thread, or a process for big texts)
+from redline.offload import (
+    off_loop as off_loop,  # re-exported: the tools' one way off the event loop (a thread, or a process for big texts)
+)
 from redline.server.cache import LadderCache
 from redline.server.config import ServerConfig, ladder_path, relative_name, resolve_in_workspace
 from redline.server.job_record import now
 from redline.server.jobs import JobContext, JobRecord, Jobs, JobView
 from redline.targets import Launch, ServerHandle, Target
-from redline.tools.requests import MAX_TEXT, WAIT_MAX_S, Request
+from redline.tools.request_base import MAX_TEXT, WAIT_MAX_S, Request
 from redline.tools.session import ServeSession
 
 T = TypeVar("T")
@@ -58,10 +60,22 @@ BOOTS = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_
 STOPS = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=True)
 
 # The two parameters that are not part of any request: where (a ladder file in the workspace) and how long to wait.
-LadderArg = Annotated[str, Field(min_length=1, max_length=1024, description=(
-    "The ladder file, a .yml path inside the workspace, such as ladders/llama8b-h200.yml"))]
-WaitArg = Annotated[float, Field(ge=0, le=WAIT_MAX_S, description=(
-    f"Seconds to wait for the job before returning its id (at most {WAIT_MAX_S:.0f})"))]
+LadderArg = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=1024,
+        description=("The ladder file, a .yml path inside the workspace, such as ladders/llama8b-h200.yml"),
+    ),
+]
+WaitArg = Annotated[
+    float,
+    Field(
+        ge=0,
+        le=WAIT_MAX_S,
+        description=(f"Seconds to wait for the job before returning its id (at most {WAIT_MAX_S:.0f})"),
+    ),
+]
 
 # ---- errors ----------------------------------------------------------------------------------------
 
@@ -98,8 +112,12 @@ def mapped(fn: Callable[..., Awaitable[T]]) -> Callable[..., Awaitable[T]]:
 def field_parameters(request: type[Request]) -> list[inspect.Parameter]:
     """The request's fields as keyword parameters: type, constraints, description and default as the model has them."""
     return [
-        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=Annotated[info.annotation, info],
-                          default=inspect.Parameter.empty if info.is_required() else info.default)
+        inspect.Parameter(
+            name,
+            inspect.Parameter.KEYWORD_ONLY,
+            annotation=Annotated[info.annotation, info],
+            default=inspect.Parameter.empty if info.is_required() else info.default,
+        )
         for name, info in request.model_fields.items()
     ]
 
@@ -114,8 +132,9 @@ def expand(fn: Callable[..., Awaitable[T]], request: type[Request]) -> Callable[
     kept = [p for name, p in own.parameters.items() if name != "request"]
     clash = {p.name for p in kept} & set(request.model_fields)
     if "request" not in own.parameters or clash:
-        raise TypeError(f"{fn.__name__} must take `request: {request.__name__}` and no parameter named like its "
-                        f"fields {clash}")
+        raise TypeError(
+            f"{fn.__name__} must take `request: {request.__name__}` and no parameter named like its fields {clash}"
+        )
     params = kept + field_parameters(request)
 
     @functools.wraps(fn)
@@ -209,18 +228,24 @@ class State:
 
         @functools.wraps(start)
         async def start_and_record(
-            *args: Any, log_path: str, run_dir: str | None = None, **kwargs: Any,
+            *args: Any,
+            log_path: str,
+            run_dir: str | None = None,
+            **kwargs: Any,
         ) -> ServerHandle:
             run_dir = run_dir or target.new_run_dir()
-            await job.launching(Launch(target=target.name, run_dir=run_dir, at=now(),
-                                       log_path=posixpath.join(run_dir, log_path)))
+            await job.launching(
+                Launch(target=target.name, run_dir=run_dir, at=now(), log_path=posixpath.join(run_dir, log_path))
+            )
             with anyio.CancelScope(shield=True) as shield:
                 shield.deadline = anyio.current_time() + START_BOUND_S
                 handle = await start(*args, log_path=log_path, run_dir=run_dir, **kwargs)
                 await job.add_process(handle)
             if shield.cancelled_caught:  # the launch hung: the job's launch note still finds what it started
-                raise TargetError(f"launching on target {target.name} took over {START_BOUND_S:.0f} s; "
-                                  "check that the target is reachable")
+                raise TargetError(
+                    f"launching on target {target.name} took over {START_BOUND_S:.0f} s; "
+                    "check that the target is reachable"
+                )
             return handle
 
         target.start = start_and_record  # type: ignore[method-assign]
@@ -230,8 +255,10 @@ class State:
     def refuse_if_busy(self, ladder: str) -> None:
         busy = self.jobs.active(ladder=ladder)
         if busy is not None:
-            raise LadderError(f"job {busy.id} ({busy.tool}) is still {busy.state} on this ladder: wait for it with "
-                              "job_status or stop it with job_cancel first")
+            raise LadderError(
+                f"job {busy.id} ({busy.tool}) is still {busy.state} on this ladder: wait for it with "
+                "job_status or stop it with job_cancel first"
+            )
 
 
 async def stop_server(config: ServerConfig, leftover: ServerHandle | Launch) -> bool:
@@ -246,15 +273,22 @@ async def stop_server(config: ServerConfig, leftover: ServerHandle | Launch) -> 
 
 
 def state_of(ctx: Context) -> State:
-    return ctx.request_context.lifespan_context  # type: ignore[no-any-return]
+    return cast(State, ctx.request_context.lifespan_context)  # the lifespan in app.py yields the State
 
 
 # ---- jobs --------------------------------------------------------------------------------------------
 
 
 async def run_job(
-    ctx: Context, result: type[R], tool: str, operation: Callable[[JobContext], Awaitable[R]], *,
-    ladder: str | None, target: str | None, args: dict[str, Any], wait_s: float,
+    ctx: Context,
+    result: type[R],
+    tool: str,
+    operation: Callable[[JobContext], Awaitable[R]],
+    *,
+    ladder: str | None,
+    target: str | None,
+    args: dict[str, Any],
+    wait_s: float,
 ) -> JobView[R]:
     """Start a job, wait up to wait_s reporting progress, and return it, finished or still running,
     with its result read back as `result` (RungOutcome for a rung, a campaign's outcome for a campaign)."""

@@ -33,8 +33,11 @@ def _candidates(workspace: Path) -> list[tuple[str, Path]]:
     for path in found:
         if path.resolve().is_relative_to(workspace.resolve()):  # a symlink out of the workspace is not listed
             named.append((relative_name(workspace, path), path))
-    return [(rel, p) for rel, p in named
-            if not rel.startswith(".") and not any(part.endswith(".runs") for part in Path(rel).parts)]
+    return [
+        (rel, p)
+        for rel, p in named
+        if not rel.startswith(".") and not any(part.endswith(".runs") for part in Path(rel).parts)
+    ]
 
 
 def list_ladders(config: ServerConfig, cache: LadderCache) -> list[LadderEntry]:
@@ -46,22 +49,37 @@ def list_ladders(config: ServerConfig, cache: LadderCache) -> list[LadderEntry]:
         except RedlineError:
             continue  # not a ladder (or a broken one: ladder_status on it says why)
         ceiling = status.ladder.ceiling
-        entries.append(LadderEntry(ladder=rel, model=status.ladder.model.key, rungs=len(status.rows),
-                                   next=status.next.route, ceiling_max_model_len=ceiling and ceiling.max_model_len))
+        entries.append(
+            LadderEntry(
+                ladder=rel,
+                model=status.ladder.model.key,
+                rungs=len(status.rows),
+                next=status.next.route,
+                ceiling_max_model_len=ceiling and ceiling.max_model_len,
+            )
+        )
         if len(entries) >= MAX_LISTED_LADDERS:
             break
     return entries
 
 
 def add_resources(server: MCPServer, config: ServerConfig, cache: LadderCache) -> None:
-    @server.resource("redline://ladders", name="ladders", mime_type="application/json",
-                     description="The ladder files in the workspace: model, rung count, route, ceiling")
+    @server.resource(
+        "redline://ladders",
+        name="ladders",
+        mime_type="application/json",
+        description="The ladder files in the workspace: model, rung count, route, ceiling",
+    )
     async def ladders() -> str:
         entries = await off_loop(list_ladders, config, cache)
         return json.dumps([e.model_dump() for e in entries], indent=2)
 
-    @server.resource("redline://ladders/{+name}", name="ladder", mime_type="application/yaml",
-                     description="One ladder file as it is on disk (YAML); name is its path inside the workspace")
+    @server.resource(
+        "redline://ladders/{+name}",
+        name="ladder",
+        mime_type="application/yaml",
+        description="One ladder file as it is on disk (YAML); name is its path inside the workspace",
+    )
     async def ladder(name: str) -> str:
         try:
             path = ladder_path(config.workspace, name)

@@ -15,37 +15,53 @@ from redline.ledger.ab_file import AbPaths
 from redline.models.ab import AbResult
 from redline.models.baseline import BaselineDiff, BaselineRecorded
 from redline.models.known_good import KnownGoodFound, KnownGoodList, KnownGoodRecorded
+from redline.offload import off_loop
 from redline.server.job_record import now
 from redline.server.jobs import WAIT_DEFAULT_S, JobContext, JobView
-from redline.offload import off_loop
 from redline.server.registry import BOOTS, READ_ONLY, WaitArg, run_job, state_of, tool
 from redline.tools import ab as ab_ops
-from redline.tools import ab_plan
+from redline.tools import ab_plan, known_good_ops
 from redline.tools import baseline as baseline_ops
-from redline.tools import known_good_ops
-from redline.tools.requests import (
-    AbRunRequest, KnownGoodListRequest, KnownGoodLookupRequest, KnownGoodRecordRequest, PerfBaselineDiffRequest,
+from redline.tools.requests_rigor import (
+    AbRunRequest,
+    KnownGoodListRequest,
+    KnownGoodLookupRequest,
+    KnownGoodRecordRequest,
+    PerfBaselineDiffRequest,
     PerfBaselineRecordRequest,
 )
 
 # changes one entry of a registry file in the workspace (baselines.yml, known-good.yml); the same call again
 # leaves the same entry
-REGISTRY_WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True,
-                                 open_world_hint=False)
+REGISTRY_WRITE = ToolAnnotations(
+    read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
+)
 
 
 class AbRunView(JobView[AbResult]):
     """ab_run's answer: the job that runs the A/B, or a dry run's plan (no job at all)."""
 
     job_id: str | None = Field(  # type: ignore[assignment]
-        description="Pass to job_status (to wait for it) or job_cancel; null for a dry run, which queues no job")
+        description="Pass to job_status (to wait for it) or job_cancel; null for a dry run, which queues no job"
+    )
 
 
 def dry_run_view(result: AbResult, target: str) -> AbRunView:
     at = now()
-    return AbRunView(job_id=None, tool="ab_run", state="succeeded", done=True, progress=1.0, message=result.summary,
-                     target=target, created_at=at, started_at=at, finished_at=at, result=result,
-                     hint=f"a dry run: no job was queued and nothing started; {result.next}")
+    return AbRunView(
+        job_id=None,
+        tool="ab_run",
+        state="succeeded",
+        done=True,
+        progress=1.0,
+        message=result.summary,
+        target=target,
+        created_at=at,
+        started_at=at,
+        finished_at=at,
+        result=result,
+        hint=f"a dry run: no job was queued and nothing started; {result.next}",
+    )
 
 
 @tool(BOOTS, "Run an A/B", AbRunRequest)
@@ -71,18 +87,39 @@ async def ab_run(ctx: Context, request: AbRunRequest, wait_s: WaitArg = WAIT_DEF
     widening = state.config.widening(spec.engine)
     if r.dry_run:
         async with state.config.open_target(spec.target) as target:
-            result = await ab_ops.ab_run(workspace, spec, target, i_understand_this_submits_jobs=False, dry_run=True,
-                                         skip_known_good=r.skip_known_good, widening=widening)
+            result = await ab_ops.ab_run(
+                workspace,
+                spec,
+                target,
+                i_understand_this_submits_jobs=False,
+                dry_run=True,
+                skip_known_good=r.skip_known_good,
+                widening=widening,
+            )
         return dry_run_view(result, spec.target)
 
     async def operation(job: JobContext) -> AbResult:
         async with state.recording_target(spec.target, job) as t:  # each server it starts is in the job's file
-            return await ab_ops.ab_run(workspace, spec, t, i_understand_this_submits_jobs=True,
-                                       skip_known_good=r.skip_known_good, progress=job.progress, widening=widening)
+            return await ab_ops.ab_run(
+                workspace,
+                spec,
+                t,
+                i_understand_this_submits_jobs=True,
+                skip_known_good=r.skip_known_good,
+                progress=job.progress,
+                widening=widening,
+            )
 
-    view = await run_job(ctx, AbResult, "ab_run", operation, ladder=None, target=spec.target,
-                         args={"ab": spec.name, "arms": [a.name for a in spec.arms], "trials": spec.trials},
-                         wait_s=wait_s)
+    view = await run_job(
+        ctx,
+        AbResult,
+        "ab_run",
+        operation,
+        ladder=None,
+        target=spec.target,
+        args={"ab": spec.name, "arms": [a.name for a in spec.arms], "trials": spec.trials},
+        wait_s=wait_s,
+    )
     return AbRunView.model_validate(view.model_dump())
 
 

@@ -209,7 +209,13 @@ class Target(abc.ABC):
 
     @abc.abstractmethod
     async def start(
-        self, argv: list[str], *, env: dict[str, str], cwd: str | None, log_path: str, exclusive: bool = False,
+        self,
+        argv: list[str],
+        *,
+        env: dict[str, str],
+        cwd: str | None,
+        log_path: str,
+        exclusive: bool = False,
         run_dir: str | None = None,
     ) -> ServerHandle:
         """Start argv detached, its output appended to log_path (relative: inside the run's own folder).

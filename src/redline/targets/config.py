@@ -27,7 +27,8 @@ if TYPE_CHECKING:
     TargetSpec = BaseSpec
 else:
     # Built from the registry, so a new kind needs no line here.
-    TargetSpec = Annotated[Union[tuple(kind.spec for kind in KINDS.values())], Field(discriminator="kind")]
+    # Union[...] of a runtime tuple: the `X | Y` spelling cannot be built from a list
+    TargetSpec = Annotated[Union[tuple(kind.spec for kind in KINDS.values())], Field(discriminator="kind")]  # noqa: UP007
 
 TargetName = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")]
 
@@ -52,7 +53,5 @@ def open_target(name: str, specs: dict[str, BaseSpec]) -> Target:
     spec = specs.get(name)
     if spec is None:
         known = ", ".join(sorted(specs)) or "(none)"
-        raise TargetConfigError(
-            f"unknown target {name!r}; known targets: {known}. Add it to the targets file."
-        )
+        raise TargetConfigError(f"unknown target {name!r}; known targets: {known}. Add it to the targets file.")
     return KINDS[spec.kind].factory(name, spec)

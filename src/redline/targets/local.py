@@ -1,7 +1,7 @@
 """The local target: this host, through asyncio subprocesses.
 
-    targets:
-      here: {kind: local, workdir: runs, engine_commands: {NAME: [.venv/bin/NAME]}, env: {KEY: value}}
+targets:
+  here: {kind: local, workdir: runs, engine_commands: {NAME: [.venv/bin/NAME]}, env: {KEY: value}}
 """
 
 from __future__ import annotations

@@ -111,9 +111,9 @@ class PosixTarget(Target):
         result = await self._exec(["sh", "-c", LAUNCH_SCRIPT, "sh", *args], 60)
         self._raise_no_cwd(result)
         if result.returncode == BUSY_EXIT:
-            pid, _, run = result.stderr.strip().partition(" ")
+            busy, _, run = result.stderr.strip().partition(" ")
             raise TargetBusy(
-                f"target {self.name} is busy: process group {pid} ({run.rstrip('/')}) that redline "
+                f"target {self.name} is busy: process group {busy} ({run.rstrip('/')}) that redline "
                 "started there still runs, and one server at a time holds a target's GPU and port; "
                 "stop it first (redline ladder stop, or job_cancel on its job)"
             )

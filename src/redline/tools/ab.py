@@ -36,7 +36,7 @@ from redline.policy import ab as plans
 from redline.targets import HostInfo, ServerHandle, Target
 from redline.tools.ab_plan import RUN_DIR, Prepared, ab_result, done_trials, plan_of, prepare
 from redline.tools.context import descriptor, node_of
-from redline.tools.requests import ACK_FLAG
+from redline.tools.request_base import ACK_FLAG
 from redline.tools.session import BenchRun, Boot, Progress, ServeSession, say
 from redline.tools.sol import sol_figure
 

@@ -16,13 +16,15 @@ from redline.errors import InputError
 from redline.ledger.registry_file import read_registry, update_registry
 from redline.models.baseline import Baseline, BaselineDiff, BaselineRecorded, BaselinesFile
 from redline.policy import baseline_diff as diffs
-from redline.tools.requests import PerfBaselineDiffRequest, PerfBaselineRecordRequest
+from redline.tools.requests_rigor import PerfBaselineDiffRequest, PerfBaselineRecordRequest
 from redline.tools.sources import ResultRef, resolve
 
 BASELINES = "baselines.yml"
 WHAT = "baselines file"
-HEADER = ("redline baselines: named, recorded results (one point per concurrency, each with its full context) that\n"
-          "later results are diffed against with perf_baseline_diff. Comments you add here are kept.")
+HEADER = (
+    "redline baselines: named, recorded results (one point per concurrency, each with its full context) that\n"
+    "later results are diffed against with perf_baseline_diff. Comments you add here are kept."
+)
 
 
 def baselines_path(workspace: Path) -> Path:
@@ -36,16 +38,20 @@ def read_baselines(workspace: Path) -> BaselinesFile:
 def perf_baseline_record(workspace: Path, request: PerfBaselineRecordRequest) -> BaselineRecorded:
     """Record the named result as baseline `request.name`; an existing name is replaced only when asked."""
     r = request
-    found = resolve(workspace, ResultRef(campaign=r.campaign, cell=r.cell, ab=r.ab, arm=r.arm,
-                                         bench_file=r.bench_file, context=r.context))
+    found = resolve(
+        workspace,
+        ResultRef(campaign=r.campaign, cell=r.cell, ab=r.ab, arm=r.arm, bench_file=r.bench_file, context=r.context),
+    )
     baseline = Baseline(source=found.source, note=r.note or None, recorded_at=datetime.now(UTC), points=found.points)
     path = baselines_path(workspace)
 
     def change(current: BaselinesFile) -> tuple[BaselinesFile, bool]:
         there = r.name in current.baselines
         if there and not r.replace:
-            raise InputError(f"a baseline named {r.name!r} is already in {BASELINES}: pass replace=true to replace "
-                             "it, or give another name")
+            raise InputError(
+                f"a baseline named {r.name!r} is already in {BASELINES}: pass replace=true to replace "
+                "it, or give another name"
+            )
         return current.model_copy(update={"baselines": {**current.baselines, r.name: baseline}}), there
 
     replaced = update_registry(path, BaselinesFile, WHAT, HEADER, change)
@@ -58,10 +64,28 @@ def perf_baseline_diff(workspace: Path, request: PerfBaselineDiffRequest) -> Bas
     base = read_baselines(workspace).baselines.get(r.baseline)
     if base is None:
         raise InputError(f"no baseline named {r.baseline!r} in {BASELINES}; record one with perf_baseline_record")
-    current = resolve(workspace, ResultRef(campaign=r.campaign, cell=r.cell, ab=r.ab, arm=r.arm,
-                                           bench_file=r.bench_file, context=r.context, baseline=r.against))
-    return diffs.diff(r.baseline, base.points, current.points, current.source, focus=r.focus, guarded=r.guarded,
-                      tolerance_pct=r.tolerance_pct, loose_band_pct=r.loose_band_pct)
+    current = resolve(
+        workspace,
+        ResultRef(
+            campaign=r.campaign,
+            cell=r.cell,
+            ab=r.ab,
+            arm=r.arm,
+            bench_file=r.bench_file,
+            context=r.context,
+            baseline=r.against,
+        ),
+    )
+    return diffs.diff(
+        r.baseline,
+        base.points,
+        current.points,
+        current.source,
+        focus=r.focus,
+        guarded=r.guarded,
+        tolerance_pct=r.tolerance_pct,
+        loose_band_pct=r.loose_band_pct,
+    )
 
 
 __all__ = ["BASELINES", "baselines_path", "perf_baseline_diff", "perf_baseline_record", "read_baselines"]

@@ -32,7 +32,7 @@ from redline.targets import Target
 from redline.tools.campaign import Loaded, campaign_plan, load, plan_for
 from redline.tools.campaign_cells import Runner, skipped, stop_left_server
 from redline.tools.known_good import KnownGoodRun, campaign_known_good
-from redline.tools.requests import ACK_FLAG
+from redline.tools.request_base import ACK_FLAG
 from redline.tools.session import Progress, ServeSession
 
 # ---- the run ------------------------------------------------------------------------------------------------

@@ -36,26 +36,46 @@ def cell_levers(focus: str, verdict: CellVerdict) -> list[Lever]:
         tp = top.metrics["output_throughput"].mean if "output_throughput" in top.metrics else None
         sol = sol_figure(context, shape, tp, why)
     concurrencies = [r.concurrency for r in verdict.results] or [1]
-    return next_levers(LeverInput(claim=CLAIM[focus], serve=verdict.context.serve, concurrencies=concurrencies,
-                                  sol=sol, quantization=quantization))
+    return next_levers(
+        LeverInput(
+            claim=CLAIM[focus],
+            serve=verdict.context.serve,
+            concurrencies=concurrencies,
+            sol=sol,
+            quantization=quantization,
+        )
+    )
 
 
-def champion_close(report: ChampionReport, verdict: CellVerdict | None, levers: list[Lever],
-                   registry: Path) -> CloseStatus | None:
+def champion_close(
+    report: ChampionReport, verdict: CellVerdict | None, levers: list[Lever], registry: Path
+) -> CloseStatus | None:
     if report.champion is None or verdict is None:
         return None
     ctx = verdict.context
-    entry = recorded_for(ctx.serve, registry, hardware=hardware_key(ctx.gpu.name if ctx.gpu else None),
-                         engine=ctx.engine, engine_version=ctx.engine_version,
-                         config_hash=local_model_files(ctx.model).config_hash)
-    missing = [f"a VERDICT: a same-node A/B of {report.champion!r} against {report.baseline!r} (ab_run with the "
-               "campaign's cells as arms, 3 trials or more)"]
+    entry = recorded_for(
+        ctx.serve,
+        registry,
+        hardware=hardware_key(ctx.gpu.name if ctx.gpu else None),
+        engine=ctx.engine,
+        engine_version=ctx.engine_version,
+        config_hash=local_model_files(ctx.model).config_hash,
+    )
+    missing = [
+        f"a VERDICT: a same-node A/B of {report.champion!r} against {report.baseline!r} (ab_run with the "
+        "campaign's cells as arms, 3 trials or more)"
+    ]
     if entry is None:
         missing.append(f"its known-good config: call known_good_record with from_campaign and cell={report.champion}")
     if not levers:
         missing.append("a next lever: none applies, so document the speed-of-light wall it reached")
-    return CloseStatus(champion=report.champion, closed=False, known_good=entry.key().describe() if entry else None,
-                       next_lever=levers[0].lever if levers else None, missing=missing)
+    return CloseStatus(
+        champion=report.champion,
+        closed=False,
+        known_good=entry.key().describe() if entry else None,
+        next_lever=levers[0].lever if levers else None,
+        missing=missing,
+    )
 
 
 def close_champion(report: ChampionReport, verdicts: dict[str, CellVerdict], registry: Path) -> ChampionReport:

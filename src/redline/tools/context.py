@@ -17,8 +17,16 @@ from typing import Any
 from redline.engines import get_engine
 from redline.errors import RedlineError
 from redline.models.context import (
-    BenchIdentity, ContextDescriptor, EngineIdentity, Hardware, ModelIdentity, Node, Parallelism, Provenance,
-    RegimeLabel, Workload,
+    BenchIdentity,
+    ContextDescriptor,
+    EngineIdentity,
+    Hardware,
+    ModelIdentity,
+    Node,
+    Parallelism,
+    Provenance,
+    RegimeLabel,
+    Workload,
 )
 from redline.models.serve import ServeConfig
 from redline.models.sol import ModelShape
@@ -115,8 +123,11 @@ def hardware_of(config: ServeConfig, host: HostInfo | None) -> Hardware:
 
 def regime_of(config: ServeConfig, warmup_requests: int) -> RegimeLabel:
     eager = config.enforce_eager or config.cudagraph_mode == "NONE"
-    return RegimeLabel(cache="warm" if warmup_requests > 0 else "cold", graphs="eager" if eager else "graphs",
-                       prefix_caching=config.enable_prefix_caching)
+    return RegimeLabel(
+        cache="warm" if warmup_requests > 0 else "cold",
+        graphs="eager" if eager else "graphs",
+        prefix_caching=config.enable_prefix_caching,
+    )
 
 
 def _bench_identity(engine: str, engine_version: str | None, backend: str | None) -> BenchIdentity:
@@ -126,28 +137,56 @@ def _bench_identity(engine: str, engine_version: str | None, backend: str | None
 
 
 def descriptor(
-    config: ServeConfig, *, files: ModelFiles, host: HostInfo | None, engine: str, engine_version: str | None,
-    workload: Workload, warmup_requests: int, trials: int, bench_backend: str | None = None,
-    provenance: Provenance = "measured", baseline: str | None = None, node: Node | None = None,
+    config: ServeConfig,
+    *,
+    files: ModelFiles,
+    host: HostInfo | None,
+    engine: str,
+    engine_version: str | None,
+    workload: Workload,
+    warmup_requests: int,
+    trials: int,
+    bench_backend: str | None = None,
+    provenance: Provenance = "measured",
+    baseline: str | None = None,
+    node: Node | None = None,
 ) -> ContextDescriptor:
     """The full context of a figure measured with `config` on `host`."""
     files_config = files.config or {}
     return ContextDescriptor(
         provenance=provenance,
-        model=ModelIdentity(name=config.model, config_hash=files.config_hash,
-                            quantization=quantization_of(config, files),
-                            dtype=str(files_config.get("torch_dtype")) if files_config.get("torch_dtype") else None),
-        hardware=hardware_of(config, host), kv_cache_dtype=config.kv_cache_dtype or "auto",
-        parallelism=Parallelism(tp=config.tensor_parallel_size, dp=config.data_parallel_size,
-                                pp=config.pipeline_parallel_size),
-        serve=config, workload=workload, regime=regime_of(config, warmup_requests),
+        model=ModelIdentity(
+            name=config.model,
+            config_hash=files.config_hash,
+            quantization=quantization_of(config, files),
+            dtype=str(files_config.get("torch_dtype")) if files_config.get("torch_dtype") else None,
+        ),
+        hardware=hardware_of(config, host),
+        kv_cache_dtype=config.kv_cache_dtype or "auto",
+        parallelism=Parallelism(
+            tp=config.tensor_parallel_size, dp=config.data_parallel_size, pp=config.pipeline_parallel_size
+        ),
+        serve=config,
+        workload=workload,
+        regime=regime_of(config, warmup_requests),
         engine=EngineIdentity(name=engine, version=engine_version),
         bench=_bench_identity(engine, engine_version, bench_backend),
-        trials=trials, node=node if node is not None else node_of(host), baseline=baseline,
+        trials=trials,
+        node=node if node is not None else node_of(host),
+        baseline=baseline,
     )
 
 
 __all__ = [
-    "ModelFiles", "descriptor", "files_from_text", "flag_value", "gpus_of", "hardware_of", "local_model_files",
-    "model_files", "node_of", "quantization_of", "regime_of",
+    "ModelFiles",
+    "descriptor",
+    "files_from_text",
+    "flag_value",
+    "gpus_of",
+    "hardware_of",
+    "local_model_files",
+    "model_files",
+    "node_of",
+    "quantization_of",
+    "regime_of",
 ]

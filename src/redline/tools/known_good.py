@@ -28,9 +28,11 @@ from redline.tools.context import local_model_files, model_files
 
 REGISTRY = "known-good.yml"
 WHAT = "known-good registry"
-HEADER = ("redline known-good registry: the serve flags a model needs on a hardware and engine version to boot or\n"
-          "survive load, why, and the evidence. ladder_init, campaign_run and ab_run apply a matching entry by\n"
-          "default. Comments you add here are kept.")
+HEADER = (
+    "redline known-good registry: the serve flags a model needs on a hardware and engine version to boot or\n"
+    "survive load, why, and the evidence. ladder_init, campaign_run and ab_run apply a matching entry by\n"
+    "default. Comments you add here are kept."
+)
 VERSION_RE = re.compile(r"\b(\d+\.\d+(?:\.\d+)?(?:[.+\-][0-9A-Za-z.+\-]*)?)\s*$")
 VERSION_TIMEOUT_S = 180.0
 TURNED_OFF = "known-good entries not applied: turned off by the request"
@@ -87,20 +89,39 @@ def _note(entry: KnownGoodEntry, added: list[str], kept: list[str]) -> str:
     return text + (f"; kept the config's own {', '.join(kept)}" if kept else "") + f" ({entry.why})"
 
 
-def _find(path: Path, model: str, config_hash: str | None, identity: Identity, engine: str,
-          ) -> tuple[KnownGoodEntry | None, str]:
+def _find(
+    path: Path,
+    model: str,
+    config_hash: str | None,
+    identity: Identity,
+    engine: str,
+) -> tuple[KnownGoodEntry | None, str]:
     if identity.engine_version is None:
         return None, f"no known-good entry looked up: the engine's version is unknown ({identity.why})"
-    entry = kg.lookup(read_entries(path), model=model, config_hash=config_hash, hardware=identity.hardware,
-                      engine=engine, engine_version=identity.engine_version)
+    entry = kg.lookup(
+        read_entries(path),
+        model=model,
+        config_hash=config_hash,
+        hardware=identity.hardware,
+        engine=engine,
+        engine_version=identity.engine_version,
+    )
     if entry is None:
-        return None, (f"no known-good entry for {model} on {identity.hardware}, {engine} {identity.engine_version} "
-                      f"in {path.name}")
+        return None, (
+            f"no known-good entry for {model} on {identity.hardware}, {engine} {identity.engine_version} in {path.name}"
+        )
     return entry, ""
 
 
-def apply_known_good(config: ServeConfig, registry: Path, *, identity: Identity, engine: str,
-                     config_hash: str | None = None, skip: bool = False) -> tuple[ServeConfig, KnownGoodUse]:
+def apply_known_good(
+    config: ServeConfig,
+    registry: Path,
+    *,
+    identity: Identity,
+    engine: str,
+    config_hash: str | None = None,
+    skip: bool = False,
+) -> tuple[ServeConfig, KnownGoodUse]:
     """config with the matching entry applied (flags, env, knobs left at their default), and what was done."""
     if skip:
         return config, KnownGoodUse(applied=False, note=TURNED_OFF)
@@ -108,13 +129,23 @@ def apply_known_good(config: ServeConfig, registry: Path, *, identity: Identity,
     if entry is None:
         return config, KnownGoodUse(applied=False, note=why)
     updated, added, kept = kg.apply_entry(config, entry, at_default_only=True)
-    return updated, KnownGoodUse(applied=True, entry=entry.key(), added=added, kept=kept,
-                                 note=_note(entry, added, kept))
+    return updated, KnownGoodUse(
+        applied=True, entry=entry.key(), added=added, kept=kept, note=_note(entry, added, kept)
+    )
 
 
-def apply_known_good_to_fixed(fixed: Mapping[str, Any], given: Iterable[str], registry: Path, *, model: str,
-                              config_hash: str | None, identity: Identity, engine: str, skip: bool = False,
-                              never: Iterable[str] = ()) -> tuple[dict[str, Any], KnownGoodUse]:
+def apply_known_good_to_fixed(
+    fixed: Mapping[str, Any],
+    given: Iterable[str],
+    registry: Path,
+    *,
+    model: str,
+    config_hash: str | None,
+    identity: Identity,
+    engine: str,
+    skip: bool = False,
+    never: Iterable[str] = (),
+) -> tuple[dict[str, Any], KnownGoodUse]:
     """A ladder's fixed knobs with the matching entry applied (the knobs in `never` are the climb's own)."""
     if skip:
         return dict(fixed), KnownGoodUse(applied=False, note=TURNED_OFF)
@@ -126,7 +157,8 @@ def apply_known_good_to_fixed(fixed: Mapping[str, Any], given: Iterable[str], re
     knobs, ka, kk = kg.apply_knobs(fixed, entry.knobs, given, skip=never)
     added, kept = fa + ea + ka, fk + ek + kk
     return {**knobs, "extra_flags": flags, "env": env}, KnownGoodUse(
-        applied=True, entry=entry.key(), added=added, kept=kept, note=_note(entry, added, kept))
+        applied=True, entry=entry.key(), added=added, kept=kept, note=_note(entry, added, kept)
+    )
 
 
 def workspace_of(path: Path) -> Path:
@@ -138,18 +170,40 @@ def default_registry(path: Path) -> Path:
     return registry_path(workspace_of(Path(path).resolve()))
 
 
-def apply_to_ladder(fixed: Mapping[str, Any], given: Iterable[str], registry: Path, *, model: str,
-                    gpu_name: str | None, engine: str, engine_version: str | None, skip: bool = False,
-                    never: Iterable[str] = ()) -> tuple[dict[str, Any], KnownGoodUse]:
+def apply_to_ladder(
+    fixed: Mapping[str, Any],
+    given: Iterable[str],
+    registry: Path,
+    *,
+    model: str,
+    gpu_name: str | None,
+    engine: str,
+    engine_version: str | None,
+    skip: bool = False,
+    never: Iterable[str] = (),
+) -> tuple[dict[str, Any], KnownGoodUse]:
     """A new ladder's fixed knobs with the matching entry applied: its GPU and engine version are the request's."""
     if not skip and (not gpu_name or not engine_version):
         missing = " and ".join(n for n, v in (("gpu_name", gpu_name), ("engine_version", engine_version)) if not v)
-        return dict(fixed), KnownGoodUse(applied=False, note=(
-            f"no known-good entry looked up: give {missing} to ladder_init so the entry for this model, GPU and "
-            "engine version can be applied"))
+        return dict(fixed), KnownGoodUse(
+            applied=False,
+            note=(
+                f"no known-good entry looked up: give {missing} to ladder_init so the entry for this model, GPU and "
+                "engine version can be applied"
+            ),
+        )
     identity = Identity(kg.hardware_key(gpu_name), engine_version)
-    return apply_known_good_to_fixed(fixed, given, registry, model=model, identity=identity, engine=engine,
-                                     config_hash=local_model_files(model).config_hash, skip=skip, never=never)
+    return apply_known_good_to_fixed(
+        fixed,
+        given,
+        registry,
+        model=model,
+        identity=identity,
+        engine=engine,
+        config_hash=local_model_files(model).config_hash,
+        skip=skip,
+        never=never,
+    )
 
 
 @dataclass(frozen=True)
@@ -162,8 +216,9 @@ class KnownGoodRun:
     skip: bool = False
 
 
-async def known_good_run(registry: Path, target: Target, engine: Engine, model: str, *,
-                         skip: bool = False) -> KnownGoodRun:
+async def known_good_run(
+    registry: Path, target: Target, engine: Engine, model: str, *, skip: bool = False
+) -> KnownGoodRun:
     identity = Identity(NO_GPU, None, why="turned off") if skip else await identify(target, engine)
     config_hash = None if skip else (await model_files(target, model)).config_hash
     return KnownGoodRun(registry, identity, config_hash, skip)
@@ -175,41 +230,84 @@ async def campaign_known_good(path: Path, target: Target, skip: bool = False) ->
     from redline.tools.campaign import load  # the campaign module imports this one
 
     loaded = load(path)
-    return await known_good_run(default_registry(Path(path)), target, get_engine(loaded.campaign.engine),
-                                loaded.base.model, skip=skip)
+    return await known_good_run(
+        default_registry(Path(path)), target, get_engine(loaded.campaign.engine), loaded.base.model, skip=skip
+    )
 
 
-def apply_to_plan(plan: CampaignPlan, run: KnownGoodRun | None, engine: Engine, executable: list[str] | None,
-                  ) -> CampaignPlan:
+def apply_to_plan(
+    plan: CampaignPlan,
+    run: KnownGoodRun | None,
+    engine: Engine,
+    executable: list[str] | None,
+) -> CampaignPlan:
     """A campaign's plan with the matching entry applied to every cell, said in the plan's gates and in each cell's
     it changed (the campaign hook: tools/campaign.plan_for calls it); a plan nothing applies to is left as it is."""
     if run is None:
         return plan
     cells, notes = [], []
     for cell in plan.cells:
-        config, use = apply_known_good(cell.serve, run.registry, identity=run.identity, engine=engine.name,
-                                       config_hash=run.config_hash, skip=run.skip)
+        config, use = apply_known_good(
+            cell.serve,
+            run.registry,
+            identity=run.identity,
+            engine=engine.name,
+            config_hash=run.config_hash,
+            skip=run.skip,
+        )
         if use.applied or run.skip:
             notes.append(use.note)
         gates = [*cell.gates, use.note] if use.applied else cell.gates
-        cells.append(cell.model_copy(update={"serve": config, "gates": gates,
-                                             "boot_command": engine.serve_argv(config, executable)}))
+        cells.append(
+            cell.model_copy(
+                update={"serve": config, "gates": gates, "boot_command": engine.serve_argv(config, executable)}
+            )
+        )
     return plan.model_copy(update={"cells": cells, "gates": [*plan.gates, *dict.fromkeys(notes)]})
 
 
-def recorded_for(config: ServeConfig, registry: Path, *, hardware: str, engine: str, engine_version: str | None,
-                 config_hash: str | None = None) -> KnownGoodEntry | None:
+def recorded_for(
+    config: ServeConfig,
+    registry: Path,
+    *,
+    hardware: str,
+    engine: str,
+    engine_version: str | None,
+    config_hash: str | None = None,
+) -> KnownGoodEntry | None:
     """The entry that records this config as known-good: same key, and everything it names is in the config."""
     if engine_version is None:
         return None
-    entry = kg.lookup(read_entries(registry), model=config.model, config_hash=config_hash, hardware=hardware,
-                      engine=engine, engine_version=engine_version)
+    entry = kg.lookup(
+        read_entries(registry),
+        model=config.model,
+        config_hash=config_hash,
+        hardware=hardware,
+        engine=engine,
+        engine_version=engine_version,
+    )
     return entry if entry is not None and kg.holds(config, entry) else None
 
 
 __all__ = [
-    "HEADER", "Identity", "KnownGoodRun", "REGISTRY", "TURNED_OFF", "WHAT", "apply_known_good",
-    "apply_known_good_to_fixed", "apply_to_ladder", "apply_to_plan", "campaign_known_good", "default_registry",
-    "engine_version_on", "identify", "known_good_run", "parse_version", "read_entries", "recorded_for",
-    "registry_path", "workspace_of",
+    "HEADER",
+    "Identity",
+    "KnownGoodRun",
+    "REGISTRY",
+    "TURNED_OFF",
+    "WHAT",
+    "apply_known_good",
+    "apply_known_good_to_fixed",
+    "apply_to_ladder",
+    "apply_to_plan",
+    "campaign_known_good",
+    "default_registry",
+    "engine_version_on",
+    "identify",
+    "known_good_run",
+    "parse_version",
+    "read_entries",
+    "recorded_for",
+    "registry_path",
+    "workspace_of",
 ]

@@ -21,13 +21,20 @@ from redline.inputs import explain
 from redline.ledger import read_ladder
 from redline.ledger.registry_file import update_registry
 from redline.models.known_good import (
-    KNOBS, NO_GPU, Evidence, KnownGoodEntry, KnownGoodFile, KnownGoodFound, KnownGoodList, KnownGoodRecorded,
+    KNOBS,
+    NO_GPU,
+    Evidence,
+    KnownGoodEntry,
+    KnownGoodFile,
+    KnownGoodFound,
+    KnownGoodList,
+    KnownGoodRecorded,
 )
 from redline.models.serve import ServeConfig
 from redline.policy import known_good as kg
 from redline.tools.context import local_model_files
 from redline.tools.known_good import HEADER, REGISTRY, WHAT, read_entries, registry_path
-from redline.tools.requests import KnownGoodListRequest, KnownGoodLookupRequest, KnownGoodRecordRequest
+from redline.tools.requests_rigor import KnownGoodListRequest, KnownGoodLookupRequest, KnownGoodRecordRequest
 from redline.tools.sources import Resolved, from_ab, from_cell
 from redline.tools.workspace import inside, relative
 
@@ -48,18 +55,28 @@ def _from_ladder(workspace: Path, name: str) -> dict[str, Any]:
     c = ladder.ceiling
     fixed = ladder.fixed.model_dump()
     knobs = {k: v for k, v in fixed.items() if k in KNOBS and v != ServeConfig.model_fields[k].default}
-    knobs |= {"max_model_len": c.max_model_len, "max_num_batched_tokens": c.max_num_batched_tokens,
-              "gpu_memory_utilization": fixed["gpu_memory_utilization"]}  # the ceiling holds at this utilization
+    knobs |= {
+        "max_model_len": c.max_model_len,
+        "max_num_batched_tokens": c.max_num_batched_tokens,
+        "gpu_memory_utilization": fixed["gpu_memory_utilization"],
+    }  # the ceiling holds at this utilization
     rungs = ", ".join(map(str, c.proven_by))
     version = ladder.engine_version or ladder.rungs[c.proven_by[-1] - 1].signals.engine_version or ""
     return {
-        "model": ladder.model.path, "hardware": ladder.gpu.name if ladder.gpu and ladder.gpu.name else NO_GPU,
-        "engine": ladder.engine, "engine_version": version, "flags": list(fixed["extra_flags"]),
-        "env": dict(fixed["env"]), "knobs": knobs,
-        "why": (f"the smoke-tested ceiling of {relative(workspace, path)}: max_model_len {c.max_model_len:,}, "
-                f"max_num_batched_tokens {c.max_num_batched_tokens:,} (rungs {rungs})"),
-        "evidence": [Evidence(kind="ladder_ceiling", ref=relative(workspace, path), item=f"rungs {rungs}",
-                              note=c.reason)],
+        "model": ladder.model.path,
+        "hardware": ladder.gpu.name if ladder.gpu and ladder.gpu.name else NO_GPU,
+        "engine": ladder.engine,
+        "engine_version": version,
+        "flags": list(fixed["extra_flags"]),
+        "env": dict(fixed["env"]),
+        "knobs": knobs,
+        "why": (
+            f"the smoke-tested ceiling of {relative(workspace, path)}: max_model_len {c.max_model_len:,}, "
+            f"max_num_batched_tokens {c.max_num_batched_tokens:,} (rungs {rungs})"
+        ),
+        "evidence": [
+            Evidence(kind="ladder_ceiling", ref=relative(workspace, path), item=f"rungs {rungs}", note=c.reason)
+        ],
     }
 
 
@@ -68,8 +85,12 @@ def _from_result(found: Resolved, kind: str, item: str) -> dict[str, Any]:
     serve = found.serve
     concurrencies = [p.context.workload.concurrency for p in found.points]
     return {
-        "model": serve.model, "hardware": ctx.hardware.gpu_name or NO_GPU, "engine": ctx.engine.name,
-        "engine_version": ctx.engine.version or "", "flags": list(serve.extra_flags), "env": dict(serve.env),
+        "model": serve.model,
+        "hardware": ctx.hardware.gpu_name or NO_GPU,
+        "engine": ctx.engine.name,
+        "engine_version": ctx.engine.version or "",
+        "flags": list(serve.extra_flags),
+        "env": dict(serve.env),
         "knobs": config_knobs(serve),
         "why": f"the config of {found.source.describe()}, measured at c={', '.join(map(str, concurrencies))}",
         "evidence": [Evidence.model_validate({"kind": kind, "ref": found.source.ref, "item": item})],
@@ -78,8 +99,11 @@ def _from_result(found: Resolved, kind: str, item: str) -> dict[str, Any]:
 
 def _given(r: KnownGoodRecordRequest) -> dict[str, Any]:
     """What the request states itself; it wins over what a source gives."""
-    given: dict[str, Any] = {k: v for k, v in (("model", r.model), ("hardware", r.hardware),
-                                               ("engine_version", r.engine_version), ("why", r.why)) if v}
+    given: dict[str, Any] = {
+        k: v
+        for k, v in (("model", r.model), ("hardware", r.hardware), ("engine_version", r.engine_version), ("why", r.why))
+        if v
+    }
     return given | ({"evidence": list(r.evidence)} if r.evidence else {})
 
 
@@ -101,8 +125,10 @@ def entry_of(workspace: Path, r: KnownGoodRecordRequest) -> KnownGoodEntry:
     fields["knobs"] = {**base.get("knobs", {}), **r.knobs}
     missing = [k for k in ("model", "hardware", "engine_version", "why", "evidence") if not fields.get(k)]
     if missing:
-        raise InputError(f"a known-good entry needs {', '.join(missing)}: give them, or name a source (from_ladder, "
-                         "from_campaign with cell, from_ab with arm) that says them")
+        raise InputError(
+            f"a known-good entry needs {', '.join(missing)}: give them, or name a source (from_ladder, "
+            "from_campaign with cell, from_ab with arm) that says them"
+        )
     fields["model_config_hash"] = local_model_files(fields["model"]).config_hash
     try:
         return KnownGoodEntry(**fields, recorded_at=datetime.now(UTC))
@@ -129,8 +155,14 @@ def known_good_record(workspace: Path, request: KnownGoodRecordRequest) -> Known
 
 def known_good_lookup(workspace: Path, request: KnownGoodLookupRequest) -> KnownGoodFound:
     r = request
-    entry = kg.lookup(read_entries(registry_path(workspace)), model=r.model, config_hash=r.model_config_hash or None,
-                      hardware=r.hardware, engine=r.engine, engine_version=r.engine_version)
+    entry = kg.lookup(
+        read_entries(registry_path(workspace)),
+        model=r.model,
+        config_hash=r.model_config_hash or None,
+        hardware=r.hardware,
+        engine=r.engine,
+        engine_version=r.engine_version,
+    )
     where = f"{r.model} on {r.hardware}, {r.engine} {r.engine_version}"
     if entry is None:
         return KnownGoodFound(found=False, note=f"no known-good entry for {where} in {REGISTRY}")

@@ -33,8 +33,9 @@ def sol_table() -> SolTable:
         raise InputError(f"{TABLE} is invalid: {explain(exc)}") from exc
 
 
-def sol_figure(context: ContextDescriptor, shape: ModelShape | None, measured_tokens_per_s: float | None,
-               shape_note: str = "") -> SolFigure:
+def sol_figure(
+    context: ContextDescriptor, shape: ModelShape | None, measured_tokens_per_s: float | None, shape_note: str = ""
+) -> SolFigure:
     """The measured output throughput against the decode ceiling of the context's GPU, model and batch."""
     w, serve = context.workload, context.serve
     if w.concurrency is None or w.input_len is None or w.output_len is None:
@@ -42,10 +43,20 @@ def sol_figure(context: ContextDescriptor, shape: ModelShape | None, measured_to
     batch = min(w.concurrency, serve.max_num_seqs or w.concurrency)
     gpus = max(context.hardware.gpu_count, 1)
     kv = None if context.kv_cache_dtype == "auto" else context.kv_cache_dtype
-    return decode_ceiling(sol_table(), context.hardware.gpu_name, shape, gpus=gpus, dp=context.parallelism.dp,
-                          batch=batch, input_len=w.input_len, output_len=w.output_len, kv_cache_dtype=kv,
-                          quantization=context.model.quantization, measured_tokens_per_s=measured_tokens_per_s,
-                          shape_note=shape_note)
+    return decode_ceiling(
+        sol_table(),
+        context.hardware.gpu_name,
+        shape,
+        gpus=gpus,
+        dp=context.parallelism.dp,
+        batch=batch,
+        input_len=w.input_len,
+        output_len=w.output_len,
+        kv_cache_dtype=kv,
+        quantization=context.model.quantization,
+        measured_tokens_per_s=measured_tokens_per_s,
+        shape_note=shape_note,
+    )
 
 
 __all__ = ["sol_figure", "sol_table"]

@@ -18,7 +18,15 @@ from redline.inputs import read_text
 from redline.models.baseline import BaselinePoint, BaselineSource
 from redline.models.campaign_results import CellVerdict, ConcurrencyResult
 from redline.models.context import (
-    BenchIdentity, ContextDescriptor, EngineIdentity, Hardware, ModelIdentity, Node, Parallelism, RegimeLabel, Workload,
+    BenchIdentity,
+    ContextDescriptor,
+    EngineIdentity,
+    Hardware,
+    ModelIdentity,
+    Node,
+    Parallelism,
+    RegimeLabel,
+    Workload,
 )
 from redline.models.serve import ServeConfig
 from redline.policy.ab import metrics_of, stat
@@ -41,11 +49,21 @@ class ResultRef(BaseModel):
     baseline: str = ""
 
     def kind(self) -> str:
-        given = [k for k, on in (("campaign_cell", self.campaign or self.cell), ("ab_arm", self.ab or self.arm),
-                                 ("bench_file", self.bench_file), ("baseline", self.baseline)) if on]
+        given = [
+            k
+            for k, on in (
+                ("campaign_cell", self.campaign or self.cell),
+                ("ab_arm", self.ab or self.arm),
+                ("bench_file", self.bench_file),
+                ("baseline", self.baseline),
+            )
+            if on
+        ]
         if len(given) != 1:
-            raise InputError("name one result: campaign and cell, ab and arm, bench_file (with context), or baseline"
-                             + (f"; got {', '.join(given)}" if given else ""))
+            raise InputError(
+                "name one result: campaign and cell, ab and arm, bench_file (with context), or baseline"
+                + (f"; got {', '.join(given)}" if given else "")
+            )
         return given[0]
 
 
@@ -66,22 +84,32 @@ def cell_context(verdict: CellVerdict, result: ConcurrencyResult) -> ContextDesc
     gpu = ctx.gpu
     return ContextDescriptor(
         provenance="simulated" if ctx.simulated else "measured",
-        model=ModelIdentity(name=ctx.model, config_hash=files.config_hash, quantization=quantization_of(serve, files),
-                            dtype=(files.config or {}).get("torch_dtype")),
-        hardware=Hardware(gpu_name=gpu.name, gpu_memory_gib=gpu.memory_gib, gpu_count=gpu.count) if gpu
-        else Hardware(),
+        model=ModelIdentity(
+            name=ctx.model,
+            config_hash=files.config_hash,
+            quantization=quantization_of(serve, files),
+            dtype=(files.config or {}).get("torch_dtype"),
+        ),
+        hardware=Hardware(gpu_name=gpu.name, gpu_memory_gib=gpu.memory_gib, gpu_count=gpu.count) if gpu else Hardware(),
         kv_cache_dtype=serve.kv_cache_dtype or "auto",
-        parallelism=Parallelism(tp=serve.tensor_parallel_size, dp=serve.data_parallel_size,
-                                pp=serve.pipeline_parallel_size),
+        parallelism=Parallelism(
+            tp=serve.tensor_parallel_size, dp=serve.data_parallel_size, pp=serve.pipeline_parallel_size
+        ),
         serve=serve,
-        workload=Workload(dataset=ctx.workload.dataset, input_len=ctx.workload.input_len,
-                          output_len=ctx.workload.output_len, concurrency=result.concurrency,
-                          num_prompts=result.num_prompts),
-        regime=RegimeLabel(cache=ctx.regime.cache, graphs=ctx.regime.graphs,
-                           prefix_caching=serve.enable_prefix_caching),
+        workload=Workload(
+            dataset=ctx.workload.dataset,
+            input_len=ctx.workload.input_len,
+            output_len=ctx.workload.output_len,
+            concurrency=result.concurrency,
+            num_prompts=result.num_prompts,
+        ),
+        regime=RegimeLabel(
+            cache=ctx.regime.cache, graphs=ctx.regime.graphs, prefix_caching=serve.enable_prefix_caching
+        ),
         engine=EngineIdentity(name=ctx.engine, version=ctx.engine_version),
         bench=BenchIdentity(client=ctx.bench_client, backend=ctx.bench_backend, version=ctx.engine_version),
-        trials=ctx.trials, node=Node(hostname=ctx.host, machine_id=ctx.node) if ctx.host or ctx.node else None,
+        trials=ctx.trials,
+        node=Node(hostname=ctx.host, machine_id=ctx.node) if ctx.host or ctx.node else None,
     )
 
 
@@ -99,15 +127,22 @@ def from_cell(workspace: Path, campaign: str, cell: str) -> Resolved:
     loaded = load(path)
     verdict = read_verdict(loaded.results, cell)
     if verdict is None:
-        raise InputError(f"campaign {campaign}: cell {cell!r} has no verdict (cells: {', '.join(loaded.names)}); "
-                         "run the campaign first")
-    points = [_with_sol(cell_context(verdict, r), dict(r.metrics), verdict.context.model)
-              for r in verdict.results if r.ok and r.metrics]
+        raise InputError(
+            f"campaign {campaign}: cell {cell!r} has no verdict (cells: {', '.join(loaded.names)}); "
+            "run the campaign first"
+        )
+    points = [
+        _with_sol(cell_context(verdict, r), dict(r.metrics), verdict.context.model)
+        for r in verdict.results
+        if r.ok and r.metrics
+    ]
     if not points:
-        raise InputError(f"campaign {campaign}: cell {cell!r} has no concurrency whose every request completed "
-                         f"({verdict.reason})")
-    return Resolved(BaselineSource(kind="campaign_cell", ref=relative(workspace, path), item=cell),
-                    verdict.context.serve, points)
+        raise InputError(
+            f"campaign {campaign}: cell {cell!r} has no concurrency whose every request completed ({verdict.reason})"
+        )
+    return Resolved(
+        BaselineSource(kind="campaign_cell", ref=relative(workspace, path), item=cell), verdict.context.serve, points
+    )
 
 
 # ---- an A/B arm, a bench file, a baseline --------------------------------------------------------------------------
@@ -128,9 +163,11 @@ def from_ab(workspace: Path, ab: str, arm: str) -> Resolved:
 
 def _bench_workload(context: ContextDescriptor, concurrency: int | None, prompts: int) -> Workload:
     w = context.workload
-    wrong = [f"{name} {given} (the file says {found})" for name, given, found in
-             (("concurrency", w.concurrency, concurrency), ("num_prompts", w.num_prompts, prompts))
-             if given is not None and found is not None and given != found]
+    wrong = [
+        f"{name} {given} (the file says {found})"
+        for name, given, found in (("concurrency", w.concurrency, concurrency), ("num_prompts", w.num_prompts, prompts))
+        if given is not None and found is not None and given != found
+    ]
     if wrong:
         raise InputError(f"the context given does not match the bench file: {'; '.join(wrong)}; fix the context")
     return w.model_copy(update={"concurrency": w.concurrency or concurrency, "num_prompts": w.num_prompts or prompts})
@@ -138,21 +175,32 @@ def _bench_workload(context: ContextDescriptor, concurrency: int | None, prompts
 
 def from_bench_file(workspace: Path, bench_file: str, context: ContextDescriptor | None) -> Resolved:
     if context is None:
-        raise InputError("a bench result file says nothing of its context: give context (the model, hardware, engine "
-                         "version, serve config, workload, regime, node the run had) beside bench_file")
+        raise InputError(
+            "a bench result file says nothing of its context: give context (the model, hardware, engine "
+            "version, serve config, workload, regime, node the run had) beside bench_file"
+        )
     path = inside(workspace, bench_file, "bench_file")
     result = get_engine(context.engine.name).parse_bench_result(read_text(path, f"bench_file {bench_file}"))
     if not result.all_completed:
-        raise InputError(f"bench_file {bench_file}: {result.failed} of {result.num_prompts} requests failed; a "
-                         "result with failed requests is not a baseline")
+        raise InputError(
+            f"bench_file {bench_file}: {result.failed} of {result.num_prompts} requests failed; a "
+            "result with failed requests is not a baseline"
+        )
     files = local_model_files(context.model.name)
-    model = context.model if context.model.config_hash or not files.config_hash else \
-        context.model.model_copy(update={"config_hash": files.config_hash})  # the hash, where the folder is here
-    ctx = context.model_copy(update={"model": model,
-                                     "workload": _bench_workload(context, result.max_concurrency, result.num_prompts)})
+    model = (
+        context.model
+        if context.model.config_hash or not files.config_hash
+        else context.model.model_copy(update={"config_hash": files.config_hash})
+    )  # the hash, where the folder is here
+    ctx = context.model_copy(
+        update={"model": model, "workload": _bench_workload(context, result.max_concurrency, result.num_prompts)}
+    )
     metrics = {k: stat([v]) for k, v in metrics_of(result, ctx.serve).items()}
-    return Resolved(BaselineSource(kind="bench_file", ref=relative(workspace, path)), ctx.serve,
-                    [_with_sol(ctx, metrics, ctx.model.name)])
+    return Resolved(
+        BaselineSource(kind="bench_file", ref=relative(workspace, path)),
+        ctx.serve,
+        [_with_sol(ctx, metrics, ctx.model.name)],
+    )
 
 
 def from_baseline(workspace: Path, name: str) -> Resolved:
@@ -180,4 +228,3 @@ def resolve(workspace: Path, ref: ResultRef) -> Resolved:
 
 
 __all__ = ["ResultRef", "Resolved", "cell_context", "resolve"]
-

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from redline.engines import logtime
 from redline.errors import LogParseError
 from redline.models import BootSignals, BootStatus, BootTimings, MemoryBreakdown
 
@@ -355,14 +356,4 @@ def _stamp(line: str) -> datetime | None:
 
 def boot_seconds(text: str) -> float | None:
     """Seconds from the log's first timestamp to the ready line (or, for a failed boot, its last timestamp)."""
-    first = end = None
-    for line in text.splitlines():
-        if (stamp := _stamp(line)) is None:
-            continue
-        first = first or stamp
-        end = stamp
-        if _READY in line:
-            break
-    if first is None or end is None or end < first:
-        return None
-    return (end - first).total_seconds()
+    return logtime.boot_seconds(text, _stamp, lambda line: _READY in line)

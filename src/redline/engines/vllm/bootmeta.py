@@ -4,6 +4,7 @@ import re
 from collections.abc import Iterator
 from datetime import datetime
 
+from redline.engines import logtime
 from redline.engines.vllm.bootlog import MAX_LINE
 
 _MODEL_ARG = re.compile(r"non-default args: .*?'model': '([^']*)'")
@@ -48,14 +49,4 @@ def _stamp(line: str) -> datetime | None:
 
 def boot_seconds(text: str) -> float | None:
     """Seconds from the log's first timestamp to the ready line (or, for a failed boot, its last timestamp)."""
-    first = end = None
-    for line in text.splitlines():
-        if (stamp := _stamp(line)) is None:
-            continue
-        first = first or stamp
-        end = stamp
-        if any(marker in line for marker in _READY):
-            break
-    if first is None or end is None or end < first:
-        return None
-    return (end - first).total_seconds()
+    return logtime.boot_seconds(text, _stamp, lambda line: any(marker in line for marker in _READY))

@@ -1,0 +1,39 @@
+"""What every request shares: the base model, the limits, and the field types more than one request uses."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from redline.engines import engine_names
+
+WAIT_MAX_S = 300.0  # the longest an MCP call blocks on a job before it returns the job id
+MAX_TEXT = 64 * 1024 * 1024  # the longest boot log or bench file a request carries
+ENGINES = list(engine_names())
+
+Tokens = Annotated[int, Field(gt=0, le=1 << 26)]
+Text = Annotated[str, Field(max_length=MAX_TEXT)]
+# Optional text is "" when not given, never None: the MCP SDK would parse a JSON-looking string given for a
+# `str | None` argument into a dict (its pre_parse_json), and a bench result is JSON.
+WorkspaceFile = Annotated[str, Field(max_length=1024)]
+
+
+TargetName = Annotated[
+    str, Field(min_length=1, max_length=128, description="A target name from the targets file, such as local")
+]
+Replay = Annotated[
+    int | None,
+    Field(ge=1, le=100_000, description="Boot rung N's exact config again, as a new rung (re-verify a past result)"),
+]
+JobId = Annotated[str, Field(min_length=1, max_length=64, description="A job id from rung_run, smoke_test or job_list")]
+JobState = Literal["queued", "running", "succeeded", "failed", "cancelled", "interrupted"]
+
+
+class Request(BaseModel):
+    """What every request shares: unknown fields are refused, and a request never changes once made."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+ACK_FLAG = "i_understand_this_submits_jobs"

@@ -1,0 +1,188 @@
+"""The requests of the verdict-rigor operations: the A/B, baselines and the known-good registry."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from redline.engines import DEFAULT_ENGINE, EngineName
+from redline.models.ab import AbSpec
+from redline.models.context import ContextDescriptor
+from redline.models.known_good import Evidence
+from redline.tools.request_base import ENGINES, Request, WorkspaceFile
+
+# ---- verdict rigor: A/B, baselines, known-good (the workspace is the server's, or --workspace at a terminal) ----
+
+Metric = Literal[
+    "output_throughput",
+    "output_throughput_per_gpu",
+    "total_token_throughput",
+    "median_tpot_ms",
+    "median_itl_ms",
+    "median_ttft_ms",
+]
+Name = Annotated[str, Field(max_length=200)]
+BaselineName = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=64,
+        pattern=r"^[a-z0-9][a-z0-9._-]*$",
+        description="The baseline's name in baselines.yml, such as llama8b-h200-prod",
+    ),
+]
+
+
+class AbRunRequest(Request):
+    """Run an A/B: two or more arms on one target, interleaved A B A B ..., a clean boot per arm per trial."""
+
+    spec: Annotated[
+        AbSpec,
+        Field(
+            description=(
+                "The A/B: name, target, arms (each a serve config inline, or a campaign file and cell), "
+                "baseline (the arm the others are set against), workload, concurrencies, "
+                "trials (>= 3 for a VERDICT), claim, metric, alpha"
+            )
+        ),
+    ]
+    # strict: only a real true acknowledges (not "yes", not 1); anything else fails closed
+    i_understand_this_submits_jobs: Annotated[
+        bool,
+        Field(
+            strict=True, description=("true to boot servers and bench them on the target; without it nothing starts")
+        ),
+    ] = False
+    dry_run: Annotated[bool, Field(description="List every boot and bench command in order and start nothing")] = False
+    skip_known_good: Annotated[
+        bool,
+        Field(
+            description=(
+                "Do not apply the known-good entry that matches the model, hardware and engine version "
+                "(applied by default)"
+            )
+        ),
+    ] = False
+
+
+class PerfBaselineRecordRequest(Request):
+    """Record a named baseline in baselines.yml from a measured result, with its full context."""
+
+    name: BaselineName
+    campaign: Annotated[WorkspaceFile, Field(description="A campaign file whose cell to record (with cell)")] = ""
+    cell: Annotated[Name, Field(description="The campaign's cell")] = ""
+    ab: Annotated[Name, Field(description="An A/B (its name) whose arm to record (with arm)")] = ""
+    arm: Annotated[Name, Field(description="The A/B's arm")] = ""
+    bench_file: Annotated[
+        WorkspaceFile,
+        Field(description=("A `--save-result` file of the engine's bench client, in the workspace (with context)")),
+    ] = ""
+    context: Annotated[
+        ContextDescriptor | None,
+        Field(
+            description=(
+                "With bench_file: the context that run had (model, hardware, engine version, serve, workload, regime, "
+                "node)"
+            )
+        ),
+    ] = None
+    note: Annotated[str, Field(max_length=2000, description="Why this is the baseline")] = ""
+    replace: Annotated[bool, Field(description="Replace a baseline of this name (refused otherwise)")] = False
+
+
+class PerfBaselineDiffRequest(Request):
+    """Diff a result against a recorded baseline: GREEN, YELLOW or RED; refused when the contexts differ."""
+
+    baseline: BaselineName
+    campaign: Annotated[WorkspaceFile, Field(description="The current result: a campaign file (with cell)")] = ""
+    cell: Annotated[Name, Field(description="The campaign's cell")] = ""
+    ab: Annotated[Name, Field(description="The current result: an A/B's name (with arm)")] = ""
+    arm: Annotated[Name, Field(description="The A/B's arm")] = ""
+    bench_file: Annotated[
+        WorkspaceFile, Field(description="The current result: a bench result file (with context)")
+    ] = ""
+    context: Annotated[ContextDescriptor | None, Field(description="With bench_file: the context that run had")] = None
+    against: Annotated[Name, Field(description="The current result: another recorded baseline, by name")] = ""
+    focus: Annotated[Metric, Field(description="The metric the change is meant to improve")] = "output_throughput"
+    guarded: Annotated[
+        list[Metric], Field(max_length=8, description=("Metrics that must not regress (the focus is left out of them)"))
+    ] = ["output_throughput", "median_tpot_ms", "median_itl_ms", "median_ttft_ms"]
+    tolerance_pct: Annotated[
+        float,
+        Field(
+            gt=0, le=100, description=("Inside this the focus is 'no change' and a guarded metric has not regressed")
+        ),
+    ] = 3.0
+    loose_band_pct: Annotated[
+        float,
+        Field(
+            gt=0,
+            le=100,
+            description=("A focus win with a guarded regression inside this band is YELLOW; beyond it, RED"),
+        ),
+    ] = 10.0
+
+
+class KnownGoodRecordRequest(Request):
+    """Record (or update) a known-good entry: the flags a model needs on a hardware and engine version, and why."""
+
+    model: Annotated[str, Field(max_length=4096, description="The model as served (path or hub id)")] = ""
+    hardware: Annotated[Name, Field(description="The GPU name as nvidia-smi prints it, or cpu")] = ""
+    engine: Annotated[EngineName, Field(description=f"One of: {', '.join(ENGINES)}")] = DEFAULT_ENGINE
+    engine_version: Annotated[str, Field(max_length=64, description="The engine version it holds for")] = ""
+    flags: Annotated[
+        list[Annotated[str, Field(max_length=4096)]],
+        Field(max_length=64, description="Engine flags it needs, each --name or --name=value"),
+    ] = []
+    env: Annotated[dict[str, str], Field(max_length=64, description="Environment it needs")] = {}
+    knobs: Annotated[dict[str, Any], Field(description='Serve knobs it needs, such as {"enforce_eager": true}')] = {}
+    why: Annotated[str, Field(max_length=2000, description="Why the model needs them (what fails without)")] = ""
+    evidence: Annotated[
+        list[Evidence],
+        Field(
+            max_length=32,
+            description=(
+                "What proves it: {kind: ladder_rung|ladder_ceiling|campaign_cell|ab_arm|note, ref, item, note}"
+            ),
+        ),
+    ] = []
+    from_ladder: Annotated[
+        WorkspaceFile, Field(description=("A ladder whose recorded ceiling becomes the entry, in one call"))
+    ] = ""
+    from_campaign: Annotated[WorkspaceFile, Field(description="A campaign file whose cell becomes the entry")] = ""
+    cell: Annotated[Name, Field(description="That campaign's cell (its champion)")] = ""
+    from_ab: Annotated[Name, Field(description="An A/B (its name) whose arm becomes the entry")] = ""
+    arm: Annotated[Name, Field(description="That A/B's arm (its champion)")] = ""
+
+
+class KnownGoodLookupRequest(Request):
+    """The known-good entry for a model on a hardware and engine version, if there is one."""
+
+    model: Annotated[str, Field(min_length=1, max_length=4096, description="The model as served (path or hub id)")]
+    hardware: Annotated[str, Field(min_length=1, max_length=200, description="The GPU name, or cpu")]
+    engine: Annotated[EngineName, Field(description=f"One of: {', '.join(ENGINES)}")] = DEFAULT_ENGINE
+    engine_version: Annotated[str, Field(min_length=1, max_length=64)]
+    model_config_hash: Annotated[
+        str,
+        Field(
+            max_length=80,
+            description=("sha256 of the model's config.json: finds the entry of the same model at another path"),
+        ),
+    ] = ""
+
+
+class KnownGoodListRequest(Request):
+    """Every known-good entry, or a model's."""
+
+    model: Annotated[str, Field(max_length=4096, description="Only this model's entries")] = ""
+
+
+RIGOR_OPERATIONS: dict[str, type[Request]] = {
+    "ab_run": AbRunRequest,
+    "perf_baseline_record": PerfBaselineRecordRequest,
+    "perf_baseline_diff": PerfBaselineDiffRequest,
+    "known_good_record": KnownGoodRecordRequest,
+    "known_good_lookup": KnownGoodLookupRequest,
+    "known_good_list": KnownGoodListRequest,
+}
