@@ -1,8 +1,14 @@
-"""The MCP server: every redline step as a typed tool an agent can call.
+"""The MCP server: every redline operation as a typed tool an agent can call; wiring only.
 
-    config.py   the server config file, and resolve_in_workspace (tool paths stay inside the workspace)
-    jobs.py     long work (boots, benches) as jobs: bounded waits, progress, state on disk
-    app.py      the MCPServer: tool declarations, annotations, the one RedlineError -> ToolError mapping
+    app.py              builds the MCPServer from the tool modules below
+    registry.py         what every tool shares: @tool, annotations, RedlineError -> ToolError, State, run_job
+    ladder_tools.py     the ladder tools; campaign_tools.py, rigor_tools.py, job_tools.py the others
+    resources.py        the ladders as MCP resources
+    http.py             streamable HTTP: loopback rebinding checks, a bearer token off loopback
+    config.py           the server config file, and resolve_in_workspace (tool paths stay inside the workspace)
+    jobs.py             long work (boots, benches) as jobs: bounded waits, progress, cancel, recovery
+    job_files.py        the job files on disk and who owns them; job_record.py their shapes
+    cache.py            read-only results by file content
 
-The operations themselves live in redline.tools; nothing here decides a rung.
+The operations themselves live in redline.tools; nothing here decides a rung, a cell or a verdict.
 """
