@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 from redline.engines.sglang import flags
 from redline.engines.vllm.argv import COMMAND as _VLLM_COMMAND
-from redline.engines.vllm.argv import base_url
+from redline.engines.vllm.argv import bench_argv as vllm_bench_argv
 from redline.errors import InputError
 from redline.models import BenchWorkload, ServeConfig
 
@@ -124,37 +124,15 @@ def bench_argv(
     vllm/benchmarks/lib/endpoint_request_func.py), so the figures compare; the name records that the server was
     not vLLM. The tokenizer is the model's own folder: the client counts tokens itself.
     """
-    w = workload
-    return [
-        *executable,
-        "bench",
-        "serve",
-        "--backend",
-        "openai",
-        "--base-url",
-        base_url(config),
-        "--model",
-        config.model,
-        "--tokenizer",
-        config.model,
-        "--dataset-name",
-        "random",
-        "--random-input-len",
-        str(w.input_len),
-        "--random-output-len",
-        str(w.output_len),
-        "--num-prompts",
-        str(w.num_prompts),
-        "--max-concurrency",
-        str(w.concurrency),
-        *(["--seed", str(w.seed)] if w.seed is not None else []),
-        "--ignore-eos",
-        "--save-result",
-        "--result-dir",
-        result_dir,
-        "--result-filename",
-        result_filename,
-    ]
+    return vllm_bench_argv(
+        config,
+        workload,
+        result_dir=result_dir,
+        result_filename=result_filename,
+        executable=executable,
+        backend="openai",
+        tokenizer=config.model,
+    )
 
 
 def version_argv(executable: Sequence[str] = COMMAND) -> list[str]:

@@ -53,19 +53,26 @@ def bench_argv(
     result_dir: str,
     result_filename: str,
     executable: Sequence[str] = COMMAND,
+    backend: str = "vllm",
+    tokenizer: str | None = None,
 ) -> list[str]:
-    """`vllm bench serve` against the server `config` booted: backend pinned, random data."""
+    """`vllm bench serve` against the server `config` booted: backend pinned, random data.
+
+    backend: vllm by default (the openai default dispatches slower, and a bench must say which); another
+    engine's server is benched by this same client under the backend that names it (engines/sglang/argv.py).
+    """
     w = workload
     return [
         *executable,
         "bench",
         "serve",
         "--backend",
-        "vllm",  # pinned: the openai default dispatches slower, and a bench must say which
+        backend,
         "--base-url",
         base_url(config),
         "--model",
         config.model,
+        *(["--tokenizer", tokenizer] if tokenizer else []),
         "--dataset-name",
         "random",
         "--random-input-len",
