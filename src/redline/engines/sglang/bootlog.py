@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from redline.engines import logtime
+from redline.engines.logscan import Findings
 from redline.errors import LogParseError
 from redline.models import BootSignals, BootStatus, BootTimings, MemoryBreakdown
 
@@ -38,28 +39,12 @@ def message(line: str) -> str:
 
 
 @dataclass
-class _Scan:
-    values: dict[str, object] = field(default_factory=dict)
-    memory: dict[str, float] = field(default_factory=dict)
-    timings: dict[str, float] = field(default_factory=dict)
+class _Scan(Findings):
     pools: dict[str, float] = field(default_factory=dict)  # GiB per cache name (KV, Full KV, SWA KV), first rank only
     graphs: dict[str, float] = field(default_factory=dict)  # GiB per captured phase
-    warnings: list[str] = field(default_factory=list)
-    first_line: dict[BootStatus, tuple[int, str]] = field(default_factory=dict)
-    generic: set[BootStatus] = field(default_factory=set)
 
-    def set_once(self, key: str, value: object) -> None:
-        self.values.setdefault(key, value)
-
-    def mark(self, status: BootStatus, number: int, line: str, generic: bool = False) -> None:
-        """Keep the first line of each status; a specific line replaces a generic header before it."""
-        if status in self.first_line and (generic or status not in self.generic):
-            return
-        self.first_line[status] = (number, message(line))
-        if generic:
-            self.generic.add(status)
-        else:
-            self.generic.discard(status)
+    def clean(self, line: str) -> str:
+        return message(line)
 
 
 Apply = Callable[[_Scan, re.Match[str], int, str], None]

@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from redline.engines.logscan import Findings
 from redline.errors import LogParseError
 from redline.models import BootSignals, BootStatus, BootTimings, MemoryBreakdown
 
@@ -48,30 +49,14 @@ def message(line: str) -> str:
 
 
 @dataclass
-class _Scan:
+class _Scan(Findings):
     """What the scan found so far; turned into BootSignals at the end."""
 
-    values: dict[str, object] = field(default_factory=dict)
-    memory: dict[str, float] = field(default_factory=dict)
-    timings: dict[str, float] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
     unknown_env: list[str] = field(default_factory=list)
-    first_line: dict[BootStatus, tuple[int, str]] = field(default_factory=dict)
-    generic: set[BootStatus] = field(default_factory=set)  # first_line holds a header, not the cause, so far
     is_vllm: bool = False
 
-    def set_once(self, key: str, value: object) -> None:
-        self.values.setdefault(key, value)
-
-    def mark(self, status: BootStatus, number: int, line: str, generic: bool = False) -> None:
-        """Keep the first line of each status; a specific line replaces a generic header before it."""
-        if status in self.first_line and (generic or status not in self.generic):
-            return
-        self.first_line[status] = (number, message(line))
-        if generic:
-            self.generic.add(status)
-        else:
-            self.generic.discard(status)
+    def clean(self, line: str) -> str:
+        return message(line)
 
 
 @dataclass(frozen=True)
