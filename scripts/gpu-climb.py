@@ -1,14 +1,19 @@
-"""Climb real ladders on this host's GPU with the local target (how tests/data/vllm-0.26.0-h200-ladder/ was made).
+"""Climb real ladders on this host's GPU with the local target (how tests/data/*-h200-ladder/ were made).
 
-    python3 scripts/gpu-climb.py OUT_DIR MODELS_DIR KEY [KEY ...]
+    python3 scripts/gpu-climb.py OUT_DIR MODELS_DIR KEY [KEY ...] [--engine sglang --command sglang-server]
+        [--floor 32768 8192] [--fixed '{"enforce_eager": true}'] [--mnbt-cap 32768] [--stop-after SECONDS]
 
 Each KEY is a model folder under MODELS_DIR (config.json and tokenizer; weights
-come from --load-format dummy). Each gets OUT_DIR/KEY/ladder.yml, climbed from a
-floor of 32,768 / 8,192 at gpu_memory_utilization 0.90 with the signal policy.
-Needs `vllm` on PATH and redline importable (PYTHONPATH=src).
+come from --load-format dummy). Each gets OUT_DIR/KEY/ladder.yml, climbed from the
+floor at gpu_memory_utilization 0.90 with the signal policy. A climb cut short by
+--stop-after (a device call's limit) resumes from its ladder.yml on the next run.
+Needs the engine's command and `vllm` (the bench client) on PATH, and redline
+importable (PYTHONPATH=src).
 """
 
-import sys
+import argparse
+import json
+import time
 from pathlib import Path
 
 import anyio
@@ -18,32 +23,53 @@ from redline.tools import ladder as ladder_tools
 from redline.tools.requests import LadderInitRequest
 from redline.tools.rung import climb
 
+ENGINE_ENV = {"VLLM_USE_FLASHINFER_SAMPLER": "0", "HF_HUB_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1"}
+
 
 async def progress(fraction: float, text: str) -> None:
-    print(f"  [{fraction:4.0%}] {text}", flush=True)
+    print(f"  [{time.strftime('%H:%M:%S')} {fraction:4.0%}] {text}", flush=True)
 
 
-async def main(out: Path, models: Path, keys: list[str]) -> None:
-    target = LocalTarget("local", workdir=str(out / "work"))
-    target.engine_env = {"VLLM_USE_FLASHINFER_SAMPLER": "0", "HF_HUB_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1"}
-    for key in keys:
-        ladder = out / key / "ladder.yml"
-        if not ladder.exists():
-            ladder.parent.mkdir(parents=True, exist_ok=True)
-            ladder_tools.ladder_init(
-                ladder,
-                LadderInitRequest(
-                    model=key,
-                    model_path=str(models / key),
-                    floor_max_model_len=32768,
-                    floor_max_num_batched_tokens=8192,
-                    fixed={"load_format": "dummy"},
-                ),
-            )
-        report = await climb(ladder, target, progress=progress)
-        print("\n".join(report.steps), flush=True)
-        print(ladder.read_text(), flush=True)
+async def main(args: argparse.Namespace) -> None:
+    commands = {args.engine: args.command.split()} if args.command else {}
+    target = LocalTarget("local", workdir=str(args.out / "work"), engine_env=ENGINE_ENV, engine_commands=commands)
+    fixed = {"load_format": "dummy"} | json.loads(args.fixed)
+    async with target:
+        with anyio.move_on_after(args.stop_after) as scope:
+            for key in args.keys:
+                ladder = args.out / key / "ladder.yml"
+                if not ladder.exists():
+                    ladder.parent.mkdir(parents=True, exist_ok=True)
+                    ladder_tools.ladder_init(
+                        ladder,
+                        LadderInitRequest(
+                            model=key,
+                            model_path=str(args.models / key),
+                            floor_max_model_len=args.floor[0],
+                            floor_max_num_batched_tokens=args.floor[1],
+                            engine=args.engine,
+                            max_num_batched_tokens_cap=args.mnbt_cap,
+                            fixed=fixed,
+                        ),
+                    )
+                report = await climb(ladder, target, progress=progress)
+                print("\n".join(report.steps), flush=True)
+                print(ladder.read_text(), flush=True)
+        if scope.cancelled_caught:
+            print(f"stopped after {args.stop_after:.0f}s; run again to resume from ladder.yml", flush=True)
 
 
 if __name__ == "__main__":
-    anyio.run(main, Path(sys.argv[1]).resolve(), Path(sys.argv[2]).resolve(), sys.argv[3:])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out", type=Path)
+    parser.add_argument("models", type=Path)
+    parser.add_argument("keys", nargs="+")
+    parser.add_argument("--engine", default="vllm")
+    parser.add_argument("--command", help="the engine's serve command on this host, e.g. sglang-server")
+    parser.add_argument("--floor", type=int, nargs=2, default=[32768, 8192], metavar=("MAX_MODEL_LEN", "MNBT"))
+    parser.add_argument("--fixed", default="{}", help="more serve knobs held fixed, as JSON")
+    parser.add_argument("--mnbt-cap", type=int, default=None)
+    parser.add_argument("--stop-after", type=float, default=1e9, help="seconds before the run stops itself")
+    args = parser.parse_args()
+    args.out, args.models = args.out.resolve(), args.models.resolve()
+    anyio.run(main, args)

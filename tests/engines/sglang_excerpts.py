@@ -1,5 +1,5 @@
 """SGLang 0.5.17 boot-log excerpts, written line by line from the f-strings in its wheel (file:line beside each),
-until real H200 logs are fixtures in tests/data/sglang-0.5.17-h200/.
+checked against the real H200 logs in tests/data/sglang-0.5.17-h200/ (test_sglang_h200_logs.py).
 
 Every logger line carries the prefix of srt/utils/common.py:2173 (`[%(asctime)s{prefix}] %(message)s`, prefix
 " TP0" and the like only in scheduler processes with tp_size > 1); tracebacks and argparse errors are raw.

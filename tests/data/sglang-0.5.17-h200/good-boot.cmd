@@ -1,0 +1,1 @@
+== good-boot: sglang-server --model-path /models/llama8b --load-format dummy --port 30017 --context-length 8192

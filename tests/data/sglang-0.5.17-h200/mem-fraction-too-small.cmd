@@ -1,0 +1,1 @@
+== mem-fraction-too-small: sglang-server --model-path /models/llama8b --load-format dummy --port 30017 --context-length 8192 --mem-fraction-static 0.1 --cuda-graph-backend-decode disabled --cuda-graph-backend-prefill disabled

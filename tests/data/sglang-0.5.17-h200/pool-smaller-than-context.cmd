@@ -1,0 +1,1 @@
+== pool-smaller-than-context: sglang-server --model-path /models/llama8b --load-format dummy --port 30017 --context-length 131072 --mem-fraction-static 0.2 --cuda-graph-backend-decode disabled --cuda-graph-backend-prefill disabled

@@ -1,0 +1,81 @@
+"""The real H200 A/B (tests/data/vllm-0.26.0-h200-ab) read back: every mean and std is what the trials' own bench
+files say, the six trials ran on one node, and the verdict and the speed-of-light figure follow from those."""
+
+import shutil
+import statistics
+from pathlib import Path
+
+import pytest
+from ruamel.yaml import YAML
+
+from redline.engines import get_engine
+from redline.tools.ab_plan import ab_summary
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "vllm-0.26.0-h200-ab"
+TRIALS = DATA / "ab" / "l8b-mnbt" / "trials"
+VLLM = get_engine("vllm")
+
+
+@pytest.fixture
+def summary(tmp_path: Path):
+    shutil.copytree(DATA / "ab", tmp_path / "ab")  # a copy: reading must not need to write, but prove nothing moved
+    return ab_summary(tmp_path, "l8b-mnbt")
+
+
+def throughputs(arm: str) -> list[float]:
+    files = sorted(TRIALS.glob(f"{arm}-*/bench-c128.json"))
+    return [VLLM.parse_bench_result(f.read_text()).output_throughput for f in files]
+
+
+def test_six_trials_interleaved_each_a_green_boot_on_one_node() -> None:
+    records = {p.name: YAML(typ="safe").load((p / "trial.yml").read_text()) for p in TRIALS.iterdir()}
+    assert sorted(records) == [f"{a}-{k}" for a in ("mnbt2048", "mnbt8192") for k in (1, 2, 3)]
+    assert sorted((r["order"], name) for name, r in records.items()) == [
+        (1, "mnbt2048-1"),
+        (2, "mnbt8192-1"),
+        (3, "mnbt2048-2"),
+        (4, "mnbt8192-2"),
+        (5, "mnbt2048-3"),
+        (6, "mnbt8192-3"),
+    ]
+    assert all(r["ok"] and r["boot_status"] == "boot_ok" and r["engine_version"] == "0.26.0" for r in records.values())
+    assert len({(r["node"]["hostname"], tuple(r["node"]["gpu_uuids"])) for r in records.values()}) == 1
+    for name, record in records.items():
+        log = (TRIALS / name / "boot.log").read_text()
+        assert VLLM.parse_boot_log(log).max_num_batched_tokens == record["serve"]["max_num_batched_tokens"]
+
+
+def test_mean_and_std_are_the_bench_files(summary) -> None:
+    _, arms, _ = summary
+    for arm in arms:
+        (point,) = arm.points
+        stat = point.metrics["output_throughput"]
+        values = throughputs(arm.arm)
+        assert stat.n == 3 and stat.values == pytest.approx(values)
+        assert stat.mean == pytest.approx(statistics.mean(values)) and stat.std == pytest.approx(
+            statistics.stdev(values)
+        )
+    by_arm = {a.arm: a.points[0].metrics["output_throughput"] for a in arms}
+    assert round(by_arm["mnbt2048"].mean, 2) == 2885.21 and round(by_arm["mnbt2048"].std, 2) == 189.91
+    assert round(by_arm["mnbt8192"].mean, 2) == 3020.26 and round(by_arm["mnbt8192"].std, 2) == 49.75
+
+
+def test_the_verdict_is_no_improvement_with_every_rule_held(summary) -> None:
+    spec, _, verdict = summary
+    assert verdict.rigor == "VERDICT" and verdict.failed == [] and verdict.baseline == "mnbt2048"
+    assert verdict.outcome == "no_improvement" and verdict.champion is None
+    (comparison,) = verdict.comparisons
+    assert comparison.arm == "mnbt8192" and comparison.concurrency == 128
+    assert comparison.delta_pct == pytest.approx(100 * (3020.26 / 2885.21 - 1), abs=0.01)  # +4.7%, not significant
+    assert comparison.welch is not None and comparison.welch.p_value > spec.alpha
+
+
+def test_each_arm_reports_its_share_of_the_h200_decode_ceiling(summary) -> None:
+    _, arms, _ = summary
+    for arm in arms:
+        sol = arm.points[0].sol
+        assert sol.key == "h200-sxm" and sol.batch == 128
+        assert sol.pct_of_ceiling == pytest.approx(
+            100 * arm.points[0].metrics["output_throughput"].mean / sol.ceiling_tokens_per_s
+        )
+    assert {a.arm: round(a.points[0].sol.pct_of_ceiling, 1) for a in arms} == {"mnbt2048": 16.1, "mnbt8192": 16.9}
