@@ -20,7 +20,7 @@ from redline.models.campaign import Campaign, Regime
 from redline.models.campaign_results import BootRecord, CellVerdict, Commands, ConcurrencyResult, Context, Stat
 from redline.targets import LocalTarget
 from tests.conftest import processes_naming
-from tests.server.helpers import FAKE_VLLM, LLAMA8B, free_port
+from tests.server.helpers import FAKE_SGLANG, FAKE_VLLM, LLAMA8B, free_port
 
 FAST = {"FAKE_VLLM_KV_TOKENS": "100000", "FAKE_VLLM_BOOT_S": "0.1"}
 
@@ -46,6 +46,18 @@ class Fake:
             "local",
             workdir=str(self.root / "target"),
             engine_command=[sys.executable, str(FAKE_VLLM)],
+            engine_env={**self.engine_env, **engine_env},
+        )
+
+    def two_engine_target(self, **engine_env: str) -> LocalTarget:
+        """A target that runs both engines: the fake vLLM (server and the one bench client) and the fake SGLang."""
+        return LocalTarget(
+            "local",
+            workdir=str(self.root / "target"),
+            engine_commands={
+                "vllm": [sys.executable, str(FAKE_VLLM)],
+                "sglang": [sys.executable, str(FAKE_SGLANG), "serve"],  # `sglang serve`: `sglang version` answers
+            },
             engine_env={**self.engine_env, **engine_env},
         )
 
@@ -127,8 +139,12 @@ def verdict(
     cache: str = "warm",
     reason: str = "ok",
     sla_ok: dict[int, bool] | None = None,
+    engine: str = "vllm",
+    version: str | None = "0.26.0",
+    backend: str = "vllm",
 ) -> CellVerdict:
-    """A verdict whose metric at each concurrency is `figures[c]` (a list: one value per trial)."""
+    """A verdict whose metric at each concurrency is `figures[c]` (a list: one value per trial), booted by `engine`
+    (benched by vLLM's client under `backend`)."""
     results = []
     for c, value in figures.items():
         values = value if isinstance(value, list) else [value]
@@ -156,12 +172,12 @@ def verdict(
         commands=Commands(boot=["serve"]),
         context=Context(
             model="m",
-            engine="vllm",
-            engine_version="0.26.0",
+            engine=engine,
+            engine_version=version,
             serve=serve,
             workload={"input_len": 128, "output_len": 16},
             regime=Regime(cache=cache, graphs=graphs),
-            bench_backend="vllm",
+            bench_backend=backend,
             bench_client="vllm",
             trials=len(values),
             warmup_requests=8,

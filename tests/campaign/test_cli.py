@@ -67,7 +67,11 @@ def test_a_run_then_every_view_and_the_report(fake: Fake) -> None:
     path, targets = fake.write(), fake.targets_file()
     run = redline("run", "--campaign", str(path), "--targets", str(targets), "--i-understand-this-submits-jobs")
     assert run.returncode == 0, run.stderr
-    assert "mnbt2048: green" in run.stdout and "ran 2 cells, all green; 2 boots" in run.stdout
+    assert (
+        "mnbt2048: green" in run.stdout
+        and "ran 2 cells, all green; " in run.stdout
+        and "GPU-seconds; 2 boots" in run.stdout
+    )
     assert "cell 2 of 2 (mnbt8192)" in run.stderr  # progress on stderr, results on stdout
     status = redline("status", "--campaign", str(path), "--json")
     assert json.loads(status.stdout)["green"] == 2

@@ -12,7 +12,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from redline.ledger.campaign_file import read_verdict, server_file
+from redline.ledger.campaign_file import read_verdict, server_files
 from redline.server.app import build_server
 from tests.campaign.helpers import wait_until_gone
 from tests.conftest import processes_naming
@@ -135,7 +135,7 @@ async def test_job_cancel_of_a_running_campaign_leaves_no_server(env: Env) -> No
         cancelled = await call(client, "job_cancel", job_id=job["job_id"])
     assert cancelled["state"] == "cancelled"
     assert fake_servers(env.port) == [] and wait_until_gone(env.root) == []
-    assert read_verdict(results(env), "mnbt2048") is None and not server_file(results(env)).exists()
+    assert read_verdict(results(env), "mnbt2048") is None and server_files(results(env)) == []
 
 
 async def test_a_second_run_of_a_running_campaign_is_refused(env: Env) -> None:
@@ -148,7 +148,7 @@ async def test_a_second_run_of_a_running_campaign_is_refused(env: Env) -> None:
         status = await call(client, "campaign_status", campaign=CAMPAIGN)
         await call(client, "job_cancel", job_id=started["job_id"])
     assert "is still running" in busy and started["job_id"] in busy
-    assert status["running"] == "mnbt2048" and "wait for its job" in status["next"]
+    assert status["running"] == ["mnbt2048"] and "wait for its job" in status["next"]
     assert fake_servers(env.port) == [] and wait_until_gone(env.root) == []
 
 

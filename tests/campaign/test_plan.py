@@ -14,7 +14,7 @@ ENGINE = get_engine()
 
 
 def plan(c, base: ServeConfig | None = None):  # type: ignore[no-untyped-def]
-    return policy.plan_campaign(c, base or policy.base_config(c), ENGINE, None, path="c.yml")
+    return policy.plan_campaign(c, base or policy.base_config(c), path="c.yml")
 
 
 # ---- the grid --------------------------------------------------------------------------------------------------------
@@ -204,7 +204,7 @@ def test_trials_interleave_and_every_bench_has_its_own_seed() -> None:
 def test_a_plan_counts_boots_and_benches_and_skips_done_cells() -> None:
     c = campaign(grid={"max_num_batched_tokens": [1024, 2048, 4096]})
     p = policy.plan_campaign(
-        c, policy.base_config(c), ENGINE, ["/opt/v/bin/vllm"], path="c.yml", done={"mnbt1024": "green"}
+        c, policy.base_config(c), {ENGINE.name: ["/opt/v/bin/vllm"]}, path="c.yml", done={"mnbt1024": "green"}
     )
     assert (p.boots, p.benches) == (2, 4)
     assert [x.done for x in p.cells] == ["green", None, None]

@@ -18,7 +18,7 @@ import anyio
 import pytest
 
 from redline.errors import InputError
-from redline.ledger.campaign_file import read_verdict, server_file
+from redline.ledger.campaign_file import read_verdict, server_file, server_files
 from redline.ledger.server_record import load_server
 from redline.tools.campaign import campaign_aggregate, campaign_plan, campaign_status, champion_select
 from redline.tools.campaign_runner import campaign_run
@@ -106,12 +106,12 @@ async def test_a_full_campaign_boots_each_cell_once_and_leaves_its_verdicts(fake
         assert any("max_num_seqs was unset" in g for g in v.gates)
         # the server's log, not the bench client's
         assert "Starting main benchmark run" not in (folder / "boot.log").read_text()
-    assert not server_file(results(fake)).exists() and processes_naming(fake.root) == []
+    assert server_files(results(fake)) == [] and processes_naming(fake.root) == []
     assert any("cell 2 of 2 (mnbt8192)" in text and "concurrency 4" in text for _, text in seen)
     assert seen[-1][0] == 1.0
 
     status = campaign_status(path)
-    assert (status.total, status.done, status.green, status.running) == (2, 2, 2, None)
+    assert (status.total, status.done, status.green, status.running) == (2, 2, 2, [])
     table = campaign_aggregate(path)
     assert [(r.cell, r.concurrency) for r in table.rows] == [
         ("mnbt2048", 1),
@@ -228,7 +228,7 @@ def _wait_for(check, timeout_s: float = 60):  # type: ignore[no-untyped-def]
 
 
 def _second_cell_started(fake: Fake):  # type: ignore[no-untyped-def]
-    record = load_server(server_file(results(fake)))
+    record = load_server(server_file(results(fake), "mnbt2048"))
     return record if record is not None and record.rung_index == 2 else None
 
 
@@ -257,7 +257,7 @@ async def test_a_killed_runner_resumes_after_its_last_finished_cell_and_leaves_n
     assert read_verdict(results(fake), "mnbt2048") is None
     orphan = record.handle.locator.pid
     assert _alive(orphan), "the killed runner's server should still be running until the resume stops it"
-    assert campaign_status(path).running == "mnbt2048"
+    assert campaign_status(path).running == ["mnbt2048"]
 
     async with fake.target() as target:
         result = await campaign_run(path, target, i_understand_this_submits_jobs=True)
@@ -266,7 +266,7 @@ async def test_a_killed_runner_resumes_after_its_last_finished_cell_and_leaves_n
     assert all(o.verdict == "green" for o in result.ran)
     assert first.read_bytes() == finished  # the finished cell was not run again
     assert boots(fake) == 4  # 1024, 2048 (killed), 2048 again, 4096
-    assert not server_file(results(fake)).exists()
+    assert server_files(results(fake)) == []
     assert fake_servers(fake.port) == [] and wait_until_gone(fake.root) == []
 
 
@@ -303,7 +303,7 @@ async def test_a_cancelled_campaign_leaves_no_server_and_no_verdict(
         await anyio.sleep(0.3)
         tg.cancel_scope.cancel()
     assert read_verdict(results(fake), "mnbt2048") is None
-    assert not server_file(results(fake)).exists()
+    assert server_files(results(fake)) == []
     assert fake_servers(fake.port) == [] and processes_naming(fake.root) == []
 
 
@@ -312,11 +312,11 @@ async def test_one_runner_per_campaign(fake: Fake) -> None:
     async with fake.target(FAKE_VLLM_BENCH_S="2") as target, anyio.create_task_group() as tg:
         tg.start_soon(lambda: campaign_run(path, target, i_understand_this_submits_jobs=True))
         with anyio.fail_after(30):
-            while load_server(server_file(results(fake))) is None:
+            while load_server(server_file(results(fake), "mnbt2048")) is None:
                 await anyio.sleep(0.05)
         with pytest.raises(InputError, match="another campaign_run is running this campaign"):
             await campaign_run(path, fake.target(), i_understand_this_submits_jobs=True)
-        assert campaign_status(path).running == "mnbt2048"
+        assert campaign_status(path).running == ["mnbt2048"]
         tg.cancel_scope.cancel()
     assert processes_naming(fake.root) == []
 

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 from ruamel.yaml import YAML
 
-from redline.engines import get_engine
 from redline.policy import campaign as policy
 from redline.tools.campaign import load
 from redline.tools.requests import CAMPAIGN_OPERATIONS
@@ -60,6 +59,19 @@ def test_the_example_campaign_is_a_real_campaign_that_plans(tmp_path: Path) -> N
     path = tmp_path / "campaign.yml"
     shutil.copy(SKILL / "assets" / "campaign.yml", path)
     loaded = load(path)
-    plan = policy.plan_campaign(loaded.campaign, loaded.base, get_engine(), None, path=str(path))
+    plan = policy.plan_campaign(loaded.campaign, loaded.base, path=str(path))
     assert (plan.boots, plan.benches) == (6, 18) and plan.baseline == "mnbt8192-seqs128"
     assert all(cell.serve.max_num_seqs >= 128 for cell in plan.cells)
+
+
+def test_the_example_campaign_across_engines_plans_one_vllm_cell_and_one_sglang_cell(tmp_path: Path) -> None:
+    path = tmp_path / "campaign.yml"
+    shutil.copy(SKILL / "assets" / "campaign-engines.yml", path)
+    loaded = load(path)
+    plan = policy.plan_campaign(loaded.campaign, loaded.base, path=str(path))
+    assert [(c.name, c.engine, c.bench_backend) for c in plan.cells] == [
+        ("vllm", "vllm", "vllm"),
+        ("sglang", "sglang", "openai"),
+    ]
+    assert plan.baseline == "vllm" and plan.bench_client == "vllm" and (plan.boots, plan.benches) == (2, 18)
+    assert "--disable-radix-cache" not in plan.cells[1].boot_command  # caching: each engine's default, on for both

@@ -24,6 +24,8 @@ Environment (the target's engine env):
                                    a person copies from a boot they ran by hand)
     FAKE_VLLM_DECODE_MODEL         1: bench figures set by the server's --max-num-batched-tokens (see
                                    _decode_model), not by this host's timing: A/B arms that differ for real
+                                   (a server that answers with a `speedup`, tests/server/fake_sglang.py, is
+                                   that much faster)
 
 `fake_vllm.py --version` prints 0.26.0, the version of the logs it serves.
 """
@@ -322,10 +324,11 @@ def _decode_model(result: dict, server: dict, args: argparse.Namespace) -> float
 
     TPOT and ITL grow as --max-num-batched-tokens shrinks below 8192 (x (8192 / M) ** 0.25), with a jitter of
     +-0.3% set by the server's pid (each boot differs a little, as real boots do); the duration is the decode
-    time of ceil(prompts / concurrency) waves, so output throughput follows TPOT. Returns the duration.
+    time of ceil(prompts / concurrency) waves, so output throughput follows TPOT; a server's `speedup` divides
+    TPOT and ITL. Returns the duration.
     """
     mnbt, pid = int(server.get("max_num_batched_tokens") or 8192), int(server.get("pid") or 0)
-    factor = (8192 / mnbt) ** 0.25 * (1 + ((pid % 7) - 3) * 0.001)
+    factor = (8192 / mnbt) ** 0.25 * (1 + ((pid % 7) - 3) * 0.001) / float(server.get("speedup") or 1)
     for key in ("mean_tpot_ms", "median_tpot_ms", "p99_tpot_ms", "mean_itl_ms", "median_itl_ms", "p99_itl_ms"):
         result[key] = result[key] * factor
     waves = -(-args.num_prompts // max(args.max_concurrency, 1))

@@ -18,6 +18,7 @@ from redline.server.config import ServerConfig, load_server_config
 
 HERE = Path(__file__).resolve().parent
 FAKE_VLLM = HERE / "fake_vllm.py"
+FAKE_SGLANG = HERE / "fake_sglang.py"  # SGLang's server texts; benched by FAKE_VLLM's client, as SGLang is by vLLM's
 H200 = HERE.parent / "data" / "vllm-0.26.0-h200"
 LLAMA8B = H200 / "models" / "llama8b"  # a real config.json: max_position_embeddings 131072
 KV_TOKENS = 100_000  # the fake GPU's KV cache at 8192 batched tokens: the max_model_len ceiling

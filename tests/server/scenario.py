@@ -168,7 +168,7 @@ async def exercise_campaign_tools(ok: Any, err: Any) -> None:
     assert ran["state"] == "succeeded" and ran["result"]["boots"] == 2, ran
     assert [c["verdict"] for c in ran["result"]["ran"]] == ["green", "green"]
     status = await ok("campaign_status", campaign=CAMPAIGN)
-    assert (status["done"], status["green"], status["running"]) == (2, 2, None)
+    assert (status["done"], status["green"], status["running"]) == (2, 2, [])
     table = await ok("campaign_aggregate", campaign=CAMPAIGN)
     assert [(r["cell"], r["concurrency"]) for r in table["rows"]] == [
         ("mnbt2048", 1),

@@ -150,7 +150,11 @@ def test_bad_engine_commands_are_refused(tmp_path: Path, entry: str) -> None:
 
 
 # The smallest entry of each kind; a kind added to the registry needs a line here.
-MINIMAL = {"local": "{kind: local}", "ssh": "{kind: ssh, host: h, user: u}"}
+MINIMAL = {
+    "local": "{kind: local}",
+    "ssh": "{kind: ssh, host: h, user: u}",
+    "kubernetes": "{kind: kubernetes, image: busybox}",
+}
 
 
 @pytest.mark.parametrize("kind", sorted(KINDS))

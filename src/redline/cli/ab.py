@@ -87,7 +87,9 @@ def run_ab(args: argparse.Namespace) -> int:
 def plan_text(plan: AbPlan) -> str:
     lines = [f"A/B {plan.ab} on {plan.target}: {plan.boots} boots to run ({plan.note})", plan.known_good.note]
     for arm in plan.arms:
-        lines.append(f"arm {arm.name}{' (baseline)' if arm.baseline else ''}: {shlex.join(arm.boot_command)}")
+        lines.append(
+            f"arm {arm.name}{' (baseline)' if arm.baseline else ''} [{arm.engine}]: {shlex.join(arm.boot_command)}"
+        )
         lines += [f"  gate {g}" for g in arm.gates]
     for step in plan.steps:
         lines.append(
@@ -116,7 +118,7 @@ def ab_text(result: AbResult) -> str:
     lines = [result.summary, result.known_good.note]
     for arm in result.arms:
         lines.append(
-            f"arm {arm.arm}{' (baseline)' if arm.baseline else ''}: {arm.trials_ok} trials ok"
+            f"arm {arm.arm}{' (baseline)' if arm.baseline else ''} [{arm.engine}]: {arm.trials_ok} trials ok"
             + (f"; failed: {'; '.join(arm.trials_failed)}" if arm.trials_failed else "")
         )
         for point in arm.points:

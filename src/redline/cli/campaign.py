@@ -14,11 +14,10 @@ from typing import Any
 import anyio
 from pydantic import BaseModel
 
-from redline.cli.climb import add_config_flag, print_progress, widening_from
+from redline.cli.climb import add_config_flag, print_progress
 from redline.cli.flags import add_request_flags, request_from_args
 from redline.errors import InputError
-from redline.ledger.campaign_file import read_campaign
-from redline.models import Widening
+from redline.models import Widenings
 from redline.models.campaign import CampaignPlan, CellPlan
 from redline.models.campaign_results import CampaignRunResult, CampaignStatus, CampaignTable, ChampionReport
 from redline.targets import LocalTarget, Target, load_targets
@@ -167,9 +166,13 @@ _ACTIONS: list[tuple[str, type[Request], str, Callable[[argparse.Namespace], int
 ]
 
 
-def _widening(args: argparse.Namespace) -> Widening | None:
-    """What --config widens the campaign's engine by; None without it."""
-    return widening_from(args, read_campaign(args.campaign).engine) if args.config is not None else None
+def _widening(args: argparse.Namespace) -> Widenings | None:
+    """What --config widens each engine by (a cell is admitted with its engine's); None without it."""
+    if args.config is None:
+        return None
+    from redline.server.config import read_widenings  # the server config's reader, without the MCP SDK
+
+    return read_widenings(args.config)
 
 
 def _target(args: argparse.Namespace, requested: str) -> Target:
@@ -193,7 +196,8 @@ def _cell_lines(cell: CellPlan) -> list[str]:
     levers = ", ".join(f"{k}={v}" for k, v in cell.levers.items()) or "the base config"
     done = f", done: {cell.done}" if cell.done else ""
     lines = [
-        f"cell {cell.index} {cell.name}{' (baseline)' if cell.baseline else ''} [{cell.regime.label}]: {levers}{done}"
+        f"cell {cell.index} {cell.name}{' (baseline)' if cell.baseline else ''} [{cell.engine}, {cell.regime.label}]: "
+        f"{levers}{done}"
     ]
     lines += [f"  gate    {g}" for g in cell.gates]
     lines.append(f"  boot    {shlex.join(cell.boot_command)}")
@@ -208,8 +212,10 @@ def _cell_lines(cell: CellPlan) -> list[str]:
 
 def plan_text(plan: CampaignPlan) -> str:
     head = (
-        f"campaign {plan.campaign} on {plan.target} ({plan.engine}), focus {plan.focus}, baseline {plan.baseline}: "
+        f"campaign {plan.campaign} on {plan.target} ({' and '.join(plan.engines)}, benched by {plan.bench_client}'s "
+        f"client), focus {plan.focus}, baseline {plan.baseline}: "
         f"{plan.boots} boots, {plan.benches} benches to run"
+        + (f", {plan.parallel} cells at once" if plan.parallel > 1 else "")
     )
     return "\n".join([head, *(line for cell in plan.cells for line in _cell_lines(cell)), plan.note])
 
@@ -257,13 +263,14 @@ def table_text(table: CampaignTable) -> str:
 
 def champion_headline(report: ChampionReport) -> str:
     if report.champion:
-        return f"champion {report.champion} (DRAFT) by {report.metric}"
+        won = f", {report.champion_engine} won" if len(report.engines) > 1 else ""
+        return f"champion {report.champion} (DRAFT{won}) by {report.metric}"
     return f"{report.outcome.replace('_', ' ')} (baseline {report.baseline})"
 
 
 def champion_text(report: ChampionReport) -> str:
     lines = [champion_headline(report), f"scoring: {report.scoring}", report.note]
-    lines += [f"  {c.cell:<24} {c.outcome:<15} {_n(c.score)}  {c.why}" for c in report.ranked]
+    lines += [f"  {c.cell:<24} {c.engine or '-':<8} {c.outcome:<15} {_n(c.score)}  {c.why}" for c in report.ranked]
     for group in report.other_regimes:
         lines += [f"regime {group.regime}: {group.note}", *(f"  {c.cell:<24} {_n(c.score)}" for c in group.cells)]
     lines += [f"  {c.cell:<24} excluded        {c.why}" for c in report.excluded]

@@ -41,6 +41,12 @@ def register_actions(actions: argparse._SubParsersAction[argparse.ArgumentParser
         parser.add_argument("--targets", type=Path, help="the targets file (default: this host as `local`)")
         if name in ("run", "climb"):
             add_config_flag(parser)
+        if name == "climb":  # `run` has it from its request
+            parser.add_argument(
+                "--i-understand-this-submits-jobs",
+                action="store_true",
+                help="boot on a target that submits to a cluster (kubernetes); other targets need none",
+            )
         parser.set_defaults(handler=handlers[name])
 
 
@@ -95,7 +101,12 @@ def _run(args: argparse.Namespace) -> int:
     outcome = _with_target(
         args,
         lambda t: rung_tools.rung_run(
-            args.ladder, t, replay=request.replay, progress=print_progress, widening=widening
+            args.ladder,
+            t,
+            replay=request.replay,
+            progress=print_progress,
+            widening=widening,
+            i_understand_this_submits_jobs=request.i_understand_this_submits_jobs,
         ),
     )
     print(f"rung {outcome.rung.index}: {outcome.rung.status} ({outcome.rung.reason})")
@@ -115,7 +126,13 @@ def _climb(args: argparse.Namespace) -> int:
     from redline.cli.ladder import status_text  # cli.ladder registers this module: import at use
 
     widening = _ladder_widening(args)
-    report = _with_target(args, lambda t: rung_tools.climb(args.ladder, t, progress=print_progress, widening=widening))
+    ack = args.i_understand_this_submits_jobs
+    report = _with_target(
+        args,
+        lambda t: rung_tools.climb(
+            args.ladder, t, progress=print_progress, widening=widening, i_understand_this_submits_jobs=ack
+        ),
+    )
     print("\n".join(report.steps))
     print(status_text(ladder_tools.ladder_status(args.ladder)))
     return 0 if report.final.route == "done" else 1

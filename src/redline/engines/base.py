@@ -32,6 +32,9 @@ class Engine(abc.ABC):
     # The engine whose bench client benches this one (None: its own). A figure's context names that client,
     # and its version, not the server's engine: SGLang is benched by vLLM's `vllm bench serve`.
     bench_engine: ClassVar[str | None] = None
+    # Whether a boot caches prompt prefixes when its config leaves enable_prefix_caching unset. Two engines' figures
+    # compare only with caching matched (a prefix-cache replay can fake a win), so each engine states its default.
+    prefix_caching_default: ClassVar[bool]
 
     @abc.abstractmethod
     def serve_argv(self, config: ServeConfig, executable: Sequence[str] | None = None) -> list[str]:
@@ -88,6 +91,11 @@ class Engine(abc.ABC):
     def cpu_env(self, folder: str) -> dict[str, str] | None:
         """The environment the engine's CPU build needs to run quietly inside folder; None if it has none."""
         return None
+
+    def prefix_caching(self, config: ServeConfig) -> bool:
+        """Whether a boot of config caches prefixes: the config's choice, else this engine's default."""
+        chosen = config.enable_prefix_caching
+        return self.prefix_caching_default if chosen is None else chosen
 
     @property
     def bench_client(self) -> str:

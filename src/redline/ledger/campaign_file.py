@@ -4,7 +4,7 @@
     campaigns/<name>/cells/<cell>/verdict.yml   one cell's verdict: its presence means the cell is done
     campaigns/<name>/cells/<cell>/boot.log      the server's whole log: boot, warm-up, benches
     campaigns/<name>/cells/<cell>/bench-c<C>.json   each bench's own result file
-    campaigns/<name>/server.json                the running cell's server, recorded before its boot is waited on
+    campaigns/<name>/cells/<cell>/server.json   a running cell's server, recorded before its boot is waited on
     campaigns/<name>/report.md, *.png           campaign_report
 
 The results folder sits beside the campaign file and is named by the campaign's
@@ -25,7 +25,7 @@ from redline.inputs import read_text
 from redline.ledger import yamlfile
 from redline.ledger.atomic import atomic_write
 from redline.ledger.derived import check_file, derived_dir
-from redline.models.campaign import LEVERS, Campaign
+from redline.models.campaign import AXES, Campaign
 from redline.models.campaign_results import CellVerdict
 
 HEADER = (
@@ -50,9 +50,17 @@ def verdict_file(results: Path, cell: str) -> Path:
     return cell_dir(results, cell) / VERDICT
 
 
-def server_file(results: Path) -> Path:
-    """Where the record of the running cell's server is kept."""
-    return results / "server.json"
+def server_file(results: Path, cell: str) -> Path:
+    """Where the record of a running cell's server is kept: one per cell, as cells may run at once."""
+    return cell_dir(results, cell) / "server.json"
+
+
+def server_files(results: Path) -> list[Path]:
+    """Every server record a runner left, by cell (and the one file of a runner from before cells ran at once)."""
+    cells = derived_dir(results, "cells")
+    found = sorted(cells.glob("*/server.json")) if cells.is_dir() else []
+    legacy = results / "server.json"
+    return [legacy, *found] if legacy.exists() else found
 
 
 def lock_file(results: Path) -> Path:
@@ -86,7 +94,7 @@ def _problem(error: ErrorDetails) -> str:
     loc, kind, msg = tuple(error["loc"]), error["type"], error["msg"].removeprefix("Value error, ")
     where = _where(loc)
     if kind == "extra_forbidden" and len(loc) >= 2 and loc[0] in ("grid", "cells"):
-        return f"{where}: unknown lever {loc[-1]!r}; the levers are {', '.join(LEVERS)}"
+        return f"{where}: unknown lever {loc[-1]!r}; the levers are {', '.join(AXES)}"
     if kind == "extra_forbidden":
         return f"{where}: unknown field"
     if kind == "too_short" and loc and loc[0] == "grid":

@@ -16,7 +16,7 @@ from redline.models.ladder import (
     SmokeTest,
     SmokeWorkload,
 )
-from redline.models.serve import ServeConfig, Widening
+from redline.models.serve import ServeConfig, Widening, Widenings
 
 __all__ = [
     "BenchResult",
@@ -27,6 +27,7 @@ __all__ = [
     "MemoryBreakdown",
     "ServeConfig",
     "Widening",
+    "Widenings",
 ]
 __all__ += [
     "Ceiling",

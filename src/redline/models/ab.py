@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from redline.engines import DEFAULT_ENGINE, EngineName
 from redline.models.bench import BenchResult
 from redline.models.boot import BootStatus
+from redline.models.campaign import Submits
 from redline.models.campaign_results import Stat
 from redline.models.context import ContextDescriptor, Node
 from redline.models.known_good import KnownGoodUse
@@ -42,9 +43,12 @@ class _Strict(BaseModel):
 
 
 class ArmSpec(_Strict):
-    """One arm: a serve config given inline, or a campaign's cell named."""
+    """One arm: a serve config given inline, or a campaign's cell named; booted by its engine."""
 
     name: Slug
+    engine: EngineName | None = Field(
+        None, description="the engine this arm boots; default: its campaign cell's, else the A/B's"
+    )
     serve: ServeConfig | None = Field(None, description="the serve config, inline")
     campaign: Annotated[
         str | None,
@@ -123,9 +127,11 @@ class AbSpec(_Strict):
 class ArmPlan(_Strict):
     name: str
     baseline: bool
+    engine: str = Field(description="the engine this arm boots")
     serve: ServeConfig = Field(description="after the gates and the known-good entry")
     gates: list[str] = []
     boot_command: list[str]
+    submits: Submits = None
 
 
 class TrialStep(_Strict):
@@ -144,7 +150,8 @@ class TrialStep(_Strict):
 class AbPlan(_Strict):
     ab: str
     target: str
-    engine: str
+    engine: str = Field(description="the A/B's engine: each arm's unless the arm (or its campaign cell) names another")
+    engines: list[str] = Field(description="every engine the arms boot; more than one: a comparison across engines")
     arms: list[ArmPlan]
     steps: list[TrialStep]
     boots: int = Field(description="boots a run would do now: one per trial not done")
@@ -181,6 +188,7 @@ class TrialRecord(_Strict):
     reason: str
     target: str
     node: Node
+    engine: str | None = Field(None, description="the engine the trial booted (null in older records: the A/B's)")
     engine_version: str | None
     serve: ServeConfig
     boot_status: BootStatus
@@ -223,6 +231,7 @@ class ArmPoint(_Strict):
 class ArmSummary(_Strict):
     arm: str
     baseline: bool
+    engine: str = Field(description="the engine the arm booted")
     serve: ServeConfig
     trials_ok: int
     trials_failed: list[str] = Field(description="<arm>-<k>: why, for each failed trial")

@@ -1,16 +1,17 @@
 """campaign.yml and the plan made from it: the grid of cells over one base config, and every command a run does.
 
 A campaign is a named grid of serve configs (cells) over one base config. Each
-cell is booted once and benched with the engine's own client at every
-concurrency on that one server. What a run leaves (verdicts, the table, the
-champion) is in models/campaign_results.py.
+cell is booted once, by its engine (the campaign's, or the cell's own `engine`),
+and benched at every concurrency on that one server by its engine's bench client:
+one client for every engine, so cells of two engines compare. What a run leaves
+(verdicts, the table, the champion) is in models/campaign_results.py.
 """
 
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 
-from redline.engines import DEFAULT_ENGINE, check_engine_name
+from redline.engines import DEFAULT_ENGINE, EngineName, check_engine_name
 from redline.errors import InputError
 from redline.models.serve import FLAG_RE, MODEL_RE, ServeConfig
 
@@ -44,7 +45,8 @@ FOCUS_METRIC: dict[str, str] = {
     "goodput": "output_throughput_per_gpu",
 }
 GOODPUT_SLA = ("p99_ttft_ms", "median_tpot_ms")  # the limits that define goodput
-# The levers a cell may set over the base config; every other knob is the base's, in every cell.
+# The levers a cell may set over the base config; every other knob is the base's, in every cell. A cell (or the
+# grid) may also name its engine, which is not a serve knob: see AXES.
 LEVERS = (
     "max_num_batched_tokens",
     "max_num_seqs",
@@ -55,6 +57,7 @@ LEVERS = (
     "enable_prefix_caching",
     "extra_flags",
 )
+AXES = ("engine", *LEVERS)  # what a cell or the grid may set, in the grid's order (the first outermost)
 
 
 class Strict(BaseModel):
@@ -88,8 +91,9 @@ GraphMode = Annotated[str, Field(pattern=r"^[A-Z_]+$", max_length=40)]
 
 
 class Levers(Strict):
-    """What one cell sets over the base config; unset (null) keeps the base's value."""
+    """What one cell sets over the base config; unset (null) keeps the base's value (and the campaign's engine)."""
 
+    engine: EngineName | None = Field(None, description="the engine this cell boots; default: the campaign's")
     max_num_batched_tokens: Batched | None = None
     max_num_seqs: Seqs | None = None
     kv_cache_dtype: KvDtype | None = None
@@ -100,7 +104,7 @@ class Levers(Strict):
     extra_flags: Flags | None = None
 
     def set(self) -> dict[str, Any]:
-        """The levers this cell sets, in LEVERS order."""
+        """What this cell sets, in AXES order."""
         return {k: v for k, v in self.model_dump().items() if v is not None}
 
 
@@ -116,9 +120,10 @@ Values = Annotated[list[_V] | None, Field(min_length=1, max_length=32)]
 
 
 class Grid(Strict):
-    """Values per lever; the cells are every combination, in LEVERS order (the first outermost), each lever's
+    """Values per lever; the cells are every combination, in AXES order (engine first, outermost), each lever's
     values in the order given, so the first cell takes every lever's first value."""
 
+    engine: Values[EngineName] = None
     max_num_batched_tokens: Values[Batched] = None
     max_num_seqs: Values[Seqs] = None
     kv_cache_dtype: Values[KvDtype] = None
@@ -210,12 +215,22 @@ class Campaign(Strict):
     concurrencies: Annotated[list[Count], Field(min_length=1, max_length=32)]
     warmup_requests: Annotated[int, Field(ge=0, le=1 << 20)] = 8
     trials: Annotated[int, Field(ge=1, le=20, description="benches per concurrency on the cell's one boot")] = 1
+    parallel: Annotated[
+        int,
+        Field(
+            ge=1,
+            le=64,
+            description="cells run at once, each booted once on a server of its own; more than 1 needs a target "
+            "that runs several servers at once (kubernetes: a pod each)",
+        ),
+    ] = 1
     bench_backend: Annotated[
         str | None,
         Field(
             pattern=r"^[a-z0-9][a-z0-9_-]*$",
             max_length=40,
-            description="the bench client's backend; default: the engine's",
+            description="the bench client's backend for cells of the campaign's engine; default: the engine's. "
+            "A cell of another engine is benched by the same client under its own engine's backend",
         ),
     ] = None
     grid: Grid | None = None
@@ -279,18 +294,30 @@ class BenchStep(Strict):
     command: list[str]
 
 
+Submits = Annotated[
+    str | None,
+    Field(
+        description="dry run, on a target that submits to a cluster: the exact kubectl/helm commands and manifests "
+        "one boot submits (nothing was submitted)"
+    ),
+]
+
+
 class CellPlan(Strict):
     """One cell as it will boot: its levers, its serve config after the gates, every command in order."""
 
     index: int
     name: str
     baseline: bool
+    engine: str = Field(description="the engine this cell boots")
     levers: dict[str, Any]
     serve: ServeConfig
     regime: Regime
     gates: list[str] = Field(description="what the methodology gates changed in this cell, and why")
+    bench_backend: str | None = Field(description="the backend this cell's bench command pins")
     widened: list[str] = Field([], description="what of the server config's allowlist widening this cell uses")
     boot_command: list[str]
+    submits: Submits = None
     warmup_command: list[str] | None
     benches: list[BenchStep]
     done: Verdict | None = Field(None, description="green or red: a verdict exists, a run skips this cell")
@@ -302,19 +329,23 @@ class CampaignPlan(Strict):
     campaign: str
     path: str
     target: str
-    engine: str
+    engine: str = Field(description="the campaign's engine: each cell's unless the cell names another")
+    engines: list[str] = Field(description="every engine the cells boot; more than one: a comparison across engines")
     focus: Focus
     baseline: str
     concurrencies: list[int]
-    bench_backend: str | None
+    bench_client: str = Field(description="the one client that benches every cell, of every engine")
+    bench_backend: str | None = Field(description="the backend every cell's bench pins; null where cells differ")
     gates: list[str] = Field(description="campaign-wide gate notes")
     cells: list[CellPlan]
     boots: int = Field(description="boots a run would do now: one per cell without a verdict")
     benches: int
+    parallel: int = Field(1, description="cells run at once, each on a server of its own")
     note: str = "the bench commands write into the server's run folder on the target, shown as $RUN_DIR"
 
 
 __all__ = [
+    "AXES",
     "BaseServe",
     "BenchStep",
     "Campaign",

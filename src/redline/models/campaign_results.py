@@ -79,13 +79,16 @@ class Context(Strict):
     gpu: GpuProfile | None = Field(None, description="null where the host showed no GPU")
     host: str | None = None
     node: str | None = Field(None, description="the host's machine id: tells two runs on one node apart from two nodes")
-    engine: str
+    engine: str = Field(description="the engine this cell booted")
     engine_version: str | None
     serve: ServeConfig
     workload: CampaignWorkload
     regime: Regime
-    bench_backend: str | None
-    bench_client: str = Field(description="the engine whose own bench client ran, at engine_version")
+    bench_backend: str | None = Field(description="the backend the bench command pinned")
+    bench_client: str = Field(
+        description="the engine whose bench client ran: the cell's own (at engine_version), or the one client that "
+        "benches every engine (for an engine without a client of its own)"
+    )
     trials: int
     warmup_requests: int
     simulated: bool = False
@@ -131,7 +134,7 @@ class CampaignStatus(Strict):
     green: int
     red: int
     cells: list[CellState]
-    running: str | None = Field(None, description="the cell whose server a runner recorded as running")
+    running: list[str] = Field([], description="the cells whose servers a runner recorded as running")
     next: str = Field(description="what to do next, in one sentence")
 
 
@@ -170,6 +173,7 @@ class CampaignTable(Strict):
 
 class RankedCell(Strict):
     cell: str
+    engine: str | None = Field(None, description="the engine the cell booted; null for a cell with no verdict")
     regime: str
     score: float | None = Field(description="the focus metric that ranks the cell (see ChampionReport.scoring)")
     at_concurrency: int | None = None
@@ -197,6 +201,8 @@ class ChampionReport(Strict):
     baseline: str
     regime: str | None = Field(None, description="the regime ranked: the baseline's")
     champion: str | None
+    champion_engine: str | None = Field(None, description="the engine the champion booted: the engine that won")
+    engines: list[str] = Field([], description="the engines of the cells with a verdict; two or more: across engines")
     outcome: Literal["improvement", "no_improvement", "no_baseline", "no_results"]
     rigor: Literal["DRAFT"] = "DRAFT"
     note: str
@@ -228,6 +234,10 @@ class CampaignRunResult(Strict):
     skipped: list[str] = Field([], description="cells that already had a verdict (a resumed campaign)")
     boots: int = 0
     stopped_early: bool = False
+    wall_s: float | None = Field(None, description="the run's wall time, from its start to its last cell's end")
+    gpu_s: float | None = Field(
+        None, description="the GPU time the cells held: each cell's wall time x its GPUs (TP x PP x DP), summed"
+    )
     reason: str
     next: str
 

@@ -1,6 +1,7 @@
 """The knobs of one server boot."""
 
 import re
+from collections.abc import Mapping
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -23,6 +24,11 @@ class Widening(BaseModel):
 
     flags: Annotated[list[Annotated[str, Field(pattern=r"^--[a-z0-9][a-z0-9_-]*$")]], Field(max_length=64)] = []
     env: Annotated[list[Annotated[str, Field(pattern=ENV_NAME_RE.pattern)]], Field(max_length=64)] = []
+
+
+# Each engine's widening, by engine name, as the server config's `widen:` holds it: a campaign or an A/B whose
+# cells or arms boot more than one engine widens each by its own.
+Widenings = Mapping[str, Widening]
 
 
 class ServeConfig(BaseModel):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Mapping, Sequence
 
+from redline.engines import get_engine
 from redline.models.ab import (
     TRIAL_METRICS,
     AbSpec,
@@ -194,6 +195,7 @@ def arm_summary(spec: AbSpec, plan: ArmPlan, records: Sequence[TrialRecord]) -> 
     return ArmSummary(
         arm=plan.name,
         baseline=plan.name == spec.baseline,
+        engine=plan.engine,
         serve=plan.serve,
         trials_ok=sum(r.ok for r in records),
         trials_failed=failed,
@@ -204,8 +206,9 @@ def arm_summary(spec: AbSpec, plan: ArmPlan, records: Sequence[TrialRecord]) -> 
 # ---- the verdict --------------------------------------------------------------------------------------------------
 
 
-def observation(record: TrialRecord) -> TrialObservation:
-    """What the rules see of one trial."""
+def observation(record: TrialRecord, engine: str) -> TrialObservation:
+    """What the rules see of one trial (of an arm of `engine`): prefix caching as it ran, on or off, the engine's
+    default where the config left it unset, so arms of two engines are judged by what their servers did."""
     serve = record.serve
     eager = serve.enforce_eager or serve.cudagraph_mode == "NONE"
     ok_points = [p for p in record.points if p.ok and p.figures is not None]
@@ -217,7 +220,7 @@ def observation(record: TrialRecord) -> TrialObservation:
         node=record.node,
         cache="warm" if record.warm else "cold",
         graphs="eager" if eager else "graphs",
-        prefix_caching=serve.enable_prefix_caching,
+        prefix_caching=get_engine(record.engine or engine).prefix_caching(serve),
         workload=(workload.dataset, workload.input_len, workload.output_len) if workload else ("?", None, None),
         num_prompts={p.concurrency: p.num_prompts for p in record.points},
         metrics={p.concurrency: metrics_of(p.figures, serve) for p in ok_points},  # type: ignore[arg-type]
@@ -231,7 +234,7 @@ def summarize(
 ) -> tuple[list[ArmSummary], AbVerdict]:
     """Every arm's figures, and the verdict over every trial recorded (records: arm -> its trial records)."""
     arms = [arm_summary(spec, plan, records.get(plan.name, [])) for plan in plans]
-    observations = [observation(r) for plan in plans for r in records.get(plan.name, [])]
+    observations = [observation(r, plan.engine) for plan in plans for r in records.get(plan.name, [])]
     verdict = judge_ab(
         observations,
         arms=[p.name for p in plans],

@@ -1,29 +1,36 @@
 """A campaign's plan, as pure functions of its file: the cells, the base config, the gates, every command. No I/O.
 
     cells = expand_cells(campaign)                       # named cells, then the grid's
-    plan = plan_campaign(campaign, base, engine, exe)    # every command, after the methodology gates
+    plan = plan_campaign(campaign, base, executables)    # every command, after the methodology gates
 
 What the figures make of the cells (verdicts, the table, the champion) is in policy/champion.py.
 
 The gates (METHODOLOGY.md, "Campaigns") are applied here and written into every
 plan and verdict: at least 2 x c prompts per concurrency, max_num_seqs at least
 the highest concurrency, a max_model_len that holds the workload, the regime of
-every figure, the bench backend as the command names it.
+every figure, the bench backend as the command names it. Each cell boots its own
+engine (the campaign's unless it names another); cells of two engines are benched
+by the one client and must match in prefix caching (policy/cross_engine.py).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from itertools import product
 from typing import Any
 
+from redline.engines import get_engine
 from redline.engines.base import Engine
 from redline.errors import InputError
 from redline.models import BenchWorkload, ServeConfig
 from redline.models.campaign import LEVERS, BenchStep, Campaign, CampaignPlan, CellPlan, CellSpec, Regime, Verdict
 from redline.models.ladder import Ladder
+from redline.policy.cross_engine import engines_of, one_bench_client, refuse_unmatched_caching
 from redline.policy.rungs import serve_config
+
+# How the target runs each engine (and each bench client), by engine name; None or a missing name: the default.
+Executables = Mapping[str, Sequence[str]]
 
 PROMPTS_PER_CONCURRENCY = 4  # the default when the workload names no num_prompts
 MIN_PROMPTS_PER_CONCURRENCY = 2  # one full batch beyond ramp and drain
@@ -41,6 +48,8 @@ _BOOL_NAMES = {
 
 
 def _part(lever: str, value: Any, index: int) -> str:
+    if lever == "engine":
+        return str(value)
     if lever in _BOOL_NAMES:
         return _BOOL_NAMES[lever][0 if value else 1]
     if lever == "extra_flags":
@@ -76,6 +85,11 @@ def expand_cells(campaign: Campaign) -> list[CellSpec]:
     return cells
 
 
+def cell_engine(campaign: Campaign, cell: CellSpec) -> str:
+    """The engine a cell boots: its own, else the campaign's."""
+    return cell.engine or campaign.engine
+
+
 def baseline_of(campaign: Campaign, cells: Sequence[CellSpec]) -> str:
     """The cell others are compared with: `baseline:` if set, else the first cell."""
     names = [c.name for c in cells]
@@ -100,10 +114,7 @@ def base_config(campaign: Campaign, ladder: Ladder | None = None) -> ServeConfig
             raise InputError(
                 f"{where}: the ladder has no recorded ceiling yet; finish its climb or give base.max_model_len"
             )
-        if ladder.engine != campaign.engine:
-            raise InputError(
-                f"engine: the campaign runs {campaign.engine!r} but {where} was climbed on {ladder.engine!r}"
-            )
+        _ladder_engine_matches(campaign, ladder, where)
         if model is not None and model != ladder.model.path:
             raise InputError(
                 f"model: the campaign names {model!r} but {where} serves {ladder.model.path!r}; "
@@ -112,6 +123,21 @@ def base_config(campaign: Campaign, ladder: Ladder | None = None) -> ServeConfig
         start = serve_config(ladder, ladder.ceiling.max_model_len, ladder.ceiling.max_num_batched_tokens).model_dump()
         model = ladder.model.path
     return ServeConfig.model_validate({**start, **knobs, "model": model})
+
+
+def _ladder_engine_matches(campaign: Campaign, ladder: Ladder, where: str) -> None:
+    """A ladder's ceiling is one engine's: every cell it is the base of must boot that engine."""
+    for cell in expand_cells(campaign):
+        engine = cell_engine(campaign, cell)
+        if engine == ladder.engine:
+            continue
+        if cell.engine is None:
+            raise InputError(f"engine: the campaign runs {engine!r} but {where} was climbed on {ladder.engine!r}")
+        raise InputError(
+            f"cell {cell.name!r} runs {engine!r} but {where} was climbed on {ladder.engine!r}: a ceiling is one "
+            f"engine's; give base.max_model_len instead of base.from_ladder, or run {engine!r} in a campaign of "
+            "its own over its own ladder"
+        )
 
 
 def prompts_at(campaign: Campaign, c: int) -> tuple[int, str | None]:
@@ -225,14 +251,27 @@ def flag_value(argv: Sequence[str], flag: str) -> str | None:
 
 
 def pinned_backend(campaign: Campaign, engine: Engine, bench_argv: Sequence[str]) -> str | None:
-    """The backend the engine's bench command pins; InputError when the campaign asks for another."""
+    """The backend the engine's bench command pins; InputError when the campaign asks another of its engine's cells.
+
+    A cell of another engine is benched by the same client under the backend that names its engine (SGLang's:
+    openai, in vLLM's client the same request function as vllm): it is recorded, not set against bench_backend.
+    """
     backend = flag_value(bench_argv, "--backend")
-    if campaign.bench_backend is not None and campaign.bench_backend != backend:
+    mine = engine.name == campaign.engine
+    if mine and campaign.bench_backend is not None and campaign.bench_backend != backend:
         raise InputError(
             f"bench_backend: {engine.title}'s bench command pins --backend {backend}, not "
             f"{campaign.bench_backend!r}: set bench_backend: {backend} or leave it out"
         )
     return backend
+
+
+def boot_argv(cell: str, engine: Engine, config: ServeConfig, executables: Executables | None) -> list[str]:
+    """The engine's boot command for a cell, as the target runs the engine; a knob it refuses names the cell."""
+    try:
+        return engine.serve_argv(config, (executables or {}).get(engine.name))
+    except InputError as exc:
+        raise InputError(f"cell {cell!r} ({engine.name}): {exc}") from exc
 
 
 def plan_cell(
@@ -241,21 +280,23 @@ def plan_cell(
     cell: CellSpec,
     index: int,
     baseline: str,
-    engine: Engine,
-    executable: Sequence[str] | None,
+    executables: Executables | None = None,
 ) -> CellPlan:
+    """One cell's commands: its engine's boot, its engine's bench client's benches (SGLang's: vLLM's client)."""
+    engine = get_engine(cell_engine(campaign, cell))
+    bench_exe = (executables or {}).get(engine.bench_client)
     config, notes = cell_config(campaign, base, cell)
     warm = warmup_workload(campaign)
     warmup = (
         None
         if warm is None
-        else engine.bench_argv(config, warm, result_dir=RUN_DIR, result_filename="warmup.json", executable=executable)
+        else engine.bench_argv(config, warm, result_dir=RUN_DIR, result_filename="warmup.json", executable=bench_exe)
     )
     benches = []
     for step, (c, t) in enumerate(bench_order(campaign)):
         name = bench_file(c, t, campaign.trials)
         argv = engine.bench_argv(
-            config, bench_workload(campaign, c, step), result_dir=RUN_DIR, result_filename=name, executable=executable
+            config, bench_workload(campaign, c, step), result_dir=RUN_DIR, result_filename=name, executable=bench_exe
         )
         benches.append(
             BenchStep(concurrency=c, trial=t, num_prompts=prompts_at(campaign, c)[0], result_file=name, command=argv)
@@ -264,11 +305,13 @@ def plan_cell(
         index=index,
         name=cell.name,
         baseline=cell.name == baseline,
+        engine=engine.name,
         levers=_levers(cell),
         serve=config,
         regime=regime_of(config, campaign.warmup_requests),
         gates=[*prompt_gates(campaign), *notes],
-        boot_command=engine.serve_argv(config, executable),
+        bench_backend=pinned_backend(campaign, engine, benches[0].command),
+        boot_command=boot_argv(cell.name, engine, config, executables),
         warmup_command=warmup,
         benches=benches,
     )
@@ -277,41 +320,59 @@ def plan_cell(
 def plan_campaign(
     campaign: Campaign,
     base: ServeConfig,
-    engine: Engine,
-    executable: Sequence[str] | None,
+    executables: Executables | None = None,
     *,
     path: str,
     done: dict[str, Verdict] | None = None,
 ) -> CampaignPlan:
-    """Every cell's boot and bench commands in run order, after the gates; refusals are InputErrors."""
+    """Every cell's boot and bench commands in run order, after the gates; refusals are InputErrors.
+
+    executables: how the target runs each engine, by name (a cell's engine and its bench client's).
+    """
     done = done or {}
     specs = expand_cells(campaign)
     baseline = baseline_of(campaign, specs)
-    cells = [plan_cell(campaign, base, spec, i, baseline, engine, executable) for i, spec in enumerate(specs, 1)]
+    cells = [plan_cell(campaign, base, spec, i, baseline, executables) for i, spec in enumerate(specs, 1)]
     cells = [cell.model_copy(update={"done": done.get(cell.name)}) for cell in cells]
-    _refuse_twins(cells)
-    backend = pinned_backend(campaign, engine, cells[0].benches[0].command)
+    client = check_cells(cells)
+    backends = {c.bench_backend for c in cells}
     todo = [c for c in cells if c.done is None]
     return CampaignPlan(
         campaign=campaign.name,
         path=path,
         target=campaign.target,
         engine=campaign.engine,
+        engines=engines_of(_runs(cells)),
         focus=campaign.focus,
         baseline=baseline,
         concurrencies=campaign.concurrencies,
-        bench_backend=backend,
+        bench_client=client,
+        bench_backend=backends.pop() if len(backends) == 1 else None,
         gates=prompt_gates(campaign),
         cells=cells,
         boots=len(todo),
         benches=sum(len(c.benches) for c in todo),
+        parallel=campaign.parallel,
     )
+
+
+def _runs(cells: Sequence[CellPlan]) -> list[tuple[str, str, ServeConfig]]:
+    return [(c.name, c.engine, c.serve) for c in cells]
+
+
+def check_cells(cells: Sequence[CellPlan]) -> str:
+    """Refuse twins, cells two bench clients would bench, and cells of two engines unmatched in prefix caching;
+    the one bench client. Run again on the configs a known-good entry changed."""
+    _refuse_twins(cells)
+    client = one_bench_client("cell", _runs(cells))
+    refuse_unmatched_caching("cell", _runs(cells))
+    return client
 
 
 def _refuse_twins(cells: Sequence[CellPlan]) -> None:
     seen: dict[str, str] = {}
     for cell in cells:
-        key = cell.serve.model_dump_json()
+        key = cell.engine + cell.serve.model_dump_json()
         if key in seen:
             raise InputError(
                 f"cells: {seen[key]!r} and {cell.name!r} boot the same serve config (after the gates); "

@@ -218,6 +218,7 @@ def _rank(
     score, at, cv = cell_score(campaign, verdict)
     ranked = RankedCell(
         cell=name,
+        engine=verdict.context.engine,
         regime=verdict.context.regime.label,
         score=score,
         at_concurrency=at,
@@ -277,7 +278,8 @@ def select_champion(
     others = [_other_group(regime, group, base_regime, direction) for regime, group in groups.items()]
     wins = [c for c in ranked if c.outcome == "win"]
     champion = wins[0].cell if wins else None
-    outcome, note = _outcome(base_v, base_ok, ranked, champion, baseline)
+    engines = list(dict.fromkeys(verdicts[name].context.engine for name in cells if name in verdicts))
+    outcome, note = _outcome(base_v, base_ok, ranked, champion, baseline, across_engines=len(engines) > 1)
     return ChampionReport(
         campaign=campaign.name,
         focus=campaign.focus,
@@ -287,6 +289,8 @@ def select_champion(
         baseline=baseline,
         regime=base_regime,
         champion=champion,
+        champion_engine=wins[0].engine if wins else None,
+        engines=engines,
         outcome=outcome,
         note=f"{note}. {DRAFT_NOTE}",
         ranked=ranked,
@@ -303,9 +307,10 @@ def _exclusions(cells: Sequence[str], verdicts: dict[str, CellVerdict]) -> list[
         if v is None:
             out.append(RankedCell(cell=name, regime="", score=None, outcome="excluded", why="no verdict yet"))
         elif v.verdict == "red":
+            regime, engine = v.context.regime.label, v.context.engine
             out.append(
                 RankedCell(
-                    cell=name, regime=v.context.regime.label, score=None, outcome="excluded", why=f"red: {v.reason}"
+                    cell=name, engine=engine, regime=regime, score=None, outcome="excluded", why=f"red: {v.reason}"
                 )
             )
     return out
@@ -323,7 +328,13 @@ def _other_group(regime: str, group: list[RankedCell], base_regime: str | None, 
 
 
 def _outcome(
-    base_v: CellVerdict | None, base_ok: bool, ranked: list[RankedCell], champion: str | None, baseline: str
+    base_v: CellVerdict | None,
+    base_ok: bool,
+    ranked: list[RankedCell],
+    champion: str | None,
+    baseline: str,
+    *,
+    across_engines: bool = False,
 ) -> tuple[Any, str]:
     if base_v is None:
         return "no_baseline", f"the baseline cell {baseline!r} has no verdict yet: run the campaign first"
@@ -337,7 +348,8 @@ def _outcome(
             return "no_results", "no other green cell in the baseline's regime to compare"
         return "no_improvement", "no improvement: no cell beat the baseline by more than the noise band"
     win = next(c for c in ranked if c.cell == champion)
-    return "improvement", f"champion {champion!r}: {win.why}"
+    won = f" ({win.engine} won; the baseline {baseline!r} ran {base_v.context.engine})" if across_engines else ""
+    return "improvement", f"champion {champion!r}{won}: {win.why}"
 
 
 # ---- plots ----------------------------------------------------------------------------------------------------

@@ -15,7 +15,6 @@ from pydantic import Field
 
 from redline.errors import InputError
 from redline.ledger.campaign_file import check_results, read_campaign
-from redline.models import Widening
 from redline.models.campaign import Campaign, CampaignPlan
 from redline.models.campaign_results import (
     CampaignReport,
@@ -96,11 +95,6 @@ def _check_results(path: Path, campaign: Campaign | None = None) -> None:
     check_results(path, campaign or read_campaign(path))
 
 
-def widening_for(state: State, path: Path) -> Widening | None:
-    """What the server config allows the campaign's engine beyond its allowlist (never a tool argument)."""
-    return state.config.widening(read_campaign(path).engine)
-
-
 def target_for(state: State, path: Path, requested: str) -> Target:
     """The target a call names (else the campaign's), from the server's targets file; not yet connected."""
     return ops.open_campaign_target(path, state.config.target_specs(), requested)
@@ -128,7 +122,7 @@ async def campaign_plan(ctx: Context, campaign: CampaignArg, request: CampaignPl
     state = state_of(ctx)
     path = await checked(state, campaign)
     target = await off_loop(target_for, state, path, request.target)
-    return await off_loop(ops.campaign_plan, path, request, target=target, widening=widening_for(state, path))
+    return await off_loop(ops.campaign_plan, path, request, target=target, widening=state.config.widen)
 
 
 @tool(BOOTS, "Run a campaign", CampaignRunRequest)
@@ -150,7 +144,7 @@ async def campaign_run(
     state = state_of(ctx)
     path = await checked(state, campaign)
     target = await off_loop(target_for, state, path, request.target)
-    widening = await off_loop(widening_for, state, path)
+    widening = state.config.widen  # each engine's, from the server config: never a tool argument
     if request.dry_run:
         async with target:  # the dry run reads the target's GPU and engine version, for the known-good entry
             return dry_run_view(

@@ -118,8 +118,13 @@ def load_server_config(path: str | Path) -> ServerConfig:
 
 def read_widening(path: str | Path, engine: str) -> Widening | None:
     """The widening a server config file gives `engine`, for the CLI; reads the file only, creates nothing."""
+    return read_widenings(path).get(engine)
+
+
+def read_widenings(path: str | Path) -> dict[str, Widening]:
+    """Every engine's widening a server config file gives, for the CLI; reads the file only, creates nothing."""
     path = Path(path).expanduser()
-    return load_yaml(path, ConfigFile, "the server config", hint="; pass --config FILE").widening(engine)
+    return load_yaml(path, ConfigFile, "the server config", hint="; pass --config FILE").widen
 
 
 def default_workspace() -> Path:

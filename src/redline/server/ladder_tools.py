@@ -96,13 +96,20 @@ async def rung_run(
     read = await off_loop(read_ladder, path)
     step = await off_loop(ladder_ops.expect_step, path, "run_rung", request.replay, read)
     widening = state.config.widening(read.engine)
-    await off_loop(state.admit, request.target, read.engine, step, widening)  # refused now, before any job
+    ack = request.i_understand_this_submits_jobs
+    await off_loop(state.admit, request.target, read.engine, step, widening, ack)  # refused now, before any job
     await off_loop(state.check_derived, path, len(read.rungs) + 1)
 
     async def operation(job: JobContext) -> RungOutcome:
         async with state.recording_target(request.target, job) as t:
             return await rung_ops.rung_run(
-                path, t, replay=request.replay, progress=job.progress, step=step, widening=widening
+                path,
+                t,
+                replay=request.replay,
+                progress=job.progress,
+                step=step,
+                widening=widening,
+                i_understand_this_submits_jobs=ack,
             )
 
     return await run_job(

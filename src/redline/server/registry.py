@@ -42,6 +42,7 @@ from redline.server.job_record import now
 from redline.server.jobs import JobContext, JobRecord, Jobs, JobView
 from redline.targets import Launch, ServerHandle, Target
 from redline.tools.request_base import MAX_TEXT, WAIT_MAX_S, Request
+from redline.tools.rung import require_cluster_ack
 from redline.tools.session import ServeSession
 
 T = TypeVar("T")
@@ -203,10 +204,12 @@ class State:
         """Refuse an unknown target now, before any job exists."""
         self.config.open_target(name)
 
-    def admit(self, target: str, engine: str, step: NextStep, widening: Widening | None) -> None:
-        """Refuse now, before any job exists: an unknown target, and a serve config that the engine's allowlist
-        (as this server's config widens it) or the target's own env refuses."""
+    def admit(self, target: str, engine: str, step: NextStep, widening: Widening | None, ack: bool = False) -> None:
+        """Refuse now, before any job exists: an unknown target, a cluster target without the acknowledgement,
+        and a serve config that the engine's allowlist (as this server's config widens it) or the target's own
+        env refuses."""
         opened = self.config.open_target(target)  # not connected: only its name and engine env are read
+        require_cluster_ack(opened, ack)
         if step.rung is not None:
             ServeSession(opened, get_engine(engine), None, widening).admit(step.rung)
 

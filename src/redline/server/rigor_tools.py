@@ -83,8 +83,8 @@ async def ab_run(ctx: Context, request: AbRunRequest, wait_s: WaitArg = WAIT_DEF
     state.check_target(spec.target)
     await off_loop(ab_ops.check_spec, AbPaths(workspace, spec.name), spec)
     for arm in spec.arms:  # an arm that names no real campaign cell is refused now, not as a failed job
-        await off_loop(ab_plan.resolve_arm, workspace, arm)
-    widening = state.config.widening(spec.engine)
+        await off_loop(ab_plan.resolve_arm, workspace, arm, spec.engine)
+    widening = state.config.widen  # each engine's, from the server config: never a tool argument
     if r.dry_run:
         async with state.config.open_target(spec.target) as target:
             result = await ab_ops.ab_run(

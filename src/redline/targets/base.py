@@ -2,8 +2,8 @@
 
 A target starts servers, runs short commands and reads files on one host (or
 one cluster). How it does that is its kind's business: posix.py holds the
-process-group logic that local.py and ssh.py share; a Kubernetes target would
-name its servers by pod, not by pid, which is why a handle carries a `locator`
+process-group logic that local.py and ssh.py share; the Kubernetes target
+names its servers by pod, not by pid, which is why a handle carries a `locator`
 of its own kind instead of a pid.
 """
 
@@ -41,8 +41,29 @@ class PosixLocator(BaseModel):
         return f"process group {self.pgid}"
 
 
-# One member today; a new kind of target adds its locator here (`PosixLocator | PodLocator`).
-Locator = Annotated[PosixLocator, Field(discriminator="kind")]
+class PodLocator(BaseModel):
+    """A server as a Kubernetes pod (targets/kubernetes.py): found again by its run label in its namespace.
+
+    pod is the name it had at start (a chart's controller may replace it; the run label still finds it);
+    release names the Helm release that made it, if one did.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: Literal["pod"] = "pod"
+    namespace: str = Field(min_length=1, max_length=63)
+    pod: str = Field(min_length=1, max_length=253)
+    run_id: str = Field(pattern=r"^\d{8}T\d{6}Z-[0-9a-f]{8}$")
+    experiment: str | None = Field(None, max_length=63)
+    release: str | None = Field(None, max_length=53)
+
+    def describe(self) -> str:
+        release = f" (helm release {self.release})" if self.release else ""
+        return f"pod {self.namespace}/{self.pod}{release}"
+
+
+# A new kind of target adds its locator here.
+Locator = Annotated[PosixLocator | PodLocator, Field(discriminator="kind")]
 
 _FLAT_LOCATOR_KEYS = ("pid", "pgid", "start_ticks")
 
@@ -181,6 +202,17 @@ class Target(abc.ABC):
     # True where a handle names a process of the machine (and PID namespace) redline itself runs in: `local`.
     # A handle recorded by a redline elsewhere then names nothing this one may signal.
     same_host_as_redline: bool = False
+    # The ladder, campaign or A/B this target's servers are for, where the caller names it: a kind that
+    # labels what it starts (kubernetes) files them under it; the others ignore it.
+    experiment: str | None = None
+    # How many servers this target can run at once: a POSIX host runs one engine at a time (it holds the
+    # host's GPUs and port); a kind that gives each server resources of its own (a pod) runs more.
+    max_servers: int = 1
+    # True where a start submits work to a cluster others share (kubernetes): a boot there needs the
+    # caller's acknowledgement, as every campaign and A/B does anywhere.
+    submits_jobs: bool = False
+    # Set for a dry run: such a target may read what exists and must create nothing.
+    dry_run: bool = False
 
     def __init__(
         self,
@@ -260,6 +292,11 @@ class Target(abc.ABC):
     @abc.abstractmethod
     async def fetch(self, remote_path: str, local_path: str) -> None:
         """Copy a file from the target to local_path on this machine."""
+
+    async def submission_preview(self, argv: list[str], *, env: dict[str, str]) -> str | None:
+        """What a start of argv would submit, where a start submits to a cluster: the exact commands and
+        documents, submitting nothing. None where the argv itself is all a start runs (a POSIX host)."""
+        return None
 
     @abc.abstractmethod
     async def host_info(self) -> HostInfo:

@@ -26,15 +26,16 @@ from pathlib import Path
 import anyio
 from filelock import FileLock, Timeout
 
+from redline.engines import get_engine
 from redline.errors import InputError
-from redline.ledger.ab_file import AbPaths, read_spec, read_trial, write_spec, write_trial, write_trial_file
+from redline.ledger.ab_file import AbPaths, read_spec, write_spec, write_trial, write_trial_file
 from redline.ledger.server_record import ServerRecord, clear_server, load_server, save_server
-from redline.models import BenchResult, BenchWorkload, ServeConfig, Widening
+from redline.models import BenchResult, BenchWorkload, Widenings
 from redline.models.ab import AbPlan, AbResult, AbSpec, ArmPlan, TrialPoint, TrialRecord, TrialStep
 from redline.models.context import ContextDescriptor, Node, Workload
 from redline.policy import ab as plans
 from redline.targets import HostInfo, ServerHandle, Target
-from redline.tools.ab_plan import RUN_DIR, Prepared, ab_result, done_trials, plan_of, prepare
+from redline.tools.ab_plan import RUN_DIR, Prepared, ab_result, check_resumable, done_trials, plan_of, prepare
 from redline.tools.context import descriptor, node_of
 from redline.tools.request_base import ACK_FLAG
 from redline.tools.session import BenchRun, Boot, Progress, ServeSession, say
@@ -59,19 +60,6 @@ def check_spec(paths: AbPaths, spec: AbSpec) -> None:
             f"an A/B named {spec.name!r} was already run with another spec ({paths.spec_file}): "
             "give this one another name, or change only its trials to add more"
         )
-
-
-def check_resumable(paths: AbPaths, plan: AbPlan) -> None:
-    """A done trial is kept only if it booted the config its arm boots now."""
-    serve = {a.name: a.serve for a in plan.arms}
-    for step in plan.steps:
-        record = read_trial(paths, step.arm, step.trial) if step.done else None
-        if record is not None and record.serve != serve[step.arm]:
-            raise InputError(
-                f"trial {step.arm}-{step.trial} ran another serve config than arm {step.arm!r} boots now "
-                f"(a changed campaign cell or known-good entry?): delete {step.folder} to run it again, "
-                "or give the A/B another name"
-            )
 
 
 @asynccontextmanager
@@ -116,7 +104,7 @@ async def ab_run(
     dry_run: bool = False,
     skip_known_good: bool = False,
     progress: Progress | None = None,
-    widening: Widening | None = None,
+    widening: Widenings | None = None,
 ) -> AbResult:
     """Run the A/B on target (the spec's); fails closed without the acknowledgement; a dry run starts nothing."""
     paths = AbPaths(workspace, spec.name)
@@ -127,14 +115,17 @@ async def ab_run(
     if not dry_run:
         require_ack(i_understand_this_submits_jobs)
     check_spec(paths, spec)
+    target.dry_run = dry_run
     prepared = await prepare(workspace, spec, target, skip_known_good=skip_known_good, widening=widening)
     plan = plan_of(prepared, paths, target)
+    target.experiment = spec.name  # a target that labels its servers (kubernetes) files them under the A/B
     if dry_run:
+        arms = [a.model_copy(update={"submits": await _submits(target, a)}) for a in plan.arms]
         return AbResult(
             ab=spec.name,
             path=paths.relative(paths.spec_file),
             dry_run=True,
-            plan=plan,
+            plan=plan.model_copy(update={"arms": arms}),
             skipped=done_trials(plan),
             known_good=plan.known_good,
             summary=f"dry run: {plan.boots} boots, each warmed up and benched at "
@@ -146,23 +137,27 @@ async def ab_run(
     async with runner_lock(paths):
         if await stop_left_server(paths, target):
             await say(progress, 0.0, "stopped the server a killed run left behind")
-        session = ServeSession(target, prepared.engine, None, widening)
-        runner = Runner(prepared, plan, paths, target, session, progress)
+        sessions = {e: ServeSession(target, get_engine(e), None, (widening or {}).get(e)) for e in prepared.engines}
+        runner = Runner(prepared, plan, paths, target, sessions, progress)
         ran = await runner.run()
     return ab_result(workspace, prepared, plan, ran=ran)
 
 
 @dataclass
 class Runner:
-    """One run of an A/B: its trials in order, each a clean boot on the one target."""
+    """One run of an A/B: its trials in order, each a clean boot on the one target by its arm's engine."""
 
     prepared: Prepared
     plan: AbPlan
     paths: AbPaths
     target: Target
-    session: ServeSession
+    sessions: dict[str, ServeSession]  # one per engine the arms boot
     progress: Progress | None
     t0: float = field(default_factory=time.monotonic)
+    session: ServeSession = field(init=False)  # the running trial's arm's engine's
+
+    def __post_init__(self) -> None:
+        self.session = next(iter(self.sessions.values()))
 
     @property
     def spec(self) -> AbSpec:
@@ -190,6 +185,7 @@ class Runner:
     async def run_trial(self, step: TrialStep, arm: ArmPlan, progress: Progress) -> TrialRecord:
         """Boot the arm, measure it, stop it, record the trial; the server is stopped whatever happens."""
         started, t0 = datetime.now(UTC), time.monotonic()
+        self.session = self.sessions[arm.engine]
         self.session.progress = progress
         host = await self.target.host_info()  # the node, per trial: a trial on another node must show
         servers: list[ServerHandle] = []
@@ -200,7 +196,7 @@ class Runner:
                 self.paths.server_file,
                 ServerRecord(
                     rung_index=step.order,
-                    engine=self.prepared.engine.name,
+                    engine=arm.engine,
                     handle=handle,
                     config=arm.serve,
                     boot_log_bytes=log_bytes,
@@ -271,7 +267,7 @@ class Runner:
         run = await self._bench(step, boot, arm, workload, name)
         figures, unreadable = self._parse(run)
         problem = unreadable or _problem(run, figures)
-        context = self._context(arm.serve, host, boot, workload, warm_server)
+        context = self._context(arm, host, boot, workload, warm_server)
         files = self.prepared.files[arm.serve.model]
         shape, why = files.shape
         measured_tp = figures.output_throughput if figures is not None else None
@@ -289,8 +285,12 @@ class Runner:
         )
         return point, run.argv
 
+    def _version(self, arm: ArmPlan, boot: Boot) -> str | None:
+        """The engine's version: as its boot log says, else as the target answered (known-good's identify)."""
+        return boot.signals.engine_version or self.prepared.identities[arm.engine].engine_version
+
     def _context(
-        self, serve: ServeConfig, host: HostInfo, boot: Boot, workload: BenchWorkload, warm: bool
+        self, arm: ArmPlan, host: HostInfo, boot: Boot, workload: BenchWorkload, warm: bool
     ) -> ContextDescriptor:
         w = Workload(
             dataset=workload.dataset,
@@ -299,14 +299,15 @@ class Runner:
             concurrency=workload.concurrency,
             num_prompts=workload.num_prompts,
         )
-        bench = self.prepared.engine.bench_argv(serve, workload, result_dir=RUN_DIR, result_filename="x.json")
+        serve = arm.serve
+        bench = get_engine(arm.engine).bench_argv(serve, workload, result_dir=RUN_DIR, result_filename="x.json")
         backend = bench[bench.index("--backend") + 1] if "--backend" in bench else None
         return descriptor(
             serve,
             files=self.prepared.files[serve.model],
             host=host,
-            engine=self.prepared.engine.name,
-            engine_version=boot.signals.engine_version or self.prepared.identity.engine_version,
+            engine=arm.engine,
+            engine_version=self._version(arm, boot),
             workload=w,
             warmup_requests=1 if warm else 0,
             trials=1,
@@ -336,7 +337,8 @@ class Runner:
             reason=reason,
             target=self.target.name,
             node=node,
-            engine_version=boot.signals.engine_version or self.prepared.identity.engine_version,
+            engine=arm.engine,
+            engine_version=self._version(arm, boot),
             serve=arm.serve,
             boot_status=boot.signals.status,
             boot_reason=boot.signals.reason,
@@ -360,6 +362,10 @@ class Measured:
     points: list[TrialPoint] = field(default_factory=list)
     commands: dict[str, object] = field(default_factory=dict)
     bench_commands: list[list[str]] = field(default_factory=list)
+
+
+async def _submits(target: Target, arm: ArmPlan) -> str | None:
+    return await ServeSession(target, get_engine(arm.engine)).submission_preview(arm.serve)
 
 
 def _problem(run: BenchRun, figures: BenchResult | None) -> str | None:

@@ -4,8 +4,9 @@
     plan = plan_of(prepared, paths, target)   # every trial in run order, with its commands
     ab_result(workspace, prepared, plan, ran=[...]) / ab_summary(workspace, name)   # read from the trial files
 
-The arms resolve to the serve configs they boot (inline, or a campaign's cell), with the known-good
-entry applied and each arm gated and admitted; the result reads every figure from the trial records on disk.
+The arms resolve to the engines and serve configs they boot (inline, or a campaign's cell), with the known-good
+entry applied and each arm gated and admitted; arms of two engines are benched by the one client and must match
+in prefix caching (policy/cross_engine.py). The result reads every figure from the trial records on disk.
 """
 
 from __future__ import annotations
@@ -15,16 +16,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from redline.engines import get_engine
-from redline.engines.base import Engine
 from redline.errors import InputError
 from redline.ledger.ab_file import AbPaths, read_spec, read_trial
-from redline.models import ServeConfig, Widening
+from redline.models import ServeConfig, Widenings
 from redline.models.ab import AbPlan, AbResult, AbSpec, ArmPlan, ArmSpec, ArmSummary, TrialRecord, TrialStep
 from redline.models.known_good import KnownGoodUse
 from redline.models.lever import CloseStatus, Lever
 from redline.models.sol import SolFigure
 from redline.models.verdict import AbVerdict
 from redline.policy import ab as plans
+from redline.policy.cross_engine import engines_of, one_bench_client, refuse_unmatched_caching
 from redline.policy.levers import LeverInput, next_levers
 from redline.targets import Target
 from redline.tools.context import ModelFiles, model_files
@@ -37,11 +38,12 @@ RUN_DIR = "$RUN_DIR"
 # ---- the arms and the plan -----------------------------------------------------------------------------------
 
 
-def resolve_arm(workspace: Path, arm: ArmSpec) -> ServeConfig:
-    """The arm's serve config: inline, or the named cell of a campaign in the workspace (after its gates)."""
+def resolve_arm(workspace: Path, arm: ArmSpec, engine: str) -> tuple[str, ServeConfig]:
+    """The arm's engine and serve config: inline (its engine, else `engine`, the A/B's), or the named cell of a
+    campaign in the workspace (the cell's engine, and its config after the campaign's gates)."""
     if arm.serve is not None:
-        return arm.serve
-    from redline.policy.campaign import cell_config  # the campaign's own rules make the cell's config
+        return arm.engine or engine, arm.serve
+    from redline.policy.campaign import cell_config, cell_engine  # the campaign's own rules make the cell's config
     from redline.tools.campaign import load
     from redline.tools.workspace import inside
 
@@ -52,19 +54,29 @@ def resolve_arm(workspace: Path, arm: ArmSpec) -> ServeConfig:
             f"arm {arm.name!r}: campaign {arm.campaign} has no cell {arm.cell!r}; its cells are "
             f"{', '.join(loaded.names)}"
         )
-    return cell_config(loaded.campaign, loaded.base, cell)[0]
+    booted = cell_engine(loaded.campaign, cell)
+    if arm.engine is not None and arm.engine != booted:
+        raise InputError(
+            f"arm {arm.name!r}: engine {arm.engine!r}, but cell {arm.cell!r} of {arm.campaign} boots {booted!r}: "
+            "leave engine out (the cell's is used) or give the arm's serve config inline"
+        )
+    return booted, cell_config(loaded.campaign, loaded.base, cell)[0]
 
 
 @dataclass
 class Prepared:
-    """What a run (or a dry run) knows before it boots: the arms as they will boot, the target's identity."""
+    """What a run (or a dry run) knows before it boots: the arms as they will boot, the target's identity per engine
+    (its GPU, and each engine's version there)."""
 
     spec: AbSpec
-    engine: Engine
     arms: list[ArmPlan]
     known_good: KnownGoodUse
-    identity: Identity
+    identities: dict[str, Identity]
     files: dict[str, ModelFiles]
+
+    @property
+    def engines(self) -> list[str]:
+        return list(self.identities)
 
 
 def _combined(uses: dict[str, KnownGoodUse]) -> KnownGoodUse:
@@ -79,50 +91,56 @@ def _combined(uses: dict[str, KnownGoodUse]) -> KnownGoodUse:
 
 
 async def prepare(
-    workspace: Path, spec: AbSpec, target: Target, *, skip_known_good: bool, widening: Widening | None
+    workspace: Path, spec: AbSpec, target: Target, *, skip_known_good: bool, widening: Widenings | None
 ) -> Prepared:
-    """Resolve every arm, ask the target what it is, apply the known-good entry, gate and admit each arm."""
-    engine = get_engine(spec.engine)
-    configs = {arm.name: resolve_arm(workspace, arm) for arm in spec.arms}
-    identity = await identify(target, engine)
-    files = {model: await model_files(target, model) for model in dict.fromkeys(c.model for c in configs.values())}
+    """Resolve every arm, ask the target what it is, apply the known-good entry, gate and admit each arm (each by
+    its engine, with its engine's widening); arms of two engines must be benched by one client, caching matched."""
+    configs = {arm.name: resolve_arm(workspace, arm, spec.engine) for arm in spec.arms}
+    identities = {e: await identify(target, get_engine(e)) for e in dict.fromkeys(e for e, _ in configs.values())}
+    files = {model: await model_files(target, model) for model in dict.fromkeys(c.model for _, c in configs.values())}
     arms, uses = [], {}
-    executable = target.engine_command(engine.name, list(engine.default_command))
-    for name, config in configs.items():
+    for name, (engine_name, config) in configs.items():
+        engine = get_engine(engine_name)
         config, uses[name] = apply_known_good(
             config,
             registry_path(workspace),
-            identity=identity,
-            engine=engine.name,
+            identity=identities[engine_name],
+            engine=engine_name,
             config_hash=files[config.model].config_hash,
             skip=skip_known_good,
         )
         try:
             config, gates = plans.gate_arm(spec, name, config)
-            engine.admit(config, widening)
+            engine.admit(config, (widening or {}).get(engine_name))
+            boot = engine.serve_argv(config, ServeSession(target, engine).executable)
         except (ValueError, InputError) as exc:
             raise InputError(f"arm {name!r}: {exc}" if not str(exc).startswith("arm ") else str(exc)) from exc
         arms.append(
             ArmPlan(
                 name=name,
                 baseline=name == spec.baseline,
+                engine=engine_name,
                 serve=config,
                 gates=gates,
-                boot_command=engine.serve_argv(config, executable),
+                boot_command=boot,
             )
         )
-    return Prepared(spec, engine, arms, _combined(uses), identity, files)
+    runs = [(a.name, a.engine, a.serve) for a in arms]
+    one_bench_client("arm", runs)
+    refuse_unmatched_caching("arm", runs)
+    return Prepared(spec, arms, _combined(uses), identities, files)
 
 
 def plan_of(prepared: Prepared, paths: AbPaths, target: Target) -> AbPlan:
     """Every trial in run order with its commands; a trial with a record is marked done."""
-    spec, engine = prepared.spec, prepared.engine
-    executable = ServeSession(target, engine).bench_executable  # the bench client's command there (SGLang: vLLM's)
+    spec = prepared.spec
     by_name = {a.name: a for a in prepared.arms}
     warm = plans.warmup_workload(spec)
     steps = []
     for order, arm, k in plans.run_order(spec):
         config = by_name[arm].serve
+        engine = get_engine(by_name[arm].engine)
+        executable = ServeSession(target, engine).bench_executable  # the bench client's command (SGLang: vLLM's)
         warmup = (
             None
             if warm is None
@@ -155,7 +173,8 @@ def plan_of(prepared: Prepared, paths: AbPaths, target: Target) -> AbPlan:
     return AbPlan(
         ab=spec.name,
         target=spec.target,
-        engine=engine.name,
+        engine=spec.engine,
+        engines=engines_of([(a.name, a.engine, a.serve) for a in prepared.arms]),
         arms=prepared.arms,
         steps=steps,
         boots=sum(not s.done for s in steps),
@@ -166,6 +185,20 @@ def plan_of(prepared: Prepared, paths: AbPaths, target: Target) -> AbPlan:
 def done_trials(plan: AbPlan) -> list[str]:
     """The trials of the plan that have a record: a re-run skips them."""
     return [f"{s.arm}-{s.trial}" for s in plan.steps if s.done]
+
+
+def check_resumable(paths: AbPaths, plan: AbPlan) -> None:
+    """A done trial is kept only if it booted the config (and the engine) its arm boots now."""
+    arms = {a.name: a for a in plan.arms}
+    for step in plan.steps:
+        record = read_trial(paths, step.arm, step.trial) if step.done else None
+        arm = arms[step.arm]
+        if record is not None and (record.serve != arm.serve or record.engine not in (None, arm.engine)):
+            raise InputError(
+                f"trial {step.arm}-{step.trial} ran another serve config than arm {step.arm!r} boots now "
+                f"(a changed campaign cell or known-good entry?): delete {step.folder} to run it again, "
+                "or give the A/B another name"
+            )
 
 
 # ---- the result -----------------------------------------------------------------------------------------------------
@@ -203,20 +236,20 @@ def close_of(
     arms: Sequence[ArmSummary],
     verdict: AbVerdict,
     levers: Sequence[Lever],
-    identity: Identity,
-    engine: str,
+    identities: dict[str, Identity],
     files: dict[str, ModelFiles],
 ) -> CloseStatus | None:
     """Whether the champion is closed: a VERDICT, its known-good config recorded, a next lever named."""
     if verdict.champion is None:
         return None
     arm = next(a for a in arms if a.arm == verdict.champion)
+    identity = identities[arm.engine]
     version = arm.points[0].context.engine.version if arm.points else identity.engine_version
     entry = recorded_for(
         arm.serve,
         registry_path(workspace),
         hardware=identity.hardware,
-        engine=engine,
+        engine=arm.engine,
         engine_version=version,
         config_hash=files[arm.serve.model].config_hash,
     )
@@ -237,11 +270,14 @@ def close_of(
 
 
 def headline(arms: Sequence[ArmSummary], verdict: AbVerdict) -> str:
-    """The verdict, and each arm's mean ± std and % of SoL at the top concurrency, on the claim's metric."""
+    """The verdict, and each arm's mean ± std and % of SoL at the top concurrency, on the claim's metric (and, for
+    arms of two engines, each arm's engine: the champion's is the engine that won)."""
     parts = []
+    across = len({a.engine for a in arms}) > 1
     for arm in arms:
+        name = f"{arm.arm} ({arm.engine})" if across else arm.arm
         if not arm.points:
-            parts.append(f"{arm.arm}: no successful trial")
+            parts.append(f"{name}: no successful trial")
             continue
         top = arm.points[-1]
         s = top.metrics.get(verdict.metric)
@@ -251,8 +287,10 @@ def headline(arms: Sequence[ArmSummary], verdict: AbVerdict) -> str:
             if top.sol.pct_of_ceiling is not None
             else f", SoL: {top.sol.basis}"
         )
-        parts.append(f"{arm.arm} {figure} {verdict.metric} at c={top.concurrency} (n={s.n if s else 0}){sol}")
-    return f"{verdict.summary}. " + "; ".join(parts)
+        parts.append(f"{name} {figure} {verdict.metric} at c={top.concurrency} (n={s.n if s else 0}){sol}")
+    champion = next((a for a in arms if a.arm == verdict.champion), None)
+    won = f" ({champion.engine} won)" if across and champion is not None else ""
+    return f"{verdict.summary}{won}. " + "; ".join(parts)
 
 
 def ab_result(workspace: Path, prepared: Prepared, plan: AbPlan, *, ran: list[str]) -> AbResult:
@@ -260,7 +298,7 @@ def ab_result(workspace: Path, prepared: Prepared, plan: AbPlan, *, ran: list[st
     spec = prepared.spec
     arms, verdict = plans.summarize(spec, prepared.arms, trial_records(paths, spec))
     levers = levers_for(spec, arms, verdict)
-    close = close_of(workspace, arms, verdict, levers, prepared.identity, prepared.engine.name, prepared.files)
+    close = close_of(workspace, arms, verdict, levers, prepared.identities, prepared.files)
     if verdict.rigor == "DRAFT":
         hint = "read the failed rules: fix each and run again (ab_run resumes and can add trials)"
     elif verdict.champion:
@@ -299,7 +337,9 @@ def ab_summary(workspace: Path, name: str) -> tuple[AbSpec, list[ArmSummary], Ab
         done = records.get(arm.name, [])
         if not done:
             raise InputError(f"A/B {name!r}: arm {arm.name!r} has no trial yet; run the A/B first")
-        arms.append(ArmPlan(name=arm.name, baseline=arm.name == spec.baseline, serve=done[0].serve, boot_command=[]))
+        engine = done[0].engine or arm.engine or spec.engine  # as recorded; an older record: the A/B's
+        baseline = arm.name == spec.baseline
+        arms.append(ArmPlan(name=arm.name, baseline=baseline, engine=engine, serve=done[0].serve, boot_command=[]))
     summaries, verdict = plans.summarize(spec, arms, records)
     return spec, summaries, verdict
 
@@ -309,6 +349,7 @@ __all__ = [
     "Prepared",
     "ab_result",
     "ab_summary",
+    "check_resumable",
     "done_trials",
     "plan_of",
     "prepare",

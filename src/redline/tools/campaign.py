@@ -15,13 +15,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from redline.engines import get_engine
-from redline.engines.base import Engine
+from redline.engines import engine_names, get_engine
 from redline.errors import InputError, RedlineError, TargetConfigError
 from redline.ledger import read_ladder
-from redline.ledger.campaign_file import read_campaign, read_verdicts, results_dir, server_file, write_campaign
+from redline.ledger.campaign_file import read_campaign, read_verdicts, results_dir, server_files, write_campaign
 from redline.ledger.server_record import load_server
-from redline.models import ServeConfig, Widening
+from redline.models import ServeConfig, Widenings
 from redline.models.campaign import Campaign, CampaignPlan, CellSpec
 from redline.models.campaign_results import CampaignStatus, CampaignTable, CellState, CellVerdict, ChampionReport
 from redline.policy import campaign as plans
@@ -130,31 +129,50 @@ def campaign_init(path: str | Path, request: CampaignInitRequest) -> Campaign:
 # ---- the plan -----------------------------------------------------------------------------------------------
 
 
-def _executable(engine: Engine, target: Target | None) -> list[str] | None:
-    return target.engine_command(engine.name, list(engine.default_command)) if target is not None else None
+def executables(target: Target | None) -> dict[str, list[str]] | None:
+    """How the target runs each engine redline knows (a cell's server, or the client that benches it)."""
+    if target is None:
+        return None
+    return {name: target.engine_command(name, list(get_engine(name).default_command)) for name in engine_names()}
 
 
-def _admit(engine: Engine, plan: CampaignPlan, widening: Widening | None) -> CampaignPlan:
-    """Each cell's flags and env against the engine's allowlist: refused now, not at its boot."""
+def _admit(plan: CampaignPlan, widening: Widenings | None) -> CampaignPlan:
+    """Each cell's flags and env against its engine's allowlist (and its widening): refused now, not at its boot."""
     cells = []
     for cell in plan.cells:
         try:
-            cells.append(cell.model_copy(update={"widened": engine.admit(cell.serve, widening)}))
+            widened = get_engine(cell.engine).admit(cell.serve, (widening or {}).get(cell.engine))
         except InputError as exc:
             raise InputError(f"cell {cell.name!r}: {exc}") from exc
+        cells.append(cell.model_copy(update={"widened": widened}))
     return plan.model_copy(update={"cells": cells})
 
 
+def _check_parallel(campaign: Campaign, target: Target) -> None:
+    """Cells at once need as many servers at once: refused before anything boots."""
+    if campaign.parallel > target.max_servers:
+        raise InputError(
+            f"parallel: {campaign.parallel} runs {campaign.parallel} cells at once, each on a server of its own, "
+            f"but target {target.name!r} runs {target.max_servers} server(s) at a time (a host runs one engine "
+            f"at a time): set parallel: {target.max_servers}, or run the campaign on a target that runs a server "
+            "per pod (kind: kubernetes)"
+        )
+
+
 def plan_for(
-    loaded: Loaded, target: Target | None, widening: Widening | None, known_good: KnownGoodRun | None = None
+    loaded: Loaded,
+    target: Target | None,
+    widening: Widenings | None,
+    known_good: Mapping[str, KnownGoodRun] | None = None,
 ) -> CampaignPlan:
-    engine = get_engine(loaded.campaign.engine)
+    if target is not None:
+        _check_parallel(loaded.campaign, target)
     done = {name: v.verdict for name, v in read_verdicts(loaded.results, loaded.names).items()}
-    plan = plans.plan_campaign(
-        loaded.campaign, loaded.base, engine, _executable(engine, target), path=str(loaded.path), done=done
-    )
-    plan = apply_to_plan(plan, known_good, engine, _executable(engine, target))  # the known-good hook
-    return _admit(engine, plan, widening)
+    exes = executables(target)
+    plan = plans.plan_campaign(loaded.campaign, loaded.base, exes, path=str(loaded.path), done=done)
+    plan = apply_to_plan(plan, known_good, exes)  # the known-good hook
+    plans.check_cells(plan.cells)  # an entry may have changed a config: the cells still compare
+    return _admit(plan, widening)
 
 
 def campaign_plan(
@@ -162,13 +180,14 @@ def campaign_plan(
     request: CampaignPlanRequest | None = None,
     *,
     target: Target | None = None,
-    widening: Widening | None = None,
-    known_good: KnownGoodRun | None = None,
+    widening: Widenings | None = None,
+    known_good: Mapping[str, KnownGoodRun] | None = None,
 ) -> CampaignPlan:
     """Every boot command and bench command per cell, in run order, with the gates' changes. Starts nothing.
 
-    `target` (opened by the caller from request.target or the campaign's) only supplies its engine command.
-    `known_good`: the entry campaign_run applies (it reads the target's GPU and engine version first).
+    `target` (opened by the caller from request.target or the campaign's) only supplies its engine commands.
+    `widening`: the server config's, per engine. `known_good`: the entry campaign_run applies, per engine (it
+    reads the target's GPU and each engine's version first).
     """
     return plan_for(load(path), target, widening, known_good)
 
@@ -177,12 +196,12 @@ def campaign_plan(
 
 
 def campaign_status(path: str | Path, request: CampaignStatusRequest | None = None) -> CampaignStatus:
-    """Which cells are done (green or red), which one a runner is in, which are pending; what to do next."""
+    """Which cells are done (green or red), which ones a runner is in, which are pending; what to do next."""
     loaded = load(path)
     verdicts = read_verdicts(loaded.results, loaded.names)
-    record = load_server(server_file(loaded.results))
-    running = next((c.name for i, c in enumerate(loaded.cells, 1) if record and record.rung_index == i), None)
-    states = [_state(name, verdicts.get(name), name == running) for name in loaded.names]
+    indexes = {r.rung_index for f in server_files(loaded.results) if (r := load_server(f)) is not None}
+    running = [c.name for i, c in enumerate(loaded.cells, 1) if i in indexes]
+    states = [_state(name, verdicts.get(name), name in running) for name in loaded.names]
     green = sum(s.state == "green" for s in states)
     red = sum(s.state == "red" for s in states)
     return CampaignStatus(
@@ -205,13 +224,13 @@ def _state(name: str, verdict: CellVerdict | None, running: bool) -> CellState:
     return CellState(cell=name, state="running" if running else "pending")
 
 
-def _next_hint(loaded: Loaded, states: Sequence[CellState], running: str | None) -> str:
+def _next_hint(loaded: Loaded, states: Sequence[CellState], running: list[str]) -> str:
     pending = [s.cell for s in states if s.state in ("pending", "running")]
     reds = [s.cell for s in states if s.state == "red"]
-    if running is not None:
+    if running:
         return (
-            f"cell {running!r} has a server recorded as running: wait for its job, or run the campaign again "
-            "to stop that server and resume"
+            f"a server is recorded as running for {', '.join(repr(c) for c in running)}: wait for its job, or "
+            "run the campaign again to stop what a killed run left and resume"
         )
     if reds and pending and not loaded.campaign.continue_on_red:
         return f"cell {reds[0]!r} is red: read its verdict.yml; delete its folder to re-run it, or set continue_on_red"

@@ -4,10 +4,11 @@
 
 A run boots each cell once (one clean boot, through ServeSession), warms it up,
 benches it at every concurrency on that one server, stops it and writes the
-cell's verdict. The running cell's server is recorded in `<results>/server.json`
-as soon as it starts, so a runner killed at any point leaves a record the next
-run (or a person) stops it by. A cell with a verdict is done: a re-run resumes
-after it.
+cell's verdict; with `parallel: N`, up to N cells at once, each on a server of its
+own. A running cell's server is recorded in `<results>/cells/<cell>/server.json`
+as soon as it starts, so a runner killed at any point leaves a record per server
+that the next run (or a person) stops it by. A cell with a verdict is done: a
+re-run resumes after it.
 
 Here: the acknowledgement, the checks before anything boots, and the lock that
 keeps one runner per campaign; the Runner that boots the cells is in
@@ -16,7 +17,8 @@ tools/campaign_cells.py.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -25,12 +27,12 @@ from filelock import FileLock, Timeout
 from redline.engines import get_engine
 from redline.errors import InputError
 from redline.ledger.campaign_file import lock_file, read_verdict
-from redline.models import Widening
-from redline.models.campaign import CampaignPlan
+from redline.models import Widenings
+from redline.models.campaign import CampaignPlan, CellPlan
 from redline.models.campaign_results import CampaignRunResult
 from redline.targets import Target
 from redline.tools.campaign import Loaded, campaign_plan, load, plan_for
-from redline.tools.campaign_cells import Runner, skipped, stop_left_server
+from redline.tools.campaign_cells import Runner, skipped, stop_left_servers
 from redline.tools.known_good import KnownGoodRun, campaign_known_good
 from redline.tools.request_base import ACK_FLAG
 from redline.tools.session import Progress, ServeSession
@@ -54,9 +56,9 @@ def _check_resumable(loaded: Loaded, plan: CampaignPlan) -> None:
             continue
         verdict = read_verdict(loaded.results, cell.name)
         assert verdict is not None
-        if verdict.context.serve != cell.serve:
+        if verdict.context.serve != cell.serve or verdict.context.engine != cell.engine:
             raise InputError(
-                f"cell {cell.name!r} has a verdict made with another serve config than the campaign "
+                f"cell {cell.name!r} has a verdict made with another serve config (or engine) than the campaign "
                 f"plans now: delete {verdict_dir(loaded, cell.name)} to run it again, or restore the file"
             )
         if verdict.verdict == "red" and not loaded.campaign.continue_on_red:
@@ -95,36 +97,55 @@ async def campaign_run(
     i_understand_this_submits_jobs: bool,
     dry_run: bool = False,
     progress: Progress | None = None,
-    widening: Widening | None = None,
+    widening: Widenings | None = None,
     skip_known_good: bool = False,
 ) -> CampaignRunResult:
     """Run the campaign on target: each cell without a verdict is booted once, benched, stopped and judged.
 
     Fails closed without the acknowledgement; a dry run returns the plan and starts nothing.
-    A red cell stops the run unless the campaign says continue_on_red.
+    Up to the campaign's `parallel` cells run at once (a target that runs that many servers at once).
+    A red cell stops further cells from starting unless the campaign says continue_on_red.
     A matching known-good entry is applied to every cell unless skip_known_good; the plan's gates say so.
+    `widening`: the server config's, per engine (each cell is admitted with its engine's).
     """
+    target.dry_run = dry_run
     if dry_run:
         known_good = await campaign_known_good(Path(path), target, skip_known_good)  # the known-good hook
         plan = campaign_plan(path, target=target, widening=widening, known_good=known_good)
+        target.experiment = plan.campaign
+        cells = [c.model_copy(update={"submits": await _submits(target, c)}) for c in plan.cells]
         return CampaignRunResult(
             campaign=plan.campaign,
             dry_run=True,
-            plan=plan,
+            plan=plan.model_copy(update={"cells": cells}),
             skipped=skipped(plan),
-            reason=f"dry run: {plan.boots} boots and {plan.benches} benches would run; none started",
+            reason=f"dry run: {plan.boots} boots and {plan.benches} benches would run{_at_once(plan)}; none started",
             next=f"call campaign_run with {ACK_FLAG}=true to run them",
         )
     require_ack(i_understand_this_submits_jobs)
+    t0 = time.monotonic()  # the run's wall time counts its checks on the target too
     known_good = await campaign_known_good(Path(path), target, skip_known_good)  # the known-good hook
     loaded, plan = prepare(path, target, widening, known_good)
+    target.experiment = loaded.campaign.name  # a target that labels its servers (kubernetes) files them under it
     async with _runner_lock(loaded.results):
-        runner = Runner(loaded, plan, target, ServeSession(target, get_engine(plan.engine), None, widening), progress)
+        versions = {name: run.identity.engine_version for name, run in known_good.items()}
+        runner = Runner(loaded, plan, target, progress, widening, versions, t0=t0)
         return await runner.run()
 
 
+async def _submits(target: Target, cell: CellPlan) -> str | None:
+    return await ServeSession(target, get_engine(cell.engine)).submission_preview(cell.serve)
+
+
+def _at_once(plan: CampaignPlan) -> str:
+    return f", {plan.parallel} cells at once" if plan.parallel > 1 else ""
+
+
 def prepare(
-    path: str | Path, target: Target, widening: Widening | None = None, known_good: KnownGoodRun | None = None
+    path: str | Path,
+    target: Target,
+    widening: Widenings | None = None,
+    known_good: Mapping[str, KnownGoodRun] | None = None,
 ) -> tuple[Loaded, CampaignPlan]:
     """Every refusal a run can meet before it boots anything: the campaign, its target, its plan, its verdicts.
 
@@ -141,4 +162,4 @@ def prepare(
     return loaded, plan
 
 
-__all__ = ["ACK_FLAG", "Runner", "campaign_run", "prepare", "require_ack", "stop_left_server"]
+__all__ = ["ACK_FLAG", "Runner", "campaign_run", "prepare", "require_ack", "stop_left_servers"]

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from redline.engines import get_engine
 from redline.engines.base import Engine
 from redline.errors import RedlineError
 from redline.ledger.registry_file import read_registry
@@ -23,6 +24,7 @@ from redline.models.campaign import CampaignPlan
 from redline.models.known_good import NO_GPU, KnownGoodEntry, KnownGoodFile, KnownGoodUse
 from redline.models.serve import ServeConfig
 from redline.policy import known_good as kg
+from redline.policy.campaign import boot_argv, cell_engine
 from redline.targets import HostInfo, Target
 from redline.tools.context import local_model_files, model_files
 
@@ -66,7 +68,11 @@ def parse_version(text: str) -> str | None:
 
 async def engine_version_on(target: Target, engine: Engine) -> tuple[str | None, str]:
     """The engine's version on the target (its own `--version`), or None and why."""
-    argv = engine.version_argv(target.engine_command(engine.name, list(engine.default_command)))
+    command = target.engine_command(engine.name, list(engine.default_command))
+    try:
+        argv = engine.version_argv(command)
+    except RedlineError as exc:  # a command whose version the engine cannot ask (SGLang's, by another name)
+        return None, str(exc)
     try:
         run = await target.run(argv, env=target.engine_env, timeout_s=VERSION_TIMEOUT_S)
     except RedlineError as exc:
@@ -224,45 +230,48 @@ async def known_good_run(
     return KnownGoodRun(registry, identity, config_hash, skip)
 
 
-async def campaign_known_good(path: Path, target: Target, skip: bool = False) -> KnownGoodRun:
-    """The known-good run of a campaign file: its model, its engine, the target's identity, the workspace registry."""
-    from redline.engines import get_engine
+async def campaign_known_good(path: Path, target: Target, skip: bool = False) -> dict[str, KnownGoodRun]:
+    """The known-good run of each engine a campaign file's cells boot: its model, the target's identity (each
+    engine's version there), the workspace registry."""
     from redline.tools.campaign import load  # the campaign module imports this one
 
     loaded = load(path)
-    return await known_good_run(
-        default_registry(Path(path)), target, get_engine(loaded.campaign.engine), loaded.base.model, skip=skip
-    )
+    engines = dict.fromkeys(cell_engine(loaded.campaign, cell) for cell in loaded.cells)
+    registry = default_registry(Path(path))
+    return {
+        name: await known_good_run(registry, target, get_engine(name), loaded.base.model, skip=skip) for name in engines
+    }
 
 
 def apply_to_plan(
     plan: CampaignPlan,
-    run: KnownGoodRun | None,
-    engine: Engine,
-    executable: list[str] | None,
+    runs: Mapping[str, KnownGoodRun] | None,
+    executables: Mapping[str, list[str]] | None,
 ) -> CampaignPlan:
-    """A campaign's plan with the matching entry applied to every cell, said in the plan's gates and in each cell's
-    it changed (the campaign hook: tools/campaign.plan_for calls it); a plan nothing applies to is left as it is."""
-    if run is None:
+    """A campaign's plan with the matching entry applied to every cell (its engine's run), said in the plan's gates
+    and in each cell's it changed (the campaign hook: tools/campaign.plan_for calls it); a plan nothing applies to
+    is left as it is."""
+    if runs is None:
         return plan
     cells, notes = [], []
     for cell in plan.cells:
+        run = runs.get(cell.engine)
+        if run is None:
+            cells.append(cell)
+            continue
         config, use = apply_known_good(
             cell.serve,
             run.registry,
             identity=run.identity,
-            engine=engine.name,
+            engine=cell.engine,
             config_hash=run.config_hash,
             skip=run.skip,
         )
         if use.applied or run.skip:
             notes.append(use.note)
         gates = [*cell.gates, use.note] if use.applied else cell.gates
-        cells.append(
-            cell.model_copy(
-                update={"serve": config, "gates": gates, "boot_command": engine.serve_argv(config, executable)}
-            )
-        )
+        argv = boot_argv(cell.name, get_engine(cell.engine), config, executables)
+        cells.append(cell.model_copy(update={"serve": config, "gates": gates, "boot_command": argv}))
     return plan.model_copy(update={"cells": cells, "gates": [*plan.gates, *dict.fromkeys(notes)]})
 
 

@@ -161,11 +161,15 @@ def _context_lines(campaign: Campaign, verdicts: dict[str, CellVerdict]) -> list
     ctx = next(iter(verdicts.values())).context
     gpu = f"{ctx.gpu.count} x {ctx.gpu.name} ({ctx.gpu.memory_gib} GiB)" if ctx.gpu else "no GPU seen (CPU host)"
     w = campaign.workload
-    versions = sorted({v.context.engine_version or "unknown" for v in verdicts.values()})
+    versions: dict[str, set[str]] = {}
+    for v in verdicts.values():
+        versions.setdefault(v.context.engine, set()).add(v.context.engine_version or "unknown")
+    engines = "; ".join(f"{name} {', '.join(sorted(vs))}" for name, vs in versions.items())
+    backends = ", ".join(sorted({f"`{v.context.bench_backend}`" for v in verdicts.values()}))
     return [
         f"- model: `{ctx.model}`",
         f"- GPU: {gpu}; host {ctx.host or '-'} (node {ctx.node or '-'})",
-        f"- engine: {ctx.engine} {', '.join(versions)}; bench client: the engine's own, backend `{ctx.bench_backend}`",
+        f"- engine: {engines}; bench client: {ctx.bench_client}'s, backend {backends}",
         f"- workload: {w.dataset}, input {w.input_len} / output {w.output_len} tokens, ignore_eos, seed {w.seed}; "
         f"concurrencies {', '.join(map(str, campaign.concurrencies))}",
         f"- warm-up: {campaign.warmup_requests} requests; trials per concurrency: {campaign.trials}; simulated: "
@@ -208,9 +212,10 @@ def _cell_text(row: TableRow | None) -> str:
     return text + (f" ({', '.join(guards)})" if guards else "")
 
 
-def _ranked_line(c: RankedCell) -> str:
+def _ranked_line(c: RankedCell, engines: bool = False) -> str:
     at = f" at c={c.at_concurrency}" if c.at_concurrency else ""
-    return f"- **{c.cell}** ({c.regime}): {_num(c.score, 2)}{at}: {c.outcome.replace('_', ' ')}; {c.why}"
+    label = f"{c.engine}, {c.regime}" if engines else c.regime
+    return f"- **{c.cell}** ({label}): {_num(c.score, 2)}{at}: {c.outcome.replace('_', ' ')}; {c.why}"
 
 
 def render_markdown(
@@ -221,7 +226,9 @@ def render_markdown(
     verdicts: dict[str, CellVerdict],
 ) -> str:
     outcome = champion.outcome.replace("_", " ")
-    head = f"champion **{champion.champion}** (DRAFT)" if champion.champion else f"**{outcome}**"
+    across = len(champion.engines) > 1
+    won = f", {champion.champion_engine} won" if across else ""
+    head = f"champion **{champion.champion}** (DRAFT{won})" if champion.champion else f"**{outcome}**"
     lines = [
         f"# Campaign {campaign.name}",
         "",
@@ -240,9 +247,9 @@ def render_markdown(
         "## Ranking (the baseline's regime)",
         "",
     ]
-    lines += [_ranked_line(c) for c in champion.ranked] or ["- nothing to rank yet"]
+    lines += [_ranked_line(c, across) for c in champion.ranked] or ["- nothing to rank yet"]
     for group in champion.other_regimes:
-        lines += ["", f"### Regime {group.regime}", "", group.note, "", *[_ranked_line(c) for c in group.cells]]
+        lines += ["", f"### Regime {group.regime}", "", group.note, "", *[_ranked_line(c, across) for c in group.cells]]
     if champion.excluded:
         lines += ["", "## Not ranked", "", *[f"- **{c.cell}**: {c.why}" for c in champion.excluded]]
     gates = sorted({g for v in verdicts.values() for g in v.gates})

@@ -37,3 +37,8 @@ class Request(BaseModel):
 
 
 ACK_FLAG = "i_understand_this_submits_jobs"
+# strict: only a real true acknowledges (not "yes", not 1); anything else fails closed
+Ack = Annotated[
+    bool,
+    Field(strict=True, description="true to boot servers and bench them on the target; without it nothing starts"),
+]

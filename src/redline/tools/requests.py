@@ -23,6 +23,7 @@ from redline.models.ladder import FixedKnobs, Policy
 from redline.tools.request_base import (
     ENGINES,
     WAIT_MAX_S,
+    Ack,
     JobId,
     JobState,
     Replay,
@@ -137,6 +138,13 @@ class RungRunRequest(Request):
 
     target: TargetName
     replay: Replay = None
+    i_understand_this_submits_jobs: Annotated[
+        bool,
+        Field(
+            strict=True,
+            description="true to boot on a target that submits to a cluster (kubernetes); other targets need none",
+        ),
+    ] = False
 
 
 class SmokeTestRequest(Request):
@@ -225,13 +233,7 @@ class CampaignRunRequest(Request):
     target: Annotated[
         str, Field(max_length=128, description="Must be the campaign's target; empty: the campaign's")
     ] = ""
-    # strict: only a real true acknowledges (not "yes", not 1); anything else fails closed
-    i_understand_this_submits_jobs: Annotated[
-        bool,
-        Field(
-            strict=True, description=("true to boot servers and bench them on the target; without it nothing starts")
-        ),
-    ] = False
+    i_understand_this_submits_jobs: Ack = False
     dry_run: Annotated[bool, Field(description="List every boot and bench command and start nothing")] = False
     skip_known_good: Annotated[
         bool,

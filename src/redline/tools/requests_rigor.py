@@ -10,7 +10,7 @@ from redline.engines import DEFAULT_ENGINE, EngineName
 from redline.models.ab import AbSpec
 from redline.models.context import ContextDescriptor
 from redline.models.known_good import Evidence
-from redline.tools.request_base import ENGINES, Request, WorkspaceFile
+from redline.tools.request_base import ENGINES, Ack, Request, WorkspaceFile
 
 # ---- verdict rigor: A/B, baselines, known-good (the workspace is the server's, or --workspace at a terminal) ----
 
@@ -47,13 +47,7 @@ class AbRunRequest(Request):
             )
         ),
     ]
-    # strict: only a real true acknowledges (not "yes", not 1); anything else fails closed
-    i_understand_this_submits_jobs: Annotated[
-        bool,
-        Field(
-            strict=True, description=("true to boot servers and bench them on the target; without it nothing starts")
-        ),
-    ] = False
+    i_understand_this_submits_jobs: Ack = False
     dry_run: Annotated[bool, Field(description="List every boot and bench command in order and start nothing")] = False
     skip_known_good: Annotated[
         bool,

@@ -13,7 +13,7 @@ import anyio
 from pydantic import BaseModel
 
 from redline.engines import get_engine
-from redline.errors import LadderError
+from redline.errors import InputError, LadderError
 from redline.identity import this_owner, where
 from redline.ledger import check_derived, read_ladder, server_file, set_host
 from redline.ledger.server_record import ServerRecord, clear_server, load_server, save_server
@@ -23,6 +23,7 @@ from redline.offload import off_loop
 from redline.targets import ServerHandle, Target
 from redline.tools import ladder as ladder_tools
 from redline.tools import ladder_record
+from redline.tools.request_base import ACK_FLAG
 from redline.tools.session import Progress, ServeSession, say
 
 
@@ -81,6 +82,15 @@ def _session(
     return ServeSession(target, get_engine(ladder.engine), progress, widening)
 
 
+def require_cluster_ack(target: Target, i_understand_this_submits_jobs: bool) -> None:
+    """A rung on a target that submits to a shared cluster boots only when the caller said so."""
+    if target.submits_jobs and i_understand_this_submits_jobs is not True:
+        raise InputError(
+            f"target {target.name!r} submits jobs to a cluster (every rung is a pod of its own): pass "
+            f"{ACK_FLAG}=true to boot there"
+        )
+
+
 async def rung_run(
     ladder: Path,
     target: Target,
@@ -89,16 +99,19 @@ async def rung_run(
     progress: Progress | None = None,
     step: NextStep | None = None,
     widening: Widening | None = None,
+    i_understand_this_submits_jobs: bool = False,
 ) -> RungOutcome:
     """Boot the ladder's next rung (or replay a past one) on target and record what the log says.
 
     `step` is the next step a caller already checked (ladder_tools.expect_step); else it is read here.
     `widening` is what the server config allows beyond the engine's allowlist; the rung records what it used.
     """
+    require_cluster_ack(target, i_understand_this_submits_jobs)
     state = await off_loop(read_ladder, ladder)
     if step is None:
         step = await off_loop(ladder_tools.expect_step, ladder, "run_rung", replay, state)
     session = _session(state, target, progress, widening)
+    target.experiment = ladder.stem  # a target that labels its servers (kubernetes) files them under the ladder
     config = step.rung
     assert config is not None  # a run_rung step always carries its serve config
     session.admit(config)  # a refused knob is refused before anything is stopped or started
@@ -227,13 +240,17 @@ async def climb(
     max_steps: int = 20,
     progress: Progress | None = None,
     widening: Widening | None = None,
+    i_understand_this_submits_jobs: bool = False,
 ) -> ClimbReport:
     """Follow the ladder's routes until its ceiling is recorded or a failure needs a person."""
+    require_cluster_ack(target, i_understand_this_submits_jobs)
     steps: list[str] = []
     step = await off_loop(ladder_tools.ladder_next, ladder)
     for _ in range(max_steps):
         if step.route == "run_rung":
-            outcome = await rung_run(ladder, target, progress=progress, step=step, widening=widening)
+            outcome = await rung_run(
+                ladder, target, progress=progress, step=step, widening=widening, i_understand_this_submits_jobs=True
+            )
             steps.append(_rung_line(outcome))
         elif step.route == "smoke_test":
             outcome = await smoke_test(ladder, target, progress=progress, step=step)

@@ -127,6 +127,13 @@ class ServeSession:
     def serve_argv(self, config: ServeConfig) -> list[str]:
         return self.engine.serve_argv(config, self.executable)
 
+    def launch_env(self, config: ServeConfig) -> dict[str, str]:
+        return {**self.target.engine_env, **config.env}
+
+    async def submission_preview(self, config: ServeConfig) -> str | None:
+        """What booting config would submit to the target's cluster (exact commands and manifests), or None."""
+        return await self.target.submission_preview(self.serve_argv(config), env=self.launch_env(config))
+
     def admit(self, config: ServeConfig) -> list[str]:
         """Refuse what the engine's allowlist and the target's own env forbid; the widenings used."""
         taken = sorted(set(config.env) & set(self.target.engine_env))
@@ -150,17 +157,19 @@ class ServeSession:
         config: ServeConfig,
         deadline_s: float,
         on_start: Callable[[ServerHandle], Awaitable[None]] | None = None,
+        *,
+        exclusive: bool = True,
     ) -> Boot:
         """Start the engine, wait for health within deadline_s; anything but ready is stopped before returning.
 
         `on_start` gets the handle as soon as the server is started, before the (long) wait: a caller that
         records it there can find and stop the server even if its own process is killed mid-boot.
+        `exclusive`: the only server on the target (False: one of several the caller runs at once).
         """
         widened = self.admit(config)
-        argv = self.serve_argv(config)
-        env = {**self.target.engine_env, **config.env}
+        argv, env = self.serve_argv(config), self.launch_env(config)
         started = datetime.now(UTC)
-        handle = await self.target.start(argv, env=env, cwd=None, log_path="boot.log", exclusive=True)
+        handle = await self.target.start(argv, env=env, cwd=None, log_path="boot.log", exclusive=exclusive)
         t0 = time.monotonic()
         try:
             if on_start is not None:

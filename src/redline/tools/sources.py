@@ -107,7 +107,11 @@ def cell_context(verdict: CellVerdict, result: ConcurrencyResult) -> ContextDesc
             cache=ctx.regime.cache, graphs=ctx.regime.graphs, prefix_caching=serve.enable_prefix_caching
         ),
         engine=EngineIdentity(name=ctx.engine, version=ctx.engine_version),
-        bench=BenchIdentity(client=ctx.bench_client, backend=ctx.bench_backend, version=ctx.engine_version),
+        bench=BenchIdentity(
+            client=ctx.bench_client,
+            backend=ctx.bench_backend,
+            version=ctx.engine_version if ctx.bench_client == ctx.engine else None,  # another engine's client: unasked
+        ),
         trials=ctx.trials,
         node=Node(hostname=ctx.host, machine_id=ctx.node) if ctx.host or ctx.node else None,
     )

@@ -22,6 +22,7 @@ class SGLang(Engine):
     # the pool are refused at run time), and it profiles no prefill chunk at boot: a boot proves neither knob.
     pool_bounds_context = True
     bench_engine = "vllm"  # one client for both engines: their figures compare by construction
+    prefix_caching_default = True  # the radix cache is on unless --disable-radix-cache
 
     def serve_argv(self, config: ServeConfig, executable: Sequence[str] | None = None) -> list[str]:
         return argv.serve_argv(config, self.command(executable))

@@ -13,6 +13,7 @@ class VLLM(Engine):
     default_command = argv.COMMAND
     long_context_env = "VLLM_ALLOW_LONG_MAX_MODEL_LEN"
     kv_block_size = 16
+    prefix_caching_default = True  # vLLM v1 caches prefixes unless --no-enable-prefix-caching
 
     def serve_argv(self, config: ServeConfig, executable: Sequence[str] | None = None) -> list[str]:
         return argv.serve_argv(config, self.command(executable))

@@ -1,0 +1,161 @@
+"""A cell's verdict from what its boot and benches gave: the figures per concurrency, the context, green or red.
+
+tools/campaign_cells.py boots and benches the cell; this only reads what that left (no I/O), and
+policy/champion.py holds the rules that judge it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from redline.models import BenchResult
+from redline.models.campaign import Campaign, CampaignPlan, CellPlan
+from redline.models.campaign_results import (
+    BootRecord,
+    CellVerdict,
+    Commands,
+    ConcurrencyResult,
+    Context,
+    Trial,
+)
+from redline.models.ladder import GpuProfile
+from redline.policy import campaign as plans
+from redline.policy import champion as champions
+from redline.targets import HostInfo
+from redline.tools.session import BenchRun, Boot
+
+
+@dataclass
+class Measured:
+    """What the benches of one cell gave."""
+
+    warmup_command: list[str] | None = None
+    warmup_error: str | None = None
+    trials: dict[int, list[Trial]] = field(default_factory=dict)
+    results: list[ConcurrencyResult] = field(default_factory=list)
+    bench_commands: list[list[str]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Judge:
+    """What every verdict of one run shares: the campaign, its plan, the host, each engine's version there."""
+
+    campaign: Campaign
+    plan: CampaignPlan
+    host: HostInfo | None
+    versions: Mapping[str, str | None]
+
+    def result_at(self, cell: CellPlan, c: int, trials: list[Trial]) -> ConcurrencyResult:
+        n = plans.prompts_at(self.campaign, c)[0]
+        if not trials:
+            return ConcurrencyResult(
+                concurrency=c,
+                num_prompts=n,
+                ok=False,
+                sla_ok=False,
+                reason="not run: an earlier bench left the server unable to answer",
+            )
+        per_trial = [champions.metrics_of(t.figures, cell.serve) for t in trials if t.figures is not None]
+        metrics = champions.summarize(per_trial) if per_trial else {}
+        sla = champions.sla_checks(metrics, self.campaign.sla)
+        problems = [p for t in trials if (p := trial_problem(t)) is not None]
+        return ConcurrencyResult(
+            concurrency=c,
+            num_prompts=n,
+            ok=not problems,
+            reason=problems[0] if problems else None,
+            metrics=metrics,
+            sla=sla,
+            sla_ok=all(s.ok for s in sla),
+            trials=trials,
+        )
+
+    def verdict(
+        self, cell: CellPlan, boot: Boot, measured: Measured, log_file: str, started: datetime, wall_s: float
+    ) -> CellVerdict:
+        verdict, reason = champions.judge(
+            self.campaign,
+            boot_ok=boot.ready,
+            boot_reason=f"{boot.signals.status.value}: {boot.signals.reason}",
+            warmup_error=measured.warmup_error,
+            results=measured.results,
+        )
+        signals = boot.signals
+        return CellVerdict(
+            campaign=self.campaign.name,
+            cell=cell.name,
+            index=cell.index,
+            baseline=cell.baseline,
+            levers=cell.levers,
+            verdict=verdict,
+            reason=reason,
+            gates=cell.gates,
+            widened=list(boot.widened),
+            boot=BootRecord(
+                status=signals.status,
+                reason=signals.reason,
+                boot_s=round(boot.boot_s, 2),
+                log_file=log_file,
+                signals=signals,
+            ),
+            results=measured.results,
+            commands=Commands(boot=cell.boot_command, warmup=measured.warmup_command, bench=measured.bench_commands),
+            context=self.context(cell, signals.engine_version or self.versions.get(cell.engine)),
+            started_at=started,
+            ended_at=datetime.now(UTC),
+            wall_s=round(wall_s, 2),
+        )
+
+    def context(self, cell: CellPlan, engine_version: str | None) -> Context:
+        host = self.host
+        gpu = None
+        if host is not None and host.gpus:
+            first = host.gpus[0]
+            gpu = GpuProfile(
+                name=first.name, memory_gib=round(first.memory_mib / 1024, 1), count=champions.gpus_of(cell.serve)
+            )
+        return Context(
+            model=cell.serve.model,
+            gpu=gpu,
+            host=host.hostname if host else None,
+            node=host.machine_id if host else None,
+            engine=cell.engine,
+            engine_version=engine_version,
+            serve=cell.serve,
+            workload=self.campaign.workload,
+            regime=cell.regime,
+            bench_backend=cell.bench_backend,
+            bench_client=self.plan.bench_client,
+            trials=self.campaign.trials,
+            warmup_requests=self.campaign.warmup_requests,
+            simulated=False,
+        )
+
+
+def bench_problem(run: BenchRun, figures: BenchResult | None) -> str | None:
+    """Why a bench did not measure what it asked, or None."""
+    if figures is None:
+        why = run.log_lines[-1] if run.log_lines else f"the bench exited {run.run.returncode}"
+        return f"no result file ({why})"
+    if not figures.all_completed:
+        return f"{figures.failed} of {figures.num_prompts} requests failed (completed {figures.completed})"
+    if not run.healthy_after:
+        return "the server did not answer its health check after the bench"
+    return None
+
+
+def trial_problem(trial: Trial) -> str | None:
+    if trial.figures is None:
+        why = trial.log_lines[-1] if trial.log_lines else f"the bench exited {trial.exit_code}"
+        return f"trial {trial.trial}: no result ({why})"
+    if not trial.figures.all_completed:
+        f = trial.figures
+        return f"trial {trial.trial}: {f.failed} of {f.num_prompts} requests failed (completed {f.completed})"
+    if not trial.server_healthy_after:
+        return f"trial {trial.trial}: the server did not answer its health check after the bench"
+    return None
+
+
+__all__ = ["Judge", "Measured", "bench_problem", "trial_problem"]
