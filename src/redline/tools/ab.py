@@ -38,7 +38,7 @@ from redline.targets import HostInfo, ServerHandle, Target
 from redline.tools.ab_plan import RUN_DIR, Prepared, ab_result, check_resumable, done_trials, plan_of, prepare
 from redline.tools.context import descriptor, node_of
 from redline.tools.request_base import ACK_FLAG
-from redline.tools.session import BenchRun, Boot, Progress, ServeSession, say
+from redline.tools.session import BenchRun, Boot, Progress, ServeSession, bench_problem, say
 from redline.tools.sol import sol_figure
 
 # ---- the run -------------------------------------------------------------------------------------------------------
@@ -229,7 +229,7 @@ class Runner:
             await progress(0.3, f"warming up with {warm.num_prompts} requests")
             run = await self._bench(step, boot, arm, warm, "warmup.json")
             measured.commands["warmup"] = run.argv
-            measured.warmup_error = _problem(run, self._parse(run)[0])
+            measured.warmup_error = bench_problem(run, self._parse(run)[0])
             if measured.warmup_error is not None:
                 return measured
             measured.warm = True
@@ -266,7 +266,7 @@ class Runner:
         name = plans.bench_file(c)
         run = await self._bench(step, boot, arm, workload, name)
         figures, unreadable = self._parse(run)
-        problem = unreadable or _problem(run, figures)
+        problem = unreadable or bench_problem(run, figures)
         context = self._context(arm, host, boot, workload, warm_server)
         files = self.prepared.files[arm.serve.model]
         shape, why = files.shape
@@ -366,18 +366,6 @@ class Measured:
 
 async def _submits(target: Target, arm: ArmPlan) -> str | None:
     return await ServeSession(target, get_engine(arm.engine)).submission_preview(arm.serve)
-
-
-def _problem(run: BenchRun, figures: BenchResult | None) -> str | None:
-    """Why a bench did not measure what it asked, or None."""
-    if figures is None:
-        why = run.log_lines[-1] if run.log_lines else f"the bench exited {run.run.returncode}"
-        return f"no result file ({why})"
-    if not figures.all_completed:
-        return f"{figures.failed} of {figures.num_prompts} requests failed (completed {figures.completed})"
-    if not run.healthy_after:
-        return "the server did not answer its health check after the bench"
-    return None
 
 
 def _judge(boot: Boot, measured: Measured, concurrencies: int) -> tuple[bool, str]:

@@ -28,8 +28,8 @@ from redline.policy import campaign as plans
 from redline.policy import champion as champions
 from redline.targets import ServerHandle, Target
 from redline.tools.campaign import Loaded
-from redline.tools.campaign_verdict import Judge, Measured, bench_problem
-from redline.tools.session import BenchRun, Boot, Progress, ServeSession, say
+from redline.tools.campaign_verdict import Judge, Measured
+from redline.tools.session import BenchRun, Boot, Progress, ServeSession, bench_problem, say
 
 
 async def stop_left_servers(results: Path, target: Target) -> int:

@@ -10,7 +10,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from redline.models import BenchResult
 from redline.models.campaign import Campaign, CampaignPlan, CellPlan
 from redline.models.campaign_results import (
     BootRecord,
@@ -24,7 +23,7 @@ from redline.models.ladder import GpuProfile
 from redline.policy import campaign as plans
 from redline.policy import champion as champions
 from redline.targets import HostInfo
-from redline.tools.session import BenchRun, Boot
+from redline.tools.session import Boot
 
 
 @dataclass
@@ -134,18 +133,6 @@ class Judge:
         )
 
 
-def bench_problem(run: BenchRun, figures: BenchResult | None) -> str | None:
-    """Why a bench did not measure what it asked, or None."""
-    if figures is None:
-        why = run.log_lines[-1] if run.log_lines else f"the bench exited {run.run.returncode}"
-        return f"no result file ({why})"
-    if not figures.all_completed:
-        return f"{figures.failed} of {figures.num_prompts} requests failed (completed {figures.completed})"
-    if not run.healthy_after:
-        return "the server did not answer its health check after the bench"
-    return None
-
-
 def trial_problem(trial: Trial) -> str | None:
     if trial.figures is None:
         why = trial.log_lines[-1] if trial.log_lines else f"the bench exited {trial.exit_code}"
@@ -158,4 +145,4 @@ def trial_problem(trial: Trial) -> str | None:
     return None
 
 
-__all__ = ["Judge", "Measured", "bench_problem", "trial_problem"]
+__all__ = ["Judge", "Measured", "trial_problem"]
