@@ -31,6 +31,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root: tests.engines is importable
 
 from tests.engines import sglang_excerpts as x  # noqa: E402
+from tests.server.fake_vllm import JsonHandler  # noqa: E402
 
 VERSION = "0.5.17"
 POOL_TOKENS = 242_360  # the H200 excerpt's pool
@@ -44,17 +45,7 @@ def _say(text: str) -> None:
 def _handler(args: argparse.Namespace) -> type[BaseHTTPRequestHandler]:
     speedup = float(os.environ.get("FAKE_SGLANG_SPEEDUP") or 1)
 
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def _send(self, code: int, body: dict) -> None:
-            data = json.dumps(body).encode()
-            self.send_response(code)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
+    class Handler(JsonHandler):
         def log_message(self, fmt: str, *a: object) -> None:  # uvicorn's access line, as SGLang's log has it
             code = a[1] if len(a) > 1 else ""
             _say(

@@ -179,18 +179,22 @@ def _cuda_oom(boot: Boot) -> int:
     return 1
 
 
+class JsonHandler(BaseHTTPRequestHandler):
+    """What both fake engines' HTTP handlers share: keep-alive, and a JSON answer."""
+
+    protocol_version = "HTTP/1.1"
+
+    def _send(self, code: int, body: dict) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
 def _handler(boot: Boot) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def _send(self, code: int, body: dict) -> None:
-            data = json.dumps(body).encode()
-            self.send_response(code)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
+    class Handler(JsonHandler):
         def log_message(self, fmt: str, *args: object) -> None:  # uvicorn's access line, on stdout like vLLM's
             _say(
                 [
