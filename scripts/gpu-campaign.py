@@ -1,11 +1,13 @@
-"""Run a tuning campaign on this host's GPU with the local target (how tests/data/vllm-0.26.0-h200-campaign/ was made).
+"""Run a tuning campaign on this host's GPU with the local target (how tests/data/*-h200-*campaign/ were made).
 
-    python3 scripts/gpu-campaign.py CAMPAIGN.yml [--stop-after SECONDS]
+    python3 scripts/gpu-campaign.py CAMPAIGN.yml [--stop-after SECONDS] [--cells N]
+        [--engine-command 'sglang=sglang-python -m sglang.launch_server']
 
 The campaign resumes after its last finished cell, so a run cut short by
---stop-after (a device call's time limit) is continued by the next one; the
-server of the cell in flight is stopped before it returns.
-Needs `vllm` on PATH and redline importable (PYTHONPATH=src).
+--stop-after (a device call's time limit) or --cells (boot at most N cells this
+call) is continued by the next one; the server of the cell in flight is stopped
+before it returns. Needs each engine's command and `vllm` (the bench client) on
+PATH, and redline importable (PYTHONPATH=src).
 """
 
 import argparse
@@ -15,29 +17,59 @@ from pathlib import Path
 import anyio
 
 from redline.targets import LocalTarget
-from redline.tools import campaign
+from redline.tools import campaign, campaign_runner
 
 ENGINE_ENV = {"VLLM_USE_FLASHINFER_SAMPLER": "0", "HF_HUB_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1"}
 
 
-async def progress(fraction: float, text: str) -> None:
-    print(f"  [{time.strftime('%H:%M:%S')} {fraction:4.0%}] {text}", flush=True)
+async def main(args: argparse.Namespace) -> None:
+    commands = dict(_engine_command(text) for text in args.engine_command)
+    target = LocalTarget(
+        campaign.campaign_target(args.campaign),  # the target the campaign names, here the local host
+        workdir=str(args.campaign.parent / "work"),
+        engine_env=ENGINE_ENV,
+        engine_commands=commands,
+    )
+    booted = 0
+    with anyio.move_on_after(args.stop_after) as scope:
 
+        async def progress(fraction: float, text: str) -> None:
+            nonlocal booted
+            if text.endswith(": booting"):
+                booted += 1
+                if booted > args.cells:
+                    print(f"  {args.cells} cell(s) booted this call; run again for the next", flush=True)
+                    scope.cancel()
+                    return
+            print(f"  [{time.strftime('%H:%M:%S')} {fraction:4.0%}] {text}", flush=True)
 
-async def main(path: Path, stop_after: float) -> None:
-    target = LocalTarget("local", workdir=str(path.parent / "work"), engine_env=ENGINE_ENV)
-    async with target:
-        with anyio.move_on_after(stop_after) as scope:
-            result = await campaign.campaign_run(path, target, i_understand_this_submits_jobs=True, progress=progress)
+        async with target:
+            result = await campaign_runner.campaign_run(
+                args.campaign, target, i_understand_this_submits_jobs=True, progress=progress
+            )
             print(result.model_dump_json(indent=2), flush=True)
-        if scope.cancelled_caught:
-            print(f"stopped after {stop_after:.0f}s; run again to resume after the last finished cell", flush=True)
-    print(campaign.campaign_status(path).model_dump_json(indent=2), flush=True)
+    if scope.cancelled_caught:
+        print("stopped; run again to resume after the last finished cell", flush=True)
+    print(campaign.campaign_status(args.campaign).model_dump_json(indent=2), flush=True)
+
+
+def _engine_command(text: str) -> tuple[str, list[str]]:
+    engine, _, command = text.partition("=")
+    return engine, command.split()
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("campaign", type=Path)
     parser.add_argument("--stop-after", type=float, default=1e9, help="seconds before the run stops itself")
+    parser.add_argument("--cells", type=int, default=10**9, help="boot at most this many cells this call")
+    parser.add_argument(
+        "--engine-command",
+        action="append",
+        default=[],
+        metavar="ENGINE=COMMAND",
+        help="the engine's serve command on this host, e.g. 'sglang=sglang-python -m sglang.launch_server'",
+    )
     args = parser.parse_args()
-    anyio.run(main, args.campaign.resolve(), args.stop_after)
+    args.campaign = args.campaign.resolve()
+    anyio.run(main, args)

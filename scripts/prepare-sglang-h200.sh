@@ -57,8 +57,9 @@ cat > "$OUTDIR/run-sglang.sh" <<'RUN'
 #   bash .gpu/sglang/run-sglang.sh stash                                 carry [".gpu/sglang/cK", ".gpu/sglang/run-sglang.sh"]
 #   (one call per chunk), then in the last call, with the last chunks of both:
 #   source .gpu/run-vllm.sh ready && source .gpu/sglang/run-sglang.sh ready && ...
-# After `ready`: `sglang-server --model-path ...` runs `python3 -m sglang.launch_server` on SGLang's site;
-# `vllm bench serve` works as before. Targets name the commands: engine_commands: {sglang: [sglang-server]}.
+# After `ready`: `sglang-python` is python3 on SGLang's site, so a target names SGLang's command
+# engine_commands: {sglang: [sglang-python, -m, sglang.launch_server]} and redline can ask its version;
+# `sglang-server` is the same server, shorter. `vllm bench serve` works as before.
 mode=${1:-ready}
 STASH=$HOME/sglang-stash SITE=${TMPDIR:-/tmp}/sglang-site VLLM_SITE=${TMPDIR:-/tmp}/vllm-site
 mkdir -p $STASH
@@ -69,10 +70,11 @@ if [ "$mode" = ready ]; then
   fi
   [ -d $VLLM_SITE/vllm ] || echo "warning: no vLLM site at $VLLM_SITE: run .gpu/run-vllm.sh ready first (shared packages, the bench client)"
   # SGLang's site first: its pins (transformers 5.12.1, tokenizers 0.22.2, openai 2.6.1) win for the server only.
-  printf '#!/bin/sh\nPYTHONPATH=%s:%s exec python3 -m sglang.launch_server "$@"\n' $SITE $VLLM_SITE > /usr/local/bin/sglang-server
-  chmod +x /usr/local/bin/sglang-server
+  printf '#!/bin/sh\nPYTHONPATH=%s:%s exec python3 "$@"\n' $SITE $VLLM_SITE > /usr/local/bin/sglang-python
+  printf '#!/bin/sh\nexec sglang-python -m sglang.launch_server "$@"\n' > /usr/local/bin/sglang-server
+  chmod +x /usr/local/bin/sglang-python /usr/local/bin/sglang-server
   export HF_HUB_OFFLINE=1 DO_NOT_TRACK=1 PYTHONUNBUFFERED=1
-  PYTHONPATH=$SITE:$VLLM_SITE python3 -c 'import importlib.metadata as m; print("sglang version:", m.version("sglang"))'
+  sglang-python -c 'import importlib.metadata as m; print("sglang version:", m.version("sglang"))'
 else
   ls $STASH
 fi
