@@ -201,6 +201,22 @@ def test_champion_select_crowns_the_faster_engine_and_names_it() -> None:
         c, ["vllm", "sglang"], "vllm", {**verdicts, "sglang": verdict("sglang", {1: 40.0, 8: 151.0}, engine="sglang")}
     )
     assert even.champion is None and even.champion_engine is None and even.outcome == "no_improvement"
+    assert "(no engine won: sglang inside the noise band)" in even.note
+
+
+def test_a_baseline_engine_that_beats_every_rival_cell_is_said_to_have_won_though_there_is_no_champion() -> None:
+    c = campaign(grid={"engine": ["vllm", "sglang"]})
+    verdicts = {
+        "vllm": verdict("vllm", {1: 40.0, 8: 150.0}),
+        "sglang": verdict("sglang", {1: 38.0, 8: 120.0}, engine="sglang", backend="openai"),
+    }
+    report = select_champion(c, ["vllm", "sglang"], "vllm", verdicts)
+    assert (report.champion, report.champion_engine, report.outcome) == (None, None, "no_improvement")
+    assert report.note.startswith(
+        "no improvement: no cell beat the baseline by more than the noise band (vllm won: every sglang cell is worse "
+        "than the baseline beyond the noise band)"
+    )
+    assert [r.outcome for r in report.ranked] == ["baseline", "worse"]
 
 
 def test_one_engine_says_nothing_of_engines_winning() -> None:

@@ -7,9 +7,14 @@ from pathlib import Path
 import pytest
 
 from redline.ledger.campaign_file import write_verdict
+from redline.models.context import Node
+from redline.policy import campaign as policy
 from redline.policy import champion as figures
+from redline.targets import GpuInfo, HostInfo
 from redline.tools.campaign import load
+from redline.tools.campaign_verdict import Judge
 from redline.tools.report import campaign_report, pareto_plot, plots_of
+from redline.tools.sources import cell_context
 from tests.campaign.helpers import Fake, campaign, make_fake, verdict
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -111,3 +116,20 @@ def test_a_report_of_a_campaign_not_yet_run_is_written_too(tmp_path: Path) -> No
     report = campaign_report(fake.write())
     assert report.champion.outcome == "no_baseline" and report.table.missing == ["mnbt2048", "mnbt8192"]
     assert "not run" in Path(report.report).read_text()
+
+
+def test_a_cell_on_a_host_without_a_machine_id_is_placed_by_its_gpus_uuid(recorded: tuple[Fake, Path]) -> None:
+    """The lent H200 has no /etc/machine-id: its GPU's UUID is what names the node in a cell's context."""
+    fake, path = recorded
+    loaded = load(path)
+    plan = policy.plan_campaign(loaded.campaign, policy.base_config(loaded.campaign), {}, path=str(path))
+    uuid = "GPU-87e77369-5345-4073-ed4b-79c80003dc9a"
+    host = HostInfo(hostname="vm", gpus=[GpuInfo(name="NVIDIA H200", memory_mib=143_771, uuid=uuid)])
+    context = Judge(loaded.campaign, plan, host, {"vllm": "0.26.0"}).context(plan.cells[0], "0.26.0")
+    assert (context.host, context.node, context.gpu_uuids) == ("vm", None, [uuid])
+    base = verdict("mnbt2048", {1: 40.0, 4: 150.0})
+    base = base.model_copy(update={"context": base.context.model_copy(update={"host": "vm", "gpu_uuids": [uuid]})})
+    write_verdict(loaded.results, base)
+    assert cell_context(base, base.results[0]).node == Node(hostname="vm", gpu_uuids=[uuid])
+    text = (fake.campaigns / "c1" / Path(campaign_report(path).report).name).read_text()
+    assert "host vm (machine ?, GPUs 0003dc9a)" in text

@@ -79,6 +79,10 @@ class Context(Strict):
     gpu: GpuProfile | None = Field(None, description="null where the host showed no GPU")
     host: str | None = None
     node: str | None = Field(None, description="the host's machine id: tells two runs on one node apart from two nodes")
+    gpu_uuids: list[str] = Field(
+        default_factory=list,
+        description="the host's GPUs as nvidia-smi names them: the node where it has no machine id",
+    )
     engine: str = Field(description="the engine this cell booted")
     engine_version: str | None
     serve: ServeConfig
@@ -201,7 +205,11 @@ class ChampionReport(Strict):
     baseline: str
     regime: str | None = Field(None, description="the regime ranked: the baseline's")
     champion: str | None
-    champion_engine: str | None = Field(None, description="the engine the champion booted: the engine that won")
+    champion_engine: str | None = Field(
+        None,
+        description="the engine the champion booted: the engine that won; null without a champion (then the note says "
+        "whether the baseline's engine won)",
+    )
     engines: list[str] = Field([], description="the engines of the cells with a verdict; two or more: across engines")
     outcome: Literal["improvement", "no_improvement", "no_baseline", "no_results"]
     rigor: Literal["DRAFT"] = "DRAFT"

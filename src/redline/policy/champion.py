@@ -346,10 +346,21 @@ def _outcome(
     if champion is None:
         if not any(c.outcome != "baseline" for c in ranked):
             return "no_results", "no other green cell in the baseline's regime to compare"
-        return "no_improvement", "no improvement: no cell beat the baseline by more than the noise band"
+        held = _baseline_engine_held(ranked, base_v.context.engine) if across_engines else ""
+        return "no_improvement", f"no improvement: no cell beat the baseline by more than the noise band{held}"
     win = next(c for c in ranked if c.cell == champion)
     won = f" ({win.engine} won; the baseline {baseline!r} ran {base_v.context.engine})" if across_engines else ""
     return "improvement", f"champion {champion!r}{won}: {win.why}"
+
+
+def _baseline_engine_held(ranked: list[RankedCell], engine: str) -> str:
+    """Across engines without a champion: whether the baseline's engine won outright or no engine did."""
+    rivals = [c for c in ranked if c.engine != engine]
+    if rivals and all(c.outcome == "worse" for c in rivals):
+        names = ", ".join(sorted({str(c.engine) for c in rivals}))
+        return f" ({engine} won: every {names} cell is worse than the baseline beyond the noise band)"
+    inside = [c.cell for c in rivals if c.outcome == "no_improvement"]
+    return f" (no engine won: {', '.join(inside)} inside the noise band)" if inside else ""
 
 
 # ---- plots ----------------------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from pathlib import Path
 from redline.ledger.atomic import atomic_write
 from redline.ledger.campaign_file import read_verdicts
 from redline.models.campaign import METRICS, Campaign
+from redline.models.context import Node
 from redline.models.campaign_results import (
     CampaignReport,
     CampaignTable,
@@ -168,7 +169,7 @@ def _context_lines(campaign: Campaign, verdicts: dict[str, CellVerdict]) -> list
     backends = ", ".join(sorted({f"`{v.context.bench_backend}`" for v in verdicts.values()}))
     return [
         f"- model: `{ctx.model}`",
-        f"- GPU: {gpu}; host {ctx.host or '-'} (node {ctx.node or '-'})",
+        f"- GPU: {gpu}; host {Node(hostname=ctx.host, machine_id=ctx.node, gpu_uuids=ctx.gpu_uuids).describe()}",
         f"- engine: {engines}; bench client: {ctx.bench_client}'s, backend {backends}",
         f"- workload: {w.dataset}, input {w.input_len} / output {w.output_len} tokens, ignore_eos, seed {w.seed}; "
         f"concurrencies {', '.join(map(str, campaign.concurrencies))}",

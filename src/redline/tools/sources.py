@@ -113,7 +113,7 @@ def cell_context(verdict: CellVerdict, result: ConcurrencyResult) -> ContextDesc
             version=ctx.engine_version if ctx.bench_client == ctx.engine else None,  # another engine's client: unasked
         ),
         trials=ctx.trials,
-        node=Node(hostname=ctx.host, machine_id=ctx.node) if ctx.host or ctx.node else None,
+        node=Node(hostname=ctx.host, machine_id=ctx.node, gpu_uuids=ctx.gpu_uuids) if ctx.host or ctx.node else None,
     )
 
 
