@@ -17,7 +17,6 @@ from pathlib import Path
 from redline.ledger.atomic import atomic_write
 from redline.ledger.campaign_file import read_verdicts
 from redline.models.campaign import METRICS, Campaign
-from redline.models.context import Node
 from redline.models.campaign_results import (
     CampaignReport,
     CampaignTable,
@@ -28,6 +27,7 @@ from redline.models.campaign_results import (
     Series,
     TableRow,
 )
+from redline.models.context import Node
 from redline.policy import champion as champions
 from redline.tools.campaign import load
 from redline.tools.requests import CampaignReportRequest
