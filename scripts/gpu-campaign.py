@@ -11,29 +11,26 @@ PATH, and redline importable (PYTHONPATH=src).
 """
 
 import argparse
-import time
 from pathlib import Path
 
 import anyio
+from gpu_common import ENGINE_COMMAND_HELP, ENGINE_ENV, engine_commands, progress
 
 from redline.targets import LocalTarget
 from redline.tools import campaign, campaign_runner
 
-ENGINE_ENV = {"VLLM_USE_FLASHINFER_SAMPLER": "0", "HF_HUB_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1"}
-
 
 async def main(args: argparse.Namespace) -> None:
-    commands = dict(_engine_command(text) for text in args.engine_command)
     target = LocalTarget(
         campaign.campaign_target(args.campaign),  # the target the campaign names, here the local host
         workdir=str(args.campaign.parent / "work"),
         engine_env=ENGINE_ENV,
-        engine_commands=commands,
+        engine_commands=engine_commands(args.engine_command),
     )
     booted = 0
     with anyio.move_on_after(args.stop_after) as scope:
 
-        async def progress(fraction: float, text: str) -> None:
+        async def report(fraction: float, text: str) -> None:
             nonlocal booted
             if text.endswith(": booting"):
                 booted += 1
@@ -41,21 +38,16 @@ async def main(args: argparse.Namespace) -> None:
                     print(f"  {args.cells} cell(s) booted this call; run again for the next", flush=True)
                     scope.cancel()
                     return
-            print(f"  [{time.strftime('%H:%M:%S')} {fraction:4.0%}] {text}", flush=True)
+            await progress(fraction, text)
 
         async with target:
             result = await campaign_runner.campaign_run(
-                args.campaign, target, i_understand_this_submits_jobs=True, progress=progress
+                args.campaign, target, i_understand_this_submits_jobs=True, progress=report
             )
             print(result.model_dump_json(indent=2), flush=True)
     if scope.cancelled_caught:
         print("stopped; run again to resume after the last finished cell", flush=True)
     print(campaign.campaign_status(args.campaign).model_dump_json(indent=2), flush=True)
-
-
-def _engine_command(text: str) -> tuple[str, list[str]]:
-    engine, _, command = text.partition("=")
-    return engine, command.split()
 
 
 if __name__ == "__main__":
@@ -68,7 +60,7 @@ if __name__ == "__main__":
         action="append",
         default=[],
         metavar="ENGINE=COMMAND",
-        help="the engine's serve command on this host, e.g. 'sglang=sglang-python -m sglang.launch_server'",
+        help=ENGINE_COMMAND_HELP,
     )
     args = parser.parse_args()
     args.campaign = args.campaign.resolve()

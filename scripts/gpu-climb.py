@@ -1,6 +1,7 @@
 """Climb real ladders on this host's GPU with the local target (how tests/data/*-h200-ladder/ were made).
 
-    python3 scripts/gpu-climb.py OUT_DIR MODELS_DIR KEY [KEY ...] [--engine sglang --command sglang-server]
+    python3 scripts/gpu-climb.py OUT_DIR MODELS_DIR KEY [KEY ...]
+        [--engine sglang --engine-command 'sglang=sglang-python -m sglang.launch_server']
         [--floor 32768 8192] [--fixed '{"enforce_eager": true}'] [--mnbt-cap 32768] [--stop-after SECONDS]
 
 Each KEY is a model folder under MODELS_DIR (config.json and tokenizer; weights
@@ -13,25 +14,19 @@ importable (PYTHONPATH=src).
 
 import argparse
 import json
-import time
 from pathlib import Path
 
 import anyio
+from gpu_common import ENGINE_COMMAND_HELP, ENGINE_ENV, engine_commands, progress
 
 from redline.targets import LocalTarget
 from redline.tools import ladder as ladder_tools
 from redline.tools.requests import LadderInitRequest
 from redline.tools.rung import climb
 
-ENGINE_ENV = {"VLLM_USE_FLASHINFER_SAMPLER": "0", "HF_HUB_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1"}
-
-
-async def progress(fraction: float, text: str) -> None:
-    print(f"  [{time.strftime('%H:%M:%S')} {fraction:4.0%}] {text}", flush=True)
-
 
 async def main(args: argparse.Namespace) -> None:
-    commands = {args.engine: args.command.split()} if args.command else {}
+    commands = engine_commands(args.engine_command)
     target = LocalTarget("local", workdir=str(args.out / "work"), engine_env=ENGINE_ENV, engine_commands=commands)
     fixed = {"load_format": "dummy"} | json.loads(args.fixed)
     async with target:
@@ -65,7 +60,9 @@ if __name__ == "__main__":
     parser.add_argument("models", type=Path)
     parser.add_argument("keys", nargs="+")
     parser.add_argument("--engine", default="vllm")
-    parser.add_argument("--command", help="the engine's serve command on this host, e.g. sglang-server")
+    parser.add_argument(
+        "--engine-command", action="append", default=[], metavar="ENGINE=COMMAND", help=ENGINE_COMMAND_HELP
+    )
     parser.add_argument("--floor", type=int, nargs=2, default=[32768, 8192], metavar=("MAX_MODEL_LEN", "MNBT"))
     parser.add_argument("--fixed", default="{}", help="more serve knobs held fixed, as JSON")
     parser.add_argument("--mnbt-cap", type=int, default=None)
