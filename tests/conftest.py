@@ -18,6 +18,15 @@ def h200_log(name: str) -> str:
     return (H200 / name).read_text()
 
 
+def pid_running(pid: int) -> bool:
+    """A live process (a zombie is dead: it only waits to be reaped)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[0] not in "ZXx"
+
+
 def processes_naming(path: Path) -> list[str]:
     """Command lines of live processes (not zombies) that name `path`: what a test must not leave behind."""
     needle, found = str(path).encode(), []

@@ -25,7 +25,7 @@ from redline.tools.campaign import campaign_status
 from redline.tools.campaign_runner import campaign_run
 from tests.campaign.helpers import Fake, make_fake, wait_until_gone
 from tests.campaign.servers_at_once import ServersAtOnce, servers_at_once
-from tests.conftest import processes_naming
+from tests.conftest import pid_running, processes_naming
 
 pytestmark = pytest.mark.anyio
 ROOT = Path(__file__).resolve().parents[2]
@@ -116,14 +116,6 @@ async def test_a_cancelled_campaign_stops_every_running_cell_s_server(fake: Fake
     assert processes_naming(fake.root) == []
 
 
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
-    except OSError:
-        return False
-    return state not in "ZXx"
-
-
 async def test_a_killed_runner_leaves_a_record_per_server_and_the_next_run_stops_them_all(fake: Fake) -> None:
     path = fake.write(parallel=2)
     env = json.dumps({**fake.engine_env, "FAKE_VLLM_BENCH_S": "30"})
@@ -145,12 +137,12 @@ async def test_a_killed_runner_leaves_a_record_per_server_and_the_next_run_stops
         runner.communicate(timeout=30)
     orphans = [r.handle.locator.pid for r in records]
     assert [f.parent.name for f in server_files(results(fake))] == ["mnbt2048", "mnbt8192"]
-    assert all(_alive(pid) for pid in orphans)
+    assert all(pid_running(pid) for pid in orphans)
     assert campaign_status(path).running == ["mnbt2048", "mnbt8192"]
 
     async with at_once(fake) as target:
         result = await campaign_run(path, target, i_understand_this_submits_jobs=True)
-    assert not any(_alive(pid) for pid in orphans)
+    assert not any(pid_running(pid) for pid in orphans)
     assert [(o.cell, o.verdict) for o in result.ran] == [("mnbt2048", "green"), ("mnbt8192", "green")]
     assert server_files(results(fake)) == [] and campaign_status(path).running == []
     assert wait_until_gone(fake.root) == []

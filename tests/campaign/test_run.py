@@ -23,7 +23,7 @@ from redline.ledger.server_record import load_server
 from redline.tools.campaign import campaign_aggregate, campaign_plan, campaign_status, champion_select
 from redline.tools.campaign_runner import campaign_run
 from tests.campaign.helpers import Fake, make_fake, wait_until_gone
-from tests.conftest import processes_naming
+from tests.conftest import pid_running, processes_naming
 from tests.server.helpers import FAKE_VLLM, fake_servers
 
 pytestmark = pytest.mark.anyio
@@ -256,26 +256,18 @@ async def test_a_killed_runner_resumes_after_its_last_finished_cell_and_leaves_n
     finished = first.read_bytes()
     assert read_verdict(results(fake), "mnbt2048") is None
     orphan = record.handle.locator.pid
-    assert _alive(orphan), "the killed runner's server should still be running until the resume stops it"
+    assert pid_running(orphan), "the killed runner's server should still be running until the resume stops it"
     assert campaign_status(path).running == ["mnbt2048"]
 
     async with fake.target() as target:
         result = await campaign_run(path, target, i_understand_this_submits_jobs=True)
-    assert not _alive(orphan)
+    assert not pid_running(orphan)
     assert result.skipped == ["mnbt1024"] and [o.cell for o in result.ran] == ["mnbt2048", "mnbt4096"]
     assert all(o.verdict == "green" for o in result.ran)
     assert first.read_bytes() == finished  # the finished cell was not run again
     assert boots(fake) == 4  # 1024, 2048 (killed), 2048 again, 4096
     assert server_files(results(fake)) == []
     assert fake_servers(fake.port) == [] and wait_until_gone(fake.root) == []
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
-    except OSError:
-        return False
-    return state not in "ZXx"
 
 
 @pytest.mark.parametrize(

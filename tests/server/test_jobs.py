@@ -15,20 +15,13 @@ from pydantic import BaseModel
 from redline.errors import InputError, LadderError
 from redline.server.jobs import JobContext, JobRecord, JobView, running_jobs
 from redline.targets import LocalTarget, ServerHandle
+from tests.conftest import pid_running
 
 pytestmark = pytest.mark.anyio
 
 
 class Done(BaseModel):
     value: int
-
-
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
-    except OSError:
-        return False
-    return state not in "ZXx"
 
 
 @pytest.fixture
@@ -115,11 +108,11 @@ async def test_cancel_stops_the_server_the_job_started(tmp_path: Path, local: Lo
         job = await jobs.start("rung_run", op, ladder="l.yml", target="local")
         while not started:
             await anyio.sleep(0.01)
-        assert alive(started[0].locator.pid)
+        assert pid_running(started[0].locator.pid)
         record = await jobs.cancel(job.id)
         assert await jobs.cancel(job.id) == record  # cancelling twice changes nothing
     assert record.state == "cancelled" and "stopped 1 server process" in record.error
-    assert not alive(started[0].locator.pid) and stop[0] == started
+    assert not pid_running(started[0].locator.pid) and stop[0] == started
 
 
 async def test_a_failed_job_keeps_its_message_and_stops_its_server(tmp_path: Path, local: LocalTarget, stop) -> None:
@@ -131,7 +124,7 @@ async def test_a_failed_job_keeps_its_message_and_stops_its_server(tmp_path: Pat
         record = await jobs.wait((await jobs.start("rung_run", op, target="local")).id, 5)
     assert record.state == "failed"
     assert record.error.startswith("the ladder's next step is smoke_test, not a boot")
-    assert not alive(record.processes[0].locator.pid)
+    assert not pid_running(record.processes[0].locator.pid)
 
 
 async def test_an_unexpected_exception_fails_the_job_not_the_server(tmp_path: Path, stop) -> None:
@@ -183,7 +176,7 @@ async def test_server_shutdown_interrupts_running_jobs_and_stops_their_servers(t
     async with running_jobs(tmp_path / "jobs", stop[1]) as jobs:
         record = jobs.get(job.id)
     assert record.state == "interrupted" and "shut down" in record.error
-    assert not alive(handles[0].locator.pid)
+    assert not pid_running(handles[0].locator.pid)
 
 
 def dead_pid() -> int:
@@ -213,13 +206,13 @@ async def test_restart_marks_a_dead_servers_jobs_interrupted_and_stops_their_ser
             job = await jobs.start("rung_run", _quick, ladder="x.yml", target="other")
             assert (await jobs.wait(job.id, 5)).state == "succeeded"
             for _ in range(200):
-                if not alive(orphan.locator.pid):
+                if not pid_running(orphan.locator.pid):
                     break
                 await anyio.sleep(0.05)
             recovered = jobs.get(dead.id)
             assert jobs.get(owned.id).state == "running"
         assert recovered.state == "interrupted" and f"pid {dead.owner_pid}" in recovered.error
-        assert not alive(orphan.locator.pid)
+        assert not pid_running(orphan.locator.pid)
         assert "1 stopped" in json.loads((root / f"{dead.id}.json").read_text())["error"]
     finally:
         owner.kill()
@@ -243,7 +236,7 @@ async def test_a_job_waits_for_the_cleanup_of_its_target(tmp_path: Path, local: 
     (root / f"{dead.id}.json").write_text(dead.model_dump_json())
 
     async def op(ctx: JobContext) -> Done:
-        return Done(value=int(alive(orphan.locator.pid)))
+        return Done(value=int(pid_running(orphan.locator.pid)))
 
     async with running_jobs(root, stop[1]) as jobs:
         record = await jobs.wait((await jobs.start("rung_run", op, target="local")).id, 30)
@@ -345,4 +338,4 @@ async def test_a_wait_on_a_job_whose_server_died_marks_it_interrupted(tmp_path: 
         assert record.state == "interrupted"
         job = await jobs.start("rung_run", _quick, target="local")  # waits for the orphan's stop
         assert (await jobs.wait(job.id, 10)).state == "succeeded"
-    assert not alive(orphan.locator.pid)
+    assert not pid_running(orphan.locator.pid)

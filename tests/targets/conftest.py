@@ -35,15 +35,6 @@ def keygen(path: Path) -> str:
     return path.with_suffix(".pub").read_text().strip()
 
 
-def pid_running(pid: int) -> bool:
-    """A live process (a zombie is dead: it only waits to be reaped)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rpartition(")")[2].split()[0] not in "ZXx"
-
-
 def machine_id() -> str | None:
     """This node's /etc/machine-id, None where it is missing or empty."""
     try:

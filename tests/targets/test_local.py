@@ -13,8 +13,9 @@ import pytest
 from redline.errors import TargetError
 from redline.targets import GpuInfo, LocalTarget
 from redline.targets.posix_scripts import parse_gpus, parse_stats
+from tests.conftest import pid_running
 
-from .conftest import PY, machine_id, pid_running
+from .conftest import PY, machine_id
 
 pytestmark = pytest.mark.anyio
 

@@ -13,8 +13,9 @@ import pytest
 
 from redline.errors import CommandTimeout, InputError, TargetPathError
 from redline.targets import LocalTarget, ServerHandle, SSHTarget, Target
+from tests.conftest import pid_running
 
-from .conftest import PY, free_port, machine_id, pid_running
+from .conftest import PY, free_port, machine_id
 
 pytestmark = pytest.mark.anyio
 
