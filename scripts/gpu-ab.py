@@ -15,7 +15,7 @@ import argparse
 from pathlib import Path
 
 import anyio
-from gpu_common import ENGINE_COMMAND_HELP, ENGINE_ENV, engine_commands, progress
+from gpu_common import ENGINE_ENV, add_run_options, engine_commands, progress
 from ruamel.yaml import YAML
 
 from redline.models.ab import AbSpec
@@ -43,10 +43,7 @@ if __name__ == "__main__":
     parser.add_argument("workspace", type=Path)
     parser.add_argument("spec", type=Path)
     parser.add_argument("--models", type=Path, required=True)
-    parser.add_argument("--stop-after", type=float, default=1e9, help="seconds before the run stops itself")
-    parser.add_argument(
-        "--engine-command", action="append", default=[], metavar="ENGINE=COMMAND", help=ENGINE_COMMAND_HELP
-    )
+    add_run_options(parser)
     args = parser.parse_args()
     args.workspace, args.spec, args.models = args.workspace.resolve(), args.spec.resolve(), args.models.resolve()
     anyio.run(main, args)

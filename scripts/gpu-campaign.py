@@ -14,7 +14,7 @@ import argparse
 from pathlib import Path
 
 import anyio
-from gpu_common import ENGINE_COMMAND_HELP, ENGINE_ENV, engine_commands, progress
+from gpu_common import ENGINE_ENV, add_run_options, engine_commands, progress
 
 from redline.targets import LocalTarget
 from redline.tools import campaign, campaign_runner
@@ -53,15 +53,8 @@ async def main(args: argparse.Namespace) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("campaign", type=Path)
-    parser.add_argument("--stop-after", type=float, default=1e9, help="seconds before the run stops itself")
     parser.add_argument("--cells", type=int, default=10**9, help="boot at most this many cells this call")
-    parser.add_argument(
-        "--engine-command",
-        action="append",
-        default=[],
-        metavar="ENGINE=COMMAND",
-        help=ENGINE_COMMAND_HELP,
-    )
+    add_run_options(parser)
     args = parser.parse_args()
     args.campaign = args.campaign.resolve()
     anyio.run(main, args)

@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 
 import anyio
-from gpu_common import ENGINE_COMMAND_HELP, ENGINE_ENV, engine_commands, progress
+from gpu_common import ENGINE_ENV, add_run_options, engine_commands, progress
 
 from redline.targets import LocalTarget
 from redline.tools import ladder as ladder_tools
@@ -60,13 +60,10 @@ if __name__ == "__main__":
     parser.add_argument("models", type=Path)
     parser.add_argument("keys", nargs="+")
     parser.add_argument("--engine", default="vllm")
-    parser.add_argument(
-        "--engine-command", action="append", default=[], metavar="ENGINE=COMMAND", help=ENGINE_COMMAND_HELP
-    )
     parser.add_argument("--floor", type=int, nargs=2, default=[32768, 8192], metavar=("MAX_MODEL_LEN", "MNBT"))
     parser.add_argument("--fixed", default="{}", help="more serve knobs held fixed, as JSON")
     parser.add_argument("--mnbt-cap", type=int, default=None)
-    parser.add_argument("--stop-after", type=float, default=1e9, help="seconds before the run stops itself")
+    add_run_options(parser)
     args = parser.parse_args()
     args.out, args.models = args.out.resolve(), args.models.resolve()
     anyio.run(main, args)
