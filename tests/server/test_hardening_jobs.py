@@ -31,8 +31,9 @@ from redline.server.job_record import JobRecord, now
 from redline.server.jobs import JobContext, running_jobs
 from redline.targets import Launch, LocalTarget, PosixTarget, ServerHandle
 from redline.targets.posix_scripts import LAUNCH_SCRIPT
+from tests.conftest import pid_running
 from tests.server.helpers import Env, call, call_error, fake_servers, new_ladder, write_targets
-from tests.server.test_jobs import Done, alive, dead_pid
+from tests.server.test_jobs import Done, dead_pid
 
 pytestmark = pytest.mark.anyio
 LADDER = "ladders/l8b.yml"
@@ -178,11 +179,11 @@ async def test_no_engine_without_a_record_a_launch_a_killed_server_left_is_stopp
             launches=[Launch(target="local", run_dir=run_dir, log_path=f"{run_dir}/boot.log", at=now())],
         ),
     )
-    assert alive(handle.locator.pid)
+    assert pid_running(handle.locator.pid)
     async with Client(stdio(env)) as client:
         jobs = (await call(client, "job_list"))["jobs"]
         assert jobs[0]["state"] == "interrupted"
-        await wait_until(lambda: not alive(handle.locator.pid))
+        await wait_until(lambda: not pid_running(handle.locator.pid))
         await wait_until(lambda: "1 stopped" in json.loads(job_file(env, jobs[0]["job_id"]).read_text())["error"])
 
 
@@ -251,7 +252,7 @@ async def test_jobs_owned_by_host_and_process_another_servers_job_is_never_judge
         waited = await call(client, "job_status", job_id=theirs.id, wait_s=1.5)
         assert waited["state"] == "running"
     assert json.loads(job_file(env, theirs.id).read_text())["state"] == "running"
-    assert alive(engine.locator.pid)  # never stopped from here
+    assert pid_running(engine.locator.pid)  # never stopped from here
 
 
 async def test_jobs_owned_by_host_and_process_two_jobs_instances_of_different_identity(
@@ -289,9 +290,9 @@ async def test_jobs_owned_by_host_and_process_two_jobs_instances_of_different_id
                 await second.start("rung_run", op, ladder="b.yml", target="local")
             with pytest.raises(Exception, match="cancel it through that server"):
                 await second.cancel(job.id)
-        assert stopped == [] and alive(engine.locator.pid)
+        assert stopped == [] and pid_running(engine.locator.pid)
         ended = await first.cancel(job.id)
-    assert ended.state == "cancelled" and stopped == [engine] and not alive(engine.locator.pid)
+    assert ended.state == "cancelled" and stopped == [engine] and not pid_running(engine.locator.pid)
 
 
 async def test_jobs_owned_by_host_and_process_this_machine_booted_again_means_the_owner_is_gone(
@@ -312,7 +313,7 @@ async def test_jobs_owned_by_host_and_process_this_machine_booted_again_means_th
     write_job(env, before)  # its pid is alive here, but in this boot it is another process
     async with Client(build_server(env.config)) as client:
         assert (await call(client, "job_status", job_id=before.id))["state"] == "interrupted"
-        await wait_until(lambda: not alive(engine.locator.pid))
+        await wait_until(lambda: not pid_running(engine.locator.pid))
 
 
 async def test_jobs_owned_by_host_and_process_old_job_files_without_identity_still_read(
@@ -352,7 +353,7 @@ async def test_jobs_owned_by_host_and_process_old_job_files_without_identity_sti
     async with Client(build_server(env.config)) as client:
         job = await call(client, "job_status", job_id=old["id"])
         assert job["state"] == "interrupted" and f"pid {old['owner_pid']}" in job["error"]
-        await wait_until(lambda: not alive(loc.pid))
+        await wait_until(lambda: not pid_running(loc.pid))
 
 
 async def test_jobs_owned_by_host_and_process_a_server_booted_in_another_pid_namespace_is_not_signalled(

@@ -11,8 +11,9 @@ import pytest
 
 from redline.errors import TargetBusy, TargetError
 from redline.targets import PosixLocator, ServerHandle, Target
+from tests.conftest import pid_running
 
-from .conftest import PY, free_port, pid_running
+from .conftest import PY, free_port
 from .test_processes import SLEEP, http_server, started
 
 pytestmark = pytest.mark.anyio
