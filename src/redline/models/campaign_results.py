@@ -13,6 +13,7 @@ from pydantic import Field
 from redline.models.bench import BenchResult
 from redline.models.boot import BootSignals, BootStatus
 from redline.models.campaign import CampaignPlan, CampaignWorkload, Direction, Focus, Regime, Strict, Verdict
+from redline.models.context import Node
 from redline.models.ladder import GpuProfile
 from redline.models.lever import CloseStatus, Lever
 from redline.models.serve import ServeConfig
@@ -96,6 +97,9 @@ class Context(Strict):
     trials: int
     warmup_requests: int
     simulated: bool = False
+
+    def node_identity(self) -> Node:
+        return Node(hostname=self.host, machine_id=self.node, gpu_uuids=self.gpu_uuids)
 
 
 class CellVerdict(Strict):

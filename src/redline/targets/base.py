@@ -138,6 +138,10 @@ class HostInfo(BaseModel):
     machine_id: str | None = None
     gpus: list[GpuInfo] = Field(default_factory=list)
 
+    @property
+    def gpu_uuids(self) -> list[str]:
+        return [g.uuid for g in self.gpus if g.uuid]
+
 
 class WaitOutcome(BaseModel):
     """How waiting for a server's health ended, and after how long."""

@@ -120,7 +120,7 @@ class Judge:
             gpu=gpu,
             host=host.hostname if host else None,
             node=host.machine_id if host else None,
-            gpu_uuids=[g.uuid for g in host.gpus if g.uuid] if host else [],
+            gpu_uuids=host.gpu_uuids if host else [],
             engine=cell.engine,
             engine_version=engine_version,
             serve=cell.serve,

@@ -107,7 +107,7 @@ def quantization_of(config: ServeConfig, files: ModelFiles) -> str | None:
 def node_of(host: HostInfo | None) -> Node | None:
     if host is None:
         return None
-    return Node(hostname=host.hostname, machine_id=host.machine_id, gpu_uuids=[g.uuid for g in host.gpus if g.uuid])
+    return Node(hostname=host.hostname, machine_id=host.machine_id, gpu_uuids=host.gpu_uuids)
 
 
 def gpus_of(config: ServeConfig) -> int:

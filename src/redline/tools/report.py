@@ -27,7 +27,6 @@ from redline.models.campaign_results import (
     Series,
     TableRow,
 )
-from redline.models.context import Node
 from redline.policy import champion as champions
 from redline.tools.campaign import load
 from redline.tools.requests import CampaignReportRequest
@@ -169,7 +168,7 @@ def _context_lines(campaign: Campaign, verdicts: dict[str, CellVerdict]) -> list
     backends = ", ".join(sorted({f"`{v.context.bench_backend}`" for v in verdicts.values()}))
     return [
         f"- model: `{ctx.model}`",
-        f"- GPU: {gpu}; host {Node(hostname=ctx.host, machine_id=ctx.node, gpu_uuids=ctx.gpu_uuids).describe()}",
+        f"- GPU: {gpu}; host {ctx.node_identity().describe()}",
         f"- engine: {engines}; bench client: {ctx.bench_client}'s, backend {backends}",
         f"- workload: {w.dataset}, input {w.input_len} / output {w.output_len} tokens, ignore_eos, seed {w.seed}; "
         f"concurrencies {', '.join(map(str, campaign.concurrencies))}",

@@ -23,7 +23,6 @@ from redline.models.context import (
     EngineIdentity,
     Hardware,
     ModelIdentity,
-    Node,
     Parallelism,
     RegimeLabel,
     Workload,
@@ -113,7 +112,7 @@ def cell_context(verdict: CellVerdict, result: ConcurrencyResult) -> ContextDesc
             version=ctx.engine_version if ctx.bench_client == ctx.engine else None,  # another engine's client: unasked
         ),
         trials=ctx.trials,
-        node=Node(hostname=ctx.host, machine_id=ctx.node, gpu_uuids=ctx.gpu_uuids) if ctx.host or ctx.node else None,
+        node=ctx.node_identity() if ctx.host or ctx.node else None,
     )
 
 
