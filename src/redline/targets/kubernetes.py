@@ -200,13 +200,7 @@ class KubernetesTarget(Target):
             local.mkdir(parents=True, exist_ok=True)
             await self.deployer.submit(run, local)
             pod = await self._appeared(run)
-        locator = PodLocator(
-            namespace=self.spec.namespace,
-            pod=str(meta(pod).get("name")),
-            run_id=run.run_id,
-            experiment=run.labels[EXPERIMENT_KEY],
-            release=run.labels.get(RELEASE_KEY),
-        )
+        locator = self._locator_of(pod, run.run_id, run.labels)
         log = posixpath.join(run_dir, log_path)
         return ServerHandle(target=self.name, run_dir=run_dir, log_path=log, started_at=started_at, locator=locator)
 
@@ -241,16 +235,20 @@ class KubernetesTarget(Target):
         pod = await self.cluster.run_pod(run_id)
         if pod is None:
             return None
-        found = labels(pod)
-        locator = PodLocator(
+        locator = self._locator_of(pod, run_id, labels(pod))
+        return ServerHandle(
+            target=self.name, run_dir=launch.run_dir, log_path=launch.log_path, started_at=launch.at, locator=locator
+        )
+
+    def _locator_of(self, pod: Json, run_id: str, found: dict[str, str]) -> PodLocator:
+        """A server pod's locator: its name, its run, and the experiment and helm release its labels name."""
+        name = str(meta(pod).get("name"))
+        return PodLocator(
             namespace=self.spec.namespace,
-            pod=str(meta(pod).get("name")),
+            pod=name,
             run_id=run_id,
             experiment=found.get(EXPERIMENT_KEY),
             release=found.get(RELEASE_KEY),
-        )
-        return ServerHandle(
-            target=self.name, run_dir=launch.run_dir, log_path=launch.log_path, started_at=launch.at, locator=locator
         )
 
     # ---- waiting, liveness, stopping ----------------------------------------------------------------------
