@@ -12,12 +12,15 @@ import time
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from redline.errors import TargetBusy, TargetError
 from redline.targets import Launch
 from redline.targets.kubernetes import KubernetesTarget
+from redline.targets.kubernetes_cluster import PodState
 from redline.targets.kubernetes_spec import KubernetesSpec
+from tests.conftest import processes_naming
 from tests.k8s.conftest import K8sCluster
 
 pytestmark = pytest.mark.anyio
@@ -145,6 +148,24 @@ async def test_an_engine_that_exits_is_exited_with_its_code_and_its_log(
         assert not await target.is_alive(handle)
         await target.stop(handle, grace_s=1)
         assert names(k8s_cluster, k8s_namespace) == []
+
+
+async def test_a_pod_that_ends_between_the_look_and_the_forward_is_not_ready_and_the_next_look_says_exited(
+    k8s_cluster: K8sCluster, k8s_namespace: str, tmp_path: Path
+) -> None:
+    """The race a fast-failing rung hits (a KV cache OOM): wait_ready saw the pod Running, then kubectl refused
+    the port-forward ("pod is not running"). The probe says "not ready", never an error, and no forward is kept."""
+    async with target_for(k8s_cluster, k8s_namespace, tmp_path) as target:
+        handle = await target.start(["sh", "-c", "exit 3"], env={}, cwd=None, log_path="boot.log")
+        assert (await target.wait_ready(handle, HEALTH, 60)).status == "exited"
+        pod = handle.locator.pod
+        assert await target.forwards.local_port(pod, 8000) is None
+        stale = PodState(phase="Running", running=True, name=pod)  # what the look before the forward saw
+        assert await target._probe(stale, httpx.URL(HEALTH)) is False
+        assert target.forwards._open == {} and processes_naming(tmp_path) == []
+        outcome = await target.wait_ready(handle, HEALTH, 60)
+        assert (outcome.status, outcome.exit_code) == ("exited", 3)
+        await target.stop(handle, grace_s=1)
 
 
 async def test_the_preflight_refuses_what_cannot_fit_with_the_node_table_and_creates_nothing(

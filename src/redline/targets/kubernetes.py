@@ -295,11 +295,12 @@ class KubernetesTarget(Target):
         assert state.name is not None
         port = url.port or 80
         if self.spec.reach == "pod-ip":
-            if not state.pod_ip:
-                return False
-            where = url.copy_with(host=state.pod_ip)
-        else:
-            where = url.copy_with(host="127.0.0.1", port=await self.forwards.local_port(state.name, port))
+            where = url.copy_with(host=state.pod_ip) if state.pod_ip else None
+        else:  # None: the pod ended since the look that saw it running; the next look says how
+            local = await self.forwards.local_port(state.name, port)
+            where = url.copy_with(host="127.0.0.1", port=local) if local is not None else None
+        if where is None:
+            return False
         if self._http is None:
             self._http = httpx.AsyncClient(trust_env=False)
         try:

@@ -28,6 +28,7 @@ from redline.targets.kubernetes_names import RUN_KEY
 Json = dict[str, Any]
 
 FORWARDING = re.compile(r"Forwarding from 127\.0\.0\.1:(\d+) -> (\d+)")
+NOT_RUNNING = "unable to forward port because pod is not running"  # kubectl's words for a pod that ended
 FORWARD_START_S = 20.0
 
 
@@ -164,8 +165,8 @@ class PortForwards:
         self.folder = folder
         self._open: dict[tuple[str, int], tuple[asyncio.subprocess.Process, int]] = {}
 
-    async def local_port(self, pod: str, port: int) -> int:
-        """The port on 127.0.0.1 that reaches pod's port."""
+    async def local_port(self, pod: str, port: int) -> int | None:
+        """The port on 127.0.0.1 that reaches pod's port; None when the pod is no longer running."""
         known = self._open.get((pod, port))
         if known is not None and known[0].returncode is None:
             return known[1]
@@ -181,16 +182,19 @@ class PortForwards:
             except FileNotFoundError as exc:
                 raise TargetConfigError(f"{argv[0]} is not installed here (or not on PATH)") from exc
         local = await self._wait_forwarding(proc, log)
-        self._open[(pod, port)] = (proc, local)
+        if local is not None:
+            self._open[(pod, port)] = (proc, local)
         return local
 
-    async def _wait_forwarding(self, proc: asyncio.subprocess.Process, log: Path) -> int:
+    async def _wait_forwarding(self, proc: asyncio.subprocess.Process, log: Path) -> int | None:
         end = time.monotonic() + FORWARD_START_S
         while time.monotonic() < end:
             text = log.read_text(errors="replace")
             found = FORWARDING.search(text)
             if found:
                 return int(found.group(1))
+            if proc.returncode is not None and NOT_RUNNING in text:
+                return None  # it ended between the look that saw it running and this forward
             if proc.returncode is not None:
                 raise TargetError(f"kubectl port-forward exited {proc.returncode}: {text.strip()[-500:]}")
             await anyio.sleep(0.05)
