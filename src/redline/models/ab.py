@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from redline.engines import DEFAULT_ENGINE, EngineName
+from redline.engines.names import DEFAULT_ENGINE, EngineName
 from redline.models.bench import BenchResult
 from redline.models.boot import BootStatus
 from redline.models.campaign import Submits

@@ -4,7 +4,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
-from redline.engines import DEFAULT_ENGINE
+from redline.engines.names import DEFAULT_ENGINE
 
 
 class BootStatus(StrEnum):

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 
-from redline.engines import DEFAULT_ENGINE, EngineName, check_engine_name
+from redline.engines.names import DEFAULT_ENGINE, EngineName, check_engine_name
 from redline.errors import InputError
 from redline.models.serve import FLAG_RE, MODEL_RE, ServeConfig
 

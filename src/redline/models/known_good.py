@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
-from redline.engines import DEFAULT_ENGINE, EngineName
+from redline.engines.names import DEFAULT_ENGINE, EngineName
 from redline.models.serve import ENV_NAME_RE, FLAG_RE, MODEL_RE, ServeConfig
 
 NO_GPU = "cpu"  # the hardware key of a host without a GPU

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
-from redline.engines import DEFAULT_ENGINE, EngineName
+from redline.engines.names import DEFAULT_ENGINE, EngineName
 from redline.models.bench import BenchResult, BenchWorkload
 from redline.models.boot import BootSignals, BootStatus
 from redline.models.context import ContextDescriptor
