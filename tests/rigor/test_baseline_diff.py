@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from redline.errors import InputError
-from redline.models.baseline import BaselineSource
+from redline.models.baseline import BaselinePoint, BaselineSource
+from redline.models.campaign_results import Stat
 from redline.models.context import EngineIdentity, Hardware, ModelIdentity, Parallelism, RegimeLabel, Workload
 from redline.policy.baseline_diff import diff
 from tests.rigor.helpers import context, point
@@ -16,23 +17,29 @@ from tests.rigor.helpers import context, point
 SOURCE = BaselineSource(kind="ab_arm", ref="ab/x.yml", item="cand")
 
 
+def single(concurrency: int = 16, **metrics: float) -> BaselinePoint:
+    """A one-trial point: no spread, so the tolerance is the noise band (basis default or stated)."""
+    p = point(concurrency, **metrics)
+    return p.model_copy(update={"metrics": {k: Stat(mean=v.mean, n=1, values=[v.mean]) for k, v in p.metrics.items()}})
+
+
 def colour(**current: float) -> Any:
-    return diff("prod", [point()], [point(**current)], SOURCE, tolerance_pct=3.0, loose_band_pct=10.0)
+    return diff("prod", [single()], [single(**current)], SOURCE, tolerance_pct=3.0, loose_band_pct=10.0)
 
 
 @pytest.mark.parametrize(
     ("current", "expected", "why"),
     [
-        ({"output_throughput": 1050.0}, "GREEN", "improved +5.00% and no guarded metric regressed"),
-        ({"output_throughput": 1050.0, "median_tpot_ms": 10.2}, "GREEN", "no guarded metric regressed"),  # -2%: inside
-        ({"output_throughput": 1010.0}, "YELLOW", "within the tolerance (no improvement)"),
-        ({"output_throughput": 980.0}, "YELLOW", "within the tolerance"),
-        ({"output_throughput": 1050.0, "median_ttft_ms": 106.0}, "YELLOW", "regressed inside the looser band"),
-        ({"output_throughput": 950.0}, "RED", "output_throughput regressed -5.00%, beyond the tolerance"),
+        ({"output_throughput": 1050.0}, "GREEN", "better by 5.00% (1,000 -> 1,050 tok/s), beyond the noise"),
+        ({"output_throughput": 1050.0, "median_tpot_ms": 10.2}, "GREEN", "no guarded metric worse"),  # 2%: inside
+        ({"output_throughput": 1010.0}, "YELLOW", "no improvement: output_throughput better by 1.00%"),
+        ({"output_throughput": 980.0}, "YELLOW", "worse by 2.00% (1,000 -> 980 tok/s), inside the noise"),
+        ({"output_throughput": 1050.0, "median_ttft_ms": 106.0}, "YELLOW", "median_ttft_ms worse by 6.00% beyond"),
+        ({"output_throughput": 950.0}, "RED", "output_throughput worse by 5.00% (1,000 -> 950 tok/s), beyond the"),
         (
             {"output_throughput": 1050.0, "median_tpot_ms": 11.5},
             "RED",
-            "median_tpot_ms -15.00% regressed beyond the looser band",
+            "guarded median_tpot_ms worse by 15.00% beyond the looser band",
         ),
         ({"output_throughput": 1010.0, "median_itl_ms": 9.5}, "RED", "with no focus win to pay for it"),
     ],
@@ -40,12 +47,77 @@ def colour(**current: float) -> Any:
 def test_every_colour(current: dict[str, float], expected: str, why: str) -> None:
     d = colour(**current)
     assert d.colour == expected and why in d.reason, d.reason
+    assert {m.noise.basis for m in d.points[0].metrics if m.noise} == {"default"}
 
 
 def test_a_latency_focus_counts_lower_as_better() -> None:
-    d = diff("prod", [point()], [point(median_tpot_ms=9.0)], SOURCE, focus="median_tpot_ms")
+    d = diff("prod", [single()], [single(median_tpot_ms=9.0)], SOURCE, focus="median_tpot_ms")
     assert d.colour == "GREEN" and d.points[0].metrics[0].delta_pct == pytest.approx(10.0)
+    assert "median_tpot_ms better by 10.00% (10 -> 9 ms)" in d.reason
     assert "median_tpot_ms" not in d.guarded
+
+
+def test_a_rising_latency_is_worse_and_a_falling_one_better_in_words() -> None:
+    d = diff("prod", [single(median_tpot_ms=4.81)], [single(median_tpot_ms=7.21, median_itl_ms=5.7)], SOURCE)
+    tpot, itl = d.points[0].metrics[1], d.points[0].metrics[2]
+    assert tpot.metric == "median_tpot_ms" and tpot.delta_pct == pytest.approx(-49.896, abs=1e-3)
+    assert tpot.noise is not None and tpot.noise.change == "worse by 49.90%" and tpot.status == "regressed"
+    assert itl.noise is not None and itl.noise.change == "better by 36.67%" and itl.status == "improved"
+    assert "worse by 49.90%  regressed" in d.text and "better by 36.67%  improved" in d.text
+    assert "-49.90%" not in d.text and "+36.67%" not in d.text
+
+
+def test_with_trials_a_noisy_difference_beyond_the_tolerance_is_inside_the_noise() -> None:
+    """The issue's figures: output throughput 207 ± 80 tok/s over 3 trials, 36.84% lower: RED before, now YELLOW."""
+    base = point(output_throughput=207.0)
+    base.metrics["output_throughput"] = Stat(mean=207.0, std=80.0, n=3, values=[207.0] * 3)
+    current = point(output_throughput=130.74)
+    current.metrics["output_throughput"] = Stat(mean=130.74, std=80.0, n=3, values=[130.74] * 3)
+    d = diff("prod", [base], [current], SOURCE)
+    focus = d.points[0].metrics[0]
+    assert d.colour == "YELLOW" and focus.status == "within", d.reason
+    assert (
+        focus.noise is not None
+        and focus.noise.basis == "trials"
+        and focus.noise.p_value == pytest.approx(0.31, abs=0.01)
+    )
+    assert "worse by 36.84%" in d.reason and "inside the noise" in d.reason
+    assert focus.noise.mde_pct is not None and focus.noise.mde_pct > 90  # 3 trials at CV 39%: it could see nothing less
+
+
+def test_a_noise_win_over_the_tolerance_is_not_green() -> None:
+    base = point(output_throughput=1000.0)
+    base.metrics["output_throughput"] = Stat(mean=1000.0, std=150.0, n=3, values=[1000.0] * 3)
+    current = point(output_throughput=1060.0)
+    d = diff("prod", [base], [current], SOURCE)
+    assert d.colour == "YELLOW" and "better by 6.00%" in d.reason and "inside the noise" in d.reason
+
+
+def test_one_recorded_spread_sets_the_band_against_a_single_run() -> None:
+    """A 3-trial baseline (CV 1%) against a one-run bench file: the baseline's spread is the band (basis measured)."""
+    base = point(output_throughput=1000.0)
+    base.metrics["output_throughput"] = Stat(mean=1000.0, std=10.0, n=3, values=[990.0, 1000.0, 1010.0])
+    d = diff("prod", [base], [single(output_throughput=1040.0)], SOURCE)
+    focus = d.points[0].metrics[0]
+    assert focus.noise is not None and focus.noise.basis == "measured"
+    assert focus.noise.band_pct == pytest.approx(4.303 * 1.0 * (1 / 3 + 1) ** 0.5, abs=0.01)  # t(0.025, 2) x CV
+    assert d.colour == "YELLOW" and focus.status == "within"
+
+
+def test_an_implausible_itl_is_flagged_and_never_decides_a_colour() -> None:
+    """The CPU build's ITL: 0.003 ms in a trial against a TPOT of 8 ms is an artefact, not a 99.9% win."""
+    base = single(median_tpot_ms=8.0, median_itl_ms=4.0)
+    current = point(median_tpot_ms=8.0)
+    current.metrics["median_itl_ms"] = Stat(mean=1.34, std=2.3, n=3, values=[0.003, 0.003, 4.0])
+    d = diff("prod", [base], [current], SOURCE, focus="median_itl_ms")
+    focus = d.points[0].metrics[0]
+    assert focus.status == "flagged" and d.colour == "YELLOW" and d.reason.startswith("YELLOW at c=16: no claim")
+    rules = {(f.metric, f.rule) for f in d.points[0].flags}
+    assert rules == {("median_itl_ms", "itl_below_tpot"), ("median_itl_ms", "spread_over_mean")}
+    assert "flagged: median_itl_ms 0.003 ms (current at c=16) is under 1/100 of median_tpot_ms 8 ms" in d.text
+    guarded = diff("prod", [base], [current], SOURCE)
+    itl = next(m for m in guarded.points[0].metrics if m.metric == "median_itl_ms")
+    assert itl.status == "flagged" and "(median_itl_ms flagged implausible: not judged)" in guarded.reason
 
 
 def test_the_worst_point_decides_and_each_metric_is_printed_with_both_contexts() -> None:

@@ -127,6 +127,12 @@ def test_a_real_slowdown_is_a_regression_and_latency_direction_is_lower() -> Non
     assert lat.comparisons[0].delta_pct == pytest.approx((6.02 - 5.02) / 6.02 * 100, rel=1e-3)
 
 
-def test_one_trial_a_side_cannot_be_tested() -> None:
+def test_one_trial_a_side_is_judged_on_the_default_band_and_says_so() -> None:
     v = judge(trials(base=[100.0], cand=[120.0]), min_trials=1)
-    assert v.rigor == "VERDICT" and v.outcome == "untestable" and v.comparisons[0].outcome == "untestable"
+    (c1, c16) = v.comparisons
+    assert v.rigor == "VERDICT" and v.outcome == "improvement" and c16.welch is None
+    assert c16.noise is not None and (c16.noise.basis, c16.noise.band_pct, c16.noise.mde_pct) == ("default", 3.0, 3.0)
+    assert "better by 20.00%" in c16.why and "the 3% band, METHODOLOGY.md's default" in c16.why
+    assert "smallest detectable effect: 3% (cand at c=1, default)" in v.summary
+    inside = judge(trials(base=[100.0], cand=[102.0]), min_trials=1)
+    assert inside.outcome == "no_improvement" and inside.comparisons[0].noise.outcome == "inside_noise"

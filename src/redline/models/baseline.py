@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from redline.models.campaign_results import Stat
 from redline.models.context import ContextDescriptor
+from redline.models.metrics import MetricFlag, NoiseJudgement
 from redline.models.sol import SolFigure
 
 Slug = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[a-z0-9][a-z0-9._-]*$")]
@@ -74,8 +75,12 @@ class MetricDiff(_Strict):
     baseline: Stat | None
     current: Stat | None
     delta_pct: float | None = Field(description="better than the baseline by this much (negative: worse)")
-    status: Literal["improved", "within", "regressed", "regressed_loose", "missing"] = Field(
-        description="regressed_loose: worse beyond the tolerance but inside the looser band"
+    status: Literal["improved", "within", "regressed", "regressed_loose", "missing", "flagged"] = Field(
+        description="improved / regressed: better / worse beyond the noise (the noise model's call); "
+        "regressed_loose: worse beyond the noise but inside the looser band; flagged: implausible, not judged"
+    )
+    noise: NoiseJudgement | None = Field(
+        None, description="the noise model's judgement: its basis, band and smallest detectable effect"
     )
 
 
@@ -88,6 +93,7 @@ class PointDiff(_Strict):
     metrics: list[MetricDiff]
     baseline_sol: SolFigure | None = None
     current_sol: SolFigure | None = None
+    flags: list[MetricFlag] = Field([], description="implausible figures on either side: named, never judged")
 
 
 class BaselineDiff(_Strict):

@@ -6,6 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from redline.models.metrics import MetricFlag, NoiseJudgement
+
 Rigor = Literal["VERDICT", "DRAFT"]
 Claim = Literal["throughput", "latency"]
 Outcome = Literal["improvement", "regression", "no_improvement", "untestable"]
@@ -66,6 +68,9 @@ class Comparison(_Strict):
     alpha: float
     outcome: Outcome
     why: str
+    noise: NoiseJudgement | None = Field(
+        None, description="the noise model's judgement: its basis, band and smallest detectable effect"
+    )
 
 
 class ArmOutcome(_Strict):
@@ -90,6 +95,11 @@ class AbVerdict(_Strict):
     outcome: Literal["improvement", "no_improvement", "regression", "untestable"]
     comparisons: list[Comparison]
     summary: str
+    detectable: str | None = Field(
+        None, description="the smallest effect the comparisons could detect (alpha, 80% power), largest first"
+    )
+    flags: list[MetricFlag] = Field([], description="implausible figures: named, never claimed on")
+    fell_back: str | None = Field(None, description="why the claim rests on another metric than the one named")
 
 
 __all__ = [

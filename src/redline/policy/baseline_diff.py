@@ -1,11 +1,15 @@
 """A current result against a recorded baseline, as pure functions: GREEN, YELLOW or RED (METHODOLOGY.md,
 "Baselines").
 
-    GREEN   the focus metric improves beyond the tolerance, and no guarded metric regresses beyond it
-    YELLOW  the focus metric is within the tolerance and nothing regresses beyond it; or the focus wins
-            with a guarded regression inside the second, looser band
-    RED     the focus metric regresses beyond the tolerance; or a guarded metric regresses beyond the looser
-            band; or a guarded one regresses beyond the tolerance without a focus win to pay for it
+    GREEN   the focus metric is better beyond the noise, and no guarded metric is worse beyond it
+    YELLOW  the focus metric is inside the noise (or flagged implausible) and nothing is worse beyond it; or
+            the focus wins with a guarded metric worse beyond the noise but inside the second, looser band
+    RED     the focus metric is worse beyond the noise; or a guarded metric is worse beyond the looser band;
+            or a guarded one is worse beyond the noise without a focus win to pay for it
+
+"Beyond the noise" is the one noise model's call (policy/noise.py), the same as the A/B's: Welch's test where both
+sides have trials, else a band from the one recorded spread, else the tolerance (METHODOLOGY.md's 3% by default).
+A metric flagged implausible (an ITL below TPOT / 100, a spread over the mean) is named and never decides a colour.
 
 Points are matched by concurrency; points whose contexts differ on a comparable field (model, GPU,
 engine version, workload, regime, parallelism) are refused, every differing field named.
@@ -14,14 +18,14 @@ engine version, workload, regime, parallelism) are refused, every differing fiel
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from redline.errors import InputError
 from redline.models.baseline import BaselineDiff, BaselinePoint, BaselineSource, Colour, MetricDiff, PointDiff
 from redline.models.context import ContextDescriptor, differing_fields
-from redline.policy.verdict_rules import DIRECTION
+from redline.models.metrics import MetricFlag, better_by_pct, metric
+from redline.policy.noise import DEFAULT_ALPHA, DEFAULT_BAND_PCT, Band, Sample, flags_of, flags_on, judge, stated_band
 
-DEFAULT_TOLERANCE_PCT = 3.0  # METHODOLOGY.md's default noise band
+DEFAULT_TOLERANCE_PCT = DEFAULT_BAND_PCT  # METHODOLOGY.md's default noise band
 DEFAULT_LOOSE_BAND_PCT = 10.0
 DEFAULT_FOCUS = "output_throughput"
 DEFAULT_GUARDED = ("output_throughput", "median_tpot_ms", "median_itl_ms", "median_ttft_ms")
@@ -29,30 +33,36 @@ _RANK = {"GREEN": 0, "YELLOW": 1, "RED": 2}
 
 
 def delta_pct(baseline: float, current: float, direction: str) -> float:
-    """How much better current is than baseline, in percent (negative: worse)."""
-    change = (current - baseline) / baseline * 100
-    return (change if direction == "higher" else -change) + 0.0  # + 0.0: no "-0.00%"
+    """How much better current is than baseline, in percent (negative: worse): models/metrics.py's one sign."""
+    return better_by_pct(baseline, current, "lower" if direction == "lower" else "higher")
+
+
+def point_flags(base: BaselinePoint, current: BaselinePoint, c: int) -> list[MetricFlag]:
+    """The implausible figures of either side at one concurrency."""
+    found = []
+    for side, p in (("baseline", base), ("current", current)):
+        found += flags_of(f"{side} at c={c}", {m: Sample.of_stat(s) for m, s in p.metrics.items()})
+    return found
 
 
 def classify(
-    metric: str, role: str, base: BaselinePoint, current: BaselinePoint, tolerance: float, loose: float
+    name: str,
+    role: str,
+    base: BaselinePoint,
+    current: BaselinePoint,
+    band: Band,
+    loose: float,
+    flags: Sequence[MetricFlag] = (),
+    alpha: float = DEFAULT_ALPHA,
 ) -> MetricDiff:
-    direction: Any = DIRECTION.get(metric, "higher")
-    b, c = base.metrics.get(metric), current.metrics.get(metric)
-    found = {"metric": metric, "role": role, "direction": direction, "baseline": b, "current": c}
-    if b is None or c is None or not b.mean:
-        return MetricDiff(**found, delta_pct=None, status="missing")
-    d = delta_pct(b.mean, c.mean, direction)
-    status = (
-        "improved"
-        if d > tolerance
-        else "within"
-        if d >= -tolerance
-        else "regressed_loose"
-        if d >= -loose
-        else "regressed"
-    )
-    return MetricDiff(**found, delta_pct=round(d, 4), status=status)
+    """One metric judged by the one noise model, with the tolerance as its band where no spread is recorded."""
+    b, c = base.metrics.get(name), current.metrics.get(name)
+    j = judge(name, Sample.of_stat(b), Sample.of_stat(c), alpha=alpha, band=band, flags=flags_on(name, flags))
+    found = {"metric": name, "role": role, "direction": j.direction, "baseline": b, "current": c}
+    status = {"better": "improved", "inside_noise": "within", "untestable": "missing", "flagged": "flagged"}.get(
+        j.outcome
+    ) or ("regressed_loose" if abs(j.delta_pct or 0.0) <= loose else "regressed")
+    return MetricDiff(**found, delta_pct=j.delta_pct, status=status, noise=j)
 
 
 def colour_of(metrics: Sequence[MetricDiff]) -> tuple[Colour, str]:
@@ -61,26 +71,34 @@ def colour_of(metrics: Sequence[MetricDiff]) -> tuple[Colour, str]:
     guarded = [m for m in metrics if m.role == "guarded"]
     if focus.status == "missing":
         return "RED", f"the focus metric {focus.metric} is missing on one side"
+    if focus.status == "flagged":
+        return "YELLOW", f"no claim: {_says(focus)}"
     if focus.status in ("regressed", "regressed_loose"):
-        return "RED", f"{focus.metric} regressed {focus.delta_pct:+.2f}%, beyond the tolerance"
+        return "RED", f"{_says(focus)}"
     hard = [m for m in guarded if m.status == "regressed"]
     soft = [m for m in guarded if m.status == "regressed_loose"]
     if hard:
-        return "RED", f"guarded {_listed(hard)} regressed beyond the looser band"
+        return "RED", f"guarded {_listed(hard)} beyond the looser band"
     if focus.status == "improved":
         if soft:
-            return "YELLOW", (
-                f"{focus.metric} improved {focus.delta_pct:+.2f}%, but guarded {_listed(soft)} "
-                "regressed inside the looser band"
-            )
-        return "GREEN", f"{focus.metric} improved {focus.delta_pct:+.2f}% and no guarded metric regressed"
+            return "YELLOW", f"{_says(focus)}; but guarded {_listed(soft)} beyond the noise, inside the looser band"
+        return "GREEN", f"{_says(focus)}; no guarded metric worse beyond the noise"
     if soft:
-        return "RED", f"guarded {_listed(soft)} regressed beyond the tolerance, with no focus win to pay for it"
-    return "YELLOW", f"{focus.metric} {focus.delta_pct:+.2f}% is within the tolerance (no improvement)"
+        return "RED", f"guarded {_listed(soft)} beyond the noise, with no focus win to pay for it"
+    return "YELLOW", f"no improvement: {_says(focus)}"
+
+
+def _says(m: MetricDiff) -> str:
+    return m.noise.says if m.noise is not None else f"{m.metric} {m.status}"
 
 
 def _listed(metrics: Sequence[MetricDiff]) -> str:
-    return ", ".join(f"{m.metric} {m.delta_pct:+.2f}%" for m in metrics)
+    return ", ".join(f"{m.metric} {m.noise.change if m.noise else m.status}" for m in metrics)
+
+
+def _flag_note(metrics: Sequence[MetricDiff]) -> str:
+    flagged = [m.metric for m in metrics if m.status == "flagged" and m.role == "guarded"]
+    return f" ({', '.join(flagged)} flagged implausible: not judged)" if flagged else ""
 
 
 def _concurrency(point: BaselinePoint) -> int:
@@ -121,6 +139,40 @@ def refuse_mismatch(pairs: Sequence[tuple[int, BaselinePoint, BaselinePoint]]) -
         )
 
 
+def _check_args(focus: str, guarded: Sequence[str], tolerance_pct: float, loose_band_pct: float) -> None:
+    if loose_band_pct < tolerance_pct:
+        raise InputError(
+            f"loose_band_pct {loose_band_pct:g} is below tolerance_pct {tolerance_pct:g}: the looser "
+            "band must be at least the tolerance"
+        )
+    for each in (focus, *guarded):
+        try:
+            metric(each)
+        except ValueError as e:
+            raise InputError(f"focus/guarded: {e}") from None
+
+
+def point_diff(
+    c: int, b: BaselinePoint, cur: BaselinePoint, focus: str, guards: Sequence[str], band: Band, loose: float
+) -> PointDiff:
+    """One concurrency: the focus and each guarded metric judged, the flags named, the colour."""
+    flags = point_flags(b, cur, c)
+    metrics = [classify(focus, "focus", b, cur, band, loose, flags)]
+    metrics += [classify(g, "guarded", b, cur, band, loose, flags) for g in guards]
+    colour, why = colour_of(metrics)
+    return PointDiff(
+        concurrency=c,
+        colour=colour,
+        why=why + _flag_note(metrics),
+        baseline_context=b.context,
+        current_context=cur.context,
+        metrics=metrics,
+        baseline_sol=b.sol,
+        current_sol=cur.sol,
+        flags=flags,
+    )
+
+
 def diff(
     name: str,
     base: Sequence[BaselinePoint],
@@ -133,31 +185,12 @@ def diff(
     loose_band_pct: float = DEFAULT_LOOSE_BAND_PCT,
 ) -> BaselineDiff:
     """The current result against baseline `name`, point by point; the worst point's colour is the diff's."""
-    if loose_band_pct < tolerance_pct:
-        raise InputError(
-            f"loose_band_pct {loose_band_pct:g} is below tolerance_pct {tolerance_pct:g}: the looser "
-            "band must be at least the tolerance"
-        )
+    _check_args(focus, guarded, tolerance_pct, loose_band_pct)
     pairs, unmatched = match_points(base, current)
     refuse_mismatch(pairs)
     guards = [g for g in guarded if g != focus]
-    points = []
-    for c, b, cur in pairs:
-        metrics = [classify(focus, "focus", b, cur, tolerance_pct, loose_band_pct)]
-        metrics += [classify(g, "guarded", b, cur, tolerance_pct, loose_band_pct) for g in guards]
-        colour, why = colour_of(metrics)
-        points.append(
-            PointDiff(
-                concurrency=c,
-                colour=colour,
-                why=why,
-                baseline_context=b.context,
-                current_context=cur.context,
-                metrics=metrics,
-                baseline_sol=b.sol,
-                current_sol=cur.sol,
-            )
-        )
+    band = stated_band(tolerance_pct, f"the diff's tolerance_pct {tolerance_pct:g}%")
+    points = [point_diff(c, b, cur, focus, guards, band, loose_band_pct) for c, b, cur in pairs]
     worst = max(points, key=lambda p: _RANK[p.colour])
     reason = f"{worst.colour} at c={worst.concurrency}: {worst.why}"
     result = BaselineDiff(
@@ -206,8 +239,9 @@ def _sol(figure: object) -> str:
 def render(d: BaselineDiff) -> str:
     lines = [
         d.reason,  # "GREEN at c=16: ..."
-        f"focus {d.focus}; guarded {', '.join(d.guarded) or 'none'}; tolerance {d.tolerance_pct:g}%, "
-        f"looser band {d.loose_band_pct:g}%",
+        f"focus {d.focus}; guarded {', '.join(d.guarded) or 'none'}; a difference is judged by the noise model "
+        f"(Welch's t-test where both sides have trials, else a recorded spread, else the {d.tolerance_pct:g}% "
+        f"tolerance); looser band {d.loose_band_pct:g}%; better/worse by each metric's direction",
     ]
     for p in d.points:
         lines += [
@@ -217,11 +251,13 @@ def render(d: BaselineDiff) -> str:
             f"  current  {d.current.describe()}: {context_line(p.current_context)}; {_sol(p.current_sol)}",
         ]
         for m in p.metrics:
-            delta = "-" if m.delta_pct is None else f"{m.delta_pct:+.2f}%"
+            change = "-" if m.noise is None else m.noise.change
+            basis = "" if m.noise is None else f"  [{m.noise.basis}]"
             lines.append(
                 f"    {m.role:7} {m.metric:24} {_stat(m, 'baseline'):>30} -> {_stat(m, 'current'):>30}  "
-                f"{delta:>9}  {m.status}"
+                f"{change:>17}  {m.status}{basis}"
             )
+        lines += [f"    flagged: {f.why}" for f in p.flags]
     if d.unmatched:
         lines += ["", "not compared: " + "; ".join(d.unmatched)]
     return "\n".join(lines)
@@ -237,6 +273,8 @@ __all__ = [
     "context_line",
     "diff",
     "match_points",
+    "point_diff",
+    "point_flags",
     "refuse_mismatch",
     "render",
 ]

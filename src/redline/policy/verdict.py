@@ -4,8 +4,10 @@ else a DRAFT naming each rule that failed (METHODOLOGY.md, "Verdicts").
     verdict = judge_ab(trials, arms=["base", "fp8kv"], baseline="base", claim="latency",
                        metric="median_tpot_ms", alpha=0.05)
 
-Whether a difference is real is Welch's two-sided t-test at `alpha` (policy/welch.py, standard library only);
-a difference it cannot tell from the noise is "no improvement".
+Whether a difference is real is the one noise model's call (policy/noise.py): Welch's two-sided t-test at `alpha`
+where both sides have >= 2 trials, else a measured or the default band, the basis named; a difference it cannot tell
+from the noise is "no improvement". Every verdict states the smallest effect it could have detected, and an
+implausible figure (policy/noise.py, `flags_of`) is named and never claimed on.
 """
 
 from __future__ import annotations
@@ -14,11 +16,12 @@ import statistics
 from collections.abc import Sequence
 from typing import Any
 
+from redline.models.metrics import MetricFlag
 from redline.models.verdict import AbVerdict, ArmOutcome, Claim, Comparison, Outcome, RuleCheck, WelchFigures
+from redline.policy.noise import Sample, detectable, flags_of, flags_on, judge
 from redline.policy.verdict_rules import (
     CLAIM_METRIC,
     DEFAULT_ALPHA,
-    DIRECTION,
     LATENCY_METRICS,
     MIN_TRIALS,
     THROUGHPUT_METRICS,
@@ -30,61 +33,82 @@ from redline.policy.welch import welch
 
 # ---- the comparisons -------------------------------------------------------------------------------------------------
 
+OUTCOME_OF: dict[str, Outcome] = {
+    "better": "improvement",
+    "worse": "regression",
+    "inside_noise": "no_improvement",
+    "untestable": "untestable",
+    "flagged": "untestable",
+}
+FALLBACK = {"median_itl_ms": "median_tpot_ms"}  # a latency claim on a flagged ITL rests on the TPOT instead
+
 
 def _values(ok: Sequence[TrialObservation], arm: str, c: int, metric: str) -> list[float]:
     return [t.metrics[c][metric] for t in ok if t.arm == arm and metric in t.metrics.get(c, {})]
 
 
-def _mean_std(values: Sequence[float]) -> tuple[float | None, float | None]:
-    if not values:
-        return None, None
-    return statistics.fmean(values), statistics.stdev(values) if len(values) > 1 else None
+def samples(ok: Sequence[TrialObservation], arm: str, c: int) -> dict[str, Sample]:
+    """Every metric one arm measured at concurrency c, over its trials."""
+    names = {m for t in ok if t.arm == arm for m in t.metrics.get(c, {})}
+    return {m: Sample.of(_values(ok, arm, c, m)) for m in sorted(names)}
 
 
-def compare(ok: Sequence[TrialObservation], arm: str, base: str, c: int, metric: str, alpha: float) -> Comparison:
-    """arm against base at concurrency c: the difference, Welch's test, and whether it is real."""
-    direction = DIRECTION.get(metric, "higher")
+def point_flags(ok: Sequence[TrialObservation], arms: Sequence[str], concurrencies: Sequence[int]) -> list[MetricFlag]:
+    """The implausible figures of every arm at every concurrency."""
+    return [f for c in concurrencies for arm in arms for f in flags_of(f"{arm} at c={c}", samples(ok, arm, c))]
+
+
+def compare(
+    ok: Sequence[TrialObservation],
+    arm: str,
+    base: str,
+    c: int,
+    metric: str,
+    alpha: float,
+    flags: Sequence[MetricFlag] = (),
+) -> Comparison:
+    """arm against base at concurrency c, judged by the one noise model (policy/noise.py)."""
     a, b = _values(ok, arm, c, metric), _values(ok, base, c, metric)
-    (am, asd), (bm, bsd) = _mean_std(a), _mean_std(b)
-    delta = None
-    if am is not None and bm:
-        delta = (am - bm) / bm * 100 * (1 if direction == "higher" else -1) + 0.0  # + 0.0: no "-0.00%"
+    mine = [f for f in flags_on(metric, flags) if f.where in (f"{arm} at c={c}", f"{base} at c={c}")]
+    j = judge(metric, Sample.of(b), Sample.of(a), alpha=alpha, flags=mine)
     test = welch(a, b)
     figures = (
         None
         if test is None
         else WelchFigures(t=test.t if abs(test.t) != float("inf") else None, df=test.df, p_value=test.p_value)
     )
-    outcome, why = _outcome(delta, test.p_value if test else None, alpha, len(a), len(b))
+    (am, asd), (bm, bsd) = _mean_std(a), _mean_std(b)
     return Comparison(
         arm=arm,
         baseline=base,
         concurrency=c,
         metric=metric,
-        direction=direction,
+        direction=j.direction,
         baseline_mean=bm,
         baseline_std=bsd,
         arm_mean=am,
         arm_std=asd,
         n=(len(b), len(a)),
-        delta_pct=None if delta is None else round(delta, 4),
+        delta_pct=j.delta_pct,
         welch=figures,
         alpha=alpha,
-        outcome=outcome,
-        why=why,
+        outcome=OUTCOME_OF[j.outcome],
+        why=j.says,
+        noise=j,
     )
 
 
-def _outcome(delta: float | None, p: float | None, alpha: float, n_arm: int, n_base: int) -> tuple[Outcome, str]:
-    if delta is None or p is None:
-        return "untestable", (
-            f"Welch's test needs at least 2 trials a side; it has {n_base} (baseline) and {n_arm} (arm)"
-        )
-    if p >= alpha:
-        return "no_improvement", f"{delta:+.2f}% is inside the noise (p = {p:.3g} >= {alpha:g})"
-    if delta > 0:
-        return "improvement", f"{delta:+.2f}% better, p = {p:.3g} < {alpha:g}"
-    return "regression", f"{delta:+.2f}% (worse), p = {p:.3g} < {alpha:g}"
+def _mean_std(values: Sequence[float]) -> tuple[float | None, float | None]:
+    s = Sample.of(values)
+    return s.mean, s.std
+
+
+def claim_metric(chosen: str, flags: Sequence[MetricFlag]) -> tuple[str, str | None]:
+    """The metric the claim rests on: the chosen one, or its fallback where the chosen one is flagged (and why)."""
+    alt = FALLBACK.get(chosen)
+    if alt is None or not flags_on(chosen, flags) or flags_on(alt, flags):
+        return chosen, None
+    return alt, f"{chosen} is implausible ({flags_on(chosen, flags)[0].why}): the claim rests on {alt} instead"
 
 
 def arm_outcome(arm: str, comparisons: Sequence[Comparison]) -> ArmOutcome:
@@ -125,18 +149,24 @@ def judge_ab(
     min_trials: int = MIN_TRIALS,
 ) -> AbVerdict:
     """The rules, each arm against the baseline at every concurrency, and VERDICT or DRAFT."""
-    chosen = metric or CLAIM_METRIC[claim]
+    ok = [t for t in trials if t.ok]
+    concurrencies = sorted({c for t in ok for c in t.metrics})
+    flags = point_flags(ok, arms, concurrencies)
+    chosen, fell_back = claim_metric(metric or CLAIM_METRIC[claim], flags)
     rules = check_rules(trials, arms=arms, baseline=baseline, claim=claim, metric=chosen, min_trials=min_trials)
     failed = [r.rule for r in rules if not r.held]
     base = baseline if baseline is not None and baseline in arms else arms[0]
-    ok = [t for t in trials if t.ok]
-    concurrencies = sorted({c for t in ok for c in t.metrics})
-    comparisons = [compare(ok, arm, base, c, chosen, alpha) for arm in arms if arm != base for c in concurrencies]
+    comparisons = [
+        compare(ok, arm, base, c, chosen, alpha, flags) for arm in arms if arm != base for c in concurrencies
+    ]
     outcomes = [ArmOutcome(arm=base, outcome="baseline", why="the arm the others are set against")]
     outcomes += [arm_outcome(arm, comparisons) for arm in arms if arm != base]
     champion = _champion(outcomes, comparisons)
     overall = _overall(outcomes, champion)
     rigor = "DRAFT" if failed else "VERDICT"
+    seen = detectable([(f"{c.arm} at c={c.concurrency}", c.noise) for c in comparisons if c.noise is not None])
+    head = _head(overall, champion, base, chosen, comparisons)
+    notes = [n for n in (fell_back, _flag_note(flags, chosen)) if n]
     return AbVerdict(
         rigor=rigor,
         failed=failed,
@@ -150,7 +180,10 @@ def judge_ab(
         champion=champion,
         outcome=overall,
         comparisons=comparisons,
-        summary=_summary(rigor, failed, rules, overall, champion, base, chosen),
+        summary=_summary(rigor, failed, rules, head, [seen, *notes]),
+        detectable=seen,
+        flags=flags,
+        fell_back=fell_back,
     )
 
 
@@ -165,38 +198,47 @@ def _overall(outcomes: Sequence[ArmOutcome], champion: str | None) -> Any:
     return "no_improvement"
 
 
-def _summary(
-    rigor: str,
-    failed: Sequence[str],
-    rules: Sequence[RuleCheck],
-    outcome: str,
-    champion: str | None,
-    base: str,
-    metric: str,
-) -> str:
-    head = {
-        "improvement": f"{champion} improves on {base} ({metric})",
+def _head(outcome: str, champion: str | None, base: str, metric: str, comparisons: Sequence[Comparison]) -> str:
+    if outcome == "untestable" and any(c.noise is not None and c.noise.outcome == "flagged" for c in comparisons):
+        return f"no claim: {metric} is implausible at every point compared, and no claim rests on a flagged metric"
+    best = [c.noise.change for c in comparisons if c.arm == champion and c.noise is not None]
+    return {
+        "improvement": f"{champion} improves on {base} ({metric}: {', '.join(best)})",
         "no_improvement": f"no improvement on {base} ({metric}): every difference is inside the noise or worse",
         "regression": f"every other arm is worse than {base} ({metric})",
-        "untestable": "too few trials to test any difference",
+        "untestable": "nothing measured on both sides to test",
     }[outcome]
+
+
+def _flag_note(flags: Sequence[MetricFlag], metric: str) -> str | None:
+    if not flags:
+        return None
+    names = ", ".join(dict.fromkeys(f"{f.metric} ({f.where})" for f in flags))
+    claimed = " (the claim's metric: those points are untestable)" if flags_on(metric, flags) else ""
+    return f"implausible, not claimed on: {names}{claimed}"
+
+
+def _summary(rigor: str, failed: Sequence[str], rules: Sequence[RuleCheck], head: str, notes: Sequence[str]) -> str:
+    tail = "".join(f"; {n}" for n in notes)
     if rigor == "VERDICT":
-        return f"VERDICT: {head}"
+        return f"VERDICT: {head}{tail}"
     whys = "; ".join(f"{r.rule}: {r.why}" for r in rules if not r.held)
-    return f"DRAFT ({', '.join(failed)} failed): {head}. {whys}"
+    return f"DRAFT ({', '.join(failed)} failed): {head}{tail}. {whys}"
 
 
 __all__ = [
     "CLAIM_METRIC",
     "DEFAULT_ALPHA",
-    "DIRECTION",
     "LATENCY_METRICS",
     "MIN_TRIALS",
     "THROUGHPUT_METRICS",
     "TrialObservation",
     "arm_outcome",
     "check_rules",
+    "claim_metric",
     "compare",
     "judge_ab",
+    "point_flags",
+    "samples",
     "stated_test",
 ]

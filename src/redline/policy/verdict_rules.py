@@ -9,27 +9,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from redline.models.context import Node
+from redline.models.metrics import DIRECTIONS
 from redline.models.verdict import (
     RULES,
     Claim,
     Rule,
     RuleCheck,
 )
+from redline.policy.noise import DEFAULT_ALPHA as DEFAULT_ALPHA
 
 MIN_TRIALS = 3
 MIN_PROMPTS_PER_CONCURRENCY = 2  # a throughput figure needs one full batch beyond ramp and drain
-DEFAULT_ALPHA = 0.05
 LATENCY_METRICS = ("median_tpot_ms", "median_itl_ms")
 THROUGHPUT_METRICS = ("output_throughput", "output_throughput_per_gpu", "total_token_throughput")
 CLAIM_METRIC = {"latency": "median_tpot_ms", "throughput": "output_throughput"}
-DIRECTION = {
-    "median_tpot_ms": "lower",
-    "median_itl_ms": "lower",
-    "median_ttft_ms": "lower",
-    "output_throughput": "higher",
-    "output_throughput_per_gpu": "higher",
-    "total_token_throughput": "higher",
-}
+DIRECTION = DIRECTIONS  # the one metric table's (models/metrics.py)
 
 
 @dataclass(frozen=True)

@@ -73,18 +73,42 @@ def welch(a: Sequence[float], b: Sequence[float]) -> Welch | None:
     """Welch's t-test of mean(a) against mean(b); None with fewer than 2 values on a side (no variance to test)."""
     if len(a) < 2 or len(b) < 2:
         return None
-    ma, mb = statistics.fmean(a), statistics.fmean(b)
-    sa, sb = statistics.variance(a) / len(a), statistics.variance(b) / len(b)
+    return welch_summary(
+        (statistics.fmean(a), statistics.stdev(a), len(a)), (statistics.fmean(b), statistics.stdev(b), len(b))
+    )
+
+
+def welch_summary(a: tuple[float, float, int], b: tuple[float, float, int]) -> Welch | None:
+    """The same test from each side's (mean, sample std, n): what a recorded result keeps of its trials."""
+    (ma, sda, na), (mb, sdb, nb) = a, b
+    if na < 2 or nb < 2:
+        return None
+    sa, sb = sda * sda / na, sdb * sdb / nb
     se2 = sa + sb
     if se2 == 0.0:  # no spread at all: equal means are no difference, unequal ones are certain
         return Welch(
             t=0.0 if ma == mb else math.copysign(math.inf, ma - mb),
-            df=float(len(a) + len(b) - 2),
+            df=float(na + nb - 2),
             p_value=1.0 if ma == mb else 0.0,
         )
     t = (ma - mb) / math.sqrt(se2)
-    df = se2 * se2 / ((sa * sa / (len(a) - 1)) + (sb * sb / (len(b) - 1)))
+    df = se2 * se2 / ((sa * sa / (na - 1)) + (sb * sb / (nb - 1)))
     return Welch(t=t, df=df, p_value=t_two_sided_p(t, df))
 
 
-__all__ = ["Welch", "betainc", "t_two_sided_p", "welch"]
+def t_quantile(upper_tail: float, df: float) -> float:
+    """The t with P(T > t) = upper_tail (0 < upper_tail < 0.5) for df degrees of freedom, by bisection on the tail."""
+    if not 0.0 < upper_tail < 0.5:
+        raise ValueError(f"upper_tail must be in (0, 0.5), not {upper_tail}")
+    lo, hi = 0.0, 1.0
+    while t_two_sided_p(hi, df) / 2 > upper_tail:
+        hi *= 2.0
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if t_two_sided_p(mid, df) / 2 > upper_tail else (lo, mid)
+        if hi - lo < 1e-12 * max(1.0, hi):
+            break
+    return (lo + hi) / 2
+
+
+__all__ = ["Welch", "betainc", "t_quantile", "t_two_sided_p", "welch", "welch_summary"]
