@@ -20,6 +20,7 @@ from pydantic.fields import FieldInfo
 
 from redline.errors import InputError
 from redline.tools.request_base import Request
+from redline.validation_text import explain
 
 _UNSET = object()
 Q = TypeVar("Q", bound=Request)
@@ -52,9 +53,7 @@ def request_from_args(request: type[Q], args: argparse.Namespace, **given: Any) 
     try:
         return request(**values, **given)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = flag(str(first["loc"][0])) if first["loc"] else "the request"
-        raise InputError(f"{where}: {first['msg']}") from exc
+        raise InputError(explain(exc, request, head=flag)) from exc
 
 
 def _argument(info: FieldInfo, default: Any) -> dict[str, Any]:
@@ -94,8 +93,8 @@ def _reader(info: FieldInfo) -> Any:
             value = text.replace(",", "").replace("_", "")  # 32,768 as people write it
         try:
             return adapter.validate_python(value)
-        except ValidationError as exc:
-            raise argparse.ArgumentTypeError(f"{text[:80]!r}: {exc.errors()[0]['msg']}") from None
+        except ValidationError as exc:  # a line per mistake: the value's, or its fields' (JSON)
+            raise argparse.ArgumentTypeError(explain(exc, info.annotation, whole=repr(text[:80]))) from None
 
     return read
 
@@ -121,9 +120,28 @@ def _is_json(annotation: Any) -> bool:
 
 
 def _choices(info: FieldInfo) -> list[Any] | None:
+    """The values a field takes, when they are few: a Literal's, an enum's, or those of each arm of a union of them
+    (such as `Literal["auto"] | EngineName`); None when any arm takes more."""
     base = _base(info.annotation)
-    if get_origin(base) is Literal:
-        return list(get_args(base))
-    extra = info.json_schema_extra
-    enum = extra.get("enum") if isinstance(extra, dict) else None
-    return list(enum) if isinstance(enum, list) else None
+    arms = get_args(base) if get_origin(base) in (Union, types.UnionType) else (base,)
+    found: list[Any] = []
+    for arm in arms:
+        taken = _arm_choices(arm, info if len(arms) == 1 else None)
+        if taken is None:
+            return None
+        found += taken
+    return found
+
+
+def _arm_choices(arm: Any, info: FieldInfo | None) -> list[Any] | None:
+    extras = [info.json_schema_extra] if info is not None else []
+    while get_origin(arm) is Annotated:
+        arm, *metadata = get_args(arm)
+        extras += [m.json_schema_extra for m in metadata if isinstance(m, FieldInfo)]
+    if get_origin(arm) is Literal:
+        return list(get_args(arm))
+    for extra in extras:
+        enum = extra.get("enum") if isinstance(extra, dict) else None
+        if isinstance(enum, list):
+            return list(enum)
+    return None

@@ -41,15 +41,22 @@ def summary(signals: BootSignals) -> str:
             f"fits        estimated max model length {signals.estimated_max_model_len:,} "
             f"(needed {figure(signals.kv_cache_needed_gib, ' GiB')})"
         )
-    m = signals.memory
-    if m.peak_activation_gib is not None:
-        lines.append(
-            f"memory      weights {m.weights_gib} GiB, activation {m.peak_activation_gib} GiB, "
-            f"non-torch {m.non_torch_gib} GiB, cudagraph {m.cudagraph_gib} GiB "
-            f"of {m.requested_gib}/{m.device_total_gib} GiB"
-        )
+    if memory := memory_line(signals):
+        lines.append(f"memory      {memory}")
     lines += [f"warning     {w}" for w in signals.warnings]
     return "\n".join(lines)
+
+
+def memory_line(signals: BootSignals) -> str:
+    """The memory figures the log gave (vLLM's activation and non-torch, SGLang's weights and graphs only), then
+    the budget they come out of; "" when it gave none."""
+    m = signals.memory
+    named = (("weights", m.weights_gib), ("activation", m.peak_activation_gib), ("non-torch", m.non_torch_gib))
+    parts = [f"{name} {value} GiB" for name, value in (*named, ("cudagraph", m.cudagraph_gib)) if value is not None]
+    if m.requested_gib is not None:
+        device = "" if m.device_total_gib is None else f" of {m.device_total_gib} GiB"
+        parts.append(f"requested {m.requested_gib} GiB{device}")
+    return ", ".join(parts)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -15,6 +15,7 @@ import importlib
 from functools import cache
 from typing import TYPE_CHECKING
 
+from redline.engines.detect import detect_engine as detect_engine  # which engine printed a log
 from redline.engines.names import DEFAULT_ENGINE, ENGINES, EngineName, check_engine_name, engine_names
 
 if TYPE_CHECKING:

@@ -8,6 +8,7 @@
   the few the tool function declares itself (ctx, ladder, wait_s), so the MCP tool and the CLI,
   both generated from the request model, cannot drift apart;
 - RedlineError and pydantic's ValidationError -> ToolError, whose text says what to do (`mapped`);
+- StrictTool: the MCP tool as the server adds it, refusing an unknown argument by name (the SDK drops it);
 - State: what the tools of one server share (config, jobs, the read cache, workspace paths, targets);
 - run_job: start a job, wait for it while reporting progress, return it as a JobView of its result type.
 """
@@ -23,7 +24,8 @@ from typing import Annotated, Any, TypeVar, cast
 
 import anyio
 from mcp.server.mcpserver import Context
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.server.mcpserver.tools import Tool
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
@@ -44,6 +46,7 @@ from redline.targets import Launch, ServerHandle, Target
 from redline.tools.request_base import MAX_TEXT, WAIT_MAX_S, Request
 from redline.tools.rung import require_cluster_ack
 from redline.tools.session import ServeSession
+from redline.validation_text import explain, unknown_argument
 
 T = TypeVar("T")
 R = TypeVar("R", bound=BaseModel)
@@ -86,13 +89,12 @@ def tool_error(exc: RedlineError) -> ToolError:
     return ToolError(str(exc) or type(exc).__name__)
 
 
-def validation_error(exc: ValidationError) -> ToolError:
-    first = exc.errors()[0]
-    where = ".".join(str(p) for p in first["loc"]) or "value"
-    return ToolError(f"{where}: {first['msg']}")
+def validation_error(exc: ValidationError, model: type[BaseModel] | None = None) -> ToolError:
+    """A ValidationError as the agent reads it: a line per mistake, naming the field and what to write."""
+    return ToolError(explain(exc, model))
 
 
-def mapped(fn: Callable[..., Awaitable[T]]) -> Callable[..., Awaitable[T]]:
+def mapped(fn: Callable[..., Awaitable[T]], request: type[Request] | None = None) -> Callable[..., Awaitable[T]]:
     """fn with every RedlineError (and a pydantic ValidationError from inside) raised as a ToolError."""
 
     @functools.wraps(fn)
@@ -102,7 +104,7 @@ def mapped(fn: Callable[..., Awaitable[T]]) -> Callable[..., Awaitable[T]]:
         except RedlineError as exc:
             raise tool_error(exc) from exc
         except ValidationError as exc:
-            raise validation_error(exc) from exc
+            raise validation_error(exc, request if exc.title == getattr(request, "__name__", None) else None) from exc
 
     return wrapper
 
@@ -145,7 +147,7 @@ def expand(fn: Callable[..., Awaitable[T]], request: type[Request]) -> Callable[
 
     call.__signature__ = own.replace(parameters=params)  # type: ignore[attr-defined]
     call.__annotations__ = {p.name: p.annotation for p in params} | {"return": own.return_annotation}
-    return mapped(call)
+    return mapped(call, request)
 
 
 @dataclass(frozen=True)
@@ -176,6 +178,35 @@ def tool(annotations: ToolAnnotations, title: str, request: type[Request]) -> Ca
         return fn
 
     return register
+
+
+class StrictTool(Tool):
+    """An MCP tool that refuses what the SDK would let by: an unknown argument (the SDK drops it silently) is
+    refused by name with the closest valid one, and arguments that fail the input schema are said a line per
+    mistake (not pydantic's text and URL). The input schema says so: additionalProperties is false."""
+
+    @classmethod
+    def of(cls, registered: Registered) -> "StrictTool":
+        made = cls.from_function(
+            registered.fn, title=registered.title, annotations=registered.annotations, structured_output=True
+        )
+        made.parameters["additionalProperties"] = False
+        return cast(StrictTool, made)  # from_function builds cls
+
+    async def run(self, arguments: dict[str, Any], context: Any, convert_result: bool = False) -> Any:
+        model = self.fn_metadata.arg_model
+        known = {info.alias or name for name, info in model.model_fields.items()}  # as the wire names them
+        unknown = [name for name in arguments if name not in known]
+        if unknown:
+            lines = [unknown_argument(name, known) for name in unknown]
+            raise ToolError(f"Error executing tool {self.name}: " + "\n".join(lines))
+        try:
+            return await super().run(arguments, context, convert_result)
+        except ToolError as exc:  # the SDK's own check of the arguments against the input schema
+            cause = exc.__cause__
+            if isinstance(exc, UnexpectedToolError) or not isinstance(cause, ValidationError):
+                raise
+            raise ToolError(f"Error executing tool {self.name}: {explain(cause, model)}") from cause
 
 
 # ---- what the tools of one server share ------------------------------------------------------------

@@ -13,11 +13,11 @@ local path at a terminal) and how long an MCP call waits for its job (`wait_s`).
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, ValidationInfo, field_validator
 
-from redline.engines import DEFAULT_ENGINE, EngineName
+from redline.engines import DEFAULT_ENGINE, EngineName, detect_engine
 from redline.models.campaign import Campaign
 from redline.models.ladder import FixedKnobs, Policy
 from redline.tools.request_base import (
@@ -173,13 +173,32 @@ class CeilingRecordRequest(Request):
     """Record the ceiling the climb found: the ladder file is all it needs."""
 
 
+AUTO = "auto"
+
+
 class ParseBootLogRequest(Request):
-    """Read one boot log into its signals."""
+    """Read one boot log into its signals; the engine is told from the log unless named."""
 
     text: Annotated[Text, Field(description="The engine's full serve log")]
-    engine: Annotated[EngineName, Field(description=f"The engine that wrote the log, one of: {', '.join(ENGINES)}")] = (
-        DEFAULT_ENGINE
-    )
+    engine: Annotated[
+        Literal["auto"] | EngineName,
+        Field(
+            validate_default=True,
+            description=(
+                f"The engine that wrote the log, one of: {', '.join(ENGINES)}; "
+                f"auto: told from the log ({DEFAULT_ENGINE} when it shows neither)"
+            ),
+        ),
+    ] = AUTO
+
+    @field_validator("engine")
+    @classmethod
+    def _told_from_the_log(cls, engine: str, info: ValidationInfo) -> str:
+        """auto: the engine whose own lines the log holds (engines/detect.py); the default engine when it holds
+        none, whose reader then says what the text lacks."""
+        if engine != AUTO:
+            return engine
+        return detect_engine(info.data.get("text", "")) or DEFAULT_ENGINE
 
 
 class JobStatusRequest(Request):

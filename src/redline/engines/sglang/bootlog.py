@@ -31,6 +31,7 @@ _MARKER = re.compile(r"sglang|SGLang|server_args=ServerArgs\(|The server is fire
 # `--context-length` and `--chunked-prefill-size` as the server took them
 # (srt/entrypoints/engine.py:1059 logs the ServerArgs dataclass repr).
 _ARG = re.compile(r"\b(context_length|chunked_prefill_size)=(None|-?\d+)\b")
+_FRACTION = re.compile(r"\bmem_fraction_static=(\d+(?:\.\d+)?)\b")
 
 
 def message(line: str) -> str:
@@ -42,6 +43,8 @@ def message(line: str) -> str:
 class _Scan(Findings):
     pools: dict[str, float] = field(default_factory=dict)  # GiB per cache name (KV, Full KV, SWA KV), first rank only
     graphs: dict[str, float] = field(default_factory=dict)  # GiB per captured phase
+    free_gib: float | None = None  # free device memory when the weights began to load (SGLang's "total")
+    fraction: float | None = None  # mem_fraction_static as the server resolved it
 
     def clean(self, line: str) -> str:
         return message(line)
@@ -70,6 +73,8 @@ def _args(scan: _Scan, m: re.Match[str], _n: int, line: str) -> None:
     for name, value in _ARG.findall(line[m.start() :]):
         if value != "None" and int(value) > 0:  # -1: chunked prefill off, no batched-token figure
             scan.set_once(keys[name], int(value))
+    if (fraction := _FRACTION.search(line, m.start())) is not None and scan.fraction is None:
+        scan.fraction = float(fraction.group(1))
 
 
 def _pool(scan: _Scan, m: re.Match[str], _n: int, _l: str) -> None:
@@ -90,6 +95,11 @@ def _scheduler(scan: _Scan, m: re.Match[str], _n: int, _l: str) -> None:
 def _weights(scan: _Scan, m: re.Match[str], _n: int, _l: str) -> None:
     scan.timings.setdefault("model_load_s", float(m.group(1)))
     scan.memory.setdefault("weights_gib", float(m.group(2)))
+
+
+def _free(scan: _Scan, m: re.Match[str], _n: int, _l: str) -> None:
+    if scan.free_gib is None:
+        scan.free_gib = float(m.group(1))
 
 
 def _graph(scan: _Scan, m: re.Match[str], _n: int, _l: str) -> None:
@@ -118,6 +128,8 @@ _RULES: tuple[_Rule, ...] = (
     ),
     # srt/entrypoints/engine.py:1059: logger.info(f"{server_args=}")
     _r("server_args=ServerArgs(", r"server_args=ServerArgs\(", _args),
+    # srt/model_executor/model_runner.py: before loading, what the pool budget is a fraction of
+    _r("Load weight begin.", r"Load weight begin\. avail mem=" + _NUM + " GB", _free),
     # srt/model_executor/model_runner.py:1100
     _r("Load weight end.", r"Load weight end\. elapsed=" + _NUM + r" s, .{0,400}?mem usage=" + _NUM + " GB", _weights),
     # srt/mem_cache/memory_pool.py:1670 (K and V) and :1678 (MLA); 0.5.5-0.5.11 print no `dtype: ...,`
@@ -285,6 +297,17 @@ def _pool_figures(scan: _Scan, values: dict[str, object]) -> None:
         values["available_kv_cache_gib"] = round(sum(scan.pools.values()), 2)
 
 
+def _memory(scan: _Scan) -> dict[str, float]:
+    """Weights, graphs, and the budget SGLang gave weights and KV pool: mem_fraction_static of the memory free
+    when the weights began to load (its `total_gpu_memory`; weights + pools come to it, less what it rounds)."""
+    memory = dict(scan.memory)
+    if scan.graphs:
+        memory["cudagraph_gib"] = round(sum(scan.graphs.values()), 2)
+    if scan.free_gib is not None and scan.fraction is not None:
+        memory["requested_gib"] = round(scan.free_gib * scan.fraction, 2)
+    return memory
+
+
 def parse_boot_log(text: str) -> BootSignals:
     """Every signal an SGLang boot log gives, and how the boot ended (with the deciding line)."""
     if _MARKER.search(text) is None:
@@ -296,9 +319,7 @@ def parse_boot_log(text: str) -> BootSignals:
     status, reason = _decide(scan, text)
     values = dict(scan.values)
     _pool_figures(scan, values)
-    memory = dict(scan.memory)
-    if scan.graphs:
-        memory["cudagraph_gib"] = round(sum(scan.graphs.values()), 2)
+    memory = _memory(scan)
     return BootSignals.model_validate(
         {
             "engine": "sglang",
