@@ -8,23 +8,18 @@ The flags are ab_run's parameters (the same request model), but the spec is read
 from __future__ import annotations
 
 import argparse
-import json
 import shlex
 from pathlib import Path
 
 import anyio
 
-from redline.cli.climb import print_progress
+from redline.cli.common import LOCAL, add_workspace_flags, print_progress, print_result, target_named
 from redline.cli.flags import add_request_flags, request_from_args
-from redline.errors import InputError
 from redline.inputs import load_yaml
 from redline.models.ab import AbPlan, AbResult, AbSpec
 from redline.models.lever import Lever
-from redline.targets import LocalTarget, Target, load_targets, open_target
 from redline.tools import ab as ops
 from redline.tools.requests_rigor import AbRunRequest
-
-LOCAL = "local"
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -35,27 +30,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     run = actions.add_parser("run", help="run an A/B (needs --i-understand-this-submits-jobs; --dry-run lists it)")
     run.add_argument("--spec-file", type=Path, required=True, help="the A/B spec, YAML or JSON (such as ab/NAME.yml)")
     add_request_flags(run, AbRunRequest, skip=("spec",))
-    add_common(run)
+    add_workspace_flags(run)
     run.add_argument("--targets", type=Path, help=f"the targets file (default: this host as `{LOCAL}`)")
     run.set_defaults(handler=run_ab)
-
-
-def add_common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--workspace",
-        type=Path,
-        default=Path("."),
-        help="the folder holding ab/, campaigns/, baselines.yml, known-good.yml (default: here)",
-    )
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
-
-
-def target_of(targets: Path | None, name: str) -> Target:
-    if targets is not None:
-        return open_target(name, load_targets(targets))
-    if name != LOCAL:
-        raise InputError(f"target {name!r} needs --targets FILE naming it (without one, only {LOCAL!r} is known)")
-    return LocalTarget(LOCAL)
 
 
 def run_ab(args: argparse.Namespace) -> int:
@@ -65,7 +42,7 @@ def run_ab(args: argparse.Namespace) -> int:
         ops.require_ack(request.i_understand_this_submits_jobs)  # before any target is touched
 
     async def main() -> AbResult:
-        async with target_of(args.targets, spec.target) as target:
+        async with target_named(args.targets, spec.target) as target:
             return await ops.ab_run(
                 args.workspace.resolve(),
                 spec,
@@ -77,7 +54,7 @@ def run_ab(args: argparse.Namespace) -> int:
             )
 
     result = anyio.run(main)
-    print(json.dumps(result.model_dump(mode="json")) if args.json else ab_text(result))
+    print_result(args, result, ab_text)
     return 0
 
 
@@ -144,4 +121,4 @@ def ab_text(result: AbResult) -> str:
     return "\n".join(lines + levers_text(result.next_levers))
 
 
-__all__ = ["ab_text", "add_common", "levers_text", "register", "target_of"]
+__all__ = ["ab_text", "levers_text", "register"]

@@ -4,9 +4,8 @@ RED). The flags are perf_baseline_record's and perf_baseline_diff's parameters; 
 from __future__ import annotations
 
 import argparse
-import json
 
-from redline.cli.ab import add_common
+from redline.cli.common import add_workspace_flags, print_result
 from redline.cli.flags import add_request_flags, request_from_args
 from redline.models.baseline import BaselineRecorded
 from redline.policy.baseline_diff import context_line
@@ -19,11 +18,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     actions = parser.add_subparsers(dest="baseline_command", required=True, metavar="ACTION")
     record = actions.add_parser("record", help="record a campaign cell, an A/B arm or a bench file as a baseline")
     add_request_flags(record, PerfBaselineRecordRequest)
-    add_common(record)
+    add_workspace_flags(record)
     record.set_defaults(handler=run_record)
     diff = actions.add_parser("diff", help="diff a result against a baseline: GREEN, YELLOW or RED (exit 1 on RED)")
     add_request_flags(diff, PerfBaselineDiffRequest)
-    add_common(diff)
+    add_workspace_flags(diff)
     diff.set_defaults(handler=run_diff)
 
 
@@ -45,13 +44,13 @@ def recorded_text(r: BaselineRecorded) -> str:
 
 def run_record(args: argparse.Namespace) -> int:
     result = ops.perf_baseline_record(args.workspace.resolve(), request_from_args(PerfBaselineRecordRequest, args))
-    print(json.dumps(result.model_dump(mode="json")) if args.json else recorded_text(result))
+    print_result(args, result, recorded_text)
     return 0
 
 
 def run_diff(args: argparse.Namespace) -> int:
     result = ops.perf_baseline_diff(args.workspace.resolve(), request_from_args(PerfBaselineDiffRequest, args))
-    print(json.dumps(result.model_dump(mode="json")) if args.json else result.text)
+    print_result(args, result, lambda r: r.text)
     return 1 if result.colour == "RED" else 0
 
 

@@ -5,22 +5,17 @@ models); the campaign file is a local path (--campaign)."""
 from __future__ import annotations
 
 import argparse
-import json
 import shlex
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import anyio
-from pydantic import BaseModel
 
-from redline.cli.climb import add_config_flag, print_progress
+from redline.cli.common import LOCAL, add_config_flag, print_progress, print_result, target_named, widenings_from
 from redline.cli.flags import add_request_flags, request_from_args
-from redline.errors import InputError
-from redline.models import Widenings
 from redline.models.campaign import CampaignPlan, CellPlan
 from redline.models.campaign_results import CampaignRunResult, CampaignStatus, CampaignTable, ChampionReport
-from redline.targets import LocalTarget, Target, load_targets
+from redline.targets import Target, load_targets
 from redline.tools import campaign as ops
 from redline.tools import campaign_runner as runner
 from redline.tools.report import campaign_report
@@ -34,8 +29,6 @@ from redline.tools.requests import (
     CampaignStatusRequest,
     ChampionSelectRequest,
 )
-
-LOCAL = "local"  # at a terminal with no targets file, this host is the one target
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -58,10 +51,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 # ---- the handlers --------------------------------------------------------------------------------------------
 
 
-def _print(args: argparse.Namespace, result: BaseModel, text: Callable[[Any], str]) -> None:
-    print(json.dumps(result.model_dump(mode="json")) if args.json else text(result))
-
-
 def _init(args: argparse.Namespace) -> int:
     request = request_from_args(CampaignInitRequest, args)
     campaign = ops.campaign_init(args.campaign, request)
@@ -76,15 +65,15 @@ def _init(args: argparse.Namespace) -> int:
 def _plan(args: argparse.Namespace) -> int:
     request = request_from_args(CampaignPlanRequest, args)
     target = _target(args, request.target) if args.targets or request.target else None
-    plan = ops.campaign_plan(args.campaign, request, target=target, widening=_widening(args))
-    _print(args, plan, plan_text)
+    plan = ops.campaign_plan(args.campaign, request, target=target, widening=widenings_from(args))
+    print_result(args, plan, plan_text)
     return 0
 
 
 def _run(args: argparse.Namespace) -> int:
     request = request_from_args(CampaignRunRequest, args)
     runner.require_ack(request.i_understand_this_submits_jobs, request.dry_run)  # before any target is touched
-    widening = _widening(args)
+    widening = widenings_from(args)
 
     async def main() -> CampaignRunResult:
         async with _target(args, request.target) as target:
@@ -99,29 +88,33 @@ def _run(args: argparse.Namespace) -> int:
             )
 
     result = anyio.run(main)
-    _print(args, result, run_text)
+    print_result(args, result, run_text)
     return 1 if result.stopped_early else 0
 
 
 def _status(args: argparse.Namespace) -> int:
-    _print(args, ops.campaign_status(args.campaign, request_from_args(CampaignStatusRequest, args)), status_text)
+    print_result(args, ops.campaign_status(args.campaign, request_from_args(CampaignStatusRequest, args)), status_text)
     return 0
 
 
 def _aggregate(args: argparse.Namespace) -> int:
-    _print(args, ops.campaign_aggregate(args.campaign, request_from_args(CampaignAggregateRequest, args)), table_text)
+    print_result(
+        args, ops.campaign_aggregate(args.campaign, request_from_args(CampaignAggregateRequest, args)), table_text
+    )
     return 0
 
 
 def _champion(args: argparse.Namespace) -> int:
-    _print(args, ops.champion_select(args.campaign, request_from_args(ChampionSelectRequest, args)), champion_text)
+    print_result(
+        args, ops.champion_select(args.campaign, request_from_args(ChampionSelectRequest, args)), champion_text
+    )
     return 0
 
 
 def _report(args: argparse.Namespace) -> int:
     report = campaign_report(args.campaign, request_from_args(CampaignReportRequest, args))
     folder = Path(report.report).parent
-    _print(
+    print_result(
         args,
         report,
         lambda r: "\n".join(
@@ -166,23 +159,11 @@ _ACTIONS: list[tuple[str, type[Request], str, Callable[[argparse.Namespace], int
 ]
 
 
-def _widening(args: argparse.Namespace) -> Widenings | None:
-    """What --config widens each engine by (a cell is admitted with its engine's); None without it."""
-    if args.config is None:
-        return None
-    from redline.server.config import read_widenings  # the server config's reader, without the MCP SDK
-
-    return read_widenings(args.config)
-
-
 def _target(args: argparse.Namespace, requested: str) -> Target:
     """The target named (else the campaign's), from --targets; with no targets file only this host, as local."""
     if args.targets is not None:
         return ops.open_campaign_target(args.campaign, load_targets(args.targets), requested)
-    name = ops.campaign_target(args.campaign, requested)
-    if name != LOCAL:
-        raise InputError(f"target {name!r} needs --targets FILE naming it (without one, only {LOCAL!r} is known)")
-    return LocalTarget(LOCAL)
+    return target_named(None, ops.campaign_target(args.campaign, requested))
 
 
 # ---- text ------------------------------------------------------------------------------------------------------

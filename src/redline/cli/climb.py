@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TypeVar
 
 import anyio
 
+from redline.cli.common import add_config_flag, ladder_status_text, print_progress, target_named, widening_from
 from redline.cli.flags import add_request_flags, request_from_args
-from redline.errors import InputError
 from redline.ledger import read_ladder
 from redline.models import Widening
-from redline.targets import LocalTarget, Target, load_targets, open_target
+from redline.targets import Target
 from redline.tools import ladder as ladder_tools
 from redline.tools import rung as rung_tools
 from redline.tools.requests import RungRunRequest, SmokeTestRequest
@@ -50,46 +49,13 @@ def register_actions(actions: argparse._SubParsersAction[argparse.ArgumentParser
         parser.set_defaults(handler=handlers[name])
 
 
-def add_config_flag(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--config",
-        type=Path,
-        default=None,
-        help=(
-            "a server config (as `redline mcp --config` reads): its `widen:` lets flags and env past the engine's "
-            "allowlist, and every rung it touches records it (default: no widening)"
-        ),
-    )
-
-
-def widening_from(args: argparse.Namespace, engine: str) -> Widening | None:
-    """The widening the --config file gives the engine; None without --config."""
-    if args.config is None:
-        return None
-    from redline.server.config import read_widening  # the server config's reader, without the MCP SDK
-
-    return read_widening(args.config, engine)
-
-
 def _ladder_widening(args: argparse.Namespace) -> Widening | None:
     return widening_from(args, read_ladder(args.ladder).engine) if args.config is not None else None
 
 
-def target_from(args: argparse.Namespace) -> Target:
-    if args.targets is None:
-        if args.target != "local":
-            raise InputError(f"target {args.target!r} needs --targets FILE naming it")
-        return LocalTarget("local")
-    return open_target(args.target, load_targets(args.targets))
-
-
-async def print_progress(fraction: float, text: str) -> None:
-    print(f"[{fraction:4.0%}] {text}", file=sys.stderr, flush=True)
-
-
 def _with_target(args: argparse.Namespace, operation: Callable[[Target], Awaitable[T]]) -> T:
     async def main() -> T:
-        async with target_from(args) as target:
+        async with target_named(args.targets, args.target) as target:
             return await operation(target)
 
     return anyio.run(main)
@@ -123,8 +89,6 @@ def _smoke(args: argparse.Namespace) -> int:
 
 
 def _climb(args: argparse.Namespace) -> int:
-    from redline.cli.ladder import status_text  # cli.ladder registers this module: import at use
-
     widening = _ladder_widening(args)
     ack = args.i_understand_this_submits_jobs
     report = _with_target(
@@ -134,7 +98,7 @@ def _climb(args: argparse.Namespace) -> int:
         ),
     )
     print("\n".join(report.steps))
-    print(status_text(ladder_tools.ladder_status(args.ladder)))
+    print(ladder_status_text(ladder_tools.ladder_status(args.ladder)))
     return 0 if report.final.route == "done" else 1
 
 

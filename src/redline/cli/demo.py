@@ -7,7 +7,7 @@ from pathlib import Path
 
 import anyio
 
-from redline.cli.climb import print_progress
+from redline.cli.common import ladder_status_text, print_progress
 from redline.errors import InputError
 from redline.targets import load_targets, open_target
 from redline.tools import demo
@@ -26,8 +26,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
-    from redline.cli.ladder import status_text  # cli.ladder imports cli.climb: import at use
-
     if not args.vllm.exists():
         raise InputError(
             f"{args.vllm} not found: install vLLM's CPU build with "
@@ -42,5 +40,5 @@ def run(args: argparse.Namespace) -> int:
         print("\n".join(report.steps))
 
     anyio.run(main)
-    print(status_text(ladder_tools.ladder_status(ladder)))
+    print(ladder_status_text(ladder_tools.ladder_status(ladder)))
     return 0 if ladder_tools.ladder_next(ladder).route == "done" else 1

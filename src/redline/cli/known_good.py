@@ -4,13 +4,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel
 
-from redline.cli.ab import add_common
+from redline.cli.common import add_workspace_flags, print_result
 from redline.cli.flags import add_request_flags, request_from_args
 from redline.models.known_good import KnownGoodEntry, KnownGoodFound, KnownGoodList, KnownGoodRecorded
 from redline.tools import known_good_ops as ops
@@ -66,7 +65,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     for name, request, text, operation, render in ACTIONS:
         sub = actions.add_parser(name, help=text)
         add_request_flags(sub, request)
-        add_common(sub)
+        add_workspace_flags(sub)
         sub.set_defaults(handler=_handler(request, operation, render))
 
 
@@ -77,7 +76,7 @@ def _handler(
 ) -> Callable[[argparse.Namespace], int]:
     def run(args: argparse.Namespace) -> int:
         result = operation(args.workspace.resolve(), request_from_args(request, args))
-        print(json.dumps(result.model_dump(mode="json")) if args.json else render(result))
+        print_result(args, result, render)
         return 0 if not isinstance(result, KnownGoodFound) or result.found else 1
 
     return run

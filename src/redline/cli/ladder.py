@@ -7,12 +7,19 @@ import argparse
 import json
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from redline.cli import climb
+from redline.cli.common import (
+    add_config_flag,
+    ceiling_text,
+    ladder_status_text,
+    next_text,
+    print_result,
+    rows_text,
+    widening_from,
+)
 from redline.cli.flags import add_request_flags, request_from_args
 from redline.inputs import read_text
-from redline.models.ladder import LadderStatus, NextStep, RungRow
 from redline.tools import ladder as tools
 from redline.tools import ladder_record
 from redline.tools.requests import LadderInitRequest, LadderNextRequest, LadderStatusRequest
@@ -51,7 +58,7 @@ def _register_init(actions: argparse._SubParsersAction[argparse.ArgumentParser])
     init = actions.add_parser("init", help="start a ladder.yml for one model on one GPU profile")
     init.add_argument("--ladder", type=Path, required=True, help="the ladder file to create")
     add_request_flags(init, LadderInitRequest)  # the flags are the MCP tool's parameters, from one model
-    climb.add_config_flag(init)
+    add_config_flag(init)
     init.set_defaults(handler=run_init)
 
 
@@ -74,7 +81,7 @@ def _register_record(actions: argparse._SubParsersAction[argparse.ArgumentParser
 
 def run_init(args: argparse.Namespace) -> int:
     request = request_from_args(LadderInitRequest, args)
-    ladder = tools.ladder_init(args.ladder, request, widening=climb.widening_from(args, request.engine))
+    ladder = tools.ladder_init(args.ladder, request, widening=widening_from(args, request.engine))
     mpe = ladder.model.max_position_embeddings
     print(
         f"created {args.ladder}: {ladder.model.key}, floor {ladder.floor.max_model_len:,} / "
@@ -83,14 +90,14 @@ def run_init(args: argparse.Namespace) -> int:
     )
     if ladder.known_good is not None:
         print(ladder.known_good.note)
-    print(_next_text(tools.ladder_next(args.ladder)))
+    print(next_text(tools.ladder_next(args.ladder)))
     return 0
 
 
 def run_record(args: argparse.Namespace) -> int:
     if args.ceiling:
         ceiling = ladder_record.ceiling_record(args.ladder)
-        print(json.dumps(ceiling.model_dump(mode="json")) if args.json else _ceiling_text(ceiling.model_dump()))
+        print_result(args, ceiling, lambda c: ceiling_text(c.model_dump()))
         return 0
     if args.log is not None:
         rung = ladder_record.rung_record(
@@ -107,126 +114,22 @@ def run_record(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rung.model_dump(mode="json")))
         return 0
-    print(_rows_text([tools.rung_row(rung)]))
-    print(_next_text(tools.ladder_next(args.ladder)))
+    print(rows_text([tools.rung_row(rung)]))
+    print(next_text(tools.ladder_next(args.ladder)))
     return 0
 
 
 def run_next(args: argparse.Namespace) -> int:
     request = request_from_args(LadderNextRequest, args)
     step = tools.ladder_next(args.ladder, replay=request.replay)
-    print(json.dumps(step.model_dump(mode="json")) if args.json else _next_text(step))
+    print_result(args, step, next_text)
     return 0
 
 
 def run_status(args: argparse.Namespace) -> int:
     status = tools.ladder_status(args.ladder)
-    print(json.dumps(status.model_dump(mode="json")) if args.json else status_text(status))
+    print_result(args, status, ladder_status_text)
     return 0
 
 
-# -- text ------------------------------------------------------------------------------------------
-
-
-def _n(value: int | float | None, unit: str = "") -> str:
-    if value is None:
-        return "-"
-    return f"{value:,}{unit}" if isinstance(value, int) else f"{value:g}{unit}"
-
-
-def _next_text(step: NextStep) -> str:
-    lines = [f"next     {step.route}"]
-    if step.rung is not None:
-        about = ", ".join(
-            filter(
-                None,
-                [
-                    step.climbs and f"climbs {step.climbs}",
-                    f"replay of rung {step.replay_of}" if step.replay_of else None,
-                ],
-            )
-        )
-        lines.append(
-            f"rung     max_model_len {step.rung.max_model_len:,}, max_num_batched_tokens "
-            f"{_n(step.rung.max_num_batched_tokens)}{f' ({about})' if about else ''}"
-        )
-    lines.append(f"reason   {step.reason}")
-    if step.smoke is not None:
-        s = step.smoke
-        lines.append(
-            f"smoke    {s.num_prompts} requests of {s.input_len:,} + {s.output_len:,} tokens "
-            f"at concurrency {s.concurrency}"
-        )
-    if step.command:
-        lines.append(f"command  {step.command}")
-    return "\n".join(lines)
-
-
-_COLUMNS = ("#", "climbs", "max_model_len", "batched", "status", "kv tokens", "conc", "smoke", "boot s", "note")
-
-
-def _cells(row: RungRow) -> tuple[str, ...]:
-    note = ", ".join(
-        filter(None, [f"replays {row.replay_of}" if row.replay_of else "", "simulated" if row.simulated else ""])
-    )
-    conc = "-" if row.max_concurrency is None else f"{row.max_concurrency:g}x"
-    boot = "-" if row.boot_s is None else f"{row.boot_s:.0f}"
-    return (
-        str(row.index),
-        row.climbs,
-        _n(row.max_model_len),
-        _n(row.max_num_batched_tokens),
-        row.status.value,
-        _n(row.kv_cache_tokens),
-        conc,
-        row.smoke or "-",
-        boot,
-        note,
-    )
-
-
-def _rows_text(rows: list[RungRow]) -> str:
-    table = [_COLUMNS, *(_cells(r) for r in rows)]
-    widths = [max(len(line[i]) for line in table) for i in range(len(_COLUMNS))]
-    left = {1, 4, 7, 9}
-    return "\n".join(
-        "  ".join(
-            c.ljust(w) if i in left else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths, strict=True))
-        ).rstrip()
-        for line in table
-    )
-
-
-def _ceiling_text(c: dict[str, Any]) -> str:
-    lines = [
-        f"ceiling  max_model_len {c['max_model_len']:,}, max_num_batched_tokens {c['max_num_batched_tokens']:,} "
-        f"(rungs {', '.join(map(str, c['proven_by']))}); KV tokens {_n(c.get('kv_cache_tokens'))}, "
-        f"concurrency {_n(c.get('max_concurrency'), 'x')}",
-        f"serve    {c['serve_command']}",
-    ]
-    if c.get("headroom"):
-        lines.append(f"more     {c['headroom']}")
-    return "\n".join(lines)
-
-
-def status_text(status: LadderStatus) -> str:
-    ladder = status.ladder
-    gpu, m = ladder.gpu, ladder.model
-    where = f"{gpu.name or 'GPU ?'} x{gpu.count}" if gpu else "GPU ?"
-    lines = [
-        f"ladder   {status.path}: {m.key} ({m.path}) on {where}, {ladder.engine} {ladder.engine_version or '?'}, "
-        f"policy {ladder.policy}, gpu_memory_utilization {ladder.fixed.gpu_memory_utilization}",
-        f"floor    max_model_len {ladder.floor.max_model_len:,}, "
-        f"max_num_batched_tokens {ladder.floor.max_num_batched_tokens:,}; "
-        f"min concurrency {ladder.min_concurrency}; max_position_embeddings {_n(m.max_position_embeddings)}"
-        f"{' (long context allowed)' if ladder.allow_long_context else ''}",
-    ]
-    if status.rows:
-        lines += ["", _rows_text(status.rows), ""]
-    lines.append(_next_text(status.next))
-    if ladder.ceiling is not None:
-        lines.append(_ceiling_text(ladder.ceiling.model_dump()))
-    return "\n".join(lines)
-
-
-__all__ = ["register", "status_text"]
+__all__ = ["register"]

@@ -2,7 +2,7 @@
 
 The config file is --config, else $REDLINE_SERVER_CONFIG, else ./redline-server.yml if there is
 one. With none of them the server still starts: its workspace is the user's data folder
-(server.config.default_workspace) and its only target is this host, as `local`; one line on
+(server_config.default_workspace) and its only target is this host, as `local`; one line on
 stderr says so. On stdio (the default) stdout is the protocol, so everything else goes to stderr.
 SIGTERM, like the client closing stdin, cancels the running jobs, which stop
 the servers they started, before the process exits.
@@ -23,11 +23,10 @@ from typing import TYPE_CHECKING
 import anyio
 
 from redline.errors import InputError
+from redline.server_config import ServerConfig, default_server_config, load_server_config
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
-
-    from redline.server.config import ServerConfig
 
 log = logging.getLogger("redline.server")
 
@@ -71,15 +70,18 @@ def run(args: argparse.Namespace) -> int:
     logging.getLogger("httpx").setLevel(max(logging.WARNING, logging.getLogger().level))  # not every health poll
     if not args.http and (args.host is not None or args.port is not None):
         raise InputError("--host and --port are for --http; stdio needs neither")
-    from redline.server.app import build_server, http_app  # the MCP SDK loads only for this command
+    # The server, and with it the MCP SDK and uvicorn, loads only for this command: not for every `redline` one.
+    import uvicorn
+
+    from redline.server.app import build_server, http_app
     from redline.server.http import bind_address
+    from redline.server.jobs import CLEANUP_BOUND_S
 
     config = _config(args.config)
     if not args.http:
-        anyio.run(_serve_stdio, functools.partial(build_server, config))
+        anyio.run(_serve_stdio, functools.partial(build_server, config), CLEANUP_BOUND_S + 30)
         return 0
     server = build_server(config)
-    import uvicorn
 
     host, port = bind_address(args.host or "127.0.0.1"), args.port or DEFAULT_PORT
     if not 0 < port < 65536:
@@ -96,8 +98,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _config(given: Path | None) -> ServerConfig:
     """The config file's config; with no file to read, the default one, said on stderr."""
-    from redline.server.config import default_server_config, load_server_config
-
     path = given or os.environ.get(CONFIG_ENV) or (DEFAULT_CONFIG if Path(DEFAULT_CONFIG).is_file() else None)
     if path:
         return load_server_config(path)
@@ -111,15 +111,13 @@ def _config(given: Path | None) -> ServerConfig:
     return config
 
 
-async def _serve_stdio(build: Callable[..., MCPServer]) -> None:
+async def _serve_stdio(build: Callable[..., MCPServer], cleanup_s: float) -> None:
     """Serve on stdio until the client closes stdin, or a SIGTERM/SIGHUP comes.
 
     On a signal the server is cancelled, so its lifespan ends the jobs and stops their
-    servers; then the process exits at once, since the thread that reads stdin would
-    otherwise hold it until the client closed its end.
+    servers (waiting up to cleanup_s for that); then the process exits at once, since the
+    thread that reads stdin would otherwise hold it until the client closed its end.
     """
-    from redline.server.jobs import CLEANUP_BOUND_S
-
     closed = anyio.Event()
     server = build(on_closed=closed.set)
     serving = anyio.CancelScope()
@@ -130,7 +128,7 @@ async def _serve_stdio(build: Callable[..., MCPServer]) -> None:
                 async for signum in signals:
                     log.info("%s: stopping the jobs and their servers", signal.Signals(signum).name)
                     serving.cancel()
-                    with anyio.move_on_after(CLEANUP_BOUND_S + 30):
+                    with anyio.move_on_after(cleanup_s):
                         await closed.wait()
                     await anyio.sleep(0.5)  # a transport that can close cleanly does so now
                     sys.stderr.flush()

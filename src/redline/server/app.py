@@ -19,11 +19,11 @@ from redline import __version__
 from redline.ledger.derived import derived_dir
 from redline.server import campaign_tools, job_tools, ladder_tools, rigor_tools  # importing them registers their tools
 from redline.server.cache import LadderCache
-from redline.server.config import STATE_DIR, ServerConfig
 from redline.server.http import http_app
 from redline.server.jobs import running_jobs
 from redline.server.registry import TOOLS, Registered, State, stop_server
 from redline.server.resources import add_resources
+from redline.server_config import STATE_DIR, ServerConfig
 
 __all__ = ["build_server", "http_app"]
 

@@ -17,7 +17,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from redline.errors import InputError
-from redline.server.config import ServerConfig
+from redline.server_config import ServerConfig
 
 
 def is_loopback(host: str) -> bool:

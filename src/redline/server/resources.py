@@ -9,8 +9,9 @@ from pydantic import BaseModel, Field
 
 from redline.errors import RedlineError
 from redline.server.cache import LadderCache
-from redline.server.config import LADDER_SUFFIXES, ServerConfig, ladder_path, relative_name
+from redline.server.config import LADDER_SUFFIXES, ladder_path, relative_name
 from redline.server.registry import off_loop
+from redline.server_config import ServerConfig
 from redline.tools import ladder as ladder_ops
 
 MAX_LISTED_LADDERS = 200

@@ -25,12 +25,15 @@ from redline.models.lever import CloseStatus, Lever
 from redline.models.sol import SolFigure
 from redline.models.verdict import AbVerdict
 from redline.policy import ab as plans
+from redline.policy.campaign import cell_config, cell_engine  # the campaign's own rules make a cell's config
 from redline.policy.cross_engine import engines_of, one_bench_client, refuse_unmatched_caching
 from redline.policy.levers import LeverInput, next_levers
 from redline.targets import Target
+from redline.tools.campaign_load import load
 from redline.tools.context import ModelFiles, model_files
 from redline.tools.known_good import Identity, apply_known_good, identify, recorded_for, registry_path
 from redline.tools.session import ServeSession
+from redline.tools.workspace import inside
 
 RUN_DIR = "$RUN_DIR"
 
@@ -43,10 +46,6 @@ def resolve_arm(workspace: Path, arm: ArmSpec, engine: str) -> tuple[str, ServeC
     campaign in the workspace (the cell's engine, and its config after the campaign's gates)."""
     if arm.serve is not None:
         return arm.engine or engine, arm.serve
-    from redline.policy.campaign import cell_config, cell_engine  # the campaign's own rules make the cell's config
-    from redline.tools.campaign import load
-    from redline.tools.workspace import inside
-
     loaded = load(inside(workspace, str(arm.campaign), f"arm {arm.name}: campaign"))
     cell = next((c for c in loaded.cells if c.name == arm.cell), None)
     if cell is None:

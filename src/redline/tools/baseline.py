@@ -13,26 +13,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from redline.errors import InputError
-from redline.ledger.registry_file import read_registry, update_registry
+from redline.ledger.baselines_file import BASELINES, HEADER, WHAT, baselines_path, read_baselines
+from redline.ledger.registry_file import update_registry
 from redline.models.baseline import Baseline, BaselineDiff, BaselineRecorded, BaselinesFile
 from redline.policy import baseline_diff as diffs
 from redline.tools.requests_rigor import PerfBaselineDiffRequest, PerfBaselineRecordRequest
 from redline.tools.sources import ResultRef, resolve
-
-BASELINES = "baselines.yml"
-WHAT = "baselines file"
-HEADER = (
-    "redline baselines: named, recorded results (one point per concurrency, each with its full context) that\n"
-    "later results are diffed against with perf_baseline_diff. Comments you add here are kept."
-)
-
-
-def baselines_path(workspace: Path) -> Path:
-    return workspace / BASELINES
-
-
-def read_baselines(workspace: Path) -> BaselinesFile:
-    return read_registry(baselines_path(workspace), BaselinesFile, WHAT)
 
 
 def perf_baseline_record(workspace: Path, request: PerfBaselineRecordRequest) -> BaselineRecorded:

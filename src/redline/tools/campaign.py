@@ -12,20 +12,19 @@ RedlineError saying what to fix.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from redline.engines import engine_names, get_engine
 from redline.errors import InputError, RedlineError, TargetConfigError
-from redline.ledger import read_ladder
-from redline.ledger.campaign_file import read_campaign, read_verdicts, results_dir, server_files, write_campaign
+from redline.ledger.campaign_file import read_campaign, read_verdicts, server_files, write_campaign
 from redline.ledger.server_record import load_server
-from redline.models import ServeConfig, Widenings
-from redline.models.campaign import Campaign, CampaignPlan, CellSpec
+from redline.models import Widenings
+from redline.models.campaign import Campaign, CampaignPlan
 from redline.models.campaign_results import CampaignStatus, CampaignTable, CellState, CellVerdict, ChampionReport
 from redline.policy import campaign as plans
 from redline.policy import champion as champions
 from redline.targets import BaseSpec, Target, open_target
+from redline.tools.campaign_load import Loaded, load  # re-exported: the file read and resolved
 from redline.tools.close import close_champion
 from redline.tools.known_good import KnownGoodRun, apply_to_plan, default_registry
 from redline.tools.requests import (
@@ -37,44 +36,6 @@ from redline.tools.requests import (
 )
 
 # ---- loading -----------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Loaded:
-    """A campaign file read and resolved: its cells, its baseline, its base serve config."""
-
-    path: Path
-    campaign: Campaign
-    results: Path
-    cells: list[CellSpec]
-    baseline: str
-    base: ServeConfig
-
-    @property
-    def names(self) -> list[str]:
-        return [c.name for c in self.cells]
-
-
-def load(path: str | Path) -> Loaded:
-    """Read the campaign and its base (a ladder's ceiling when base.from_ladder names one, relative to the file)."""
-    path = Path(path)
-    campaign = read_campaign(path)
-    ladder = None
-    if campaign.base.from_ladder is not None:
-        where = path.parent / Path(campaign.base.from_ladder).expanduser()
-        try:
-            ladder = read_ladder(where)
-        except RedlineError as exc:
-            raise InputError(f"base.from_ladder: {exc}") from exc
-    cells = plans.expand_cells(campaign)
-    return Loaded(
-        path,
-        campaign,
-        results_dir(path, campaign),
-        cells,
-        plans.baseline_of(campaign, cells),
-        plans.base_config(campaign, ladder),
-    )
 
 
 def check_inside(path: str | Path, workspace: Path, campaign: Campaign | None = None) -> None:

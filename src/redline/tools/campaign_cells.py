@@ -27,7 +27,7 @@ from redline.models.campaign_results import CampaignRunResult, CellOutcome, Cell
 from redline.policy import campaign as plans
 from redline.policy import champion as champions
 from redline.targets import ServerHandle, Target
-from redline.tools.campaign import Loaded
+from redline.tools.campaign_load import Loaded
 from redline.tools.campaign_verdict import Judge, Measured
 from redline.tools.session import BenchRun, Boot, Progress, ServeSession, bench_problem, say
 

@@ -31,8 +31,9 @@ from redline.models import Widenings
 from redline.models.campaign import CampaignPlan, CellPlan
 from redline.models.campaign_results import CampaignRunResult
 from redline.targets import Target
-from redline.tools.campaign import Loaded, campaign_plan, load, plan_for
+from redline.tools.campaign import campaign_plan, plan_for
 from redline.tools.campaign_cells import Runner, skipped, stop_left_servers
+from redline.tools.campaign_load import Loaded, load
 from redline.tools.known_good import KnownGoodRun, campaign_known_good
 from redline.tools.request_base import ACK_FLAG
 from redline.tools.session import Progress, ServeSession

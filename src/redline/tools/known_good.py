@@ -26,6 +26,7 @@ from redline.models.serve import ServeConfig
 from redline.policy import known_good as kg
 from redline.policy.campaign import boot_argv, cell_engine
 from redline.targets import HostInfo, Target
+from redline.tools.campaign_load import load
 from redline.tools.context import local_model_files, model_files
 
 REGISTRY = "known-good.yml"
@@ -233,8 +234,6 @@ async def known_good_run(
 async def campaign_known_good(path: Path, target: Target, skip: bool = False) -> dict[str, KnownGoodRun]:
     """The known-good run of each engine a campaign file's cells boot: its model, the target's identity (each
     engine's version there), the workspace registry."""
-    from redline.tools.campaign import load  # the campaign module imports this one
-
     loaded = load(path)
     engines = dict.fromkeys(cell_engine(loaded.campaign, cell) for cell in loaded.cells)
     registry = default_registry(Path(path))

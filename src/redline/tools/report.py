@@ -28,7 +28,7 @@ from redline.models.campaign_results import (
     TableRow,
 )
 from redline.policy import champion as champions
-from redline.tools.campaign import load
+from redline.tools.campaign_load import load
 from redline.tools.requests import CampaignReportRequest
 
 # ---- the data behind the plots (pure) ---------------------------------------------------------------------------

@@ -15,6 +15,8 @@ from pydantic import BaseModel, ConfigDict
 from redline.engines import get_engine
 from redline.errors import InputError
 from redline.inputs import read_text
+from redline.ledger.baselines_file import read_baselines
+from redline.ledger.campaign_file import read_verdict
 from redline.models.baseline import BaselinePoint, BaselineSource
 from redline.models.campaign_results import CellVerdict, ConcurrencyResult
 from redline.models.context import (
@@ -29,6 +31,8 @@ from redline.models.context import (
 )
 from redline.models.serve import ServeConfig
 from redline.policy.ab import metrics_of, stat
+from redline.tools.ab_plan import ab_summary
+from redline.tools.campaign_load import load
 from redline.tools.context import local_model_files, quantization_of
 from redline.tools.sol import sol_figure
 from redline.tools.workspace import inside, relative
@@ -123,9 +127,6 @@ def _with_sol(context: ContextDescriptor, metrics: dict, model: str) -> Baseline
 
 
 def from_cell(workspace: Path, campaign: str, cell: str) -> Resolved:
-    from redline.ledger.campaign_file import read_verdict
-    from redline.tools.campaign import load
-
     path = inside(workspace, campaign, "campaign")
     loaded = load(path)
     verdict = read_verdict(loaded.results, cell)
@@ -152,8 +153,6 @@ def from_cell(workspace: Path, campaign: str, cell: str) -> Resolved:
 
 
 def from_ab(workspace: Path, ab: str, arm: str) -> Resolved:
-    from redline.tools.ab_plan import ab_summary
-
     spec, arms, _ = ab_summary(workspace, ab)
     summary = next((a for a in arms if a.arm == arm), None)
     if summary is None:
@@ -207,8 +206,6 @@ def from_bench_file(workspace: Path, bench_file: str, context: ContextDescriptor
 
 
 def from_baseline(workspace: Path, name: str) -> Resolved:
-    from redline.tools.baseline import read_baselines
-
     found = read_baselines(workspace).baselines.get(name)
     if found is None:
         raise InputError(f"no baseline named {name!r} in baselines.yml; perf_baseline_record makes one")

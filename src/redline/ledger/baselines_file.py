@@ -1,0 +1,31 @@
+"""baselines.yml: the named baselines of a workspace, read (a person may edit it; comments are kept on write).
+
+    read_baselines(workspace).baselines["prod"].points     # empty when the file is missing
+
+Below the operations that record, diff and resolve baselines (tools/baseline.py, tools/sources.py).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from redline.ledger.registry_file import read_registry
+from redline.models.baseline import BaselinesFile
+
+BASELINES = "baselines.yml"
+WHAT = "baselines file"
+HEADER = (
+    "redline baselines: named, recorded results (one point per concurrency, each with its full context) that\n"
+    "later results are diffed against with perf_baseline_diff. Comments you add here are kept."
+)
+
+
+def baselines_path(workspace: Path) -> Path:
+    return workspace / BASELINES
+
+
+def read_baselines(workspace: Path) -> BaselinesFile:
+    return read_registry(baselines_path(workspace), BaselinesFile, WHAT)
+
+
+__all__ = ["BASELINES", "HEADER", "WHAT", "baselines_path", "read_baselines"]
