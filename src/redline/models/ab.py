@@ -20,6 +20,7 @@ from redline.models.campaign_results import Stat
 from redline.models.context import ContextDescriptor, Node
 from redline.models.known_good import KnownGoodUse
 from redline.models.lever import CloseStatus, Lever
+from redline.models.metrics import metric
 from redline.models.serve import ServeConfig
 from redline.models.sol import SolFigure
 from redline.models.verdict import AbVerdict, Claim
@@ -34,8 +35,12 @@ Metric = Literal[
     "median_itl_ms",
     "median_ttft_ms",
 ]
-# The figures every trial reports per concurrency (issue 11: median TPOT, ITL, TTFT and output throughput).
-TRIAL_METRICS = ("median_tpot_ms", "median_itl_ms", "median_ttft_ms", "output_throughput", "output_throughput_per_gpu")
+# The figures every trial reports per concurrency (issue 11: median TPOT, ITL, TTFT and output throughput), each an
+# entry of the one metric table (models/metrics.py: its direction and unit); a name it lacks fails at import.
+TRIAL_METRICS = tuple(
+    metric(name).name
+    for name in ("median_tpot_ms", "median_itl_ms", "median_ttft_ms", "output_throughput", "output_throughput_per_gpu")
+)
 
 
 class _Strict(BaseModel):
@@ -74,7 +79,7 @@ class AbWorkload(_Strict):
     dataset: Literal["random"] = "random"
     input_len: Count
     output_len: Count
-    num_prompts: Count | None = Field(None, description="prompts per concurrency; default 4 x c")
+    num_prompts: Count | None = Field(None, description="prompts per concurrency; default 4 x c, never under 2 x c")
     seed: int = 0
 
 
@@ -155,6 +160,7 @@ class AbPlan(_Strict):
     arms: list[ArmPlan]
     steps: list[TrialStep]
     boots: int = Field(description="boots a run would do now: one per trial not done")
+    gates: list[str] = Field([], description="A/B-wide gate notes: what the methodology gates changed, and why")
     known_good: KnownGoodUse
     note: str = "interleaved A B A B ...; bench commands write into each server's run folder, shown as $RUN_DIR"
 

@@ -23,7 +23,7 @@ from redline.models.ab import (
     TrialPoint,
     TrialRecord,
 )
-from redline.models.bench import BenchResult, BenchWorkload
+from redline.models.bench import BenchResult
 from redline.models.campaign_results import Stat
 from redline.models.context import ContextDescriptor, Node
 from redline.models.serve import ServeConfig
@@ -31,41 +31,9 @@ from redline.models.sol import SolFigure
 from redline.models.verdict import AbVerdict
 from redline.policy.verdict import judge_ab
 from redline.policy.verdict_rules import CLAIM_METRIC, TrialObservation
+from redline.policy.workload import prompt_gates
 
-PROMPTS_PER_CONCURRENCY = 4  # the default when the workload names no num_prompts
-
-
-# ---- the plan's workloads ----------------------------------------------------------------------------------
-
-
-def prompts_at(spec: AbSpec, c: int) -> int:
-    """Prompts per concurrency: as given (a count below 2 x c is left for the rules to judge), else 4 x c."""
-    return spec.workload.num_prompts or PROMPTS_PER_CONCURRENCY * c
-
-
-def bench_workload(spec: AbSpec, c: int, step: int) -> BenchWorkload:
-    """The same prompts in every trial of every arm: the seed depends only on the bench's place in a trial."""
-    w = spec.workload
-    return BenchWorkload(
-        input_len=w.input_len,
-        output_len=w.output_len,
-        concurrency=c,
-        num_prompts=prompts_at(spec, c),
-        seed=w.seed + 1 + step,
-    )
-
-
-def warmup_workload(spec: AbSpec) -> BenchWorkload | None:
-    if spec.warmup_requests == 0:
-        return None
-    w = spec.workload
-    return BenchWorkload(
-        input_len=w.input_len,
-        output_len=w.output_len,
-        concurrency=min(spec.warmup_requests, max(spec.concurrencies)),
-        num_prompts=spec.warmup_requests,
-        seed=w.seed,
-    )
+# ---- the plan's workloads: policy/workload.py's, as for campaigns ---------------------------------------------
 
 
 def run_order(spec: AbSpec) -> list[tuple[int, str, int]]:
@@ -84,6 +52,7 @@ def bench_file(c: int) -> str:
 def gate_arm(spec: AbSpec, name: str, config: ServeConfig) -> tuple[ServeConfig, list[str]]:
     """The arm's config after the methodology gates, and what they changed; ValueError for what they refuse."""
     top = max(spec.concurrencies)
+    prompts = prompt_gates(spec.workload.num_prompts, spec.concurrencies)
     need = spec.workload.input_len + spec.workload.output_len
     if config.max_model_len < need:
         raise ValueError(
@@ -93,13 +62,13 @@ def gate_arm(spec: AbSpec, name: str, config: ServeConfig) -> tuple[ServeConfig,
         )
     if config.max_num_seqs is None:
         note = f"max_num_seqs was unset: pinned to {top}, the highest concurrency, so no arm's batch is capped below it"
-        return config.model_copy(update={"max_num_seqs": top}), [note]
+        return config.model_copy(update={"max_num_seqs": top}), [*prompts, note]
     if config.max_num_seqs < top:
         raise ValueError(
             f"arm {name!r}: max_num_seqs {config.max_num_seqs} is below the highest concurrency {top}, "
             f"so its decode batch would be capped: raise it, or drop the concurrencies above it"
         )
-    return config, []
+    return config, prompts
 
 
 # ---- figures ---------------------------------------------------------------------------------------------------
@@ -250,15 +219,12 @@ __all__ = [
     "arm_point",
     "arm_summary",
     "bench_file",
-    "bench_workload",
     "gate_arm",
     "metrics_of",
     "observation",
     "point_context",
     "point_sol",
-    "prompts_at",
     "run_order",
     "stat",
     "summarize",
-    "warmup_workload",
 ]

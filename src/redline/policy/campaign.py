@@ -23,17 +23,16 @@ from typing import Any
 from redline.engines import get_engine
 from redline.engines.base import Engine
 from redline.errors import InputError
-from redline.models import BenchWorkload, ServeConfig
+from redline.models import ServeConfig
 from redline.models.campaign import LEVERS, BenchStep, Campaign, CampaignPlan, CellPlan, CellSpec, Regime, Verdict
 from redline.models.ladder import Ladder
 from redline.policy.cross_engine import engines_of, one_bench_client, refuse_unmatched_caching
 from redline.policy.rungs import serve_config
+from redline.policy.workload import measured_steps, prompt_gates
 
 # How the target runs each engine (and each bench client), by engine name; None or a missing name: the default.
 Executables = Mapping[str, Sequence[str]]
 
-PROMPTS_PER_CONCURRENCY = 4  # the default when the workload names no num_prompts
-MIN_PROMPTS_PER_CONCURRENCY = 2  # one full batch beyond ramp and drain
 RUN_DIR = "$RUN_DIR"  # where a bench writes, on the target: the server's run folder, known once it starts
 
 _SHORT = {"max_num_batched_tokens": "mnbt", "max_num_seqs": "seqs", "kv_cache_dtype": "kv", "cudagraph_mode": "cg"}
@@ -140,23 +139,6 @@ def _ladder_engine_matches(campaign: Campaign, ladder: Ladder, where: str) -> No
         )
 
 
-def prompts_at(campaign: Campaign, c: int) -> tuple[int, str | None]:
-    """How many prompts concurrency c sends, and the gate's note when it had to raise them."""
-    asked = campaign.workload.num_prompts
-    n = asked if asked is not None else PROMPTS_PER_CONCURRENCY * c
-    floor = MIN_PROMPTS_PER_CONCURRENCY * c
-    if n >= floor:
-        return n, None
-    return floor, (
-        f"concurrency {c}: num_prompts {n} raised to {floor} (every concurrency sends at least 2 x c "
-        "prompts, so its window is not all ramp and drain)"
-    )
-
-
-def prompt_gates(campaign: Campaign) -> list[str]:
-    return [note for c in campaign.concurrencies if (note := prompts_at(campaign, c)[1])]
-
-
 def regime_of(config: ServeConfig, warmup_requests: int) -> Regime:
     eager = config.enforce_eager or config.cudagraph_mode == "NONE"
     return Regime(cache="warm" if warmup_requests > 0 else "cold", graphs="eager" if eager else "graphs")
@@ -202,42 +184,6 @@ def _seqs_gate(campaign: Campaign, name: str, config: ServeConfig, pinned: bool)
 
 
 # ---- the plan --------------------------------------------------------------------------------------------
-
-
-def bench_file(c: int, trial: int, trials: int) -> str:
-    return f"bench-c{c}.json" if trials == 1 else f"bench-c{c}-t{trial}.json"
-
-
-def bench_order(campaign: Campaign) -> list[tuple[int, int]]:
-    """(concurrency, trial) in the order a cell runs them: trials outermost, so they interleave."""
-    return [(c, t) for t in range(1, campaign.trials + 1) for c in campaign.concurrencies]
-
-
-def bench_workload(campaign: Campaign, c: int, step: int) -> BenchWorkload:
-    """The workload of one bench; each bench on a server gets its own seed, so none replays an earlier one's
-    prompts into the prefix cache (every cell runs the same seeds in the same order)."""
-    w = campaign.workload
-    return BenchWorkload(
-        input_len=w.input_len,
-        output_len=w.output_len,
-        concurrency=c,
-        num_prompts=prompts_at(campaign, c)[0],
-        seed=w.seed + 1 + step,
-    )
-
-
-def warmup_workload(campaign: Campaign) -> BenchWorkload | None:
-    n = campaign.warmup_requests
-    if n == 0:
-        return None
-    w = campaign.workload
-    return BenchWorkload(
-        input_len=w.input_len,
-        output_len=w.output_len,
-        concurrency=min(n, max(campaign.concurrencies)),
-        num_prompts=n,
-        seed=w.seed,
-    )
 
 
 def flag_value(argv: Sequence[str], flag: str) -> str | None:
@@ -286,21 +232,25 @@ def plan_cell(
     engine = get_engine(cell_engine(campaign, cell))
     bench_exe = (executables or {}).get(engine.bench_client)
     config, notes = cell_config(campaign, base, cell)
-    warm = warmup_workload(campaign)
-    warmup = (
-        None
-        if warm is None
-        else engine.bench_argv(config, warm, result_dir=RUN_DIR, result_filename="warmup.json", executable=bench_exe)
-    )
-    benches = []
-    for step, (c, t) in enumerate(bench_order(campaign)):
-        name = bench_file(c, t, campaign.trials)
-        argv = engine.bench_argv(
-            config, bench_workload(campaign, c, step), result_dir=RUN_DIR, result_filename=name, executable=bench_exe
+    steps = measured_steps(campaign.workload, campaign.concurrencies, campaign.warmup_requests, campaign.trials)
+    commands = {
+        s.result_name: engine.bench_argv(
+            config, s.workload, result_dir=RUN_DIR, result_filename=s.result_name, executable=bench_exe
         )
-        benches.append(
-            BenchStep(concurrency=c, trial=t, num_prompts=prompts_at(campaign, c)[0], result_file=name, command=argv)
+        for s in steps
+    }
+    warmup = next((commands[s.result_name] for s in steps if s.warmup), None)
+    benches = [
+        BenchStep(
+            concurrency=s.workload.concurrency,
+            trial=s.trial,
+            num_prompts=s.workload.num_prompts,
+            result_file=s.result_name,
+            command=commands[s.result_name],
         )
+        for s in steps
+        if not s.warmup
+    ]
     return CellPlan(
         index=index,
         name=cell.name,
@@ -309,7 +259,7 @@ def plan_cell(
         levers=_levers(cell),
         serve=config,
         regime=regime_of(config, campaign.warmup_requests),
-        gates=[*prompt_gates(campaign), *notes],
+        gates=[*prompt_gates(campaign.workload.num_prompts, campaign.concurrencies), *notes],
         bench_backend=pinned_backend(campaign, engine, benches[0].command),
         boot_command=boot_argv(cell.name, engine, config, executables),
         warmup_command=warmup,
@@ -348,7 +298,7 @@ def plan_campaign(
         concurrencies=campaign.concurrencies,
         bench_client=client,
         bench_backend=backends.pop() if len(backends) == 1 else None,
-        gates=prompt_gates(campaign),
+        gates=prompt_gates(campaign.workload.num_prompts, campaign.concurrencies),
         cells=cells,
         boots=len(todo),
         benches=sum(len(c.benches) for c in todo),

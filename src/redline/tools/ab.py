@@ -29,16 +29,17 @@ from filelock import FileLock, Timeout
 from redline.engines import get_engine
 from redline.errors import InputError
 from redline.ledger.ab_file import AbPaths, read_spec, write_spec, write_trial, write_trial_file
-from redline.ledger.server_record import ServerRecord, clear_server, load_server, save_server
-from redline.models import BenchResult, BenchWorkload, Widenings
+from redline.ledger.server_record import clear_server, load_server
+from redline.models import BenchWorkload, Widenings
 from redline.models.ab import AbPlan, AbResult, AbSpec, ArmPlan, TrialPoint, TrialRecord, TrialStep
 from redline.models.context import ContextDescriptor, Node, Workload
-from redline.policy import ab as plans
-from redline.targets import HostInfo, ServerHandle, Target
+from redline.policy.workload import WARMUP_FILE, Step, measured_steps
+from redline.targets import HostInfo, Target
 from redline.tools.ab_plan import RUN_DIR, Prepared, ab_result, check_resumable, done_trials, plan_of, prepare
 from redline.tools.context import descriptor, node_of
+from redline.tools.measured_boot import Keep, MeasuredBoot, StepResult, measured_boot
 from redline.tools.request_base import ACK_FLAG
-from redline.tools.session import BenchRun, Boot, Progress, ServeSession, bench_problem, say
+from redline.tools.session import Boot, Progress, ServeSession, say
 from redline.tools.sol import sol_figure
 
 # ---- the run -------------------------------------------------------------------------------------------------------
@@ -154,14 +155,15 @@ class Runner:
     sessions: dict[str, ServeSession]  # one per engine the arms boot
     progress: Progress | None
     t0: float = field(default_factory=time.monotonic)
-    session: ServeSession = field(init=False)  # the running trial's arm's engine's
-
-    def __post_init__(self) -> None:
-        self.session = next(iter(self.sessions.values()))
 
     @property
     def spec(self) -> AbSpec:
         return self.prepared.spec
+
+    @property
+    def steps(self) -> list[Step]:
+        """Every trial's benches: the same prompts in every trial of every arm."""
+        return measured_steps(self.spec.workload, self.spec.concurrencies, self.spec.warmup_requests, trials=1)
 
     async def run(self) -> list[str]:
         arms = {a.name: a for a in self.plan.arms}
@@ -185,105 +187,43 @@ class Runner:
     async def run_trial(self, step: TrialStep, arm: ArmPlan, progress: Progress) -> TrialRecord:
         """Boot the arm, measure it, stop it, record the trial; the server is stopped whatever happens."""
         started, t0 = datetime.now(UTC), time.monotonic()
-        self.session = self.sessions[arm.engine]
-        self.session.progress = progress
+        session = self.sessions[arm.engine]
+        session.progress = progress
         host = await self.target.host_info()  # the node, per trial: a trial on another node must show
-        servers: list[ServerHandle] = []
 
-        async def record(handle: ServerHandle, log_bytes: int = 0) -> None:
-            servers[:] = [handle]
-            save_server(
-                self.paths.server_file,
-                ServerRecord(
-                    rung_index=step.order,
-                    engine=arm.engine,
-                    handle=handle,
-                    config=arm.serve,
-                    boot_log_bytes=log_bytes,
-                ),
-            )
+        def write(name: str, text: str) -> None:
+            write_trial_file(self.paths, step.arm, step.trial, name, text)
 
-        await progress(0.0, "booting")
-        measured = Measured()
-        try:
-            boot = await self.session.boot(arm.serve, self.spec.boot_deadline_s, on_start=record)
-            if boot.ready:
-                await record(boot.handle, len(boot.log_text.encode()))
-                measured = await self.measure(step, arm, boot, host, progress)
-            log_text = boot.log_text if not boot.ready else await self.target.read_text(boot.handle.log_path)
-        finally:
-            with anyio.CancelScope(shield=True):  # cancelled or failed: no server is left running
-                for handle in servers:
-                    await self.target.stop(handle)
-                clear_server(self.paths.server_file)
-        trial = self._record(step, arm, boot, measured, host, started, time.monotonic() - t0)
-        write_trial_file(self.paths, step.arm, step.trial, "boot.log", log_text)
+        measured = await measured_boot(
+            session,
+            arm.serve,
+            self.steps,
+            keep=Keep(self.paths.server_file, step.order, write),
+            boot_deadline_s=self.spec.boot_deadline_s,
+            bench_deadline_s=self.spec.bench_deadline_s,
+        )
+        trial = self._record(step, arm, measured, host, started, time.monotonic() - t0)
+        write("boot.log", measured.log_text)
         write_trial(self.paths, trial)  # last: its presence means the trial is done
         await progress(1.0, f"{'ok' if trial.ok else 'failed'}: {trial.reason}")
         return trial
 
-    async def measure(self, step: TrialStep, arm: ArmPlan, boot: Boot, host: HostInfo, progress: Progress) -> Measured:
-        measured = Measured()
-        warm = plans.warmup_workload(self.spec)
-        if warm is not None:
-            await progress(0.3, f"warming up with {warm.num_prompts} requests")
-            run = await self._bench(step, boot, arm, warm, "warmup.json")
-            measured.commands["warmup"] = run.argv
-            measured.warmup_error = bench_problem(run, self._parse(run)[0])
-            if measured.warmup_error is not None:
-                return measured
-            measured.warm = True
-        for i, c in enumerate(self.spec.concurrencies):
-            await progress(0.3 + 0.7 * i / len(self.spec.concurrencies), f"concurrency {c}")
-            point, argv = await self._point(step, arm, boot, host, c, i, warm_server=measured.warm or i > 0)
-            measured.points.append(point)
-            measured.bench_commands.append(argv)
-            if not point.healthy_after or point.figures is None:
-                break  # a dead or broken server: the later benches cannot be measured
-        return measured
-
-    async def _bench(self, step: TrialStep, boot: Boot, arm: ArmPlan, workload: BenchWorkload, name: str) -> BenchRun:
-        offset = len((await self.target.read_text(boot.handle.log_path)).encode())
-        run = await self.session.bench(
-            boot.handle, arm.serve, workload, name, deadline_s=self.spec.bench_deadline_s, log_offset=offset
-        )
-        if run.result_text is not None:
-            write_trial_file(self.paths, step.arm, step.trial, name, run.result_text)
-        return run
-
-    def _parse(self, run: BenchRun) -> tuple[BenchResult | None, str | None]:
-        if run.result_text is None:
-            return None, None
-        try:
-            return self.session.engine.parse_bench_result(run.result_text), None
-        except InputError as exc:
-            return None, str(exc)
-
-    async def _point(
-        self, step: TrialStep, arm: ArmPlan, boot: Boot, host: HostInfo, c: int, i: int, *, warm_server: bool
-    ) -> tuple[TrialPoint, list[str]]:
-        workload = plans.bench_workload(self.spec, c, i)
-        name = plans.bench_file(c)
-        run = await self._bench(step, boot, arm, workload, name)
-        figures, unreadable = self._parse(run)
-        problem = unreadable or bench_problem(run, figures)
-        context = self._context(arm, host, boot, workload, warm_server)
-        files = self.prepared.files[arm.serve.model]
-        shape, why = files.shape
-        measured_tp = figures.output_throughput if figures is not None else None
-        sol = sol_figure(context, shape, measured_tp, why)
-        point = TrialPoint(
-            concurrency=c,
+    def _point(self, arm: ArmPlan, boot: Boot, host: HostInfo, result: StepResult) -> TrialPoint:
+        workload, figures = result.step.workload, result.figures
+        context = self._context(arm, host, boot, workload, result.warm)
+        shape, why = self.prepared.files[arm.serve.model].shape
+        sol = sol_figure(context, shape, figures.output_throughput if figures is not None else None, why)
+        return TrialPoint(
+            concurrency=workload.concurrency,
             num_prompts=workload.num_prompts,
-            ok=problem is None,
-            problem=problem,
-            result_file=name if run.result_text is not None else None,
+            ok=result.problem is None,
+            problem=result.problem,
+            result_file=result.step.result_name if result.run.result_text is not None else None,
             figures=figures,
-            healthy_after=run.healthy_after,
+            healthy_after=result.run.healthy_after,
             context=context,
             sol=sol,
         )
-        return point, run.argv
 
     def _version(self, arm: ArmPlan, boot: Boot) -> str | None:
         """The engine's version: as its boot log says, else as the target answered (known-good's identify)."""
@@ -316,18 +256,17 @@ class Runner:
         )
 
     def _record(
-        self,
-        step: TrialStep,
-        arm: ArmPlan,
-        boot: Boot,
-        measured: Measured,
-        host: HostInfo,
-        started: datetime,
-        wall_s: float,
+        self, step: TrialStep, arm: ArmPlan, measured: MeasuredBoot, host: HostInfo, started: datetime, wall_s: float
     ) -> TrialRecord:
-        ok, reason = _judge(boot, measured, len(self.spec.concurrencies))
-        node = node_of(host) or Node()
-        commands = {"boot": arm.boot_command, **measured.commands, "bench": measured.bench_commands}
+        boot = measured.boot
+        points = [self._point(arm, boot, host, r) for r in measured.benches]
+        ok, reason = _judge(measured, points, len(self.spec.concurrencies))
+        warmup = measured.command(WARMUP_FILE)
+        commands = {
+            "boot": arm.boot_command,
+            **({"warmup": warmup} if warmup is not None and measured.warmup_error is None else {}),
+            "bench": [r.run.argv for r in measured.benches],
+        }
         return TrialRecord(
             ab=self.spec.name,
             arm=step.arm,
@@ -336,16 +275,16 @@ class Runner:
             ok=ok,
             reason=reason,
             target=self.target.name,
-            node=node,
+            node=node_of(host) or Node(),
             engine=arm.engine,
             engine_version=self._version(arm, boot),
             serve=arm.serve,
             boot_status=boot.signals.status,
             boot_reason=boot.signals.reason,
             boot_s=round(boot.boot_s, 2),
-            warm=measured.warm,
+            warm=warmup is not None and measured.warmup_error is None,
             warmup_error=measured.warmup_error,
-            points=measured.points,
+            points=points,
             commands=commands,
             started_at=started,
             ended_at=datetime.now(UTC),
@@ -353,30 +292,20 @@ class Runner:
         )
 
 
-@dataclass
-class Measured:
-    """What the benches of one trial gave."""
-
-    warm: bool = False
-    warmup_error: str | None = None
-    points: list[TrialPoint] = field(default_factory=list)
-    commands: dict[str, object] = field(default_factory=dict)
-    bench_commands: list[list[str]] = field(default_factory=list)
-
-
 async def _submits(target: Target, arm: ArmPlan) -> str | None:
     return await ServeSession(target, get_engine(arm.engine)).submission_preview(arm.serve)
 
 
-def _judge(boot: Boot, measured: Measured, concurrencies: int) -> tuple[bool, str]:
+def _judge(measured: MeasuredBoot, points: list[TrialPoint], concurrencies: int) -> tuple[bool, str]:
+    boot = measured.boot
     if not boot.ready:
         return False, f"boot failed: {boot.signals.status.value}: {boot.signals.reason}"
     if measured.warmup_error is not None:
         return False, f"warm-up failed: {measured.warmup_error}"
-    bad = next((p for p in measured.points if not p.ok), None)
+    bad = next((p for p in points if not p.ok), None)
     if bad is not None:
         return False, f"concurrency {bad.concurrency}: {bad.problem}"
-    if len(measured.points) < concurrencies:
+    if len(points) < concurrencies:
         return False, "not every concurrency was benched"
     return True, f"every request completed at every concurrency ({boot.signals.status.value})"
 

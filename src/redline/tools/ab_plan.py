@@ -28,6 +28,7 @@ from redline.policy import ab as plans
 from redline.policy.campaign import cell_config, cell_engine  # the campaign's own rules make a cell's config
 from redline.policy.cross_engine import engines_of, one_bench_client, refuse_unmatched_caching
 from redline.policy.levers import LeverInput, next_levers
+from redline.policy.workload import measured_steps, prompt_gates
 from redline.targets import Target
 from redline.tools.campaign_load import load
 from redline.tools.context import ModelFiles, model_files
@@ -134,29 +135,19 @@ def plan_of(prepared: Prepared, paths: AbPaths, target: Target) -> AbPlan:
     """Every trial in run order with its commands; a trial with a record is marked done."""
     spec = prepared.spec
     by_name = {a.name: a for a in prepared.arms}
-    warm = plans.warmup_workload(spec)
+    benches = measured_steps(spec.workload, spec.concurrencies, spec.warmup_requests, trials=1)
     steps = []
     for order, arm, k in plans.run_order(spec):
         config = by_name[arm].serve
         engine = get_engine(by_name[arm].engine)
         executable = ServeSession(target, engine).bench_executable  # the bench client's command (SGLang: vLLM's)
-        warmup = (
-            None
-            if warm is None
-            else engine.bench_argv(
-                config, warm, result_dir=RUN_DIR, result_filename="warmup.json", executable=executable
-            )
-        )
-        benches = [
+        commands = [
             engine.bench_argv(
-                config,
-                plans.bench_workload(spec, c, i),
-                result_dir=RUN_DIR,
-                result_filename=plans.bench_file(c),
-                executable=executable,
+                config, b.workload, result_dir=RUN_DIR, result_filename=b.result_name, executable=executable
             )
-            for i, c in enumerate(spec.concurrencies)
+            for b in benches
         ]
+        warmup = next((argv for b, argv in zip(benches, commands, strict=True) if b.warmup), None)
         steps.append(
             TrialStep(
                 order=order,
@@ -165,7 +156,7 @@ def plan_of(prepared: Prepared, paths: AbPaths, target: Target) -> AbPlan:
                 folder=paths.relative(paths.trial_dir(arm, k)),
                 boot_command=by_name[arm].boot_command,
                 warmup_command=warmup,
-                bench_commands=benches,
+                bench_commands=[argv for b, argv in zip(benches, commands, strict=True) if not b.warmup],
                 done=(paths.trial_dir(arm, k) / "trial.yml").exists(),
             )
         )
@@ -177,6 +168,7 @@ def plan_of(prepared: Prepared, paths: AbPaths, target: Target) -> AbPlan:
         arms=prepared.arms,
         steps=steps,
         boots=sum(not s.done for s in steps),
+        gates=prompt_gates(spec.workload.num_prompts, spec.concurrencies),
         known_good=prepared.known_good,
     )
 
@@ -326,6 +318,9 @@ def ab_summary(workspace: Path, name: str) -> tuple[AbSpec, list[ArmSummary], Ab
     paths = AbPaths(workspace, name)
     spec = read_spec(paths.spec_file)
     if spec is None:
+        named = name.split("/")[-1].removesuffix(".yml").removesuffix(".yaml")  # its file named, not the A/B
+        if named != name and AbPaths(workspace, named).spec_file.is_file():
+            raise InputError(f"A/B {name!r} is its file's name; write the A/B's name, {named!r}")
         raise InputError(
             f"no A/B named {name!r} in this workspace ({paths.relative(paths.spec_file)} is missing); "
             "run it with ab_run first"

@@ -20,16 +20,17 @@ from redline.engines import get_engine
 from redline.errors import InputError
 from redline.ledger.campaign_file import server_file, server_files, write_cell_file, write_verdict
 from redline.ledger.derived import derived_dir
-from redline.ledger.server_record import ServerRecord, clear_server, load_server, save_server
-from redline.models import BenchResult, BenchWorkload, Widenings
+from redline.ledger.server_record import clear_server, load_server
+from redline.models import Widenings
 from redline.models.campaign import Campaign, CampaignPlan, CellPlan
-from redline.models.campaign_results import CampaignRunResult, CellOutcome, CellVerdict, Trial
-from redline.policy import campaign as plans
+from redline.models.campaign_results import CampaignRunResult, CellOutcome, CellVerdict
 from redline.policy import champion as champions
-from redline.targets import ServerHandle, Target
+from redline.policy.workload import Step, measured_steps
+from redline.targets import Target
 from redline.tools.campaign_load import Loaded
-from redline.tools.campaign_verdict import Judge, Measured
-from redline.tools.session import BenchRun, Boot, Progress, ServeSession, bench_problem, say
+from redline.tools.campaign_verdict import Judge
+from redline.tools.measured_boot import Keep, measured_boot
+from redline.tools.session import Progress, ServeSession, say
 
 
 async def stop_left_servers(results: Path, target: Target) -> int:
@@ -157,116 +158,35 @@ class Runner:
         """Boot the cell, measure it, stop it, judge it; the server is stopped whatever happens."""
         started, t0 = datetime.now(UTC), time.monotonic()
         progress = self._cell_progress(cell, k, n)
-        session = self._session(cell, progress)
-        record_file = server_file(self.loaded.results, cell.name)
-        started_servers: list[ServerHandle] = []
+        results = self.loaded.results
 
-        async def record(handle: ServerHandle, log_bytes: int = 0) -> None:
-            started_servers[:] = [handle]
-            record = ServerRecord(
-                rung_index=cell.index, engine=cell.engine, handle=handle, config=cell.serve, boot_log_bytes=log_bytes
-            )
-            save_server(record_file, record)
+        def write(name: str, text: str) -> None:
+            write_cell_file(results, cell.name, name, text)
 
-        await progress(0.0, "booting")
-        try:
+        keep = Keep(server_file(results, cell.name), cell.index, write)
+        measured = await measured_boot(
+            self._session(cell, progress),
+            cell.serve,
+            self.steps(),
+            keep=keep,
+            boot_deadline_s=self.campaign.boot_deadline_s,
+            bench_deadline_s=self.campaign.bench_deadline_s,
             # one cell at a time holds the target alone; cells at once share it, each server with its own resources
-            alone = self.campaign.parallel == 1
-            boot = await session.boot(cell.serve, self.campaign.boot_deadline_s, on_start=record, exclusive=alone)
-            measured = Measured()
-            if boot.ready:
-                await record(boot.handle, len(boot.log_text.encode()))
-                measured = await self.measure(session, cell, boot, progress)
-            log_text = await self._final_log(boot)
-        finally:
-            with anyio.CancelScope(shield=True):  # cancelled or failed: no server is left running
-                for handle in started_servers:
-                    await self.target.stop(handle)
-                clear_server(record_file)
-        wall_s = time.monotonic() - t0
-        log_file = write_cell_file(self.loaded.results, cell.name, "boot.log", log_text)
-        verdict = self.judge.verdict(cell, boot, measured, log_file, started, wall_s)
-        write_verdict(self.loaded.results, verdict)  # last: its presence means the cell is done
+            exclusive=self.campaign.parallel == 1,
+        )
+        log_file = write_cell_file(results, cell.name, "boot.log", measured.log_text)
+        verdict = self.judge.verdict(cell, measured, log_file, started, time.monotonic() - t0)
+        write_verdict(results, verdict)  # last: its presence means the cell is done
         await progress(1.0, f"{verdict.verdict}: {verdict.reason}")
         return verdict
 
-    async def _final_log(self, boot: Boot) -> str:
-        """The server's whole log: boot, warm-up and benches."""
-        if not boot.ready:
-            return boot.log_text
-        return await self.target.read_text(boot.handle.log_path)
-
-    async def measure(self, session: ServeSession, cell: CellPlan, boot: Boot, progress: Progress) -> Measured:
-        measured = Measured()
-        warm = plans.warmup_workload(self.campaign)
-        if warm is not None:
-            await progress(0.3, f"warming up with {warm.num_prompts} requests")
-            run = await self._bench(session, boot, cell, warm, "warmup.json")
-            measured.warmup_command = run.argv
-            measured.warmup_error = bench_problem(run, _figures(session, run)[0])
-            if measured.warmup_error is not None:
-                return measured
-        order = plans.bench_order(self.campaign)
-        for step, (c, t) in enumerate(order):
-            await progress(0.3 + 0.7 * step / len(order), f"concurrency {c}, trial {t} of {self.campaign.trials}")
-            trial, argv = await self._trial(session, boot, cell, c, t, step, warm is not None or step > 0)
-            measured.trials.setdefault(c, []).append(trial)
-            measured.bench_commands.append(argv)
-            if not (trial.server_healthy_after and trial.figures is not None):
-                break  # a dead or broken server: the later benches cannot be measured
-        trials = measured.trials
-        measured.results = [self.judge.result_at(cell, c, trials.get(c, [])) for c in self.campaign.concurrencies]
-        return measured
-
-    async def _bench(
-        self, session: ServeSession, boot: Boot, cell: CellPlan, workload: BenchWorkload, name: str
-    ) -> BenchRun:
-        offset = len((await self.target.read_text(boot.handle.log_path)).encode())
-        run = await session.bench(
-            boot.handle, cell.serve, workload, name, deadline_s=self.campaign.bench_deadline_s, log_offset=offset
-        )
-        if run.result_text is not None:
-            write_cell_file(self.loaded.results, cell.name, name, run.result_text)
-        return run
-
-    async def _trial(
-        self,
-        session: ServeSession,
-        boot: Boot,
-        cell: CellPlan,
-        c: int,
-        t: int,
-        step: int,
-        warm: bool,
-    ) -> tuple[Trial, list[str]]:
-        name = plans.bench_file(c, t, self.campaign.trials)
-        run = await self._bench(session, boot, cell, plans.bench_workload(self.campaign, c, step), name)
-        figures, unreadable = _figures(session, run)
-        lines = [*run.log_lines, *([unreadable] if unreadable else [])]
-        trial = Trial(
-            trial=t,
-            warm=warm,
-            result_file=name if run.result_text is not None else None,
-            figures=figures,
-            server_healthy_after=run.healthy_after,
-            exit_code=run.run.returncode,
-            log_lines=lines[-50:],
-        )
-        return trial, run.argv
+    def steps(self) -> list[Step]:
+        campaign = self.campaign
+        return measured_steps(campaign.workload, campaign.concurrencies, campaign.warmup_requests, campaign.trials)
 
 
 def _reds(verdicts: Iterable[CellVerdict]) -> list[CellVerdict]:
     return [v for v in verdicts if v.verdict == "red"]
-
-
-def _figures(session: ServeSession, run: BenchRun) -> tuple[BenchResult | None, str | None]:
-    """The bench's figures, or why its result file cannot be read."""
-    if run.result_text is None:
-        return None, None
-    try:
-        return session.engine.parse_bench_result(run.result_text), None
-    except InputError as exc:
-        return None, str(exc)
 
 
 __all__ = ["Runner", "skipped", "stop_left_servers"]

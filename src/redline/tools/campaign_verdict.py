@@ -1,13 +1,13 @@
 """A cell's verdict from what its boot and benches gave: the figures per concurrency, the context, green or red.
 
-tools/campaign_cells.py boots and benches the cell; this only reads what that left (no I/O), and
-policy/champion.py holds the rules that judge it.
+tools/campaign_cells.py boots and benches the cell (tools/measured_boot.py); this only reads what that left
+(no I/O), and policy/champion.py holds the rules that judge it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from redline.models.campaign import Campaign, CampaignPlan, CellPlan
@@ -20,21 +20,10 @@ from redline.models.campaign_results import (
     Trial,
 )
 from redline.models.ladder import GpuProfile
-from redline.policy import campaign as plans
 from redline.policy import champion as champions
+from redline.policy.workload import WARMUP_FILE, prompts_at
 from redline.targets import HostInfo
-from redline.tools.session import Boot
-
-
-@dataclass
-class Measured:
-    """What the benches of one cell gave."""
-
-    warmup_command: list[str] | None = None
-    warmup_error: str | None = None
-    trials: dict[int, list[Trial]] = field(default_factory=dict)
-    results: list[ConcurrencyResult] = field(default_factory=list)
-    bench_commands: list[list[str]] = field(default_factory=list)
+from redline.tools.measured_boot import MeasuredBoot
 
 
 @dataclass(frozen=True)
@@ -47,7 +36,7 @@ class Judge:
     versions: Mapping[str, str | None]
 
     def result_at(self, cell: CellPlan, c: int, trials: list[Trial]) -> ConcurrencyResult:
-        n = plans.prompts_at(self.campaign, c)[0]
+        n = prompts_at(self.campaign.workload.num_prompts, c)[0]
         if not trials:
             return ConcurrencyResult(
                 concurrency=c,
@@ -71,15 +60,23 @@ class Judge:
             trials=trials,
         )
 
+    def results(self, cell: CellPlan, measured: MeasuredBoot) -> list[ConcurrencyResult]:
+        """Every concurrency's figures over its trials; none where the boot or the warm-up failed."""
+        if not measured.boot.ready or measured.warmup_error is not None:
+            return []
+        trials = trials_of(measured)
+        return [self.result_at(cell, c, trials.get(c, [])) for c in self.campaign.concurrencies]
+
     def verdict(
-        self, cell: CellPlan, boot: Boot, measured: Measured, log_file: str, started: datetime, wall_s: float
+        self, cell: CellPlan, measured: MeasuredBoot, log_file: str, started: datetime, wall_s: float
     ) -> CellVerdict:
+        boot, results = measured.boot, self.results(cell, measured)
         verdict, reason = champions.judge(
             self.campaign,
             boot_ok=boot.ready,
             boot_reason=f"{boot.signals.status.value}: {boot.signals.reason}",
             warmup_error=measured.warmup_error,
-            results=measured.results,
+            results=results,
         )
         signals = boot.signals
         return CellVerdict(
@@ -99,8 +96,12 @@ class Judge:
                 log_file=log_file,
                 signals=signals,
             ),
-            results=measured.results,
-            commands=Commands(boot=cell.boot_command, warmup=measured.warmup_command, bench=measured.bench_commands),
+            results=results,
+            commands=Commands(
+                boot=cell.boot_command,
+                warmup=measured.command(WARMUP_FILE),
+                bench=[r.run.argv for r in measured.benches],
+            ),
             context=self.context(cell, signals.engine_version or self.versions.get(cell.engine)),
             started_at=started,
             ended_at=datetime.now(UTC),
@@ -134,6 +135,24 @@ class Judge:
         )
 
 
+def trials_of(measured: MeasuredBoot) -> dict[int, list[Trial]]:
+    """The benches a cell's boot ran, as trials by concurrency."""
+    trials: dict[int, list[Trial]] = {}
+    for r in measured.benches:
+        lines = [*r.run.log_lines, *([r.unreadable] if r.unreadable else [])]
+        trial = Trial(
+            trial=r.step.trial,
+            warm=r.warm,
+            result_file=r.step.result_name if r.run.result_text is not None else None,
+            figures=r.figures,
+            server_healthy_after=r.run.healthy_after,
+            exit_code=r.run.run.returncode,
+            log_lines=lines[-50:],
+        )
+        trials.setdefault(r.step.workload.concurrency, []).append(trial)
+    return trials
+
+
 def trial_problem(trial: Trial) -> str | None:
     if trial.figures is None:
         why = trial.log_lines[-1] if trial.log_lines else f"the bench exited {trial.exit_code}"
@@ -146,4 +165,4 @@ def trial_problem(trial: Trial) -> str | None:
     return None
 
 
-__all__ = ["Judge", "Measured", "trial_problem"]
+__all__ = ["Judge", "trial_problem", "trials_of"]

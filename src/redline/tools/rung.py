@@ -20,9 +20,11 @@ from redline.ledger.server_record import ServerRecord, clear_server, load_server
 from redline.models import Widening
 from redline.models.ladder import Ceiling, Ladder, NextStep, Rung
 from redline.offload import off_loop
+from redline.policy.workload import Step
 from redline.targets import ServerHandle, Target
 from redline.tools import ladder as ladder_tools
 from redline.tools import ladder_record
+from redline.tools.measured_boot import run_steps
 from redline.tools.request_base import ACK_FLAG
 from redline.tools.session import Progress, ServeSession, say
 
@@ -180,21 +182,15 @@ async def smoke_test(
         )
     assert step.smoke is not None  # a smoke_test step always carries its workload
     workload = step.smoke
-    await say(
-        progress,
-        0.1,
+    label = (
         f"smoke test: {workload.num_prompts} prompts of {workload.input_len} tokens "
-        f"at concurrency {workload.concurrency}",
+        f"at concurrency {workload.concurrency}"
     )
+    smoke = Step(f"smoke-rung-{index:03d}.json", workload, label)
     session = _session(state, target, progress)
-    bench = await session.bench(
-        record.handle,
-        record.config,
-        workload,
-        f"smoke-rung-{index:03d}.json",
-        deadline_s=state.smoke_deadline_s,
-        log_offset=record.boot_log_bytes,
-    )
+    deadline_s, since = state.smoke_deadline_s, record.boot_log_bytes  # the bench's lines follow the boot's
+    [result] = await run_steps(session, record.handle, record.config, [smoke], deadline_s=deadline_s, since=since)
+    bench = result.run
     rung, updated = await off_loop(
         ladder_record.record_smoke,
         ladder,

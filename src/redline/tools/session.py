@@ -24,7 +24,7 @@ import anyio
 from redline.engines import get_engine
 from redline.engines.base import Engine
 from redline.errors import CommandTimeout, InputError, LogParseError, TargetPathError
-from redline.models import BenchResult, BenchWorkload, BootSignals, BootStatus, ServeConfig, Widening
+from redline.models import BenchWorkload, BootSignals, BootStatus, ServeConfig, Widening
 from redline.offload import off_loop
 from redline.targets import RunResult, ServerHandle, Target, WaitOutcome
 
@@ -237,17 +237,9 @@ class ServeSession:
         lines = [self.engine.log_message(line)[:300] for line in log_tail.splitlines() if any(k in line for k in keep)]
         return lines[-20:]
 
+    async def read_log(self, handle: ServerHandle) -> str:
+        """The server's whole log so far: its boot, and every bench since."""
+        return await self.target.read_text(handle.log_path)
+
     async def stop(self, handle: ServerHandle) -> None:
         await self.target.stop(handle)
-
-
-def bench_problem(run: BenchRun, figures: BenchResult | None) -> str | None:
-    """Why a bench did not measure what it asked, or None."""
-    if figures is None:
-        why = run.log_lines[-1] if run.log_lines else f"the bench exited {run.run.returncode}"
-        return f"no result file ({why})"
-    if not figures.all_completed:
-        return f"{figures.failed} of {figures.num_prompts} requests failed (completed {figures.completed})"
-    if not run.healthy_after:
-        return "the server did not answer its health check after the bench"
-    return None

@@ -1,0 +1,123 @@
+"""The one workload policy every measured boot follows: how many prompts a concurrency sends, the seeds, the
+warm-up. Campaign cells and A/B trials read it alike, so the two cannot drift. No I/O.
+
+    steps = measured_steps(spec.workload, spec.concurrencies, spec.warmup_requests, trials=1)
+    n, note = prompts_at(spec.workload.num_prompts, c)     # never under 2 x c; the note says when it was raised
+
+The steps are what a measured boot runs on one server (tools/measured_boot.py) and what a plan shows as
+commands: one list serves both, so a dry run shows exactly what a run sends.
+
+The gate (METHODOLOGY.md, "Campaigns"): every concurrency sends at least 2 x c prompts, so its window is not
+all ramp and drain; a count asked below that is raised and the plan says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from redline.models import BenchWorkload
+
+WARMUP_FILE = "warmup.json"
+PROMPTS_PER_CONCURRENCY = 4  # the default when the workload names no num_prompts
+MIN_PROMPTS_PER_CONCURRENCY = 2  # one full batch beyond ramp and drain
+
+
+class RequestShape(Protocol):
+    """What a campaign's or an A/B's workload says of every bench it sends."""
+
+    @property
+    def input_len(self) -> int: ...
+    @property
+    def output_len(self) -> int: ...
+    @property
+    def seed(self) -> int: ...
+    @property
+    def num_prompts(self) -> int | None: ...
+
+
+@dataclass(frozen=True)
+class Step:
+    """One bench a measured boot runs: where its result goes, what it sends, what its progress says."""
+
+    result_name: str
+    workload: BenchWorkload
+    label: str
+    warmup: bool = False
+    trial: int = 1  # which trial at its concurrency, where one boot benches each concurrency several times
+
+
+def prompts_at(asked: int | None, c: int) -> tuple[int, str | None]:
+    """How many prompts concurrency c sends, and the gate's note when it had to raise them."""
+    n = asked if asked is not None else PROMPTS_PER_CONCURRENCY * c
+    floor = MIN_PROMPTS_PER_CONCURRENCY * c
+    if n >= floor:
+        return n, None
+    return floor, (
+        f"concurrency {c}: num_prompts {n} raised to {floor} (every concurrency sends at least 2 x c "
+        "prompts, so its window is not all ramp and drain)"
+    )
+
+
+def prompt_gates(asked: int | None, concurrencies: Sequence[int]) -> list[str]:
+    """The gate's note for every concurrency whose prompts it raised."""
+    return [note for c in concurrencies if (note := prompts_at(asked, c)[1])]
+
+
+def bench_workload(shape: RequestShape, c: int, step: int) -> BenchWorkload:
+    """The workload of the bench at place `step` on a server. Each bench on a server gets its own seed, so none
+    replays an earlier one's prompts into the prefix cache, and every server runs the same seeds in the same order."""
+    return BenchWorkload(
+        input_len=shape.input_len,
+        output_len=shape.output_len,
+        concurrency=c,
+        num_prompts=prompts_at(shape.num_prompts, c)[0],
+        seed=shape.seed + 1 + step,
+    )
+
+
+def warmup_workload(shape: RequestShape, requests: int, concurrencies: Sequence[int]) -> BenchWorkload | None:
+    """The warm-up every server gets before its first measured bench; None for a cold bench (0 requests)."""
+    if requests == 0:
+        return None
+    return BenchWorkload(
+        input_len=shape.input_len,
+        output_len=shape.output_len,
+        concurrency=min(requests, max(concurrencies)),
+        num_prompts=requests,
+        seed=shape.seed,
+    )
+
+
+def bench_file(c: int, trial: int = 1, trials: int = 1) -> str:
+    return f"bench-c{c}.json" if trials == 1 else f"bench-c{c}-t{trial}.json"
+
+
+def measured_steps(shape: RequestShape, concurrencies: Sequence[int], warmup_requests: int, trials: int) -> list[Step]:
+    """Every bench one server gets, in order: the warm-up, then each concurrency of each trial (trials outermost,
+    so they interleave)."""
+    steps = []
+    warm = warmup_workload(shape, warmup_requests, concurrencies)
+    if warm is not None:
+        steps.append(Step(WARMUP_FILE, warm, f"warming up with {warm.num_prompts} requests", warmup=True))
+    order = [(c, t) for t in range(1, trials + 1) for c in concurrencies]
+    for i, (c, t) in enumerate(order):
+        label = f"concurrency {c}" + (f", trial {t} of {trials}" if trials > 1 else "")
+        steps.append(Step(bench_file(c, t, trials), bench_workload(shape, c, i), label, trial=t))
+    return steps
+
+
+__all__ = [
+    "MIN_PROMPTS_PER_CONCURRENCY",
+    "WARMUP_FILE",
+    "Step",
+    "bench_file",
+    "measured_steps",
+    "PROMPTS_PER_CONCURRENCY",
+    "RequestShape",
+    "bench_workload",
+    "prompt_gates",
+    "prompts_at",
+    "warmup_workload",
+]

@@ -1,0 +1,187 @@
+"""The measured boot: boot a serve config through a session, run its bench steps, stop it. The one loop that
+campaign cells and A/B trials run (and search steps will); a ladder's smoke test runs its second half,
+run_steps, on the server its rung left up.
+
+    steps = measured_steps(spec.workload, spec.concurrencies, spec.warmup_requests, trials=1)  # policy/workload.py
+    measured = await measured_boot(session, config, steps, keep=Keep(server_file, index, write), ...)
+    measured.warmup_error                # the warm-up's problem: no bench ran after it
+    for result in measured.benches: ...  # one result per bench step that ran, in order
+
+The server's record is written as soon as it starts (and again, with where its boot ended in the log, once it
+is ready), so a runner killed at any point leaves what the next run stops it by; the server is stopped and its
+record cleared whatever happens, cancellation included. Steps run in order and stop at the first that leaves
+the server unable to take the next one (a warm-up with any problem; a bench with no figures, or after which the
+server did not answer its health check). Each step's result file is kept through `keep.write` as it comes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import anyio
+
+from redline.errors import InputError
+from redline.identity import this_owner
+from redline.ledger.server_record import ServerRecord, clear_server, save_server
+from redline.models import BenchResult, ServeConfig
+from redline.policy.workload import Step
+from redline.targets import ServerHandle
+from redline.tools.session import BenchRun, Boot, ServeSession, say
+
+BOOTED_AT = 0.3  # the share of an operation's progress a boot takes; its benches take the rest
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """One step as it ran: the client's run, its figures, why it did not measure what it asked (or None)."""
+
+    step: Step
+    run: BenchRun
+    figures: BenchResult | None
+    problem: str | None
+    unreadable: str | None  # why the result file, present, could not be read
+    warm: bool  # the server had served an earlier step of this boot
+
+    @property
+    def server_usable(self) -> bool:
+        """The server can take the next step: the bench measured something and the server still answers."""
+        return self.figures is not None and self.run.healthy_after
+
+
+@dataclass(frozen=True)
+class MeasuredBoot:
+    """A boot and the steps it ran; log_text is the server's whole log (boot, warm-up and benches)."""
+
+    boot: Boot
+    steps: list[StepResult] = field(default_factory=list)
+    log_text: str = ""
+
+    @property
+    def warmup_error(self) -> str | None:
+        return next((r.problem for r in self.steps if r.step.warmup), None)
+
+    @property
+    def benches(self) -> list[StepResult]:
+        return [r for r in self.steps if not r.step.warmup]
+
+    def command(self, name: str) -> list[str] | None:
+        return next((r.run.argv for r in self.steps if r.step.result_name == name), None)
+
+
+@dataclass(frozen=True)
+class Keep:
+    """Where an operation keeps what its measured boot leaves: the server record, the result files."""
+
+    server_file: Path
+    index: int  # the rung, cell or trial the record names
+    write: Callable[[str, str], object]  # (result name, text): the file beside the operation's other results
+
+
+def read_figures(session: ServeSession, run: BenchRun) -> tuple[BenchResult | None, str | None]:
+    """The bench's figures, or why its result file cannot be read (None, None: it wrote none)."""
+    if run.result_text is None:
+        return None, None
+    try:
+        return session.engine.parse_bench_result(run.result_text), None
+    except InputError as exc:
+        return None, str(exc)
+
+
+def bench_problem(run: BenchRun, figures: BenchResult | None) -> str | None:
+    """Why a bench did not measure what it asked, or None."""
+    if figures is None:
+        why = run.log_lines[-1] if run.log_lines else f"the bench exited {run.run.returncode}"
+        return f"no result file ({why})"
+    if not figures.all_completed:
+        return f"{figures.failed} of {figures.num_prompts} requests failed (completed {figures.completed})"
+    if not run.healthy_after:
+        return "the server did not answer its health check after the bench"
+    return None
+
+
+async def run_steps(
+    session: ServeSession,
+    handle: ServerHandle,
+    config: ServeConfig,
+    steps: Sequence[Step],
+    *,
+    deadline_s: float,
+    write: Callable[[str, str], object] | None = None,
+    since: int | None = None,
+) -> list[StepResult]:
+    """Run the steps on the running server in order, up to the first that leaves it unable to take the next.
+
+    `since`: where in the log the first step's lines start (default: the log's end when it starts).
+    """
+    results: list[StepResult] = []
+    for i, step in enumerate(steps):
+        await say(session.progress, BOOTED_AT + (1 - BOOTED_AT) * i / len(steps), step.label)
+        offset = since if i == 0 and since is not None else len((await session.read_log(handle)).encode())
+        run = await session.bench(
+            handle, config, step.workload, step.result_name, deadline_s=deadline_s, log_offset=offset
+        )
+        if run.result_text is not None and write is not None:
+            write(step.result_name, run.result_text)
+        figures, unreadable = read_figures(session, run)
+        result = StepResult(step, run, figures, unreadable or bench_problem(run, figures), unreadable, warm=i > 0)
+        results.append(result)
+        if (step.warmup and result.problem is not None) or not result.server_usable:
+            break
+    return results
+
+
+async def measured_boot(
+    session: ServeSession,
+    config: ServeConfig,
+    steps: Sequence[Step],
+    *,
+    keep: Keep,
+    boot_deadline_s: float,
+    bench_deadline_s: float,
+    exclusive: bool = True,
+) -> MeasuredBoot:
+    """Boot config, run the steps on it if it is ready, stop it; the server is stopped whatever happens."""
+    started: list[ServerHandle] = []
+
+    def record(handle: ServerHandle, log_bytes: int = 0) -> None:
+        started[:] = [handle]
+        server = ServerRecord(
+            rung_index=keep.index,
+            engine=session.engine.name,
+            handle=handle,
+            config=config,
+            boot_log_bytes=log_bytes,
+            owner=this_owner(),
+        )
+        save_server(keep.server_file, server)
+
+    async def on_start(handle: ServerHandle) -> None:
+        record(handle)
+
+    await say(session.progress, 0.0, "booting")
+    try:
+        boot = await session.boot(config, boot_deadline_s, on_start=on_start, exclusive=exclusive)
+        if not boot.ready:
+            return MeasuredBoot(boot, [], boot.log_text)
+        record(boot.handle, len(boot.log_text.encode()))
+        results = await run_steps(session, boot.handle, config, steps, deadline_s=bench_deadline_s, write=keep.write)
+        return MeasuredBoot(boot, results, await session.read_log(boot.handle))
+    finally:
+        with anyio.CancelScope(shield=True):  # cancelled or failed: no server is left running
+            for handle in started:
+                await session.stop(handle)
+            clear_server(keep.server_file)
+
+
+__all__ = [
+    "BOOTED_AT",
+    "Keep",
+    "MeasuredBoot",
+    "StepResult",
+    "bench_problem",
+    "measured_boot",
+    "read_figures",
+    "run_steps",
+]

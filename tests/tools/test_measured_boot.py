@@ -1,0 +1,117 @@
+"""The one measured-boot loop (tools/measured_boot.py) and the one workload policy (policy/workload.py), on the
+fake engine (tests/server/fake_vllm.py) in real child processes through the real LocalTarget.
+
+Campaign cells and A/B trials both run measured_boot over policy/workload's steps: the same workload gives the
+same benches in both (the 2 x c prompt gate included), and the loop records its server while it runs, stops at a
+failed warm-up, and leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from redline.engines import get_engine
+from redline.ledger.server_record import load_server
+from redline.models import ServeConfig
+from redline.models.campaign import CampaignWorkload
+from redline.policy.workload import measured_steps
+from redline.tools.ab import ab_run
+from redline.tools.campaign import campaign_plan
+from redline.tools.measured_boot import Keep, measured_boot
+from redline.tools.session import ServeSession
+from tests.campaign.helpers import Fake, make_fake, wait_until_gone
+from tests.rigor.helpers import ab_spec
+
+pytestmark = pytest.mark.anyio
+
+SHORT = {"input_len": 128, "output_len": 16, "num_prompts": 40}  # 40 prompts: under 2 x c at c=32
+
+
+@pytest.fixture
+def fake(tmp_path: Path) -> Fake:
+    return make_fake(tmp_path)
+
+
+def _flag(argv: list[str], flag: str) -> str:
+    return argv[argv.index(flag) + 1]
+
+
+async def test_an_ab_and_a_campaign_bench_the_same_workload_alike_with_the_2c_gate_applied_and_said(
+    fake: Fake, tmp_path: Path
+) -> None:
+    spec = ab_spec(fake, workload=SHORT, concurrencies=[4, 32])
+    ab = await ab_run(tmp_path / "ws", spec, fake.target(), i_understand_this_submits_jobs=False, dry_run=True)
+    assert ab.plan is not None
+    note = "concurrency 32: num_prompts 40 raised to 64"
+    assert any(note in g for g in ab.plan.gates) and all(any(note in g for g in a.gates) for a in ab.plan.arms)
+    trial = ab.plan.steps[0]
+    assert [_flag(b, "--num-prompts") for b in trial.bench_commands] == ["40", "64"]
+
+    path = fake.write(workload=SHORT, concurrencies=[4, 32], grid={"max_num_batched_tokens": [2048, 8192]})
+    cell = campaign_plan(path, target=fake.target()).cells[0]
+    assert any(note in g for g in cell.gates)
+    assert [_flag(b.command, "--num-prompts") for b in cell.benches] == ["40", "64"]
+    same = ("--num-prompts", "--max-concurrency", "--seed", "--random-input-len", "--random-output-len")
+    ab_benches = [[_flag(b, f) for f in same] for b in trial.bench_commands]
+    assert ab_benches == [[_flag(b.command, f) for f in same] for b in cell.benches]
+    assert cell.warmup_command is not None and trial.warmup_command is not None
+    assert [_flag(cell.warmup_command, f) for f in same] == [_flag(trial.warmup_command, f) for f in same]
+
+
+def _config(fake: Fake) -> ServeConfig:
+    return ServeConfig(model=str(fake.model), max_model_len=4096, max_num_seqs=4, port=fake.port)
+
+
+async def test_a_measured_boot_runs_every_step_keeps_its_record_while_it_runs_and_leaves_nothing(fake: Fake) -> None:
+    steps = measured_steps(CampaignWorkload(input_len=128, output_len=16), [1, 4], 2, trials=2)
+    record_file = fake.root / "results" / "run" / "server.json"
+    record_file.parent.mkdir(parents=True)
+    written: dict[str, str] = {}
+    seen_records: list[int] = []
+
+    def write(name: str, text: str) -> None:
+        written[name] = text
+        record = load_server(record_file)  # while a step runs, its server is on record
+        seen_records.append(record.boot_log_bytes if record is not None else -1)
+
+    session = ServeSession(fake.target(), get_engine("vllm"))
+    measured = await measured_boot(
+        session, _config(fake), steps, keep=Keep(record_file, 7, write), boot_deadline_s=60, bench_deadline_s=60
+    )
+    assert measured.boot.ready and measured.warmup_error is None
+    assert [r.step.result_name for r in measured.steps] == [
+        "warmup.json",
+        "bench-c1-t1.json",
+        "bench-c4-t1.json",
+        "bench-c1-t2.json",
+        "bench-c4-t2.json",
+    ]
+    assert [r.warm for r in measured.steps] == [False, True, True, True, True]
+    assert all(r.problem is None and r.figures is not None for r in measured.steps)
+    assert sorted(written) == sorted(r.step.result_name for r in measured.steps)
+    assert all(n > 0 for n in seen_records)  # the record names where the boot ended in the log
+    assert measured.log_text.startswith(measured.boot.log_text) and len(measured.log_text) > len(measured.boot.log_text)
+    assert load_server(record_file) is None and not record_file.exists()
+    assert wait_until_gone(fake.root / "target") == []
+
+
+async def test_a_failed_warm_up_ends_the_boot_with_no_bench_and_stops_the_server(fake: Fake) -> None:
+    steps = measured_steps(CampaignWorkload(input_len=128, output_len=16), [1, 4], 2, trials=1)
+    record_file = fake.root / "results" / "server.json"
+    record_file.parent.mkdir(parents=True)
+    target = fake.target(FAKE_VLLM_PREFILL_OOM_TOKENS="100")  # the warm-up's 2 x 128 prompt tokens kill it
+    session = ServeSession(target, get_engine("vllm"))
+    measured = await measured_boot(
+        session,
+        _config(fake),
+        steps,
+        keep=Keep(record_file, 1, lambda *_: None),
+        boot_deadline_s=60,
+        bench_deadline_s=60,
+    )
+    assert measured.boot.ready and measured.benches == []
+    assert measured.warmup_error is not None and len(measured.steps) == 1
+    assert "OutOfMemoryError" in measured.log_text
+    assert not record_file.exists() and wait_until_gone(fake.root / "target") == []
