@@ -151,11 +151,15 @@ def cycle_path(graph: Mapping[str, set[str]], component: list[str]) -> list[str]
 
 
 def cycles(graph: Mapping[str, set[str]]) -> list[str]:
-    return [
-        " -> ".join(cycle_path(graph, c))
-        for c in strongly_connected(graph)
-        if len(c) > 1 or c[0] in graph.get(c[0], ())
-    ]
+    """Each cycle as a path a -> b -> a; where more modules share the tangle, they are named after it."""
+    found = []
+    for component in strongly_connected(graph):
+        if len(component) == 1 and component[0] not in graph.get(component[0], ()):
+            continue
+        path = cycle_path(graph, component)
+        others = sorted(set(component) - set(path))
+        found.append(" -> ".join(path) + (f" (tangled with {', '.join(others)})" if others else ""))
+    return found
 
 
 def test_there_is_no_import_cycle_in_src() -> None:
@@ -168,6 +172,8 @@ def test_there_is_no_import_cycle_in_src() -> None:
 def test_the_cycle_finder_finds_a_cycle_and_prints_its_path() -> None:
     graph = {"a": {"b"}, "b": {"c", "d"}, "c": {"a"}, "d": set(), "e": {"e"}}
     assert cycles(graph) == ["a -> b -> c -> a", "e -> e"]
+    tangle = {"a": {"b"}, "b": {"a", "c"}, "c": {"b"}}
+    assert cycles(tangle) == ["a -> b -> a (tangled with c)"]
     assert cycles({"a": {"b"}, "b": set()}) == []
 
 

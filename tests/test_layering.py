@@ -8,14 +8,15 @@ import pytest
 import redline
 
 SRC = Path(redline.__file__).parent
-LOWER = ("engines", "targets", "ledger", "models", "policy")
+# The layers below the operations, and the server config file, which both the server and the CLI read.
+LOWER = ("engines", "targets", "ledger", "models", "policy", "server_config.py")
 UPPER = ("redline.tools", "redline.server", "redline.cli")
 # The built-in demo is the default engine's CPU build by definition: its flag and paths name it.
 DEMO = ("cli/demo.py", "tools/demo.py")
 
 
 def _modules(folder: Path = SRC) -> list[Path]:
-    return sorted(folder.rglob("*.py"))
+    return sorted(folder.rglob("*.py")) if folder.is_dir() else [folder]
 
 
 def _imports(path: Path) -> set[str]:
@@ -36,7 +37,14 @@ def _rel(path: Path) -> str:
 
 @pytest.mark.parametrize("layer", LOWER)
 def test_lower_layers_import_nothing_from_tools_server_or_cli(layer: str) -> None:
+    assert (SRC / layer).exists()
     bad = {_rel(p): sorted(m for m in _imports(p) if m.startswith(UPPER)) for p in _modules(SRC / layer)}
+    assert {k: v for k, v in bad.items() if v} == {}
+
+
+def test_the_server_imports_nothing_from_the_cli() -> None:
+    """The CLI starts the server (cli/mcp.py; tests/test_import_graph.py holds it to that); never the other way."""
+    bad = {_rel(p): sorted(m for m in _imports(p) if m.startswith("redline.cli")) for p in _modules(SRC / "server")}
     assert {k: v for k, v in bad.items() if v} == {}
 
 
