@@ -52,10 +52,13 @@ def test_with_trials_the_band_comes_from_their_spread() -> None:
     c = campaign(trials=3)
     noisy = select(c, [verdict("base", {1: [50] * 3, 8: [100, 110, 90]}), verdict("a", {1: [50] * 3, 8: [115] * 3})])
     a = next(x for x in noisy.ranked if x.cell == "a")
-    assert (a.band_source, a.noise_band_pct, a.outcome) == ("trials", 20.0, "no_improvement")  # 2 x CV of 10%
+    # Welch's test at 0.05: a difference is real beyond t(0.025, df 2) x the standard error, 4.303 x 5.77 = 24.8%
+    assert (a.band_source, a.noise_band_pct, a.outcome) == ("trials", 24.841, "no_improvement")
+    assert a.noise is not None and a.noise.p_value is not None and a.noise.p_value > 0.05
     tight = select(c, [verdict("base", {1: [50] * 3, 8: [100, 101, 99]}), verdict("a", {1: [50] * 3, 8: [103] * 3})])
     a = next(x for x in tight.ranked if x.cell == "a")
-    assert (a.band_source, a.noise_band_pct, a.outcome) == ("trials", 2.0, "win") and tight.champion == "a"
+    assert (a.band_source, a.noise_band_pct, a.outcome) == ("trials", 2.484, "win") and tight.champion == "a"
+    assert "smallest detectable effect" in tight.note and tight.detectable is not None
 
 
 def test_a_campaign_may_state_its_own_band() -> None:

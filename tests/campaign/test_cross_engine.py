@@ -190,7 +190,7 @@ def test_champion_select_crowns_the_faster_engine_and_names_it() -> None:
         ("vllm", "vllm", "baseline"),
     ]
     assert report.note.startswith(
-        "champion 'sglang' (sglang won; the baseline 'vllm' ran vllm): +20.0% vs the baseline"
+        "champion 'sglang' (sglang won; the baseline 'vllm' ran vllm): output_throughput_per_gpu better by 20.00%"
     )
 
     slower = {**verdicts, "sglang": verdict("sglang", {1: 30.0, 8: 100.0}, engine="sglang", backend="openai")}
@@ -230,7 +230,7 @@ def test_one_engine_says_nothing_of_engines_winning() -> None:
         },
     )
     assert report.champion == "mnbt8192" and report.champion_engine == "vllm" and report.engines == ["vllm"]
-    assert report.note.startswith("champion 'mnbt8192': +20.0%")
+    assert report.note.startswith("champion 'mnbt8192': output_throughput_per_gpu better by 20.00%")
 
 
 # ---- a real run, both engines, one runner ----------------------------------------------------------------------------

@@ -134,7 +134,8 @@ async def test_a_three_trial_ab_is_a_verdict_and_its_arms_become_a_baseline_and_
     assert diff.points[0].baseline_context.serve.max_num_batched_tokens == 2048
     assert diff.points[0].current_context.serve.max_num_batched_tokens == 8192
     back = perf_baseline_diff(ws, PerfBaselineDiffRequest(baseline="small", ab="mnbt", arm="small"))
-    assert back.colour == "YELLOW" and "within the tolerance" in back.reason
+    assert back.colour == "YELLOW" and "no improvement: output_throughput no change" in back.reason
+    assert "inside the noise (Welch's t-test" in back.reason
 
     # closing the champion: its known-good config recorded, a next lever named
     known_good_record(ws, KnownGoodRecordRequest(from_ab="mnbt", arm="large", why="the A/B's champion"))

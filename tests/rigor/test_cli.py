@@ -72,7 +72,7 @@ def test_baseline_record_and_diff_exit_1_on_red(tmp_path: Path, capsys: pytest.C
     assert main(["baseline", "record", "--name", "prod", "--bench-file", "a.json", *ws]) == 0
     assert "recorded baseline prod in baselines.yml, from bench file a.json" in capsys.readouterr().out
     assert main(["baseline", "diff", "--baseline", "prod", "--bench-file", "same.json", *ws]) == 0
-    assert capsys.readouterr().out.startswith("YELLOW at c=16: output_throughput +0.00% is within the tolerance")
+    assert capsys.readouterr().out.startswith("YELLOW at c=16: no improvement: output_throughput no change")
     assert main(["baseline", "diff", "--baseline", "prod", "--bench-file", "slow.json", *ws]) == 1
     out = capsys.readouterr().out
     assert out.startswith("RED") and "baseline prod: measured: /models/llama8b" in out

@@ -16,6 +16,7 @@ from redline.models.campaign import CampaignPlan, CampaignWorkload, Direction, F
 from redline.models.context import Node
 from redline.models.ladder import GpuProfile
 from redline.models.lever import CloseStatus, Lever
+from redline.models.metrics import MetricFlag, NoiseJudgement
 from redline.models.serve import ServeConfig
 
 # ---- one cell's verdict --------------------------------------------------------------------------------
@@ -187,9 +188,13 @@ class RankedCell(Strict):
     at_concurrency: int | None = None
     delta_pct: float | None = Field(None, description="better than the baseline by this much (negative: worse)")
     noise_band_pct: float | None = None
-    band_source: Literal["trials", "default", "campaign"] | None = None
+    band_source: Literal["trials", "measured", "default", "campaign"] | None = None
     outcome: Literal["baseline", "win", "no_improvement", "worse", "not_ranked", "excluded"]
     why: str
+    noise: NoiseJudgement | None = Field(
+        None, description="the noise model's judgement against the baseline: basis, band, smallest detectable effect"
+    )
+    flags: list[MetricFlag] = Field([], description="this cell's implausible figures: named, never ranked on")
 
 
 class RegimeGroup(Strict):
@@ -222,6 +227,10 @@ class ChampionReport(Strict):
     top: list[str]
     other_regimes: list[RegimeGroup] = []
     excluded: list[RankedCell] = []
+    detectable: str | None = Field(
+        None, description="the smallest effect the ranking could detect (alpha 0.05, 80% power), largest first"
+    )
+    flags: list[MetricFlag] = Field([], description="implausible figures of any cell: named, never ranked on")
     # the close (tools/close.py): whether the champion is closed, and the next levers, last
     close: CloseStatus | None = Field(None, description="whether the champion is closed, and what is missing")
     next_levers: list[Lever] = Field([], description="what to try next, best expected gain per cost first")

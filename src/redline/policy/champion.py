@@ -4,8 +4,10 @@
     table = campaign_table(campaign, cells, verdicts)    # cells x concurrencies, the focus metric and the guards
     report = select_champion(campaign, cells, baseline, verdicts, top=3)
 
-A cell inside the noise band of the baseline is "no improvement", never a win; results
-of different regimes are never ranked together; every champion is a DRAFT.
+A cell the one noise model (policy/noise.py) cannot tell from the baseline is "no improvement", never a win;
+each ranked cell says the basis of that call and the smallest effect it could have detected; a cell whose focus
+figure is implausible is not ranked; results of different regimes are never ranked together; every champion is a
+DRAFT.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
 from redline.models import BenchResult, ServeConfig
-from redline.models.campaign import FOCUS_METRIC, METRICS, Campaign, Verdict
+from redline.models.campaign import FOCUS_METRIC, Campaign, Verdict
 from redline.models.campaign_results import (
     CampaignTable,
     CellVerdict,
@@ -28,10 +30,12 @@ from redline.models.campaign_results import (
     Stat,
     TableRow,
 )
+from redline.models.metrics import DIRECTIONS as METRICS
+from redline.models.metrics import MetricFlag
+from redline.policy.noise import DEFAULT_BAND_PCT, Band, Sample, detectable
+from redline.policy.ranking import base_of, cell_flags, rank
 
-DEFAULT_NOISE_BAND_PCT = 3.0  # METHODOLOGY.md: below this a cell is "no improvement" when trials give no spread
-TRIALS_BAND_SIGMAS = 2.0  # with trials: the band is this many coefficients of variation (the larger of the two)
-BandSource = Literal["trials", "default", "campaign"]
+DEFAULT_NOISE_BAND_PCT = DEFAULT_BAND_PCT  # METHODOLOGY.md: the band where no trials give a spread
 DRAFT_NOTE = (
     "DRAFT: each cell is one boot on one node; confirm the champion with a same-node A/B of at least "
     "3 trials in a matched regime before calling it a VERDICT"
@@ -176,128 +180,73 @@ SCORING = {
 }
 
 
-def _cv(s: Stat) -> float | None:
-    return s.std / s.mean if s.std is not None and s.mean else None
-
-
-def cell_score(campaign: Campaign, verdict: CellVerdict) -> tuple[float | None, int | None, float | None]:
-    """(score, the concurrency it came from, its coefficient of variation over trials) of a green cell."""
-    metric = FOCUS_METRIC[campaign.focus]
-    usable = [r for r in verdict.results if r.ok and metric in r.metrics]
-    if campaign.focus == "goodput":
-        usable = [r for r in usable if r.sla_ok]
-    if not usable:
-        return None, None, None
-    if campaign.focus == "latency":
-        if len(usable) != len(campaign.concurrencies):
-            return None, None, None
-        means = [r.metrics[metric].mean for r in usable]
-        cvs = [cv for r in usable if (cv := _cv(r.metrics[metric])) is not None]
-        return math.exp(statistics.fmean(math.log(m) for m in means)), None, max(cvs) if cvs else None
-    best = max(usable, key=lambda r: r.metrics[metric].mean)
-    return best.metrics[metric].mean, best.concurrency, _cv(best.metrics[metric])
-
-
-def noise_band(campaign: Campaign, cv_cell: float | None, cv_base: float | None) -> tuple[float, BandSource]:
-    """The band below which a difference is noise, in percent, and where it came from."""
-    if campaign.noise_band_pct is not None:
-        return campaign.noise_band_pct, "campaign"
-    if campaign.trials > 1 and cv_cell is not None and cv_base is not None:
-        return TRIALS_BAND_SIGMAS * max(cv_cell, cv_base) * 100, "trials"
-    return DEFAULT_NOISE_BAND_PCT, "default"
-
-
-def _delta_pct(score: float, base: float, direction: str) -> float:
-    change = (score - base) / base * 100
-    return change if direction == "higher" else -change
-
-
-def _rank(
-    campaign: Campaign, name: str, verdict: CellVerdict, base: tuple[float | None, float | None] | None, baseline: str
-) -> RankedCell:
-    score, at, cv = cell_score(campaign, verdict)
-    ranked = RankedCell(
-        cell=name,
-        engine=verdict.context.engine,
-        regime=verdict.context.regime.label,
-        score=score,
-        at_concurrency=at,
-        outcome="excluded",
-        why="no figure of the focus metric to rank it by",
-    )
-    if score is None:
-        return ranked
-    if name == baseline:
-        return ranked.model_copy(update={"outcome": "baseline", "why": "the cell the others are compared with"})
-    if base is None or base[0] is None:
-        return ranked.model_copy(update={"outcome": "not_ranked", "why": "the baseline has no result to compare with"})
-    delta = _delta_pct(score, base[0], METRICS[FOCUS_METRIC[campaign.focus]])
-    band, source = noise_band(campaign, cv, base[1])
-    if abs(delta) <= band:
-        outcome, why = "no_improvement", f"{delta:+.1f}% vs the baseline is inside the {band:.1f}% noise band"
-    elif delta > 0:
-        outcome, why = "win", f"{delta:+.1f}% vs the baseline, beyond the {band:.1f}% noise band"
-    else:
-        outcome, why = "worse", f"{delta:+.1f}% vs the baseline, beyond the {band:.1f}% noise band"
-    return ranked.model_copy(
-        update={
-            "delta_pct": round(delta, 3),
-            "noise_band_pct": round(band, 3),
-            "band_source": source,
-            "outcome": outcome,
-            "why": why,
-        }
-    )
-
-
 def _order(cells: Iterable[RankedCell], direction: str) -> list[RankedCell]:
     sign = -1 if direction == "higher" else 1
     return sorted(cells, key=lambda c: (c.score is None, sign * (c.score or 0.0)))
 
 
 def select_champion(
-    campaign: Campaign, cells: Sequence[str], baseline: str, verdicts: dict[str, CellVerdict], *, top: int = 3
+    campaign: Campaign,
+    cells: Sequence[str],
+    baseline: str,
+    verdicts: dict[str, CellVerdict],
+    *,
+    top: int = 3,
+    band: Band | None = None,
 ) -> ChampionReport:
-    """The champion: the best win over the baseline, in the baseline's regime, beyond the noise band. DRAFT."""
+    """The champion: the best win over the baseline, in the baseline's regime, beyond the noise (policy/noise.py;
+    `band`: one measured elsewhere, where the cells have no trials of their own). DRAFT."""
     metric = FOCUS_METRIC[campaign.focus]
     direction = METRICS[metric]
     base_v = verdicts.get(baseline)
     base_ok = base_v is not None and base_v.verdict == "green"
-    base = None
-    if base_ok:
-        score, _, cv = cell_score(campaign, base_v)  # type: ignore[arg-type]
-        base = (score, cv)
     base_regime = base_v.context.regime.label if base_v is not None else None
-    excluded = _exclusions(cells, verdicts)
-    groups: dict[str, list[RankedCell]] = {}
-    for name in cells:
-        v = verdicts.get(name)
-        if v is not None and v.verdict == "green":
-            groups.setdefault(v.context.regime.label, []).append(_rank(campaign, name, v, base, baseline))
+    groups = _groups(campaign, cells, baseline, verdicts, base_of(campaign, base_v) if base_ok else None, band)
     ranked = _order(groups.pop(base_regime, []), direction) if base_regime else []
-    others = [_other_group(regime, group, base_regime, direction) for regime, group in groups.items()]
     wins = [c for c in ranked if c.outcome == "win"]
-    champion = wins[0].cell if wins else None
     engines = list(dict.fromkeys(verdicts[name].context.engine for name in cells if name in verdicts))
+    champion = wins[0].cell if wins else None
     outcome, note = _outcome(base_v, base_ok, ranked, champion, baseline, across_engines=len(engines) > 1)
+    seen = detectable([(c.cell, c.noise) for c in ranked if c.noise is not None])
+    flags = [f for name in cells if name in verdicts for f in cell_flags(verdicts[name])]
     return ChampionReport(
-        campaign=campaign.name,
-        focus=campaign.focus,
+        **{"campaign": campaign.name, "focus": campaign.focus, "scoring": SCORING[campaign.focus]},
         metric=metric,
         direction=direction,
-        scoring=SCORING[campaign.focus],
         baseline=baseline,
         regime=base_regime,
         champion=champion,
         champion_engine=wins[0].engine if wins else None,
-        engines=engines,
-        outcome=outcome,
-        note=f"{note}. {DRAFT_NOTE}",
+        **{"engines": engines, "outcome": outcome, "note": _note(note, seen, flags)},
         ranked=ranked,
         top=[c.cell for c in ranked if c.score is not None][:top],
-        other_regimes=others,
-        excluded=excluded,
+        other_regimes=[_other_group(regime, group, base_regime, direction) for regime, group in groups.items()],
+        excluded=_exclusions(cells, verdicts),
+        detectable=seen,
+        flags=flags,
     )
+
+
+def _note(note: str, seen: str, flags: Sequence[MetricFlag]) -> str:
+    flagged = f" Implausible, not ranked on: {'; '.join(f.why for f in flags)}." if flags else ""
+    return f"{note}; {seen}. {DRAFT_NOTE}.{flagged}"
+
+
+def _groups(
+    campaign: Campaign,
+    cells: Sequence[str],
+    baseline: str,
+    verdicts: dict[str, CellVerdict],
+    base: tuple[Sample, list[MetricFlag]] | None,
+    band: Band | None,
+) -> dict[str, list[RankedCell]]:
+    """The green cells ranked against the baseline, by regime."""
+    groups: dict[str, list[RankedCell]] = {}
+    for name in cells:
+        v = verdicts.get(name)
+        if v is not None and v.verdict == "green":
+            groups.setdefault(v.context.regime.label, []).append(rank(campaign, name, v, base, baseline, band))
+    return groups
 
 
 def _exclusions(cells: Sequence[str], verdicts: dict[str, CellVerdict]) -> list[RankedCell]:
@@ -318,10 +267,9 @@ def _exclusions(cells: Sequence[str], verdicts: dict[str, CellVerdict]) -> list[
 
 def _other_group(regime: str, group: list[RankedCell], base_regime: str | None, direction: str) -> RegimeGroup:
     why = f"regime {regime} differs from the baseline's {base_regime}: ranked only among themselves"
+    reset = {"outcome": "not_ranked", "why": why}
     cells = [
-        c.model_copy(
-            update={"outcome": "not_ranked", "why": why, "delta_pct": None, "noise_band_pct": None, "band_source": None}
-        )
+        c.model_copy(update=dict.fromkeys(("delta_pct", "noise_band_pct", "band_source", "noise")) | reset)
         for c in group
     ]
     return RegimeGroup(regime=regime, cells=_order(cells, direction), note=f"never ranked against the champion: {why}")

@@ -136,6 +136,15 @@ def _by_band(band: Band, delta: float) -> _Call:
     return _Call(band.basis, band.pct, None, max(mde, band.pct), abs(delta) > band.pct, how)
 
 
+def _call(base: Sample, current: Sample, alpha: float, band: Band | None, delta: float) -> _Call:
+    """The basis, in order: both sides' trials, one side's spread, the band given, the default band."""
+    if base.spread and current.spread:
+        return _by_trials(base, current, alpha)
+    if base.spread or current.spread:
+        return _by_one_spread(base, current, alpha)
+    return _by_band(band or stated_band(None, ""), delta)
+
+
 def judge(
     name: str,
     base: Sample,
@@ -151,23 +160,10 @@ def judge(
     found |= {"n": (base.n, current.n), "flags": list(flags)}
     if base.mean is None or current.mean is None or not base.mean:
         says = f"{name} is not measured on both sides: nothing to judge"
-        return NoiseJudgement(
-            **found,
-            delta_pct=None,
-            change="not measured",
-            basis="default",
-            band_pct=None,
-            mde_pct=None,
-            outcome="untestable",
-            says=says,
-        )
+        none = dict.fromkeys(("delta_pct", "band_pct", "mde_pct"))
+        return NoiseJudgement(**found, **none, change="not measured", basis="default", outcome="untestable", says=says)
     delta = better_by_pct(base.mean, current.mean, info.direction)
-    if base.spread and current.spread:
-        call = _by_trials(base, current, alpha)
-    elif base.spread or current.spread:
-        call = _by_one_spread(base, current, alpha)
-    else:
-        call = _by_band(band or stated_band(None, ""), delta)
+    call = _call(base, current, alpha, band, delta)
     outcome: Judged = ("better" if delta > 0 else "worse") if call.real else "inside_noise"
     if flags:
         outcome = "flagged"

@@ -156,31 +156,23 @@ def judge_ab(
     rules = check_rules(trials, arms=arms, baseline=baseline, claim=claim, metric=chosen, min_trials=min_trials)
     failed = [r.rule for r in rules if not r.held]
     base = baseline if baseline is not None and baseline in arms else arms[0]
-    comparisons = [
-        compare(ok, arm, base, c, chosen, alpha, flags) for arm in arms if arm != base for c in concurrencies
-    ]
+    comparisons = [compare(ok, a, base, c, chosen, alpha, flags) for a in arms if a != base for c in concurrencies]
     outcomes = [ArmOutcome(arm=base, outcome="baseline", why="the arm the others are set against")]
     outcomes += [arm_outcome(arm, comparisons) for arm in arms if arm != base]
     champion = _champion(outcomes, comparisons)
     overall = _overall(outcomes, champion)
-    rigor = "DRAFT" if failed else "VERDICT"
     seen = detectable([(f"{c.arm} at c={c.concurrency}", c.noise) for c in comparisons if c.noise is not None])
-    head = _head(overall, champion, base, chosen, comparisons)
-    notes = [n for n in (fell_back, _flag_note(flags, chosen)) if n]
+    notes = [seen, *(n for n in (fell_back, _flag_note(flags, chosen)) if n)]
+    rigor = "DRAFT" if failed else "VERDICT"
     return AbVerdict(
-        rigor=rigor,
-        failed=failed,
-        rules=rules,
-        test=stated_test(alpha),
-        claim=claim,
-        metric=chosen,
-        baseline=baseline if baseline in arms else None,
+        **{"rigor": rigor, "failed": failed, "test": stated_test(alpha), "claim": claim},
+        **{"rules": rules, "metric": chosen, "baseline": baseline if baseline in arms else None},
         compared_with=base,
         arms=outcomes,
         champion=champion,
         outcome=overall,
         comparisons=comparisons,
-        summary=_summary(rigor, failed, rules, head, [seen, *notes]),
+        summary=_summary(rigor, failed, rules, _head(overall, champion, base, chosen, comparisons), notes),
         detectable=seen,
         flags=flags,
         fell_back=fell_back,
@@ -201,9 +193,9 @@ def _overall(outcomes: Sequence[ArmOutcome], champion: str | None) -> Any:
 def _head(outcome: str, champion: str | None, base: str, metric: str, comparisons: Sequence[Comparison]) -> str:
     if outcome == "untestable" and any(c.noise is not None and c.noise.outcome == "flagged" for c in comparisons):
         return f"no claim: {metric} is implausible at every point compared, and no claim rests on a flagged metric"
-    best = [c.noise.change for c in comparisons if c.arm == champion and c.noise is not None]
+    best = [f"{c.noise.change} at c={c.concurrency}" for c in comparisons if c.arm == champion and c.noise]
     return {
-        "improvement": f"{champion} improves on {base} ({metric}: {', '.join(best)})",
+        "improvement": f"{champion} improves on {base} ({metric}): {', '.join(best)}",
         "no_improvement": f"no improvement on {base} ({metric}): every difference is inside the noise or worse",
         "regression": f"every other arm is worse than {base} ({metric})",
         "untestable": "nothing measured on both sides to test",

@@ -1,0 +1,103 @@
+"""A campaign's green cell ranked against its baseline cell by the one noise model (policy/noise.py): the cell's
+score as a sample (mean, spread, trials), its implausible figures, and the call (win, worse, no improvement, or not
+ranked on a flagged figure) with its basis and the smallest effect it could detect. policy/champion.py orders them.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from typing import Any
+
+from redline.models.campaign import FOCUS_METRIC, Campaign
+from redline.models.campaign_results import CellVerdict, RankedCell, Stat
+from redline.models.metrics import MetricFlag, NoiseJudgement
+from redline.policy import noise
+from redline.policy.noise import Band, Sample, flags_of, flags_on, stated_band
+
+BAND_SOURCE = {"trials": "trials", "measured": "measured", "stated": "campaign", "default": "default"}
+
+
+def _cv(s: Stat) -> float | None:
+    return s.std / s.mean if s.std is not None and s.mean else None
+
+
+def cell_sample(campaign: Campaign, verdict: CellVerdict) -> tuple[Sample | None, int | None]:
+    """A green cell's score as a sample (its mean, spread and trials), and the concurrency it came from. Latency:
+    the geometric mean of the concurrencies' means, with the largest coefficient of variation among them."""
+    metric = FOCUS_METRIC[campaign.focus]
+    usable = [r for r in verdict.results if r.ok and metric in r.metrics]
+    if campaign.focus == "goodput":
+        usable = [r for r in usable if r.sla_ok]
+    if not usable:
+        return None, None
+    if campaign.focus == "latency":
+        if len(usable) != len(campaign.concurrencies):
+            return None, None
+        score = math.exp(statistics.fmean(math.log(r.metrics[metric].mean) for r in usable))
+        cvs = [cv for r in usable if (cv := _cv(r.metrics[metric])) is not None]
+        n = min(r.metrics[metric].n for r in usable)
+        return Sample(mean=score, std=max(cvs) * score if cvs and n > 1 else None, n=n), None
+    best = max(usable, key=lambda r: r.metrics[metric].mean)
+    return Sample.of_stat(best.metrics[metric]), best.concurrency
+
+
+def cell_flags(verdict: CellVerdict) -> list[MetricFlag]:
+    """The implausible figures of one cell, at every concurrency."""
+    return [
+        f
+        for r in verdict.results
+        for f in flags_of(f"{verdict.cell} at c={r.concurrency}", {m: Sample.of_stat(s) for m, s in r.metrics.items()})
+    ]
+
+
+def _judged(
+    campaign: Campaign, cell: Sample, base: Sample, flags: list[MetricFlag], band: Band | None
+) -> NoiseJudgement:
+    stated = band or stated_band(campaign.noise_band_pct, f"the campaign's noise_band_pct {campaign.noise_band_pct}%")
+    focus = FOCUS_METRIC[campaign.focus]
+    return noise.judge(focus, base, cell, band=stated, flags=flags_on(focus, flags))
+
+
+OUTCOME = {"better": "win", "worse": "worse", "inside_noise": "no_improvement", "flagged": "not_ranked"}
+
+
+def rank(
+    campaign: Campaign,
+    name: str,
+    verdict: CellVerdict,
+    base: tuple[Sample, list[MetricFlag]] | None,
+    baseline: str,
+    band: Band | None = None,
+) -> RankedCell:
+    sample, at = cell_sample(campaign, verdict)
+    flags = cell_flags(verdict)
+    ranked = RankedCell(
+        cell=name,
+        engine=verdict.context.engine,
+        regime=verdict.context.regime.label,
+        score=None if sample is None else sample.mean,
+        at_concurrency=at,
+        outcome="excluded",
+        why="no figure of the focus metric to rank it by",
+        flags=flags,
+    )
+    if sample is None or sample.mean is None:
+        return ranked
+    if name == baseline:
+        return ranked.model_copy(update={"outcome": "baseline", "why": "the cell the others are compared with"})
+    if base is None or base[0].mean is None:
+        return ranked.model_copy(update={"outcome": "not_ranked", "why": "the baseline has no result to compare with"})
+    j = _judged(campaign, sample, base[0], [*flags, *base[1]], band)
+    update: dict[str, Any] = {"delta_pct": None if j.delta_pct is None else round(j.delta_pct, 3), "noise": j}
+    update |= {"noise_band_pct": None if j.band_pct is None else round(j.band_pct, 3)}
+    update |= {"band_source": BAND_SOURCE[j.basis], "outcome": OUTCOME.get(j.outcome, "not_ranked"), "why": j.says}
+    return ranked.model_copy(update=update)
+
+
+def base_of(campaign: Campaign, base_v: CellVerdict | None) -> tuple[Sample, list[MetricFlag]] | None:
+    sample = cell_sample(campaign, base_v)[0] if base_v is not None else None
+    return None if sample is None or base_v is None else (sample, cell_flags(base_v))
+
+
+__all__ = ["BAND_SOURCE", "base_of", "cell_flags", "cell_sample", "rank"]
