@@ -120,7 +120,10 @@ def validate(doc: Any, path: Path | str) -> Campaign:
 
 def _parse(path: Path) -> Any:
     if path.is_dir() and path.with_name(f"{path.name}.yml").is_file():  # named without .yml: its results folder
-        raise InputError(f"campaign {path}: that is the campaign's results folder; write its file, {path.name}.yml")
+        raise InputError(
+            f"campaign {path}: that is the campaign's results folder; "
+            f"write its file, the name ending in .yml ({path.name}.yml)"
+        )
     text = read_text(path, f"campaign file {path}")
     try:
         return yamlfile.parse(text, path)
