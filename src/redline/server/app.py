@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.tools import Tool
 
 from redline import __version__
 from redline.ledger.derived import derived_dir
@@ -21,7 +22,7 @@ from redline.server import campaign_tools, job_tools, ladder_tools, rigor_tools 
 from redline.server.cache import LadderCache
 from redline.server.http import http_app
 from redline.server.jobs import running_jobs
-from redline.server.registry import TOOLS, Registered, State, stop_server
+from redline.server.registry import TOOLS, Registered, State, StrictTool, stop_server
 from redline.server.resources import add_resources
 from redline.server_config import STATE_DIR, ServerConfig
 
@@ -68,10 +69,7 @@ def build_server(config: ServerConfig, *, on_closed: Callable[[], None] | None =
             if on_closed is not None:
                 on_closed()
 
-    server = MCPServer("redline", version=__version__, instructions=INSTRUCTIONS, lifespan=lifespan)
-    for registered in sorted(TOOLS, key=_listed_order):
-        server.add_tool(
-            registered.fn, title=registered.title, annotations=registered.annotations, structured_output=True
-        )
+    tools: list[Tool] = [StrictTool.of(registered) for registered in sorted(TOOLS, key=_listed_order)]
+    server = MCPServer("redline", version=__version__, instructions=INSTRUCTIONS, lifespan=lifespan, tools=tools)
     add_resources(server, config, cache)
     return server
