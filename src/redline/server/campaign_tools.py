@@ -24,9 +24,9 @@ from redline.models.campaign_results import (
     ChampionReport,
 )
 from redline.server.config import LADDER_PART, LADDER_SUFFIXES, relative_name, resolve_in_workspace
-from redline.server.job_record import now
-from redline.server.jobs import WAIT_DEFAULT_S, JobContext, JobView
-from redline.server.registry import BOOTS, READ_ONLY, WRITE_ONCE, State, WaitArg, off_loop, run_job, state_of, tool
+from redline.server.jobs import WAIT_DEFAULT_S, JobView
+from redline.server.launch import dry_run_view, launch
+from redline.server.registry import BOOTS, READ_ONLY, WRITE_ONCE, State, WaitArg, off_loop, state_of, tool
 from redline.targets import Target
 from redline.tools import campaign as ops
 from redline.tools import campaign_runner as runner
@@ -40,6 +40,7 @@ from redline.tools.requests import (
     CampaignStatusRequest,
     ChampionSelectRequest,
 )
+from redline.tools.session import Progress
 
 # rewrites only the report's own files (report.md and its PNGs) in the campaign's results folder: the same
 # verdicts give the same report
@@ -147,60 +148,32 @@ async def campaign_run(
     widening = state.config.widen  # each engine's, from the server config: never a tool argument
     if request.dry_run:
         async with target:  # the dry run reads the target's GPU and engine version, for the known-good entry
-            return dry_run_view(
-                await runner.campaign_run(
-                    path,
-                    target,
-                    i_understand_this_submits_jobs=False,
-                    dry_run=True,
-                    skip_known_good=request.skip_known_good,
-                    widening=widening,
-                )
-            )
-    # a campaign that cannot run is refused now, not as a job
-    loaded, _ = await off_loop(runner.prepare, path, target, widening)
-
-    async def operation(job: JobContext) -> CampaignRunResult:
-        async with state.recording_target(target.name, job) as t:  # each server it starts is in the job's file
-            return await runner.campaign_run(
+            result = await runner.campaign_run(
                 path,
-                t,
-                i_understand_this_submits_jobs=True,
-                progress=job.progress,
+                target,
+                i_understand_this_submits_jobs=False,
+                dry_run=True,
                 skip_known_good=request.skip_known_good,
                 widening=widening,
             )
+        where, message = result.plan.target if result.plan else None, result.reason
+        return dry_run_view(CampaignRunView, "campaign_run", result, target=where, message=message, next=result.next)
+    # a campaign that cannot run is refused now, not as a job
+    loaded, _ = await off_loop(runner.prepare, path, target, widening)
 
-    view = await run_job(
-        ctx,
-        CampaignRunResult,
-        "campaign_run",
-        operation,
-        ladder=None,
-        target=target.name,
-        args={"campaign": relative_name(state.config.workspace, path), "name": loaded.campaign.name},
-        wait_s=wait_s,
-    )
-    return CampaignRunView.model_validate(view.model_dump())
+    async def run(t: Target, progress: Progress) -> CampaignRunResult:
+        return await runner.campaign_run(
+            path,
+            t,
+            i_understand_this_submits_jobs=True,
+            progress=progress,
+            skip_known_good=request.skip_known_good,
+            widening=widening,
+        )
 
-
-def dry_run_view(result: CampaignRunResult) -> CampaignRunView:
-    """A dry run as campaign_run answers: done at once, the plan in `result`, no job behind it."""
-    at = now()
-    plan = result.plan
-    return CampaignRunView(
-        job_id=None,
-        tool="campaign_run",
-        state="succeeded",
-        done=True,
-        progress=1.0,
-        message=result.reason,
-        target=plan.target if plan else None,
-        created_at=at,
-        started_at=at,
-        finished_at=at,
-        result=result,
-        hint=f"a dry run: no job was queued and nothing started; {result.next}",
+    args = {"campaign": relative_name(state.config.workspace, path), "name": loaded.campaign.name}
+    return await launch(
+        ctx, CampaignRunView, CampaignRunResult, "campaign_run", run, target=target.name, args=args, wait_s=wait_s
     )
 
 

@@ -13,7 +13,8 @@ from redline.errors import InputError, LadderError
 from redline.ledger import read_ladder
 from redline.models import BootSignals
 from redline.models.ladder import Ceiling, Ladder, LadderStatus, NextStep
-from redline.server.jobs import WAIT_DEFAULT_S, JobContext, JobView
+from redline.server.jobs import WAIT_DEFAULT_S, JobView
+from redline.server.launch import launch
 from redline.server.registry import (
     APPEND,
     BOOTS,
@@ -24,10 +25,10 @@ from redline.server.registry import (
     State,
     WaitArg,
     off_loop,
-    run_job,
     state_of,
     tool,
 )
+from redline.targets import Target
 from redline.tools import ladder as ladder_ops
 from redline.tools import ladder_record
 from redline.tools import rung as rung_ops
@@ -43,6 +44,7 @@ from redline.tools.requests import (
     SmokeTestRequest,
 )
 from redline.tools.rung import RungOutcome
+from redline.tools.session import Progress
 
 
 @tool(WRITE_ONCE, "Start a ladder", LadderInitRequest)
@@ -100,27 +102,20 @@ async def rung_run(
     await off_loop(state.admit, request.target, read.engine, step, widening, ack)  # refused now, before any job
     await off_loop(state.check_derived, path, len(read.rungs) + 1)
 
-    async def operation(job: JobContext) -> RungOutcome:
-        async with state.recording_target(request.target, job) as t:
-            return await rung_ops.rung_run(
-                path,
-                t,
-                replay=request.replay,
-                progress=job.progress,
-                step=step,
-                widening=widening,
-                i_understand_this_submits_jobs=ack,
-            )
+    async def run(t: Target, progress: Progress) -> RungOutcome:
+        return await rung_ops.rung_run(
+            path,
+            t,
+            replay=request.replay,
+            progress=progress,
+            step=step,
+            widening=widening,
+            i_understand_this_submits_jobs=ack,
+        )
 
-    return await run_job(
-        ctx,
-        RungOutcome,
-        "rung_run",
-        operation,
-        ladder=name,
-        target=request.target,
-        args={"replay": request.replay},
-        wait_s=wait_s,
+    on, args = request.target, {"replay": request.replay}
+    return await launch(
+        ctx, JobView[RungOutcome], RungOutcome, "rung_run", run, target=on, args=args, wait_s=wait_s, ladder=name
     )
 
 
@@ -144,11 +139,12 @@ async def smoke_test(
     on = request.target or await _recorded_target(path, step)
     await off_loop(state.check_target, on)  # reads the targets file
 
-    async def operation(job: JobContext) -> RungOutcome:
-        async with state.recording_target(on, job) as t:
-            return await rung_ops.smoke_test(path, t, progress=job.progress, step=step)
+    async def run(t: Target, progress: Progress) -> RungOutcome:
+        return await rung_ops.smoke_test(path, t, progress=progress, step=step)
 
-    return await run_job(ctx, RungOutcome, "smoke_test", operation, ladder=name, target=on, args={}, wait_s=wait_s)
+    return await launch(
+        ctx, JobView[RungOutcome], RungOutcome, "smoke_test", run, target=on, args={}, wait_s=wait_s, ladder=name
+    )
 
 
 async def _recorded_target(path: Path, step: NextStep) -> str:

@@ -16,9 +16,10 @@ from redline.models.ab import AbResult
 from redline.models.baseline import BaselineDiff, BaselineRecorded
 from redline.models.known_good import KnownGoodFound, KnownGoodList, KnownGoodRecorded
 from redline.offload import off_loop
-from redline.server.job_record import now
-from redline.server.jobs import WAIT_DEFAULT_S, JobContext, JobView
-from redline.server.registry import BOOTS, READ_ONLY, WaitArg, run_job, state_of, tool
+from redline.server.jobs import WAIT_DEFAULT_S, JobView
+from redline.server.launch import dry_run_view, launch
+from redline.server.registry import BOOTS, READ_ONLY, WaitArg, state_of, tool
+from redline.targets import Target
 from redline.tools import ab as ab_ops
 from redline.tools import ab_plan, known_good_ops
 from redline.tools import baseline as baseline_ops
@@ -30,6 +31,7 @@ from redline.tools.requests_rigor import (
     PerfBaselineDiffRequest,
     PerfBaselineRecordRequest,
 )
+from redline.tools.session import Progress
 
 # changes one entry of a registry file in the workspace (baselines.yml, known-good.yml); the same call again
 # leaves the same entry
@@ -43,24 +45,6 @@ class AbRunView(JobView[AbResult]):
 
     job_id: str | None = Field(  # type: ignore[assignment]
         description="Pass to job_status (to wait for it) or job_cancel; null for a dry run, which queues no job"
-    )
-
-
-def dry_run_view(result: AbResult, target: str) -> AbRunView:
-    at = now()
-    return AbRunView(
-        job_id=None,
-        tool="ab_run",
-        state="succeeded",
-        done=True,
-        progress=1.0,
-        message=result.summary,
-        target=target,
-        created_at=at,
-        started_at=at,
-        finished_at=at,
-        result=result,
-        hint=f"a dry run: no job was queued and nothing started; {result.next}",
     )
 
 
@@ -96,31 +80,21 @@ async def ab_run(ctx: Context, request: AbRunRequest, wait_s: WaitArg = WAIT_DEF
                 skip_known_good=r.skip_known_good,
                 widening=widening,
             )
-        return dry_run_view(result, spec.target)
+        return dry_run_view(AbRunView, "ab_run", result, target=spec.target, message=result.summary, next=result.next)
 
-    async def operation(job: JobContext) -> AbResult:
-        async with state.recording_target(spec.target, job) as t:  # each server it starts is in the job's file
-            return await ab_ops.ab_run(
-                workspace,
-                spec,
-                t,
-                i_understand_this_submits_jobs=True,
-                skip_known_good=r.skip_known_good,
-                progress=job.progress,
-                widening=widening,
-            )
+    async def run(t: Target, progress: Progress) -> AbResult:
+        return await ab_ops.ab_run(
+            workspace,
+            spec,
+            t,
+            i_understand_this_submits_jobs=True,
+            skip_known_good=r.skip_known_good,
+            progress=progress,
+            widening=widening,
+        )
 
-    view = await run_job(
-        ctx,
-        AbResult,
-        "ab_run",
-        operation,
-        ladder=None,
-        target=spec.target,
-        args={"ab": spec.name, "arms": [a.name for a in spec.arms], "trials": spec.trials},
-        wait_s=wait_s,
-    )
-    return AbRunView.model_validate(view.model_dump())
+    args = {"ab": spec.name, "arms": [a.name for a in spec.arms], "trials": spec.trials}
+    return await launch(ctx, AbRunView, AbResult, "ab_run", run, target=spec.target, args=args, wait_s=wait_s)
 
 
 @tool(REGISTRY_WRITE, "Record a baseline", PerfBaselineRecordRequest)
