@@ -122,8 +122,13 @@ def _advice(error: ErrorDetails, given: bool) -> str:
     wrong = error["msg"]
     if given and kind != "missing" and isinstance(value, str | int | float | bool):
         wrong += f", not {_shown(value)}"
-    what = _WRITE.get(kind) or next((w for prefix, w in _KINDS.items() if kind.startswith(prefix)), None)
-    return f"{wrong}; write {what.format(**ctx)}" if what else wrong
+    if kind in _WRITE:
+        try:
+            return f"{wrong}; write {_WRITE[kind].format(**ctx)}"
+        except (KeyError, IndexError):  # a context without the limit: pydantic's sentence says it
+            return wrong
+    what = next((w for prefix, w in _KINDS.items() if kind.startswith(prefix)), None)
+    return f"{wrong}; write {what}" if what else wrong
 
 
 # ---- a location, walked through the model ----------------------------------------------------------------
