@@ -56,7 +56,9 @@ async def exercise_rigor_tools(ok: Any, err: Any) -> None:
         focus="median_tpot_ms",
         guarded=["median_tpot_ms", "median_itl_ms"],
     )
-    assert diff["colour"] == "YELLOW" and "within the tolerance" in diff["reason"]  # the fake's TPOT is the same
+    assert (
+        diff["colour"] == "YELLOW" and "no change" in diff["reason"] and "inside the noise" in diff["reason"]
+    )  # the fake's TPOT is the same
 
     entry = (await ok("known_good_record", from_ab="ab1", arm="b", why="the A/B's better arm"))["entry"]
     assert entry["engine_version"] == "0.26.0" and entry["evidence"][0]["kind"] == "ab_arm"
