@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/campaign_overhead.py [--cells 3] [--boot-s 2] [--bench-s 1]
 
-Runs a real campaign through redline.tools.campaign_runner.campaign_run on this host:
+Runs a real campaign through redline.ops.campaign.run.campaign_run on this host:
 the real LocalTarget, real child processes, and the fake engine
 (tests/server/fake_vllm.py) standing in for vLLM, with a boot of --boot-s and
 benches of --bench-s seconds. It times every ServeSession.boot, ServeSession.bench
@@ -31,9 +31,9 @@ sys.path.insert(0, str(ROOT))
 
 import anyio  # noqa: E402
 
+from redline.ops import session as session_module  # noqa: E402
+from redline.ops.campaign.run import campaign_run  # noqa: E402
 from redline.targets import LocalTarget  # noqa: E402
-from redline.tools import session as session_module  # noqa: E402
-from redline.tools.campaign_runner import campaign_run  # noqa: E402
 from tests.server.helpers import FAKE_VLLM, LLAMA8B, free_port  # noqa: E402
 
 WRAPPED: dict[str, float] = {"boot": 0.0, "bench": 0.0, "stop": 0.0}

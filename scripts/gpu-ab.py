@@ -19,8 +19,8 @@ from gpu_common import ENGINE_ENV, add_run_options, engine_commands, progress
 from ruamel.yaml import YAML
 
 from redline.models.ab import AbSpec
+from redline.ops.ab.run import ab_run
 from redline.targets import LocalTarget
-from redline.tools.ab import ab_run
 
 
 async def main(args: argparse.Namespace) -> None:

@@ -16,8 +16,9 @@ from pathlib import Path
 import anyio
 from gpu_common import ENGINE_ENV, add_run_options, engine_commands, progress
 
+from redline.ops.campaign import plan as campaign
+from redline.ops.campaign import run as campaign_runner
 from redline.targets import LocalTarget
-from redline.tools import campaign, campaign_runner
 
 
 async def main(args: argparse.Namespace) -> None:

@@ -19,10 +19,10 @@ from pathlib import Path
 import anyio
 from gpu_common import ENGINE_ENV, add_run_options, engine_commands, progress
 
+from redline.ops.ladder import plan as ladder_tools
+from redline.ops.ladder.rung import climb
+from redline.ops.requests import LadderInitRequest
 from redline.targets import LocalTarget
-from redline.tools import ladder as ladder_tools
-from redline.tools.requests import LadderInitRequest
-from redline.tools.rung import climb
 
 
 async def main(args: argparse.Namespace) -> None:

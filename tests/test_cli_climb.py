@@ -9,8 +9,8 @@ from pathlib import Path
 from redline.cli import main
 from redline.ledger import read_ladder
 from tests.conftest import processes_naming
+from tests.ops.test_rung_bad_input import write_targets
 from tests.server.helpers import LLAMA8B, free_port
-from tests.tools.test_rung_bad_input import write_targets
 
 
 def redline(*args: str, cwd=None) -> subprocess.CompletedProcess[str]:

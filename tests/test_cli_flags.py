@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field, model_validator
 from redline.cli import main
 from redline.cli.flags import add_request_flags, request_from_args
 from redline.errors import InputError
-from redline.tools.request_base import Request
+from redline.ops.request_base import Request
 
 
 class Knobs(BaseModel):

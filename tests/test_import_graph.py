@@ -18,7 +18,7 @@ SERVER_STARTERS = {"redline.server.app", "redline.server.http", "redline.server.
 # uvicorn, only for `redline mcp`; matplotlib, only for a report's plots; tokenizers, only to train the tiny model).
 LAZY = {
     "redline.cli.mcp": {"uvicorn", "redline.server.app", "redline.server.http", "redline.server.jobs"},
-    "redline.tools.report": {"matplotlib.figure"},
+    "redline.ops.campaign.report": {"matplotlib.figure"},
     "redline.tinymodel": {"tokenizers"},
 }
 
@@ -164,7 +164,7 @@ def cycles(graph: Mapping[str, set[str]]) -> list[str]:
 
 def test_there_is_no_import_cycle_in_src() -> None:
     graph = import_graph()
-    assert len(graph) > 100 and "redline.tools.campaign" in graph
+    assert len(graph) > 100 and "redline.ops.campaign.plan" in graph
     found = cycles(graph)
     assert not found, "import cycles:\n" + "\n".join(found)
 
@@ -181,12 +181,12 @@ def test_the_walker_counts_imports_in_functions_and_under_type_checking() -> Non
     source = (
         "from typing import TYPE_CHECKING\n"
         "if TYPE_CHECKING:\n    from redline.models import ladder\n"
-        "def f():\n    from redline.tools.campaign import load\n"
+        "def f():\n    from redline.ops.campaign.plan import load\n"
         "from . import engines\n"
     )
-    modules = {"redline.models", "redline.models.ladder", "redline.tools.campaign", "redline.cli.x", "redline.cli"}
+    modules = {"redline.models", "redline.models.ladder", "redline.ops.campaign.plan", "redline.cli.x", "redline.cli"}
     found = set(_targets(ast.parse(source), "redline.cli.x", False, dict.fromkeys(modules)))
-    assert found == {"redline.models.ladder", "redline.tools.campaign", "redline.cli"}
+    assert found == {"redline.models.ladder", "redline.ops.campaign.plan", "redline.cli"}
 
 
 def test_the_cli_imports_the_server_only_to_start_it() -> None:

@@ -10,9 +10,9 @@ import redline
 SRC = Path(redline.__file__).parent
 # The layers below the operations, and the server config file, which both the server and the CLI read.
 LOWER = ("engines", "targets", "ledger", "models", "policy", "server_config.py")
-UPPER = ("redline.tools", "redline.server", "redline.cli")
+UPPER = ("redline.ops", "redline.server", "redline.cli")
 # The built-in demo is the default engine's CPU build by definition: its flag and paths name it.
-DEMO = ("cli/demo.py", "tools/demo.py")
+DEMO = ("cli/demo.py", "ops/ladder/demo.py")
 
 
 def _modules(folder: Path = SRC) -> list[Path]:

@@ -22,18 +22,19 @@ from redline.cli import build_parser
 from redline.cli.flags import flag
 from redline.engines import get_engine
 from redline.models.ladder import Ladder
+from redline.ops.ab import run as ab_ops
+from redline.ops.campaign import plan as campaign_ops
+from redline.ops.campaign import report as report_ops
+from redline.ops.campaign import run as campaign_runner
+from redline.ops.evidence import baseline as baseline_ops
+from redline.ops.evidence import known_good as known_good_ops
+from redline.ops.ladder import plan as ladder_ops
+from redline.ops.ladder import rung as rung_ops
+from redline.ops.request_base import Request
+from redline.ops.requests import OPERATIONS, ChampionSelectRequest, LadderInitRequest, RungRunRequest
 from redline.server.app import build_server
 from redline.server.config import ServerConfig
 from redline.server.jobs import Jobs
-from redline.tools import ab as ab_ops
-from redline.tools import baseline as baseline_ops
-from redline.tools import campaign as campaign_ops
-from redline.tools import campaign_runner, known_good_ops
-from redline.tools import ladder as ladder_ops
-from redline.tools import report as report_ops
-from redline.tools import rung as rung_ops
-from redline.tools.request_base import Request
-from redline.tools.requests import OPERATIONS, ChampionSelectRequest, LadderInitRequest, RungRunRequest
 
 pytestmark = pytest.mark.anyio
 

@@ -5,7 +5,7 @@
     unknown_argument("i_understand", ["i_understand_this_submits_jobs", "dry_run"])
     # unknown argument 'i_understand': did you mean 'i_understand_this_submits_jobs'?
 
-The MCP layer (server/registry.py) and the CLI (cli/flags.py) both say a pydantic ValidationError through
+The MCP layer (server/toolkit.py) and the CLI (cli/flags.py) both say a pydantic ValidationError through
 `explain`, so a field is named and advised the same way at a terminal and to an agent, never with pydantic's
 own text and its documentation URL. A location is walked through the model it was validated against, so
 pydantic's union tags (`int`, `function-after[...]`, a model's class name) are left out of the path, and an

@@ -10,8 +10,8 @@ import sys
 
 import anyio
 
+from redline.ops.campaign.run import campaign_run
 from redline.targets import LocalTarget
-from redline.tools.campaign_runner import campaign_run
 from tests.campaign.servers_at_once import ServersAtOnce
 from tests.server.helpers import FAKE_VLLM
 

@@ -10,10 +10,10 @@ import pytest
 
 from redline.errors import InputError, TargetConfigError
 from redline.ledger.campaign_file import read_campaign, write_campaign
+from redline.ops.campaign.plan import campaign_init, campaign_plan, check_inside, load, open_campaign_target
+from redline.ops.ladder.plan import ladder_init
+from redline.ops.requests import CampaignInitRequest, LadderInitRequest
 from redline.targets import load_targets
-from redline.tools.campaign import campaign_init, campaign_plan, check_inside, load, open_campaign_target
-from redline.tools.ladder import ladder_init
-from redline.tools.requests import CampaignInitRequest, LadderInitRequest
 from tests.campaign.helpers import Fake, make_fake
 from tests.conftest import processes_naming
 

@@ -16,11 +16,11 @@ from redline.engines import get_engine
 from redline.errors import InputError
 from redline.ledger import read_ladder
 from redline.ledger.campaign_file import read_verdict
+from redline.ops.campaign.report import campaign_report
+from redline.ops.campaign.results import champion_select
+from redline.ops.campaign.run import campaign_run, prepare
 from redline.policy import campaign as policy
 from redline.policy.champion import select_champion
-from redline.tools.campaign import champion_select
-from redline.tools.campaign_runner import campaign_run, prepare
-from redline.tools.report import campaign_report
 from tests.campaign.helpers import Fake, campaign, make_fake, verdict
 from tests.conftest import processes_naming
 from tests.server.helpers import FAKE_SGLANG, FAKE_VLLM

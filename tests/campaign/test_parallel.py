@@ -21,8 +21,8 @@ import pytest
 from redline.errors import InputError
 from redline.ledger.campaign_file import read_verdict, server_files
 from redline.ledger.server_record import load_server
-from redline.tools.campaign import campaign_status
-from redline.tools.campaign_runner import campaign_run
+from redline.ops.campaign.results import campaign_status
+from redline.ops.campaign.run import campaign_run
 from tests.campaign.helpers import Fake, make_fake, wait_until_gone
 from tests.campaign.servers_at_once import ServersAtOnce, servers_at_once
 from tests.conftest import pid_running, processes_naming

@@ -24,9 +24,9 @@ import pytest
 from mcp import Client
 
 from redline.ledger.campaign_file import read_verdict
+from redline.ops.ladder.demo import KV_CACHE_BYTES, cpu_env
 from redline.server.app import build_server
 from redline.tinymodel import write_tiny_llama
-from redline.tools.demo import KV_CACHE_BYTES, cpu_env
 from tests.campaign.helpers import wait_until_gone
 from tests.server.helpers import Env, call, free_port, write_env
 

@@ -8,13 +8,13 @@ import pytest
 
 from redline.ledger.campaign_file import write_verdict
 from redline.models.context import Node
+from redline.ops.campaign.plan import load
+from redline.ops.campaign.report import campaign_report, pareto_plot, plots_of
+from redline.ops.campaign.verdict import Judge
+from redline.ops.evidence.sources import cell_context
 from redline.policy import campaign as policy
 from redline.policy import champion as figures
 from redline.targets import GpuInfo, HostInfo
-from redline.tools.campaign import load
-from redline.tools.campaign_verdict import Judge
-from redline.tools.report import campaign_report, pareto_plot, plots_of
-from redline.tools.sources import cell_context
 from tests.campaign.helpers import Fake, campaign, make_fake, verdict
 
 PNG = b"\x89PNG\r\n\x1a\n"

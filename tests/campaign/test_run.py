@@ -20,8 +20,9 @@ import pytest
 from redline.errors import InputError
 from redline.ledger.campaign_file import read_verdict, server_file, server_files
 from redline.ledger.server_record import load_server
-from redline.tools.campaign import campaign_aggregate, campaign_plan, campaign_status, champion_select
-from redline.tools.campaign_runner import campaign_run
+from redline.ops.campaign.plan import campaign_plan
+from redline.ops.campaign.results import campaign_aggregate, campaign_status, champion_select
+from redline.ops.campaign.run import campaign_run
 from tests.campaign.helpers import Fake, make_fake, wait_until_gone
 from tests.conftest import pid_running, processes_naming
 from tests.server.helpers import FAKE_VLLM, fake_servers

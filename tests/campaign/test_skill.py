@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from ruamel.yaml import YAML
 
+from redline.ops.campaign.plan import load
+from redline.ops.requests import CAMPAIGN_OPERATIONS
 from redline.policy import campaign as policy
-from redline.tools.campaign import load
-from redline.tools.requests import CAMPAIGN_OPERATIONS
 
 ROOT = Path(__file__).resolve().parents[2]
 SKILL = ROOT / "skills" / "inference-tune-sweep"

@@ -11,7 +11,7 @@ import pytest
 
 from redline.engines import engine_names, get_engine
 from redline.engines.detect import SCANNED, SIGNATURES, detect_engine, signatures_in
-from redline.tools.requests import ParseBootLogRequest
+from redline.ops.requests import ParseBootLogRequest
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 LOGS = sorted(p for p in DATA.rglob("*.log"))

@@ -12,8 +12,8 @@ from redline.engines import get_engine
 from redline.engines.vllm import flags
 from redline.errors import InputError
 from redline.models import ServeConfig, Widening
+from redline.ops.session import ServeSession
 from redline.targets import LocalTarget
-from redline.tools.session import ServeSession
 
 VLLM = get_engine("vllm")
 

@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 
 from redline.ledger.campaign_file import read_verdict, server_files
+from redline.ops.campaign.run import campaign_run
+from redline.ops.ladder.demo import KV_CACHE_BYTES
 from redline.targets.kubernetes import KubernetesTarget
 from redline.tinymodel import write_tiny_llama
-from redline.tools.campaign_runner import campaign_run
-from redline.tools.demo import KV_CACHE_BYTES
 from tests.k8s.conftest import K8sCluster
 from tests.k8s.test_k8s_target import names, spec_for
 from tests.k8s.test_k8s_vllm import VLLM, engine_entry

@@ -380,7 +380,7 @@ async def test_an_ab_dry_run_shows_what_each_arm_would_submit_and_submits_nothin
     k8s_cluster: K8sCluster, k8s_namespace: str, tmp_path: Path
 ) -> None:
     from redline.models.ab import AbSpec
-    from redline.tools.ab import ab_run
+    from redline.ops.ab.run import ab_run
 
     serve = {"model": "/models/qwen", "max_model_len": 4096, "load_format": "dummy"}
     spec = AbSpec.model_validate(

@@ -20,12 +20,12 @@ import pytest
 from redline.engines import get_engine
 from redline.ledger import read_ladder
 from redline.models import BenchWorkload, BootStatus, ServeConfig
+from redline.ops.ladder import demo
+from redline.ops.ladder.rung import climb
+from redline.ops.session import ServeSession
 from redline.targets import load_targets, open_target
 from redline.targets.kubernetes import KubernetesTarget
 from redline.tinymodel import write_tiny_llama
-from redline.tools import demo
-from redline.tools.rung import climb
-from redline.tools.session import ServeSession
 from tests.conftest import processes_naming
 from tests.k8s.conftest import K8sCluster
 from tests.k8s.test_k8s_target import helm_entry, names, releases, spec_for, volumes

@@ -11,8 +11,7 @@ from redline.engines import get_engine
 from redline.errors import InputError, LadderError, RedlineError
 from redline.ledger import read_ladder
 from redline.models import BootSignals, BootStatus
-from redline.policy import serve_config
-from redline.tools.ladder import (
+from redline.ops.ladder.plan import (
     ceiling_record,
     ladder_init,
     ladder_next,
@@ -20,7 +19,8 @@ from redline.tools.ladder import (
     rung_record,
     smoke_record,
 )
-from redline.tools.requests import LadderInitRequest
+from redline.ops.requests import LadderInitRequest
+from redline.policy import serve_config
 from tests.conftest import H200, h200_log
 from tests.ladder.helpers import LLAMA, QWEN, bench_json, q32_boot
 

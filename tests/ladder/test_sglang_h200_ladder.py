@@ -6,9 +6,9 @@ from pathlib import Path
 
 from redline.engines import get_engine
 from redline.ledger import read_ladder
+from redline.ops.ladder.plan import ladder_init, ladder_next, rung_record
+from redline.ops.requests import LadderInitRequest
 from redline.policy import next_step
-from redline.tools.ladder import ladder_init, ladder_next, rung_record
-from redline.tools.requests import LadderInitRequest
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 LADDER = DATA / "sglang-0.5.17-h200-ladder" / "llama8b"

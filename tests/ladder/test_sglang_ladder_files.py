@@ -9,8 +9,8 @@ import pytest
 
 from redline.errors import LadderError
 from redline.ledger import read_ladder
-from redline.tools.ladder import ceiling_record, ladder_init, ladder_next, ladder_status, rung_record, smoke_record
-from redline.tools.requests import LadderInitRequest
+from redline.ops.ladder.plan import ceiling_record, ladder_init, ladder_next, ladder_status, rung_record, smoke_record
+from redline.ops.requests import LadderInitRequest
 from tests.conftest import H200
 from tests.engines import sglang_excerpts as x
 

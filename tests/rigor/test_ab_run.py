@@ -16,10 +16,10 @@ import pytest
 from redline.errors import InputError
 from redline.ledger.ab_file import AbPaths, read_trial
 from redline.models.known_good import Evidence
-from redline.tools.ab import ab_run
-from redline.tools.baseline import perf_baseline_diff, perf_baseline_record
-from redline.tools.known_good_ops import known_good_record
-from redline.tools.requests_rigor import KnownGoodRecordRequest, PerfBaselineDiffRequest, PerfBaselineRecordRequest
+from redline.ops.ab.run import ab_run
+from redline.ops.evidence.baseline import perf_baseline_diff, perf_baseline_record
+from redline.ops.evidence.known_good import known_good_record
+from redline.ops.requests_rigor import KnownGoodRecordRequest, PerfBaselineDiffRequest, PerfBaselineRecordRequest
 from tests.campaign.helpers import Fake, make_fake, wait_until_gone
 from tests.conftest import processes_naming
 from tests.rigor.helpers import ab_spec

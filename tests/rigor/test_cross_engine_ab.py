@@ -16,8 +16,8 @@ import pytest
 from redline.errors import InputError
 from redline.ledger.ab_file import AbPaths, read_trial
 from redline.models.ab import AbSpec
-from redline.tools.ab import ab_run
-from redline.tools.ab_plan import ab_summary
+from redline.ops.ab.result import ab_summary
+from redline.ops.ab.run import ab_run
 from tests.campaign.helpers import Fake, make_fake
 from tests.conftest import processes_naming
 from tests.rigor.helpers import ab_spec

@@ -24,8 +24,8 @@ import pytest
 
 from redline.ledger.ab_file import AbPaths, read_trial
 from redline.models.ab import AbSpec
+from redline.ops.ab.run import ab_run
 from redline.targets import SSHSpec, SSHTarget
-from redline.tools.ab import ab_run
 from tests.campaign.helpers import FAST, make_fake, wait_until_gone
 from tests.rigor.helpers import ab_spec
 from tests.server.helpers import FAKE_VLLM

@@ -9,7 +9,7 @@ import pytest
 from ruamel.yaml import YAML
 
 from redline.engines import get_engine
-from redline.tools.ab_plan import ab_summary
+from redline.ops.ab.result import ab_summary
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "vllm-0.26.0-h200-ab"
 TRIALS = DATA / "ab" / "l8b-mnbt" / "trials"

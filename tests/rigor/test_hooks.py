@@ -1,5 +1,5 @@
 """The known-good entry applied where servers boot (ladder_init, campaign_run) and the close of champion_select:
-the small hooks those modules call (tools/known_good.py, tools/close.py)."""
+the small hooks those modules call (ops/evidence/known_good_apply.py, ops/campaign/close.py)."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from redline.models.known_good import Evidence
-from redline.tools.campaign import champion_select
-from redline.tools.campaign_runner import campaign_run
-from redline.tools.known_good_ops import known_good_record
-from redline.tools.ladder import ladder_init
-from redline.tools.requests import LadderInitRequest
-from redline.tools.requests_rigor import KnownGoodRecordRequest
+from redline.ops.campaign.plan import champion_select
+from redline.ops.campaign.run import campaign_run
+from redline.ops.evidence.known_good import known_good_record
+from redline.ops.ladder.plan import ladder_init
+from redline.ops.requests import LadderInitRequest
+from redline.ops.requests_rigor import KnownGoodRecordRequest
 from tests.campaign.helpers import make_fake
 from tests.conftest import H200
 
@@ -111,7 +111,7 @@ async def test_champion_select_ends_with_the_next_levers_and_says_what_the_close
 
 
 def test_a_campaign_workspace_is_the_folder_above_campaigns(tmp_path: Path) -> None:
-    from redline.tools.known_good import default_registry, workspace_of
+    from redline.ops.evidence.known_good_apply import default_registry, workspace_of
 
     assert workspace_of(tmp_path / "campaigns" / "c.yml") == tmp_path == workspace_of(tmp_path / "c.yml")
     assert default_registry(tmp_path / "ladders" / "l.yml") == tmp_path.resolve() / "known-good.yml"

@@ -15,10 +15,10 @@ from redline.engines import get_engine
 from redline.models import ab as ab_models
 from redline.models import campaign as campaign_models
 from redline.models.metrics import DIRECTIONS, METRICS, change_words
+from redline.ops import requests_rigor
 from redline.policy import baseline_diff, verdict_rules
 from redline.policy.noise import Sample, flags_of, judge, measured_band, stated_band
 from redline.policy.welch import t_quantile, welch
-from redline.tools import requests_rigor
 
 TRIALS = Path(__file__).resolve().parent.parent / "data" / "vllm-0.26.0-h200-ab" / "ab" / "l8b-mnbt" / "trials"
 

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from redline.models.context import Node
+from redline.ops.ab.result import ab_summary
+from redline.ops.evidence.baseline import perf_baseline_diff, perf_baseline_record
+from redline.ops.requests_rigor import PerfBaselineDiffRequest, PerfBaselineRecordRequest
 from redline.policy.verdict import judge_ab
 from redline.policy.verdict_rules import TrialObservation
-from redline.tools.ab_plan import ab_summary
-from redline.tools.baseline import perf_baseline_diff, perf_baseline_record
-from redline.tools.requests_rigor import PerfBaselineDiffRequest, PerfBaselineRecordRequest
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "vllm-0.26.0-h200-ab"
 NODE = Node(hostname="cpu-a", machine_id="m-a")

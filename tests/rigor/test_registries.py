@@ -12,17 +12,17 @@ import pytest
 from redline.errors import InputError
 from redline.models.known_good import Evidence, KnownGoodEntry
 from redline.models.serve import ServeConfig
-from redline.policy import known_good as kg
-from redline.tools.baseline import perf_baseline_diff, perf_baseline_record, read_baselines
-from redline.tools.known_good import Identity, apply_known_good, registry_path
-from redline.tools.known_good_ops import known_good_list, known_good_lookup, known_good_record
-from redline.tools.requests_rigor import (
+from redline.ops.evidence.baseline import perf_baseline_diff, perf_baseline_record, read_baselines
+from redline.ops.evidence.known_good import known_good_list, known_good_lookup, known_good_record
+from redline.ops.evidence.known_good_apply import Identity, apply_known_good, registry_path
+from redline.ops.requests_rigor import (
     KnownGoodListRequest,
     KnownGoodLookupRequest,
     KnownGoodRecordRequest,
     PerfBaselineDiffRequest,
     PerfBaselineRecordRequest,
 )
+from redline.policy import known_good as kg
 from tests.conftest import DATA, H200
 from tests.rigor.helpers import context
 

@@ -8,8 +8,8 @@ import json
 import pytest
 
 from redline.models.context import Hardware, ModelIdentity, Workload
+from redline.ops.evidence.sol import sol_figure, sol_table
 from redline.policy.sol import decode_ceiling, kv_bytes_per_token, param_count, peaks_for, shape_of, weight_bytes
-from redline.tools.sol import sol_figure, sol_table
 from tests.conftest import H200
 from tests.rigor.helpers import context
 

@@ -1,5 +1,5 @@
 """Results named by where they live: an A/B arm taken from a campaign's cell, and a campaign cell recorded as a
-baseline and diffed against another cell (tools/sources.py)."""
+baseline and diffed against another cell (ops/evidence/sources.py)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import pytest
 
 from redline.errors import InputError
 from redline.models.ab import AbSpec
-from redline.tools.ab import ab_run
-from redline.tools.baseline import perf_baseline_diff, perf_baseline_record
-from redline.tools.campaign_runner import campaign_run
-from redline.tools.requests_rigor import PerfBaselineDiffRequest, PerfBaselineRecordRequest
+from redline.ops.ab.run import ab_run
+from redline.ops.campaign.run import campaign_run
+from redline.ops.evidence.baseline import perf_baseline_diff, perf_baseline_record
+from redline.ops.requests_rigor import PerfBaselineDiffRequest, PerfBaselineRecordRequest
 from tests.campaign.helpers import make_fake
 
 pytestmark = pytest.mark.anyio

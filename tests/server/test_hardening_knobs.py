@@ -23,8 +23,8 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from bench.parse_throughput import synthetic_log
+from redline.ops.request_base import MAX_TEXT
 from redline.server.app import build_server
-from redline.tools.request_base import MAX_TEXT
 from tests.conftest import processes_naming
 from tests.server.conftest import _stop_left_servers
 from tests.server.helpers import (

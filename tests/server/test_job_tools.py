@@ -11,10 +11,10 @@ from mcp import Client
 from mcp.server.mcpserver import Context
 from pydantic import BaseModel
 
+from redline.ops.request_base import Request
 from redline.server.app import build_server
 from redline.server.jobs import JobContext, JobView
-from redline.server.registry import WaitArg, expand, run_job
-from redline.tools.request_base import Request
+from redline.server.toolkit import WaitArg, expand, run_job
 from tests.server.helpers import Env, call
 
 pytestmark = pytest.mark.anyio

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from mcp import Client, StdioServerParameters
 
-from redline.tools.requests import OPERATIONS
+from redline.ops.requests import OPERATIONS
 from tests.server.helpers import Env, call, call_error, init_args
 
 pytestmark = pytest.mark.anyio

@@ -14,7 +14,7 @@ import redline.errors
 from redline.errors import RedlineError
 from redline.server import jobs as jobs_module
 from redline.server.app import build_server
-from redline.server.registry import mapped, tool_error
+from redline.server.toolkit import mapped, tool_error
 from tests.server.helpers import (
     H200,
     Env,

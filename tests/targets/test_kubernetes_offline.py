@@ -127,9 +127,9 @@ async def test_an_experiment_stays_on_the_node_it_was_pinned_to_across_targets(t
 
 
 async def test_a_ladder_rung_on_a_cluster_target_needs_the_acknowledgement(tmp_path: Path) -> None:
-    from redline.tools.ladder import ladder_init
-    from redline.tools.requests import LadderInitRequest
-    from redline.tools.rung import climb, rung_run
+    from redline.ops.ladder.plan import ladder_init
+    from redline.ops.ladder.rung import climb, rung_run
+    from redline.ops.requests import LadderInitRequest
 
     ladder = tmp_path / "qwen.yml"
     ladder_init(

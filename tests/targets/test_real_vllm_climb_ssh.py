@@ -13,9 +13,9 @@ import pytest
 from redline.engines.vllm import parse_boot_log
 from redline.ledger import read_ladder
 from redline.models import BootStatus
+from redline.ops.ladder import demo
+from redline.ops.ladder.rung import climb
 from redline.targets import load_targets, open_target
-from redline.tools import demo
-from redline.tools.rung import climb
 from tests.conftest import processes_naming
 from tests.targets.conftest import free_port
 

@@ -18,8 +18,8 @@ from redline.cli.flags import add_request_flags, request_from_args
 from redline.inputs import load_yaml
 from redline.models.ab import AbPlan, AbResult, AbSpec
 from redline.models.lever import Lever
-from redline.tools import ab as ops
-from redline.tools.requests_rigor import AbRunRequest
+from redline.ops.ab import run as ops
+from redline.ops.requests_rigor import AbRunRequest
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

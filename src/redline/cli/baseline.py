@@ -8,9 +8,9 @@ import argparse
 from redline.cli.common import add_workspace_flags, print_result
 from redline.cli.flags import add_request_flags, request_from_args
 from redline.models.baseline import BaselineRecorded
+from redline.ops.evidence import baseline as ops
+from redline.ops.requests_rigor import PerfBaselineDiffRequest, PerfBaselineRecordRequest
 from redline.policy.baseline_diff import context_line
-from redline.tools import baseline as ops
-from redline.tools.requests_rigor import PerfBaselineDiffRequest, PerfBaselineRecordRequest
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -15,12 +15,12 @@ from redline.cli.common import LOCAL, add_config_flag, print_progress, print_res
 from redline.cli.flags import add_request_flags, request_from_args
 from redline.models.campaign import CampaignPlan, CellPlan
 from redline.models.campaign_results import CampaignRunResult, CampaignStatus, CampaignTable, ChampionReport
-from redline.targets import Target, load_targets
-from redline.tools import campaign as ops
-from redline.tools import campaign_runner as runner
-from redline.tools.report import campaign_report
-from redline.tools.request_base import Request
-from redline.tools.requests import (
+from redline.ops.campaign import plan as ops
+from redline.ops.campaign import results
+from redline.ops.campaign import run as runner
+from redline.ops.campaign.report import campaign_report
+from redline.ops.request_base import Request
+from redline.ops.requests import (
     CampaignAggregateRequest,
     CampaignInitRequest,
     CampaignPlanRequest,
@@ -29,6 +29,7 @@ from redline.tools.requests import (
     CampaignStatusRequest,
     ChampionSelectRequest,
 )
+from redline.targets import Target, load_targets
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -93,20 +94,22 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
-    print_result(args, ops.campaign_status(args.campaign, request_from_args(CampaignStatusRequest, args)), status_text)
+    print_result(
+        args, results.campaign_status(args.campaign, request_from_args(CampaignStatusRequest, args)), status_text
+    )
     return 0
 
 
 def _aggregate(args: argparse.Namespace) -> int:
     print_result(
-        args, ops.campaign_aggregate(args.campaign, request_from_args(CampaignAggregateRequest, args)), table_text
+        args, results.campaign_aggregate(args.campaign, request_from_args(CampaignAggregateRequest, args)), table_text
     )
     return 0
 
 
 def _champion(args: argparse.Namespace) -> int:
     print_result(
-        args, ops.champion_select(args.campaign, request_from_args(ChampionSelectRequest, args)), champion_text
+        args, results.champion_select(args.campaign, request_from_args(ChampionSelectRequest, args)), champion_text
     )
     return 0
 

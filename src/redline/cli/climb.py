@@ -13,10 +13,10 @@ from redline.cli.common import add_config_flag, ladder_status_text, print_progre
 from redline.cli.flags import add_request_flags, request_from_args
 from redline.ledger import read_ladder
 from redline.models import Widening
+from redline.ops.ladder import plan as ladder_tools
+from redline.ops.ladder import rung as rung_tools
+from redline.ops.requests import RungRunRequest, SmokeTestRequest
 from redline.targets import Target
-from redline.tools import ladder as ladder_tools
-from redline.tools import rung as rung_tools
-from redline.tools.requests import RungRunRequest, SmokeTestRequest
 
 T = TypeVar("T")
 

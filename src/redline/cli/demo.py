@@ -9,10 +9,10 @@ import anyio
 
 from redline.cli.common import ladder_status_text, print_progress
 from redline.errors import InputError
+from redline.ops.ladder import demo
+from redline.ops.ladder import plan as ladder_tools
+from redline.ops.ladder.rung import climb
 from redline.targets import load_targets, open_target
-from redline.tools import demo
-from redline.tools import ladder as ladder_tools
-from redline.tools.rung import climb
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -19,7 +19,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic.fields import FieldInfo
 
 from redline.errors import InputError
-from redline.tools.request_base import Request
+from redline.ops.request_base import Request
 from redline.validation_text import explain
 
 _UNSET = object()

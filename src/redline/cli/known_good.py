@@ -12,9 +12,9 @@ from pydantic import BaseModel
 from redline.cli.common import add_workspace_flags, print_result
 from redline.cli.flags import add_request_flags, request_from_args
 from redline.models.known_good import KnownGoodEntry, KnownGoodFound, KnownGoodList, KnownGoodRecorded
-from redline.tools import known_good_ops as ops
-from redline.tools.request_base import Request
-from redline.tools.requests_rigor import KnownGoodListRequest, KnownGoodLookupRequest, KnownGoodRecordRequest
+from redline.ops.evidence import known_good as ops
+from redline.ops.request_base import Request
+from redline.ops.requests_rigor import KnownGoodListRequest, KnownGoodLookupRequest, KnownGoodRecordRequest
 
 
 def entry_text(e: KnownGoodEntry) -> str:

@@ -20,9 +20,9 @@ from redline.cli.common import (
 )
 from redline.cli.flags import add_request_flags, request_from_args
 from redline.inputs import read_text
-from redline.tools import ladder as tools
-from redline.tools import ladder_record
-from redline.tools.requests import LadderInitRequest, LadderNextRequest, LadderStatusRequest
+from redline.ops.ladder import plan as tools
+from redline.ops.ladder import record as ladder_record
+from redline.ops.requests import LadderInitRequest, LadderNextRequest, LadderStatusRequest
 
 
 def _when(text: str) -> datetime:

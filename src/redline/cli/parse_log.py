@@ -10,7 +10,7 @@ from redline.cli.flags import add_request_flags, request_from_args
 from redline.engines import get_engine
 from redline.inputs import read_text
 from redline.models import BootSignals
-from redline.tools.requests import ParseBootLogRequest
+from redline.ops.requests import ParseBootLogRequest
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

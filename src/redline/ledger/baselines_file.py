@@ -2,7 +2,7 @@
 
     read_baselines(workspace).baselines["prod"].points     # empty when the file is missing
 
-Below the operations that record, diff and resolve baselines (tools/baseline.py, tools/sources.py).
+Below the operations that record, diff and resolve baselines (ops/evidence/baseline.py, ops/evidence/sources.py).
 """
 
 from __future__ import annotations

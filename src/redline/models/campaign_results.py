@@ -231,7 +231,7 @@ class ChampionReport(Strict):
         None, description="the smallest effect the ranking could detect (alpha 0.05, 80% power), largest first"
     )
     flags: list[MetricFlag] = Field([], description="implausible figures of any cell: named, never ranked on")
-    # the close (tools/close.py): whether the champion is closed, and the next levers, last
+    # the close (ops/campaign/close.py): whether the champion is closed, and the next levers, last
     close: CloseStatus | None = Field(None, description="whether the champion is closed, and what is missing")
     next_levers: list[Lever] = Field([], description="what to try next, best expected gain per cost first")
 

@@ -4,7 +4,7 @@ warm-up. Campaign cells and A/B trials read it alike, so the two cannot drift. N
     steps = measured_steps(spec.workload, spec.concurrencies, spec.warmup_requests, trials=1)
     n, note = prompts_at(spec.workload.num_prompts, c)     # never under 2 x c; the note says when it was raised
 
-The steps are what a measured boot runs on one server (tools/measured_boot.py) and what a plan shows as
+The steps are what a measured boot runs on one server (ops/measured_boot.py) and what a plan shows as
 commands: one list serves both, so a dry run shows exactly what a run sends.
 
 The gate (METHODOLOGY.md, "Campaigns"): every concurrency sends at least 2 x c prompts, so its window is not

@@ -1,7 +1,7 @@
 """The MCP server: every redline operation as a typed tool an agent can call; wiring only.
 
     app.py              builds the MCPServer from the tool modules below
-    registry.py         what every tool shares: @tool, annotations, RedlineError -> ToolError, State, run_job
+    toolkit.py          what every tool shares: @tool, annotations, RedlineError -> ToolError, State, run_job
     ladder_tools.py     the ladder tools; campaign_tools.py, rigor_tools.py, job_tools.py the others
     resources.py        the ladders as MCP resources
     http.py             streamable HTTP: loopback rebinding checks, a bearer token off loopback
@@ -10,5 +10,5 @@
     job_files.py        the job files on disk and who owns them; job_record.py their shapes
     cache.py            read-only results by file content
 
-The operations themselves live in redline.tools; nothing here decides a rung, a cell or a verdict.
+The operations themselves live in redline.ops; nothing here decides a rung, a cell or a verdict.
 """

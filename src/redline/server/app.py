@@ -4,7 +4,7 @@
     server.run()                                        # stdio
     async with Client(server) as client: ...            # in-process, in tests
 
-This module only builds the server. What the tools share is in registry.py; the tools are in
+This module only builds the server. What the tools share is in toolkit.py; the tools are in
 ladder_tools.py, campaign_tools.py and job_tools.py, the resources in resources.py, the HTTP transport in http.py.
 """
 
@@ -22,8 +22,8 @@ from redline.server import campaign_tools, job_tools, ladder_tools, rigor_tools 
 from redline.server.cache import LadderCache
 from redline.server.http import http_app
 from redline.server.jobs import running_jobs
-from redline.server.registry import TOOLS, Registered, State, StrictTool, stop_server
 from redline.server.resources import add_resources
+from redline.server.toolkit import TOOLS, Registered, State, StrictTool, stop_server
 from redline.server_config import STATE_DIR, ServerConfig
 
 __all__ = ["build_server", "http_app"]

@@ -1,6 +1,6 @@
-"""The campaign tools: each one a campaign file checked against the workspace, then one call into redline.tools.
+"""The campaign tools: each one a campaign file checked against the workspace, then one call into redline.ops.
 
-Their inputs are the request models' fields (see registry.expand), beside `campaign` (a .yml file in
+Their inputs are the request models' fields (see toolkit.expand), beside `campaign` (a .yml file in
 the workspace, such as campaigns/llama8b-h200.yml) and, for campaign_run, `wait_s`. A campaign's
 results (cells/<cell>/verdict.yml, report.md and its PNGs) go to the folder named by the campaign's
 `name`, beside its file, so they stay inside the workspace too.
@@ -23,15 +23,11 @@ from redline.models.campaign_results import (
     CampaignTable,
     ChampionReport,
 )
-from redline.server.config import LADDER_PART, LADDER_SUFFIXES, relative_name, resolve_in_workspace
-from redline.server.jobs import WAIT_DEFAULT_S, JobView
-from redline.server.launch import dry_run_view, launch
-from redline.server.registry import BOOTS, READ_ONLY, WRITE_ONCE, State, WaitArg, off_loop, state_of, tool
-from redline.targets import Target
-from redline.tools import campaign as ops
-from redline.tools import campaign_runner as runner
-from redline.tools.report import campaign_report as write_report
-from redline.tools.requests import (
+from redline.ops.campaign import plan as ops
+from redline.ops.campaign import results
+from redline.ops.campaign import run as runner
+from redline.ops.campaign.report import campaign_report as write_report
+from redline.ops.requests import (
     CampaignAggregateRequest,
     CampaignInitRequest,
     CampaignPlanRequest,
@@ -40,7 +36,12 @@ from redline.tools.requests import (
     CampaignStatusRequest,
     ChampionSelectRequest,
 )
-from redline.tools.session import Progress
+from redline.ops.session import Progress
+from redline.server.config import LADDER_PART, LADDER_SUFFIXES, relative_name, resolve_in_workspace
+from redline.server.jobs import WAIT_DEFAULT_S, JobView
+from redline.server.launch import dry_run_view, launch
+from redline.server.toolkit import BOOTS, READ_ONLY, WRITE_ONCE, State, WaitArg, off_loop, state_of, tool
+from redline.targets import Target
 
 # rewrites only the report's own files (report.md and its PNGs) in the campaign's results folder: the same
 # verdicts give the same report
@@ -181,7 +182,7 @@ async def campaign_run(
 async def campaign_status(ctx: Context, campaign: CampaignArg, request: CampaignStatusRequest) -> CampaignStatus:
     """Which cells are done (green or red), which one a runner is in, which are pending, and what to do next."""
     path = await checked(state_of(ctx), campaign)
-    return await off_loop(ops.campaign_status, path, request)
+    return await off_loop(results.campaign_status, path, request)
 
 
 @tool(READ_ONLY, "Aggregate a campaign", CampaignAggregateRequest)
@@ -193,7 +194,7 @@ async def campaign_aggregate(
     """One table of cells x concurrencies: the focus metric (mean and std over trials) and the guards beside it
     (every request completed, inside the SLA), with the cells that have no verdict yet."""
     path = await checked(state_of(ctx), campaign)
-    return await off_loop(ops.campaign_aggregate, path, request)
+    return await off_loop(results.campaign_aggregate, path, request)
 
 
 @tool(READ_ONLY, "Select the champion", ChampionSelectRequest)
@@ -201,7 +202,7 @@ async def champion_select(ctx: Context, campaign: CampaignArg, request: Champion
     """The champion under the SLA in the baseline's regime, or "no improvement" when no cell beats the baseline by
     more than the noise band; the top cells; other regimes listed apart. Every champion is a DRAFT."""
     path = await checked(state_of(ctx), campaign)
-    return await off_loop(ops.champion_select, path, request)
+    return await off_loop(results.champion_select, path, request)
 
 
 @tool(WRITES_REPORT, "Write the campaign report", CampaignReportRequest)

@@ -19,8 +19,8 @@ from redline.errors import InputError
 from redline.identity import this_owner
 from redline.ledger.atomic import atomic_write
 from redline.ledger.derived import check_file, derived_dir
+from redline.ops.request_base import JobState
 from redline.server.job_record import JobRecord, start_ticks
-from redline.tools.request_base import JobState
 from redline.untrusted import read_regular
 
 __all__ = ["JOB_ID_RE", "MAX_JOB_FILE", "JobFiles", "Records"]

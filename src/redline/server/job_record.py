@@ -12,8 +12,8 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from redline.identity import Owner, start_ticks, where
+from redline.ops.request_base import WAIT_MAX_S, JobState
 from redline.targets import Launch, ServerHandle
-from redline.tools.request_base import WAIT_MAX_S, JobState
 
 __all__ = ["ACTIVE", "JobRecord", "JobView", "now", "start_ticks"]
 

@@ -10,9 +10,9 @@ from typing import Any
 from mcp.server.mcpserver import Context
 from pydantic import BaseModel
 
+from redline.ops.requests import JobCancelRequest, JobListRequest, JobStatusRequest
 from redline.server.jobs import JobRecord, JobView
-from redline.server.registry import READ_ONLY, STOPS, off_loop, reporter, state_of, tool
-from redline.tools.requests import JobCancelRequest, JobListRequest, JobStatusRequest
+from redline.server.toolkit import READ_ONLY, STOPS, off_loop, reporter, state_of, tool
 
 AnyJob = JobView[dict[str, Any]]
 

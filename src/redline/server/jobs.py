@@ -10,7 +10,7 @@ A job file is `<id>.json` (job_files.py: the files and whose they are). A job re
 the servers its operation started: first the run folder of each launch
 (`JobContext.launching`, on disk before the launch), then its handle
 (`JobContext.add_process`); the two steps and the launch between them are one unit
-that a cancel waits for (registry.State.recording_target). A job that ends any way
+that a cancel waits for (toolkit.State.recording_target). A job that ends any way
 but "succeeded" has those that are still alive stopped, through their target, and so
 does the next server start for a job whose server died mid-run. Only one active job
 per target (one GPU) and per ladder is allowed at a time.
@@ -42,10 +42,10 @@ from pydantic import BaseModel
 
 from redline.errors import InputError, RedlineError
 from redline.ledger.derived import check_file
+from redline.ops.request_base import WAIT_MAX_S, JobState
 from redline.server.job_files import JobFiles, Records
 from redline.server.job_record import JobRecord, JobView, now
 from redline.targets import Launch, ServerHandle
-from redline.tools.request_base import WAIT_MAX_S, JobState
 
 __all__ = ["JobContext", "JobRecord", "JobState", "JobView", "Jobs", "running_jobs"]
 

@@ -1,6 +1,6 @@
-"""The ladder tools: each one a request checked against the workspace, then one call into redline.tools.
+"""The ladder tools: each one a request checked against the workspace, then one call into redline.ops.
 
-Their inputs are the request models' fields (see registry.expand), beside `ladder` (a file in the
+Their inputs are the request models' fields (see toolkit.expand), beside `ladder` (a file in the
 workspace) and, for the tools that run as jobs, `wait_s`.
 """
 
@@ -13,9 +13,25 @@ from redline.errors import InputError, LadderError
 from redline.ledger import read_ladder
 from redline.models import BootSignals
 from redline.models.ladder import Ceiling, Ladder, LadderStatus, NextStep
+from redline.ops.evidence.known_good_apply import registry_path
+from redline.ops.ladder import plan as ladder_ops
+from redline.ops.ladder import record as ladder_record
+from redline.ops.ladder import rung as rung_ops
+from redline.ops.ladder.rung import RungOutcome
+from redline.ops.requests import (
+    CeilingRecordRequest,
+    LadderInitRequest,
+    LadderNextRequest,
+    LadderStatusRequest,
+    ParseBootLogRequest,
+    RungRecordRequest,
+    RungRunRequest,
+    SmokeTestRequest,
+)
+from redline.ops.session import Progress
 from redline.server.jobs import WAIT_DEFAULT_S, JobView
 from redline.server.launch import launch
-from redline.server.registry import (
+from redline.server.toolkit import (
     APPEND,
     BOOTS,
     READ_ONLY,
@@ -29,22 +45,6 @@ from redline.server.registry import (
     tool,
 )
 from redline.targets import Target
-from redline.tools import ladder as ladder_ops
-from redline.tools import ladder_record
-from redline.tools import rung as rung_ops
-from redline.tools.known_good import registry_path
-from redline.tools.requests import (
-    CeilingRecordRequest,
-    LadderInitRequest,
-    LadderNextRequest,
-    LadderStatusRequest,
-    ParseBootLogRequest,
-    RungRecordRequest,
-    RungRunRequest,
-    SmokeTestRequest,
-)
-from redline.tools.rung import RungOutcome
-from redline.tools.session import Progress
 
 
 @tool(WRITE_ONCE, "Start a ladder", LadderInitRequest)

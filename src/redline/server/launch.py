@@ -17,11 +17,11 @@ from typing import Any, TypeVar
 from mcp.server.mcpserver import Context
 from pydantic import BaseModel
 
+from redline.ops.session import Progress
 from redline.server.job_record import now
 from redline.server.jobs import JobContext, JobView
-from redline.server.registry import run_job, state_of
+from redline.server.toolkit import run_job, state_of
 from redline.targets import Target
-from redline.tools.session import Progress
 
 R = TypeVar("R", bound=BaseModel)
 V = TypeVar("V", bound=BaseModel)

@@ -8,11 +8,11 @@ from mcp.server.mcpserver.exceptions import ResourceError
 from pydantic import BaseModel, Field
 
 from redline.errors import RedlineError
+from redline.ops.ladder import plan as ladder_ops
 from redline.server.cache import LadderCache
 from redline.server.config import LADDER_SUFFIXES, ladder_path, relative_name
-from redline.server.registry import off_loop
+from redline.server.toolkit import off_loop
 from redline.server_config import ServerConfig
-from redline.tools import ladder as ladder_ops
 
 MAX_LISTED_LADDERS = 200
 

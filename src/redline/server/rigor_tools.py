@@ -1,6 +1,6 @@
 """The verdict-rigor tools: ab_run (a job), perf_baseline_record and perf_baseline_diff, and the known-good registry.
 
-Their inputs are the request models' fields (see registry.expand), beside ab_run's `wait_s`. Every file
+Their inputs are the request models' fields (see toolkit.expand), beside ab_run's `wait_s`. Every file
 they name is a path inside the workspace; they write only ab/<name>.yml and ab/<name>/, baselines.yml
 and known-good.yml there.
 """
@@ -16,14 +16,11 @@ from redline.models.ab import AbResult
 from redline.models.baseline import BaselineDiff, BaselineRecorded
 from redline.models.known_good import KnownGoodFound, KnownGoodList, KnownGoodRecorded
 from redline.offload import off_loop
-from redline.server.jobs import WAIT_DEFAULT_S, JobView
-from redline.server.launch import dry_run_view, launch
-from redline.server.registry import BOOTS, READ_ONLY, WaitArg, state_of, tool
-from redline.targets import Target
-from redline.tools import ab as ab_ops
-from redline.tools import ab_plan, known_good_ops
-from redline.tools import baseline as baseline_ops
-from redline.tools.requests_rigor import (
+from redline.ops.ab import plan as ab_plan
+from redline.ops.ab import run as ab_ops
+from redline.ops.evidence import baseline as baseline_ops
+from redline.ops.evidence import known_good as known_good_ops
+from redline.ops.requests_rigor import (
     AbRunRequest,
     KnownGoodListRequest,
     KnownGoodLookupRequest,
@@ -31,7 +28,11 @@ from redline.tools.requests_rigor import (
     PerfBaselineDiffRequest,
     PerfBaselineRecordRequest,
 )
-from redline.tools.session import Progress
+from redline.ops.session import Progress
+from redline.server.jobs import WAIT_DEFAULT_S, JobView
+from redline.server.launch import dry_run_view, launch
+from redline.server.toolkit import BOOTS, READ_ONLY, WaitArg, state_of, tool
+from redline.targets import Target
 
 # changes one entry of a registry file in the workspace (baselines.yml, known-good.yml); the same call again
 # leaves the same entry

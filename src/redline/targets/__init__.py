@@ -1,7 +1,7 @@
 """Where commands run: one narrow interface (`Target`), one module per kind.
 
 load_targets("targets.yml") -> {name: spec}     the targets file, checked
-open_target(name, specs)    -> Target           the kind the spec names (registry.py)
+open_target(name, specs)    -> Target           the kind the spec names (kinds.py)
 async with target:                              close() on exit
     handle = await target.start(argv, env=..., cwd=..., log_path="server.log")
     outcome = await target.wait_ready(handle, "http://127.0.0.1:8000/health", 1800)
@@ -23,9 +23,9 @@ from redline.targets.base import (
     WaitOutcome,
 )
 from redline.targets.config import TargetSpec, load_targets, open_target
+from redline.targets.kinds import KINDS
 from redline.targets.local import LocalSpec, LocalTarget
 from redline.targets.posix import PosixTarget
-from redline.targets.registry import KINDS
 from redline.targets.spec import BaseSpec
 from redline.targets.ssh import SSHSpec, SSHTarget
 

@@ -5,7 +5,7 @@
       gpu1: {kind: ssh, host: 10.0.0.5, port: 22, user: ubuntu,
              key_file: ~/.ssh/id_ed25519, known_hosts: ~/.ssh/known_hosts, workdir: /tmp/redline}
 
-Each entry's `kind` picks its shape from the registry (registry.py). Relative
+Each entry's `kind` picks its shape from the registry (kinds.py). Relative
 paths are taken from the targets file's folder, so a file and its keys can
 travel together.
 """
@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from redline.errors import TargetConfigError
 from redline.inputs import load_yaml
 from redline.targets.base import Target
-from redline.targets.registry import KINDS
+from redline.targets.kinds import KINDS
 from redline.targets.spec import BaseSpec
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ re-run resumes after it.
 
 Here: the acknowledgement, the checks before anything boots, and the lock that
 keeps one runner per campaign; the Runner that boots the cells is in
-tools/campaign_cells.py.
+ops/campaign/runner.py.
 """
 
 from __future__ import annotations
@@ -30,13 +30,13 @@ from redline.ledger.campaign_file import lock_file, read_verdict
 from redline.models import Widenings
 from redline.models.campaign import CampaignPlan, CellPlan
 from redline.models.campaign_results import CampaignRunResult
+from redline.ops.campaign.load import Loaded, load
+from redline.ops.campaign.plan import campaign_plan, plan_for
+from redline.ops.campaign.runner import Runner, skipped, stop_left_servers
+from redline.ops.evidence.known_good_apply import KnownGoodRun, campaign_known_good
+from redline.ops.request_base import ACK_FLAG
+from redline.ops.session import Progress, ServeSession
 from redline.targets import Target
-from redline.tools.campaign import campaign_plan, plan_for
-from redline.tools.campaign_cells import Runner, skipped, stop_left_servers
-from redline.tools.campaign_load import Loaded, load
-from redline.tools.known_good import KnownGoodRun, campaign_known_good
-from redline.tools.request_base import ACK_FLAG
-from redline.tools.session import Progress, ServeSession
 
 # ---- the run ------------------------------------------------------------------------------------------------
 

@@ -17,10 +17,10 @@ from redline.ledger import Change, append_rung, read_ladder, rung_file, set_ceil
 from redline.models import BenchResult, BootSignals, ServeConfig
 from redline.models.context import ContextDescriptor, Hardware, Workload
 from redline.models.ladder import Ceiling, Ladder, NextStep, Rung, SmokeTest, SmokeWorkload
+from redline.ops.evidence.context import descriptor, local_model_files
 from redline.policy import Placement, next_step, place_boot
 from redline.policy.rungs import proof
 from redline.policy.signal import headroom, kv_tokens
-from redline.tools.context import descriptor, local_model_files
 
 # A smoke test confirms a ceiling only if its requests come this close to max_model_len.
 NEAR_CEILING = 0.9

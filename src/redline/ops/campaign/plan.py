@@ -2,38 +2,30 @@
 
     campaign_init(path, CampaignInitRequest(spec=campaign))   # a new campaign file, checked to plan
     plan = campaign_plan(path, target=target)                 # every command; starts nothing
-    campaign_status(path); campaign_aggregate(path); champion_select(path, ChampionSelectRequest(top=3))
 
-The run itself (boot each cell once, bench it, stop it, write its verdict) is in
-tools/campaign_runner.py. Each returns a pydantic model; each refusal is a
-RedlineError saying what to fix.
+What the verdicts say (status, the table, the champion) is in ops/campaign/results.py; the run itself (boot
+each cell once, bench it, stop it, write its verdict) is in ops/campaign/run.py. Each returns a pydantic model;
+each refusal is a RedlineError saying what to fix.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 
 from redline.engines import engine_names, get_engine
 from redline.errors import InputError, RedlineError, TargetConfigError
-from redline.ledger.campaign_file import read_campaign, read_verdicts, server_files, write_campaign
-from redline.ledger.server_record import load_server
+from redline.ledger.campaign_file import read_campaign, read_verdicts, write_campaign
 from redline.models import Widenings
 from redline.models.campaign import Campaign, CampaignPlan
-from redline.models.campaign_results import CampaignStatus, CampaignTable, CellState, CellVerdict, ChampionReport
-from redline.policy import campaign as plans
-from redline.policy import champion as champions
-from redline.targets import BaseSpec, Target, open_target
-from redline.tools.campaign_load import Loaded, load  # re-exported: the file read and resolved
-from redline.tools.close import close_champion
-from redline.tools.known_good import KnownGoodRun, apply_to_plan, default_registry
-from redline.tools.requests import (
-    CampaignAggregateRequest,
+from redline.ops.campaign.load import Loaded, load  # re-exported: the file read and resolved
+from redline.ops.evidence.known_good_apply import KnownGoodRun, apply_to_plan
+from redline.ops.requests import (
     CampaignInitRequest,
     CampaignPlanRequest,
-    CampaignStatusRequest,
-    ChampionSelectRequest,
 )
+from redline.policy import campaign as plans
+from redline.targets import BaseSpec, Target, open_target
 
 # ---- loading -----------------------------------------------------------------------------------------------
 
@@ -153,76 +145,11 @@ def campaign_plan(
     return plan_for(load(path), target, widening, known_good)
 
 
-# ---- reading results ----------------------------------------------------------------------------------------
-
-
-def campaign_status(path: str | Path, request: CampaignStatusRequest | None = None) -> CampaignStatus:
-    """Which cells are done (green or red), which ones a runner is in, which are pending; what to do next."""
-    loaded = load(path)
-    verdicts = read_verdicts(loaded.results, loaded.names)
-    indexes = {r.rung_index for f in server_files(loaded.results) if (r := load_server(f)) is not None}
-    running = [c.name for i, c in enumerate(loaded.cells, 1) if i in indexes]
-    states = [_state(name, verdicts.get(name), name in running) for name in loaded.names]
-    green = sum(s.state == "green" for s in states)
-    red = sum(s.state == "red" for s in states)
-    return CampaignStatus(
-        campaign=loaded.campaign.name,
-        path=str(loaded.path),
-        results=str(loaded.results),
-        total=len(states),
-        done=green + red,
-        green=green,
-        red=red,
-        cells=states,
-        running=running,
-        next=_next_hint(loaded, states, running),
-    )
-
-
-def _state(name: str, verdict: CellVerdict | None, running: bool) -> CellState:
-    if verdict is not None:
-        return CellState(cell=name, state=verdict.verdict, reason=verdict.reason)
-    return CellState(cell=name, state="running" if running else "pending")
-
-
-def _next_hint(loaded: Loaded, states: Sequence[CellState], running: list[str]) -> str:
-    pending = [s.cell for s in states if s.state in ("pending", "running")]
-    reds = [s.cell for s in states if s.state == "red"]
-    if running:
-        return (
-            f"a server is recorded as running for {', '.join(repr(c) for c in running)}: wait for its job, or "
-            "run the campaign again to stop what a killed run left and resume"
-        )
-    if reds and pending and not loaded.campaign.continue_on_red:
-        return f"cell {reds[0]!r} is red: read its verdict.yml; delete its folder to re-run it, or set continue_on_red"
-    if pending:
-        return f"{len(pending)} cells to run: campaign_run resumes at {pending[0]!r}"
-    return "every cell has a verdict: call champion_select, then campaign_report"
-
-
-def campaign_aggregate(path: str | Path, request: CampaignAggregateRequest | None = None) -> CampaignTable:
-    """The table of cells x concurrencies: the focus metric (mean, std over trials) and the guards."""
-    loaded = load(path)
-    return champions.campaign_table(loaded.campaign, loaded.names, read_verdicts(loaded.results, loaded.names))
-
-
-def champion_select(path: str | Path, request: ChampionSelectRequest | None = None) -> ChampionReport:
-    """The champion under the SLA in the baseline's regime, or "no improvement" inside the noise band. DRAFT."""
-    request = request or ChampionSelectRequest()
-    loaded = load(path)
-    verdicts = read_verdicts(loaded.results, loaded.names)
-    report = champions.select_champion(loaded.campaign, loaded.names, loaded.baseline, verdicts, top=request.top)
-    return close_champion(report, verdicts, default_registry(loaded.path))  # the close: next levers, what is missing
-
-
 __all__ = [
     "Loaded",
-    "campaign_aggregate",
     "campaign_init",
     "campaign_plan",
-    "campaign_status",
     "campaign_target",
-    "champion_select",
     "check_inside",
     "load",
     "open_campaign_target",

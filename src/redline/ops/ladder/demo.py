@@ -15,9 +15,9 @@ from ruamel.yaml import YAML
 
 from redline.engines import DEFAULT_ENGINE, get_engine
 from redline.errors import InputError
+from redline.ops.ladder import plan as ladder_tools
+from redline.ops.requests import LadderInitRequest
 from redline.tinymodel import write_tiny_llama
-from redline.tools import ladder as ladder_tools
-from redline.tools.requests import LadderInitRequest
 
 KV_CACHE_BYTES = 8 << 20
 FLOOR = 1024  # max_model_len and max_num_batched_tokens of the known-good first boot

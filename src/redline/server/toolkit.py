@@ -1,4 +1,4 @@
-"""The tool registry: what every MCP tool shares, written once.
+"""The toolkit: what every MCP tool shares, written once.
 
     @tool(READ_ONLY, "Ladder status", LadderStatusRequest)
     async def ladder_status(ctx: Context, ladder: LadderArg, request: LadderStatusRequest) -> LadderStatus: ...
@@ -38,14 +38,14 @@ from redline.models.ladder import NextStep
 from redline.offload import (
     off_loop as off_loop,  # re-exported: the tools' one way off the event loop (a thread, or a process for big texts)
 )
+from redline.ops.ladder.rung import require_cluster_ack
+from redline.ops.request_base import MAX_TEXT, WAIT_MAX_S, Request
+from redline.ops.session import ServeSession
 from redline.server.cache import LadderCache
 from redline.server.config import ServerConfig, ladder_path, relative_name, resolve_in_workspace
 from redline.server.job_record import now
 from redline.server.jobs import JobContext, JobRecord, Jobs, JobView
 from redline.targets import Launch, ServerHandle, Target
-from redline.tools.request_base import MAX_TEXT, WAIT_MAX_S, Request
-from redline.tools.rung import require_cluster_ack
-from redline.tools.session import ServeSession
 from redline.validation_text import explain, unknown_argument
 
 T = TypeVar("T")

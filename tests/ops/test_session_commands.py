@@ -1,8 +1,8 @@
 """A session runs each engine by the command its target names, and benches it with its bench client's command."""
 
 from redline.engines import get_engine
+from redline.ops.session import ServeSession
 from redline.targets import LocalTarget
-from redline.tools.session import ServeSession
 
 
 def test_sglang_boots_by_its_own_command_and_is_benched_by_the_vllm_client_the_target_names() -> None:

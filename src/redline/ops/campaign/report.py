@@ -27,9 +27,9 @@ from redline.models.campaign_results import (
     Series,
     TableRow,
 )
+from redline.ops.campaign.load import load
+from redline.ops.requests import CampaignReportRequest
 from redline.policy import champion as champions
-from redline.tools.campaign_load import load
-from redline.tools.requests import CampaignReportRequest
 
 # ---- the data behind the plots (pure) ---------------------------------------------------------------------------
 

@@ -5,9 +5,9 @@ import pytest
 
 from redline.errors import LadderError
 from redline.ledger import read_ladder
-from redline.tools.rung import ladder_server, rung_run, smoke_test, stop_server
+from redline.ops.ladder.rung import ladder_server, rung_run, smoke_test, stop_server
 from tests.conftest import processes_naming
-from tests.tools.test_rung_bad_input import local_target, new_ladder
+from tests.ops.test_rung_bad_input import local_target, new_ladder
 
 pytestmark = pytest.mark.anyio
 

@@ -13,12 +13,12 @@ from pathlib import Path
 
 from redline.models.campaign_results import CellVerdict, ChampionReport
 from redline.models.lever import CloseStatus, Lever
+from redline.ops.evidence.context import local_model_files
+from redline.ops.evidence.known_good_apply import recorded_for
+from redline.ops.evidence.sol import sol_figure
+from redline.ops.evidence.sources import cell_context
 from redline.policy.known_good import hardware_key
 from redline.policy.levers import LeverInput, next_levers
-from redline.tools.context import local_model_files
-from redline.tools.known_good import recorded_for
-from redline.tools.sol import sol_figure
-from redline.tools.sources import cell_context
 
 CLAIM = {"latency": "latency", "throughput": "throughput", "goodput": "throughput"}
 

@@ -10,7 +10,7 @@ from redline.engines import DEFAULT_ENGINE, EngineName
 from redline.models.ab import AbSpec
 from redline.models.context import ContextDescriptor
 from redline.models.known_good import Evidence
-from redline.tools.request_base import ENGINES, Ack, Request, WorkspaceFile
+from redline.ops.request_base import ENGINES, Ack, Request, WorkspaceFile
 
 # ---- verdict rigor: A/B, baselines, known-good (the workspace is the server's, or --workspace at a terminal) ----
 

@@ -16,9 +16,9 @@ from redline.errors import InputError
 from redline.ledger.baselines_file import BASELINES, HEADER, WHAT, baselines_path, read_baselines
 from redline.ledger.registry_file import update_registry
 from redline.models.baseline import Baseline, BaselineDiff, BaselineRecorded, BaselinesFile
+from redline.ops.evidence.sources import ResultRef, resolve
+from redline.ops.requests_rigor import PerfBaselineDiffRequest, PerfBaselineRecordRequest
 from redline.policy import baseline_diff as diffs
-from redline.tools.requests_rigor import PerfBaselineDiffRequest, PerfBaselineRecordRequest
-from redline.tools.sources import ResultRef, resolve
 
 
 def perf_baseline_record(workspace: Path, request: PerfBaselineRecordRequest) -> BaselineRecorded:

@@ -23,11 +23,11 @@ from redline.ledger.registry_file import read_registry
 from redline.models.campaign import CampaignPlan
 from redline.models.known_good import NO_GPU, KnownGoodEntry, KnownGoodFile, KnownGoodUse
 from redline.models.serve import ServeConfig
+from redline.ops.campaign.load import load
+from redline.ops.evidence.context import local_model_files, model_files
 from redline.policy import known_good as kg
 from redline.policy.campaign import boot_argv, cell_engine
 from redline.targets import HostInfo, Target
-from redline.tools.campaign_load import load
-from redline.tools.context import local_model_files, model_files
 
 REGISTRY = "known-good.yml"
 WHAT = "known-good registry"

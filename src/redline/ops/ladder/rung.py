@@ -20,13 +20,13 @@ from redline.ledger.server_record import ServerRecord, clear_server, load_server
 from redline.models import Widening
 from redline.models.ladder import Ceiling, Ladder, NextStep, Rung
 from redline.offload import off_loop
+from redline.ops.ladder import plan as ladder_tools
+from redline.ops.ladder import record as ladder_record
+from redline.ops.measured_boot import run_steps
+from redline.ops.request_base import ACK_FLAG
+from redline.ops.session import Progress, ServeSession, say
 from redline.policy.workload import Step
 from redline.targets import ServerHandle, Target
-from redline.tools import ladder as ladder_tools
-from redline.tools import ladder_record
-from redline.tools.measured_boot import run_steps
-from redline.tools.request_base import ACK_FLAG
-from redline.tools.session import Progress, ServeSession, say
 
 
 class RungOutcome(BaseModel):

@@ -26,9 +26,9 @@ from redline.errors import InputError
 from redline.identity import this_owner
 from redline.ledger.server_record import ServerRecord, clear_server, save_server
 from redline.models import BenchResult, ServeConfig
+from redline.ops.session import BenchRun, Boot, ServeSession, say
 from redline.policy.workload import Step
 from redline.targets import ServerHandle
-from redline.tools.session import BenchRun, Boot, ServeSession, say
 
 BOOTED_AT = 0.3  # the share of an operation's progress a boot takes; its benches take the rest
 

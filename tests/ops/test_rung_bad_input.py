@@ -27,6 +27,9 @@ from redline.errors import (
 )
 from redline.ledger.ladder_file import load_ladder, read_ladder
 from redline.models import BootStatus, Widening
+from redline.ops.ladder.plan import ladder_init
+from redline.ops.ladder.rung import climb, ladder_server, rung_run, smoke_test, stop_server
+from redline.ops.requests import LadderInitRequest
 from redline.targets import (
     LocalTarget,
     SSHSpec,
@@ -35,9 +38,6 @@ from redline.targets import (
     load_targets,
     open_target,
 )
-from redline.tools.ladder import ladder_init
-from redline.tools.requests import LadderInitRequest
-from redline.tools.rung import climb, ladder_server, rung_run, smoke_test, stop_server
 from tests.conftest import processes_naming
 from tests.server.helpers import FAKE_VLLM, LLAMA8B
 

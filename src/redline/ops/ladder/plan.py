@@ -1,5 +1,5 @@
 """The ladder operations, as plain functions that the CLI and the MCP tools both call: starting a ladder, its
-next step and its status here; recording a boot, a smoke test and the ceiling in tools/ladder_record.py.
+next step and its status here; recording a boot, a smoke test and the ceiling in ops/ladder/record.py.
 
 Each returns a pydantic model and raises a RedlineError whose message says what
 to do. A refused input changes nothing on disk.
@@ -27,10 +27,8 @@ from redline.models.ladder import (
     Rung,
     RungRow,
 )
-from redline.policy import next_step, serve_config
-from redline.policy.signal import kv_tokens
-from redline.tools.known_good import apply_to_ladder, default_registry
-from redline.tools.ladder_record import (  # re-exported: callers name them as ladder operations
+from redline.ops.evidence.known_good_apply import apply_to_ladder, default_registry
+from redline.ops.ladder.record import (  # re-exported: callers name them as ladder operations
     ceiling_record,
     not_now,
     record_boot,
@@ -38,7 +36,9 @@ from redline.tools.ladder_record import (  # re-exported: callers name them as l
     rung_record,
     smoke_record,
 )
-from redline.tools.requests import LadderInitRequest
+from redline.ops.requests import LadderInitRequest
+from redline.policy import next_step, serve_config
+from redline.policy.signal import kv_tokens
 
 
 def _path(path: str | Path) -> Path:
@@ -79,7 +79,7 @@ def ladder_init(
     long_env = {eng.long_context_env: "1"} if r.allow_long_context and eng.long_context_env else {}
     env = {**fixed.pop("env", {}), **long_env}
     given = set(fixed) | ({"gpu_memory_utilization"} & r.model_fields_set)
-    knobs, used = apply_to_ladder(  # the known-good hook (tools/known_good.py)
+    knobs, used = apply_to_ladder(  # the known-good hook (ops/evidence/known_good_apply.py)
         {"gpu_memory_utilization": r.gpu_memory_utilization, **fixed, "env": env},
         given,
         known_good or default_registry(_path(path)),

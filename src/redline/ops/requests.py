@@ -4,7 +4,7 @@
                                 floor_max_model_len=32768, floor_max_num_batched_tokens=8192)
     ladder_init(path, request)
 
-The MCP tool's input schema (server/registry.py) and the CLI's flags (cli/flags.py) are both
+The MCP tool's input schema (server/toolkit.py) and the CLI's flags (cli/flags.py) are both
 generated from these fields, so a field added here reaches both; the test
 tests/test_operations_agree.py fails if it does not. Two things are not part of a request,
 because each surface names them its own way: the ladder or campaign file (a workspace path over MCP, a
@@ -20,7 +20,7 @@ from pydantic import Field, ValidationInfo, field_validator
 from redline.engines import DEFAULT_ENGINE, EngineName, detect_engine
 from redline.models.campaign import Campaign
 from redline.models.ladder import FixedKnobs, Policy
-from redline.tools.request_base import (
+from redline.ops.request_base import (
     ENGINES,
     WAIT_MAX_S,
     Ack,
@@ -33,7 +33,7 @@ from redline.tools.request_base import (
     Tokens,
     WorkspaceFile,
 )
-from redline.tools.requests_rigor import RIGOR_OPERATIONS
+from redline.ops.requests_rigor import RIGOR_OPERATIONS
 
 
 class LadderInitRequest(Request):

@@ -4,9 +4,9 @@ import pytest
 
 from redline.ledger import read_ladder
 from redline.models import BootStatus
-from redline.tools.rung import ladder_server, rung_run
+from redline.ops.ladder.rung import ladder_server, rung_run
 from tests.conftest import processes_naming
-from tests.tools.test_rung_bad_input import local_target, new_ladder
+from tests.ops.test_rung_bad_input import local_target, new_ladder
 
 pytestmark = pytest.mark.anyio
 

@@ -1,6 +1,6 @@
 """A cell's verdict from what its boot and benches gave: the figures per concurrency, the context, green or red.
 
-tools/campaign_cells.py boots and benches the cell (tools/measured_boot.py); this only reads what that left
+ops/campaign/runner.py boots and benches the cell (ops/measured_boot.py); this only reads what that left
 (no I/O), and policy/champion.py holds the rules that judge it.
 """
 
@@ -20,10 +20,10 @@ from redline.models.campaign_results import (
     Trial,
 )
 from redline.models.ladder import GpuProfile
+from redline.ops.measured_boot import MeasuredBoot
 from redline.policy import champion as champions
 from redline.policy.workload import WARMUP_FILE, prompts_at
 from redline.targets import HostInfo
-from redline.tools.measured_boot import MeasuredBoot
 
 
 @dataclass(frozen=True)

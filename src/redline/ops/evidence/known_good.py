@@ -31,12 +31,12 @@ from redline.models.known_good import (
     KnownGoodRecorded,
 )
 from redline.models.serve import ServeConfig
+from redline.ops.evidence.context import local_model_files
+from redline.ops.evidence.known_good_apply import HEADER, REGISTRY, WHAT, read_entries, registry_path
+from redline.ops.evidence.sources import Resolved, from_ab, from_cell
+from redline.ops.requests_rigor import KnownGoodListRequest, KnownGoodLookupRequest, KnownGoodRecordRequest
+from redline.ops.workspace import inside, relative
 from redline.policy import known_good as kg
-from redline.tools.context import local_model_files
-from redline.tools.known_good import HEADER, REGISTRY, WHAT, read_entries, registry_path
-from redline.tools.requests_rigor import KnownGoodListRequest, KnownGoodLookupRequest, KnownGoodRecordRequest
-from redline.tools.sources import Resolved, from_ab, from_cell
-from redline.tools.workspace import inside, relative
 
 
 def config_knobs(config: ServeConfig, leave: tuple[str, ...] = ()) -> dict[str, Any]:

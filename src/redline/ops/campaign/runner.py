@@ -2,8 +2,8 @@
 
 Up to the campaign's `parallel` cells run at once, each by a session of its own on a server of its own
 (a target that runs that many servers at once: see Target.max_servers); one at a time, they run in
-order. tools/campaign_runner.py checks and prepares the run, then hands it here; the verdict is
-made in tools/campaign_verdict.py.
+order. ops/campaign/run.py checks and prepares the run, then hands it here; the verdict is
+made in ops/campaign/verdict.py.
 """
 
 from __future__ import annotations
@@ -24,13 +24,13 @@ from redline.ledger.server_record import clear_server, load_server
 from redline.models import Widenings
 from redline.models.campaign import Campaign, CampaignPlan, CellPlan
 from redline.models.campaign_results import CampaignRunResult, CellOutcome, CellVerdict
+from redline.ops.campaign.load import Loaded
+from redline.ops.campaign.verdict import Judge
+from redline.ops.measured_boot import Keep, measured_boot
+from redline.ops.session import Progress, ServeSession, say
 from redline.policy import champion as champions
 from redline.policy.workload import Step, measured_steps
 from redline.targets import Target
-from redline.tools.campaign_load import Loaded
-from redline.tools.campaign_verdict import Judge
-from redline.tools.measured_boot import Keep, measured_boot
-from redline.tools.session import Progress, ServeSession, say
 
 
 async def stop_left_servers(results: Path, target: Target) -> int:

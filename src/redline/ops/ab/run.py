@@ -33,14 +33,15 @@ from redline.ledger.server_record import clear_server, load_server
 from redline.models import BenchWorkload, Widenings
 from redline.models.ab import AbPlan, AbResult, AbSpec, ArmPlan, TrialPoint, TrialRecord, TrialStep
 from redline.models.context import ContextDescriptor, Node, Workload
+from redline.ops.ab.plan import RUN_DIR, Prepared, check_resumable, done_trials, plan_of, prepare
+from redline.ops.ab.result import ab_result
+from redline.ops.evidence.context import descriptor, node_of
+from redline.ops.evidence.sol import sol_figure
+from redline.ops.measured_boot import Keep, MeasuredBoot, StepResult, measured_boot
+from redline.ops.request_base import ACK_FLAG
+from redline.ops.session import Boot, Progress, ServeSession, say
 from redline.policy.workload import WARMUP_FILE, Step, measured_steps
 from redline.targets import HostInfo, Target
-from redline.tools.ab_plan import RUN_DIR, Prepared, ab_result, check_resumable, done_trials, plan_of, prepare
-from redline.tools.context import descriptor, node_of
-from redline.tools.measured_boot import Keep, MeasuredBoot, StepResult, measured_boot
-from redline.tools.request_base import ACK_FLAG
-from redline.tools.session import Boot, Progress, ServeSession, say
-from redline.tools.sol import sol_figure
 
 # ---- the run -------------------------------------------------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""The one measured-boot loop (tools/measured_boot.py) and the one workload policy (policy/workload.py), on the
+"""The one measured-boot loop (ops/measured_boot.py) and the one workload policy (policy/workload.py), on the
 fake engine (tests/server/fake_vllm.py) in real child processes through the real LocalTarget.
 
 Campaign cells and A/B trials both run measured_boot over policy/workload's steps: the same workload gives the
@@ -16,11 +16,11 @@ from redline.engines import get_engine
 from redline.ledger.server_record import load_server
 from redline.models import ServeConfig
 from redline.models.campaign import CampaignWorkload
+from redline.ops.ab.run import ab_run
+from redline.ops.campaign.plan import campaign_plan
+from redline.ops.measured_boot import Keep, measured_boot
+from redline.ops.session import ServeSession
 from redline.policy.workload import measured_steps
-from redline.tools.ab import ab_run
-from redline.tools.campaign import campaign_plan
-from redline.tools.measured_boot import Keep, measured_boot
-from redline.tools.session import ServeSession
 from tests.campaign.helpers import Fake, make_fake, wait_until_gone
 from tests.rigor.helpers import ab_spec
 

@@ -30,12 +30,12 @@ from redline.models.context import (
     Workload,
 )
 from redline.models.serve import ServeConfig
+from redline.ops.ab.result import ab_summary
+from redline.ops.campaign.load import load
+from redline.ops.evidence.context import local_model_files, quantization_of
+from redline.ops.evidence.sol import sol_figure
+from redline.ops.workspace import inside, relative
 from redline.policy.ab import metrics_of, stat
-from redline.tools.ab_plan import ab_summary
-from redline.tools.campaign_load import load
-from redline.tools.context import local_model_files, quantization_of
-from redline.tools.sol import sol_figure
-from redline.tools.workspace import inside, relative
 
 
 class ResultRef(BaseModel):

@@ -1,0 +1,1 @@
+"""The A/B: its plan, its run, its result."""

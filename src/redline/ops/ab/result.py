@@ -1,0 +1,170 @@
+"""What an A/B did, read from its trial records on disk: every arm's figures, the verdict, the next levers.
+
+ab_result(workspace, prepared, plan, ran=[...])   # after a run: the result the tool answers
+spec, arms, verdict = ab_summary(workspace, name)   # any time after: from the trial files alone
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from redline.errors import InputError
+from redline.ledger.ab_file import AbPaths, read_spec, read_trial
+from redline.models.ab import AbPlan, AbResult, AbSpec, ArmPlan, ArmSummary, TrialRecord
+from redline.models.lever import CloseStatus, Lever
+from redline.models.sol import SolFigure
+from redline.models.verdict import AbVerdict
+from redline.ops.ab.plan import Prepared, done_trials
+from redline.ops.evidence.context import ModelFiles
+from redline.ops.evidence.known_good_apply import Identity, recorded_for, registry_path
+from redline.policy import ab as plans
+from redline.policy.levers import LeverInput, next_levers
+
+# ---- the result -----------------------------------------------------------------------------------------------------
+
+
+def trial_records(paths: AbPaths, spec: AbSpec) -> dict[str, list[TrialRecord]]:
+    """Every trial record of every arm, trial 1 to spec.trials."""
+    out: dict[str, list[TrialRecord]] = {}
+    for arm in spec.arms:
+        out[arm.name] = [r for k in range(1, spec.trials + 1) if (r := read_trial(paths, arm.name, k)) is not None]
+    return out
+
+
+def _arm_sol(arm: ArmSummary | None) -> SolFigure | None:
+    top = arm.points[-1] if arm and arm.points else None
+    return top.sol if top is not None else None
+
+
+def levers_for(spec: AbSpec, arms: Sequence[ArmSummary], verdict: AbVerdict) -> list[Lever]:
+    """The next levers from the champion (or, with none, the baseline's) config and its % of SoL."""
+    chosen = verdict.champion or verdict.compared_with
+    arm = next((a for a in arms if a.arm == chosen), None)
+    if arm is None:
+        return []
+    quant = arm.points[0].context.model.quantization if arm.points else None
+    return next_levers(
+        LeverInput(
+            claim=spec.claim, serve=arm.serve, concurrencies=spec.concurrencies, sol=_arm_sol(arm), quantization=quant
+        )
+    )
+
+
+def close_of(
+    workspace: Path,
+    arms: Sequence[ArmSummary],
+    verdict: AbVerdict,
+    levers: Sequence[Lever],
+    identities: dict[str, Identity],
+    files: dict[str, ModelFiles],
+) -> CloseStatus | None:
+    """Whether the champion is closed: a VERDICT, its known-good config recorded, a next lever named."""
+    if verdict.champion is None:
+        return None
+    arm = next(a for a in arms if a.arm == verdict.champion)
+    identity = identities[arm.engine]
+    version = arm.points[0].context.engine.version if arm.points else identity.engine_version
+    entry = recorded_for(
+        arm.serve,
+        registry_path(workspace),
+        hardware=identity.hardware,
+        engine=arm.engine,
+        engine_version=version,
+        config_hash=files[arm.serve.model].config_hash,
+    )
+    missing = []
+    if verdict.rigor != "VERDICT":
+        missing.append(f"a VERDICT: the A/B is a DRAFT ({', '.join(verdict.failed)} failed)")
+    if entry is None:
+        missing.append(f"its known-good config: call known_good_record with from_ab and arm={arm.arm} (and why)")
+    if not levers:
+        missing.append("a next lever: none applies, so document the speed-of-light wall it reached")
+    return CloseStatus(
+        champion=arm.arm,
+        closed=not missing,
+        known_good=entry.key().describe() if entry else None,
+        next_lever=levers[0].lever if levers else None,
+        missing=missing,
+    )
+
+
+def headline(arms: Sequence[ArmSummary], verdict: AbVerdict) -> str:
+    """The verdict, and each arm's mean ± std and % of SoL at the top concurrency, on the claim's metric (and, for
+    arms of two engines, each arm's engine: the champion's is the engine that won)."""
+    parts = []
+    across = len({a.engine for a in arms}) > 1
+    for arm in arms:
+        name = f"{arm.arm} ({arm.engine})" if across else arm.arm
+        if not arm.points:
+            parts.append(f"{name}: no successful trial")
+            continue
+        top = arm.points[-1]
+        s = top.metrics.get(verdict.metric)
+        figure = "-" if s is None else f"{s.mean:,.2f}" + (f" ± {s.std:,.2f}" if s.std is not None else "")
+        sol = (
+            f", {top.sol.pct_of_ceiling:.1f}% of SoL [{top.sol.key}]"
+            if top.sol.pct_of_ceiling is not None
+            else f", SoL: {top.sol.basis}"
+        )
+        parts.append(f"{name} {figure} {verdict.metric} at c={top.concurrency} (n={s.n if s else 0}){sol}")
+    champion = next((a for a in arms if a.arm == verdict.champion), None)
+    won = f" ({champion.engine} won)" if across and champion is not None else ""
+    return f"{verdict.summary}{won}. " + "; ".join(parts)
+
+
+def ab_result(workspace: Path, prepared: Prepared, plan: AbPlan, *, ran: list[str]) -> AbResult:
+    paths = AbPaths(workspace, prepared.spec.name)
+    spec = prepared.spec
+    arms, verdict = plans.summarize(spec, prepared.arms, trial_records(paths, spec))
+    levers = levers_for(spec, arms, verdict)
+    close = close_of(workspace, arms, verdict, levers, prepared.identities, prepared.files)
+    if verdict.rigor == "DRAFT":
+        hint = "read the failed rules: fix each and run again (ab_run resumes and can add trials)"
+    elif verdict.champion:
+        hint = "record the champion's known-good config (known_good_record) and try the next lever"
+    else:
+        hint = "no improvement: keep the baseline, and try the next lever"
+    return AbResult(
+        ab=spec.name,
+        path=paths.relative(paths.spec_file),
+        dry_run=False,
+        plan=None,
+        ran=ran,
+        skipped=done_trials(plan),
+        known_good=prepared.known_good,
+        arms=arms,
+        verdict=verdict,
+        summary=headline(arms, verdict),
+        next=hint,
+        close=close,
+        next_levers=levers,
+    )
+
+
+def ab_summary(workspace: Path, name: str) -> tuple[AbSpec, list[ArmSummary], AbVerdict]:
+    """An A/B already run, summarized from its files (no target needed: every figure is on disk)."""
+    paths = AbPaths(workspace, name)
+    spec = read_spec(paths.spec_file)
+    if spec is None:
+        named = name.split("/")[-1].removesuffix(".yml").removesuffix(".yaml")  # its file named, not the A/B
+        if named != name and AbPaths(workspace, named).spec_file.is_file():
+            raise InputError(f"A/B {name!r} is its file's name; write the A/B's name, {named!r}")
+        raise InputError(
+            f"no A/B named {name!r} in this workspace ({paths.relative(paths.spec_file)} is missing); "
+            "run it with ab_run first"
+        )
+    records = trial_records(paths, spec)
+    arms = []
+    for arm in spec.arms:
+        done = records.get(arm.name, [])
+        if not done:
+            raise InputError(f"A/B {name!r}: arm {arm.name!r} has no trial yet; run the A/B first")
+        engine = done[0].engine or arm.engine or spec.engine  # as recorded; an older record: the A/B's
+        baseline = arm.name == spec.baseline
+        arms.append(ArmPlan(name=arm.name, baseline=baseline, engine=engine, serve=done[0].serve, boot_command=[]))
+    summaries, verdict = plans.summarize(spec, arms, records)
+    return spec, summaries, verdict
+
+
+__all__ = ["ab_result", "ab_summary", "close_of", "headline", "levers_for", "trial_records"]

@@ -1,0 +1,1 @@
+"""Campaigns: the plan, the run, the verdicts, the champion and the report."""

@@ -1,0 +1,84 @@
+"""What a campaign's verdicts say, read from its results folder: which cells are done, the table, the champion.
+
+    campaign_status(path); campaign_aggregate(path); champion_select(path, ChampionSelectRequest(top=3))
+
+Plain functions that the MCP tools and the CLI both call; nothing here starts a server.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from redline.ledger.campaign_file import read_verdicts, server_files
+from redline.ledger.server_record import load_server
+from redline.models.campaign_results import CampaignStatus, CampaignTable, CellState, CellVerdict, ChampionReport
+from redline.ops.campaign.close import close_champion
+from redline.ops.campaign.load import Loaded, load
+from redline.ops.evidence.known_good_apply import default_registry
+from redline.ops.requests import CampaignAggregateRequest, CampaignStatusRequest, ChampionSelectRequest
+from redline.policy import champion as champions
+
+# ---- reading results ----------------------------------------------------------------------------------------
+
+
+def campaign_status(path: str | Path, request: CampaignStatusRequest | None = None) -> CampaignStatus:
+    """Which cells are done (green or red), which ones a runner is in, which are pending; what to do next."""
+    loaded = load(path)
+    verdicts = read_verdicts(loaded.results, loaded.names)
+    indexes = {r.rung_index for f in server_files(loaded.results) if (r := load_server(f)) is not None}
+    running = [c.name for i, c in enumerate(loaded.cells, 1) if i in indexes]
+    states = [_state(name, verdicts.get(name), name in running) for name in loaded.names]
+    green = sum(s.state == "green" for s in states)
+    red = sum(s.state == "red" for s in states)
+    return CampaignStatus(
+        campaign=loaded.campaign.name,
+        path=str(loaded.path),
+        results=str(loaded.results),
+        total=len(states),
+        done=green + red,
+        green=green,
+        red=red,
+        cells=states,
+        running=running,
+        next=_next_hint(loaded, states, running),
+    )
+
+
+def _state(name: str, verdict: CellVerdict | None, running: bool) -> CellState:
+    if verdict is not None:
+        return CellState(cell=name, state=verdict.verdict, reason=verdict.reason)
+    return CellState(cell=name, state="running" if running else "pending")
+
+
+def _next_hint(loaded: Loaded, states: Sequence[CellState], running: list[str]) -> str:
+    pending = [s.cell for s in states if s.state in ("pending", "running")]
+    reds = [s.cell for s in states if s.state == "red"]
+    if running:
+        return (
+            f"a server is recorded as running for {', '.join(repr(c) for c in running)}: wait for its job, or "
+            "run the campaign again to stop what a killed run left and resume"
+        )
+    if reds and pending and not loaded.campaign.continue_on_red:
+        return f"cell {reds[0]!r} is red: read its verdict.yml; delete its folder to re-run it, or set continue_on_red"
+    if pending:
+        return f"{len(pending)} cells to run: campaign_run resumes at {pending[0]!r}"
+    return "every cell has a verdict: call champion_select, then campaign_report"
+
+
+def campaign_aggregate(path: str | Path, request: CampaignAggregateRequest | None = None) -> CampaignTable:
+    """The table of cells x concurrencies: the focus metric (mean, std over trials) and the guards."""
+    loaded = load(path)
+    return champions.campaign_table(loaded.campaign, loaded.names, read_verdicts(loaded.results, loaded.names))
+
+
+def champion_select(path: str | Path, request: ChampionSelectRequest | None = None) -> ChampionReport:
+    """The champion under the SLA in the baseline's regime, or "no improvement" inside the noise band. DRAFT."""
+    request = request or ChampionSelectRequest()
+    loaded = load(path)
+    verdicts = read_verdicts(loaded.results, loaded.names)
+    report = champions.select_champion(loaded.campaign, loaded.names, loaded.baseline, verdicts, top=request.top)
+    return close_champion(report, verdicts, default_registry(loaded.path))  # the close: next levers, what is missing
+
+
+__all__ = ["campaign_aggregate", "campaign_status", "champion_select"]

@@ -1,0 +1,1 @@
+"""The ladder: its file, its rungs, the climb."""
