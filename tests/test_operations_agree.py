@@ -25,6 +25,7 @@ from redline.models.ladder import Ladder
 from redline.ops.ab import run as ab_ops
 from redline.ops.campaign import plan as campaign_ops
 from redline.ops.campaign import report as report_ops
+from redline.ops.campaign import results as campaign_results
 from redline.ops.campaign import run as campaign_runner
 from redline.ops.evidence import baseline as baseline_ops
 from redline.ops.evidence import known_good as known_good_ops
@@ -137,13 +138,13 @@ SURFACES |= {
         resolved=OPENS_TARGET,
     ),
     "campaign_status": Surfaces(
-        CAMPAIGN, ("campaign", "status"), AT_A_TERMINAL, functions=(campaign_ops.campaign_status,)
+        CAMPAIGN, ("campaign", "status"), AT_A_TERMINAL, functions=(campaign_results.campaign_status,)
     ),
     "campaign_aggregate": Surfaces(
-        CAMPAIGN, ("campaign", "aggregate"), AT_A_TERMINAL, functions=(campaign_ops.campaign_aggregate,)
+        CAMPAIGN, ("campaign", "aggregate"), AT_A_TERMINAL, functions=(campaign_results.campaign_aggregate,)
     ),
     "champion_select": Surfaces(
-        CAMPAIGN, ("campaign", "champion"), AT_A_TERMINAL, functions=(campaign_ops.champion_select,)
+        CAMPAIGN, ("campaign", "champion"), AT_A_TERMINAL, functions=(campaign_results.champion_select,)
     ),
     "campaign_report": Surfaces(
         CAMPAIGN, ("campaign", "report"), AT_A_TERMINAL, functions=(report_ops.campaign_report,)

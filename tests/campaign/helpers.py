@@ -16,8 +16,18 @@ from pathlib import Path
 from typing import Any
 
 from redline.models import BootSignals, BootStatus, ServeConfig
-from redline.models.campaign import Campaign, Regime
-from redline.models.campaign_results import BootRecord, CellVerdict, Commands, ConcurrencyResult, Context, Stat
+from redline.models.campaign import Campaign
+from redline.models.campaign_results import BootRecord, CellVerdict, Commands, ConcurrencyResult, Stat
+from redline.models.context import (
+    BenchIdentity,
+    ContextDescriptor,
+    EngineIdentity,
+    Hardware,
+    ModelIdentity,
+    Parallelism,
+    RegimeLabel,
+    Workload,
+)
 from redline.targets import LocalTarget
 from tests.conftest import processes_naming
 from tests.server.helpers import FAKE_SGLANG, FAKE_VLLM, LLAMA8B, free_port
@@ -170,15 +180,16 @@ def verdict(
         boot=BootRecord(status=BootStatus.BOOT_OK, reason="ready", boot_s=1.0, log_file="boot.log", signals=signals),
         results=results,
         commands=Commands(boot=["serve"]),
-        context=Context(
-            model="m",
-            engine=engine,
-            engine_version=version,
+        context=ContextDescriptor(
+            provenance="measured",
+            model=ModelIdentity(name="m"),
+            hardware=Hardware(),
+            parallelism=Parallelism(),
             serve=serve,
-            workload={"input_len": 128, "output_len": 16},
-            regime=Regime(cache=cache, graphs=graphs),
-            bench_backend=backend,
-            bench_client="vllm",
+            workload=Workload(input_len=128, output_len=16),
+            regime=RegimeLabel(cache=cache, graphs=graphs),
+            engine=EngineIdentity(name=engine, version=version),
+            bench=BenchIdentity(client="vllm", backend=backend, version=version if engine == "vllm" else None),
             trials=len(values),
             warmup_requests=8,
         ),

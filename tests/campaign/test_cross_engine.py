@@ -259,15 +259,15 @@ async def test_a_campaign_across_engines_runs_each_cell_on_its_engine_and_crowns
     assert [(o.cell, o.verdict) for o in result.ran] == [("vllm", "green"), ("sglang", "green")], result.reason
     results = fake.campaigns / "c1"
     v, s = read_verdict(results, "vllm"), read_verdict(results, "sglang")
-    assert v is not None and s is not None
-    assert (v.context.engine, v.context.engine_version, v.context.bench_client, v.context.bench_backend) == (
+    assert v is not None and s is not None and v.context.bench is not None and s.context.bench is not None
+    assert (v.context.engine.name, v.context.engine.version, v.context.bench.client, v.context.bench.backend) == (
         "vllm",
         "0.26.0",
         "vllm",
         "vllm",
     )
     # SGLang's log names no version: the cell's is what `sglang version` answered on the target
-    assert (s.context.engine, s.context.engine_version, s.context.bench_client, s.context.bench_backend) == (
+    assert (s.context.engine.name, s.context.engine.version, s.context.bench.client, s.context.bench.backend) == (
         "sglang",
         "0.5.17",
         "vllm",

@@ -83,8 +83,10 @@ def check_verdicts(results: Path) -> None:
     for cell, seqs in CELLS.items():
         v = read_verdict(results, cell)
         assert v is not None and v.verdict == "green", (cell, v and v.reason)
-        assert v.context.serve.max_num_seqs == seqs and v.context.engine_version == "0.32.0"
-        assert v.context.regime.label == "warm/eager" and v.context.bench_backend == "vllm"
+        assert v.context.serve.max_num_seqs == seqs and v.context.engine.version == "0.32.0"
+        assert (
+            v.context.regime.label == "warm/eager" and v.context.bench is not None and v.context.bench.backend == "vllm"
+        )
         assert v.boot.signals.kv_cache_tokens and all(r.ok for r in v.results)
         assert [r.concurrency for r in v.results] == [1, 4]
         for c in (1, 4):

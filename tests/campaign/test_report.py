@@ -125,10 +125,10 @@ def test_a_cell_on_a_host_without_a_machine_id_is_placed_by_its_gpus_uuid(record
     plan = policy.plan_campaign(loaded.campaign, policy.base_config(loaded.campaign), {}, path=str(path))
     uuid = "GPU-87e77369-5345-4073-ed4b-79c80003dc9a"
     host = HostInfo(hostname="vm", gpus=[GpuInfo(name="NVIDIA H200", memory_mib=143_771, uuid=uuid)])
-    context = Judge(loaded.campaign, plan, host, {"vllm": "0.26.0"}).context(plan.cells[0], "0.26.0")
-    assert (context.host, context.node, context.gpu_uuids) == ("vm", None, [uuid])
+    context = Judge(loaded.campaign, plan, host, {"vllm": "0.26.0"}, {}).context(plan.cells[0], "0.26.0")
+    assert context.node == Node(hostname="vm", machine_id=None, gpu_uuids=[uuid])
     base = verdict("mnbt2048", {1: 40.0, 4: 150.0})
-    base = base.model_copy(update={"context": base.context.model_copy(update={"host": "vm", "gpu_uuids": [uuid]})})
+    base = base.model_copy(update={"context": base.context.model_copy(update={"node": context.node})})
     write_verdict(loaded.results, base)
     assert cell_context(base, base.results[0]).node == Node(hostname="vm", gpu_uuids=[uuid])
     text = (fake.campaigns / "c1" / Path(campaign_report(path).report).name).read_text()

@@ -102,8 +102,16 @@ async def test_a_full_campaign_boots_each_cell_once_and_leaves_its_verdicts(fake
         assert v.commands.boot[v.commands.boot.index("--max-num-batched-tokens") + 1] == str(mnbt)
         assert len(v.commands.bench) == 2 and all("--result-dir" in a and "$RUN_DIR" not in a for a in v.commands.bench)
         ctx = v.context
-        assert (ctx.engine, ctx.engine_version, ctx.bench_backend, ctx.simulated) == ("vllm", "0.26.0", "vllm", False)
-        assert ctx.regime.label == "warm/graphs" and ctx.serve.max_num_seqs == 4 and ctx.host and ctx.trials == 1
+        assert ctx.bench is not None and ctx.provenance == "measured"
+        assert (ctx.engine.name, ctx.engine.version, ctx.bench.backend) == ("vllm", "0.26.0", "vllm")
+        assert (
+            ctx.regime.label == "warm/graphs"
+            and ctx.serve.max_num_seqs == 4
+            and ctx.node is not None
+            and ctx.node.hostname
+            and ctx.trials == 1
+        )
+        assert ctx.model.config_hash is not None and ctx.warmup_requests == 2
         assert any("max_num_seqs was unset" in g for g in v.gates)
         # the server's log, not the bench client's
         assert "Starting main benchmark run" not in (folder / "boot.log").read_text()

@@ -84,5 +84,5 @@ async def test_two_cells_at_once_in_pods_of_their_own_take_about_one_cells_time(
     longest = max(a.wall_s, b.wall_s)
     assert result.wall_s is not None and result.wall_s < 1.5 * longest, (result.wall_s, a.wall_s, b.wall_s)
     assert "up to 2 cells at once" in result.reason and result.gpu_s == pytest.approx(a.wall_s + b.wall_s, abs=0.02)
-    assert a.context.engine_version == b.context.engine_version == "0.32.0"
+    assert a.context.engine.version == b.context.engine.version == "0.32.0"
     assert server_files(results) == [] and names(k8s_cluster, k8s_namespace) == []

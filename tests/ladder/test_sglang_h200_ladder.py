@@ -35,7 +35,11 @@ def test_the_real_sglang_ladder_reads_back_with_its_smoke_tested_ceiling() -> No
 def test_each_rung_is_what_its_own_log_and_bench_file_say() -> None:
     for rung in read_ladder(LADDER / "ladder.yml").rungs:
         signals = SGLANG.parse_boot_log((LADDER / rung.log_file).read_text())
-        assert signals.model_dump(exclude={"warnings"}) == rung.signals.model_dump(exclude={"warnings"})
+        # the reader has learnt figures since the climb (the memory budget): what was recorded, it still reads alike
+        recorded = rung.signals.model_dump(exclude={"warnings"}, exclude_none=True)
+        now = signals.model_dump(exclude={"warnings"}, exclude_none=True)
+        assert {k: now[k] for k in recorded if k != "memory"} == {k: v for k, v in recorded.items() if k != "memory"}
+        assert recorded.get("memory", {}).items() <= now.get("memory", {}).items()
         if rung.smoke_test.attempted:
             figures = SGLANG.parse_bench_result((LADDER / rung.smoke_test.result_file).read_text())
             assert figures == rung.smoke_test.figures and figures.all_completed

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from redline.models.known_good import Evidence
-from redline.ops.campaign.plan import champion_select
+from redline.ops.campaign.results import champion_select
 from redline.ops.campaign.run import campaign_run
 from redline.ops.evidence.known_good import known_good_record
 from redline.ops.ladder.plan import ladder_init

@@ -8,16 +8,14 @@ same-node A/B that makes a VERDICT is another tool.
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from redline.models.bench import BenchResult
 from redline.models.boot import BootSignals, BootStatus
-from redline.models.campaign import CampaignPlan, CampaignWorkload, Direction, Focus, Regime, Strict, Verdict
-from redline.models.context import Node
-from redline.models.ladder import GpuProfile
+from redline.models.campaign import CampaignPlan, Direction, Focus, Strict, Verdict
+from redline.models.context import ContextDescriptor
 from redline.models.lever import CloseStatus, Lever
 from redline.models.metrics import MetricFlag, NoiseJudgement
-from redline.models.serve import ServeConfig
 
 # ---- one cell's verdict --------------------------------------------------------------------------------
 
@@ -74,33 +72,42 @@ class Commands(Strict):
     bench: list[list[str]] = []
 
 
-class Context(Strict):
-    """Everything a figure depends on, so a number is never bare."""
-
-    model: str
-    gpu: GpuProfile | None = Field(None, description="null where the host showed no GPU")
-    host: str | None = None
-    node: str | None = Field(None, description="the host's machine id: tells two runs on one node apart from two nodes")
-    gpu_uuids: list[str] = Field(
-        default_factory=list,
-        description="the host's GPUs as nvidia-smi names them: the node where it has no machine id",
-    )
-    engine: str = Field(description="the engine this cell booted")
-    engine_version: str | None
-    serve: ServeConfig
-    workload: CampaignWorkload
-    regime: Regime
-    bench_backend: str | None = Field(description="the backend the bench command pinned")
-    bench_client: str = Field(
-        description="the engine whose bench client ran: the cell's own (at engine_version), or the one client that "
-        "benches every engine (for an engine without a client of its own)"
-    )
-    trials: int
-    warmup_requests: int
-    simulated: bool = False
-
-    def node_identity(self) -> Node:
-        return Node(hostname=self.host, machine_id=self.node, gpu_uuids=self.gpu_uuids)
+def legacy_context(old: dict[str, Any]) -> dict[str, Any]:
+    """A verdict.yml context written before the one context model (a flat shape: model, gpu, host, node, engine,
+    engine_version, bench_client, ...), as the context descriptor it stands for. Nothing is invented: what the old
+    shape did not record (the config hash, the quantization, the dtype) stays unknown."""
+    serve, gpu, workload, regime = old["serve"], old.get("gpu"), old["workload"], old["regime"]
+    engine, version, client = old["engine"], old.get("engine_version"), old["bench_client"]
+    get = serve.get if isinstance(serve, dict) else lambda k, d=None: getattr(serve, k, d)
+    node = {"hostname": old.get("host"), "machine_id": old.get("node"), "gpu_uuids": old.get("gpu_uuids") or []}
+    hardware = {"gpu_name": gpu["name"], "gpu_memory_gib": gpu["memory_gib"], "gpu_count": gpu["count"]} if gpu else {}
+    return {
+        "provenance": "simulated" if old.get("simulated") else "measured",
+        "model": {"name": old["model"]},
+        "hardware": hardware,
+        "kv_cache_dtype": get("kv_cache_dtype") or "auto",
+        "parallelism": {
+            "tp": get("tensor_parallel_size", 1),
+            "dp": get("data_parallel_size", 1),
+            "pp": get("pipeline_parallel_size", 1),
+        },
+        "serve": serve,
+        "workload": {k: workload[k] for k in ("dataset", "input_len", "output_len") if k in workload},
+        "regime": {
+            "cache": regime["cache"],
+            "graphs": regime["graphs"],
+            "prefix_caching": get("enable_prefix_caching"),
+        },
+        "engine": {"name": engine, "version": version},
+        "bench": {
+            "client": client,
+            "backend": old.get("bench_backend"),
+            "version": version if client == engine else None,
+        },
+        "trials": old.get("trials", 1),
+        "warmup_requests": old.get("warmup_requests"),
+        "node": node if old.get("host") or old.get("node") else None,
+    }
 
 
 class CellVerdict(Strict):
@@ -119,10 +126,26 @@ class CellVerdict(Strict):
     boot: BootRecord
     results: list[ConcurrencyResult] = []
     commands: Commands
-    context: Context
+    context: ContextDescriptor = Field(description="the cell's context; context_at(result) is one concurrency's")
     started_at: datetime
     ended_at: datetime
     wall_s: float
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_context_model(cls, data: Any) -> Any:
+        """A verdict written before the one context model still reads: its context becomes a descriptor."""
+        ctx = data.get("context") if isinstance(data, dict) else None
+        if isinstance(ctx, dict) and "bench_client" in ctx:
+            return {**data, "context": legacy_context(ctx)}
+        return data
+
+    def context_at(self, result: ConcurrencyResult) -> ContextDescriptor:
+        """The context of the figures at one concurrency: the cell's, with that bench's exact shape."""
+        workload = self.context.workload.model_copy(
+            update={"concurrency": result.concurrency, "num_prompts": result.num_prompts}
+        )
+        return self.context.model_copy(update={"workload": workload})
 
 
 # ---- status, aggregate, champion --------------------------------------------------------------------
@@ -299,7 +322,7 @@ __all__ = [
     "ChampionReport",
     "Commands",
     "ConcurrencyResult",
-    "Context",
+    "legacy_context",
     "Plot",
     "RankedCell",
     "RegimeGroup",

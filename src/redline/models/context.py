@@ -69,6 +69,10 @@ class RegimeLabel(_Strict):
     graphs: Literal["eager", "graphs"]
     prefix_caching: bool | None = Field(None, description="null: the engine's default was left in place")
 
+    @property
+    def label(self) -> str:
+        return f"{self.cache}/{self.graphs}"
+
 
 class EngineIdentity(_Strict):
     name: Name
@@ -112,6 +116,9 @@ class ContextDescriptor(_Strict):
     engine: EngineIdentity
     bench: BenchIdentity | None = Field(None, description="null for figures no bench client made")
     trials: Annotated[int, Field(ge=0, description="trials behind the figure (each a clean boot in an A/B)")] = 1
+    warmup_requests: Annotated[
+        int | None, Field(ge=0, description="warm-up requests the server answered before it was measured")
+    ] = None
     node: Node | None = Field(None, description="null where the run did not record its node")
     nodes: Annotated[list[Node], Field(description="every node the trials ran on, where there were several")] = []
     baseline: Annotated[str | None, Field(max_length=200, description="the baseline this figure is set against")] = None

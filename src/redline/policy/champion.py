@@ -204,7 +204,7 @@ def select_champion(
     groups = _groups(campaign, cells, baseline, verdicts, base_of(campaign, base_v) if base_ok else None, band)
     ranked = _order(groups.pop(base_regime, []), direction) if base_regime else []
     wins = [c for c in ranked if c.outcome == "win"]
-    engines = list(dict.fromkeys(verdicts[name].context.engine for name in cells if name in verdicts))
+    engines = list(dict.fromkeys(verdicts[name].context.engine.name for name in cells if name in verdicts))
     champion = wins[0].cell if wins else None
     outcome, note = _outcome(base_v, base_ok, ranked, champion, baseline, across_engines=len(engines) > 1)
     seen = detectable([(c.cell, c.noise) for c in ranked if c.noise is not None])
@@ -256,7 +256,7 @@ def _exclusions(cells: Sequence[str], verdicts: dict[str, CellVerdict]) -> list[
         if v is None:
             out.append(RankedCell(cell=name, regime="", score=None, outcome="excluded", why="no verdict yet"))
         elif v.verdict == "red":
-            regime, engine = v.context.regime.label, v.context.engine
+            regime, engine = v.context.regime.label, v.context.engine.name
             out.append(
                 RankedCell(
                     cell=name, engine=engine, regime=regime, score=None, outcome="excluded", why=f"red: {v.reason}"
@@ -294,10 +294,10 @@ def _outcome(
     if champion is None:
         if not any(c.outcome != "baseline" for c in ranked):
             return "no_results", "no other green cell in the baseline's regime to compare"
-        held = _baseline_engine_held(ranked, base_v.context.engine) if across_engines else ""
+        held = _baseline_engine_held(ranked, base_v.context.engine.name) if across_engines else ""
         return "no_improvement", f"no improvement: no cell beat the baseline by more than the noise band{held}"
     win = next(c for c in ranked if c.cell == champion)
-    won = f" ({win.engine} won; the baseline {baseline!r} ran {base_v.context.engine})" if across_engines else ""
+    won = f" ({win.engine} won; the baseline {baseline!r} ran {base_v.context.engine.name})" if across_engines else ""
     return "improvement", f"champion {champion!r}{won}: {win.why}"
 
 

@@ -74,7 +74,7 @@ def rank(
     flags = cell_flags(verdict)
     ranked = RankedCell(
         cell=name,
-        engine=verdict.context.engine,
+        engine=verdict.context.engine.name,
         regime=verdict.context.regime.label,
         score=None if sample is None else sample.mean,
         at_concurrency=at,

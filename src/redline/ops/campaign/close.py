@@ -56,10 +56,10 @@ def champion_close(
     entry = recorded_for(
         ctx.serve,
         registry,
-        hardware=hardware_key(ctx.gpu.name if ctx.gpu else None),
-        engine=ctx.engine,
-        engine_version=ctx.engine_version,
-        config_hash=local_model_files(ctx.model).config_hash,
+        hardware=hardware_key(ctx.hardware.gpu_name),
+        engine=ctx.engine.name,
+        engine_version=ctx.engine.version,
+        config_hash=ctx.model.config_hash or local_model_files(ctx.model.name).config_hash,
     )
     missing = [
         f"a VERDICT: a same-node A/B of {report.champion!r} against {report.baseline!r} (ab_run with the "

@@ -27,6 +27,7 @@ from redline.models.campaign_results import (
     Series,
     TableRow,
 )
+from redline.models.context import Node
 from redline.ops.campaign.load import load
 from redline.ops.requests import CampaignReportRequest
 from redline.policy import champion as champions
@@ -159,21 +160,24 @@ def _context_lines(campaign: Campaign, verdicts: dict[str, CellVerdict]) -> list
     if not verdicts:
         return ["No cell has a verdict yet."]
     ctx = next(iter(verdicts.values())).context
-    gpu = f"{ctx.gpu.count} x {ctx.gpu.name} ({ctx.gpu.memory_gib} GiB)" if ctx.gpu else "no GPU seen (CPU host)"
+    hw = ctx.hardware
+    gpu = f"{hw.gpu_count} x {hw.gpu_name} ({hw.gpu_memory_gib} GiB)" if hw.gpu_name else "no GPU seen (CPU host)"
     w = campaign.workload
     versions: dict[str, set[str]] = {}
     for v in verdicts.values():
-        versions.setdefault(v.context.engine, set()).add(v.context.engine_version or "unknown")
+        versions.setdefault(v.context.engine.name, set()).add(v.context.engine.version or "unknown")
     engines = "; ".join(f"{name} {', '.join(sorted(vs))}" for name, vs in versions.items())
-    backends = ", ".join(sorted({f"`{v.context.bench_backend}`" for v in verdicts.values()}))
+    backends = ", ".join(
+        sorted({f"`{v.context.bench.backend if v.context.bench else None}`" for v in verdicts.values()})
+    )
     return [
-        f"- model: `{ctx.model}`",
-        f"- GPU: {gpu}; host {ctx.node_identity().describe()}",
-        f"- engine: {engines}; bench client: {ctx.bench_client}'s, backend {backends}",
+        f"- model: `{ctx.model.name}`",
+        f"- GPU: {gpu}; host {(ctx.node or Node()).describe()}",
+        f"- engine: {engines}; bench client: {ctx.bench.client if ctx.bench else '?'}'s, backend {backends}",
         f"- workload: {w.dataset}, input {w.input_len} / output {w.output_len} tokens, ignore_eos, seed {w.seed}; "
         f"concurrencies {', '.join(map(str, campaign.concurrencies))}",
         f"- warm-up: {campaign.warmup_requests} requests; trials per concurrency: {campaign.trials}; simulated: "
-        f"{'yes' if any(v.context.simulated for v in verdicts.values()) else 'no'}",
+        f"{'yes' if any(v.context.provenance == 'simulated' for v in verdicts.values()) else 'no'}",
         f"- focus: {campaign.focus}; " + _sla_text(campaign),
     ]
 

@@ -57,7 +57,7 @@ def _check_resumable(loaded: Loaded, plan: CampaignPlan) -> None:
             continue
         verdict = read_verdict(loaded.results, cell.name)
         assert verdict is not None
-        if verdict.context.serve != cell.serve or verdict.context.engine != cell.engine:
+        if verdict.context.serve != cell.serve or verdict.context.engine.name != cell.engine:
             raise InputError(
                 f"cell {cell.name!r} has a verdict made with another serve config (or engine) than the campaign "
                 f"plans now: delete {verdict_dir(loaded, cell.name)} to run it again, or restore the file"

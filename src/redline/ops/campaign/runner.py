@@ -26,6 +26,7 @@ from redline.models.campaign import Campaign, CampaignPlan, CellPlan
 from redline.models.campaign_results import CampaignRunResult, CellOutcome, CellVerdict
 from redline.ops.campaign.load import Loaded
 from redline.ops.campaign.verdict import Judge
+from redline.ops.evidence.context import model_files
 from redline.ops.measured_boot import Keep, measured_boot
 from redline.ops.session import Progress, ServeSession, say
 from redline.policy import champion as champions
@@ -76,7 +77,8 @@ class Runner:
             await say(self.progress, 0.0, f"stopped the {left} server(s) a killed run left behind")
         first = self._session(self.plan.cells[0], None)
         await first.check_model_path(self.loaded.base.model, "fix model: (or base.from_ladder) in the campaign")
-        self.judge = Judge(self.campaign, self.plan, await self.target.host_info(), self.versions)
+        files = {m: await model_files(self.target, m) for m in dict.fromkeys(c.serve.model for c in self.plan.cells)}
+        self.judge = Judge(self.campaign, self.plan, await self.target.host_info(), self.versions, files)
         todo = [c for c in self.plan.cells if c.done is None]
         derived_dir(self.loaded.results, "cells", create=True)  # each running cell's server record goes in it
         verdicts: dict[str, CellVerdict] = {}

@@ -16,10 +16,10 @@ from redline.models.campaign_results import (
     CellVerdict,
     Commands,
     ConcurrencyResult,
-    Context,
     Trial,
 )
-from redline.models.ladder import GpuProfile
+from redline.models.context import ContextDescriptor, Workload
+from redline.ops.evidence.context import ModelFiles, descriptor
 from redline.ops.measured_boot import MeasuredBoot
 from redline.policy import champion as champions
 from redline.policy.workload import WARMUP_FILE, prompts_at
@@ -34,6 +34,7 @@ class Judge:
     plan: CampaignPlan
     host: HostInfo | None
     versions: Mapping[str, str | None]
+    files: Mapping[str, ModelFiles]  # each model's config.json as the target has it: its hash, quantization
 
     def result_at(self, cell: CellPlan, c: int, trials: list[Trial]) -> ConcurrencyResult:
         n = prompts_at(self.campaign.workload.num_prompts, c)[0]
@@ -108,30 +109,19 @@ class Judge:
             wall_s=round(wall_s, 2),
         )
 
-    def context(self, cell: CellPlan, engine_version: str | None) -> Context:
-        host = self.host
-        gpu = None
-        if host is not None and host.gpus:
-            first = host.gpus[0]
-            gpu = GpuProfile(
-                name=first.name, memory_gib=round(first.memory_mib / 1024, 1), count=champions.gpus_of(cell.serve)
-            )
-        return Context(
-            model=cell.serve.model,
-            gpu=gpu,
-            host=host.hostname if host else None,
-            node=host.machine_id if host else None,
-            gpu_uuids=host.gpu_uuids if host else [],
+    def context(self, cell: CellPlan, engine_version: str | None) -> ContextDescriptor:
+        """The cell's context, built as every measured number's is (ops/evidence/context.py)."""
+        w = self.campaign.workload
+        return descriptor(
+            cell.serve,
+            files=self.files.get(cell.serve.model, ModelFiles(None, None, "not read")),
+            host=self.host,
             engine=cell.engine,
             engine_version=engine_version,
-            serve=cell.serve,
-            workload=self.campaign.workload,
-            regime=cell.regime,
-            bench_backend=cell.bench_backend,
-            bench_client=self.plan.bench_client,
-            trials=self.campaign.trials,
+            workload=Workload(dataset=w.dataset, input_len=w.input_len, output_len=w.output_len),
             warmup_requests=self.campaign.warmup_requests,
-            simulated=False,
+            trials=self.campaign.trials,
+            bench_backend=cell.bench_backend,
         )
 
 

@@ -150,8 +150,10 @@ def descriptor(
     provenance: Provenance = "measured",
     baseline: str | None = None,
     node: Node | None = None,
+    warm: bool | None = None,
 ) -> ContextDescriptor:
-    """The full context of a figure measured with `config` on `host`."""
+    """The full context of a figure measured with `config` on `host`, after `warmup_requests` warm-up requests;
+    `warm`: whether the server had served anything before this figure's bench (default: it was warmed up)."""
     files_config = files.config or {}
     return ContextDescriptor(
         provenance=provenance,
@@ -168,10 +170,11 @@ def descriptor(
         ),
         serve=config,
         workload=workload,
-        regime=regime_of(config, warmup_requests),
+        regime=regime_of(config, int(warm) if warm is not None else warmup_requests),
         engine=EngineIdentity(name=engine, version=engine_version),
         bench=_bench_identity(engine, engine_version, bench_backend),
         trials=trials,
+        warmup_requests=warmup_requests,
         node=node if node is not None else node_of(host),
         baseline=baseline,
     )

@@ -20,13 +20,7 @@ from redline.ledger.campaign_file import read_verdict
 from redline.models.baseline import BaselinePoint, BaselineSource
 from redline.models.campaign_results import CellVerdict, ConcurrencyResult
 from redline.models.context import (
-    BenchIdentity,
     ContextDescriptor,
-    EngineIdentity,
-    Hardware,
-    ModelIdentity,
-    Parallelism,
-    RegimeLabel,
     Workload,
 )
 from redline.models.serve import ServeConfig
@@ -81,43 +75,21 @@ class Resolved:
 
 
 def cell_context(verdict: CellVerdict, result: ConcurrencyResult) -> ContextDescriptor:
-    """A campaign cell's context, at one concurrency, as a context descriptor."""
-    ctx, serve = verdict.context, verdict.context.serve
-    files = local_model_files(ctx.model)
-    gpu = ctx.gpu
-    return ContextDescriptor(
-        provenance="simulated" if ctx.simulated else "measured",
-        model=ModelIdentity(
-            name=ctx.model,
-            config_hash=files.config_hash,
-            quantization=quantization_of(serve, files),
-            dtype=(files.config or {}).get("torch_dtype"),
-        ),
-        hardware=Hardware(gpu_name=gpu.name, gpu_memory_gib=gpu.memory_gib, gpu_count=gpu.count) if gpu else Hardware(),
-        kv_cache_dtype=serve.kv_cache_dtype or "auto",
-        parallelism=Parallelism(
-            tp=serve.tensor_parallel_size, dp=serve.data_parallel_size, pp=serve.pipeline_parallel_size
-        ),
-        serve=serve,
-        workload=Workload(
-            dataset=ctx.workload.dataset,
-            input_len=ctx.workload.input_len,
-            output_len=ctx.workload.output_len,
-            concurrency=result.concurrency,
-            num_prompts=result.num_prompts,
-        ),
-        regime=RegimeLabel(
-            cache=ctx.regime.cache, graphs=ctx.regime.graphs, prefix_caching=serve.enable_prefix_caching
-        ),
-        engine=EngineIdentity(name=ctx.engine, version=ctx.engine_version),
-        bench=BenchIdentity(
-            client=ctx.bench_client,
-            backend=ctx.bench_backend,
-            version=ctx.engine_version if ctx.bench_client == ctx.engine else None,  # another engine's client: unasked
-        ),
-        trials=ctx.trials,
-        node=ctx.node_identity() if ctx.host or ctx.node else None,
+    """A campaign cell's context at one concurrency. A verdict written before the run recorded the model's
+    identity gets it here from the model's config.json, where that folder is readable (else it stays unknown)."""
+    context = verdict.context_at(result)
+    if context.model.config_hash is not None:
+        return context
+    files = local_model_files(context.model.name)
+    dtype = (files.config or {}).get("torch_dtype")
+    model = context.model.model_copy(
+        update={
+            "config_hash": files.config_hash,
+            "quantization": quantization_of(context.serve, files),
+            "dtype": str(dtype) if dtype else None,
+        }
     )
+    return context.model_copy(update={"model": model})
 
 
 def _with_sol(context: ContextDescriptor, metrics: dict, model: str) -> BaselinePoint:  # type: ignore[type-arg]
@@ -136,7 +108,7 @@ def from_cell(workspace: Path, campaign: str, cell: str) -> Resolved:
             "run the campaign first"
         )
     points = [
-        _with_sol(cell_context(verdict, r), dict(r.metrics), verdict.context.model)
+        _with_sol(cell_context(verdict, r), dict(r.metrics), verdict.context.model.name)
         for r in verdict.results
         if r.ok and r.metrics
     ]

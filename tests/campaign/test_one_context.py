@@ -1,0 +1,70 @@
+"""One context model for every measured number: a campaign cell's verdict carries the same ContextDescriptor an A/B
+trial's point does (built by ops/evidence/context.descriptor), reached per concurrency; verdict files written before
+it (the real H200 campaign in tests/data) still read, with every fact they recorded and nothing invented."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from ruamel.yaml import YAML
+
+from redline.ledger.campaign_file import read_verdict
+from redline.models.context import ContextDescriptor, differing_fields
+from redline.ops.ab.run import ab_run
+from redline.ops.campaign.run import campaign_run
+from tests.campaign.helpers import Fake, make_fake
+from tests.conftest import DATA
+from tests.rigor.helpers import ab_spec
+
+H200 = DATA / "vllm-0.26.0-sglang-0.5.17-h200-campaign"
+
+
+@pytest.mark.parametrize("cell", ["vllm", "sglang"])
+def test_a_verdict_written_before_the_one_context_model_reads_with_every_fact_it_recorded(cell: str) -> None:
+    results = H200 / "llama8b-h200-engines"
+    raw = YAML(typ="safe").load((results / "cells" / cell / "verdict.yml").read_text())["context"]
+    verdict = read_verdict(results, cell)
+    assert verdict is not None and isinstance(verdict.context, ContextDescriptor)
+    ctx = verdict.context
+    assert (ctx.engine.name, ctx.engine.version) == (raw["engine"], raw["engine_version"])
+    assert ctx.bench is not None and (ctx.bench.client, ctx.bench.backend) == (
+        raw["bench_client"],
+        raw["bench_backend"],
+    )
+    assert (ctx.hardware.gpu_name, ctx.hardware.gpu_count) == (raw["gpu"]["name"], raw["gpu"]["count"])
+    assert ctx.model.name == raw["model"] and ctx.model.config_hash is None  # not recorded then: not invented now
+    assert ctx.regime.label == f"{raw['regime']['cache']}/{raw['regime']['graphs']}" and ctx.trials == raw["trials"]
+    assert ctx.node is not None and ctx.node.hostname == raw["host"] and ctx.warmup_requests == raw["warmup_requests"]
+    at = verdict.context_at(verdict.results[-1])
+    assert (at.workload.concurrency, at.workload.num_prompts) == (64, verdict.results[-1].num_prompts)
+    assert ctx.workload.concurrency is None  # the cell's own context names no one concurrency
+
+
+@pytest.fixture
+def fake(tmp_path: Path) -> Fake:
+    return make_fake(tmp_path)
+
+
+@pytest.mark.anyio
+async def test_a_campaign_cell_and_an_ab_trial_of_one_config_carry_the_same_context(fake: Fake, tmp_path: Path) -> None:
+    path = fake.write(
+        concurrencies=[4],
+        grid={"max_num_batched_tokens": [2048]},
+        base={"max_model_len": 4096, "port": fake.port, "max_num_seqs": 4},
+    )
+    async with fake.target() as target:
+        await campaign_run(path, target, i_understand_this_submits_jobs=True)
+    verdict = read_verdict(fake.campaigns / "c1", "mnbt2048")
+    assert verdict is not None and verdict.results and verdict.results[0].ok, verdict and verdict.reason
+    cell = verdict.context_at(verdict.results[0])
+
+    serve = {"model": str(fake.model), "max_model_len": 4096, "port": fake.port, "max_num_seqs": 4}
+    arms = [{"name": "a", "serve": serve | {"max_num_batched_tokens": 2048}}, {"name": "b", "serve": serve}]
+    spec = ab_spec(fake, arms=arms, baseline="a", concurrencies=[4], trials=1)
+    async with fake.target() as target:
+        result = await ab_run(tmp_path / "ws", spec, target, i_understand_this_submits_jobs=True)
+    point = next(a for a in result.arms if a.arm == "a").points[0]
+    assert differing_fields(cell, point.context) == []
+    assert cell.model == point.context.model and cell.model.config_hash is not None
+    assert cell.node == point.context.node and cell.engine == point.context.engine
