@@ -13,7 +13,8 @@ from redline.ledger.campaign_file import read_verdict
 from redline.models.context import ContextDescriptor, differing_fields
 from redline.ops.ab.run import ab_run
 from redline.ops.campaign.run import campaign_run
-from tests.campaign.helpers import Fake, make_fake
+from redline.ops.campaign.runner import time_taken
+from tests.campaign.helpers import Fake, make_fake, verdict
 from tests.conftest import DATA
 from tests.rigor.helpers import ab_spec
 
@@ -68,3 +69,12 @@ async def test_a_campaign_cell_and_an_ab_trial_of_one_config_carry_the_same_cont
     assert differing_fields(cell, point.context) == []
     assert cell.model == point.context.model and cell.model.config_hash is not None
     assert cell.node == point.context.node and cell.engine == point.context.engine
+
+
+def test_gpu_time_is_counted_from_the_gpus_a_cell_used_and_a_cpu_host_gets_no_gpu_words() -> None:
+    h200 = read_verdict(H200 / "llama8b-h200-engines", "vllm")
+    assert h200 is not None and h200.context.hardware.gpu_count == 1
+    gpu_s, text = time_taken([h200, h200], 400.0, 1)
+    assert gpu_s == pytest.approx(2 * h200.wall_s) and f"{gpu_s:.0f} GPU-seconds" in text
+    cpu = verdict("mnbt2048", {1: 40.0})  # built on a host that showed no GPU
+    assert time_taken([cpu], 10.0, 2) == (0, "10s of wall time, up to 2 cells at once, no GPU on this host")

@@ -280,7 +280,9 @@ class CampaignRunResult(Strict):
     stopped_early: bool = False
     wall_s: float | None = Field(None, description="the run's wall time, from its start to its last cell's end")
     gpu_s: float | None = Field(
-        None, description="the GPU time the cells held: each cell's wall time x its GPUs (TP x PP x DP), summed"
+        None,
+        description="the GPU time the cells held: each cell's wall time x the GPUs its serve config used (TP x PP x "
+        "DP), summed; 0 where the host showed no GPU",
     )
     reason: str
     next: str

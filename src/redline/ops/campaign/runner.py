@@ -9,7 +9,7 @@ made in ops/campaign/verdict.py.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,7 +29,6 @@ from redline.ops.campaign.verdict import Judge
 from redline.ops.evidence.context import model_files
 from redline.ops.measured_boot import Keep, measured_boot
 from redline.ops.session import Progress, ServeSession, say
-from redline.policy import champion as champions
 from redline.policy.workload import Step, measured_steps
 from redline.targets import Target
 
@@ -108,9 +107,7 @@ class Runner:
             CellOutcome(cell=v.cell, verdict=v.verdict, reason=v.reason, boot_s=v.boot.boot_s, wall_s=v.wall_s)
             for v in verdicts
         ]
-        gpu_s = sum(v.wall_s * champions.gpus_of(v.context.serve) for v in verdicts)
-        at_once = f", up to {self.campaign.parallel} cells at once" if self.campaign.parallel > 1 else ""
-        took = f"{wall_s:.0f}s of wall time{at_once}, {gpu_s:.0f} GPU-seconds"
+        gpu_s, took = time_taken(verdicts, wall_s, self.campaign.parallel)
         reds = _reds(verdicts)
         stopped = reds[0] if reds and not self.campaign.continue_on_red else None
         if stopped is not None:
@@ -185,6 +182,16 @@ class Runner:
     def steps(self) -> list[Step]:
         campaign = self.campaign
         return measured_steps(campaign.workload, campaign.concurrencies, campaign.warmup_requests, campaign.trials)
+
+
+def time_taken(verdicts: Sequence[CellVerdict], wall_s: float, parallel: int) -> tuple[float, str]:
+    """The GPU-seconds the cells held (each cell's wall time x the GPUs its config used), and the run's time in
+    words; on a host that showed no GPU, 0 and no GPU words."""
+    gpu_s = sum(v.wall_s * v.context.hardware.gpu_count for v in verdicts)
+    at_once = f", up to {parallel} cells at once" if parallel > 1 else ""
+    gpus = any(v.context.hardware.gpu_name for v in verdicts)
+    held = f"{gpu_s:.0f} GPU-seconds" if gpus else "no GPU on this host"
+    return gpu_s, f"{wall_s:.0f}s of wall time{at_once}, {held}"
 
 
 def _reds(verdicts: Iterable[CellVerdict]) -> list[CellVerdict]:
