@@ -19,6 +19,7 @@ from redline.ops.ab.plan import Prepared, done_trials
 from redline.ops.evidence.context import ModelFiles
 from redline.ops.evidence.known_good_apply import Identity, recorded_for, registry_path
 from redline.policy import ab as plans
+from redline.policy.close import close_status
 from redline.policy.levers import LeverInput, next_levers
 
 # ---- the result -----------------------------------------------------------------------------------------------------
@@ -73,19 +74,11 @@ def close_of(
         engine_version=version,
         config_hash=files[arm.serve.model].config_hash,
     )
-    missing = []
-    if verdict.rigor != "VERDICT":
-        missing.append(f"a VERDICT: the A/B is a DRAFT ({', '.join(verdict.failed)} failed)")
-    if entry is None:
-        missing.append(f"its known-good config: call known_good_record with from_ab and arm={arm.arm} (and why)")
-    if not levers:
-        missing.append("a next lever: none applies, so document the speed-of-light wall it reached")
-    return CloseStatus(
-        champion=arm.arm,
-        closed=not missing,
-        known_good=entry.key().describe() if entry else None,
-        next_lever=levers[0].lever if levers else None,
-        missing=missing,
+    draft = (
+        f"a VERDICT: the A/B is a DRAFT ({', '.join(verdict.failed)} failed)" if verdict.rigor != "VERDICT" else None
+    )
+    return close_status(
+        arm.arm, verdict_missing=draft, entry=entry, record_with=f"from_ab and arm={arm.arm}", levers=levers
     )
 
 

@@ -17,6 +17,7 @@ from redline.ops.evidence.context import local_model_files
 from redline.ops.evidence.known_good_apply import recorded_for
 from redline.ops.evidence.sol import sol_figure
 from redline.ops.evidence.sources import cell_context
+from redline.policy.close import close_status
 from redline.policy.known_good import hardware_key
 from redline.policy.levers import LeverInput, next_levers
 
@@ -61,21 +62,12 @@ def champion_close(
         engine_version=ctx.engine.version,
         config_hash=ctx.model.config_hash or local_model_files(ctx.model.name).config_hash,
     )
-    missing = [
+    draft = (
         f"a VERDICT: a same-node A/B of {report.champion!r} against {report.baseline!r} (ab_run with the "
         "campaign's cells as arms, 3 trials or more)"
-    ]
-    if entry is None:
-        missing.append(f"its known-good config: call known_good_record with from_campaign and cell={report.champion}")
-    if not levers:
-        missing.append("a next lever: none applies, so document the speed-of-light wall it reached")
-    return CloseStatus(
-        champion=report.champion,
-        closed=False,
-        known_good=entry.key().describe() if entry else None,
-        next_lever=levers[0].lever if levers else None,
-        missing=missing,
-    )
+    )  # a campaign's champion is always a DRAFT
+    record_with = f"from_campaign and cell={report.champion}"
+    return close_status(report.champion, verdict_missing=draft, entry=entry, record_with=record_with, levers=levers)
 
 
 def close_champion(report: ChampionReport, verdicts: dict[str, CellVerdict], registry: Path) -> ChampionReport:
