@@ -61,18 +61,25 @@ def bench_argv(
     backend: vllm by default (the openai default dispatches slower, and a bench must say which); another
     engine's server is benched by this same client under the backend that names it (engines/sglang/argv.py).
     """
-    w = workload
+    client = ["--backend", backend, "--base-url", base_url(config), "--model", config.model]
+    client += ["--tokenizer", tokenizer] if tokenizer else []
     return [
         *executable,
         "bench",
         "serve",
-        "--backend",
-        backend,
-        "--base-url",
-        base_url(config),
-        "--model",
-        config.model,
-        *(["--tokenizer", tokenizer] if tokenizer else []),
+        *client,
+        *_random_dataset(workload),
+        "--save-result",
+        "--result-dir",
+        result_dir,
+        "--result-filename",
+        result_filename,
+    ]
+
+
+def _random_dataset(w: BenchWorkload) -> list[str]:
+    """The load a bench sends: random prompts of the workload's lengths, at its concurrency, every output full."""
+    return [
         "--dataset-name",
         "random",
         "--random-input-len",
@@ -85,9 +92,4 @@ def bench_argv(
         str(w.concurrency),
         *(["--seed", str(w.seed)] if w.seed is not None else []),
         "--ignore-eos",
-        "--save-result",
-        "--result-dir",
-        result_dir,
-        "--result-filename",
-        result_filename,
     ]
