@@ -41,3 +41,90 @@ def processes_naming(path: Path) -> list[str]:
         if state not in "ZXx" and needle in cmdline:
             found.append(cmdline.replace(b"\0", b" ").decode(errors="replace"))
     return found
+
+
+# The two lanes. `slow` marks a test that starts real processes (a vLLM, sshd, the cluster, the MCP
+# Inspector, an MCP server or the CLI as a child, a fake engine's boots and benches) or waits seconds on
+# purpose; `scripts/test --fast` (pytest -m "not slow") runs every other test. A new test is in the fast lane
+# unless it is marked here (or with @pytest.mark.slow); the fast lane's summary names any test over
+# FAST_LANE_LIMIT_S, to be marked. Entries are paths under tests/ (a whole file) or test function names.
+REAL_MARKERS = ("vllm", "sshd", "k8s", "inspector")
+SLOW_FILES = (
+    "test_cli_climb.py",  # the redline CLI as a child, climbing the fake engine
+    "test_cli_parse_log.py",  # the redline CLI as a child
+    "campaign/test_cli.py",
+    "campaign/test_parallel.py",  # cells at once, each a fake engine boot; benches that wait on purpose
+    "campaign/test_run.py",  # every cell a fake engine boot; killed runners and their resumes
+    "rigor/test_ab_run.py",  # every trial a fake engine boot
+    "rigor/test_sources.py",
+    "ops/test_rung_accounting.py",  # a bench past its deadline
+    "server/test_climb.py",  # MCP climbs to the end, a killed server and its restart
+    "server/test_default_config.py",  # `redline serve` as a child
+    "server/test_hardening_jobs.py",  # job ownership across processes and PID namespaces
+    "server/test_hardening_knobs.py",  # MCP over stdio, boots, a 64 MB parse in a worker process
+    "server/test_hardening_paths.py",  # `redline serve` as a child, boots
+    "server/test_hostile_inputs.py",  # one harness that boots: the whole file or none of it
+    "server/test_job_tools.py",
+    "server/test_latency_bench.py",
+    "server/test_strict_arguments.py",  # `redline mcp` and the CLI as children
+    "server/test_transports.py",  # `redline serve` over stdio and HTTP
+)
+SLOW_TESTS = frozenset(
+    {
+        # boots of the fake engine, benches, deadlines and waits
+        "test_a_campaign_across_engines_runs_each_cell_on_its_engine_and_crowns_sglang",
+        "test_a_three_trial_ab_across_engines_is_a_verdict_that_says_sglang_won",
+        "test_champion_select_ends_with_the_next_levers_and_says_what_the_close_lacks",
+        "test_a_second_run_of_a_running_campaign_is_refused",
+        "test_job_cancel_of_a_running_campaign_leaves_no_server",
+        "test_a_boot_past_its_deadline_is_timeout_boot_and_leaves_nothing_running",
+        "test_a_good_rung_boots_and_its_server_is_seen_until_stopped",
+        "test_stop_server_on_another_target_is_refused_and_the_server_kept",
+        "test_code_execution_through_knobs_a_widened_flag_is_refused_at_init_and_recorded_when_widened",
+        "test_every_tool_in_process",
+        "test_progress_reaches_the_caller_while_it_waits",
+        "test_server_shutdown_stops_the_servers_of_running_jobs",
+        "test_ladders_are_readable_as_resources",
+        "test_a_campaign_cell_and_an_ab_trial_of_one_config_carry_the_same_context",
+        # `redline serve --http` as a child on every loopback address
+        "test_http_on_any_loopback_address_a_non_loopback_bind_still_needs_a_token",
+        "test_http_on_any_loopback_address_refuses_a_foreign_host_or_origin",
+        # writers in child processes, killed at random moments
+        "test_concurrent_writers_are_serialized",
+        "test_kill_9_at_random_moments_never_leaves_a_broken_ladder",
+        "test_kill_9_in_the_middle_of_a_write_leaves_the_old_file",
+        # a stop that waits out a GPU's release on purpose
+        "test_stop_waits_until_the_gpu_lets_go",
+        "test_stop_raises_when_the_gpu_stays_held",
+    }
+)
+FAST_LANE_LIMIT_S = 3.0
+TESTS = Path(__file__).parent
+
+
+def is_slow(item: pytest.Item) -> bool:
+    if any(item.get_closest_marker(name) for name in REAL_MARKERS):
+        return True
+    rel = item.path.relative_to(TESTS).as_posix() if item.path.is_relative_to(TESTS) else item.path.name
+    name = getattr(item, "originalname", item.name)
+    return name in SLOW_TESTS or any(rel == f or rel.endswith("/" + f) for f in SLOW_FILES)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if is_slow(item):
+            item.add_marker(pytest.mark.slow)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    """In the fast lane, name the tests that took long enough to belong in the slow one."""
+    if "not slow" not in (config.option.markexpr or ""):
+        return
+    took: dict[str, float] = {}
+    for report in (r for key in ("", "passed", "failed") for r in terminalreporter.stats.get(key, [])):
+        took[report.nodeid] = took.get(report.nodeid, 0.0) + report.duration
+    over = sorted((s, nodeid) for nodeid, s in took.items() if s > FAST_LANE_LIMIT_S)
+    if over:
+        terminalreporter.write_line(f"fast lane: over {FAST_LANE_LIMIT_S:.0f} s (mark slow in tests/conftest.py):")
+        for seconds, nodeid in reversed(over):
+            terminalreporter.write_line(f"  {seconds:5.1f} s  {nodeid}")
