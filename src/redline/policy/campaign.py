@@ -28,7 +28,7 @@ from redline.models.campaign import LEVERS, BenchStep, Campaign, CampaignPlan, C
 from redline.models.ladder import Ladder
 from redline.policy.cross_engine import engines_of, one_bench_client, refuse_unmatched_caching
 from redline.policy.rungs import serve_config
-from redline.policy.workload import measured_steps, prompt_gates
+from redline.policy.workload import Step, measured_steps, prompt_gates
 
 # How the target runs each engine (and each bench client), by engine name; None or a missing name: the default.
 Executables = Mapping[str, Sequence[str]]
@@ -233,24 +233,9 @@ def plan_cell(
     bench_exe = (executables or {}).get(engine.bench_client)
     config, notes = cell_config(campaign, base, cell)
     steps = measured_steps(campaign.workload, campaign.concurrencies, campaign.warmup_requests, campaign.trials)
-    commands = {
-        s.result_name: engine.bench_argv(
-            config, s.workload, result_dir=RUN_DIR, result_filename=s.result_name, executable=bench_exe
-        )
-        for s in steps
-    }
+    commands = _bench_commands(engine, config, steps, bench_exe)
     warmup = next((commands[s.result_name] for s in steps if s.warmup), None)
-    benches = [
-        BenchStep(
-            concurrency=s.workload.concurrency,
-            trial=s.trial,
-            num_prompts=s.workload.num_prompts,
-            result_file=s.result_name,
-            command=commands[s.result_name],
-        )
-        for s in steps
-        if not s.warmup
-    ]
+    benches = _bench_steps(steps, commands)
     return CellPlan(
         index=index,
         name=cell.name,
@@ -265,6 +250,33 @@ def plan_cell(
         warmup_command=warmup,
         benches=benches,
     )
+
+
+def _bench_commands(
+    engine: Engine, config: ServeConfig, steps: Sequence[Step], executable: Sequence[str] | None
+) -> dict[str, list[str]]:
+    """Each step's bench command, by its result file: the engine's bench client against the cell's server."""
+    return {
+        s.result_name: engine.bench_argv(
+            config, s.workload, result_dir=RUN_DIR, result_filename=s.result_name, executable=executable
+        )
+        for s in steps
+    }
+
+
+def _bench_steps(steps: Sequence[Step], commands: dict[str, list[str]]) -> list[BenchStep]:
+    """The plan's benches: every step but the warm-up, with its command."""
+    return [
+        BenchStep(
+            concurrency=s.workload.concurrency,
+            trial=s.trial,
+            num_prompts=s.workload.num_prompts,
+            result_file=s.result_name,
+            command=commands[s.result_name],
+        )
+        for s in steps
+        if not s.warmup
+    ]
 
 
 def plan_campaign(

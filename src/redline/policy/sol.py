@@ -15,6 +15,7 @@ arithmetic by hand for the H200 fixture shapes (tests/rigor/test_sol.py).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from redline.models.sol import GpuPeaks, ModelShape, SolFigure, SolTable
@@ -144,24 +145,41 @@ def decode_ceiling(
     if weights is None or kv is None:
         what = f"quantization {quantization!r}" if weights is None else f"kv_cache_dtype {kv_cache_dtype!r}"
         return SolFigure(key=key, basis=f"no ceiling: redline does not size {what}")
-    context = input_len + output_len / 2
-    step = dp * weights + batch * context * kv
-    bandwidth = peaks.memory_bandwidth_gb_s * 1e9 * gpus
-    ceiling = batch * bandwidth / step
+    point = _Point(gpus=gpus, dp=dp, batch=batch, context=input_len + output_len / 2)
+    return _memory_bound(key, peaks, weights, kv, point, measured_tokens_per_s)
+
+
+@dataclass(frozen=True)
+class _Point:
+    """What a decode step of one measured point reads: GPUs, replicas, sequences, mean context per sequence."""
+
+    gpus: int
+    dp: int
+    batch: int
+    context: float  # the prompt and half the output: the mean length a sequence's KV has while it decodes
+
+
+def _memory_bound(
+    key: str, peaks: GpuPeaks, weights: int, kv: int, p: _Point, measured_tokens_per_s: float | None
+) -> SolFigure:
+    """The sized ceiling: each decode step reads every replica's weights and every sequence's KV once."""
+    step = p.dp * weights + p.batch * p.context * kv
+    bandwidth = peaks.memory_bandwidth_gb_s * 1e9 * p.gpus
+    ceiling = p.batch * bandwidth / step
     pct = None if measured_tokens_per_s is None else 100.0 * measured_tokens_per_s / ceiling
     return SolFigure(
         key=key,
         ceiling_tokens_per_s=ceiling,
         pct_of_ceiling=pct,
-        batch=batch,
-        context_tokens=context,
+        batch=p.batch,
+        context_tokens=p.context,
         weight_bytes=weights,
         kv_bytes_per_token=kv,
         bytes_per_step=step,
-        weights_share=dp * weights / step,
+        weights_share=p.dp * weights / step,
         basis=(
-            f"decode memory-bound: {batch} x {peaks.memory_bandwidth_gb_s:g} GB/s x {gpus} GPU / "
-            f"({dp} x {weights:,} weight bytes + {batch} x {context:g} tokens x {kv:,} KV bytes) "
+            f"decode memory-bound: {p.batch} x {peaks.memory_bandwidth_gb_s:g} GB/s x {p.gpus} GPU / "
+            f"({p.dp} x {weights:,} weight bytes + {p.batch} x {p.context:g} tokens x {kv:,} KV bytes) "
             f"({peaks.datasheet})"
         ),
     )
