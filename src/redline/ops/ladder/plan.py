@@ -8,6 +8,7 @@ to do. A refused input changes nothing on disk.
 import json
 import shlex
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -16,6 +17,7 @@ from redline.engines.base import Engine
 from redline.errors import InputError
 from redline.ledger import create_ladder, read_ladder, rung_file
 from redline.models import Widening
+from redline.models.known_good import KnownGoodUse
 from redline.models.ladder import (
     CLIMBED,
     Floor,
@@ -75,14 +77,26 @@ def ladder_init(
     r = request
     eng = get_engine(r.engine)
     mpe = r.max_position_embeddings or _config_max_position_embeddings(r.model_path)
+    knobs, used = _fixed_knobs(r, eng, known_good or default_registry(_path(path)))
+    ladder = _ladder(r, mpe, knobs, used)
+    _check_floor(r, mpe)
+    floor = serve_config(ladder, r.floor_max_model_len, r.floor_max_num_batched_tokens)
+    eng.admit(floor, widening)  # refused knobs are refused now, not at the first boot
+    eng.serve_argv(floor)  # the floor must be bootable argv
+    create_ladder(_path(path), ladder)
+    return ladder
+
+
+def _fixed_knobs(r: LadderInitRequest, eng: Engine, registry: Path) -> tuple[dict[str, Any], KnownGoodUse]:
+    """The knobs held through the climb: the request's and the long-context env, with the known-good entry."""
     fixed = r.fixed.model_dump(exclude_unset=True) if r.fixed is not None else {}
     long_env = {eng.long_context_env: "1"} if r.allow_long_context and eng.long_context_env else {}
     env = {**fixed.pop("env", {}), **long_env}
     given = set(fixed) | ({"gpu_memory_utilization"} & r.model_fields_set)
-    knobs, used = apply_to_ladder(  # the known-good hook (ops/evidence/known_good_apply.py)
+    return apply_to_ladder(  # the known-good hook (ops/evidence/known_good_apply.py)
         {"gpu_memory_utilization": r.gpu_memory_utilization, **fixed, "env": env},
         given,
-        known_good or default_registry(_path(path)),
+        registry,
         model=r.model_path,
         gpu_name=r.gpu_name,
         engine=r.engine,
@@ -90,12 +104,15 @@ def ladder_init(
         skip=r.skip_known_good,
         never=CLIMBED,
     )
+
+
+def _ladder(r: LadderInitRequest, mpe: int | None, knobs: dict[str, Any], used: KnownGoodUse) -> Ladder:
+    """The new ladder the request describes; a value the ladder refuses is one line naming its field."""
+    profiled = bool(r.gpu_name or r.gpu_memory_gib or r.gpu_count != 1)
     try:
-        ladder = Ladder(
+        return Ladder(
             model=ModelRef(key=r.model, path=r.model_path, max_position_embeddings=mpe),
-            gpu=GpuProfile(name=r.gpu_name, memory_gib=r.gpu_memory_gib, count=r.gpu_count)
-            if r.gpu_name or r.gpu_memory_gib or r.gpu_count != 1
-            else None,
+            gpu=GpuProfile(name=r.gpu_name, memory_gib=r.gpu_memory_gib, count=r.gpu_count) if profiled else None,
             engine=r.engine,
             engine_version=r.engine_version,
             policy=r.policy,
@@ -111,16 +128,15 @@ def ladder_init(
         )
     except ValidationError as exc:
         raise InputError(f"cannot start a ladder: {_one_line(exc)}") from exc
+
+
+def _check_floor(r: LadderInitRequest, mpe: int | None) -> None:
+    """The floor fits the model's positions, unless the request allows a longer context."""
     if mpe is not None and not r.allow_long_context and r.floor_max_model_len > mpe:
         raise InputError(
             f"the floor max_model_len {r.floor_max_model_len:,} is over the model's max_position_embeddings "
             f"{mpe:,}: lower it, or pass --allow-long-context"
         )
-    floor = serve_config(ladder, r.floor_max_model_len, r.floor_max_num_batched_tokens)
-    eng.admit(floor, widening)  # refused knobs are refused now, not at the first boot
-    eng.serve_argv(floor)  # the floor must be bootable argv
-    create_ladder(_path(path), ladder)
-    return ladder
 
 
 def _command(path: Path, engine: Engine, step: NextStep) -> str | None:

@@ -6,6 +6,7 @@ a refused input changes nothing on disk.
 
 import shlex
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -60,6 +61,16 @@ def _check_log(
             f"the log is {engine.title} {signals.engine_version}, but this ladder is {engine.title} "
             f"{ladder.engine_version}: one ladder is one engine version; start a new ladder for it"
         )
+    _check_memory(ladder, signals)
+    if None in booted:
+        raise LadderError(
+            "the log does not say its max_model_len and max_num_batched_tokens: "
+            "boot with both flags given and pass the full output of the engine's serve command"
+        )
+
+
+def _check_memory(ladder: Ladder, signals: BootSignals) -> None:
+    """The log booted at this ladder's gpu_memory_utilization, on a GPU of its profile's memory."""
     m, wanted = signals.memory, ladder.fixed.gpu_memory_utilization
     if (
         m.requested_gib
@@ -75,11 +86,6 @@ def _check_log(
         raise LadderError(
             f"the log's GPU has {m.device_total_gib} GiB, but this ladder's has {gpu} GiB: "
             "record it in that GPU profile's ladder"
-        )
-    if None in booted:
-        raise LadderError(
-            "the log does not say its max_model_len and max_num_batched_tokens: "
-            "boot with both flags given and pass the full output of the engine's serve command"
         )
 
 
@@ -118,19 +124,11 @@ def record_boot(
     Returns the rung and the ladder as written.
     """
     path = Path(path)
-    engine = get_engine(read_ladder(path).engine) if signals is None or serve is None or boot_s is None else None
-    if signals is None:
-        signals = engine.parse_boot_log(log_text)  # type: ignore[union-attr]
-    served = serve.model if serve else engine.served_model(log_text)  # type: ignore[union-attr]
-    said = serve or signals
-    booted = (said.max_model_len, said.max_num_batched_tokens)
-    if boot_s is None and started_at and ended_at:
-        boot_s = (ended_at - started_at).total_seconds()
-    seconds = boot_s if boot_s is not None else engine.boot_seconds(log_text)  # type: ignore[union-attr]
+    seen = _read_log(path, log_text, signals, serve, boot_s, started_at, ended_at)
 
     def change(ladder: Ladder) -> Change[tuple[Rung, Ladder]]:
-        _check_log(ladder, get_engine(ladder.engine), signals, served, booted)
-        place = _place(ladder, booted, replay_of)
+        _check_log(ladder, get_engine(ladder.engine), seen.signals, seen.served, seen.booted)
+        place = _place(ladder, seen.booted, replay_of)
         if serve is not None and serve != place.serve:
             raise LadderError(
                 "the config booted differs from the rung the ladder expects in a fixed knob: "
@@ -138,28 +136,68 @@ def record_boot(
             )
         index = len(ladder.rungs) + 1
         log_file = rung_file(path, index, "boot.log")
-        rung = Rung(
-            index=index,
-            climbs=place.climbs,
-            replay_of=place.replay_of,
-            simulated=simulated,
-            status=signals.status,
-            reason=signals.reason,
-            serve=place.serve,
-            signals=signals,
-            started_at=started_at,
-            ended_at=ended_at,
-            boot_s=seconds,
-            log_file=log_file,
-            log_source=log_name,
-            widened=list(widened),
-        )
-        if ladder.engine_version is None and signals.engine_version:
-            ladder = ladder.model_copy(update={"engine_version": signals.engine_version})  # the first boot says it
+        rung = seen.rung(index, place, log_file, simulated, log_name, widened)
+        if ladder.engine_version is None and seen.signals.engine_version:
+            ladder = ladder.model_copy(update={"engine_version": seen.signals.engine_version})  # the first boot says it
         updated = append_rung(ladder, rung)
         return Change(updated, (rung, updated), {log_file: log_text})
 
     return update_ladder(path, change)
+
+
+@dataclass(frozen=True)
+class _Seen:
+    """One boot as its log and its runner saw it: the log's signals, the model it served, the
+    (max_model_len, max_num_batched_tokens) it booted, its seconds and when it ran."""
+
+    signals: BootSignals
+    served: str | None
+    booted: tuple[int | None, int | None]
+    boot_s: float | None
+    started_at: datetime | None
+    ended_at: datetime | None
+
+    def rung(
+        self, index: int, place: Placement, log_file: str, simulated: bool, log_name: str | None, widened: Sequence[str]
+    ) -> Rung:
+        """The rung this boot is, at its place in the ladder."""
+        return Rung(
+            index=index,
+            climbs=place.climbs,
+            replay_of=place.replay_of,
+            simulated=simulated,
+            status=self.signals.status,
+            reason=self.signals.reason,
+            serve=place.serve,
+            signals=self.signals,
+            started_at=self.started_at,
+            ended_at=self.ended_at,
+            boot_s=self.boot_s,
+            log_file=log_file,
+            log_source=log_name,
+            widened=list(widened),
+        )
+
+
+def _read_log(
+    path: Path,
+    log_text: str,
+    signals: BootSignals | None,
+    serve: ServeConfig | None,
+    boot_s: float | None,
+    started_at: datetime | None,
+    ended_at: datetime | None,
+) -> _Seen:
+    """The boot as seen: what the runner passed, and from the log (by the ladder's engine) what it did not."""
+    engine = get_engine(read_ladder(path).engine) if signals is None or serve is None or boot_s is None else None
+    if signals is None:
+        signals = engine.parse_boot_log(log_text)  # type: ignore[union-attr]
+    served = serve.model if serve else engine.served_model(log_text)  # type: ignore[union-attr]
+    said = serve or signals
+    if boot_s is None and started_at and ended_at:
+        boot_s = (ended_at - started_at).total_seconds()
+    seconds = boot_s if boot_s is not None else engine.boot_seconds(log_text)  # type: ignore[union-attr]
+    return _Seen(signals, served, (said.max_model_len, said.max_num_batched_tokens), seconds, started_at, ended_at)
 
 
 def rung_record(path: str | Path, log_text: str, **known: Any) -> Rung:
@@ -225,22 +263,10 @@ def record_smoke(
     path = Path(path)
     engine = get_engine(read_ladder(path).engine)
     result = None if bench_json_text is None else engine.parse_bench_result(bench_json_text)
-    ran: SmokeWorkload | None
-    if workload is not None:
-        ran = SmokeWorkload.model_validate(workload)
-    else:
-        ran = _workload_of(result) if result is not None else None
+    ran = _ran(workload, result)
 
     def change(ladder: Ladder) -> Change[tuple[Rung, Ladder]]:
-        if not ladder.rungs:
-            raise LadderError("the ladder has no rung to smoke-test: record a boot first")
-        last = ladder.rungs[-1]
-        if not last.status.booted:
-            raise LadderError(f"rung {last.index} did not boot ({last.status.value}): there is no server to smoke-test")
-        if result and result.model_id and result.model_id != ladder.model.path:
-            raise LadderError(
-                f"the bench ran against {result.model_id!r}, but this ladder climbs {ladder.model.path!r}"
-            )
+        last = _smoked_rung(ladder, result)
         outcome, reason = _judge(ladder, last, result, ran, server_healthy_after)
         result_file = rung_file(path, last.index, "smoke.json") if bench_json_text is not None else None
         smoke = SmokeTest(
@@ -260,6 +286,25 @@ def record_smoke(
         return Change(updated, (updated.rungs[-1], updated), files)
 
     return update_ladder(path, change)
+
+
+def _ran(workload: SmokeWorkload | Mapping[str, int] | None, result: BenchResult | None) -> SmokeWorkload | None:
+    """What the bench ran: the workload its caller names, else as its result's token counts say (None: no result)."""
+    if workload is not None:
+        return SmokeWorkload.model_validate(workload)
+    return _workload_of(result) if result is not None else None
+
+
+def _smoked_rung(ladder: Ladder, result: BenchResult | None) -> Rung:
+    """The rung a smoke test is of: the last, refused unless it booted and the bench ran against its model."""
+    if not ladder.rungs:
+        raise LadderError("the ladder has no rung to smoke-test: record a boot first")
+    last = ladder.rungs[-1]
+    if not last.status.booted:
+        raise LadderError(f"rung {last.index} did not boot ({last.status.value}): there is no server to smoke-test")
+    if result and result.model_id and result.model_id != ladder.model.path:
+        raise LadderError(f"the bench ran against {result.model_id!r}, but this ladder climbs {ladder.model.path!r}")
+    return last
 
 
 def smoke_context(ladder: Ladder, rung: Rung, workload: SmokeWorkload | None, result: BenchResult) -> ContextDescriptor:

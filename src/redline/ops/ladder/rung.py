@@ -17,14 +17,14 @@ from redline.errors import InputError, LadderError
 from redline.identity import this_owner, where
 from redline.ledger import check_derived, read_ladder, server_file, set_host
 from redline.ledger.server_record import ServerRecord, clear_server, load_server, save_server
-from redline.models import Widening
-from redline.models.ladder import Ceiling, Ladder, NextStep, Rung
+from redline.models import ServeConfig, Widening
+from redline.models.ladder import Ceiling, Ladder, NextStep, Rung, SmokeWorkload
 from redline.offload import off_loop
 from redline.ops.ladder import plan as ladder_tools
 from redline.ops.ladder import record as ladder_record
 from redline.ops.measured_boot import run_steps
 from redline.ops.request_base import ACK_FLAG
-from redline.ops.session import Progress, ServeSession, say
+from redline.ops.session import Boot, Progress, ServeSession, say
 from redline.policy.workload import Step
 from redline.targets import ServerHandle, Target
 
@@ -116,9 +116,7 @@ async def rung_run(
     target.experiment = ladder.stem  # a target that labels its servers (kubernetes) files them under the ladder
     config = step.rung
     assert config is not None  # a run_rung step always carries its serve config
-    session.admit(config)  # a refused knob is refused before anything is stopped or started
-    await off_loop(check_derived, ladder, len(state.rungs) + 1)  # and so is a derived folder that leads out
-    await session.check_model_path(config.model, "fix the ladder's model path (model.path in the ladder file)")
+    await _check_rung(ladder, state, session, config)
     if state.gpu is None:
         await off_loop(set_host, ladder, await target.host_info())
     if await stop_server(ladder, target):
@@ -129,6 +127,24 @@ async def rung_run(
         f"booting max_model_len={config.max_model_len} max_num_batched_tokens={config.max_num_batched_tokens}",
     )
     boot = await session.boot(config, state.boot_deadline_s)
+    rung, updated = await _record_rung(ladder, session, boot, config, replay)
+    await say(progress, 1.0, f"rung {rung.index}: {rung.status}")
+    return RungOutcome(rung=rung, next=await off_loop(ladder_tools.next_of, ladder, updated))
+
+
+async def _check_rung(ladder: Path, state: Ladder, session: ServeSession, config: ServeConfig) -> None:
+    """Every refusal a rung can meet before anything is stopped or started: a knob the engine refuses, a derived
+    folder that leads out of the ladder's, a model path the target does not have."""
+    session.admit(config)
+    await off_loop(check_derived, ladder, len(state.rungs) + 1)
+    await session.check_model_path(config.model, "fix the ladder's model path (model.path in the ladder file)")
+
+
+async def _record_rung(
+    ladder: Path, session: ServeSession, boot: Boot, config: ServeConfig, replay: int | None
+) -> tuple[Rung, Ladder]:
+    """Record the boot as a rung, and a server that is up as the ladder's; a server the ladder cannot account
+    for (the record failed, or the call was cancelled) is stopped, not left running."""
     try:
         rung, updated = await off_loop(
             ladder_record.record_boot,
@@ -136,7 +152,7 @@ async def rung_run(
             boot.log_text,
             signals=boot.signals,
             serve=config,
-            log_name=f"{target.name}:{boot.handle.log_path}",
+            log_name=f"{session.target.name}:{boot.handle.log_path}",
             started_at=boot.started_at,
             ended_at=boot.ended_at,
             boot_s=round(boot.boot_s, 1),
@@ -154,10 +170,9 @@ async def rung_run(
             )
             await off_loop(save_server, server_file(ladder), record)
     except BaseException:
-        await stop_shielded(target, boot.handle)  # a server the ladder cannot account for is not left running
+        await stop_shielded(session.target, boot.handle)
         raise
-    await say(progress, 1.0, f"rung {rung.index}: {rung.status}")
-    return RungOutcome(rung=rung, next=await off_loop(ladder_tools.next_of, ladder, updated))
+    return rung, updated
 
 
 async def smoke_test(
@@ -171,22 +186,11 @@ async def smoke_test(
     state = await off_loop(read_ladder, ladder)
     if step is None:
         step = await off_loop(ladder_tools.expect_step, ladder, "smoke_test", None, state)
-    record = await off_loop(ladder_server, ladder)
     index = step.rung_index
-    if record is not None:
-        check_reachable(record, target)
-    if record is None or record.rung_index != index or not await target.is_alive(record.handle):
-        raise LadderError(
-            f"the server of rung {index} is not running any more: call rung_run with replay={index} "
-            "to boot it again for its smoke test"
-        )
+    record = await _running_server(ladder, target, index)
     assert step.smoke is not None  # a smoke_test step always carries its workload
     workload = step.smoke
-    label = (
-        f"smoke test: {workload.num_prompts} prompts of {workload.input_len} tokens "
-        f"at concurrency {workload.concurrency}"
-    )
-    smoke = Step(f"smoke-rung-{index:03d}.json", workload, label)
+    smoke = _smoke_step(index, workload)
     session = _session(state, target, progress)
     deadline_s, since = state.smoke_deadline_s, record.boot_log_bytes  # the bench's lines follow the boot's
     [result] = await run_steps(session, record.handle, record.config, [smoke], deadline_s=deadline_s, since=since)
@@ -202,6 +206,28 @@ async def smoke_test(
     )
     await say(progress, 1.0, f"smoke test of rung {rung.index}: {'passed' if rung.smoke_test.passed else 'failed'}")
     return RungOutcome(rung=rung, next=await off_loop(ladder_tools.next_of, ladder, updated))
+
+
+async def _running_server(ladder: Path, target: Target, index: int | None) -> ServerRecord:
+    """The server the ladder left up for rung `index`, refused when it is not running any more."""
+    record = await off_loop(ladder_server, ladder)
+    if record is not None:
+        check_reachable(record, target)
+    if record is None or record.rung_index != index or not await target.is_alive(record.handle):
+        raise LadderError(
+            f"the server of rung {index} is not running any more: call rung_run with replay={index} "
+            "to boot it again for its smoke test"
+        )
+    return record
+
+
+def _smoke_step(index: int | None, workload: SmokeWorkload) -> Step:
+    """The smoke test as a bench step: the rung's workload, its result file named by the rung."""
+    label = (
+        f"smoke test: {workload.num_prompts} prompts of {workload.input_len} tokens "
+        f"at concurrency {workload.concurrency}"
+    )
+    return Step(f"smoke-rung-{index:03d}.json", workload, label)
 
 
 async def ceiling_record(ladder: Path, open_target: Callable[[str], Target]) -> Ceiling:
