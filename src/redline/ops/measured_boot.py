@@ -147,15 +147,7 @@ async def measured_boot(
 
     def record(handle: ServerHandle, log_bytes: int = 0) -> None:
         started[:] = [handle]
-        server = ServerRecord(
-            rung_index=keep.index,
-            engine=session.engine.name,
-            handle=handle,
-            config=config,
-            boot_log_bytes=log_bytes,
-            owner=this_owner(),
-        )
-        save_server(keep.server_file, server)
+        save_server(keep.server_file, _server_record(keep, session, config, handle, log_bytes))
 
     async def on_start(handle: ServerHandle) -> None:
         record(handle)
@@ -173,6 +165,20 @@ async def measured_boot(
             for handle in started:
                 await session.stop(handle)
             clear_server(keep.server_file)
+
+
+def _server_record(
+    keep: Keep, session: ServeSession, config: ServeConfig, handle: ServerHandle, log_bytes: int
+) -> ServerRecord:
+    """The record a running server is stopped by: its handle, its config, where its boot ended in its log, its owner."""
+    return ServerRecord(
+        rung_index=keep.index,
+        engine=session.engine.name,
+        handle=handle,
+        config=config,
+        boot_log_bytes=log_bytes,
+        owner=this_owner(),
+    )
 
 
 __all__ = [
