@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from redline.engines.names import DEFAULT_ENGINE, EngineName
 from redline.models.bench import BenchResult
 from redline.models.boot import BootStatus
-from redline.models.campaign import Submits
+from redline.models.campaign import Submits, check_benches
 from redline.models.campaign_results import Stat
 from redline.models.context import ContextDescriptor, Node
 from redline.models.known_good import KnownGoodUse
@@ -119,6 +119,9 @@ class AbSpec(_Strict):
             raise ValueError(f"arms: two arms share a name: {sorted({n for n in names if names.count(n) > 1})}")
         if self.baseline is not None and self.baseline not in names:
             raise ValueError(f"baseline: no arm is named {self.baseline!r}; the arms are {', '.join(names)}")
+        check_benches(
+            "trials", {"arms": len(self.arms), "trials": self.trials, "concurrencies": len(self.concurrencies)}
+        )
         return self
 
     def same_run(self, other: AbSpec) -> bool:

@@ -1,10 +1,21 @@
-"""One bench run: the workload it sends, and the figures its result file says."""
+"""One bench run: the workload it sends, and the figures its result file says.
+
+A result file is untrusted input (issue 19, class 7): a figure is a finite number from 0 to a bound no real
+bench reaches, a count a whole number from 0 to a bound; NaN, Infinity, a negative latency or throughput, or an
+absurd magnitude is refused with the field named, so nothing non-finite reaches a verdict or baselines.yml.
+"""
 
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 Count = Annotated[int, Field(gt=0, le=1 << 26)]
+MAX_FIGURE = 1e12  # tokens/s, requests/s, milliseconds or seconds: a trillion is past any real bench
+MAX_TOKENS = 1 << 53  # tokens in one bench run: past any real one, and exact as a float
+Figure = Annotated[float, Field(ge=0, le=MAX_FIGURE, allow_inf_nan=False)]
+Requests = Annotated[int, Field(ge=0, le=1 << 26)]
+Tokens = Annotated[int, Field(ge=0, le=MAX_TOKENS)]
+Name = Annotated[str, Field(max_length=4096)]
 
 
 class BenchWorkload(BaseModel):
@@ -25,24 +36,24 @@ class BenchResult(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    backend: str | None = None
-    model_id: str | None = None
-    num_prompts: int
-    max_concurrency: int | None = None
-    completed: int
-    failed: int = 0
-    duration: float
-    total_input_tokens: int | None = None
-    total_output_tokens: int | None = None
-    request_throughput: float | None = None
-    output_throughput: float | None = None
-    total_token_throughput: float | None = None
-    median_ttft_ms: float | None = None
-    p99_ttft_ms: float | None = None
-    median_tpot_ms: float | None = None
-    p99_tpot_ms: float | None = None
-    median_itl_ms: float | None = None
-    p99_itl_ms: float | None = None
+    backend: Name | None = None
+    model_id: Name | None = None
+    num_prompts: Requests
+    max_concurrency: Requests | None = None
+    completed: Requests
+    failed: Requests = 0
+    duration: Figure
+    total_input_tokens: Tokens | None = None
+    total_output_tokens: Tokens | None = None
+    request_throughput: Figure | None = None
+    output_throughput: Figure | None = None
+    total_token_throughput: Figure | None = None
+    median_ttft_ms: Figure | None = None
+    p99_ttft_ms: Figure | None = None
+    median_tpot_ms: Figure | None = None
+    p99_tpot_ms: Figure | None = None
+    median_itl_ms: Figure | None = None
+    p99_itl_ms: Figure | None = None
 
     @property
     def all_completed(self) -> bool:

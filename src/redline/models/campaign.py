@@ -13,6 +13,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model,
 
 from redline.engines.names import DEFAULT_ENGINE, EngineName, check_engine_name
 from redline.errors import InputError
+from redline.models.metrics import DIRECTIONS, Direction
 from redline.models.serve import FLAG_RE, MODEL_RE, ServeConfig
 
 Count = Annotated[int, Field(gt=0, le=1 << 26)]
@@ -20,24 +21,10 @@ Slug = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[a-z0-9][a-z
 TargetName = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=200)]
 Focus = Literal["throughput", "latency", "goodput"]
 Verdict = Literal["green", "red"]
-Direction = Literal["higher", "lower"]
 
-# Every metric a campaign measures, and which way is better. An SLA on a "lower" metric is a maximum,
-# on a "higher" one a minimum. Per GPU: divided by tensor x pipeline x data parallel size.
-# Per user: 1000 / median TPOT, the decode speed one request sees.
-METRICS: dict[str, Direction] = {
-    "output_throughput": "higher",
-    "output_throughput_per_gpu": "higher",
-    "total_token_throughput": "higher",
-    "request_throughput": "higher",
-    "tokens_per_s_per_user": "higher",
-    "median_ttft_ms": "lower",
-    "p99_ttft_ms": "lower",
-    "median_tpot_ms": "lower",
-    "p99_tpot_ms": "lower",
-    "median_itl_ms": "lower",
-    "p99_itl_ms": "lower",
-}
+# Every metric a campaign measures, and which way is better: the one metric table's (models/metrics.py). An SLA on a
+# "lower" metric is a maximum, on a "higher" one a minimum.
+METRICS: dict[str, Direction] = DIRECTIONS
 # The metric each focus ranks cells by (goodput: the best per-GPU throughput of a concurrency inside the SLA).
 FOCUS_METRIC: dict[str, str] = {
     "throughput": "output_throughput_per_gpu",
@@ -58,6 +45,23 @@ LEVERS = (
     "extra_flags",
 )
 AXES = ("engine", *LEVERS)  # what a cell or the grid may set, in the grid's order (the first outermost)
+# The largest plan redline makes (issue 19, class 1): checked from the lever lengths before a cell is built, so a
+# 32^9-cell grid is one line in milliseconds. A bench is one concurrency of one trial of one cell (or A/B arm).
+MAX_CELLS = 256
+MAX_BENCHES = 2048
+
+
+def check_benches(field: str, counts: dict[str, int]) -> None:
+    """Refuse a plan whose benches (the product of `counts`, multiplied, never built) are over MAX_BENCHES."""
+    total = 1
+    for n in counts.values():
+        total *= n
+    if total > MAX_BENCHES:
+        made = " x ".join(f"{n} {what}" for what, n in counts.items())
+        raise ValueError(
+            f"{field}: {made} make {total:,} benches, over the {MAX_BENCHES:,} redline plans at once; "
+            "give fewer values, or split it into several"
+        )
 
 
 class Strict(BaseModel):
@@ -135,6 +139,21 @@ class Grid(Strict):
 
     def levers(self) -> dict[str, list[Any]]:
         return {k: v for k, v in self.model_dump().items() if v is not None}
+
+    def size(self) -> int:
+        """How many cells the grid makes: the lengths multiplied, never the product built."""
+        lengths = [len(v) for k in type(self).model_fields if (v := getattr(self, k)) is not None]
+        total = 1
+        for n in lengths:
+            total *= n
+        return total if lengths else 0
+
+    @model_validator(mode="after")
+    def _not_a_bomb(self) -> "Grid":
+        if (n := self.size()) > MAX_CELLS:
+            lengths = " x ".join(str(len(v)) for k in AXES if (v := getattr(self, k)) is not None)
+            raise ValueError(f"{lengths} values make {n:,} cells, over the {MAX_CELLS} a campaign may have")
+        return self
 
 
 class _BaseServeBase(Strict):
@@ -269,7 +288,16 @@ class Campaign(Strict):
             raise ValueError(f"cells: two cells share a name: {sorted({n for n in names if names.count(n) > 1})}")
         if self.focus == "goodput" and not any(m in self.sla for m in GOODPUT_SLA):
             raise ValueError("sla: focus goodput needs sla.p99_ttft_ms and/or sla.median_tpot_ms to measure against")
+        self._not_a_bomb()
         return self
+
+    def _not_a_bomb(self) -> None:
+        cells = len(self.cells) + (self.grid.size() if self.grid else 0)
+        if cells > MAX_CELLS:
+            raise ValueError(f"cells: {cells:,} cells (named and grid), over the {MAX_CELLS} a campaign may have")
+        check_benches(
+            "concurrencies", {"cells": cells, "concurrencies": len(self.concurrencies), "trials": self.trials}
+        )
 
 
 # ---- the plan ----------------------------------------------------------------------------------------
@@ -360,8 +388,11 @@ __all__ = [
     "Grid",
     "LEVERS",
     "Levers",
+    "MAX_BENCHES",
+    "MAX_CELLS",
     "METRICS",
     "Regime",
     "Strict",
     "Verdict",
+    "check_benches",
 ]
