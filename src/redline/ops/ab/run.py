@@ -110,10 +110,7 @@ async def ab_run(
 ) -> AbResult:
     """Run the A/B on target (the spec's); fails closed without the acknowledgement; a dry run starts nothing."""
     paths = AbPaths(workspace, spec.name)
-    if target.name != spec.target:
-        raise InputError(
-            f"the A/B runs on target {spec.target!r}, not {target.name!r}: run it there, or change its target"
-        )
+    _check_target(spec, target)
     if not dry_run:
         require_ack(i_understand_this_submits_jobs)
     check_spec(paths, spec)
@@ -122,18 +119,7 @@ async def ab_run(
     plan = plan_of(prepared, paths, target)
     target.experiment = spec.name  # a target that labels its servers (kubernetes) files them under the A/B
     if dry_run:
-        arms = [a.model_copy(update={"submits": await _submits(target, a)}) for a in plan.arms]
-        return AbResult(
-            ab=spec.name,
-            path=paths.relative(paths.spec_file),
-            dry_run=True,
-            plan=plan.model_copy(update={"arms": arms}),
-            skipped=done_trials(plan),
-            known_good=plan.known_good,
-            summary=f"dry run: {plan.boots} boots, each warmed up and benched at "
-            f"{len(spec.concurrencies)} concurrencies; none started. {plan.known_good.note}",
-            next=f"call ab_run with {ACK_FLAG}=true to run them",
-        )
+        return await _dry_run(spec, paths, plan, target)
     check_resumable(paths, plan)
     write_spec(paths.spec_file, spec)
     async with runner_lock(paths):
@@ -143,6 +129,30 @@ async def ab_run(
         runner = Runner(prepared, plan, paths, target, sessions, progress)
         ran = await runner.run()
     return ab_result(workspace, prepared, plan, ran=ran)
+
+
+def _check_target(spec: AbSpec, target: Target) -> None:
+    """An A/B runs on the target its spec names."""
+    if target.name != spec.target:
+        raise InputError(
+            f"the A/B runs on target {spec.target!r}, not {target.name!r}: run it there, or change its target"
+        )
+
+
+async def _dry_run(spec: AbSpec, paths: AbPaths, plan: AbPlan, target: Target) -> AbResult:
+    """A dry run's answer: the plan, each arm with what its boot would submit; nothing started."""
+    arms = [a.model_copy(update={"submits": await _submits(target, a)}) for a in plan.arms]
+    return AbResult(
+        ab=spec.name,
+        path=paths.relative(paths.spec_file),
+        dry_run=True,
+        plan=plan.model_copy(update={"arms": arms}),
+        skipped=done_trials(plan),
+        known_good=plan.known_good,
+        summary=f"dry run: {plan.boots} boots, each warmed up and benched at "
+        f"{len(spec.concurrencies)} concurrencies; none started. {plan.known_good.note}",
+        next=f"call ab_run with {ACK_FLAG}=true to run them",
+    )
 
 
 @dataclass

@@ -111,18 +111,7 @@ async def campaign_run(
     """
     target.dry_run = dry_run
     if dry_run:
-        known_good = await campaign_known_good(Path(path), target, skip_known_good)  # the known-good hook
-        plan = campaign_plan(path, target=target, widening=widening, known_good=known_good)
-        target.experiment = plan.campaign
-        cells = [c.model_copy(update={"submits": await _submits(target, c)}) for c in plan.cells]
-        return CampaignRunResult(
-            campaign=plan.campaign,
-            dry_run=True,
-            plan=plan.model_copy(update={"cells": cells}),
-            skipped=skipped(plan),
-            reason=f"dry run: {plan.boots} boots and {plan.benches} benches would run{_at_once(plan)}; none started",
-            next=f"call campaign_run with {ACK_FLAG}=true to run them",
-        )
+        return await _dry_run(path, target, widening, skip_known_good)
     require_ack(i_understand_this_submits_jobs)
     t0 = time.monotonic()  # the run's wall time counts its checks on the target too
     known_good = await campaign_known_good(Path(path), target, skip_known_good)  # the known-good hook
@@ -132,6 +121,24 @@ async def campaign_run(
         versions = {name: run.identity.engine_version for name, run in known_good.items()}
         runner = Runner(loaded, plan, target, progress, widening, versions, t0=t0)
         return await runner.run()
+
+
+async def _dry_run(
+    path: str | Path, target: Target, widening: Widenings | None, skip_known_good: bool
+) -> CampaignRunResult:
+    """A dry run's answer: the plan, each cell with what its boot would submit; nothing started."""
+    known_good = await campaign_known_good(Path(path), target, skip_known_good)  # the known-good hook
+    plan = campaign_plan(path, target=target, widening=widening, known_good=known_good)
+    target.experiment = plan.campaign
+    cells = [c.model_copy(update={"submits": await _submits(target, c)}) for c in plan.cells]
+    return CampaignRunResult(
+        campaign=plan.campaign,
+        dry_run=True,
+        plan=plan.model_copy(update={"cells": cells}),
+        skipped=skipped(plan),
+        reason=f"dry run: {plan.boots} boots and {plan.benches} benches would run{_at_once(plan)}; none started",
+        next=f"call campaign_run with {ACK_FLAG}=true to run them",
+    )
 
 
 async def _submits(target: Target, cell: CellPlan) -> str | None:
