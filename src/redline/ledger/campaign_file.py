@@ -33,6 +33,7 @@ HEADER = (
     "concurrency. Comments you add here are kept. Results go to the folder named by `name`, beside this file."
 )
 VERDICT = "verdict.yml"
+MAX_SIBLINGS = 1000  # campaign files read in one folder to find a name in use
 
 
 # ---- paths -------------------------------------------------------------------------------------------------
@@ -166,15 +167,38 @@ def read_verdict(results: Path, cell: str) -> CellVerdict | None:
     hint = f"; delete {path.parent} to run the cell again"
     try:
         doc = yamlfile.load_plain(path)
-        return CellVerdict.model_validate(doc)
+        verdict = CellVerdict.model_validate(doc)
     except LadderError as exc:
         raise InputError(f"{exc}{hint}") from exc
     except ValidationError as exc:
         raise InputError(f"{path}: not a cell verdict ({explain(exc)}){hint}") from exc
+    if (verdict.campaign, verdict.cell) != (results.name, cell):  # one campaign name, one results folder
+        raise InputError(
+            f"{path}: a verdict of campaign {verdict.campaign!r}, cell {verdict.cell!r}, not of this campaign "
+            f"({results.name!r}, cell {cell!r}): another campaign's results are in this folder{hint}"
+        )
+    return verdict
 
 
 def read_verdicts(results: Path, cells: Iterable[str]) -> dict[str, CellVerdict]:
+    """The verdicts of these cells; each is checked to be of this campaign (its name is the folder's) and cell."""
     return {name: v for name in cells if (v := read_verdict(results, name)) is not None}
+
+
+def names_in_use(folder: Path, name: str, besides: Path) -> list[Path]:
+    """The campaign files in folder, other than `besides`, whose `name` is name (a file that does not read as a
+    campaign is skipped: it names no results folder redline would use)."""
+    found = []
+    for other in sorted([*folder.glob("*.yml"), *folder.glob("*.yaml")])[:MAX_SIBLINGS]:
+        if other == besides or not other.is_file():
+            continue
+        try:
+            doc = _parse(other)
+        except (InputError, OSError):
+            continue
+        if isinstance(doc, dict) and doc.get("name") == name:
+            found.append(other)
+    return found
 
 
 def write_verdict(results: Path, verdict: CellVerdict) -> Path:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from redline.engines import engine_names, get_engine
 from redline.errors import InputError, RedlineError, TargetConfigError
-from redline.ledger.campaign_file import read_campaign, read_verdicts, write_campaign
+from redline.ledger.campaign_file import names_in_use, read_campaign, read_verdicts, write_campaign
 from redline.models import Widenings
 from redline.models.campaign import Campaign, CampaignPlan
 from redline.ops.campaign.load import Loaded, load  # re-exported: the file read and resolved
@@ -70,6 +70,11 @@ def campaign_init(path: str | Path, request: CampaignInitRequest) -> Campaign:
     path = Path(path)
     if path.exists():
         raise InputError(f"{path}: a campaign is already there; run it, or give another file name")
+    if used := names_in_use(path.parent, request.spec.name, path):
+        raise InputError(
+            f"name: {request.spec.name!r} is the name of {used[0]} already, and a name is its results folder "
+            f"({path.parent / request.spec.name}): give this campaign another name"
+        )
     write_campaign(path, request.spec)
     try:
         load(path)  # a campaign that cannot plan is not left behind
