@@ -1,11 +1,13 @@
-"""`redline mcp [--config FILE] [--http [--host H] [--port N]]`: the redline tools over MCP.
+"""`redline mcp [--config FILE] [--http [--host H] [--port N] [--token-file F | --no-token]]`: the tools over MCP.
 
 The config file is --config, else $REDLINE_SERVER_CONFIG, else ./redline-server.yml if there is
 one. With none of them the server still starts: its workspace is the user's data folder
 (server_config.default_workspace) and its only target is this host, as `local`; one line on
 stderr says so. On stdio (the default) stdout is the protocol, so everything else goes to stderr.
 SIGTERM, like the client closing stdin, cancels the running jobs, which stop
-the servers they started, before the process exits.
+the servers they started, before the process exits. Over HTTP every request needs the bearer token: the one
+--token-file holds, else the one the config's http.bearer_token_env names, else one generated at start and
+printed once on stderr (server/http.py); --no-token, on loopback only, lets every local user call.
 """
 
 from __future__ import annotations
@@ -59,6 +61,18 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "any other needs http.bearer_token_env in the config)",
     )
     parser.add_argument("--port", type=int, default=None, help=f"with --http: the port (default {DEFAULT_PORT})")
+    parser.add_argument(
+        "--token-file",
+        type=Path,
+        default=None,
+        help="with --http: read the bearer token from this file (owner-only, its first line); default: "
+        "http.bearer_token_env's variable, else a new token printed once on stderr",
+    )
+    parser.add_argument(
+        "--no-token",
+        action="store_true",
+        help="with --http on loopback: no bearer token, so every local user can call the server (tests only)",
+    )
     parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
     parser.set_defaults(handler=run)
 
@@ -70,27 +84,36 @@ def run(args: argparse.Namespace) -> int:
     logging.getLogger("httpx").setLevel(max(logging.WARNING, logging.getLogger().level))  # not every health poll
     if not args.http and (args.host is not None or args.port is not None):
         raise InputError("--host and --port are for --http; stdio needs neither")
+    if not args.http and (args.token_file is not None or args.no_token):
+        raise InputError("--token-file and --no-token are for --http; stdio needs neither")
     # The server, and with it the MCP SDK and uvicorn, loads only for this command: not for every `redline` one.
     import uvicorn
 
     from redline.server.app import build_server, http_app
-    from redline.server.http import bind_address
+    from redline.server.http import bind_address, server_token
     from redline.server.jobs import CLEANUP_BOUND_S
 
     config = _config(args.config)
     if not args.http:
         anyio.run(_serve_stdio, functools.partial(build_server, config), CLEANUP_BOUND_S + 30)
         return 0
-    server = build_server(config)
-
     host, port = bind_address(args.host or "127.0.0.1"), args.port or DEFAULT_PORT
     if not 0 < port < 65536:
         raise InputError(f"--port {port} is not a TCP port (1-65535)")
-    app = http_app(server, config, host)
+    token = server_token(config, host, args.token_file, args.no_token)
+    app = http_app(build_server(config), host, token)
     shown = f"[{host}]" if ":" in host else host
     print(
         f"redline MCP server on http://{shown}:{port}/mcp (workspace {config.workspace})", file=sys.stderr, flush=True
     )
+    if token is None:
+        print("redline mcp: --no-token: every user of this host can call this server", file=sys.stderr, flush=True)
+    elif token.generated:
+        print(
+            f"redline mcp: bearer token (send `Authorization: Bearer <token>`): {token.value}",
+            file=sys.stderr,
+            flush=True,
+        )
     # uvicorn handles SIGTERM and SIGINT itself: it shuts down the app, whose lifespan ends the jobs
     uvicorn.run(app, host=host, port=port, log_level=args.log_level.lower(), lifespan="on")
     return 0

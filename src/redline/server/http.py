@@ -1,4 +1,10 @@
-"""The streamable-HTTP transport: loopback by default, a bearer token for anything else.
+"""The streamable-HTTP transport: loopback by default, and a bearer token always, unless opted out on loopback.
+
+Every local user can reach a loopback port, so the token is the default (issue 19, class 2): `redline mcp --http`
+generates one at start and prints it once on stderr, or reads the one a file or the config's variable names; a
+request without `Authorization: Bearer <token>` gets 401. `--no-token` opts out, on loopback only. One token is one
+caller: it may hold MAX_SESSIONS sessions at once, and a session idle for SESSION_IDLE_S ends, so abandoned
+sessions cannot lock the caller out.
 
 On loopback the guard is DNS-rebinding protection: a web page in the user's browser can make
 it send requests to 127.0.0.1, but only with the page's own host name in Host and its origin
@@ -11,6 +17,9 @@ address: all of 127.0.0.0/8, and ::1 however it is written.
 import hmac
 import ipaddress
 import json
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
@@ -18,6 +27,58 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from redline.errors import InputError
 from redline.server_config import ServerConfig
+from redline.untrusted import read_regular
+
+MAX_SESSIONS = 8  # open sessions at once (one token: one caller)
+SESSION_IDLE_S = 300.0  # a session with no request in flight this long is ended; the client starts a new one
+MIN_TOKEN = 16
+
+
+@dataclass(frozen=True)
+class Token:
+    """The bearer token a server checks, and where its callers find it (said in a refusal)."""
+
+    value: str
+    source: str
+    generated: bool = False
+
+
+def token_from_file(path: Path) -> Token:
+    """The token in a file the user names: its first line; a file others can read is refused."""
+    what = f"--token-file {path}"
+    try:
+        text = read_regular(path, 4096, what)
+        mode = path.stat().st_mode
+    except OSError as exc:
+        raise InputError(f"{what}: cannot read it ({exc.strerror}); write a long random token there") from exc
+    if mode & 0o077:
+        raise InputError(f"{what} can be read by others (mode {mode & 0o777:o}): chmod 600 it")
+    value = (text.splitlines() or [""])[0].strip()
+    if len(value) < MIN_TOKEN:
+        raise InputError(f"{what}: its first line must be a token of at least {MIN_TOKEN} characters")
+    return Token(value, f"the file {path}")
+
+
+def server_token(config: ServerConfig, host: str, token_file: Path | None, no_token: bool) -> Token | None:
+    """The token this server checks: the file's, else the config's variable's, else a new one; None opted out."""
+    if no_token:
+        if token_file is not None or config.http.bearer_token_env:
+            raise InputError("--no-token: a token is named (--token-file or http.bearer_token_env); drop one")
+        if not is_loopback(host):
+            raise InputError(
+                f"--no-token: serving MCP on {host} (not loopback) needs a bearer token; serve on 127.0.0.1"
+            )
+        return None
+    if token_file is not None:
+        return token_from_file(token_file)
+    if (value := config.http.bearer_token()) is not None:
+        return Token(value, f"${config.http.bearer_token_env} on the server")
+    if not is_loopback(host):  # a token printed to a log is for this host's users, not a network's
+        raise InputError(
+            f"serving MCP on {host} (not loopback) needs a bearer token you name: set http.bearer_token_env "
+            "in the server config and export that variable, or pass --token-file FILE, or serve on 127.0.0.1"
+        )
+    return Token(secrets.token_urlsafe(32), "the line `redline mcp` printed on stderr at start", generated=True)
 
 
 def is_loopback(host: str) -> bool:
@@ -63,10 +124,10 @@ def transport_security(host: str) -> TransportSecuritySettings:
 class BearerAuth:
     """ASGI middleware: every HTTP request must carry `Authorization: Bearer <token>`."""
 
-    def __init__(self, app: ASGIApp, token: str, env_name: str) -> None:
+    def __init__(self, app: ASGIApp, token: Token) -> None:
         self.app = app
-        self.expected = f"Bearer {token}".encode()
-        self.env_name = env_name
+        self.expected = f"Bearer {token.value}".encode()
+        self.source = token.source
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
@@ -78,10 +139,7 @@ class BearerAuth:
 
     async def _refuse(self, send: Send) -> None:
         body = json.dumps(
-            {
-                "error": f"missing or wrong bearer token: send `Authorization: Bearer <the token in "
-                f"${self.env_name} on the server>`"
-            }
+            {"error": f"missing or wrong bearer token: send `Authorization: Bearer <the token in {self.source}>`"}
         ).encode()
         await send(
             {
@@ -97,15 +155,14 @@ class BearerAuth:
         await send({"type": "http.response.body", "body": body})
 
 
-def http_app(server: MCPServer, config: ServerConfig, host: str) -> ASGIApp:
-    """The streamable-HTTP app at /mcp; refused on a non-loopback host unless a bearer token is set."""
-    token = config.http.bearer_token()
+def http_app(server: MCPServer, host: str, token: Token | None) -> ASGIApp:
+    """The streamable-HTTP app at /mcp, behind the bearer token; without one only on a loopback host."""
     if token is None and not is_loopback(host):
-        raise InputError(
-            f"serving MCP on {host} (not loopback) needs a bearer token: set http.bearer_token_env "
-            "in the server config and export that variable, or serve on 127.0.0.1"
-        )
-    app: ASGIApp = server.streamable_http_app(host=host, transport_security=transport_security(host))
-    if token is not None:
-        app = BearerAuth(app, token, config.http.bearer_token_env or "")
-    return app
+        raise InputError(f"serving MCP on {host} (not loopback) needs a bearer token: drop --no-token")
+    app: ASGIApp = server.streamable_http_app(
+        host=host,
+        transport_security=transport_security(host),
+        max_sessions=MAX_SESSIONS,
+        session_idle_timeout=SESSION_IDLE_S,
+    )
+    return app if token is None else BearerAuth(app, token)
