@@ -81,3 +81,60 @@ def test_the_inspector_lists_calls_and_is_refused_as_docs_mcp_md_shows(inspector
             seen.append(check(command, done.stdout))
     assert seen == ["list", "read-only call", "refusal"]
     assert (tmp_path / ".local" / "share" / "redline" / "workspace").is_dir()  # the default workspace, no config
+
+
+INSPECTOR = [
+    ".inspector/node_modules/.bin/node",
+    ".inspector/node_modules/@modelcontextprotocol/inspector/cli/build/index.js",
+]
+
+
+def test_http_token_the_inspector_over_http_sends_it_with_header(inspector: None, tmp_path: Path) -> None:
+    """The Inspector against `redline mcp --http`: refused without the bearer token, served with
+    `--header "Authorization: Bearer <token>"` (the Inspector CLI's way to send a header)."""
+    import socket
+    import sys
+    import time
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    token = "inspector-token-0123456789abcdef"
+    (tmp_path / "token").write_text(token)
+    (tmp_path / "token").chmod(0o600)
+    env = {k: v for k, v in os.environ.items() if k not in ("XDG_DATA_HOME", "REDLINE_SERVER_CONFIG")}
+    env["HOME"] = str(tmp_path)
+    argv = [
+        sys.executable,
+        "-m",
+        "redline",
+        "mcp",
+        "--http",
+        "--port",
+        str(port),
+        "--token-file",
+        str(tmp_path / "token"),
+    ]
+    server = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while socket.socket().connect_ex(("127.0.0.1", port)) != 0:
+            assert time.monotonic() < deadline and server.poll() is None
+            time.sleep(0.1)
+        url = f"http://127.0.0.1:{port}/mcp"
+        call = [*INSPECTOR, url, "--transport", "http", "--method", "tools/call", "--tool-name", "job_list"]
+        refused = subprocess.run(call, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+        assert refused.returncode != 0 and "missing or wrong bearer token" in refused.stderr
+        done = subprocess.run(
+            [*call, "--header", f"Authorization: Bearer {token}"],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert json.loads(done.stdout)["structuredContent"] == {"jobs": []}
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
