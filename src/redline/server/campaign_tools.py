@@ -15,6 +15,7 @@ from pydantic import Field
 
 from redline.errors import InputError
 from redline.ledger.campaign_file import check_results, read_campaign
+from redline.models import Widenings
 from redline.models.campaign import Campaign, CampaignPlan
 from redline.models.campaign_results import (
     CampaignReport,
@@ -148,17 +149,7 @@ async def campaign_run(
     target = await off_loop(target_for, state, path, request.target)
     widening = state.config.widen  # each engine's, from the server config: never a tool argument
     if request.dry_run:
-        async with target:  # the dry run reads the target's GPU and engine version, for the known-good entry
-            result = await runner.campaign_run(
-                path,
-                target,
-                i_understand_this_submits_jobs=False,
-                dry_run=True,
-                skip_known_good=request.skip_known_good,
-                widening=widening,
-            )
-        where, message = result.plan.target if result.plan else None, result.reason
-        return dry_run_view(CampaignRunView, "campaign_run", result, target=where, message=message, next=result.next)
+        return await _dry_run(path, target, request, widening)
     # a campaign that cannot run is refused now, not as a job
     loaded, _ = await off_loop(runner.prepare, path, target, widening)
 
@@ -176,6 +167,21 @@ async def campaign_run(
     return await launch(
         ctx, CampaignRunView, CampaignRunResult, "campaign_run", run, target=target.name, args=args, wait_s=wait_s
     )
+
+
+async def _dry_run(path: Path, target: Target, request: CampaignRunRequest, widening: Widenings) -> CampaignRunView:
+    """campaign_run's dry run, answered at once: the plan, every command, nothing started and no job."""
+    async with target:  # the dry run reads the target's GPU and engine version, for the known-good entry
+        result = await runner.campaign_run(
+            path,
+            target,
+            i_understand_this_submits_jobs=False,
+            dry_run=True,
+            skip_known_good=request.skip_known_good,
+            widening=widening,
+        )
+    where, message = result.plan.target if result.plan else None, result.reason
+    return dry_run_view(CampaignRunView, "campaign_run", result, target=where, message=message, next=result.next)
 
 
 @tool(READ_ONLY, "Campaign status", CampaignStatusRequest)

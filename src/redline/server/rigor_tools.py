@@ -12,6 +12,7 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from redline.ledger.ab_file import AbPaths
+from redline.models import Widenings
 from redline.models.ab import AbResult
 from redline.models.baseline import BaselineDiff, BaselineRecorded
 from redline.models.known_good import KnownGoodFound, KnownGoodList, KnownGoodRecorded
@@ -31,7 +32,7 @@ from redline.ops.requests_rigor import (
 from redline.ops.session import Progress
 from redline.server.jobs import WAIT_DEFAULT_S, JobView
 from redline.server.launch import dry_run_view, launch
-from redline.server.toolkit import BOOTS, READ_ONLY, WaitArg, state_of, tool
+from redline.server.toolkit import BOOTS, READ_ONLY, State, WaitArg, state_of, tool
 from redline.targets import Target
 
 # changes one entry of a registry file in the workspace (baselines.yml, known-good.yml); the same call again
@@ -63,25 +64,10 @@ async def ab_run(ctx: Context, request: AbRunRequest, wait_s: WaitArg = WAIT_DEF
     """
     r, state = request, state_of(ctx)
     workspace, spec = state.config.workspace, request.spec
-    if not r.dry_run:
-        ab_ops.require_ack(r.i_understand_this_submits_jobs)  # fail closed before anything
-    state.check_target(spec.target)
-    await off_loop(ab_ops.check_spec, AbPaths(workspace, spec.name), spec)
-    for arm in spec.arms:  # an arm that names no real campaign cell is refused now, not as a failed job
-        await off_loop(ab_plan.resolve_arm, workspace, arm, spec.engine)
+    await _check_ab(state, r)
     widening = state.config.widen  # each engine's, from the server config: never a tool argument
     if r.dry_run:
-        async with state.config.open_target(spec.target) as target:
-            result = await ab_ops.ab_run(
-                workspace,
-                spec,
-                target,
-                i_understand_this_submits_jobs=False,
-                dry_run=True,
-                skip_known_good=r.skip_known_good,
-                widening=widening,
-            )
-        return dry_run_view(AbRunView, "ab_run", result, target=spec.target, message=result.summary, next=result.next)
+        return await _dry_run(state, r, widening)
 
     async def run(t: Target, progress: Progress) -> AbResult:
         return await ab_ops.ab_run(
@@ -96,6 +82,34 @@ async def ab_run(ctx: Context, request: AbRunRequest, wait_s: WaitArg = WAIT_DEF
 
     args = {"ab": spec.name, "arms": [a.name for a in spec.arms], "trials": spec.trials}
     return await launch(ctx, AbRunView, AbResult, "ab_run", run, target=spec.target, args=args, wait_s=wait_s)
+
+
+async def _check_ab(state: State, r: AbRunRequest) -> None:
+    """What ab_run refuses at once, before a job: no acknowledgement, another target, another spec under the name,
+    an arm that names no real campaign cell."""
+    workspace, spec = state.config.workspace, r.spec
+    if not r.dry_run:
+        ab_ops.require_ack(r.i_understand_this_submits_jobs)  # fail closed before anything
+    state.check_target(spec.target)
+    await off_loop(ab_ops.check_spec, AbPaths(workspace, spec.name), spec)
+    for arm in spec.arms:
+        await off_loop(ab_plan.resolve_arm, workspace, arm, spec.engine)
+
+
+async def _dry_run(state: State, r: AbRunRequest, widening: Widenings) -> AbRunView:
+    """ab_run's dry run, answered at once: the plan, every command, nothing started and no job."""
+    spec = r.spec
+    async with state.config.open_target(spec.target) as target:
+        result = await ab_ops.ab_run(
+            state.config.workspace,
+            spec,
+            target,
+            i_understand_this_submits_jobs=False,
+            dry_run=True,
+            skip_known_good=r.skip_known_good,
+            widening=widening,
+        )
+    return dry_run_view(AbRunView, "ab_run", result, target=spec.target, message=result.summary, next=result.next)
 
 
 @tool(REGISTRY_WRITE, "Record a baseline", PerfBaselineRecordRequest)
