@@ -11,6 +11,7 @@ Everything here is derived from the verdicts: delete it and run the report again
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -151,6 +152,18 @@ def draw(plot: Plot, path: Path) -> None:
 
 # ---- report.md (pure) ----------------------------------------------------------------------------------------------
 
+# Every text report.md interpolates (names, GPU, gates, notes: anything a file or a tool argument carried) is
+# escaped (issue 19, class 9): HTML as entities, markdown's punctuation with a backslash, a line break as a space,
+# and `://`, `@` and `www.` broken so that no autolink forms: no name can put live HTML, a script or a link there.
+_MARKUP = re.compile(r"([\\`*_\[\]!|~@]|:(?=//))")
+_HTML = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"})
+
+
+def md(value: object) -> str:
+    """value as literal text in markdown: no HTML, link, image, emphasis, code, heading or table cell break."""
+    text = " ".join(str(value).split()).translate(_HTML)
+    return re.sub(r"(?i)www\.", lambda m: m.group(0)[:3] + "\\.", _MARKUP.sub(r"\\\1", text))
+
 
 def _num(value: float | None, digits: int = 1) -> str:
     return "-" if value is None else f"{value:,.{digits}f}"
@@ -161,19 +174,17 @@ def _context_lines(campaign: Campaign, verdicts: dict[str, CellVerdict]) -> list
         return ["No cell has a verdict yet."]
     ctx = next(iter(verdicts.values())).context
     hw = ctx.hardware
-    gpu = f"{hw.gpu_count} x {hw.gpu_name} ({hw.gpu_memory_gib} GiB)" if hw.gpu_name else "no GPU seen (CPU host)"
+    gpu = f"{hw.gpu_count} x {md(hw.gpu_name)} ({hw.gpu_memory_gib} GiB)" if hw.gpu_name else "no GPU seen (CPU host)"
     w = campaign.workload
     versions: dict[str, set[str]] = {}
     for v in verdicts.values():
         versions.setdefault(v.context.engine.name, set()).add(v.context.engine.version or "unknown")
-    engines = "; ".join(f"{name} {', '.join(sorted(vs))}" for name, vs in versions.items())
-    backends = ", ".join(
-        sorted({f"`{v.context.bench.backend if v.context.bench else None}`" for v in verdicts.values()})
-    )
+    engines = "; ".join(f"{md(name)} {md(', '.join(sorted(vs)))}" for name, vs in versions.items())
+    backends = ", ".join(sorted({md(v.context.bench.backend if v.context.bench else None) for v in verdicts.values()}))
     return [
-        f"- model: `{ctx.model.name}`",
-        f"- GPU: {gpu}; host {(ctx.node or Node()).describe()}",
-        f"- engine: {engines}; bench client: {ctx.bench.client if ctx.bench else '?'}'s, backend {backends}",
+        f"- model: {md(ctx.model.name)}",
+        f"- GPU: {gpu}; host {md((ctx.node or Node()).describe())}",
+        f"- engine: {engines}; bench client: {md(ctx.bench.client if ctx.bench else '?')}'s, backend {backends}",
         f"- workload: {w.dataset}, input {w.input_len} / output {w.output_len} tokens, ignore_eos, seed {w.seed}; "
         f"concurrencies {', '.join(map(str, campaign.concurrencies))}",
         f"- warm-up: {campaign.warmup_requests} requests; trials per concurrency: {campaign.trials}; simulated: "
@@ -198,11 +209,11 @@ def _table_lines(table: CampaignTable) -> list[str]:
     for cell in table.cells:
         rows = {r.concurrency: r for r in table.rows if r.cell == cell}
         if not rows:
-            lines.append(f"| {cell} | - | " + " | ".join("not run" for _ in table.concurrencies) + " |")
+            lines.append(f"| {md(cell)} | - | " + " | ".join("not run" for _ in table.concurrencies) + " |")
             continue
         regime = next(iter(rows.values())).regime
         cells = [_cell_text(rows.get(c)) for c in table.concurrencies]
-        lines.append(f"| {cell} | {regime} | " + " | ".join(cells) + " |")
+        lines.append(f"| {md(cell)} | {md(regime)} | " + " | ".join(cells) + " |")
     return lines
 
 
@@ -219,7 +230,7 @@ def _cell_text(row: TableRow | None) -> str:
 def _ranked_line(c: RankedCell, engines: bool = False) -> str:
     at = f" at c={c.at_concurrency}" if c.at_concurrency else ""
     label = f"{c.engine}, {c.regime}" if engines else c.regime
-    return f"- **{c.cell}** ({label}): {_num(c.score, 2)}{at}: {c.outcome.replace('_', ' ')}; {c.why}"
+    return f"- **{md(c.cell)}** ({md(label)}): {_num(c.score, 2)}{at}: {md(c.outcome.replace('_', ' '))}; {md(c.why)}"
 
 
 def render_markdown(
@@ -231,20 +242,20 @@ def render_markdown(
 ) -> str:
     outcome = champion.outcome.replace("_", " ")
     across = len(champion.engines) > 1
-    won = f", {champion.champion_engine} won" if across else ""
-    head = f"champion **{champion.champion}** (DRAFT{won})" if champion.champion else f"**{outcome}**"
+    won = f", {md(champion.champion_engine)} won" if across else ""
+    head = f"champion **{md(champion.champion)}** (DRAFT{won})" if champion.champion else f"**{md(outcome)}**"
     lines = [
-        f"# Campaign {campaign.name}",
+        f"# Campaign {md(campaign.name)}",
         "",
         f"Result: {head}.",
         "",
-        f"{champion.note}.",
+        f"{md(champion.note)}.",
         "",
         *_context_lines(campaign, verdicts),
         "",
-        f"## {table.focus_metric} ({table.direction} is better), by cell and concurrency",
+        f"## {md(table.focus_metric)} ({md(table.direction)} is better), by cell and concurrency",
         "",
-        f"Mean over trials (± std where there are several). Scoring: {champion.scoring}.",
+        f"Mean over trials (± std where there are several). Scoring: {md(champion.scoring)}.",
         "",
         *_table_lines(table),
         "",
@@ -252,15 +263,30 @@ def render_markdown(
         "",
     ]
     lines += [_ranked_line(c, across) for c in champion.ranked] or ["- nothing to rank yet"]
+    return "\n".join([*lines, *_more_lines(champion, plots, verdicts, across)])
+
+
+def _more_lines(
+    champion: ChampionReport, plots: Sequence[Plot], verdicts: dict[str, CellVerdict], across: bool
+) -> list[str]:
+    """The other regimes, the cells not ranked, the gates applied and the plots."""
+    lines: list[str] = []
     for group in champion.other_regimes:
-        lines += ["", f"### Regime {group.regime}", "", group.note, "", *[_ranked_line(c, across) for c in group.cells]]
+        lines += [
+            "",
+            f"### Regime {md(group.regime)}",
+            "",
+            md(group.note),
+            "",
+            *[_ranked_line(c, across) for c in group.cells],
+        ]
     if champion.excluded:
-        lines += ["", "## Not ranked", "", *[f"- **{c.cell}**: {c.why}" for c in champion.excluded]]
+        lines += ["", "## Not ranked", "", *[f"- **{md(c.cell)}**: {md(c.why)}" for c in champion.excluded]]
     gates = sorted({g for v in verdicts.values() for g in v.gates})
     if gates:
-        lines += ["", "## Methodology gates applied", "", *[f"- {g}" for g in gates]]
+        lines += ["", "## Methodology gates applied", "", *[f"- {md(g)}" for g in gates]]
     lines += ["", "## Plots", "", *[f"![{p.title}]({p.file})" for p in plots], ""]
-    return "\n".join(lines)
+    return lines
 
 
 # ---- the operation ---------------------------------------------------------------------------------------------------
@@ -282,4 +308,4 @@ def campaign_report(path: str | Path, request: CampaignReportRequest | None = No
     )
 
 
-__all__ = ["campaign_report", "draw", "plots_of", "render_markdown"]
+__all__ = ["campaign_report", "draw", "md", "plots_of", "render_markdown"]
