@@ -176,6 +176,16 @@ class K8sCluster:
             time.sleep(0.25)
         raise AssertionError(f"pods in {namespace} still there after {timeout}s")
 
+    def empty_namespace(self, namespace: str) -> None:
+        """Uninstall every Helm release in `namespace` (their objects and release secrets), then delete its pods."""
+        listed = subprocess.run(
+            [*self.helm, "list", "--all", "-q", "-n", namespace], capture_output=True, text=True, timeout=60, check=True
+        )
+        for release in listed.stdout.split():
+            helm = [*self.helm, "uninstall", release, "-n", namespace]
+            subprocess.run(helm, capture_output=True, text=True, timeout=120, check=True)
+        self.delete_pods(namespace)
+
     def api(self, method: str, path: str, body: Any, content_type: str) -> dict[str, Any]:
         """One raw API call (kubectl 1.20 cannot PATCH a subresource such as a node's /status)."""
         server, token = kubeconfig_server_token(self.kubeconfig, self.context)
@@ -265,9 +275,10 @@ def k8s_cluster() -> K8sCluster:
     return found
 
 
-@pytest.fixture
-def k8s_namespace(k8s_cluster: K8sCluster) -> Iterator[str]:
-    """A fresh namespace, labelled app.kubernetes.io/managed-by=redline-tests; deleted (and waited for) after."""
+@pytest.fixture(scope="session")
+def k8s_shared_namespace(k8s_cluster: K8sCluster) -> Iterator[str]:
+    """One namespace for the session, labelled app.kubernetes.io/managed-by=redline-tests; deleted (and waited
+    for) at the end. Tests get it through k8s_namespace, which empties it after each."""
     name = "rt-" + uuid.uuid4().hex[:10]
     k8s_cluster.run("create", "namespace", name)
     try:
@@ -280,6 +291,14 @@ def k8s_namespace(k8s_cluster: K8sCluster) -> Iterator[str]:
     finally:
         k8s_cluster.delete_pods(name)  # the namespace controller alone would wait out each pod's full grace period
         k8s_cluster.run("delete", "namespace", name, "--wait=true", "--timeout=180s", timeout=200)
+
+
+@pytest.fixture
+def k8s_namespace(k8s_cluster: K8sCluster, k8s_shared_namespace: str) -> Iterator[str]:
+    """An empty labelled namespace: the session's one (creating and deleting a namespace per test costs seconds
+    each), emptied after the test of what tests make there: Helm releases (and their secrets), then pods."""
+    yield k8s_shared_namespace
+    k8s_cluster.empty_namespace(k8s_shared_namespace)
 
 
 @pytest.fixture
