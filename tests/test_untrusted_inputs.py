@@ -1,6 +1,8 @@
 """Hardening classes 3, 4 and 9 at the readers: parsers in linear time, YAML and JSON files as
 untrusted input, and derived paths that are not plain files."""
 
+import json
+import math
 import os
 import threading
 import time
@@ -165,3 +167,64 @@ def test_derived_paths_a_fifo_or_device_log_is_refused_without_blocking(tmp_path
     for path in (fifo, Path("/dev/zero")):
         finished, exc = _in_thread(read_text, path)
         assert finished and isinstance(exc, InputError) and "not a regular file" in str(exc), (path, exc)
+
+
+# ---- issue 19, class 7: bench results are untrusted input ------------------------------------------
+
+BENCH_FLOATS = (
+    "duration",
+    "request_throughput",
+    "output_throughput",
+    "total_token_throughput",
+    "median_ttft_ms",
+    "p99_ttft_ms",
+    "median_tpot_ms",
+    "p99_tpot_ms",
+    "median_itl_ms",
+    "p99_itl_ms",
+)
+BENCH_INTS = ("num_prompts", "completed", "failed", "max_concurrency", "total_input_tokens", "total_output_tokens")
+# JSON number texts as a hostile bench client (or a hand-edited file) writes them
+hostile_numbers = st.one_of(
+    st.sampled_from(["NaN", "Infinity", "-Infinity", "1e999", "-1e999", "1e300", "-0.5", "-1", "1e13"]),
+    st.integers(min_value=10**16, max_value=10**60).map(str),
+    st.integers(max_value=-1).map(str),
+    st.floats(allow_nan=True, allow_infinity=True).map(lambda f: json.dumps(f)),
+    st.sampled_from(['"12"', '"fast"', "true", "null", "[]", "{}", '"NaN"']),
+)
+
+
+def bench_text(fields: dict[str, str]) -> str:
+    base = {"num_prompts": "8", "completed": "8", "duration": "1.5", "output_throughput": "100.0"}
+    merged = {**base, **fields}
+    return "{" + ", ".join(f'"{k}": {v}' for k, v in merged.items()) + "}"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.sampled_from(BENCH_FLOATS + BENCH_INTS), hostile_numbers, min_size=1, max_size=4))
+def test_bench_result_untrusted_generated_files_are_refused_naming_the_field_or_read_finite(
+    fields: dict[str, str],
+) -> None:
+    text = bench_text(fields)
+    for engine in ("vllm", "sglang"):
+        try:
+            result = get_engine(engine).parse_bench_result(text)
+        except InputError as exc:
+            message = str(exc)
+            assert "\n" not in message and message.startswith("the bench result")
+            assert any(f"{name} is" in message or f"{name}:" in message for name in fields) or "number" in message
+            continue
+        for name in BENCH_FLOATS + BENCH_INTS:
+            value = getattr(result, name)
+            assert value is None or (math.isfinite(value) and 0 <= value <= 1 << 53), (name, value)
+        assert json.loads(result.model_dump_json())  # the figures dump as strict JSON (no NaN)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("median_ttft_ms", "NaN"), ("p99_tpot_ms", "Infinity"), ("output_throughput", "-3"), ("failed", "9" * 5000)],
+)
+def test_bench_result_untrusted_each_hostile_figure_is_named(field: str, value: str) -> None:
+    with pytest.raises(InputError) as caught:
+        VLLM.parse_bench_result(bench_text({field: value}))
+    assert field in str(caught.value) or "4300 digits" in str(caught.value)
