@@ -17,7 +17,7 @@ from mcp import Client, StdioServerParameters
 
 from redline.ledger.campaign_file import write_verdict
 from redline.models.campaign import MAX_BENCHES, MAX_CELLS
-from redline.ops.campaign.report import md
+from redline.ops.campaign.report import code, md
 from redline.server.app import build_server
 from tests.campaign.helpers import verdict
 from tests.server.helpers import Env, call, call_error, free_port, hand_run_log, new_ladder
@@ -166,6 +166,8 @@ def live(text: str) -> list[str]:
 def test_report_escapes_md_leaves_nothing_live() -> None:
     assert live(HOSTILE) and not live(md(HOSTILE))
     assert md("host vm (machine ?, GPUs 0003dc9a)") == "host vm (machine ?, GPUs 0003dc9a)"  # plain text stays
+    assert code("/models/llama-8b") == "`/models/llama-8b`"  # a plain name or path stays inline code
+    assert code("a`</code><script>") == md("a`</code><script>") and not live(code(HOSTILE))  # never breaks out
 
 
 async def test_report_escapes_hostile_model_gpu_gate_and_reason_names(env: Env) -> None:

@@ -165,6 +165,12 @@ def md(value: object) -> str:
     return re.sub(r"(?i)www\.", lambda m: m.group(0)[:3] + "\\.", _MARKUP.sub(r"\\\1", text))
 
 
+def code(value: object) -> str:
+    """value as inline code where it is a plain name or path (no markup can live in those characters), else md's."""
+    text = str(value)
+    return f"`{text}`" if re.fullmatch(r"[A-Za-z0-9._/+-]{1,200}", text) else md(text)
+
+
 def _num(value: float | None, digits: int = 1) -> str:
     return "-" if value is None else f"{value:,.{digits}f}"
 
@@ -180,9 +186,11 @@ def _context_lines(campaign: Campaign, verdicts: dict[str, CellVerdict]) -> list
     for v in verdicts.values():
         versions.setdefault(v.context.engine.name, set()).add(v.context.engine.version or "unknown")
     engines = "; ".join(f"{md(name)} {md(', '.join(sorted(vs)))}" for name, vs in versions.items())
-    backends = ", ".join(sorted({md(v.context.bench.backend if v.context.bench else None) for v in verdicts.values()}))
+    backends = ", ".join(
+        sorted({code(v.context.bench.backend if v.context.bench else None) for v in verdicts.values()})
+    )
     return [
-        f"- model: {md(ctx.model.name)}",
+        f"- model: {code(ctx.model.name)}",
         f"- GPU: {gpu}; host {md((ctx.node or Node()).describe())}",
         f"- engine: {engines}; bench client: {md(ctx.bench.client if ctx.bench else '?')}'s, backend {backends}",
         f"- workload: {w.dataset}, input {w.input_len} / output {w.output_len} tokens, ignore_eos, seed {w.seed}; "
@@ -308,4 +316,4 @@ def campaign_report(path: str | Path, request: CampaignReportRequest | None = No
     )
 
 
-__all__ = ["campaign_report", "draw", "md", "plots_of", "render_markdown"]
+__all__ = ["campaign_report", "code", "draw", "md", "plots_of", "render_markdown"]
