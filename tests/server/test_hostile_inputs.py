@@ -5,6 +5,8 @@ path out of the workspace (absolute, `..`, a symlink), or a flag or shell inject
 name. Each must come back as a tool error with a useful message, within a few seconds,
 with nothing written outside the workspace and no server booted.
 
+Issue 19, class 7 adds generated bench result files (NaN, Infinity, negative and absurd figures, huge integers),
+pasted and in the workspace, that rung_record must refuse naming the field.
 The hardening classes grow it (issue 9): 1, extra flags that load code or widen access and env that
 changes what code runs, in generated spellings; 2, knobs the serve config owns smuggled in as extra
 flags in prefix, underscore and dotted spellings, through ladder_init and through a hand-edited ladder
@@ -492,11 +494,62 @@ def test_hostile_inputs_derived_paths_planted_with_links_and_fifos_are_refused(
         assert "symlink" in message or "FIFO" in message, message
 
 
+# ---- issue 19, class 7: bench result files are untrusted --------------------------------------------------
+
+BENCH_FIELDS = (
+    "duration",
+    "output_throughput",
+    "request_throughput",
+    "median_ttft_ms",
+    "p99_ttft_ms",
+    "median_tpot_ms",
+    "p99_itl_ms",
+    "num_prompts",
+    "completed",
+    "failed",
+    "total_output_tokens",
+)
+# JSON number texts no real bench writes: each is refused wherever it stands
+bad_figure = st.one_of(
+    st.sampled_from(["NaN", "Infinity", "-Infinity", "1e999", "-1e999", "1e300", "1e13", "-0.5", '"NaN"', "[]"]),
+    st.integers(min_value=1 << 54, max_value=10**80).map(str),
+    st.integers(max_value=-1).map(str),
+    st.floats(max_value=-1e-9, allow_nan=False, allow_infinity=False).map(repr),
+)
+BENCH_EXAMPLES = 120
+
+
+@settings(
+    max_examples=BENCH_EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(st.dictionaries(st.sampled_from(BENCH_FIELDS), bad_figure, min_size=1, max_size=3), st.booleans())
+def test_hostile_inputs_bench_result_files_with_non_finite_or_absurd_figures_are_refused(
+    harness: Harness, figures: dict[str, str], as_file: bool
+) -> None:
+    """Class 7 of issue 19: a bench result (pasted, or a workspace file) is refused naming a hostile field."""
+    fields = {"num_prompts": "8", "completed": "8", "duration": "1.5", **figures}
+    text = "{" + ", ".join(f'"{k}": {v}' for k, v in fields.items()) + "}"
+    if as_file:
+        (harness.env.workspace / "bench").mkdir(exist_ok=True)
+        (harness.env.workspace / "bench" / "hostile.json").write_text(text)
+        args = {"ladder": LADDER, "bench_file": "bench/hostile.json"}
+    else:
+        args = {"ladder": LADDER, "bench_json_text": text}
+    result = harness.call("rung_record", args)
+    message = text_of(result)
+    assert result.is_error, f"rung_record took {text}: {result.structured_content}"
+    assert message.startswith("Error executing tool rung_record: the bench result is refused: "), message
+    assert any(f"{name} is" in message for name in figures), message
+
+
 def test_after_the_hostile_inputs(harness: Harness) -> None:
     """Runs after the properties: the count, and that nothing escaped the workspace or booted."""
     print(f"hostile calls: {harness.calls} {harness.by_tool}")
     # hypothesis stops a property early once it has drawn every distinct case (the derived one has 36)
-    assert harness.calls >= 500 + 100 + 30 and set(harness.by_tool) == set(TOOLS), harness.by_tool
+    assert harness.calls >= 500 + 100 + 30 + 100 and set(harness.by_tool) == set(TOOLS), harness.by_tool
     root = harness.env.root.parent
     assert _tree(root / "srv" / "outside") == harness.before["outside"]
     assert sorted(p.name for p in root.iterdir()) == harness.before["root"]
