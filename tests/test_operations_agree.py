@@ -177,6 +177,10 @@ SURFACES |= {
     "known_good_list": Surfaces(
         cli=("known-good", "list"), cli_extra=IN_WORKSPACE, functions=(known_good_ops.known_good_list,)
     ),
+    "known_good_config": Surfaces(
+        functions=(known_good_ops.known_good_config,),
+        why="the design card's one registry tool; at a terminal its verbs are `redline known-good record|lookup|list`",
+    ),
 }
 
 

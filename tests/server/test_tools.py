@@ -56,7 +56,11 @@ ANNOTATIONS = {
     "known_good_record": (False, True, True, False),  # one entry of known-good.yml, updated in place
     "known_good_lookup": (True, False, True, False),
     "known_good_list": (True, False, True, False),
+    "known_good_config": (False, True, True, False),  # its verb record writes one entry, as known_good_record does
 }
+# The design card's one registry tool over the three above; tests/rigor/scenario.py calls those three, and
+# test_known_good_config_answers_what_its_three_tools_answer below calls this one.
+REGISTRY_TOOL = {"known_good_config"}
 LADDER_TOOLS = {
     "ladder_init",
     "ladder_status",
@@ -71,7 +75,7 @@ LADDER_TOOLS = {
 async def test_every_tool_is_declared_with_truthful_annotations_and_typed_output(env: Env) -> None:
     async with Client(build_server(env.config)) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
-    assert set(tools) == EVERY_TOOL == set(ANNOTATIONS)
+    assert set(tools) == EVERY_TOOL | REGISTRY_TOOL == set(ANNOTATIONS)
     for name, t in tools.items():
         a = t.annotations
         assert (a.read_only_hint, a.destructive_hint, a.idempotent_hint, a.open_world_hint) == ANNOTATIONS[name], name
@@ -346,3 +350,37 @@ async def test_parse_boot_log_reads_with_the_named_engine_and_refuses_an_unknown
 async def _default_engine_reading(env: Env, log: str) -> dict:
     async with Client(build_server(env.config)) as client:
         return await call(client, "parse_boot_log", text=log)
+
+
+async def test_known_good_config_answers_what_its_three_tools_answer(env: Env) -> None:
+    """known_good_config's verbs are known_good_record, known_good_lookup and known_good_list: the same answers;
+    a field its verb does not take, an unknown argument and an unknown verb are each refused by name."""
+    entry = {
+        "model": "/models/m",
+        "hardware": "NVIDIA H200",
+        "engine_version": "0.26.0",
+        "flags": ["--gdn-prefill-backend=triton"],
+        "why": "the GDN prefill kernel crashes without it",
+        "evidence": [{"kind": "note", "ref": "notes.md"}],
+    }
+    async with Client(build_server(env.config)) as client:
+        by_tool = await call(client, "known_good_record", **entry)
+        by_verb = await call(client, "known_good_config", verb="record", **entry)
+        assert by_verb["replaced"] and not by_tool["replaced"]  # the same key, updated in place
+        same = {k: v for k, v in by_verb.items() if k not in ("replaced", "entry", "note")}
+        assert same == {k: v for k, v in by_tool.items() if k not in ("replaced", "entry", "note")}
+        assert {**by_verb["entry"], "recorded_at": None} == {**by_tool["entry"], "recorded_at": None}
+        key = {k: entry[k] for k in ("model", "hardware", "engine_version")}
+        assert await call(client, "known_good_config", verb="lookup", **key) == await call(
+            client, "known_good_lookup", **key
+        )
+        listed = await call(client, "known_good_config", verb="list", model="/models/m")
+        assert listed == await call(client, "known_good_list", model="/models/m") and len(listed["entries"]) == 1
+        assert "verb list takes no cell: its fields are model" in await call_error(
+            client, "known_good_config", verb="list", cell="c"
+        )
+        assert "unknown argument 'verbs': did you mean 'verb'?" in await call_error(
+            client, "known_good_config", verbs="list"
+        )
+        assert "verb:" in await call_error(client, "known_good_config", verb="delete")
+        assert "verb lookup: hardware" in await call_error(client, "known_good_config", verb="lookup", model="m")

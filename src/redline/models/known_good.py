@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, RootModel, field_validator
 
 from redline.engines.names import DEFAULT_ENGINE, EngineName
 from redline.models.serve import ENV_NAME_RE, FLAG_RE, MODEL_RE, ServeConfig
@@ -106,6 +106,14 @@ class KnownGoodRecorded(_Strict):
     path: str
     replaced: bool = Field(description="an entry of this key was there and is updated in place")
     entry: KnownGoodEntry
+    left_out: list[str] = Field(
+        [],
+        description=(
+            "knobs the source booted with that the entry does not record: a gate's pin or a bench setting "
+            "(name one in keep_knobs to keep it)"
+        ),
+    )
+    note: str = Field("", description="what was recorded and what was left out, and why")
 
 
 class KnownGoodFound(_Strict):
@@ -119,9 +127,17 @@ class KnownGoodList(_Strict):
     entries: list[KnownGoodEntry]
 
 
+class KnownGoodAnswer(RootModel[KnownGoodRecorded | KnownGoodFound | KnownGoodList]):
+    """known_good_config's answer: exactly what its verb's tool answers (known_good_record, known_good_lookup or
+    known_good_list), told apart by their fields (replaced, found, entries)."""
+
+    model_config = ConfigDict(json_schema_extra={"type": "object"})
+
+
 __all__ = [
     "Evidence",
     "KNOBS",
+    "KnownGoodAnswer",
     "KnownGoodEntry",
     "KnownGoodFile",
     "KnownGoodFound",

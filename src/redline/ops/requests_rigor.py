@@ -141,6 +141,17 @@ class KnownGoodRecordRequest(Request):
             ),
         ),
     ] = []
+    keep_knobs: Annotated[
+        list[Annotated[str, Field(max_length=64)]],
+        Field(
+            max_length=32,
+            description=(
+                "With from_campaign or from_ab: the knobs of that config the model needs, kept at its values (and "
+                "only those); without it the entry keeps the knobs the campaign or A/B file set, never a gate's pin "
+                "(max_num_seqs pinned to the top concurrency) or a bench setting"
+            ),
+        ),
+    ] = []
     from_ladder: Annotated[
         WorkspaceFile, Field(description=("A ladder whose recorded ceiling becomes the entry, in one call"))
     ] = ""
@@ -172,6 +183,39 @@ class KnownGoodListRequest(Request):
     model: Annotated[str, Field(max_length=4096, description="Only this model's entries")] = ""
 
 
+KnownGoodVerb = Literal["record", "lookup", "list"]
+
+
+class KnownGoodConfigRequest(KnownGoodRecordRequest):
+    """The known-good registry in one tool, as the design card names it: a verb (record, lookup or list) and that
+    verb's fields, answered by the same operation as known_good_record, known_good_lookup or known_good_list."""
+
+    verb: Annotated[
+        KnownGoodVerb,
+        Field(
+            description=(
+                "record: an entry from the fields below (or from_ladder, from_campaign with cell, from_ab with arm); "
+                "lookup: the entry for model, hardware, engine and engine_version; list: every entry (or model's)"
+            )
+        ),
+    ]
+    model_config_hash: Annotated[
+        str,
+        Field(
+            max_length=80,
+            description=(
+                "lookup: sha256 of the model's config.json, finds the entry of the same model at another path"
+            ),
+        ),
+    ] = ""
+
+
+KNOWN_GOOD_VERBS: dict[str, type[Request]] = {
+    "record": KnownGoodRecordRequest,
+    "lookup": KnownGoodLookupRequest,
+    "list": KnownGoodListRequest,
+}
+
 RIGOR_OPERATIONS: dict[str, type[Request]] = {
     "ab_run": AbRunRequest,
     "perf_baseline_record": PerfBaselineRecordRequest,
@@ -179,4 +223,5 @@ RIGOR_OPERATIONS: dict[str, type[Request]] = {
     "known_good_record": KnownGoodRecordRequest,
     "known_good_lookup": KnownGoodLookupRequest,
     "known_good_list": KnownGoodListRequest,
+    "known_good_config": KnownGoodConfigRequest,
 }

@@ -6,10 +6,12 @@ config left them at their default. What the config already sets otherwise is kep
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from redline.models.known_good import NO_GPU, KnownGoodEntry, KnownGoodKey
+from redline.models.known_good import KNOBS, NO_GPU, KnownGoodEntry, KnownGoodKey
 from redline.models.serve import ServeConfig
 
 
@@ -18,19 +20,110 @@ def hardware_key(gpu_name: str | None) -> str:
     return gpu_name.strip() if gpu_name and gpu_name.strip() else NO_GPU
 
 
+# ---- engine versions, compared as releases ----------------------------------------------------------------------
+
+_RELEASE_RE = re.compile(r"^v?(\d+(?:\.\d+)*)(.*)$")
+
+
+def release_of(version: str) -> tuple[tuple[int, ...], str]:
+    """A version as its release: its numbers (trailing zeros dropped: 0.32 is 0.32.0) and what follows them (rc1,
+    .post1, .dev3), without a local build suffix (+cpu, +cu124: the same release, built for another device)."""
+    public = version.strip().split("+", 1)[0].lower()
+    m = _RELEASE_RE.match(public)
+    if m is None:
+        return (), public
+    numbers = tuple(int(n) for n in m.group(1).split("."))
+    while len(numbers) > 1 and numbers[-1] == 0:
+        numbers = numbers[:-1]
+    return numbers, m.group(2)
+
+
+def same_release(a: str, b: str) -> bool:
+    return release_of(a) == release_of(b)
+
+
+def _local(version: str) -> str:
+    return version.split("+", 1)[1] if "+" in version else ""
+
+
+def version_note(entry_version: str, run_version: str) -> str:
+    """How a run's version matched an entry's written otherwise ("" when written the same)."""
+    if entry_version == run_version:
+        return ""
+    suffixes = [f"+{s}" for s in dict.fromkeys((_local(entry_version), _local(run_version))) if s]
+    why = (
+        f"the local build suffix {' and '.join(suffixes)} is the same release"
+        if suffixes
+        else "the same release, written another way"
+    )
+    return f"engine version {run_version} matched the entry's {entry_version} ({why})"
+
+
+# ---- which entry a run matches, and why the others do not ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Run:
+    """The key a run (or a lookup) asks for: an entry must match it in every field."""
+
+    model: str
+    config_hash: str | None
+    hardware: str
+    engine: str
+    engine_version: str
+
+    def describe(self) -> str:
+        return f"{self.model} on {self.hardware}, {self.engine} {self.engine_version}"
+
+
+@dataclass(frozen=True)
+class Found:
+    """The entry a run matches (or None), and a note: how its version matched, or why each entry of the same
+    model did not (the field that differed, with both values)."""
+
+    entry: KnownGoodEntry | None
+    note: str
+
+
+def _same_model(entry: KnownGoodEntry, run: Run) -> bool:
+    """The same model: by name, or by config.json hash (the same model at another path)."""
+    return entry.model == run.model or bool(
+        entry.model_config_hash and run.config_hash and entry.model_config_hash == run.config_hash
+    )
+
+
+def differences(entry: KnownGoodEntry, run: Run) -> list[str]:
+    """Each field an entry of the run's model differs in, with both values: [] is a match."""
+    out = []
+    if entry.model_config_hash and run.config_hash and entry.model_config_hash != run.config_hash:
+        out.append(f"model hash {entry.model_config_hash[:12]} (this model's config.json: {run.config_hash[:12]})")
+    if entry.hardware.lower() != run.hardware.lower():
+        out.append(f"hardware {entry.hardware} (this run: {run.hardware})")
+    if entry.engine != run.engine:
+        out.append(f"engine {entry.engine} (this run: {run.engine})")
+    if not same_release(entry.engine_version, run.engine_version):
+        out.append(f"engine version {entry.engine_version} (this run: {run.engine_version})")
+    return out
+
+
+def find(entries: Iterable[KnownGoodEntry], run: Run) -> Found:
+    """The entry that matches the run (one written with the run's own version first), or why none of the entries
+    of its model does; a note of "" when nothing of this model is there."""
+    near = sorted((e for e in entries if _same_model(e, run)), key=lambda e: e.engine_version != run.engine_version)
+    for entry in near:
+        if not differences(entry, run):
+            return Found(entry, version_note(entry.engine_version, run.engine_version))
+    misses = [f"{e.key().describe()} differs in {'; '.join(differences(e, run))}" for e in near]
+    return Found(None, ("; ".join(misses)))
+
+
 def matches(
     entry: KnownGoodEntry, *, model: str, config_hash: str | None, hardware: str, engine: str, engine_version: str
 ) -> bool:
-    """Same model (by name, or by config.json hash), hardware, engine and engine version."""
-    same_model = entry.model == model or bool(
-        entry.model_config_hash and config_hash and entry.model_config_hash == config_hash
-    )
-    return (
-        same_model
-        and entry.hardware.lower() == hardware.lower()
-        and entry.engine == engine
-        and entry.engine_version == engine_version
-    )
+    """Same model (by name, or by config.json hash; not a name whose config.json changed), hardware, engine and
+    engine release."""
+    run = Run(model, config_hash, hardware, engine, engine_version)
+    return _same_model(entry, run) and not differences(entry, run)
 
 
 def lookup(
@@ -42,25 +135,14 @@ def lookup(
     engine: str,
     engine_version: str,
 ) -> KnownGoodEntry | None:
-    """The matching entry (keys are unique, so at most one)."""
-    return next(
-        (
-            e
-            for e in entries
-            if matches(
-                e, model=model, config_hash=config_hash, hardware=hardware, engine=engine, engine_version=engine_version
-            )
-        ),
-        None,
-    )
+    """The matching entry (keys are unique by release, so at most one)."""
+    return find(entries, Run(model, config_hash, hardware, engine, engine_version)).entry
 
 
 def same_key(a: KnownGoodKey, b: KnownGoodKey) -> bool:
-    return (a.model, a.hardware.lower(), a.engine, a.engine_version) == (
-        b.model,
-        b.hardware.lower(),
-        b.engine,
-        b.engine_version,
+    """One key: the same model, hardware and engine, and the same release (0.32.0 and 0.32.0+cpu are one)."""
+    return (a.model, a.hardware.lower(), a.engine) == (b.model, b.hardware.lower(), b.engine) and same_release(
+        a.engine_version, b.engine_version
     )
 
 
@@ -150,15 +232,44 @@ def holds(config: ServeConfig, entry: KnownGoodEntry) -> bool:
     )
 
 
+def run_knobs(
+    run: ServeConfig, spec: ServeConfig, entry: KnownGoodEntry | None = None
+) -> tuple[dict[str, Any], list[str]]:
+    """The knobs an entry recorded from a run keeps, and those it leaves out: it keeps what the run's own config
+    (`spec`, as its campaign or A/B file wrote it) set, at the value the run booted with, and what the known-good
+    entry of its key (`entry`) had added; any other knob the run booted with is a gate's pin or a bench setting
+    (the max_num_seqs a campaign or an A/B pins to its top concurrency), never a need of the model."""
+    kept: dict[str, Any] = {}
+    left: list[str] = []
+    own, booted = at_default(spec), at_default(run)
+    for name in KNOBS:
+        value = getattr(run, name)
+        if name not in booted:
+            continue
+        if (name in own and getattr(spec, name) == value) or (entry is not None and entry.knobs.get(name) == value):
+            kept[name] = value
+        else:
+            left.append(f"{name} {value!r}")
+    return kept, left
+
+
 __all__ = [
+    "Found",
+    "Run",
     "apply_entry",
     "apply_env",
     "apply_flags",
     "apply_knobs",
     "at_default",
+    "differences",
+    "find",
     "hardware_key",
     "holds",
     "lookup",
     "matches",
+    "release_of",
+    "run_knobs",
     "same_key",
+    "same_release",
+    "version_note",
 ]

@@ -15,7 +15,7 @@ from redline.ledger.ab_file import AbPaths
 from redline.models import Widenings
 from redline.models.ab import AbResult
 from redline.models.baseline import BaselineDiff, BaselineRecorded
-from redline.models.known_good import KnownGoodFound, KnownGoodList, KnownGoodRecorded
+from redline.models.known_good import KnownGoodAnswer, KnownGoodFound, KnownGoodList, KnownGoodRecorded
 from redline.offload import off_loop
 from redline.ops.ab import plan as ab_plan
 from redline.ops.ab import run as ab_ops
@@ -23,6 +23,7 @@ from redline.ops.evidence import baseline as baseline_ops
 from redline.ops.evidence import known_good as known_good_ops
 from redline.ops.requests_rigor import (
     AbRunRequest,
+    KnownGoodConfigRequest,
     KnownGoodListRequest,
     KnownGoodLookupRequest,
     KnownGoodRecordRequest,
@@ -147,3 +148,13 @@ async def known_good_lookup(ctx: Context, request: KnownGoodLookupRequest) -> Kn
 async def known_good_list(ctx: Context, request: KnownGoodListRequest) -> KnownGoodList:
     """Every entry of known-good.yml (or one model's)."""
     return await off_loop(known_good_ops.known_good_list, state_of(ctx).config.workspace, request)
+
+
+@tool(REGISTRY_WRITE, "Known-good config: record, look up or list", KnownGoodConfigRequest)
+async def known_good_config(ctx: Context, request: KnownGoodConfigRequest) -> KnownGoodAnswer:
+    """The known-good registry (known-good.yml) in one tool, by its verb, with that verb's fields: record (the flags
+    a model needs on a hardware and engine version, why and the evidence: given whole, or from_ladder, from_campaign
+    with cell, from_ab with arm), lookup (the entry for a model, hardware and engine version, or why none applies),
+    list (every entry, or a model's). Answers exactly what known_good_record, known_good_lookup or known_good_list
+    answers; a field the verb does not take is refused by name. Only record writes."""
+    return await off_loop(known_good_ops.known_good_config, state_of(ctx).config.workspace, request)

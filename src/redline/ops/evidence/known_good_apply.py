@@ -90,10 +90,11 @@ async def identify(target: Target, engine: Engine) -> Identity:
     return Identity(kg.hardware_key(host.gpus[0].name if host.gpus else None), version, host, why)
 
 
-def _note(entry: KnownGoodEntry, added: list[str], kept: list[str]) -> str:
+def _note(entry: KnownGoodEntry, added: list[str], kept: list[str], matched: str = "") -> str:
     text = f"known-good entry {entry.key().describe()} applied"
     text += f": added {', '.join(added)}" if added else ": the config already had everything it names"
-    return text + (f"; kept the config's own {', '.join(kept)}" if kept else "") + f" ({entry.why})"
+    text += f"; kept the config's own {', '.join(kept)}" if kept else ""
+    return text + f" ({entry.why})" + (f"; {matched}" if matched else "")
 
 
 def _find(
@@ -102,22 +103,17 @@ def _find(
     config_hash: str | None,
     identity: Identity,
     engine: str,
-) -> tuple[KnownGoodEntry | None, str]:
+) -> kg.Found:
+    """The entry for this run, and how its version matched; or None and why (each entry of the model that exists
+    but does not match, named with the field that differed)."""
     if identity.engine_version is None:
-        return None, f"no known-good entry looked up: the engine's version is unknown ({identity.why})"
-    entry = kg.lookup(
-        read_entries(path),
-        model=model,
-        config_hash=config_hash,
-        hardware=identity.hardware,
-        engine=engine,
-        engine_version=identity.engine_version,
-    )
-    if entry is None:
-        return None, (
-            f"no known-good entry for {model} on {identity.hardware}, {engine} {identity.engine_version} in {path.name}"
-        )
-    return entry, ""
+        return kg.Found(None, f"no known-good entry looked up: the engine's version is unknown ({identity.why})")
+    run = kg.Run(model, config_hash, identity.hardware, engine, identity.engine_version)
+    found = kg.find(read_entries(path), run)
+    if found.entry is None:
+        why = f": {found.note}" if found.note else ""
+        return kg.Found(None, f"no known-good entry for {run.describe()} in {path.name}{why}")
+    return found
 
 
 def apply_known_good(
@@ -132,12 +128,13 @@ def apply_known_good(
     """config with the matching entry applied (flags, env, knobs left at their default), and what was done."""
     if skip:
         return config, KnownGoodUse(applied=False, note=TURNED_OFF)
-    entry, why = _find(registry, config.model, config_hash, identity, engine)
+    found = _find(registry, config.model, config_hash, identity, engine)
+    entry = found.entry
     if entry is None:
-        return config, KnownGoodUse(applied=False, note=why)
+        return config, KnownGoodUse(applied=False, note=found.note)
     updated, added, kept = kg.apply_entry(config, entry, at_default_only=True)
     return updated, KnownGoodUse(
-        applied=True, entry=entry.key(), added=added, kept=kept, note=_note(entry, added, kept)
+        applied=True, entry=entry.key(), added=added, kept=kept, note=_note(entry, added, kept, found.note)
     )
 
 
@@ -156,15 +153,16 @@ def apply_known_good_to_fixed(
     """A ladder's fixed knobs with the matching entry applied (the knobs in `never` are the climb's own)."""
     if skip:
         return dict(fixed), KnownGoodUse(applied=False, note=TURNED_OFF)
-    entry, why = _find(registry, model, config_hash, identity, engine)
+    found = _find(registry, model, config_hash, identity, engine)
+    entry = found.entry
     if entry is None:
-        return dict(fixed), KnownGoodUse(applied=False, note=why)
+        return dict(fixed), KnownGoodUse(applied=False, note=found.note)
     flags, fa, fk = kg.apply_flags(list(fixed.get("extra_flags", [])), entry.flags)
     env, ea, ek = kg.apply_env(fixed.get("env", {}), entry.env)
     knobs, ka, kk = kg.apply_knobs(fixed, entry.knobs, given, skip=never)
     added, kept = fa + ea + ka, fk + ek + kk
     return {**knobs, "extra_flags": flags, "env": env}, KnownGoodUse(
-        applied=True, entry=entry.key(), added=added, kept=kept, note=_note(entry, added, kept)
+        applied=True, entry=entry.key(), added=added, kept=kept, note=_note(entry, added, kept, found.note)
     )
 
 
