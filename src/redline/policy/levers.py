@@ -5,6 +5,11 @@
 Every gain here is a prediction (labelled so), worked from the speed-of-light split of a decode
 step's bytes where one is known: fp8 KV halves the KV bytes, fp8 weights halve the weight bytes,
 a doubled batch shares the weight read. Each lever names the gate that proves or refutes it.
+
+Levers are grounded in the run: none that needs a GPU on a host where none was seen (CUDA graphs, fp8
+weights, tensor parallelism), no concurrency the KV cache the boot reported cannot hold at the
+workload's lengths, no max_num_batched_tokens above the ceiling a ladder proved. A lever that cannot
+apply is left out.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from redline.models.known_good import NO_GPU
 from redline.models.lever import Cost, Lever
 from redline.models.serve import ServeConfig
 from redline.models.sol import SolFigure
@@ -32,6 +38,22 @@ class LeverInput:
     concurrencies: Sequence[int]
     sol: SolFigure | None = None  # at the top concurrency
     quantization: str | None = None
+    hardware: str | None = None  # the GPU the run used, NO_GPU ("cpu") where none was seen; None: not known
+    kv_tokens: int | None = None  # the KV cache the boot reported, in tokens
+    tokens_per_request: int | None = None  # the workload's input_len + output_len: what one request holds at its end
+    batched_tokens_ceiling: int | None = None  # the max_num_batched_tokens the ladder proved, where it has a ceiling
+
+    @property
+    def on_cpu(self) -> bool:
+        """The run's host had no GPU: no CUDA graphs, no fp8 weight kernels, no GPUs to split the weights over."""
+        return self.hardware == NO_GPU
+
+    @property
+    def fits(self) -> int | None:
+        """The most requests the KV cache holds at once, each at its full length; None when either is unknown."""
+        if self.kv_tokens is None or not self.tokens_per_request:
+            return None
+        return self.kv_tokens // self.tokens_per_request
 
     @property
     def weights_share(self) -> float:
@@ -70,7 +92,7 @@ def _bytes_cut(share: float) -> float:
 
 
 def cuda_graphs(x: LeverInput) -> Lever | None:
-    if not (x.serve.enforce_eager or x.serve.cudagraph_mode == "NONE"):
+    if x.on_cpu or not (x.serve.enforce_eager or x.serve.cudagraph_mode == "NONE"):
         return None
     gain = 30.0 if x.claim == "latency" else 15.0
     return _lever(
@@ -84,20 +106,32 @@ def cuda_graphs(x: LeverInput) -> Lever | None:
     )
 
 
+def _kv_fit(x: LeverInput, c: int) -> str:
+    if x.fits is None or x.kv_tokens is None or x.tokens_per_request is None:
+        return "if the KV cache holds twice the batch"
+    need = c * x.tokens_per_request
+    return f"the KV cache holds {x.kv_tokens:,} tokens, c={c} needs {c} x {x.tokens_per_request:,} = {need:,}"
+
+
 def bigger_batch(x: LeverInput) -> Lever | None:
+    """Twice the top concurrency, or as many as the KV cache the boot reported holds; none when it holds no more."""
     if x.claim != "throughput" or (x.pct is not None and x.pct >= HEADROOM_PCT):
         return None
     top = max(x.concurrencies)
+    c = 2 * top if x.fits is None else min(2 * top, x.fits)
+    if c <= top:
+        return None  # the KV cache holds no more requests at these lengths than the top concurrency
     share = x.weights_share
-    gain = share / (2.0 - share) * 100.0  # the ceiling at twice the batch, against the ceiling now
+    k = c / top
+    gain = share * (k - 1) / (k - share * (k - 1)) * 100.0  # the ceiling at k x the batch against the one now
     return _lever(
         "bigger_batch",
-        f"raise the top concurrency to {2 * top} (max_num_seqs >= {2 * top})",
+        f"raise the top concurrency to {c} (max_num_seqs >= {c})",
         gain,
-        f"up to +{gain:.0f}% output tokens/s if the KV cache holds twice the batch ({x.basis})",
+        f"up to +{gain:.0f}% output tokens/s ({_kv_fit(x, c)}; {x.basis})",
         "low",
         AB_BOOTS,
-        f"campaign_run at concurrencies up to {2 * top}, then ab_run at c={2 * top}: output "
+        f"campaign_run at concurrencies up to {c}, then ab_run at c={c}: output "
         "throughput up beyond the noise with median TPOT inside the SLA, VERDICT",
     )
 
@@ -119,7 +153,7 @@ def fp8_kv_cache(x: LeverInput) -> Lever | None:
 
 
 def fp8_weights(x: LeverInput) -> Lever | None:
-    if x.quantization is not None:
+    if x.on_cpu or x.quantization is not None:
         return None
     gain = _bytes_cut(x.weights_share / 2)
     return _lever(
@@ -135,18 +169,25 @@ def fp8_weights(x: LeverInput) -> Lever | None:
 
 
 def batched_tokens(x: LeverInput) -> Lever | None:
+    """Larger prefill chunks, never above the max_num_batched_tokens the ladder proved."""
     mnbt = x.serve.max_num_batched_tokens
     if x.claim != "throughput" or (mnbt is not None and mnbt > 8192):
         return None
     now = mnbt or 8192
+    cap = x.batched_tokens_ceiling
+    more = [v for v in (2 * now, 4 * now) if cap is None or v <= cap]
+    if not more:
+        return None  # the ladder's ceiling is at or below twice the value now
+    grid = ", ".join(map(str, [now, *more]))
+    under = f"; at most the ladder's ceiling, {cap:,}" if cap is not None else ""
     return _lever(
         "max_num_batched_tokens",
-        f"max_num_batched_tokens {now} -> {2 * now}, {4 * now}",
+        f"max_num_batched_tokens {now} -> {', '.join(map(str, more))}",
         5.0,
-        "a few % more throughput from larger prefill chunks (a rule of thumb, not a measurement)",
+        f"a few % more throughput from larger prefill chunks (a rule of thumb, not a measurement{under})",
         "low",
         3,
-        f"campaign_run a grid of max_num_batched_tokens [{now}, {2 * now}, {4 * now}]: champion_select "
+        f"campaign_run a grid of max_num_batched_tokens [{grid}]: champion_select "
         "beyond the noise band, p99 TTFT inside the SLA, then ab_run",
     )
 
@@ -166,7 +207,7 @@ def speculative_decoding(x: LeverInput) -> Lever | None:
 
 
 def tensor_parallel(x: LeverInput) -> Lever | None:
-    if x.claim != "latency" or x.serve.tensor_parallel_size != 1:
+    if x.on_cpu or x.claim != "latency" or x.serve.tensor_parallel_size != 1:
         return None
     gain = _bytes_cut(x.weights_share / 2)
     return _lever(

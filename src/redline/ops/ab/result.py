@@ -9,17 +9,24 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from redline.errors import InputError
+from redline.engines import get_engine
+from redline.errors import InputError, RedlineError
+from redline.inputs import read_text
 from redline.ledger.ab_file import AbPaths, read_spec, read_trial
 from redline.models.ab import AbPlan, AbResult, AbSpec, ArmPlan, ArmSummary, TrialRecord
 from redline.models.lever import CloseStatus, Lever
 from redline.models.sol import SolFigure
 from redline.models.verdict import AbVerdict
 from redline.ops.ab.plan import Prepared, done_trials
+from redline.ops.campaign.ceiling import ladder_ceiling
+from redline.ops.campaign.load import load
 from redline.ops.evidence.context import ModelFiles
 from redline.ops.evidence.known_good_apply import Identity, recorded_for, registry_path
+from redline.ops.request_base import MAX_TEXT
+from redline.ops.workspace import inside
 from redline.policy import ab as plans
 from redline.policy.close import close_status
+from redline.policy.known_good import hardware_key
 from redline.policy.levers import LeverInput, next_levers
 
 # ---- the result -----------------------------------------------------------------------------------------------------
@@ -38,16 +45,50 @@ def _arm_sol(arm: ArmSummary | None) -> SolFigure | None:
     return top.sol if top is not None else None
 
 
-def levers_for(spec: AbSpec, arms: Sequence[ArmSummary], verdict: AbVerdict) -> list[Lever]:
-    """The next levers from the champion (or, with none, the baseline's) config and its % of SoL."""
+def _kv_tokens(paths: AbPaths, spec: AbSpec, arm: ArmSummary) -> int | None:
+    """The KV tokens the arm's first trial with a boot log reported (the log read by the arm's engine)."""
+    engine = get_engine(arm.engine)
+    for k in range(1, spec.trials + 1):
+        log = paths.trial_dir(arm.arm, k) / "boot.log"
+        try:
+            tokens = engine.parse_boot_log(read_text(log, "a trial's boot log", max_bytes=MAX_TEXT)).kv_cache_tokens
+        except RedlineError:  # no log (a trial that never booted), or one that cannot be read: the next trial's
+            continue
+        if tokens:
+            return tokens
+    return None
+
+
+def _arm_ceiling(workspace: Path, spec: AbSpec, name: str) -> int | None:
+    """The ladder's ceiling where the arm is a campaign's cell over a ladder (base.from_ladder); None inline."""
+    arm = next((a for a in spec.arms if a.name == name), None)
+    if arm is None or arm.campaign is None:
+        return None
+    try:
+        return ladder_ceiling(load(inside(workspace, str(arm.campaign), f"arm {name}: campaign")))
+    except RedlineError:  # the campaign the arm was planned from is gone since: no ceiling to keep under
+        return None
+
+
+def levers_for(workspace: Path, spec: AbSpec, arms: Sequence[ArmSummary], verdict: AbVerdict) -> list[Lever]:
+    """The next levers from the champion (or, with none, the baseline's) config and its % of SoL, grounded in the
+    host it ran on, the KV tokens its boot reported, the workload's lengths and its ladder's ceiling."""
     chosen = verdict.champion or verdict.compared_with
     arm = next((a for a in arms if a.arm == chosen), None)
     if arm is None:
         return []
-    quant = arm.points[0].context.model.quantization if arm.points else None
+    context = arm.points[0].context if arm.points else None
     return next_levers(
         LeverInput(
-            claim=spec.claim, serve=arm.serve, concurrencies=spec.concurrencies, sol=_arm_sol(arm), quantization=quant
+            claim=spec.claim,
+            serve=arm.serve,
+            concurrencies=spec.concurrencies,
+            sol=_arm_sol(arm),
+            quantization=context.model.quantization if context else None,
+            hardware=hardware_key(context.hardware.gpu_name) if context else None,
+            kv_tokens=_kv_tokens(AbPaths(workspace, spec.name), spec, arm),
+            tokens_per_request=spec.workload.input_len + spec.workload.output_len,
+            batched_tokens_ceiling=_arm_ceiling(workspace, spec, arm.arm),
         )
     )
 
@@ -110,7 +151,7 @@ def ab_result(workspace: Path, prepared: Prepared, plan: AbPlan, *, ran: list[st
     paths = AbPaths(workspace, prepared.spec.name)
     spec = prepared.spec
     arms, verdict = plans.summarize(spec, prepared.arms, trial_records(paths, spec))
-    levers = levers_for(spec, arms, verdict)
+    levers = levers_for(workspace, spec, arms, verdict)
     close = close_of(workspace, arms, verdict, levers, prepared.identities, prepared.files)
     if verdict.rigor == "DRAFT":
         hint = "read the failed rules: fix each and run again (ab_run resumes and can add trials)"

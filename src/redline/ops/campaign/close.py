@@ -24,8 +24,9 @@ from redline.policy.levers import LeverInput, next_levers
 CLAIM = {"latency": "latency", "throughput": "throughput", "goodput": "throughput"}
 
 
-def cell_levers(focus: str, verdict: CellVerdict) -> list[Lever]:
-    """The next levers from a cell's config and its top concurrency's % of the decode ceiling."""
+def lever_input(focus: str, verdict: CellVerdict, ceiling: int | None = None) -> LeverInput:
+    """What the lever rules look at for a cell: its config, its top concurrency's % of the decode ceiling, the host
+    it ran on, the KV tokens its boot reported, the workload's lengths, the ladder's ceiling."""
     done = [r for r in verdict.results if r.ok and r.metrics]
     sol = None
     quantization = None
@@ -36,16 +37,24 @@ def cell_levers(focus: str, verdict: CellVerdict) -> list[Lever]:
         shape, why = local_model_files(context.model.name).shape
         tp = top.metrics["output_throughput"].mean if "output_throughput" in top.metrics else None
         sol = sol_figure(context, shape, tp, why)
-    concurrencies = [r.concurrency for r in verdict.results] or [1]
-    return next_levers(
-        LeverInput(
-            claim=CLAIM[focus],
-            serve=verdict.context.serve,
-            concurrencies=concurrencies,
-            sol=sol,
-            quantization=quantization,
-        )
+    w = verdict.context.workload
+    return LeverInput(
+        claim=CLAIM[focus],
+        serve=verdict.context.serve,
+        concurrencies=[r.concurrency for r in verdict.results] or [1],
+        sol=sol,
+        quantization=quantization,
+        hardware=hardware_key(verdict.context.hardware.gpu_name),
+        kv_tokens=verdict.boot.signals.kv_cache_tokens,
+        tokens_per_request=(w.input_len + w.output_len) if w.input_len and w.output_len else None,
+        batched_tokens_ceiling=ceiling,
     )
+
+
+def cell_levers(focus: str, verdict: CellVerdict, ceiling: int | None = None) -> list[Lever]:
+    """The next levers from a cell's config and its top concurrency's % of the decode ceiling, grounded in its host,
+    its boot's KV tokens and the ladder's ceiling."""
+    return next_levers(lever_input(focus, verdict, ceiling))
 
 
 def champion_close(
@@ -70,12 +79,15 @@ def champion_close(
     return close_status(report.champion, verdict_missing=draft, entry=entry, record_with=record_with, levers=levers)
 
 
-def close_champion(report: ChampionReport, verdicts: dict[str, CellVerdict], registry: Path) -> ChampionReport:
-    """The report with the next levers and the champion's close status at its end."""
+def close_champion(
+    report: ChampionReport, verdicts: dict[str, CellVerdict], registry: Path, ceiling: int | None = None
+) -> ChampionReport:
+    """The report with the next levers and the champion's close status at its end; `ceiling`: the campaign's
+    ladder's max_num_batched_tokens (ops/campaign/ceiling.py ladder_ceiling), above which no lever goes."""
     chosen = verdicts.get(report.champion or report.baseline)
-    levers = cell_levers(report.focus, chosen) if chosen is not None else []
+    levers = cell_levers(report.focus, chosen, ceiling) if chosen is not None else []
     close = champion_close(report, verdicts.get(report.champion or ""), levers, registry)
     return report.model_copy(update={"close": close, "next_levers": levers})
 
 
-__all__ = ["cell_levers", "champion_close", "close_champion"]
+__all__ = ["cell_levers", "champion_close", "close_champion", "lever_input"]
