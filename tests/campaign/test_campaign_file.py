@@ -146,7 +146,7 @@ def test_comments_survive_a_round_trip(fake: Fake) -> None:
 
 
 def test_campaign_init_writes_a_file_that_reads_back(fake: Fake) -> None:
-    spec = read_campaign(fake.write())
+    spec = read_campaign(fake.write()).model_copy(update={"name": "new"})
     path = fake.campaigns / "new.yml"
     campaign_init(path, CampaignInitRequest(spec=spec))
     assert read_campaign(path) == spec and path.read_text().startswith("# redline campaign")
@@ -155,7 +155,7 @@ def test_campaign_init_writes_a_file_that_reads_back(fake: Fake) -> None:
 
 
 def test_campaign_init_leaves_nothing_when_the_campaign_cannot_plan(fake: Fake) -> None:
-    spec = read_campaign(fake.write(baseline="nope"))
+    spec = read_campaign(fake.write(baseline="nope")).model_copy(update={"name": "bad"})
     path = fake.campaigns / "bad.yml"
     with pytest.raises(InputError, match="baseline: no cell"):
         campaign_init(path, CampaignInitRequest(spec=spec))

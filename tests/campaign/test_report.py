@@ -43,7 +43,7 @@ def recorded(tmp_path: Path) -> tuple[Fake, Path]:
     fake = make_fake(tmp_path)
     path = fake.write(concurrencies=[1, 4])
     for v in _verdicts():
-        write_verdict(load(path).results, v)
+        write_verdict(load(path).results, v.model_copy(update={"campaign": "c1"}))
     return fake, path
 
 
@@ -127,7 +127,7 @@ def test_a_cell_on_a_host_without_a_machine_id_is_placed_by_its_gpus_uuid(record
     host = HostInfo(hostname="vm", gpus=[GpuInfo(name="NVIDIA H200", memory_mib=143_771, uuid=uuid)])
     context = Judge(loaded.campaign, plan, host, {"vllm": "0.26.0"}, {}).context(plan.cells[0], "0.26.0")
     assert context.node == Node(hostname="vm", machine_id=None, gpu_uuids=[uuid])
-    base = verdict("mnbt2048", {1: 40.0, 4: 150.0})
+    base = verdict("mnbt2048", {1: 40.0, 4: 150.0}).model_copy(update={"campaign": "c1"})
     base = base.model_copy(update={"context": base.context.model_copy(update={"node": context.node})})
     write_verdict(loaded.results, base)
     assert cell_context(base, base.results[0]).node == Node(hostname="vm", gpu_uuids=[uuid])

@@ -15,6 +15,7 @@ RIGOR_TOOLS = {
     "known_good_record",
     "known_good_lookup",
     "known_good_list",
+    "known_good_config",
 }
 
 
@@ -66,3 +67,9 @@ async def exercise_rigor_tools(ok: Any, err: Any) -> None:
     assert found["found"] and found["entry"]["knobs"]["max_num_batched_tokens"] == 8192
     listed = await ok("known_good_list")
     assert [e["model"] for e in listed["entries"]] == [str(LLAMA8B)]
+    # the design card's one tool answers as the three do (its verbs)
+    assert await ok("known_good_config", verb="list") == listed
+    same = await ok(
+        "known_good_config", verb="lookup", model=entry["model"], hardware=entry["hardware"], engine_version="0.26.0"
+    )
+    assert same == found

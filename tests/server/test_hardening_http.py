@@ -43,7 +43,8 @@ IPV6 = pytest.mark.skipif(not has_ipv6_loopback(), reason="this machine has no I
 
 @contextmanager
 def served(env: Env, host: str) -> Iterator[str]:
-    """`redline mcp --http --host host` running; yields its base URL as a client on this machine writes it."""
+    """`redline mcp --http --host host --no-token` running (the bearer token has tests of its own; here the guard is
+    Host and Origin, all a loopback server opted out of the token has); yields its base URL as a client writes it."""
     port = free_port()
     log = env.root / "http.log"
     with log.open("wb") as out:
@@ -60,6 +61,7 @@ def served(env: Env, host: str) -> Iterator[str]:
                 host,
                 "--port",
                 str(port),
+                "--no-token",
             ],
             stdout=out,
             stderr=subprocess.STDOUT,

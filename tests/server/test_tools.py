@@ -58,9 +58,6 @@ ANNOTATIONS = {
     "known_good_list": (True, False, True, False),
     "known_good_config": (False, True, True, False),  # its verb record writes one entry, as known_good_record does
 }
-# The design card's one registry tool over the three above; tests/rigor/scenario.py calls those three, and
-# test_known_good_config_answers_what_its_three_tools_answer below calls this one.
-REGISTRY_TOOL = {"known_good_config"}
 LADDER_TOOLS = {
     "ladder_init",
     "ladder_status",
@@ -75,7 +72,7 @@ LADDER_TOOLS = {
 async def test_every_tool_is_declared_with_truthful_annotations_and_typed_output(env: Env) -> None:
     async with Client(build_server(env.config)) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
-    assert set(tools) == EVERY_TOOL | REGISTRY_TOOL == set(ANNOTATIONS)
+    assert set(tools) == EVERY_TOOL == set(ANNOTATIONS)
     for name, t in tools.items():
         a = t.annotations
         assert (a.read_only_hint, a.destructive_hint, a.idempotent_hint, a.open_world_hint) == ANNOTATIONS[name], name

@@ -130,6 +130,16 @@ def regime_of(config: ServeConfig, warmup_requests: int) -> RegimeLabel:
     )
 
 
+def model_identity_of(config: ServeConfig, files: ModelFiles) -> ModelIdentity:
+    dtype = (files.config or {}).get("torch_dtype")
+    return ModelIdentity(
+        name=config.model,
+        config_hash=files.config_hash,
+        quantization=quantization_of(config, files),
+        dtype=str(dtype) if dtype else None,
+    )
+
+
 def _bench_identity(engine: str, engine_version: str | None, backend: str | None) -> BenchIdentity:
     """The client that benched it: the engine's own, or the one named by its bench_client (SGLang: vLLM's)."""
     client = get_engine(engine).bench_client
@@ -154,15 +164,9 @@ def descriptor(
 ) -> ContextDescriptor:
     """The full context of a figure measured with `config` on `host`, after `warmup_requests` warm-up requests;
     `warm`: whether the server had served anything before this figure's bench (default: it was warmed up)."""
-    files_config = files.config or {}
     return ContextDescriptor(
         provenance=provenance,
-        model=ModelIdentity(
-            name=config.model,
-            config_hash=files.config_hash,
-            quantization=quantization_of(config, files),
-            dtype=str(files_config.get("torch_dtype")) if files_config.get("torch_dtype") else None,
-        ),
+        model=model_identity_of(config, files),
         hardware=hardware_of(config, host),
         kv_cache_dtype=config.kv_cache_dtype or "auto",
         parallelism=Parallelism(
@@ -189,6 +193,7 @@ __all__ = [
     "hardware_of",
     "local_model_files",
     "model_files",
+    "model_identity_of",
     "node_of",
     "quantization_of",
     "regime_of",
