@@ -8,8 +8,9 @@ import json
 import pytest
 
 from redline.models.context import Hardware, ModelIdentity, Workload
+from redline.models.shape import kv_bytes_per_token, param_count, shape_of, weight_bytes
 from redline.ops.evidence.sol import sol_figure, sol_table
-from redline.policy.sol import decode_ceiling, kv_bytes_per_token, param_count, peaks_for, shape_of, weight_bytes
+from redline.policy.sol import decode_ceiling, peaks_for
 from tests.conftest import H200
 from tests.rigor.helpers import context
 
@@ -117,7 +118,8 @@ def test_where_there_is_no_ceiling_it_says_why() -> None:
     assert "model's shape is unknown" in sol_figure(context(4), None, 10.0, "no config.json").basis
     quant = context(4, model=ModelIdentity(name="m", quantization="hqq"))
     assert "quantization 'hqq'" in sol_figure(quant, shape("llama8b"), 10.0).basis
-    assert shape_of({"num_experts": 8, "num_hidden_layers": 2})[0] is None
+    moe = shape("llama8b").model_copy(update={"experts": 8, "experts_per_token": 2, "moe_intermediate": 14336})
+    assert "mixture-of-experts" in sol_figure(context(4), moe, 10.0).basis
     assert sol_figure(context(4, workload=Workload()), None, 1.0).basis.startswith("no ceiling: the workload")
 
 

@@ -9,9 +9,40 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import ClassVar, Protocol
 
 from redline.models import BenchResult, BenchWorkload, BootSignals, ServeConfig, Widening
+from redline.models.memory import Calibration, GpuSpec, MemoryPrediction, Observation
+from redline.models.shape import ModelShape
+
+
+class MemoryModel(Protocol):
+    """An engine's memory at boot: fitted on recorded boots, then predicted for a config before it runs (pure)."""
+
+    def calibrate(self, observations: Sequence[Observation], left_out: Sequence[str] = ()) -> Calibration:
+        """Every term fitted on the observations (those of the `left_out` architectures held out)."""
+        ...
+
+    def pick_anchor(
+        self, candidates: Sequence[Observation], serve: ServeConfig, gpu: GpuSpec | None
+    ) -> Observation | None:
+        """Of recorded boots of the same model and engine version, the one whose terms stand for this config's."""
+        ...
+
+    def predict(
+        self,
+        shape: ModelShape,
+        serve: ServeConfig,
+        gpu: GpuSpec | None,
+        cal: Calibration,
+        *,
+        model: str,
+        architecture: str | None,
+        version: str | None,
+        anchor: Observation | None = None,
+    ) -> MemoryPrediction:
+        """What a boot of serve would print about its memory, labelled predicted."""
+        ...
 
 
 class Engine(abc.ABC):
@@ -78,6 +109,10 @@ class Engine(abc.ABC):
     @abc.abstractmethod
     def log_message(self, line: str) -> str:
         """A log line without its process tag, level, time and source."""
+
+    @abc.abstractmethod
+    def memory_model(self) -> MemoryModel:
+        """The engine's memory model (engines/<name>/memory.py)."""
 
     @abc.abstractmethod
     def boot_seconds(self, text: str) -> float | None:

@@ -30,22 +30,6 @@ class SolTable(_Strict):
     ceilings: dict[str, GpuPeaks]
 
 
-class ModelShape(_Strict):
-    """What a dense decoder reads per decode step, from its config.json."""
-
-    architecture: str | None = None
-    layers: Annotated[int, Field(gt=0)]
-    hidden: Annotated[int, Field(gt=0)]
-    intermediate: Annotated[int, Field(gt=0)]
-    heads: Annotated[int, Field(gt=0)]
-    kv_heads: Annotated[int, Field(gt=0)]
-    head_dim: Annotated[int, Field(gt=0)]
-    vocab: Annotated[int, Field(gt=0)]
-    tied_embeddings: bool = False
-    attention_bias: bool = False
-    dtype_bytes: Annotated[float, Field(gt=0, description="bytes per weight of the model's torch_dtype")] = 2.0
-
-
 class SolFigure(_Strict):
     """A throughput figure against the decode memory-bound ceiling of its hardware, model and batch."""
 
@@ -67,4 +51,4 @@ class SolFigure(_Strict):
     basis: str = Field(description="how the ceiling was worked, or why there is none")
 
 
-__all__ = ["GpuPeaks", "ModelShape", "SolFigure", "SolTable"]
+__all__ = ["GpuPeaks", "SolFigure", "SolTable"]

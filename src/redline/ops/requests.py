@@ -33,6 +33,7 @@ from redline.ops.request_base import (
     Tokens,
     WorkspaceFile,
 )
+from redline.ops.requests_predict import PREDICT_OPERATIONS
 from redline.ops.requests_rigor import RIGOR_OPERATIONS
 
 
@@ -309,4 +310,5 @@ OPERATIONS: dict[str, type[Request]] = {
     "job_list": JobListRequest,
     **CAMPAIGN_OPERATIONS,
     **RIGOR_OPERATIONS,
+    **PREDICT_OPERATIONS,
 }

@@ -14,97 +14,10 @@ arithmetic by hand for the H200 fixture shapes (tests/rigor/test_sol.py).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
-from redline.models.sol import GpuPeaks, ModelShape, SolFigure, SolTable
-
-DTYPE_BYTES = {"bfloat16": 2.0, "float16": 2.0, "half": 2.0, "float32": 4.0, "float": 4.0}
-# Bytes per weight of the linear layers under a quantization (embeddings and the LM head stay at the model's dtype).
-QUANT_BYTES = {
-    "fp8": 1.0,
-    "fbgemm_fp8": 1.0,
-    "compressed-tensors": 1.0,
-    "awq": 0.5,
-    "gptq": 0.5,
-    "awq_marlin": 0.5,
-    "gptq_marlin": 0.5,
-    "bitsandbytes": 0.5,
-}
-KV_BYTES = {"fp8": 1, "fp8_e4m3": 1, "fp8_e5m2": 1, "fp8_inc": 1, "bfloat16": 2, "float16": 2, "half": 2, "float32": 4}
-MOE_KEYS = ("num_experts", "num_local_experts", "n_routed_experts", "moe_num_experts")
-
-
-def _text_config(config: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The language model's part of a config (multimodal configs nest it under text_config)."""
-    inner = config.get("text_config")
-    return inner if isinstance(inner, Mapping) else config
-
-
-def shape_of(config: Mapping[str, Any]) -> tuple[ModelShape | None, str]:
-    """The dense decoder shape a config.json describes, or None and why redline cannot size it."""
-    c = _text_config(config)
-    if any(c.get(key) for key in MOE_KEYS):
-        return None, "a mixture-of-experts model: the bytes a decode step reads depend on its routing"
-    need = ("num_hidden_layers", "hidden_size", "intermediate_size", "num_attention_heads", "vocab_size")
-    missing = [k for k in need if not isinstance(c.get(k), int)]
-    if missing:
-        return None, f"config.json lacks {', '.join(missing)}"
-    heads = c["num_attention_heads"]
-    dtype = str(c.get("torch_dtype") or config.get("torch_dtype") or "bfloat16")
-    if dtype not in DTYPE_BYTES:
-        return None, f"torch_dtype {dtype!r} is not one redline sizes ({', '.join(DTYPE_BYTES)})"
-    shape = ModelShape(
-        architecture=(config.get("architectures") or [None])[0],
-        layers=c["num_hidden_layers"],
-        hidden=c["hidden_size"],
-        intermediate=c["intermediate_size"],
-        heads=heads,
-        kv_heads=c.get("num_key_value_heads") or heads,
-        head_dim=c.get("head_dim") or c["hidden_size"] // heads,
-        vocab=c["vocab_size"],
-        tied_embeddings=bool(c.get("tie_word_embeddings", False)),
-        attention_bias=bool(c.get("attention_bias", c.get("model_type") == "qwen2")),
-        dtype_bytes=DTYPE_BYTES[dtype],
-    )
-    return shape, "dense decoder"
-
-
-def layer_params(s: ModelShape) -> int:
-    """One decoder layer: q, k, v, o projections (with their biases), the gated MLP, two norms."""
-    q, kv = s.heads * s.head_dim, s.kv_heads * s.head_dim
-    attention = s.hidden * q + 2 * s.hidden * kv + q * s.hidden
-    bias = q + 2 * kv if s.attention_bias else 0
-    return attention + bias + 3 * s.hidden * s.intermediate + 2 * s.hidden
-
-
-def embedding_params(s: ModelShape) -> int:
-    """The token embedding and, unless tied, the LM head."""
-    return s.vocab * s.hidden * (1 if s.tied_embeddings else 2)
-
-
-def param_count(s: ModelShape) -> int:
-    return embedding_params(s) + s.layers * layer_params(s) + s.hidden  # + the final norm
-
-
-def weight_bytes(s: ModelShape, quantization: str | None = None) -> int | None:
-    """Bytes of weights one replica reads per decode step; None for a quantization redline does not size."""
-    if quantization is None:
-        return int(param_count(s) * s.dtype_bytes)
-    per = QUANT_BYTES.get(quantization)
-    if per is None:
-        return None
-    linear = s.layers * layer_params(s)
-    return int(linear * per + (embedding_params(s) + s.hidden) * s.dtype_bytes)
-
-
-def kv_bytes_per_token(s: ModelShape, kv_cache_dtype: str | None = None) -> int | None:
-    """K and V of every layer for one token; auto is the model's own dtype."""
-    per = s.dtype_bytes if kv_cache_dtype in (None, "auto") else KV_BYTES.get(kv_cache_dtype)
-    if per is None:
-        return None
-    return int(2 * s.layers * s.kv_heads * s.head_dim * per)
+from redline.models.shape import ModelShape, kv_bytes_per_token, weight_bytes
+from redline.models.sol import GpuPeaks, SolFigure, SolTable
 
 
 def peaks_for(table: SolTable, gpu_name: str | None) -> tuple[str, GpuPeaks] | None:
@@ -140,6 +53,10 @@ def decode_ceiling(
     key, peaks = found
     if shape is None:
         return SolFigure(key=key, basis=f"no ceiling: the model's shape is unknown ({shape_note or 'no config.json'})")
+    if shape.is_moe:
+        return SolFigure(
+            key=key, basis="no ceiling: a mixture-of-experts model: the bytes a decode step reads depend on its routing"
+        )
     weights = weight_bytes(shape, quantization)
     kv = kv_bytes_per_token(shape, kv_cache_dtype)
     if weights is None or kv is None:
@@ -185,13 +102,4 @@ def _memory_bound(
     )
 
 
-__all__ = [
-    "decode_ceiling",
-    "embedding_params",
-    "kv_bytes_per_token",
-    "layer_params",
-    "param_count",
-    "peaks_for",
-    "shape_of",
-    "weight_bytes",
-]
+__all__ = ["decode_ceiling", "peaks_for"]

@@ -18,7 +18,13 @@ from mcp.server.mcpserver.tools import Tool
 
 from redline import __version__
 from redline.ledger.derived import derived_dir
-from redline.server import campaign_tools, job_tools, ladder_tools, rigor_tools  # importing them registers their tools
+from redline.server import (  # importing them registers their tools
+    campaign_tools,
+    job_tools,
+    ladder_tools,
+    predict_tools,
+    rigor_tools,
+)
 from redline.server.cache import LadderCache
 from redline.server.http import http_app
 from redline.server.jobs import running_jobs
@@ -47,7 +53,7 @@ perf_baseline_diff (GREEN, YELLOW, RED against a recorded baseline), known_good_
 def _listed_order(registered: Registered) -> int:
     """Ladder tools first, then campaign tools, the verdict-rigor tools, then job tools; in each module, in the order
     they are written."""
-    modules = [ladder_tools, campaign_tools, rigor_tools, job_tools]
+    modules = [ladder_tools, campaign_tools, rigor_tools, predict_tools, job_tools]
     return [m.__name__ for m in modules].index(registered.fn.__module__)
 
 

@@ -2,8 +2,8 @@
 
 from collections.abc import Sequence
 
-from redline.engines.base import Engine
-from redline.engines.sglang import argv, bootlog, flags
+from redline.engines.base import Engine, MemoryModel
+from redline.engines.sglang import argv, bootlog, flags, memory
 from redline.engines.vllm.bench import parse_bench_result
 from redline.models import BenchResult, BenchWorkload, BootSignals, ServeConfig, Widening
 
@@ -23,6 +23,9 @@ class SGLang(Engine):
     pool_bounds_context = True
     bench_engine = "vllm"  # one client for both engines: their figures compare by construction
     prefix_caching_default = True  # the radix cache is on unless --disable-radix-cache
+
+    def memory_model(self) -> MemoryModel:
+        return memory
 
     def serve_argv(self, config: ServeConfig, executable: Sequence[str] | None = None) -> list[str]:
         return argv.serve_argv(config, self.command(executable))

@@ -2,8 +2,8 @@
 
 from collections.abc import Sequence
 
-from redline.engines.base import Engine
-from redline.engines.vllm import argv, bench, bootlog, bootmeta, flags
+from redline.engines.base import Engine, MemoryModel
+from redline.engines.vllm import argv, bench, bootlog, bootmeta, flags, memory
 from redline.models import BenchResult, BenchWorkload, BootSignals, ServeConfig, Widening
 
 
@@ -14,6 +14,9 @@ class VLLM(Engine):
     long_context_env = "VLLM_ALLOW_LONG_MAX_MODEL_LEN"
     kv_block_size = 16
     prefix_caching_default = True  # vLLM v1 caches prefixes unless --no-enable-prefix-caching
+
+    def memory_model(self) -> MemoryModel:
+        return memory
 
     def serve_argv(self, config: ServeConfig, executable: Sequence[str] | None = None) -> list[str]:
         return argv.serve_argv(config, self.command(executable))

@@ -29,8 +29,7 @@ from redline.models.context import (
     Workload,
 )
 from redline.models.serve import ServeConfig
-from redline.models.sol import ModelShape
-from redline.policy.sol import shape_of
+from redline.models.shape import ModelShape, shape_of
 from redline.targets import HostInfo, Target
 
 CONFIG_JSON = "config.json"

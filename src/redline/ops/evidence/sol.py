@@ -17,7 +17,8 @@ from ruamel.yaml import YAML
 from redline.errors import InputError
 from redline.inputs import explain
 from redline.models.context import ContextDescriptor
-from redline.models.sol import ModelShape, SolFigure, SolTable
+from redline.models.shape import ModelShape
+from redline.models.sol import SolFigure, SolTable
 from redline.policy.sol import decode_ceiling
 
 TABLE = "sol-ceilings.yaml"

@@ -1,0 +1,53 @@
+"""`redline predict --model DIR --max-model-len N [--gpu-name NAME --gpu-memory-gib G] [...] [--json]`: what a boot
+would print about its memory, before it runs (labelled predicted)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from redline.cli.common import print_result
+from redline.cli.flags import add_request_flags, request_from_args
+from redline.models.memory import MemoryPrediction
+from redline.ops.predict.predict import memory_predict
+from redline.ops.requests_predict import MemoryPredictRequest
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "predict", help="predict a boot's memory (weights, activation, KV GiB and tokens) before it runs"
+    )
+    add_request_flags(parser, MemoryPredictRequest)
+    parser.add_argument(
+        "--workspace", type=Path, default=None, help="also calibrate on the boots recorded in this workspace"
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.set_defaults(handler=run)
+
+
+def _gib(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f} GiB"
+
+
+def text(p: MemoryPrediction) -> str:
+    """A short table a person reads at a glance."""
+    t, gpu = p.terms, f"{p.gpu.name} ({p.gpu.memory_gib:g} GiB)" if p.gpu else "no GPU"
+    rows = [
+        f"PREDICTED  {p.engine} {p.engine_version or '?'} on {gpu}: {p.architecture or p.model}",
+        f"budget     {_gib(t.budget_gib)} of {_gib(t.device_total_gib)}",
+        f"weights    {_gib(t.weights_gib)}",
+        f"activation {_gib(t.activation_gib)}",
+        f"non-torch  {_gib(t.non_torch_gib)}",
+        f"cudagraph  {_gib(t.cuda_graph_gib)}",
+        f"kv cache   {_gib(t.available_kv_cache_gib)} ± {p.band_gib:.2f} GiB",
+        f"kv tokens  {p.kv_cache_tokens:,} ({p.kv_cache_tokens_low:,} to {p.kv_cache_tokens_high:,})",
+        f"holds      {p.max_concurrency:g}x at {p.serve.max_model_len:,} tokens; boots: {'yes' if p.boots else 'no'}",
+        f"basis      {p.basis}",
+    ]
+    return "\n".join(rows + [f"warning    {w}" for w in p.warnings])
+
+
+def run(args: argparse.Namespace) -> int:
+    workspace = args.workspace.resolve() if args.workspace else None
+    print_result(args, memory_predict(workspace, request_from_args(MemoryPredictRequest, args)), text)
+    return 0

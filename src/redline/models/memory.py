@@ -1,0 +1,115 @@
+"""The memory model's shapes: a GPU as the model sees it, a recorded boot it learns from, its fitted terms, and a
+prediction, always labelled predicted, with its band and what it was calibrated on."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from redline.models.boot import BootSignals
+from redline.models.serve import ServeConfig
+from redline.models.shape import ModelShape
+
+GIB = 1 << 30
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class GpuSpec(_Strict):
+    """One GPU as nvidia-smi names it (its total memory in GiB: memory.total MiB / 1024)."""
+
+    name: Annotated[str, Field(min_length=1, max_length=200)]
+    memory_gib: Annotated[float, Field(gt=0, le=100_000)]
+
+
+class Observation(_Strict):
+    """A recorded boot the model learns from: the model's shape, the config it booted, the GPU, what its log said."""
+
+    source: str = Field(description="where the boot is recorded: a shipped corpus file or a workspace file")
+    architecture: str = Field(description="the model it booted, as a key (its folder name or config hash)")
+    shape: ModelShape
+    serve: ServeConfig
+    engine: str
+    engine_version: str | None
+    gpu: GpuSpec | None = Field(None, description="null: a CPU host (the KV cache is sized by a byte count)")
+    signals: BootSignals
+
+
+class Fit(_Strict):
+    """One term's fitted coefficients, and how far the boots it was fitted on stray from it (GiB)."""
+
+    coefficients: dict[str, float]
+    band_gib: Annotated[float, Field(ge=0)]
+    boots: Annotated[int, Field(ge=0)]
+    basis: str
+
+
+class Calibration(_Strict):
+    """An engine's memory terms fitted on recorded boots of one engine version (and GPU, where one is named)."""
+
+    engine: str
+    engine_version: str | None
+    gpu_name: str | None
+    terms: dict[str, Fit]
+    boots: int
+    architectures: list[str]
+    sources: list[str] = Field(description="the corpus files and workspace folders the boots came from")
+    left_out: list[str] = Field([], description="architectures held out of this fit (a leave-one-out check)")
+
+
+class Terms(_Strict):
+    """Where a boot's device memory goes, in GiB (per GPU)."""
+
+    device_total_gib: float | None = Field(None, description="the memory the engine sees on the device")
+    budget_gib: float | None = Field(None, description="the share the engine may use (utilisation x total)")
+    weights_gib: float | None = None
+    activation_gib: float | None = Field(None, description="the profile run's peak, set by max_num_batched_tokens")
+    non_torch_gib: float | None = None
+    cuda_graph_gib: float | None = Field(None, description="captured after the KV cache is sized; 0 when eager")
+    available_kv_cache_gib: float
+
+
+class MemoryPrediction(_Strict):
+    """What a boot of a serve config would report, predicted before it runs: never a measured figure."""
+
+    provenance: Literal["predicted"] = "predicted"
+    engine: str
+    engine_version: str | None
+    gpu: GpuSpec | None
+    model: str
+    architecture: str | None
+    serve: ServeConfig
+    terms: Terms
+    kv_bytes_per_token: int
+    kv_cache_tokens: int = Field(description="block-rounded, as the engine's log would print it")
+    kv_cache_tokens_low: int = Field(description="the band's low end")
+    kv_cache_tokens_high: int = Field(description="the band's high end")
+    band_gib: float = Field(description="± GiB of KV cache: the calibration's spread, widened off its data")
+    max_concurrency: float = Field(description="requests of max_model_len tokens the KV cache holds")
+    boots: bool = Field(description="whether one request of max_model_len fits: the engine refuses the boot if not")
+    basis: str = Field(description="how each term was reached, and what the model was calibrated on")
+    anchored_on: str | None = Field(None, description="a recorded boot of this model the terms were taken from")
+    warnings: list[str] = []
+
+
+class CorpusBoot(_Strict):
+    """One boot of a shipped corpus: its log, the model (a folder of the corpus root's models/) and its config."""
+
+    log: Annotated[str, Field(pattern=r"^[A-Za-z0-9._-]+\.log$")]
+    model: Annotated[str, Field(pattern=r"^[A-Za-z0-9._-]+$")]
+    serve: dict[str, object] = Field(description="the serve config it booted, less the model")
+
+
+class Corpus(_Strict):
+    """A folder of real boot logs of one engine version on one GPU (or a CPU host), and what each booted."""
+
+    engine: str
+    engine_version: str
+    gpu: GpuSpec | None
+    boots: Annotated[list[CorpusBoot], Field(min_length=1)]
+
+
+__all__ = ["GIB", "Calibration", "Corpus", "CorpusBoot", "Fit", "GpuSpec", "MemoryPrediction", "Observation", "Terms"]

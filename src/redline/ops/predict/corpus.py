@@ -1,0 +1,79 @@
+"""The boots redline ships to calibrate its memory models: src/redline/data/boots/<engine>-<version>-<gpu>/.
+
+Each corpus folder holds real boot logs and a boots.yml naming, per log, the model (a config.json under
+boots/models/) and the config it booted. A log is read by its engine's own reader, so every figure the model learns
+from is one the log printed.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from importlib import resources
+from importlib.resources.abc import Traversable
+
+from pydantic import ValidationError
+from ruamel.yaml import YAML
+
+from redline.engines import get_engine
+from redline.errors import InputError
+from redline.inputs import explain
+from redline.models.memory import Corpus, Observation
+from redline.models.serve import ServeConfig
+from redline.models.shape import ModelShape, shape_of
+
+
+def _root() -> Traversable:
+    return resources.files("redline").joinpath("data", "boots")
+
+
+def corpus_names() -> list[str]:
+    return sorted(p.name for p in _root().iterdir() if p.is_dir() and p.joinpath("boots.yml").is_file())
+
+
+@cache
+def corpus_shape(model: str) -> ModelShape:
+    """A corpus model's shape, from its config.json."""
+    shape, why = shape_of(json.loads(_root().joinpath("models", model, "config.json").read_text(encoding="utf-8")))
+    if shape is None:
+        raise InputError(f"boots/models/{model}: {why}")
+    return shape
+
+
+def read_corpus(name: str) -> Corpus:
+    text = _root().joinpath(name, "boots.yml").read_text(encoding="utf-8")
+    try:
+        return Corpus.model_validate(YAML(typ="safe", pure=True).load(text))
+    except ValidationError as exc:
+        raise InputError(f"boots/{name}/boots.yml: {explain(exc)}") from exc
+
+
+@cache
+def corpus_observations(name: str) -> tuple[Observation, ...]:
+    """Every boot of one corpus, read from its log."""
+    corpus, folder = read_corpus(name), _root().joinpath(name)
+    engine = get_engine(corpus.engine)
+    seen = []
+    for boot in corpus.boots:
+        signals = engine.parse_boot_log(folder.joinpath(boot.log).read_text(encoding="utf-8"))
+        seen.append(
+            Observation(
+                source=f"boots/{name}/{boot.log}",
+                architecture=boot.model,
+                shape=corpus_shape(boot.model),
+                serve=ServeConfig.model_validate({"model": boot.model, **boot.serve}),
+                engine=corpus.engine,
+                engine_version=signals.engine_version or corpus.engine_version,
+                gpu=corpus.gpu,
+                signals=signals,
+            )
+        )
+    return tuple(seen)
+
+
+def shipped(engine: str) -> list[Observation]:
+    """Every shipped boot of an engine, of every corpus."""
+    return [o for name in corpus_names() for o in corpus_observations(name) if o.engine == engine]
+
+
+__all__ = ["corpus_names", "corpus_observations", "corpus_shape", "read_corpus", "shipped"]

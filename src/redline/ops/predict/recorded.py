@@ -1,0 +1,122 @@
+"""The boots recorded in a workspace, as the memory model learns from them: ladder rungs, campaign cells, A/B trials.
+
+Each keeps its serve config and its boot signals (an A/B trial its boot log, read again by its engine). The model's
+shape comes from config.json where the model is a folder on this machine; a boot whose model cannot be read here,
+or whose record does not read, is left out and counted, never guessed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from redline.engines import get_engine
+from redline.errors import RedlineError
+from redline.ledger.campaign_file import read_verdict
+from redline.ledger.ladder_file import read_ladder
+from redline.ledger.yamlfile import load_plain
+from redline.models.ab import TrialRecord
+from redline.models.boot import BootSignals
+from redline.models.memory import GpuSpec, Observation
+from redline.models.serve import ServeConfig
+from redline.models.shape import ModelShape
+from redline.ops.evidence.context import local_model_files
+
+MAX_FILES = 2000  # records read per kind: a workspace is a person's, not a dump
+
+
+@dataclass
+class Recorded:
+    """The workspace's boots of one engine, and what was left out and why."""
+
+    observations: list[Observation] = field(default_factory=list)
+    left_out: list[str] = field(default_factory=list)
+    shapes: dict[str, ModelShape | None] = field(default_factory=dict)
+
+    def shape(self, model: str) -> ModelShape | None:
+        if model not in self.shapes:
+            found, _ = local_model_files(model).shape
+            self.shapes[model] = found
+        return self.shapes[model]
+
+    def add(self, source: str, serve: ServeConfig, engine: str, gpu: GpuSpec | None, signals: BootSignals) -> None:
+        if not signals.status.booted:
+            return
+        shape = self.shape(serve.model)
+        if shape is None:
+            self.left_out.append(f"{source}: the model's config.json is not readable here")
+            return
+        self.observations.append(
+            Observation(
+                source=source,
+                architecture=Path(serve.model).name or serve.model,
+                shape=shape,
+                serve=serve,
+                engine=engine,
+                engine_version=signals.engine_version,
+                gpu=gpu,
+                signals=signals,
+            )
+        )
+
+
+def _gpu(name: str | None, memory_gib: float | None) -> GpuSpec | None:
+    return GpuSpec(name=name, memory_gib=memory_gib) if name and memory_gib else None
+
+
+def _ladders(ws: Path, engine: str, found: Recorded) -> None:
+    for path in sorted((ws / "ladders").glob("*.yml"))[:MAX_FILES]:
+        try:
+            ladder = read_ladder(path)
+        except RedlineError as exc:
+            found.left_out.append(f"{path.relative_to(ws)}: {exc}")
+            continue
+        if ladder.engine != engine:
+            continue
+        gpu = _gpu(ladder.gpu.name, ladder.gpu.memory_gib) if ladder.gpu else None
+        for rung in ladder.rungs:
+            found.add(f"{path.relative_to(ws)} rung {rung.index}", rung.serve, engine, gpu, rung.signals)
+
+
+def _cells(ws: Path, engine: str, found: Recorded) -> None:
+    for verdict_path in sorted((ws / "campaigns").glob("*/cells/*/verdict.yml"))[:MAX_FILES]:
+        results, cell = verdict_path.parents[2], verdict_path.parent.name
+        try:
+            verdict = read_verdict(results, cell)
+        except RedlineError as exc:
+            found.left_out.append(f"{verdict_path.relative_to(ws)}: {exc}")
+            continue
+        if verdict is None or verdict.context.engine.name != engine:
+            continue
+        hw = verdict.context.hardware
+        serve, signals = verdict.context.serve, verdict.boot.signals
+        found.add(str(verdict_path.relative_to(ws)), serve, engine, _gpu(hw.gpu_name, hw.gpu_memory_gib), signals)
+
+
+def _trials(ws: Path, engine: str, found: Recorded) -> None:
+    for trial_path in sorted((ws / "ab").glob("*/trials/*/trial.yml"))[:MAX_FILES]:
+        log = trial_path.parent / "boot.log"
+        try:
+            record = TrialRecord.model_validate(load_plain(trial_path))
+            if (record.engine or engine) != engine or not log.is_file():
+                continue
+            signals = get_engine(engine).parse_boot_log(log.read_text(encoding="utf-8", errors="replace"))
+        except (RedlineError, ValidationError, OSError) as exc:
+            found.left_out.append(f"{trial_path.relative_to(ws)}: {str(exc).splitlines()[0]}")
+            continue
+        hw = record.points[0].context.hardware if record.points else None
+        gpu = _gpu(hw.gpu_name, hw.gpu_memory_gib) if hw else None
+        found.add(str(trial_path.relative_to(ws)), record.serve, engine, gpu, signals)
+
+
+def recorded_boots(workspace: Path, engine: str) -> Recorded:
+    """Every booted ladder rung, campaign cell and A/B trial of `engine` in the workspace."""
+    found = Recorded()
+    for read in (_ladders, _cells, _trials):
+        read(workspace, engine, found)
+    return found
+
+
+__all__ = ["Recorded", "recorded_boots"]

