@@ -35,7 +35,7 @@ from redline.engines.vllm import parse_boot_log  # noqa: E402
 from redline.ledger import append_rung, set_smoke_test  # noqa: E402
 from redline.models import BootSignals, BootStatus, MemoryBreakdown  # noqa: E402
 from redline.models.ladder import Floor, GpuProfile, Ladder, ModelRef, Rung, SmokeTest  # noqa: E402
-from redline.ops.ladder.record import ceiling_change  # noqa: E402
+from redline.ops.ladder.ceiling import ceiling_change  # noqa: E402
 from redline.policy import next_step, place_boot  # noqa: E402
 
 FIXTURE_DIRS = (ROOT.parent / "shared/fixtures/vllm-0.26.0-h200", ROOT / "tests/data/vllm-0.26.0-h200")

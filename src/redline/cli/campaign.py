@@ -13,7 +13,7 @@ import anyio
 
 from redline.cli.common import LOCAL, add_config_flag, print_progress, print_result, target_named, widenings_from
 from redline.cli.flags import add_request_flags, request_from_args
-from redline.models.campaign import CampaignPlan, CellPlan
+from redline.models.campaign_plan import CampaignPlan, CellPlan
 from redline.models.campaign_results import CampaignRunResult, CampaignStatus, CampaignTable, ChampionReport
 from redline.ops.campaign import plan as ops
 from redline.ops.campaign import results

@@ -20,6 +20,7 @@ from redline.cli.common import (
 )
 from redline.cli.flags import add_request_flags, request_from_args
 from redline.inputs import read_text
+from redline.ops.ladder import ceiling as ladder_ceiling
 from redline.ops.ladder import plan as tools
 from redline.ops.ladder import record as ladder_record
 from redline.ops.requests import LadderInitRequest, LadderNextRequest, LadderStatusRequest
@@ -96,7 +97,7 @@ def run_init(args: argparse.Namespace) -> int:
 
 def run_record(args: argparse.Namespace) -> int:
     if args.ceiling:
-        ceiling = ladder_record.ceiling_record(args.ladder)
+        ceiling = ladder_ceiling.ceiling_record(args.ladder)
         print_result(args, ceiling, lambda c: ceiling_text(c.model_dump()))
         return 0
     if args.log is not None:

@@ -56,6 +56,8 @@ class Engine(abc.ABC):
     long_context_env: ClassVar[str | None] = None
     # The engine's own KV block size, used when a ladder does not say one.
     kv_block_size: ClassVar[int] = 16
+    # The prefill chunk (max_num_batched_tokens) the engine takes when a config gives none.
+    default_chunk: ClassVar[int] = 8192
     # True when a boot proves no size: the engine boots at a context its KV pool cannot hold (and profiles no
     # prefill chunk), so the pool's tokens are only the ceiling's candidate and a smoke test alone confirms a
     # rung. False (vLLM) when the boot itself refuses a context its KV cache cannot hold one request of.

@@ -186,8 +186,14 @@ def check_append_only(old: Ladder, new: Ladder) -> None:
     """Raise unless `new` only appends rungs, fills the last rung's smoke test once, or sets the ceiling."""
     before, after = dump(old), dump(new)
     for key in set(before) | set(after):
-        if key in ("gpu", "engine_version") and key not in before:
-            continue  # an unknown GPU profile or engine version may be filled in, once
+        if key in ("gpu", "engine_version", "joint") and key not in before:
+            continue  # an unknown GPU profile or engine version, and the predict policy's plan, are filled in once
+        if (
+            key == "model"
+            and "shape" not in before[key]
+            and {**after[key], "shape": None} == {**before[key], "shape": None}
+        ):
+            continue  # so is the model's shape (read on the target at the first boot)
         if key not in ("rungs", "ceiling") and before.get(key) != after.get(key):
             raise LadderError(f"refused: a change would rewrite the ladder's {key}")
     if "ceiling" in before and before["ceiling"] != after.get("ceiling"):

@@ -15,7 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from redline.engines.names import DEFAULT_ENGINE, EngineName
 from redline.models.bench import BenchResult
 from redline.models.boot import BootStatus
-from redline.models.campaign import Submits, check_benches
+from redline.models.campaign import check_benches
+from redline.models.campaign_plan import Submits
 from redline.models.campaign_results import Stat
 from redline.models.context import ContextDescriptor, Node
 from redline.models.known_good import KnownGoodUse

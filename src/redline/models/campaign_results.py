@@ -12,7 +12,8 @@ from pydantic import Field, model_validator
 
 from redline.models.bench import BenchResult
 from redline.models.boot import BootSignals, BootStatus
-from redline.models.campaign import CampaignPlan, Direction, Focus, Strict, Verdict
+from redline.models.campaign import Direction, Focus, Strict, Verdict
+from redline.models.campaign_plan import CampaignPlan
 from redline.models.context import ContextDescriptor
 from redline.models.lever import CloseStatus, Lever
 from redline.models.metrics import MetricFlag, NoiseJudgement

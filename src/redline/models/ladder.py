@@ -16,10 +16,12 @@ from redline.models.boot import BootSignals, BootStatus
 from redline.models.context import ContextDescriptor
 from redline.models.known_good import KnownGoodUse
 from redline.models.serve import MODEL_RE, ServeConfig
+from redline.models.shape import ModelShape
 
-Policy = Literal["signal", "doubling"]
+Policy = Literal["predict", "signal", "doubling"]
 Variable = Literal["max_model_len", "max_num_batched_tokens"]
-Climb = Literal["floor", "max_model_len", "max_num_batched_tokens"]
+# "joint": a rung at the predicted whole ceiling (both knobs at once), the predict policy's climb from the floor
+Climb = Literal["floor", "joint", "max_model_len", "max_num_batched_tokens"]
 Route = Literal["run_rung", "smoke_test", "record_ceiling", "diagnose", "done"]
 Count = Annotated[int, Field(gt=0, le=1 << 26)]
 
@@ -70,6 +72,9 @@ class ModelRef(_Strict):
         ),
     ]
     max_position_embeddings: Count | None = None
+    shape: ModelShape | None = Field(
+        None, description="the decoder's sizes from config.json (read at init, or on the target at the first boot)"
+    )
 
 
 class GpuProfile(_Strict):
@@ -118,6 +123,27 @@ class SmokeTest(_Strict):
         return self.outcome == "fail"
 
 
+class Prediction(_Strict):
+    """A rung's KV cache as the memory model predicted it before the boot (never a measured figure)."""
+
+    provenance: Literal["predicted"] = "predicted"
+    kv_cache_tokens: int
+    kv_cache_tokens_low: int
+    kv_cache_tokens_high: int
+    band_gib: float
+    basis: str
+
+
+class JointPlan(_Strict):
+    """The predict policy's whole ceiling: the largest max_model_len whose KV cache holds min_concurrency requests
+    with max_num_batched_tokens at its target, predicted from the floor's boot."""
+
+    max_model_len: Count
+    max_num_batched_tokens: Count
+    predicted: Prediction
+    reason: str
+
+
 class Rung(_Strict):
     """One clean boot of one serve config, as its log told it."""
 
@@ -138,6 +164,8 @@ class Rung(_Strict):
     widened: Annotated[
         list[str], Field(description="what of the server config's allowlist widening this boot used")
     ] = []
+    predicted: Prediction | None = Field(None, description="what the memory model predicted before this boot")
+    drift: str | None = Field(None, description="the boot's KV cache outside its predicted band, by how much")
 
     @model_validator(mode="after")
     def _consistent(self) -> "Rung":
@@ -157,6 +185,9 @@ class Rung(_Strict):
 class Ceiling(_Strict):
     """The highest config that booted and passed its smoke test."""
 
+    tradeoff: str | None = Field(
+        None, description="what the batched tokens cost in context, measured between the floor and the ceiling"
+    )
     max_model_len: Count
     max_num_batched_tokens: Count
     kv_cache_tokens: int | None = None
@@ -185,6 +216,12 @@ class Ladder(_Strict):
     max_num_batched_tokens_cap: Count | None = None
     boot_deadline_s: Annotated[float, Field(gt=0, le=86400, description="a runner's wait for one boot")] = 3600
     smoke_deadline_s: Annotated[float, Field(gt=0, le=86400, description="a runner's wait for one smoke test")] = 3600
+    target_max_num_batched_tokens: Count | None = Field(
+        None, description="the predict policy's batched tokens at the ceiling (null: the engine's default chunk)"
+    )
+    joint: JointPlan | None = Field(
+        None, description="the predict policy's whole ceiling, predicted once the floor booted"
+    )
     rungs: list[Rung] = []
     ceiling: Ceiling | None = None
     known_good: KnownGoodUse | None = Field(
@@ -213,6 +250,7 @@ class NextStep(_Strict):
     rung_index: int | None = Field(None, description="the rung to smoke-test, diagnose or keep as the ceiling")
     replay_of: int | None = None
     smoke: SmokeWorkload | None = None
+    predicted: Prediction | None = Field(None, description="the memory model's KV cache for the rung to boot")
     command: str | None = Field(
         None, description="ready to paste: the engine's serve command to boot, its bench command to smoke-test"
     )

@@ -56,6 +56,7 @@ class Calibration(_Strict):
     terms: dict[str, Fit]
     boots: int
     architectures: list[str]
+    shapes: list[ModelShape] = Field([], description="the models the boots booted: a prediction for another carries")
     sources: list[str] = Field(description="the corpus files and workspace folders the boots came from")
     left_out: list[str] = Field([], description="architectures held out of this fit (a leave-one-out check)")
 

@@ -61,8 +61,14 @@ class LadderInitRequest(Request):
     ] = 1
     policy: Annotated[
         Policy,
-        Field(description="signal: next rung from the KV figures the boot log gives; doubling: double each time"),
-    ] = "signal"
+        Field(
+            description=(
+                "predict: from the floor's boot, one rung at the whole ceiling the memory model predicts, then one "
+                "knob at a time if it fails; signal: next rung from the KV figures the boot log gives; doubling: "
+                "double each time"
+            )
+        ),
+    ] = "predict"
     gpu_name: Annotated[
         str | None,
         Field(
@@ -96,6 +102,15 @@ class LadderInitRequest(Request):
     allow_long_context: Annotated[
         bool, Field(description="Climb past max_position_embeddings (sets the engine's long-context switch)")
     ] = False
+    target_max_num_batched_tokens: Annotated[
+        Tokens | None,
+        Field(
+            description=(
+                "predict: the max_num_batched_tokens the ceiling keeps while max_model_len takes the rest "
+                "(default: the engine's default chunk, 8192)"
+            )
+        ),
+    ] = None
     max_num_batched_tokens_cap: Annotated[
         Tokens | None, Field(description="Stop climbing max_num_batched_tokens here")
     ] = None

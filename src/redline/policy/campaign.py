@@ -24,7 +24,8 @@ from redline.engines import get_engine
 from redline.engines.base import Engine
 from redline.errors import InputError
 from redline.models import ServeConfig
-from redline.models.campaign import LEVERS, BenchStep, Campaign, CampaignPlan, CellPlan, CellSpec, Regime, Verdict
+from redline.models.campaign import LEVERS, Campaign, CellSpec, Verdict
+from redline.models.campaign_plan import BenchStep, CampaignPlan, CellPlan, Regime
 from redline.models.ladder import Ladder
 from redline.policy.cross_engine import engines_of, one_bench_client, refuse_unmatched_caching
 from redline.policy.rungs import serve_config

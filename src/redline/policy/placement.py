@@ -4,7 +4,7 @@ from dataclasses import dataclass
 
 from redline.errors import LadderError
 from redline.models import ServeConfig
-from redline.models.ladder import Climb, Ladder
+from redline.models.ladder import Climb, Ladder, Prediction
 from redline.policy.route import next_step
 from redline.policy.rungs import num
 
@@ -16,6 +16,7 @@ class Placement:
     serve: ServeConfig
     climbs: Climb
     replay_of: int | None
+    predicted: Prediction | None = None  # the memory model's, for a rung the route proposed with one
 
 
 def place_boot(ladder: Ladder, max_model_len: int | None, max_num_batched_tokens: int | None) -> Placement:
@@ -24,7 +25,7 @@ def place_boot(ladder: Ladder, max_model_len: int | None, max_num_batched_tokens
     booted = (max_model_len, max_num_batched_tokens)
     expected = None if step.rung is None else (step.rung.max_model_len, step.rung.max_num_batched_tokens)
     if step.route == "run_rung" and step.rung is not None and expected == booted:
-        return Placement(step.rung, step.climbs or "floor", step.replay_of)
+        return Placement(step.rung, step.climbs or "floor", step.replay_of, step.predicted)
     past = [r for r in ladder.rungs if r.config == booted]
     if past:
         original = ([r for r in past if r.replay_of is None] or past)[-1]

@@ -32,9 +32,10 @@ rung is smoke-tested before the climb goes on.
 
 from redline.engines import get_engine
 from redline.errors import LadderError
-from redline.models.ladder import Climb, Ladder, NextStep, Rung
-from redline.policy import doubling, signal
+from redline.models.ladder import Ladder, NextStep, Rung
+from redline.policy import doubling, joint, signal, steps
 from redline.policy.rungs import (
+    JOINT,
     MML,
     MNBT,
     Phase,
@@ -47,43 +48,10 @@ from redline.policy.rungs import (
     phase_of,
     proof,
     seen,
-    serve_config,
-    smoke_workload,
 )
 
-POLICIES = {"signal": signal, "doubling": doubling}
-
-
-# -- the steps -------------------------------------------------------------------------------------
-
-
-def _run(ladder: Ladder, mml: int, mnbt: int, climbs: Climb, reason: str) -> NextStep:
-    return NextStep(route="run_rung", rung=serve_config(ladder, mml, mnbt), climbs=climbs, reason=reason)
-
-
-def _replay(rung: Rung, reason: str) -> NextStep:
-    return NextStep(route="run_rung", rung=rung.serve, climbs=rung.climbs, replay_of=rung.index, reason=reason)
-
-
-def _smoke(ladder: Ladder, rung: Rung, reason: str) -> NextStep:
-    if rung.index != len(ladder.rungs):  # a later rung booted another server since: boot this one again
-        return _replay(rung, f"{reason}; a later rung has booted since, so replay rung {rung.index} first")
-    return NextStep(
-        route="smoke_test",
-        rung=rung.serve,
-        rung_index=rung.index,
-        climbs=rung.climbs,
-        smoke=smoke_workload(ladder, rung),
-        reason=reason,
-    )
-
-
-def _diagnose(rung: Rung | None, reason: str) -> NextStep:
-    return NextStep(route="diagnose", rung_index=None if rung is None else rung.index, reason=reason)
-
-
-def _record(rung: Rung, reason: str) -> NextStep:
-    return NextStep(route="record_ceiling", rung=rung.serve, rung_index=rung.index, climbs=rung.climbs, reason=reason)
+# predict: a joint rung at the predicted whole ceiling first (policy/joint.py), then, if it fails, the signal climb
+POLICIES = {"predict": signal, "signal": signal, "doubling": doubling}
 
 
 def _clamp(raw: int | None, above: int, below: int | None) -> int | None:
@@ -108,8 +76,8 @@ def _propose(ladder: Ladder, phase: Phase, last: Rung) -> int | None:
 
 def _climb_to(ladder: Ladder, phase: Phase, last: Rung, target: int, why: str) -> NextStep:
     if phase.variable == MML:
-        return _run(ladder, target, ladder.floor.max_num_batched_tokens, MML, why)
-    return _run(ladder, last.serve.max_model_len, target, MNBT, why)
+        return steps.run(ladder, target, ladder.floor.max_num_batched_tokens, MML, why)
+    return steps.run(ladder, last.serve.max_model_len, target, MNBT, why)
 
 
 def _first_batched(ladder: Ladder, base: Rung, why: str) -> NextStep | None:
@@ -121,7 +89,7 @@ def _first_batched(ladder: Ladder, base: Rung, why: str) -> NextStep | None:
     target = _clamp(raw, base.serve.max_num_batched_tokens or 0, None)
     if target is None:
         return None
-    return _run(
+    return steps.run(
         ladder,
         mml,
         target,
@@ -138,21 +106,21 @@ def _end_phase(ladder: Ladder, phase: Phase, why: str) -> NextStep:
         # The last log's own words: a share-of-memory failure (SGLang's mem_fraction_static) needs more memory,
         # which no lower floor gives.
         said = f" (the last log: {phase.line[-1].reason[:300]})" if phase.line else ""
-        return _diagnose(
+        return steps.diagnose(
             None,
             f"{why}; no rung on the {phase.variable} climb booted holding {c} max-length "
             f"request(s){said}: lower the floor, or give the engine the memory its log asks "
             "for, and start a new ladder",
         )
     if not proof(ladder, best):
-        return _replay(
+        return steps.replay(
             best,
             f"{why}; the ceiling is rung {best.index} ({knobs(best)}), never smoke-tested: replay it and smoke-test it",
         )
     if phase.variable == MML and (step := _first_batched(ladder, best, why)):
         return step
     named = "it" if best.index == phase.line[-1].index else f"rung {best.index} ({knobs(best)})"
-    return _record(best, f"{why}: record {named} as the ceiling")
+    return steps.record(best, f"{why}: record {named} as the ceiling")
 
 
 def _after_bad(ladder: Ladder, phase: Phase, last: Rung, view: list[Rung]) -> NextStep:
@@ -180,9 +148,9 @@ def _after_smoke_failure(ladder: Ladder, phase: Phase, last: Rung) -> NextStep:
         if phase.value(r) < phase.value(last) and is_good(r, ladder.min_concurrency) and proof(ladder, r)
     ]
     if not lower:
-        return _diagnose(last, f"{why}, and no lower rung passed one: find out why the server fails under load")
+        return steps.diagnose(last, f"{why}, and no lower rung passed one: find out why the server fails under load")
     best = max(lower, key=phase.value)
-    return _record(
+    return steps.record(
         best,
         f"{why}: the ceiling is rung {best.index} ({knobs(best)}), the best lower rung that passed its smoke test",
     )
@@ -191,7 +159,7 @@ def _after_smoke_failure(ladder: Ladder, phase: Phase, last: Rung) -> NextStep:
 def _climb(ladder: Ladder, view: list[Rung]) -> NextStep:
     last, policy = view[-1], POLICIES[ladder.policy]
     if not last.status.booted and not last.status.is_context_failure:
-        return _diagnose(
+        return steps.diagnose(
             last,
             f"rung {last.index} ({knobs(last)}) ended {last.status.value}, which a smaller context "
             f"would not fix: {last.reason}. Diagnose and fix it, then replay rung {last.index}; "
@@ -206,7 +174,9 @@ def _climb(ladder: Ladder, view: list[Rung]) -> NextStep:
     why = f"rung {last.index} ({knobs(last)}) {seen(last)}"
     unproven = phase.bounded and phase.variable == MNBT  # the boot profiled no prefill chunk of this size
     if not last.smoke_test.attempted and (policy.SMOKE_EVERY_RUNG or unproven or target is None):
-        return _smoke(ladder, last, f"{why}; {_why_smoke(ladder, phase, unproven)}: smoke-test it at near-max length")
+        return steps.smoke(
+            ladder, last, f"{why}; {_why_smoke(ladder, phase, unproven)}: smoke-test it at near-max length"
+        )
     if target is not None:
         pool = phase.bounded and phase.variable == MML
         said = ", its KV pool's tokens: a candidate only a smoke test confirms" if pool else ""
@@ -240,13 +210,13 @@ def _verify_replay(ladder: Ladder, last: Rung) -> NextStep | None:
     if not last.status.booted:
         if last.status == original.status:
             return None
-        return _diagnose(
+        return steps.diagnose(
             last, f"{what} but ended {last.status.value}: {last.reason}. Find out what changed, then replay again"
         )
     if not last.smoke_test.attempted:
-        return _smoke(ladder, last, f"{what} and booted: smoke-test it to verify")
+        return steps.smoke(ladder, last, f"{what} and booted: smoke-test it to verify")
     if last.smoke_test.failed:
-        return _diagnose(
+        return steps.diagnose(
             last, f"{what}, booted, but failed its smoke test ({last.smoke_test.reason}): find out what changed"
         )
     return None
@@ -258,12 +228,12 @@ def next_step(ladder: Ladder, replay: int | None = None) -> NextStep:
         if not 1 <= replay <= len(ladder.rungs):
             raise LadderError(f"there is no rung {replay} to replay: the ladder has rungs 1 to {len(ladder.rungs)}")
         original = ladder.rungs[replay - 1]
-        return _replay(
+        return steps.replay(
             original, f"replay of rung {replay} ({knobs(original)}) on request: the same config, as a new rung"
         )
     if not ladder.rungs:
         f = ladder.floor
-        return _run(
+        return steps.run(
             ladder,
             f.max_model_len,
             f.max_num_batched_tokens,
@@ -286,4 +256,8 @@ def next_step(ladder: Ladder, replay: int | None = None) -> NextStep:
             reason=f"the ceiling is recorded: max_model_len {c.max_model_len:,}, "
             f"max_num_batched_tokens {c.max_num_batched_tokens:,}",
         )
+    if ladder.policy == "predict":
+        if step := joint.step(ladder, view):
+            return step
+        view = [r for r in view if r.climbs != JOINT]  # a failed joint climb: one knob at a time, from the floor
     return _climb(ladder, view)

@@ -5,11 +5,13 @@ from dataclasses import dataclass
 
 from redline.engines import get_engine
 from redline.models import ServeConfig
-from redline.models.ladder import Ladder, Rung, SmokeWorkload, Variable
+from redline.models.boot import BootSignals
+from redline.models.ladder import Climb, Ladder, Prediction, Rung, SmokeWorkload, Variable
 from redline.policy import signal
 
 MML: Variable = "max_model_len"
 MNBT: Variable = "max_num_batched_tokens"
+JOINT: Climb = "joint"
 
 
 def num(value: int | None) -> str:
@@ -80,6 +82,21 @@ def is_bad(rung: Rung, c: int) -> bool:
     return rung.status.is_context_failure or short
 
 
+def drift(predicted: Prediction | None, signals: BootSignals) -> str | None:
+    """A booted rung's KV cache outside the band the memory model predicted for it, by how much; None inside."""
+    seen = signals.kv_cache_tokens
+    if predicted is None or seen is None or not signals.status.booted:
+        return None
+    low, high = predicted.kv_cache_tokens_low, predicted.kv_cache_tokens_high
+    if low <= seen <= high:
+        return None
+    off = 100 * (seen - predicted.kv_cache_tokens) / predicted.kv_cache_tokens
+    return (
+        f"drift: {seen:,} KV tokens booted, {predicted.kv_cache_tokens:,} predicted ({low:,} to {high:,}), "
+        f"{off:+.2f}%: the model refits on this boot"
+    )
+
+
 def proof(ladder: Ladder, rung: Rung) -> list[int]:
     """Rungs of the same config that booted, if one of them passed a smoke test; else []."""
     same = [r for r in ladder.rungs if r.config == rung.config and r.status.booted and not r.smoke_test.failed]
@@ -126,12 +143,13 @@ class Phase:
 
 def phase_of(ladder: Ladder, view: list[Rung]) -> Phase:
     batched, bounded = [r for r in view if r.climbs == MNBT], pool_bounded(ladder)
-    if not batched:
-        return Phase(MML, tuple(r for r in ladder.rungs if r.climbs != MNBT), bounded)
+    if not batched:  # a joint rung (the predict policy's) is on neither knob's line
+        return Phase(MML, tuple(r for r in ladder.rungs if r.climbs not in (MNBT, JOINT)), bounded)
     ceiling_mml, floor_mnbt = batched[0].serve.max_model_len, ladder.floor.max_num_batched_tokens
     line = [
         r
         for r in ladder.rungs
-        if r.serve.max_model_len == ceiling_mml and (r.climbs == MNBT or r.serve.max_num_batched_tokens == floor_mnbt)
+        if r.serve.max_model_len == ceiling_mml
+        and (r.climbs == MNBT or (r.climbs != JOINT and r.serve.max_num_batched_tokens == floor_mnbt))
     ]
     return Phase(MNBT, tuple(line), bounded)

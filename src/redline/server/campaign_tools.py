@@ -16,7 +16,8 @@ from pydantic import Field
 from redline.errors import InputError
 from redline.ledger.campaign_file import check_results, read_campaign
 from redline.models import Widenings
-from redline.models.campaign import Campaign, CampaignPlan
+from redline.models.campaign import Campaign
+from redline.models.campaign_plan import CampaignPlan
 from redline.models.campaign_results import (
     CampaignReport,
     CampaignRunResult,

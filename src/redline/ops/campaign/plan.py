@@ -17,8 +17,10 @@ from redline.engines import engine_names, get_engine
 from redline.errors import InputError, RedlineError, TargetConfigError
 from redline.ledger.campaign_file import names_in_use, read_campaign, read_verdicts, write_campaign
 from redline.models import Widenings
-from redline.models.campaign import Campaign, CampaignPlan
+from redline.models.campaign import Campaign
+from redline.models.campaign_plan import CampaignPlan
 from redline.ops.campaign.load import Loaded, load  # re-exported: the file read and resolved
+from redline.ops.campaign.predictions import predict_cells
 from redline.ops.evidence.known_good_apply import KnownGoodRun, apply_to_plan
 from redline.ops.requests import (
     CampaignInitRequest,
@@ -130,6 +132,7 @@ def plan_for(
     plan = plans.plan_campaign(loaded.campaign, loaded.base, exes, path=str(loaded.path), done=done)
     plan = apply_to_plan(plan, known_good, exes)  # the known-good hook
     plans.check_cells(plan.cells)  # an entry may have changed a config: the cells still compare
+    plan = predict_cells(plan, loaded.campaign, known_good, loaded.path)  # the memory model's hook
     return _admit(plan, widening)
 
 

@@ -28,7 +28,7 @@ from redline.engines import get_engine
 from redline.errors import InputError
 from redline.ledger.campaign_file import lock_file, read_verdict
 from redline.models import Widenings
-from redline.models.campaign import CampaignPlan, CellPlan
+from redline.models.campaign_plan import CampaignPlan, CellPlan
 from redline.models.campaign_results import CampaignRunResult
 from redline.ops.campaign.load import Loaded, load
 from redline.ops.campaign.plan import campaign_plan, plan_for

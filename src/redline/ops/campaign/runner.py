@@ -22,7 +22,8 @@ from redline.ledger.campaign_file import server_file, server_files, write_cell_f
 from redline.ledger.derived import derived_dir
 from redline.ledger.server_record import clear_server, load_server
 from redline.models import Widenings
-from redline.models.campaign import Campaign, CampaignPlan, CellPlan
+from redline.models.campaign import Campaign
+from redline.models.campaign_plan import CampaignPlan, CellPlan
 from redline.models.campaign_results import CampaignRunResult, CellOutcome, CellVerdict
 from redline.ops.campaign.load import Loaded
 from redline.ops.campaign.verdict import Judge

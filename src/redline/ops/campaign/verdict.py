@@ -10,7 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from redline.models.campaign import Campaign, CampaignPlan, CellPlan
+from redline.models.campaign import Campaign
+from redline.models.campaign_plan import CampaignPlan, CellPlan
 from redline.models.campaign_results import (
     BootRecord,
     CellVerdict,

@@ -20,9 +20,10 @@ from redline.engines import get_engine
 from redline.engines.base import Engine
 from redline.errors import RedlineError
 from redline.ledger.registry_file import read_registry
-from redline.models.campaign import CampaignPlan
+from redline.models.campaign_plan import CampaignPlan
 from redline.models.known_good import NO_GPU, KnownGoodEntry, KnownGoodFile, KnownGoodUse
 from redline.models.serve import ServeConfig
+from redline.models.shape import ModelShape
 from redline.ops.campaign.load import load
 from redline.ops.evidence.context import local_model_files, model_files
 from redline.policy import known_good as kg
@@ -213,20 +214,26 @@ def apply_to_ladder(
 
 @dataclass(frozen=True)
 class KnownGoodRun:
-    """What a campaign run resolves once, before it plans: the registry, the target's identity, the model's hash."""
+    """What a campaign run resolves once, before it plans: the registry, the target's identity, the model's hash
+    and shape (its config.json, read there: the memory model predicts each cell from it)."""
 
     registry: Path
     identity: Identity
     config_hash: str | None = None
     skip: bool = False
+    shape: ModelShape | None = None
 
 
 async def known_good_run(
     registry: Path, target: Target, engine: Engine, model: str, *, skip: bool = False
 ) -> KnownGoodRun:
-    identity = Identity(NO_GPU, None, why="turned off") if skip else await identify(target, engine)
-    config_hash = None if skip else (await model_files(target, model)).config_hash
-    return KnownGoodRun(registry, identity, config_hash, skip)
+    files = await model_files(target, model)
+    identity = (
+        Identity(NO_GPU, None, why="turned off", host=await target.host_info())
+        if skip
+        else await identify(target, engine)
+    )
+    return KnownGoodRun(registry, identity, None if skip else files.config_hash, skip, files.shape[0])
 
 
 async def campaign_known_good(path: Path, target: Target, skip: bool = False) -> dict[str, KnownGoodRun]:

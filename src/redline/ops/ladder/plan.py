@@ -29,9 +29,10 @@ from redline.models.ladder import (
     Rung,
     RungRow,
 )
+from redline.models.shape import ModelShape, shape_of
 from redline.ops.evidence.known_good_apply import apply_to_ladder, default_registry
+from redline.ops.ladder.ceiling import ceiling_record  # re-exported: callers name it as a ladder operation
 from redline.ops.ladder.record import (  # re-exported: callers name them as ladder operations
-    ceiling_record,
     not_now,
     record_boot,
     record_smoke,
@@ -47,8 +48,8 @@ def _path(path: str | Path) -> Path:
     return Path(path)
 
 
-def _config_max_position_embeddings(model_path: str) -> int | None:
-    """max_position_embeddings from the model folder's config.json, when the folder is here."""
+def _local_config(model_path: str) -> dict[str, Any] | None:
+    """The model folder's config.json, when the folder is here."""
     config = Path(model_path) / "config.json"
     if not config.is_file():
         return None
@@ -56,7 +57,13 @@ def _config_max_position_embeddings(model_path: str) -> int | None:
         data = json.loads(config.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
         raise InputError(f"{config}: cannot be read as JSON ({exc}); fix it or pass --max-position-embeddings") from exc
-    value = data.get("max_position_embeddings") or (data.get("text_config") or {}).get("max_position_embeddings")
+    return data if isinstance(data, dict) else None
+
+
+def _max_position_embeddings(config: dict[str, Any] | None) -> int | None:
+    if config is None:
+        return None
+    value = config.get("max_position_embeddings") or (config.get("text_config") or {}).get("max_position_embeddings")
     return value if isinstance(value, int) and value > 0 else None
 
 
@@ -76,9 +83,10 @@ def ladder_init(
     """
     r = request
     eng = get_engine(r.engine)
-    mpe = r.max_position_embeddings or _config_max_position_embeddings(r.model_path)
+    config = _local_config(r.model_path)
+    mpe = r.max_position_embeddings or _max_position_embeddings(config)
     knobs, used = _fixed_knobs(r, eng, known_good or default_registry(_path(path)))
-    ladder = _ladder(r, mpe, knobs, used)
+    ladder = _ladder(r, mpe, knobs, used, shape_of(config)[0] if config else None)
     _check_floor(r, mpe)
     floor = serve_config(ladder, r.floor_max_model_len, r.floor_max_num_batched_tokens)
     eng.admit(floor, widening)  # refused knobs are refused now, not at the first boot
@@ -106,12 +114,14 @@ def _fixed_knobs(r: LadderInitRequest, eng: Engine, registry: Path) -> tuple[dic
     )
 
 
-def _ladder(r: LadderInitRequest, mpe: int | None, knobs: dict[str, Any], used: KnownGoodUse) -> Ladder:
+def _ladder(
+    r: LadderInitRequest, mpe: int | None, knobs: dict[str, Any], used: KnownGoodUse, shape: ModelShape | None
+) -> Ladder:
     """The new ladder the request describes; a value the ladder refuses is one line naming its field."""
     profiled = bool(r.gpu_name or r.gpu_memory_gib or r.gpu_count != 1)
     try:
         return Ladder(
-            model=ModelRef(key=r.model, path=r.model_path, max_position_embeddings=mpe),
+            model=ModelRef(key=r.model, path=r.model_path, max_position_embeddings=mpe, shape=shape),
             gpu=GpuProfile(name=r.gpu_name, memory_gib=r.gpu_memory_gib, count=r.gpu_count) if profiled else None,
             engine=r.engine,
             engine_version=r.engine_version,
@@ -123,6 +133,7 @@ def _ladder(r: LadderInitRequest, mpe: int | None, knobs: dict[str, Any], used: 
             kv_block_size=r.kv_block_size,
             allow_long_context=r.allow_long_context,
             max_num_batched_tokens_cap=r.max_num_batched_tokens_cap,
+            target_max_num_batched_tokens=r.target_max_num_batched_tokens,
             boot_deadline_s=r.boot_deadline_s,
             smoke_deadline_s=r.smoke_deadline_s,
         )

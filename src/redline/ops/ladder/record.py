@@ -4,7 +4,6 @@ Each checks what it is given against the ladder and raises a RedlineError whose 
 a refused input changes nothing on disk.
 """
 
-import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -14,14 +13,15 @@ from typing import Any
 from redline.engines import get_engine
 from redline.engines.base import Engine
 from redline.errors import InputError, LadderError
-from redline.ledger import Change, append_rung, read_ladder, rung_file, set_ceiling, set_smoke_test, update_ladder
+from redline.ledger import Change, append_rung, read_ladder, rung_file, set_smoke_test, update_ladder
 from redline.models import BenchResult, BootSignals, ServeConfig
 from redline.models.context import ContextDescriptor, Hardware, Workload
-from redline.models.ladder import Ceiling, Ladder, NextStep, Rung, SmokeTest, SmokeWorkload
+from redline.models.ladder import Ladder, NextStep, Rung, SmokeTest, SmokeWorkload
+from redline.models.shape import ModelShape
 from redline.ops.evidence.context import descriptor, local_model_files
-from redline.policy import Placement, next_step, place_boot
-from redline.policy.rungs import proof
-from redline.policy.signal import headroom, kv_tokens
+from redline.ops.ladder.joint import memory_observations, plan_joint, wants_plan
+from redline.policy import Placement, place_boot
+from redline.policy.rungs import drift
 
 # A smoke test confirms a ceiling only if its requests come this close to max_model_len.
 NEAR_CEILING = 0.9
@@ -116,15 +116,21 @@ def record_boot(
     serve: ServeConfig | None = None,
     replay_of: int | None = None,
     widened: Sequence[str] = (),
+    shape: ModelShape | None = None,
 ) -> tuple[Rung, Ladder]:
     """Append the rung an observed boot log shows: the one the ladder expects next, or a replay of a past one.
 
     A runner that booted the config itself passes `serve` (matched instead of the log's own figures),
-    `signals` (the log's, corrected by what it saw, such as a deadline) and `replay_of`.
+    `signals` (the log's, corrected by what it saw, such as a deadline), `replay_of`, and the model's `shape` as
+    read on the target (kept once). A rung booted from a predicted step keeps the prediction, and says its drift.
     Returns the rung and the ladder as written.
     """
     path = Path(path)
     seen = _read_log(path, log_text, signals, serve, boot_s, started_at, ended_at)
+    before = read_ladder(path)
+    if shape is not None and before.model.shape is None:
+        before = before.model_copy(update={"model": before.model.model_copy(update={"shape": shape})})
+    boots = memory_observations(path, before) if wants_plan(before) else []  # read before the lock: files
 
     def change(ladder: Ladder) -> Change[tuple[Rung, Ladder]]:
         _check_log(ladder, get_engine(ladder.engine), seen.signals, seen.served, seen.booted)
@@ -139,7 +145,11 @@ def record_boot(
         rung = seen.rung(index, place, log_file, simulated, log_name, widened)
         if ladder.engine_version is None and seen.signals.engine_version:
             ladder = ladder.model_copy(update={"engine_version": seen.signals.engine_version})  # the first boot says it
+        if shape is not None and ladder.model.shape is None:  # read on the target at the first boot, once
+            ladder = ladder.model_copy(update={"model": ladder.model.model_copy(update={"shape": shape})})
         updated = append_rung(ladder, rung)
+        if plan := plan_joint(updated, boots, path.name):  # the floor booted: the predict policy's whole ceiling
+            updated = updated.model_copy(update={"joint": plan})
         return Change(updated, (rung, updated), {log_file: log_text})
 
     return update_ladder(path, change)
@@ -176,6 +186,8 @@ class _Seen:
             log_file=log_file,
             log_source=log_name,
             widened=list(widened),
+            predicted=place.predicted,
+            drift=drift(place.predicted, self.signals),
         )
 
 
@@ -350,40 +362,7 @@ def smoke_record(path: str | Path, bench_json_text: str | None, **known: Any) ->
 # -- recording the ceiling -------------------------------------------------------------------------
 
 
-def ceiling_of(ladder: Ladder, rung: Rung, reason: str, proven_by: list[int]) -> Ceiling:
-    """The ceiling a rung proves: its knobs, its KV figures, the command to paste, what more memory would buy."""
-    return Ceiling(
-        max_model_len=rung.serve.max_model_len,
-        max_num_batched_tokens=rung.serve.max_num_batched_tokens or ladder.floor.max_num_batched_tokens,
-        kv_cache_tokens=kv_tokens(rung),
-        max_concurrency=rung.signals.max_concurrency,
-        proven_by=proven_by,
-        serve_command=shlex.join(get_engine(ladder.engine).serve_argv(rung.serve)),
-        headroom=headroom(rung, ladder.fixed.gpu_memory_utilization),
-        reason=reason,
-        recorded_at=datetime.now(UTC),
-    )
-
-
-def ceiling_change(ladder: Ladder) -> Change[Ceiling]:
-    """The ladder with its ceiling set, when the route says to record it."""
-    step = next_step(ladder)
-    if step.route != "record_ceiling" or step.rung_index is None:
-        raise not_now(step, "record_ceiling")
-    rung = ladder.rungs[step.rung_index - 1]
-    ceiling = ceiling_of(ladder, rung, step.reason, proof(ladder, rung))
-    return Change(set_ceiling(ladder, ceiling), ceiling)
-
-
-def ceiling_record(path: str | Path) -> Ceiling:
-    """Record the ceiling the climb found; refused while the route says anything but record_ceiling."""
-    return update_ladder(Path(path), ceiling_change)
-
-
 __all__ = [
-    "ceiling_change",
-    "ceiling_of",
-    "ceiling_record",
     "not_now",
     "record_boot",
     "record_smoke",

@@ -19,7 +19,10 @@ from redline.ledger import check_derived, read_ladder, server_file, set_host
 from redline.ledger.server_record import ServerRecord, clear_server, load_server, save_server
 from redline.models import ServeConfig, Widening
 from redline.models.ladder import Ceiling, Ladder, NextStep, Rung, SmokeWorkload
+from redline.models.shape import ModelShape
 from redline.offload import off_loop
+from redline.ops.evidence.context import model_files
+from redline.ops.ladder import ceiling as ladder_ceiling
 from redline.ops.ladder import plan as ladder_tools
 from redline.ops.ladder import record as ladder_record
 from redline.ops.measured_boot import run_steps
@@ -126,8 +129,9 @@ async def rung_run(
         0.0,
         f"booting max_model_len={config.max_model_len} max_num_batched_tokens={config.max_num_batched_tokens}",
     )
+    shape = None if state.model.shape else (await model_files(target, config.model)).shape[0]  # read once, there
     boot = await session.boot(config, state.boot_deadline_s)
-    rung, updated = await _record_rung(ladder, session, boot, config, replay)
+    rung, updated = await _record_rung(ladder, session, boot, config, replay, shape)
     await say(progress, 1.0, f"rung {rung.index}: {rung.status}")
     return RungOutcome(rung=rung, next=await off_loop(ladder_tools.next_of, ladder, updated))
 
@@ -141,7 +145,7 @@ async def _check_rung(ladder: Path, state: Ladder, session: ServeSession, config
 
 
 async def _record_rung(
-    ladder: Path, session: ServeSession, boot: Boot, config: ServeConfig, replay: int | None
+    ladder: Path, session: ServeSession, boot: Boot, config: ServeConfig, replay: int | None, shape: ModelShape | None
 ) -> tuple[Rung, Ladder]:
     """Record the boot as a rung, and a server that is up as the ladder's; a server the ladder cannot account
     for (the record failed, or the call was cancelled) is stopped, not left running."""
@@ -158,6 +162,7 @@ async def _record_rung(
             boot_s=round(boot.boot_s, 1),
             replay_of=replay,
             widened=boot.widened,
+            shape=shape,
         )
         if boot.ready:
             record = ServerRecord(
@@ -237,7 +242,7 @@ async def ceiling_record(ladder: Path, open_target: Callable[[str], Target]) -> 
     if record is not None:
         async with await off_loop(open_target, record.handle.target) as target:
             await stop_server(ladder, target)
-    return await off_loop(ladder_record.ceiling_record, ladder)
+    return await off_loop(ladder_ceiling.ceiling_record, ladder)
 
 
 class ClimbReport(BaseModel):
@@ -281,7 +286,7 @@ async def climb(
             )
         elif step.route == "record_ceiling":
             await stop_server(ladder, target)
-            ceiling = await off_loop(ladder_record.ceiling_record, ladder)
+            ceiling = await off_loop(ladder_ceiling.ceiling_record, ladder)
             steps.append(f"ceiling: max_model_len {ceiling.max_model_len}, batched {ceiling.max_num_batched_tokens}")
             step = await off_loop(ladder_tools.ladder_next, ladder)
             continue

@@ -1,0 +1,99 @@
+"""A campaign's plan: every boot and bench a run would do, cell by cell, after the gates; and what the memory model
+predicts of each cell before it boots."""
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from redline.models.campaign import Focus, Strict, Verdict
+from redline.models.serve import ServeConfig
+
+
+class CellPrediction(Strict):
+    """A cell's KV cache as the memory model predicts it on the target's GPU, and whether its workload fits."""
+
+    provenance: Literal["predicted"] = "predicted"
+    kv_cache_tokens: int
+    kv_cache_tokens_low: int
+    kv_cache_tokens_high: int
+    needed_tokens: int = Field(description="the top concurrency's requests at their whole length, at once")
+    feasible: Literal["yes", "at risk", "no"] = Field(
+        description="no: even the band's high end holds fewer tokens than the workload or one max_model_len request; "
+        "at risk: only the band's high end holds them"
+    )
+    why: str
+
+
+class Regime(Strict):
+    """How a figure was measured: on a warmed server or a cold one, eager or with CUDA graphs."""
+
+    cache: Literal["warm", "cold"]
+    graphs: Literal["eager", "graphs"]
+
+    @property
+    def label(self) -> str:
+        return f"{self.cache}/{self.graphs}"
+
+
+class BenchStep(Strict):
+    concurrency: int
+    trial: int
+    num_prompts: int
+    result_file: str = Field(description="in the cell's folder")
+    command: list[str]
+
+
+Submits = Annotated[
+    str | None,
+    Field(
+        description="dry run, on a target that submits to a cluster: the exact kubectl/helm commands and manifests "
+        "one boot submits (nothing was submitted)"
+    ),
+]
+
+
+class CellPlan(Strict):
+    """One cell as it will boot: its levers, its serve config after the gates, every command in order."""
+
+    index: int
+    name: str
+    baseline: bool
+    engine: str = Field(description="the engine this cell boots")
+    levers: dict[str, Any]
+    serve: ServeConfig
+    regime: Regime
+    gates: list[str] = Field(description="what the methodology gates changed in this cell, and why")
+    bench_backend: str | None = Field(description="the backend this cell's bench command pins")
+    widened: list[str] = Field([], description="what of the server config's allowlist widening this cell uses")
+    boot_command: list[str]
+    submits: Submits = None
+    warmup_command: list[str] | None
+    benches: list[BenchStep]
+    done: Verdict | None = Field(None, description="green or red: a verdict exists, a run skips this cell")
+    predicted: CellPrediction | None = Field(
+        None, description="the memory model's KV cache for this cell on the target's GPU (a dry run reads it)"
+    )
+
+
+class CampaignPlan(Strict):
+    """Every boot and bench a run would do, in order; nothing is started to make it."""
+
+    campaign: str
+    path: str
+    target: str
+    engine: str = Field(description="the campaign's engine: each cell's unless the cell names another")
+    engines: list[str] = Field(description="every engine the cells boot; more than one: a comparison across engines")
+    focus: Focus
+    baseline: str
+    concurrencies: list[int]
+    bench_client: str = Field(description="the one client that benches every cell, of every engine")
+    bench_backend: str | None = Field(description="the backend every cell's bench pins; null where cells differ")
+    gates: list[str] = Field(description="campaign-wide gate notes")
+    cells: list[CellPlan]
+    boots: int = Field(description="boots a run would do now: one per cell without a verdict")
+    benches: int
+    parallel: int = Field(1, description="cells run at once, each on a server of its own")
+    note: str = "the bench commands write into the server's run folder on the target, shown as $RUN_DIR"
+
+
+__all__ = ["BenchStep", "CampaignPlan", "CellPlan", "CellPrediction", "Regime", "Submits"]

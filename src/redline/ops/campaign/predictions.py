@@ -1,0 +1,81 @@
+"""Each cell of a campaign predicted before any boot: the memory model's KV cache on the target's GPU, and whether
+the cell's workload (its top concurrency's requests at their whole length) fits in it. A cell predicted
+infeasible is said so in the plan, with its numbers; it is still run if the person runs it, and its boot, like
+every recorded boot, calibrates the model."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from redline.errors import InputError
+from redline.models.campaign import Campaign
+from redline.models.campaign_plan import CampaignPlan, CellPlan, CellPrediction
+from redline.models.memory import GpuSpec, MemoryPrediction, Observation
+from redline.ops.evidence.known_good_apply import KnownGoodRun
+from redline.ops.predict.corpus import shipped
+from redline.ops.predict.predict import memory_basis, predict_with
+from redline.ops.predict.recorded import recorded_boots
+
+
+def judge(prediction: MemoryPrediction, needed: int) -> CellPrediction:
+    """The cell's workload against its predicted cache: no, at risk (only the band's high end holds it), yes."""
+    p, mml = prediction, prediction.serve.max_model_len
+    low, high = p.kv_cache_tokens_low, p.kv_cache_tokens_high
+    if not p.boots and high < mml:
+        feasible, why = "no", f"one request of max_model_len {mml:,} needs more than the {high:,} tokens at most"
+    elif high < needed:
+        feasible, why = "no", f"the workload needs {needed:,} KV tokens at once, the cache holds {high:,} at most"
+    elif low < needed:
+        feasible, why = "at risk", f"the workload needs {needed:,} KV tokens at once: only the band's high end holds it"
+    else:
+        feasible, why = "yes", f"the workload's {needed:,} KV tokens fit in the band's low end ({low:,})"
+    return CellPrediction(
+        kv_cache_tokens=p.kv_cache_tokens,
+        kv_cache_tokens_low=low,
+        kv_cache_tokens_high=high,
+        needed_tokens=needed,
+        feasible=feasible,
+        why=f"predicted: {why} ({p.basis})",
+    )
+
+
+def _predicted(cell: CellPlan, run: KnownGoodRun, observations: list[Observation], needed: int) -> CellPlan:
+    host, shape = run.identity.host, run.shape
+    gpu = GpuSpec(name=host.gpus[0].name, memory_gib=host.gpus[0].memory_mib / 1024) if host and host.gpus else None
+    if shape is None:
+        return cell
+    version = run.identity.engine_version
+    basis = memory_basis(observations, cell.engine, shape, version=version, gpu=gpu)
+    try:
+        prediction = predict_with(basis, shape, cell.serve, gpu, version=version)
+    except InputError:  # nothing predicts here (no GPU and no KV size given): the cell is planned unpredicted
+        return cell
+    return cell.model_copy(update={"predicted": judge(prediction, needed)})
+
+
+def predict_cells(
+    plan: CampaignPlan, campaign: Campaign, runs: Mapping[str, KnownGoodRun] | None, path: Path
+) -> CampaignPlan:
+    """The plan with each cell's prediction, and a gate naming each cell predicted infeasible."""
+    if not runs:
+        return plan
+    needed = max(plan.concurrencies) * (campaign.workload.input_len + campaign.workload.output_len)
+    observations: dict[str, list[Observation]] = {}
+    cells = []
+    for cell in plan.cells:
+        run = runs.get(cell.engine)
+        if run is None:
+            cells.append(cell)
+            continue
+        if cell.engine not in observations:
+            observations[cell.engine] = (
+                shipped(cell.engine) + recorded_boots(path.parent.parent, cell.engine).observations
+            )
+        cells.append(_predicted(cell, run, observations[cell.engine], needed))
+    infeasible = [f"{c.name} ({c.predicted.why})" for c in cells if c.predicted and c.predicted.feasible == "no"]
+    gates = [f"predicted infeasible, run only if you mean to: {'; '.join(infeasible)}"] if infeasible else []
+    return plan.model_copy(update={"cells": cells, "gates": [*plan.gates, *gates]})
+
+
+__all__ = ["judge", "predict_cells"]
