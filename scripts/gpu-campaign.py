@@ -1,6 +1,6 @@
 """Run a tuning campaign on this host's GPU with the local target (how tests/data/*-h200-*campaign/ were made).
 
-    python3 scripts/gpu-campaign.py CAMPAIGN.yml [--stop-after SECONDS] [--cells N]
+    python3 scripts/gpu-campaign.py CAMPAIGN.yml [--stop-after SECONDS] [--cells N] [--dry-run]
         [--engine-command 'sglang=sglang-python -m sglang.launch_server']
 
 The campaign resumes after its last finished cell, so a run cut short by
@@ -43,7 +43,11 @@ async def main(args: argparse.Namespace) -> None:
 
         async with target:
             result = await campaign_runner.campaign_run(
-                args.campaign, target, i_understand_this_submits_jobs=True, progress=report
+                args.campaign,
+                target,
+                i_understand_this_submits_jobs=not args.dry_run,
+                dry_run=args.dry_run,
+                progress=report,
             )
             print(result.model_dump_json(indent=2), flush=True)
     if scope.cancelled_caught:
@@ -55,6 +59,7 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("campaign", type=Path)
     parser.add_argument("--cells", type=int, default=10**9, help="boot at most this many cells this call")
+    parser.add_argument("--dry-run", action="store_true", help="the plan (each cell predicted on this GPU); no boot")
     add_run_options(parser)
     args = parser.parse_args()
     args.campaign = args.campaign.resolve()

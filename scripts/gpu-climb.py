@@ -3,10 +3,11 @@
     python3 scripts/gpu-climb.py OUT_DIR MODELS_DIR KEY [KEY ...]
         [--engine sglang --engine-command 'sglang=sglang-python -m sglang.launch_server']
         [--floor 32768 8192] [--fixed '{"enforce_eager": true}'] [--mnbt-cap 32768] [--stop-after SECONDS]
+        [--min-concurrency 16] [--policy predict|signal|doubling]
 
 Each KEY is a model folder under MODELS_DIR (config.json and tokenizer; weights
 come from --load-format dummy). Each gets OUT_DIR/KEY/ladder.yml, climbed from the
-floor at gpu_memory_utilization 0.90 with the signal policy. A climb cut short by
+floor at gpu_memory_utilization 0.90 with the predict policy (or the one named). A climb cut short by
 --stop-after (a device call's limit) resumes from its ladder.yml on the next run.
 Needs the engine's command and `vllm` (the bench client) on PATH, and redline
 importable (PYTHONPATH=src).
@@ -44,6 +45,8 @@ async def main(args: argparse.Namespace) -> None:
                             floor_max_num_batched_tokens=args.floor[1],
                             engine=args.engine,
                             max_num_batched_tokens_cap=args.mnbt_cap,
+                            min_concurrency=args.min_concurrency,
+                            policy=args.policy,
                             fixed=fixed,
                         ),
                     )
@@ -63,6 +66,8 @@ if __name__ == "__main__":
     parser.add_argument("--floor", type=int, nargs=2, default=[32768, 8192], metavar=("MAX_MODEL_LEN", "MNBT"))
     parser.add_argument("--fixed", default="{}", help="more serve knobs held fixed, as JSON")
     parser.add_argument("--mnbt-cap", type=int, default=None)
+    parser.add_argument("--min-concurrency", type=int, default=1)
+    parser.add_argument("--policy", default="predict", choices=["predict", "signal", "doubling"])
     add_run_options(parser)
     args = parser.parse_args()
     args.out, args.models = args.out.resolve(), args.models.resolve()
