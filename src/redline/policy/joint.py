@@ -62,7 +62,7 @@ def plan(ladder: Ladder, prediction: MemoryPrediction) -> JointPlan | None:
     bound = "the model's positions" if cap and mml == signal.round_down(cap, ladder.kv_block_size) else "the cache"
     reason = (
         f"the memory model predicts {prediction.kv_cache_tokens:,} KV tokens ({low:,} to "
-        f"{prediction.kv_cache_tokens_high:,}) at max_num_batched_tokens {mnbt:,}, so {c} requests of "
+        f"{prediction.kv_cache_tokens_high:,}) at max_num_batched_tokens {mnbt:,}, so {c} request(s) of "
         f"max_model_len {mml:,} fit ({bound} binds)"
     )
     return JointPlan(max_model_len=mml, max_num_batched_tokens=mnbt, predicted=predicted, reason=reason)

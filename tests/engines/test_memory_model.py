@@ -1,0 +1,111 @@
+"""The engines' memory models against the real boots redline ships (src/redline/data/boots): every H200 boot
+predicted with its own architecture left out of the calibration, the CPU build's byte-sized cache exactly, an
+anchor of the same model moved along the fitted line, and the shapes it refuses. Pure: no process starts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from redline.engines import get_engine
+from redline.errors import InputError
+from redline.models.memory import GpuSpec, Observation
+from redline.models.shape import param_count, shape_of
+from redline.ops.predict.corpus import corpus_names, corpus_observations, read_corpus, shipped
+
+BOOTS = Path(__file__).resolve().parents[2] / "src" / "redline" / "data" / "boots"
+H200 = GpuSpec(name="NVIDIA H200", memory_gib=140.4)
+
+
+def predict(o: Observation, training: list[Observation]):  # noqa: ANN201
+    model = get_engine(o.engine).memory_model()
+    cal = model.calibrate(training)
+    return model.predict(
+        o.shape, o.serve, o.gpu, cal, model=o.architecture, architecture=o.architecture, version=o.engine_version
+    )
+
+
+def gpu_boots(engine: str) -> list[Observation]:
+    return [o for o in shipped(engine) if o.gpu is not None]
+
+
+@pytest.mark.parametrize("boot", gpu_boots("vllm") + gpu_boots("sglang"), ids=lambda o: o.source)
+def test_every_shipped_h200_boot_within_1pct_with_its_architecture_left_out(boot: Observation) -> None:
+    others = [o for o in shipped(boot.engine) if o.shape != boot.shape]
+    found, real = predict(boot, others), boot.signals.kv_cache_tokens
+    assert real is not None and found.provenance == "predicted"
+    assert abs(found.kv_cache_tokens - real) / real < 0.01, (found.kv_cache_tokens, real, found.basis)
+    assert found.kv_cache_tokens_low <= real <= found.kv_cache_tokens_high, (real, found)  # the band holds it
+
+
+def test_the_vllm_h200_boots_show_the_budget_identity_and_where_cuda_graphs_go() -> None:
+    cal = get_engine("vllm").memory_model().calibrate(gpu_boots("vllm"))
+    kv = cal.terms["kv_gib"]
+    assert kv.coefficients["subtracts_cuda_graphs"] == 0.0  # 0.26.0 captures its graphs outside the KV budget
+    assert abs(kv.coefficients["kv_gib"]) < 0.02 and kv.band_gib < 0.05  # utilisation x total - the terms, to 0.02
+    assert cal.terms["reserve_gib"].coefficients["reserve_gib"] == pytest.approx(-0.6, abs=0.01)  # 140.4 -> 139.8
+    eager, graphs = cal.terms["activation_eager"], cal.terms["activation_graphs"]
+    assert 1.0 < eager.coefficients["slope"] < 1.2 and 1.0 < graphs.coefficients["slope"] < 1.2  # the MLP's peak
+
+
+def test_a_cpu_boot_sized_in_bytes_is_predicted_to_the_token() -> None:
+    for boot in [o for o in shipped("vllm") if o.gpu is None]:
+        found = predict(boot, [])
+        assert found.kv_cache_tokens == boot.signals.kv_cache_tokens == 524_288 and found.band_gib == 0
+
+
+def test_an_anchor_of_the_same_model_moves_along_the_fitted_line() -> None:
+    boots = {Path(o.source).name: o for o in gpu_boots("vllm")}
+    anchor, target = boots["l8b_mnbt8192.log"], boots["l8b_mnbt32768.log"]
+    model = get_engine("vllm").memory_model()
+    cal = model.calibrate([o for o in boots.values() if o.source != target.source])
+    assert model.pick_anchor([anchor], target.serve, H200) == anchor
+    found = model.predict(
+        target.shape, target.serve, H200, cal, model="m", architecture=None, version="0.26.0", anchor=anchor
+    )
+    assert found.anchored_on == anchor.source and found.terms.weights_gib == anchor.signals.memory.weights_gib
+    assert abs(found.kv_cache_tokens - 877_568) / 877_568 < 0.002  # the boot printed 877,568
+
+
+def test_a_cpu_host_without_a_kv_size_is_refused_with_what_to_give() -> None:
+    boot = gpu_boots("vllm")[0]
+    model = get_engine("vllm").memory_model()
+    with pytest.raises(InputError, match="gpu: .*--kv-cache-memory-bytes"):
+        model.predict(boot.shape, boot.serve, None, model.calibrate([]), model="m", architecture=None, version=None)
+
+
+@pytest.mark.parametrize(
+    ("changes", "said"),
+    [
+        ({"kv_lora_rank": 512}, "multi-head latent attention"),
+        ({"use_sliding_window": True}, "sliding-window"),
+        ({"layer_types": ["full_attention", "sliding_attention"]}, "sliding_attention"),
+        ({"full_attention_interval": 4}, "hybrid linear attention"),
+    ],
+)
+def test_a_model_whose_layers_keep_other_kv_is_refused_by_the_field_that_says_so(changes: dict, said: str) -> None:
+    config = json.loads((BOOTS / "models" / "llama8b" / "config.json").read_text()) | changes
+    shape, why = shape_of(config)
+    assert shape is None and said in why
+
+
+@pytest.mark.parametrize(
+    ("model", "billions"), [("llama8b", 8.03), ("qwen32b", 32.76), ("qwen3-8b", 8.19), ("qwen3-30b-a3b", 30.53)]
+)
+def test_parameter_counts_of_the_corpus_shapes_are_their_published_sizes(model: str, billions: float) -> None:
+    shape, _ = shape_of(json.loads((BOOTS / "models" / model / "config.json").read_text()))
+    assert shape is not None and param_count(shape) / 1e9 == pytest.approx(billions, abs=0.01)
+
+
+def test_every_corpus_manifest_names_the_config_its_logs_booted() -> None:
+    """boots.yml says what each log booted; the log's own reading (the engine's reader) must agree."""
+    for name in corpus_names():
+        corpus = read_corpus(name)
+        for o in corpus_observations(name):
+            s = o.signals
+            assert s.engine == corpus.engine and s.status.booted, o.source
+            assert s.max_model_len in (None, o.serve.max_model_len), o.source
+            if s.max_num_batched_tokens is not None and o.serve.max_num_batched_tokens is not None:
+                assert s.max_num_batched_tokens == o.serve.max_num_batched_tokens, o.source
