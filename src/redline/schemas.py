@@ -16,6 +16,7 @@ from redline.models.campaign import Campaign
 from redline.models.campaign_results import CellVerdict
 from redline.models.context import ContextDescriptor
 from redline.models.known_good import KnownGoodFile
+from redline.models.memory import Corpus, MemoryPrediction
 from redline.models.sol import SolTable
 
 # file stem -> model; add a model here when it becomes a file or a tool result people rely on
@@ -28,6 +29,8 @@ MODELS: dict[str, type[BaseModel]] = {
     "campaign-cell-verdict": CellVerdict,
     "context-descriptor": ContextDescriptor,
     "ab-spec": AbSpec,
+    "memory-prediction": MemoryPrediction,
+    "boot-corpus": Corpus,
     "ab-trial": TrialRecord,
     "ab-result": AbResult,
     "baselines": BaselinesFile,

@@ -47,6 +47,7 @@ EVERY_TOOL = {
     "job_status",
     "job_cancel",
     "job_list",
+    "memory_predict",
     *CAMPAIGN_TOOLS,
     *RIGOR_TOOLS,
 }
@@ -83,6 +84,16 @@ async def exercise_every_tool(client: Client, env: Env) -> set[str]:
 
     signals = await ok("parse_boot_log", text=(H200 / "l8b_32k.log").read_text())
     assert (signals["status"], signals["kv_cache_tokens"], signals["max_concurrency"]) == ("boot_ok", 896912, 27.37)
+    predicted = await ok(  # the same boot, predicted: the shipped corpus holds it, so it is its own anchor
+        "memory_predict",
+        model=str(LLAMA8B),
+        gpu_name="NVIDIA H200",
+        gpu_memory_gib=140.4,
+        engine_version="0.26.0",
+        max_model_len=32768,
+        max_num_batched_tokens=8192,
+    )
+    assert predicted["provenance"] == "predicted" and abs(predicted["kv_cache_tokens"] - 896912) <= 32  # 0.01 GiB
 
     ladder = await ok("ladder_init", **init_args(LADDER, policy="doubling", fixed={"port": env.port}))
     assert ladder["fixed"]["port"] == env.port and ladder["fixed"]["gpu_memory_utilization"] == 0.9
