@@ -83,7 +83,8 @@ def calibrate(observations: Sequence[Observation], left_out: Sequence[str] = ())
 def same_setup(o: Observation, serve: ServeConfig, gpu: GpuSpec | None) -> bool:
     if not _measured(o) or o.gpu is None or gpu is None or o.gpu.name != gpu.name:
         return False
-    return all(getattr(o.serve, k) == getattr(serve, k) for k in ("tensor_parallel_size", "kv_cache_dtype"))
+    same_kv = (o.serve.kv_cache_dtype or "auto") == (serve.kv_cache_dtype or "auto")
+    return same_kv and o.serve.tensor_parallel_size == serve.tensor_parallel_size
 
 
 def pick_anchor(candidates: Sequence[Observation], serve: ServeConfig, gpu: GpuSpec | None) -> Observation | None:

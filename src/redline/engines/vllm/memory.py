@@ -184,8 +184,9 @@ def same_setup(o: Observation, serve: ServeConfig, gpu: GpuSpec | None) -> bool:
     utilisation and quantization (the caller matches the model and the engine version)."""
     if not _measured(o) or o.gpu is None or gpu is None or o.gpu.name != gpu.name:
         return False
-    keys = ("tensor_parallel_size", "kv_cache_dtype", "gpu_memory_utilization", "extra_flags")
-    return all(getattr(o.serve, k) == getattr(serve, k) for k in keys)
+    keys = ("tensor_parallel_size", "gpu_memory_utilization", "extra_flags")
+    same_kv = (o.serve.kv_cache_dtype or "auto") == (serve.kv_cache_dtype or "auto")
+    return same_kv and all(getattr(o.serve, k) == getattr(serve, k) for k in keys)
 
 
 def pick_anchor(candidates: Sequence[Observation], serve: ServeConfig, gpu: GpuSpec | None) -> Observation | None:
