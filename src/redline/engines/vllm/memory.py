@@ -45,6 +45,10 @@ PRIOR_RESERVE = -0.6  # GiB the driver keeps of nvidia-smi's total (an H200: 140
 # The activation line carried to a model no calibration boot has: its band grows by this share of the activation
 # (between the H200 corpus's architectures, the line fitted on one missed the other's by 5-15%).
 TRANSFER = 0.2
+SLOPE_DOUBT, PRIOR_SLOPE_DOUBT = 0.1, 0.25
+# An MoE model's profile run holds a part no dense line has (the fused-MoE kernels' own): on the H200, Qwen3-30B-A3B
+# held 1.7-2.1 GiB above the dense eager line. Where no MoE boot calibrates, the dense line's band widens by this.
+MOE_ALLOWANCE = 2.5
 
 
 def graph_mode(serve: ServeConfig) -> str:
@@ -122,20 +126,40 @@ def _kv_fit(boots: Sequence[Observation]) -> Fit:
     return fit
 
 
+def activation_key(shape: ModelShape, serve: ServeConfig) -> str:
+    """The activation line a config is on: its model's class (dense or MoE) and its graph mode."""
+    return f"activation_{'moe_' if shape.is_moe else ''}{graph_mode(serve)}"
+
+
+KEYS = ("activation_eager", "activation_graphs", "activation_moe_eager", "activation_moe_graphs")
+
+
+def _borrowed(key: str, fits: dict[str, Fit]) -> Fit:
+    """A line for a class and mode no boot shows: the same class's other mode (its band doubled), else, for an
+    MoE model, the dense line of the mode (its band widened by MOE_ALLOWANCE), else the prior."""
+    moe, mode = "moe" in key, key.rsplit("_", 1)[1]
+    other = "graphs" if mode == "eager" else "eager"
+    tries = [(key.replace(mode, other), 2.0, 0.0, f"no {mode} boot: the {other} line, its band doubled")]
+    if moe:
+        why = f"no MoE boot: the dense {mode} line, its band widened by {MOE_ALLOWANCE:g} GiB"
+        tries += [(f"activation_{mode}", 1.0, MOE_ALLOWANCE, why), (f"activation_{other}", 2.0, MOE_ALLOWANCE, why)]
+    for source, scale, extra, basis in tries:
+        if fits[source].boots:
+            borrowed = fits[source].model_copy(deep=True)
+            borrowed.band_gib = borrowed.band_gib * scale + extra
+            borrowed.basis = basis
+            return borrowed
+    return fits[key]
+
+
 def _activation_fits(boots: Sequence[Observation]) -> dict[str, Fit]:
-    def points(mode: str) -> list[tuple[float, float]]:
-        picked = [o for o in boots if graph_mode(o.serve) == mode]
+    def points(key: str) -> list[tuple[float, float]]:
+        picked = [o for o in boots if activation_key(o.shape, o.serve) == key]
         return [(activation_x(o.shape, o.serve), o.signals.memory.peak_activation_gib or 0.0) for o in picked]
 
     why = "the MLP's peak bytes per batched token, and 0.25 GiB"
-    fits = {mode: line(points(mode), PRIOR_ACTIVATION, why) for mode in ("eager", "graphs")}
-    for mode, other in (("eager", "graphs"), ("graphs", "eager")):  # a mode no boot shows takes the other's line
-        if fits[mode].boots == 0 and fits[other].boots:
-            borrowed = fits[other].model_copy(deep=True)
-            borrowed.band_gib *= 2
-            borrowed.basis = f"no {mode} boot: the {other} line, its band doubled"
-            fits[mode] = borrowed
-    return {f"activation_{mode}": fit for mode, fit in fits.items()}
+    fits = {key: line(points(key), PRIOR_ACTIVATION, why) for key in KEYS}
+    return {key: fit if fit.boots else _borrowed(key, fits) for key, fit in fits.items()}
 
 
 def calibrate(observations: Sequence[Observation], left_out: Sequence[str] = ()) -> Calibration:
@@ -203,14 +227,22 @@ def _activation(
 ) -> tuple[float, float, str]:
     """The profile run's peak, its band and how it was reached: moved from the anchor along the fitted slope, or
     the fitted line itself (its band widened by a tenth of how far it is carried past its data)."""
-    fit, x = cal.terms[f"activation_{graph_mode(serve)}"], activation_x(shape, serve)
+    fit, x = cal.terms[activation_key(shape, serve)], activation_x(shape, serve)
     if anchor is not None and graph_mode(anchor.serve) == graph_mode(serve):
         seen = anchor.signals.memory.peak_activation_gib or 0.0
         moved = fit.coefficients["slope"] * (x - activation_x(anchor.shape, anchor.serve))
-        return seen + moved, ROUNDING_GIB + 0.1 * abs(moved), f"the anchor's {seen:g} GiB moved {moved:+.2f} GiB"
+        doubt = _doubt(fit) * abs(moved)
+        return seen + moved, ROUNDING_GIB + doubt, f"the anchor's {seen:g} GiB moved {moved:+.2f} GiB"
     past, value = beyond(fit, x) * fit.coefficients["slope"], at(fit, x)
     unseen = TRANSFER * value if shape not in cal.shapes else 0.0
-    return value, fit.band_gib + 0.1 * past + unseen, f"activation: {fit.basis}"
+    return value, fit.band_gib + _doubt(fit) * past + unseen, f"activation: {fit.basis}"
+
+
+def _doubt(fit: Fit) -> float:
+    """The share of a move along the line the band takes: a slope least squares fitted over several sizes is
+    trusted to a tenth; the prior's (no boot, or boots at one size only), to a quarter."""
+    low, high = fit.coefficients.get("x_min"), fit.coefficients.get("x_max")
+    return SLOPE_DOUBT if low is not None and high is not None and high > low else PRIOR_SLOPE_DOUBT
 
 
 def _cuda_graphs(serve: ServeConfig, cal: Calibration) -> float:
