@@ -22,6 +22,7 @@ from redline.inputs import explain
 from redline.ledger import yamlfile
 from redline.ledger.atomic import atomic_write
 from redline.models.ab import AbSpec, TrialRecord
+from redline.models.slug import plain_name
 
 AB_DIR = "ab"
 TRIAL = "trial.yml"
@@ -37,6 +38,9 @@ class AbPaths:
 
     workspace: Path
     name: str
+
+    def __post_init__(self) -> None:
+        plain_name(self.name, "A/B")  # a name, never a path: it is joined to ab/ below
 
     @property
     def spec_file(self) -> Path:
@@ -55,7 +59,7 @@ class AbPaths:
         return self.results / "ab.lock"
 
     def trial_dir(self, arm: str, trial: int) -> Path:
-        return self.results / "trials" / f"{arm}-{trial}"
+        return self.results / "trials" / f"{plain_name(arm, 'arm')}-{trial}"
 
     def relative(self, path: Path) -> str:
         return path.relative_to(self.workspace).as_posix()

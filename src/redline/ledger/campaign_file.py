@@ -27,6 +27,7 @@ from redline.ledger.atomic import atomic_write
 from redline.ledger.derived import check_file, derived_dir
 from redline.models.campaign import AXES, Campaign
 from redline.models.campaign_results import CellVerdict
+from redline.models.slug import plain_name
 
 HEADER = (
     "redline campaign: a grid of serve configs over one base, each booted once and benched at every\n"
@@ -44,7 +45,7 @@ def results_dir(path: Path, campaign: Campaign) -> Path:
 
 
 def cell_dir(results: Path, cell: str) -> Path:
-    return results / "cells" / cell
+    return results / "cells" / plain_name(cell, "cell")  # a name, never a path
 
 
 def verdict_file(results: Path, cell: str) -> Path:

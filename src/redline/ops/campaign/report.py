@@ -300,9 +300,11 @@ def _more_lines(
 # ---- the operation ---------------------------------------------------------------------------------------------------
 
 
-def campaign_report(path: str | Path, request: CampaignReportRequest | None = None) -> CampaignReport:
+def campaign_report(
+    path: str | Path, request: CampaignReportRequest | None = None, *, workspace: Path | None = None
+) -> CampaignReport:
     """Write report.md and the PNG plots into the campaign's results folder; return the data behind them."""
-    loaded = load(path)
+    loaded = load(path, workspace)
     verdicts = read_verdicts(loaded.results, loaded.names)
     table = champions.campaign_table(loaded.campaign, loaded.names, verdicts)
     champion = champions.select_champion(loaded.campaign, loaded.names, loaded.baseline, verdicts)
