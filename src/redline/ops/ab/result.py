@@ -178,7 +178,7 @@ def ab_result(workspace: Path, prepared: Prepared, plan: AbPlan, *, ran: list[st
 def ab_summary(workspace: Path, name: str) -> tuple[AbSpec, list[ArmSummary], AbVerdict]:
     """An A/B already run, summarized from its files (no target needed: every figure is on disk)."""
     paths = AbPaths(workspace, name)
-    spec = read_spec(paths.spec_file)
+    spec = read_spec(paths)
     if spec is None:
         named = name.split("/")[-1].removesuffix(".yml").removesuffix(".yaml")  # its file named, not the A/B
         if named != name and AbPaths(workspace, named).spec_file.is_file():

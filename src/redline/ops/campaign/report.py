@@ -15,8 +15,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from redline.ledger.atomic import atomic_write
-from redline.ledger.campaign_file import read_verdicts
+from redline.ledger.campaign_file import read_verdicts, result_path, write_result
 from redline.models.campaign import METRICS, Campaign
 from redline.models.campaign_results import (
     CampaignReport,
@@ -146,7 +145,6 @@ def draw(plot: Plot, path: Path) -> None:
     if plot.series or plot.marked:
         ax.legend(fontsize=7)
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, format="png")
 
 
@@ -310,9 +308,9 @@ def campaign_report(
     champion = champions.select_champion(loaded.campaign, loaded.names, loaded.baseline, verdicts)
     plots = plots_of(table, champion)
     for plot in plots:
-        draw(plot, loaded.results / plot.file)
+        draw(plot, result_path(loaded.results, loaded.results / plot.file))  # checked right before
     report = loaded.results / "report.md"
-    atomic_write(report, render_markdown(loaded.campaign, table, champion, plots, verdicts))
+    write_result(loaded.results, report, render_markdown(loaded.campaign, table, champion, plots, verdicts))
     return CampaignReport(
         campaign=loaded.campaign.name, report=str(report), plots=plots, table=table, champion=champion
     )

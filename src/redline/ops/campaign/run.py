@@ -27,6 +27,7 @@ from filelock import FileLock, Timeout
 from redline.engines import get_engine
 from redline.errors import InputError
 from redline.ledger.campaign_file import lock_file, read_verdict
+from redline.ledger.derived import check_file, derived_dir
 from redline.models import Widenings
 from redline.models.campaign import CampaignPlan, CellPlan
 from redline.models.campaign_results import CampaignRunResult
@@ -76,8 +77,8 @@ def verdict_dir(loaded: Loaded, cell: str) -> Path:
 @asynccontextmanager
 async def _runner_lock(results: Path) -> AsyncIterator[None]:
     """One runner per campaign; the OS drops the lock of a runner that is killed."""
-    results.mkdir(parents=True, exist_ok=True)
-    lock = FileLock(str(lock_file(results)), timeout=0)
+    derived_dir(results.parent, results.name, create=True)  # a real folder, and the lock a plain file
+    lock = FileLock(str(check_file(lock_file(results))), timeout=0)
     try:
         lock.acquire()
     except Timeout as exc:

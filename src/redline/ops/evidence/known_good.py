@@ -100,7 +100,7 @@ def _cell_spec(workspace: Path, campaign: str, cell: str, what: str) -> ServeCon
 
 def _arm_spec(workspace: Path, ab: str, arm: str) -> ServeConfig:
     """An A/B arm's serve config as its spec writes it (inline, or its campaign cell's), before any gate."""
-    spec = read_spec(AbPaths(workspace, ab).spec_file)
+    spec = read_spec(AbPaths(workspace, ab))
     found = next((a for a in spec.arms if a.name == arm), None) if spec is not None else None
     if found is None:  # from_ab found it in the same file a moment ago
         raise InputError(f"from_ab: A/B {ab!r} has no arm {arm!r}")
