@@ -58,23 +58,28 @@ def _link(path: Path, root: Path) -> tuple[Path, list[str]] | None:
     return root, list(lexical.relative_to(root).parts)
 
 
+_OUT_BY_DOTDOT = "its '..' leads out of the workspace"
+_OUT_BY_LINK = "it is a symlink that leads out of the workspace (or a loop of them)"
+
+
 def _walk(root: Path, start: Path, parts: list[str]) -> tuple[Path, str | None]:
     """Where parts lead from start, symlinks followed while they stay in root: (path, None), else (_, what left)."""
-    path, todo, links = start, list(parts), 0
+    path, links = start, 0
+    todo = [(part, False) for part in parts]  # (part, read from a link)
     while todo:
-        part = todo.pop(0)
+        part, linked = todo.pop(0)
         if part in ("", "."):
             continue
         path = path.parent if part == ".." else path / part
         if not path.is_relative_to(root):
-            return path, "its '..' leads out of the workspace"
+            return path, _OUT_BY_LINK if linked else _OUT_BY_DOTDOT
         if part != ".." and path.is_symlink():
             links += 1
             followed = _link(path, root) if links <= MAX_LINKS else None
             if followed is None:
-                return path, "it is a symlink that leads out of the workspace (or a loop of them)"
+                return path, _OUT_BY_LINK
             path, rest = followed
-            todo = rest + todo
+            todo = [(p, True) for p in rest] + todo
     return path, None
 
 
