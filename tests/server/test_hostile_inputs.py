@@ -7,6 +7,9 @@ with nothing written outside the workspace and no server booted.
 
 Issue 19, class 7 adds generated bench result files (NaN, Infinity, negative and absurd figures, huge integers),
 pasted and in the workspace, that rung_record must refuse naming the field.
+Issue 19, class 3 adds generated names that lead out of the workspace (`~`, `..`, absolute, a link out, odd
+unicode) for the campaign, A/B, known-good and baseline tools, refused in the same words whether the file outside
+exists.
 The hardening classes grow it (issue 9): 1, extra flags that load code or widen access and env that
 changes what code runs, in generated spellings; 2, knobs the serve config owns smuggled in as extra
 flags in prefix, underscore and dotted spellings, through ladder_init and through a hand-edited ladder
