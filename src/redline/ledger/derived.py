@@ -41,8 +41,11 @@ def _kind(mode: int) -> str:
 def derived_dir(base: Path, *parts: str, create: bool = False) -> Path:
     """base/parts..., each part a real folder, made when `create` and missing; DerivedPathError otherwise.
 
-    A missing part without `create` is fine: there is nothing under it yet to follow.
+    A missing part without `create` is fine: there is nothing under it yet to follow. The base is the caller's (a
+    workspace, a campaign's folder): made when `create` and missing, never checked.
     """
+    if create:
+        base.mkdir(parents=True, exist_ok=True)
     path = base
     for part in parts:
         path = path / part
