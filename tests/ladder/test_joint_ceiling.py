@@ -113,10 +113,14 @@ def test_a_joint_rung_that_fails_its_smoke_test_falls_back_to_one_knob_at_a_time
 def test_without_a_plan_the_predict_policy_climbs_as_the_signal_policy_does() -> None:
     state = floor_booted().model_copy(update={"joint": None})
     step, signal = next_step(state), next_step(state.model_copy(update={"policy": "signal"}))
-    assert (step.route, step.rung, step.climbs) == (signal.route, signal.rung, signal.climbs) == (
-        "run_rung",
-        signal.rung,
-        "max_model_len",
+    assert (
+        (step.route, step.rung, step.climbs)
+        == (signal.route, signal.rung, signal.climbs)
+        == (
+            "run_rung",
+            signal.rung,
+            "max_model_len",
+        )
     )
 
 

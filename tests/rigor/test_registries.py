@@ -102,7 +102,7 @@ def test_a_ladders_ceiling_becomes_an_entry_in_one_call(tmp_path: Path) -> None:
 def test_incomplete_entries_and_paths_out_of_the_workspace_are_refused(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="needs model, hardware, engine_version, why, evidence"):
         known_good_record(tmp_path, KnownGoodRecordRequest(flags=["--x=1"]))
-    with pytest.raises(InputError, match="relative path inside the workspace"):
+    with pytest.raises(InputError, match="must be a path inside the workspace"):
         known_good_record(tmp_path, KnownGoodRecordRequest(from_ladder="../l.yml"))
     with pytest.raises(InputError, match="unknown knobs"):
         known_good_record(tmp_path, GDN.model_copy(update={"knobs": {"colour": "red"}}))

@@ -7,6 +7,9 @@ with nothing written outside the workspace and no server booted.
 
 Issue 19, class 7 adds generated bench result files (NaN, Infinity, negative and absurd figures, huge integers),
 pasted and in the workspace, that rung_record must refuse naming the field.
+Issue 19, class 3 adds generated names that lead out of the workspace (`~`, `..`, absolute, a link out, odd
+unicode) for the campaign, A/B, known-good and baseline tools, refused in the same words whether the file outside
+exists.
 The hardening classes grow it (issue 9): 1, extra flags that load code or widen access and env that
 changes what code runs, in generated spellings; 2, knobs the serve config owns smuggled in as extra
 flags in prefix, underscore and dotted spellings, through ladder_init and through a hand-edited ladder
@@ -19,6 +22,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -31,10 +36,13 @@ from hypothesis import strategies as st
 from mcp import Client
 
 from redline.server.app import build_server
+from tests.conftest import DATA, H200
+from tests.rigor.helpers import context
 from tests.server.helpers import Env, fake_servers, hand_run_log, init_args, text_of, write_env
 
 EXAMPLES = 650
 LADDER = "ladders/l8b.yml"
+LADDER_WITH_CEILING = DATA / "vllm-0.26.0-h200-ladder" / "llama8b" / "ladder.yml"
 
 # ---- values: each of them must be refused where it is used ----------------------------------------
 
@@ -543,6 +551,139 @@ def test_hostile_inputs_bench_result_files_with_non_finite_or_absurd_figures_are
     assert result.is_error, f"rung_record took {text}: {result.structured_content}"
     assert message.startswith("Error executing tool rung_record: the bench result is refused: "), message
     assert any(f"{name} is" in message for name in figures), message
+
+
+# ---- issue 19, class 3: names that lead out of the workspace, for the campaign, A/B, known-good and baseline tools ----
+
+PLANTED = "campaigns/h19.yml"
+# how a name may try to leave the workspace ({out}: the outside folder, relative to the workspace; {abs}: absolute)
+ways_out = st.sampled_from(
+    [
+        "~/",
+        "~root/../{abs}/",
+        "{out}/",
+        "../{out}/",
+        "ladders/../{out}/",
+        "./exit-h19/",
+        "exit-h19/./",
+        "{abs}/",
+        "{out_win}\\",
+        "exit-h19\\",
+        "\u2025/{out}/",  # odd unicode that is no '..': a plain name inside
+        "\uff0e\uff0e/",
+        "..\u2215",
+        "%2e%2e/%2e%2e/",
+        "\u202e../",
+        "x/\u0000/",
+    ]
+)
+stems = st.sampled_from([("secret", ".yml"), ("keys", ".yml"), ("secret", ""), ("keys", ".yaml")])
+
+
+def _ways(way: str, outside: Path, workspace: Path) -> str:
+    out = os.path.relpath(outside, workspace)
+    return way.format(out=out, abs=str(outside), out_win=out.replace("/", "\\"))
+
+
+def path_calls(name: str, ab: str, ctx: dict[str, Any]) -> list[tuple[str, dict[str, Any], str | None]]:
+    """Calls naming `name` (a path) or `ab` (a name); the third part: the base.from_ladder to plant first."""
+    arms = [{"name": "a", "campaign": name, "cell": "c"}, {"name": "b", "campaign": PLANTED, "cell": "mnbt2048"}]
+    spec = {"name": "h19", "target": "local", "arms": arms, "workload": {"input_len": 8, "output_len": 8}}
+    spec |= {"concurrencies": [1], "baseline": "a"}
+    return [
+        ("campaign_plan", {"campaign": PLANTED}, name),
+        ("champion_select", {"campaign": PLANTED}, name),
+        ("ab_run", {"spec": spec, "dry_run": True}, name),
+        ("ab_run", {"spec": spec, "dry_run": True}, "../ladders/l8b.yml"),
+        ("known_good_record", {"from_ladder": name}, None),
+        ("known_good_record", {"from_campaign": name, "cell": "c", "why": "w"}, None),
+        ("known_good_record", {"from_campaign": PLANTED, "cell": "mnbt2048", "why": "w"}, name),
+        ("known_good_config", {"verb": "record", "from_ab": ab, "arm": "a", "why": "w"}, None),
+        ("perf_baseline_record", {"name": "n", "campaign": name, "cell": "c"}, None),
+        ("perf_baseline_record", {"name": "n", "ab": ab, "arm": "a"}, None),
+        ("perf_baseline_record", {"name": "n", "bench_file": name, "context": ctx}, None),
+        ("perf_baseline_record", {"name": "n", "campaign": PLANTED, "cell": ab}, "../ladders/l8b.yml"),
+        ("perf_baseline_diff", {"baseline": "h19", "campaign": PLANTED, "cell": "mnbt2048"}, name),
+        ("perf_baseline_diff", {"baseline": "h19", "ab": "h19", "arm": ab}, None),
+    ]
+
+
+def _plant(workspace: Path, from_ladder: str | None) -> None:
+    if from_ladder is None:
+        return
+    spec = {"name": "h19", "target": "local", "base": {"from_ladder": from_ladder}, "concurrencies": [1]}
+    spec |= {"workload": {"input_len": 8, "output_len": 8}, "grid": {"max_num_batched_tokens": [2048, 8192]}}
+    (workspace / PLANTED).write_text(json.dumps(spec))
+
+
+def _same_words(said: str) -> str:
+    """A refusal with the names given (quoted, or the file's own) set aside: what must not depend on the outside."""
+    return re.sub(r"'[^']*'", "'NAME'", said.replace("nosuch", "secret").replace("nokeys", "keys"))
+
+
+@pytest.fixture
+def outside_h19(harness: Harness, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The secrets outside the workspace (a real ladder with a ceiling, keys), HOME, a link to them planted inside,
+    a ladder inside and a baseline to diff against."""
+    shutil.copy(LADDER_WITH_CEILING, tmp_path / "secret.yml")
+    shutil.copy(LADDER_WITH_CEILING, tmp_path / "secret")
+    for name in ("keys.yml", "keys.yaml"):
+        (tmp_path / name).write_text("api_key_hunter2: s3cr3t-value\n")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    workspace = harness.env.workspace
+    (workspace / "campaigns").mkdir(exist_ok=True)
+    (workspace / "exit-h19").unlink(missing_ok=True)
+    (workspace / "exit-h19").symlink_to(tmp_path, target_is_directory=True)
+    (workspace / "bench19").mkdir(exist_ok=True)
+    shutil.copy(H200 / "bench_l8b_c16.json", workspace / "bench19" / "a.json")
+    ctx = context(16).model_dump(mode="json")
+    recorded = harness.portal.call(
+        quiet_call,
+        harness,
+        "perf_baseline_record",
+        {"name": "h19", "bench_file": "bench19/a.json", "context": ctx, "replace": True},
+    )
+    assert not recorded.is_error, text_of(recorded)
+    return tmp_path
+
+
+async def quiet_call(harness: Harness, tool: str, args: dict[str, Any]) -> Any:
+    """A call outside the count of the first properties (their test checks it covers exactly their tools)."""
+    with anyio.fail_after(10):
+        return await harness.client.call_tool(tool, args)
+
+
+PATH_EXAMPLES = 150
+
+
+@settings(
+    max_examples=PATH_EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(ways_out, stems, st.integers(0, 13))
+def test_hostile_inputs_path_checker_names_out_of_the_workspace_are_refused_without_saying_what_is_there(
+    harness: Harness, outside_h19: Path, way: str, stem: tuple[str, str], which: int
+) -> None:
+    """Class 3 of issue 19: each generated name (`~`, `..`, absolute, a link out, odd unicode) is refused by the
+    campaign, A/B, known-good and baseline tools, in the same words whether its file outside exists or not, and
+    without the file's keys or where it is."""
+    workspace = harness.env.workspace
+    prefix = _ways(way, outside_h19, workspace)
+    said = []
+    for name_stem in (stem[0], stem[0].replace("secret", "nosuch").replace("keys", "nokeys")):
+        name = f"{prefix}{name_stem}{stem[1]}"
+        ctx = context(16).model_dump(mode="json")
+        tool, args, from_ladder = path_calls(name, f"{prefix}{name_stem}", ctx)[which]
+        _plant(workspace, from_ladder)
+        result = harness.portal.call(quiet_call, harness, tool, args)
+        assert result.is_error, f"{tool}({args!r}) succeeded: {result.structured_content}"
+        said.append(text_of(result))
+    assert said[0].startswith(f"Error executing tool {tool}: "), said[0]
+    assert _same_words(said[0]) == _same_words(said[1]), said
+    assert not any(w in said[0] for w in ("hunter2", "s3cr3t", "131072", "131,072", "proven_by")), said[0]
+    assert str(outside_h19) not in said[0] or str(outside_h19) in prefix, said[0]
 
 
 def test_after_the_hostile_inputs(harness: Harness) -> None:

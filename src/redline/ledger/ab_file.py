@@ -7,7 +7,8 @@
     ab/<name>/server.json                    the running trial's server, recorded before its boot is waited on
     ab/<name>/ab.lock                        held by the one runner
 
-Every file is written whole by the one atomic writer; a trial's record is written last.
+Every file is written whole by the one derived writer (ledger/derived.py: ab/ and each folder below it checked
+right before each write, so one swapped for a symlink during a run is refused); a trial's record is written last.
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ from pydantic import ValidationError
 from redline.errors import InputError, LadderError
 from redline.inputs import explain
 from redline.ledger import yamlfile
-from redline.ledger.atomic import atomic_write
+from redline.ledger.derived import derived_file, derived_write
 from redline.models.ab import AbSpec, TrialRecord
+from redline.models.slug import plain_name
 
 AB_DIR = "ab"
 TRIAL = "trial.yml"
@@ -37,6 +39,9 @@ class AbPaths:
 
     workspace: Path
     name: str
+
+    def __post_init__(self) -> None:
+        plain_name(self.name, "A/B")  # a name, never a path: it is joined to ab/ below
 
     @property
     def spec_file(self) -> Path:
@@ -55,10 +60,19 @@ class AbPaths:
         return self.results / "ab.lock"
 
     def trial_dir(self, arm: str, trial: int) -> Path:
-        return self.results / "trials" / f"{arm}-{trial}"
+        return self.results / "trials" / f"{plain_name(arm, 'arm')}-{trial}"
 
     def relative(self, path: Path) -> str:
         return path.relative_to(self.workspace).as_posix()
+
+    def checked(self, path: Path, *, create: bool = False) -> Path:
+        """One of this A/B's files: ab/ and every folder below it real ones (made when `create`), the file absent
+        or a plain one; DerivedPathError otherwise (a symlink there could lead out of the workspace)."""
+        return derived_file(self.workspace, self.relative(path), create=create)
+
+    def write(self, path: Path, text: str) -> Path:
+        """One of this A/B's files written whole, its folders checked right before (a run lasts hours)."""
+        return derived_write(self.workspace, self.relative(path), text)
 
 
 def _parse(path: Path) -> object:
@@ -68,8 +82,9 @@ def _parse(path: Path) -> object:
         raise InputError(str(exc)) from exc
 
 
-def read_spec(path: Path) -> AbSpec | None:
-    """The A/B spec at path; None when there is none yet."""
+def read_spec(paths: AbPaths) -> AbSpec | None:
+    """The A/B's spec; None when there is none yet."""
+    path = paths.checked(paths.spec_file)
     if not path.exists():
         return None
     doc = _parse(path)
@@ -79,9 +94,10 @@ def read_spec(path: Path) -> AbSpec | None:
         raise InputError(f"{path}: not an A/B spec ({explain(exc)}); fix it, or give the A/B another name") from exc
 
 
-def write_spec(path: Path, spec: AbSpec) -> None:
+def write_spec(paths: AbPaths, spec: AbSpec) -> None:
     """Write the spec, or change the one there in place (only a resume's trials differ), keeping its comments."""
     new = spec.model_dump(mode="json", exclude_none=True)
+    path = paths.checked(paths.spec_file, create=True)
     with yamlfile.locked(path):
         if path.exists():
             doc = _parse(path)
@@ -89,12 +105,12 @@ def write_spec(path: Path, spec: AbSpec) -> None:
         else:
             doc = yamlfile.to_yaml(new)
             doc.yaml_set_start_comment(HEADER)
-        atomic_write(path, yamlfile.dumps(doc))
+        paths.write(path, yamlfile.dumps(doc))
 
 
 def read_trial(paths: AbPaths, arm: str, trial: int) -> TrialRecord | None:
     """The trial's record; None when it has none (the trial is not done)."""
-    path = paths.trial_dir(arm, trial) / TRIAL
+    path = paths.checked(paths.trial_dir(arm, trial) / TRIAL)
     if not path.exists():
         return None
     hint = f"; delete {path.parent} to run the trial again"
@@ -108,15 +124,12 @@ def read_trial(paths: AbPaths, arm: str, trial: int) -> TrialRecord | None:
 
 def write_trial(paths: AbPaths, record: TrialRecord) -> Path:
     path = paths.trial_dir(record.arm, record.trial) / TRIAL
-    atomic_write(path, yamlfile.dumps(yamlfile.to_yaml(record.model_dump(mode="json"))))
-    return path
+    return paths.write(path, yamlfile.dumps(yamlfile.to_yaml(record.model_dump(mode="json"))))
 
 
 def write_trial_file(paths: AbPaths, arm: str, trial: int, name: str, text: str) -> str:
     """A trial's side file (boot.log, bench-c8.json); its path relative to the workspace."""
-    path = paths.trial_dir(arm, trial) / name
-    atomic_write(path, text)
-    return paths.relative(path)
+    return paths.relative(paths.write(paths.trial_dir(arm, trial) / name, text))
 
 
 __all__ = ["AB_DIR", "AbPaths", "read_spec", "read_trial", "write_spec", "write_trial", "write_trial_file"]

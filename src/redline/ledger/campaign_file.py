@@ -24,9 +24,10 @@ from redline.errors import InputError, LadderError
 from redline.inputs import read_text
 from redline.ledger import yamlfile
 from redline.ledger.atomic import atomic_write
-from redline.ledger.derived import check_file, derived_dir
+from redline.ledger.derived import check_file, derived_dir, derived_file, derived_write
 from redline.models.campaign import AXES, Campaign
 from redline.models.campaign_results import CellVerdict
+from redline.models.slug import plain_name
 
 HEADER = (
     "redline campaign: a grid of serve configs over one base, each booted once and benched at every\n"
@@ -44,7 +45,7 @@ def results_dir(path: Path, campaign: Campaign) -> Path:
 
 
 def cell_dir(results: Path, cell: str) -> Path:
-    return results / "cells" / cell
+    return results / "cells" / plain_name(cell, "cell")  # a name, never a path
 
 
 def verdict_file(results: Path, cell: str) -> Path:
@@ -201,13 +202,24 @@ def names_in_use(folder: Path, name: str, besides: Path) -> list[Path]:
     return found
 
 
+def result_path(results: Path, path: Path) -> Path:
+    """A file of the results folder about to be written: the results folder and every folder down to the file
+    real ones (made where missing), the file absent or a plain one, checked now."""
+    return derived_file(results.parent, path.relative_to(results.parent).as_posix(), create=True)
+
+
+def write_result(results: Path, path: Path, text: str) -> Path:
+    """A file of the results folder, written by the one derived writer: the results folder and every folder down
+    to the file checked right before the write (a run lasts hours; one swapped for a symlink is refused then)."""
+    return derived_write(results.parent, path.relative_to(results.parent).as_posix(), text)
+
+
 def write_verdict(results: Path, verdict: CellVerdict) -> Path:
-    path = verdict_file(results, verdict.cell)
-    atomic_write(path, yamlfile.dumps(yamlfile.to_yaml(verdict.model_dump(mode="json"))))
-    return path
+    text = yamlfile.dumps(yamlfile.to_yaml(verdict.model_dump(mode="json")))
+    return write_result(results, verdict_file(results, verdict.cell), text)
 
 
 def write_cell_file(results: Path, cell: str, name: str, text: str) -> str:
     """A cell's side file (boot.log, bench-c8.json); returns its path relative to the cell's folder."""
-    atomic_write(cell_dir(results, cell) / name, text)
+    write_result(results, cell_dir(results, cell) / name, text)
     return name

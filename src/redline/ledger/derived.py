@@ -8,6 +8,10 @@ plant something there: every part below the base folder must be a real folder (a
 could lead out of the workspace, and whatever redline wrote would land there), and a
 file must be absent or a plain file (a FIFO would block a read, a device would take a
 write, a symlink would be followed). So nothing is written outside, and no read hangs.
+
+A run lasts hours, and a folder checked at its start may be swapped for a symlink between two
+of its writes: `derived_write`, the one way a derived file is written, checks the whole path
+again right before each write (campaign cells, A/B trials, ladder rungs, server records).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import stat
 from pathlib import Path, PurePosixPath
 
 from redline.errors import DerivedPathError
+from redline.ledger.atomic import atomic_write
 
 _FIX = "redline makes it itself; remove it and call again"
 
@@ -36,8 +41,11 @@ def _kind(mode: int) -> str:
 def derived_dir(base: Path, *parts: str, create: bool = False) -> Path:
     """base/parts..., each part a real folder, made when `create` and missing; DerivedPathError otherwise.
 
-    A missing part without `create` is fine: there is nothing under it yet to follow.
+    A missing part without `create` is fine: there is nothing under it yet to follow. The base is the caller's (a
+    workspace, a campaign's folder): made when `create` and missing, never checked.
     """
+    if create:
+        base.mkdir(parents=True, exist_ok=True)
     path = base
     for part in parts:
         path = path / part
@@ -74,3 +82,12 @@ def derived_file(base: Path, relative: str, *, create: bool = False) -> Path:
         raise DerivedPathError(f"{relative!r} is not a path under {base}")
     folder = derived_dir(base, *parts[:-1], create=create)
     return check_file(folder / parts[-1])
+
+
+def derived_write(base: Path, relative: str, text: str) -> Path:
+    """Write base/relative whole (the one atomic writer), checked right before: its folders real ones part by part
+    (made where missing), the file absent or a plain one. A folder swapped for a symlink since the last write is
+    refused then (DerivedPathError), and nothing is written through it."""
+    path = derived_file(base, relative, create=True)
+    atomic_write(path, text)
+    return path

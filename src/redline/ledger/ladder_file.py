@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from redline.errors import LadderError
 from redline.ledger import yamlfile
 from redline.ledger.atomic import atomic_write
-from redline.ledger.derived import check_file, derived_dir, derived_file
+from redline.ledger.derived import check_file, derived_dir, derived_file, derived_write
 from redline.models.ladder import Ceiling, GpuProfile, Ladder, Rung, SmokeTest
 
 T = TypeVar("T")
@@ -123,7 +123,7 @@ def update_ladder(path: Path, change: Callable[[Ladder], Change[T]]) -> T:
         check_append_only(old, done.ladder)
         yamlfile.remove_stale_temps(path)
         for relative, text in done.files.items():  # folders made here are real ones, checked part by part
-            atomic_write(derived_file(path.parent, relative, create=True), text)
+            derived_write(path.parent, relative, text)
         yamlfile.merge(doc, dump(old), dump(done.ladder))
         atomic_write(path, yamlfile.dumps(doc))
     return done.result

@@ -11,8 +11,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from redline.engines import DEFAULT_ENGINE
 from redline.errors import LadderError
 from redline.identity import Owner
-from redline.ledger.atomic import atomic_write
-from redline.ledger.derived import derived_file
+from redline.ledger.derived import derived_file, derived_write
 from redline.models import ServeConfig
 from redline.targets import ServerHandle
 from redline.untrusted import read_regular
@@ -34,15 +33,22 @@ class ServerRecord(BaseModel):
     owner: Owner | None = None
 
 
-def _checked(path: Path, *, create: bool = False) -> Path:
-    """The record's path, its folder (<ladder>.runs) a real one and the file, if there, a plain one."""
-    return derived_file(path.parent.parent, f"{path.parent.name}/{path.name}", create=create)
+def _relative(path: Path, base: Path | None) -> tuple[Path, str]:
+    """The base the record's folders are checked from (default: the folder above its own, as a ladder's
+    <ladder>.runs), and its path below it."""
+    base = path.parent.parent if base is None else base
+    return base, path.relative_to(base).as_posix()
 
 
-def load_server(path: Path) -> ServerRecord | None:
+def _checked(path: Path, base: Path | None = None) -> Path:
+    """The record's path, its folders from base down real ones and the file, if there, a plain one."""
+    return derived_file(*_relative(path, base))
+
+
+def load_server(path: Path, base: Path | None = None) -> ServerRecord | None:
     """The record at path, None when there is none."""
     try:
-        text = read_regular(_checked(path), MAX_RECORD, str(path), LadderError, nofollow=True)
+        text = read_regular(_checked(path, base), MAX_RECORD, str(path), LadderError, nofollow=True)
         return ServerRecord.model_validate_json(text)
     except FileNotFoundError:
         return None
@@ -50,9 +56,10 @@ def load_server(path: Path) -> ServerRecord | None:
         raise LadderError(f"{path} is unreadable ({exc}); stop the server it names by hand and delete it") from exc
 
 
-def save_server(path: Path, record: ServerRecord) -> None:
-    atomic_write(_checked(path, create=True), record.model_dump_json(indent=2))
+def save_server(path: Path, record: ServerRecord, base: Path | None = None) -> None:
+    """Write the record, its folders from base down checked right before (ledger/derived.py derived_write)."""
+    derived_write(*_relative(path, base), record.model_dump_json(indent=2))
 
 
-def clear_server(path: Path) -> None:
-    _checked(path).unlink(missing_ok=True)
+def clear_server(path: Path, base: Path | None = None) -> None:
+    _checked(path, base).unlink(missing_ok=True)

@@ -23,11 +23,11 @@ from redline.models.known_good import KnownGoodUse
 from redline.models.lever import CloseStatus, Lever
 from redline.models.metrics import metric
 from redline.models.serve import ServeConfig
+from redline.models.slug import Slug
 from redline.models.sol import SolFigure
 from redline.models.verdict import AbVerdict, Claim
 
 Count = Annotated[int, Field(gt=0, le=1 << 26)]
-Slug = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[a-z0-9][a-z0-9._-]*$")]
 Metric = Literal[
     "output_throughput",
     "output_throughput_per_gpu",

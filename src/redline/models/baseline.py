@@ -16,7 +16,6 @@ from redline.models.context import ContextDescriptor
 from redline.models.metrics import MetricFlag, NoiseJudgement
 from redline.models.sol import SolFigure
 
-Slug = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[a-z0-9][a-z0-9._-]*$")]
 Colour = Literal["GREEN", "YELLOW", "RED"]
 SourceKind = Literal["campaign_cell", "ab_arm", "bench_file", "baseline"]
 

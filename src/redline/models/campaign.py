@@ -15,9 +15,9 @@ from redline.engines.names import DEFAULT_ENGINE, EngineName, check_engine_name
 from redline.errors import InputError
 from redline.models.metrics import DIRECTIONS, Direction
 from redline.models.serve import FLAG_RE, MODEL_RE, ServeConfig
+from redline.models.slug import Slug
 
 Count = Annotated[int, Field(gt=0, le=1 << 26)]
-Slug = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[a-z0-9][a-z0-9._-]*$")]
 TargetName = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=200)]
 Focus = Literal["throughput", "latency", "goodput"]
 Verdict = Literal["green", "red"]

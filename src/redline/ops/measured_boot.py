@@ -77,6 +77,7 @@ class Keep:
     server_file: Path
     index: int  # the rung, cell or trial the record names
     write: Callable[[str, str], object]  # (result name, text): the file beside the operation's other results
+    base: Path | None = None  # the folder the record's derived folders are checked from before each write
 
 
 def read_figures(session: ServeSession, run: BenchRun) -> tuple[BenchResult | None, str | None]:
@@ -147,7 +148,7 @@ async def measured_boot(
 
     def record(handle: ServerHandle, log_bytes: int = 0) -> None:
         started[:] = [handle]
-        save_server(keep.server_file, _server_record(keep, session, config, handle, log_bytes))
+        save_server(keep.server_file, _server_record(keep, session, config, handle, log_bytes), keep.base)
 
     async def on_start(handle: ServerHandle) -> None:
         record(handle)
@@ -164,7 +165,7 @@ async def measured_boot(
         with anyio.CancelScope(shield=True):  # cancelled or failed: no server is left running
             for handle in started:
                 await session.stop(handle)
-            clear_server(keep.server_file)
+            clear_server(keep.server_file, keep.base)
 
 
 def _server_record(

@@ -10,6 +10,7 @@ from redline.engines import DEFAULT_ENGINE, EngineName
 from redline.models.ab import AbSpec
 from redline.models.context import ContextDescriptor
 from redline.models.known_good import Evidence
+from redline.models.slug import slug_of
 from redline.ops.request_base import ENGINES, Ack, Request, WorkspaceFile
 
 # ---- verdict rigor: A/B, baselines, known-good (the workspace is the server's, or --workspace at a terminal) ----
@@ -23,6 +24,11 @@ Metric = Literal[
     "median_ttft_ms",
 ]
 Name = Annotated[str, Field(max_length=200)]
+# names that become a file or folder name (ab/<name>.yml, cells/<cell>/): slugs, "" when not given
+AbName = Annotated[str, Field(max_length=1024), slug_of("A/B")]
+CellName = Annotated[str, Field(max_length=1024), slug_of("cell")]
+ArmName = Annotated[str, Field(max_length=1024), slug_of("arm")]
+BaselineRef = Annotated[str, Field(max_length=1024), slug_of("baseline")]
 BaselineName = Annotated[
     str,
     Field(
@@ -65,9 +71,9 @@ class PerfBaselineRecordRequest(Request):
 
     name: BaselineName
     campaign: Annotated[WorkspaceFile, Field(description="A campaign file whose cell to record (with cell)")] = ""
-    cell: Annotated[Name, Field(description="The campaign's cell")] = ""
-    ab: Annotated[Name, Field(description="An A/B (its name) whose arm to record (with arm)")] = ""
-    arm: Annotated[Name, Field(description="The A/B's arm")] = ""
+    cell: Annotated[CellName, Field(description="The campaign's cell")] = ""
+    ab: Annotated[AbName, Field(description="An A/B (its name) whose arm to record (with arm)")] = ""
+    arm: Annotated[ArmName, Field(description="The A/B's arm")] = ""
     bench_file: Annotated[
         WorkspaceFile,
         Field(description=("A `--save-result` file of the engine's bench client, in the workspace (with context)")),
@@ -90,14 +96,14 @@ class PerfBaselineDiffRequest(Request):
 
     baseline: BaselineName
     campaign: Annotated[WorkspaceFile, Field(description="The current result: a campaign file (with cell)")] = ""
-    cell: Annotated[Name, Field(description="The campaign's cell")] = ""
-    ab: Annotated[Name, Field(description="The current result: an A/B's name (with arm)")] = ""
-    arm: Annotated[Name, Field(description="The A/B's arm")] = ""
+    cell: Annotated[CellName, Field(description="The campaign's cell")] = ""
+    ab: Annotated[AbName, Field(description="The current result: an A/B's name (with arm)")] = ""
+    arm: Annotated[ArmName, Field(description="The A/B's arm")] = ""
     bench_file: Annotated[
         WorkspaceFile, Field(description="The current result: a bench result file (with context)")
     ] = ""
     context: Annotated[ContextDescriptor | None, Field(description="With bench_file: the context that run had")] = None
-    against: Annotated[Name, Field(description="The current result: another recorded baseline, by name")] = ""
+    against: Annotated[BaselineRef, Field(description="The current result: another recorded baseline, by name")] = ""
     focus: Annotated[Metric, Field(description="The metric the change is meant to improve")] = "output_throughput"
     guarded: Annotated[
         list[Metric], Field(max_length=8, description=("Metrics that must not regress (the focus is left out of them)"))
@@ -156,9 +162,9 @@ class KnownGoodRecordRequest(Request):
         WorkspaceFile, Field(description=("A ladder whose recorded ceiling becomes the entry, in one call"))
     ] = ""
     from_campaign: Annotated[WorkspaceFile, Field(description="A campaign file whose cell becomes the entry")] = ""
-    cell: Annotated[Name, Field(description="That campaign's cell (its champion)")] = ""
-    from_ab: Annotated[Name, Field(description="An A/B (its name) whose arm becomes the entry")] = ""
-    arm: Annotated[Name, Field(description="That A/B's arm (its champion)")] = ""
+    cell: Annotated[CellName, Field(description="That campaign's cell (its champion)")] = ""
+    from_ab: Annotated[AbName, Field(description="An A/B (its name) whose arm becomes the entry")] = ""
+    arm: Annotated[ArmName, Field(description="That A/B's arm (its champion)")] = ""
 
 
 class KnownGoodLookupRequest(Request):

@@ -116,7 +116,7 @@ async def campaign_init(ctx: Context, campaign: CampaignArg, request: CampaignIn
     ops.check_inside(path, state.config.workspace, request.spec)
     _check_results(path, request.spec)
     ops.open_named_target(request.spec.target, state.config.target_specs())
-    return await off_loop(ops.campaign_init, path, request)
+    return await off_loop(ops.campaign_init, path, request, workspace=state.config.workspace)
 
 
 @tool(READ_ONLY, "Plan a campaign", CampaignPlanRequest)
@@ -126,7 +126,8 @@ async def campaign_plan(ctx: Context, campaign: CampaignArg, request: CampaignPl
     state = state_of(ctx)
     path = await checked(state, campaign)
     target = await off_loop(target_for, state, path, request.target)
-    return await off_loop(ops.campaign_plan, path, request, target=target, widening=state.config.widen)
+    widening, workspace = state.config.widen, state.config.workspace
+    return await off_loop(ops.campaign_plan, path, request, target=target, widening=widening, workspace=workspace)
 
 
 @tool(BOOTS, "Run a campaign", CampaignRunRequest)
@@ -149,10 +150,11 @@ async def campaign_run(
     path = await checked(state, campaign)
     target = await off_loop(target_for, state, path, request.target)
     widening = state.config.widen  # each engine's, from the server config: never a tool argument
+    workspace = state.config.workspace  # that base.from_ladder stays in, at every read
     if request.dry_run:
-        return await _dry_run(path, target, request, widening)
+        return await _dry_run(path, target, request, widening, workspace)
     # a campaign that cannot run is refused now, not as a job
-    loaded, _ = await off_loop(runner.prepare, path, target, widening)
+    loaded, _ = await off_loop(runner.prepare, path, target, widening, workspace=workspace)
 
     async def run(t: Target, progress: Progress) -> CampaignRunResult:
         return await runner.campaign_run(
@@ -162,6 +164,7 @@ async def campaign_run(
             progress=progress,
             skip_known_good=request.skip_known_good,
             widening=widening,
+            workspace=workspace,
         )
 
     args = {"campaign": relative_name(state.config.workspace, path), "name": loaded.campaign.name}
@@ -170,7 +173,9 @@ async def campaign_run(
     )
 
 
-async def _dry_run(path: Path, target: Target, request: CampaignRunRequest, widening: Widenings) -> CampaignRunView:
+async def _dry_run(
+    path: Path, target: Target, request: CampaignRunRequest, widening: Widenings, workspace: Path
+) -> CampaignRunView:
     """campaign_run's dry run, answered at once: the plan, every command, nothing started and no job."""
     async with target:  # the dry run reads the target's GPU and engine version, for the known-good entry
         result = await runner.campaign_run(
@@ -180,6 +185,7 @@ async def _dry_run(path: Path, target: Target, request: CampaignRunRequest, wide
             dry_run=True,
             skip_known_good=request.skip_known_good,
             widening=widening,
+            workspace=workspace,
         )
     where, message = result.plan.target if result.plan else None, result.reason
     return dry_run_view(CampaignRunView, "campaign_run", result, target=where, message=message, next=result.next)
@@ -188,8 +194,9 @@ async def _dry_run(path: Path, target: Target, request: CampaignRunRequest, wide
 @tool(READ_ONLY, "Campaign status", CampaignStatusRequest)
 async def campaign_status(ctx: Context, campaign: CampaignArg, request: CampaignStatusRequest) -> CampaignStatus:
     """Which cells are done (green or red), which one a runner is in, which are pending, and what to do next."""
-    path = await checked(state_of(ctx), campaign)
-    return await off_loop(results.campaign_status, path, request)
+    state = state_of(ctx)
+    path = await checked(state, campaign)
+    return await off_loop(results.campaign_status, path, request, workspace=state.config.workspace)
 
 
 @tool(READ_ONLY, "Aggregate a campaign", CampaignAggregateRequest)
@@ -200,16 +207,18 @@ async def campaign_aggregate(
 ) -> CampaignTable:
     """One table of cells x concurrencies: the focus metric (mean and std over trials) and the guards beside it
     (every request completed, inside the SLA), with the cells that have no verdict yet."""
-    path = await checked(state_of(ctx), campaign)
-    return await off_loop(results.campaign_aggregate, path, request)
+    state = state_of(ctx)
+    path = await checked(state, campaign)
+    return await off_loop(results.campaign_aggregate, path, request, workspace=state.config.workspace)
 
 
 @tool(READ_ONLY, "Select the champion", ChampionSelectRequest)
 async def champion_select(ctx: Context, campaign: CampaignArg, request: ChampionSelectRequest) -> ChampionReport:
     """The champion under the SLA in the baseline's regime, or "no improvement" when no cell beats the baseline by
     more than the noise band; the top cells; other regimes listed apart. Every champion is a DRAFT."""
-    path = await checked(state_of(ctx), campaign)
-    return await off_loop(results.champion_select, path, request)
+    state = state_of(ctx)
+    path = await checked(state, campaign)
+    return await off_loop(results.champion_select, path, request, workspace=state.config.workspace)
 
 
 @tool(WRITES_REPORT, "Write the campaign report", CampaignReportRequest)
@@ -217,5 +226,6 @@ async def campaign_report(ctx: Context, campaign: CampaignArg, request: Campaign
     """Write report.md and its PNG plots (throughput and median TPOT against concurrency, the Pareto front with the
     champion marked) into the campaign's results folder; returns the table, the champion and the data behind
     each plot."""
-    path = await checked(state_of(ctx), campaign)
-    return await off_loop(write_report, path, request)
+    state = state_of(ctx)
+    path = await checked(state, campaign)
+    return await off_loop(write_report, path, request, workspace=state.config.workspace)

@@ -10,45 +10,20 @@ import re
 from pathlib import Path, PurePosixPath
 
 from redline.errors import InputError
+from redline.ops.workspace import MAX_NAME, inside
 from redline.server_config import STATE_DIR, ServerConfig, default_workspace, load_server_config  # re-exported (*)
 
-MAX_NAME = 1024
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 LADDER_SUFFIXES = (".yml", ".yaml")
 LADDER_PART = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+=,-]*$")
 
 
 def resolve_in_workspace(workspace: Path, name: str, *, what: str = "path") -> Path:
-    """The absolute path of `name` inside the workspace, or InputError.
+    """The absolute path of `name` inside the workspace, or InputError: the one path checker (ops/workspace.py).
 
-    Refused: an empty or over-long name, control characters, an absolute path,
-    `..`, a part starting with `-`, the server's own `.redline` folder, and a path
-    whose symlinks lead out of the workspace.
+    Refused: an empty or over-long name, control characters, an absolute path or `~`, `..`, a part starting
+    with `-`, the server's own `.redline` folder, and a path whose symlinks lead out of the workspace.
     """
-    if not isinstance(name, str) or not name.strip():
-        raise InputError(f"{what} must be a non-empty path inside the workspace, such as ladders/llama8b.yml")
-    shown = name if len(name) <= 80 else name[:77] + "..."
-    hint = f"{what} {shown!r} must be a path inside the workspace (relative, such as ladders/llama8b.yml)"
-    if len(name) > MAX_NAME:
-        raise InputError(f"{what} is {len(name)} characters long; {hint}, at most {MAX_NAME} characters")
-    if _CONTROL.search(name):
-        raise InputError(f"{hint}, without control characters")
-    pure = PurePosixPath(name.replace("\\", "/"))
-    if pure.is_absolute() or name.startswith("~"):
-        raise InputError(f"{hint}, not an absolute path")
-    if ".." in pure.parts:
-        raise InputError(f"{hint}, without '..'")
-    if any(part.startswith("-") for part in pure.parts):
-        raise InputError(f"{hint}, with no part starting with '-'")
-    if pure.parts and pure.parts[0] == STATE_DIR:
-        raise InputError(f"{hint}; {STATE_DIR}/ holds the server's own state and is not a tool's to touch")
-    root = workspace.resolve()
-    resolved = (root / pure).resolve()
-    if not resolved.is_relative_to(root):
-        raise InputError(f"{hint}: it is a symlink that leads out of the workspace, to {resolved}")
-    if resolved == root:
-        raise InputError(f"{hint}, naming a file, not the workspace itself")
-    return resolved
+    return inside(workspace, name, what, example="ladders/llama8b.yml")
 
 
 def ladder_path(workspace: Path, name: str) -> Path:

@@ -19,11 +19,10 @@ from redline.ledger.ab_file import AbPaths, read_trial
 from redline.models import ServeConfig, Widenings
 from redline.models.ab import AbPlan, AbSpec, ArmPlan, ArmSpec, TrialStep
 from redline.models.known_good import KnownGoodUse
-from redline.ops.campaign.load import load
+from redline.ops.campaign.load import load_named
 from redline.ops.evidence.context import ModelFiles, model_files
 from redline.ops.evidence.known_good_apply import Identity, apply_known_good, identify, registry_path
 from redline.ops.session import ServeSession
-from redline.ops.workspace import inside
 from redline.policy import ab as plans
 from redline.policy.campaign import cell_config, cell_engine  # the campaign's own rules make a cell's config
 from redline.policy.cross_engine import engines_of, one_bench_client, refuse_unmatched_caching
@@ -41,7 +40,7 @@ def resolve_arm(workspace: Path, arm: ArmSpec, engine: str) -> tuple[str, ServeC
     campaign in the workspace (the cell's engine, and its config after the campaign's gates)."""
     if arm.serve is not None:
         return arm.engine or engine, arm.serve
-    loaded = load(inside(workspace, str(arm.campaign), f"arm {arm.name}: campaign"))
+    loaded = load_named(workspace, str(arm.campaign), f"arm {arm.name}: campaign")
     cell = next((c for c in loaded.cells if c.name == arm.cell), None)
     if cell is None:
         raise InputError(

@@ -19,11 +19,10 @@ from redline.models.sol import SolFigure
 from redline.models.verdict import AbVerdict
 from redline.ops.ab.plan import Prepared, done_trials
 from redline.ops.campaign.ceiling import ladder_ceiling
-from redline.ops.campaign.load import load
+from redline.ops.campaign.load import load_named
 from redline.ops.evidence.context import ModelFiles
 from redline.ops.evidence.known_good_apply import Identity, recorded_for, registry_path
 from redline.ops.request_base import MAX_TEXT
-from redline.ops.workspace import inside
 from redline.policy import ab as plans
 from redline.policy.close import close_status
 from redline.policy.known_good import hardware_key
@@ -65,7 +64,7 @@ def _arm_ceiling(workspace: Path, spec: AbSpec, name: str) -> int | None:
     if arm is None or arm.campaign is None:
         return None
     try:
-        return ladder_ceiling(load(inside(workspace, str(arm.campaign), f"arm {name}: campaign")))
+        return ladder_ceiling(load_named(workspace, str(arm.campaign), f"arm {name}: campaign"))
     except RedlineError:  # the campaign the arm was planned from is gone since: no ceiling to keep under
         return None
 
@@ -179,7 +178,7 @@ def ab_result(workspace: Path, prepared: Prepared, plan: AbPlan, *, ran: list[st
 def ab_summary(workspace: Path, name: str) -> tuple[AbSpec, list[ArmSummary], AbVerdict]:
     """An A/B already run, summarized from its files (no target needed: every figure is on disk)."""
     paths = AbPaths(workspace, name)
-    spec = read_spec(paths.spec_file)
+    spec = read_spec(paths)
     if spec is None:
         named = name.split("/")[-1].removesuffix(".yml").removesuffix(".yaml")  # its file named, not the A/B
         if named != name and AbPaths(workspace, named).spec_file.is_file():

@@ -56,7 +56,7 @@ def require_ack(i_understand_this_submits_jobs: bool) -> None:
 
 def check_spec(paths: AbPaths, spec: AbSpec) -> None:
     """A re-run must be the same A/B (it may add trials); another spec under this name is refused."""
-    stored = read_spec(paths.spec_file)
+    stored = read_spec(paths)
     if stored is not None and not stored.same_run(spec):
         raise InputError(
             f"an A/B named {spec.name!r} was already run with another spec ({paths.spec_file}): "
@@ -67,8 +67,7 @@ def check_spec(paths: AbPaths, spec: AbSpec) -> None:
 @asynccontextmanager
 async def runner_lock(paths: AbPaths) -> AsyncIterator[None]:
     """One runner per A/B; the OS drops the lock of a runner that is killed."""
-    paths.results.mkdir(parents=True, exist_ok=True)
-    lock = FileLock(str(paths.lock_file), timeout=0)
+    lock = FileLock(str(paths.checked(paths.lock_file, create=True)), timeout=0)  # real folders, a plain lock
     try:
         lock.acquire()
     except Timeout as exc:
@@ -83,7 +82,7 @@ async def runner_lock(paths: AbPaths) -> AsyncIterator[None]:
 
 async def stop_left_server(paths: AbPaths, target: Target) -> bool:
     """Stop the server a killed runner left recorded, if any; True when there was one."""
-    record = load_server(paths.server_file)
+    record = load_server(paths.server_file, paths.workspace)
     if record is None:
         return False
     if record.handle.target != target.name:
@@ -93,7 +92,7 @@ async def stop_left_server(paths: AbPaths, target: Target) -> bool:
         )
     with anyio.CancelScope(shield=True):
         await target.stop(record.handle)
-        clear_server(paths.server_file)
+        clear_server(paths.server_file, paths.workspace)
     return True
 
 
@@ -121,7 +120,7 @@ async def ab_run(
     if dry_run:
         return await _dry_run(spec, paths, plan, target)
     check_resumable(paths, plan)
-    write_spec(paths.spec_file, spec)
+    write_spec(paths, spec)
     async with runner_lock(paths):
         if await stop_left_server(paths, target):
             await say(progress, 0.0, "stopped the server a killed run left behind")
@@ -209,7 +208,7 @@ class Runner:
             session,
             arm.serve,
             self.steps,
-            keep=Keep(self.paths.server_file, step.order, write),
+            keep=Keep(self.paths.server_file, step.order, write, base=self.paths.workspace),
             boot_deadline_s=self.spec.boot_deadline_s,
             bench_deadline_s=self.spec.bench_deadline_s,
         )

@@ -2,9 +2,11 @@
 
     loaded = load("campaigns/c1.yml")      # base.from_ladder read relative to the file (its ceiling plus the knobs)
     loaded.cells, loaded.baseline, loaded.base, loaded.results
+    loaded = load_named(workspace, "campaigns/c1.yml", "from_campaign")   # a name a tool was given
 
 Below everything that reads a campaign (its plan, run, status, report, an A/B arm or a baseline naming a cell,
-the known-good hook), so none of them imports another to read the file.
+the known-good hook), so none of them imports another to read the file. base.from_ladder goes through the one
+path checker (ops/workspace.py `inside`) here, in the loader, so no reader can skip it.
 """
 
 from __future__ import annotations
@@ -17,12 +19,14 @@ from redline.ledger import read_ladder
 from redline.ledger.campaign_file import read_campaign, results_dir
 from redline.models import ServeConfig
 from redline.models.campaign import Campaign, CellSpec
+from redline.models.ladder import Ladder
+from redline.ops.workspace import inside, workspace_of
 from redline.policy import campaign as plans
 
 
 @dataclass(frozen=True)
 class Loaded:
-    """A campaign file read and resolved: its cells, its baseline, its base serve config."""
+    """A campaign file read and resolved: its cells, its baseline, its base serve config (and its ladder's)."""
 
     path: Path
     campaign: Campaign
@@ -30,19 +34,29 @@ class Loaded:
     cells: list[CellSpec]
     baseline: str
     base: ServeConfig
+    ladder: Ladder | None = None  # base.from_ladder's, as read
 
     @property
     def names(self) -> list[str]:
         return [c.name for c in self.cells]
 
 
-def load(path: str | Path) -> Loaded:
-    """Read the campaign and its base (a ladder's ceiling when base.from_ladder names one, relative to the file)."""
+def ladder_path(path: Path, campaign: Campaign, workspace: Path | None = None) -> Path | None:
+    """The ladder base.from_ladder names (relative to the campaign file), checked to stay inside the workspace
+    (default: the one the file's layout names); None without one."""
+    if campaign.base.from_ladder is None:
+        return None
+    root = workspace if workspace is not None else workspace_of(Path(path).resolve())
+    return inside(root, campaign.base.from_ladder, "base.from_ladder", base=path.parent, example="../ladders/l8b.yml")
+
+
+def load(path: str | Path, workspace: Path | None = None) -> Loaded:
+    """Read the campaign and its base (a ladder's ceiling when base.from_ladder names one, relative to the file,
+    inside `workspace`: the server's, else the one the file's layout names)."""
     path = Path(path)
     campaign = read_campaign(path)
     ladder = None
-    if campaign.base.from_ladder is not None:
-        where = path.parent / Path(campaign.base.from_ladder).expanduser()
+    if (where := ladder_path(path, campaign, workspace)) is not None:
         try:
             ladder = read_ladder(where)
         except RedlineError as exc:
@@ -55,7 +69,13 @@ def load(path: str | Path) -> Loaded:
         cells,
         plans.baseline_of(campaign, cells),
         plans.base_config(campaign, ladder),
+        ladder,
     )
 
 
-__all__ = ["Loaded", "load"]
+def load_named(workspace: Path, name: str, what: str) -> Loaded:
+    """The campaign file a tool names (`what`: the argument), inside the workspace, its base.from_ladder too."""
+    return load(inside(workspace, name, what), workspace)
+
+
+__all__ = ["Loaded", "ladder_path", "load", "load_named"]

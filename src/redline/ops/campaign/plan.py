@@ -19,7 +19,7 @@ from redline.ledger.campaign_file import names_in_use, read_campaign, read_verdi
 from redline.models import Widenings
 from redline.models.campaign import Campaign
 from redline.models.campaign_plan import CampaignPlan
-from redline.ops.campaign.load import Loaded, load  # re-exported: the file read and resolved
+from redline.ops.campaign.load import Loaded, ladder_path, load  # re-exported: the file read and resolved
 from redline.ops.campaign.predictions import predict_cells
 from redline.ops.evidence.known_good_apply import KnownGoodRun, apply_to_plan
 from redline.ops.requests import (
@@ -33,19 +33,12 @@ from redline.targets import BaseSpec, Target, open_target
 
 
 def check_inside(path: str | Path, workspace: Path, campaign: Campaign | None = None) -> None:
-    """Refuse a base.from_ladder that leads out of the workspace (the MCP wiring calls this before any tool).
+    """Refuse a base.from_ladder that leads out of the workspace, through the loader's own check (the MCP wiring
+    calls this before any tool, so a bad file is refused before anything else is read).
 
     `campaign`: the one about to be written at path (campaign_init); else the file's.
     """
-    campaign = campaign or read_campaign(Path(path))
-    if campaign.base.from_ladder is None:
-        return
-    ladder = (Path(path).parent / campaign.base.from_ladder).resolve()
-    if not ladder.is_relative_to(workspace.resolve()):
-        raise InputError(
-            f"base.from_ladder: {campaign.base.from_ladder!r} leads out of the workspace; name a ladder "
-            "inside it, relative to the campaign file (such as ../ladders/llama8b-h200.yml)"
-        )
+    ladder_path(Path(path), campaign or read_campaign(Path(path)), workspace)
 
 
 def campaign_target(path: str | Path, requested: str = "") -> str:
@@ -67,7 +60,7 @@ def open_named_target(name: str, specs: Mapping[str, BaseSpec], requested: str =
         raise TargetConfigError(f"{where}: {exc}") from exc
 
 
-def campaign_init(path: str | Path, request: CampaignInitRequest) -> Campaign:
+def campaign_init(path: str | Path, request: CampaignInitRequest, *, workspace: Path | None = None) -> Campaign:
     """Write a new campaign file at path (refused if one is there) after checking it plans cleanly."""
     path = Path(path)
     if path.exists():
@@ -79,7 +72,7 @@ def campaign_init(path: str | Path, request: CampaignInitRequest) -> Campaign:
         )
     write_campaign(path, request.spec)
     try:
-        load(path)  # a campaign that cannot plan is not left behind
+        load(path, workspace)  # a campaign that cannot plan is not left behind
     except RedlineError:
         path.unlink(missing_ok=True)
         raise
@@ -143,14 +136,16 @@ def campaign_plan(
     target: Target | None = None,
     widening: Widenings | None = None,
     known_good: Mapping[str, KnownGoodRun] | None = None,
+    workspace: Path | None = None,
 ) -> CampaignPlan:
     """Every boot command and bench command per cell, in run order, with the gates' changes. Starts nothing.
 
     `target` (opened by the caller from request.target or the campaign's) only supplies its engine commands.
     `widening`: the server config's, per engine. `known_good`: the entry campaign_run applies, per engine (it
-    reads the target's GPU and each engine's version first).
+    reads the target's GPU and each engine's version first). `workspace`: the server's, that base.from_ladder
+    stays in (default: the one the file's layout names).
     """
-    return plan_for(load(path), target, widening, known_good)
+    return plan_for(load(path, workspace), target, widening, known_good)
 
 
 __all__ = [

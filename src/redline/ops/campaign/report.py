@@ -15,8 +15,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from redline.ledger.atomic import atomic_write
-from redline.ledger.campaign_file import read_verdicts
+from redline.ledger.campaign_file import read_verdicts, result_path, write_result
 from redline.models.campaign import METRICS, Campaign
 from redline.models.campaign_results import (
     CampaignReport,
@@ -146,7 +145,6 @@ def draw(plot: Plot, path: Path) -> None:
     if plot.series or plot.marked:
         ax.legend(fontsize=7)
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, format="png")
 
 
@@ -300,17 +298,19 @@ def _more_lines(
 # ---- the operation ---------------------------------------------------------------------------------------------------
 
 
-def campaign_report(path: str | Path, request: CampaignReportRequest | None = None) -> CampaignReport:
+def campaign_report(
+    path: str | Path, request: CampaignReportRequest | None = None, *, workspace: Path | None = None
+) -> CampaignReport:
     """Write report.md and the PNG plots into the campaign's results folder; return the data behind them."""
-    loaded = load(path)
+    loaded = load(path, workspace)
     verdicts = read_verdicts(loaded.results, loaded.names)
     table = champions.campaign_table(loaded.campaign, loaded.names, verdicts)
     champion = champions.select_champion(loaded.campaign, loaded.names, loaded.baseline, verdicts)
     plots = plots_of(table, champion)
     for plot in plots:
-        draw(plot, loaded.results / plot.file)
+        draw(plot, result_path(loaded.results, loaded.results / plot.file))  # checked right before
     report = loaded.results / "report.md"
-    atomic_write(report, render_markdown(loaded.campaign, table, champion, plots, verdicts))
+    write_result(loaded.results, report, render_markdown(loaded.campaign, table, champion, plots, verdicts))
     return CampaignReport(
         campaign=loaded.campaign.name, report=str(report), plots=plots, table=table, champion=champion
     )

@@ -22,9 +22,11 @@ from redline.policy import champion as champions
 # ---- reading results ----------------------------------------------------------------------------------------
 
 
-def campaign_status(path: str | Path, request: CampaignStatusRequest | None = None) -> CampaignStatus:
+def campaign_status(
+    path: str | Path, request: CampaignStatusRequest | None = None, *, workspace: Path | None = None
+) -> CampaignStatus:
     """Which cells are done (green or red), which ones a runner is in, which are pending; what to do next."""
-    loaded = load(path)
+    loaded = load(path, workspace)
     verdicts = read_verdicts(loaded.results, loaded.names)
     indexes = {r.rung_index for f in server_files(loaded.results) if (r := load_server(f)) is not None}
     running = [c.name for i, c in enumerate(loaded.cells, 1) if i in indexes]
@@ -66,16 +68,20 @@ def _next_hint(loaded: Loaded, states: Sequence[CellState], running: list[str]) 
     return "every cell has a verdict: call champion_select, then campaign_report"
 
 
-def campaign_aggregate(path: str | Path, request: CampaignAggregateRequest | None = None) -> CampaignTable:
+def campaign_aggregate(
+    path: str | Path, request: CampaignAggregateRequest | None = None, *, workspace: Path | None = None
+) -> CampaignTable:
     """The table of cells x concurrencies: the focus metric (mean, std over trials) and the guards."""
-    loaded = load(path)
+    loaded = load(path, workspace)
     return champions.campaign_table(loaded.campaign, loaded.names, read_verdicts(loaded.results, loaded.names))
 
 
-def champion_select(path: str | Path, request: ChampionSelectRequest | None = None) -> ChampionReport:
+def champion_select(
+    path: str | Path, request: ChampionSelectRequest | None = None, *, workspace: Path | None = None
+) -> ChampionReport:
     """The champion under the SLA in the baseline's regime, or "no improvement" inside the noise band. DRAFT."""
     request = request or ChampionSelectRequest()
-    loaded = load(path)
+    loaded = load(path, workspace)
     verdicts = read_verdicts(loaded.results, loaded.names)
     report = champions.select_champion(loaded.campaign, loaded.names, loaded.baseline, verdicts, top=request.top)
     return close_champion(report, verdicts, default_registry(loaded.path))  # the close: next levers, what is missing

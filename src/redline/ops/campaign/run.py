@@ -27,6 +27,7 @@ from filelock import FileLock, Timeout
 from redline.engines import get_engine
 from redline.errors import InputError
 from redline.ledger.campaign_file import lock_file, read_verdict
+from redline.ledger.derived import check_file, derived_dir
 from redline.models import Widenings
 from redline.models.campaign_plan import CampaignPlan, CellPlan
 from redline.models.campaign_results import CampaignRunResult
@@ -76,8 +77,8 @@ def verdict_dir(loaded: Loaded, cell: str) -> Path:
 @asynccontextmanager
 async def _runner_lock(results: Path) -> AsyncIterator[None]:
     """One runner per campaign; the OS drops the lock of a runner that is killed."""
-    results.mkdir(parents=True, exist_ok=True)
-    lock = FileLock(str(lock_file(results)), timeout=0)
+    derived_dir(results.parent, results.name, create=True)  # a real folder, and the lock a plain file
+    lock = FileLock(str(check_file(lock_file(results))), timeout=0)
     try:
         lock.acquire()
     except Timeout as exc:
@@ -100,6 +101,7 @@ async def campaign_run(
     progress: Progress | None = None,
     widening: Widenings | None = None,
     skip_known_good: bool = False,
+    workspace: Path | None = None,
 ) -> CampaignRunResult:
     """Run the campaign on target: each cell without a verdict is booted once, benched, stopped and judged.
 
@@ -107,15 +109,16 @@ async def campaign_run(
     Up to the campaign's `parallel` cells run at once (a target that runs that many servers at once).
     A red cell stops further cells from starting unless the campaign says continue_on_red.
     A matching known-good entry is applied to every cell unless skip_known_good; the plan's gates say so.
-    `widening`: the server config's, per engine (each cell is admitted with its engine's).
+    `widening`: the server config's, per engine (each cell is admitted with its engine's). `workspace`: the
+    server's, that base.from_ladder stays in (default: the one the file's layout names).
     """
     target.dry_run = dry_run
     if dry_run:
-        return await _dry_run(path, target, widening, skip_known_good)
+        return await _dry_run(path, target, widening, skip_known_good, workspace)
     require_ack(i_understand_this_submits_jobs)
     t0 = time.monotonic()  # the run's wall time counts its checks on the target too
-    known_good = await campaign_known_good(Path(path), target, skip_known_good)  # the known-good hook
-    loaded, plan = prepare(path, target, widening, known_good)
+    known_good = await campaign_known_good(Path(path), target, skip_known_good, workspace)  # the known-good hook
+    loaded, plan = prepare(path, target, widening, known_good, workspace=workspace)
     target.experiment = loaded.campaign.name  # a target that labels its servers (kubernetes) files them under it
     async with _runner_lock(loaded.results):
         versions = {name: run.identity.engine_version for name, run in known_good.items()}
@@ -124,11 +127,11 @@ async def campaign_run(
 
 
 async def _dry_run(
-    path: str | Path, target: Target, widening: Widenings | None, skip_known_good: bool
+    path: str | Path, target: Target, widening: Widenings | None, skip_known_good: bool, workspace: Path | None
 ) -> CampaignRunResult:
     """A dry run's answer: the plan, each cell with what its boot would submit; nothing started."""
-    known_good = await campaign_known_good(Path(path), target, skip_known_good)  # the known-good hook
-    plan = campaign_plan(path, target=target, widening=widening, known_good=known_good)
+    known_good = await campaign_known_good(Path(path), target, skip_known_good, workspace)  # the known-good hook
+    plan = campaign_plan(path, target=target, widening=widening, known_good=known_good, workspace=workspace)
     target.experiment = plan.campaign
     cells = [c.model_copy(update={"submits": await _submits(target, c)}) for c in plan.cells]
     return CampaignRunResult(
@@ -154,12 +157,14 @@ def prepare(
     target: Target,
     widening: Widenings | None = None,
     known_good: Mapping[str, KnownGoodRun] | None = None,
+    *,
+    workspace: Path | None = None,
 ) -> tuple[Loaded, CampaignPlan]:
     """Every refusal a run can meet before it boots anything: the campaign, its target, its plan, its verdicts.
 
     The MCP wiring calls it before it queues a job, so a bad campaign is an error now, not a failed job.
     """
-    loaded = load(path)
+    loaded = load(path, workspace)
     if target.name != loaded.campaign.target:
         raise InputError(
             f"the campaign runs on target {loaded.campaign.target!r}, not {target.name!r}: run it there, "

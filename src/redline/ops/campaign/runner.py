@@ -36,7 +36,8 @@ from redline.targets import Target
 
 async def stop_left_servers(results: Path, target: Target) -> int:
     """Stop every server a killed runner left recorded (one per cell it was in); how many there were."""
-    left = [(path, record) for path in server_files(results) if (record := load_server(path)) is not None]
+    base = results.parent  # each record's folders checked from the campaign's own
+    left = [(path, record) for path in server_files(results) if (record := load_server(path, base)) is not None]
     for _, record in left:
         if record.handle.target != target.name:
             raise InputError(
@@ -46,7 +47,7 @@ async def stop_left_servers(results: Path, target: Target) -> int:
     with anyio.CancelScope(shield=True):
         for path, record in left:
             await target.stop(record.handle)
-            clear_server(path)
+            clear_server(path, base)
     return len(left)
 
 
@@ -163,7 +164,7 @@ class Runner:
         def write(name: str, text: str) -> None:
             write_cell_file(results, cell.name, name, text)
 
-        keep = Keep(server_file(results, cell.name), cell.index, write)
+        keep = Keep(server_file(results, cell.name), cell.index, write, base=results.parent)
         measured = await measured_boot(
             self._session(cell, progress),
             cell.serve,

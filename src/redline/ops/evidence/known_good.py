@@ -35,7 +35,7 @@ from redline.models.known_good import (
     KnownGoodRecorded,
 )
 from redline.models.serve import ServeConfig
-from redline.ops.campaign.load import load
+from redline.ops.campaign.load import load_named
 from redline.ops.evidence.context import local_model_files
 from redline.ops.evidence.known_good_apply import HEADER, REGISTRY, WHAT, read_entries, registry_path
 from redline.ops.evidence.sources import Resolved, from_ab, from_cell
@@ -53,7 +53,7 @@ from redline.validation_text import explain as explain_fields
 
 
 def _from_ladder(workspace: Path, name: str) -> dict[str, Any]:
-    path = inside(workspace, name, "from_ladder")
+    path = inside(workspace, name, "from_ladder", example="ladders/l8b.yml")
     try:
         ladder = read_ladder(path)
     except RedlineError as exc:
@@ -90,7 +90,7 @@ def _from_ladder(workspace: Path, name: str) -> dict[str, Any]:
 
 def _cell_spec(workspace: Path, campaign: str, cell: str, what: str) -> ServeConfig:
     """A campaign cell's serve config as its file writes it: the base and the cell's levers, before any gate."""
-    loaded = load(inside(workspace, campaign, what))
+    loaded = load_named(workspace, campaign, what)
     spec = next((c for c in loaded.cells if c.name == cell), None)
     if spec is None:
         raise InputError(f"{what}: {campaign} has no cell {cell!r}; its cells are {', '.join(loaded.names)}")
@@ -100,7 +100,7 @@ def _cell_spec(workspace: Path, campaign: str, cell: str, what: str) -> ServeCon
 
 def _arm_spec(workspace: Path, ab: str, arm: str) -> ServeConfig:
     """An A/B arm's serve config as its spec writes it (inline, or its campaign cell's), before any gate."""
-    spec = read_spec(AbPaths(workspace, ab).spec_file)
+    spec = read_spec(AbPaths(workspace, ab))
     found = next((a for a in spec.arms if a.name == arm), None) if spec is not None else None
     if found is None:  # from_ab found it in the same file a moment ago
         raise InputError(f"from_ab: A/B {ab!r} has no arm {arm!r}")

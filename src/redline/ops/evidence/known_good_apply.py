@@ -26,6 +26,7 @@ from redline.models.serve import ServeConfig
 from redline.models.shape import ModelShape
 from redline.ops.campaign.load import load
 from redline.ops.evidence.context import local_model_files, model_files
+from redline.ops.workspace import workspace_of  # re-exported: where a file's registry is
 from redline.policy import known_good as kg
 from redline.policy.campaign import boot_argv, cell_engine
 from redline.targets import HostInfo, Target
@@ -167,11 +168,6 @@ def apply_known_good_to_fixed(
     )
 
 
-def workspace_of(path: Path) -> Path:
-    """The workspace a ladder or campaign file lives in, by the layout (ladders/, campaigns/, ab/ under it)."""
-    return path.parent.parent if path.parent.name in ("ladders", "campaigns", "ab") else path.parent
-
-
 def default_registry(path: Path) -> Path:
     return registry_path(workspace_of(Path(path).resolve()))
 
@@ -236,10 +232,12 @@ async def known_good_run(
     return KnownGoodRun(registry, identity, None if skip else files.config_hash, skip, files.shape[0])
 
 
-async def campaign_known_good(path: Path, target: Target, skip: bool = False) -> dict[str, KnownGoodRun]:
+async def campaign_known_good(
+    path: Path, target: Target, skip: bool = False, workspace: Path | None = None
+) -> dict[str, KnownGoodRun]:
     """The known-good run of each engine a campaign file's cells boot: its model, the target's identity (each
     engine's version there), the workspace registry."""
-    loaded = load(path)
+    loaded = load(path, workspace)
     engines = dict.fromkeys(cell_engine(loaded.campaign, cell) for cell in loaded.cells)
     registry = default_registry(Path(path))
     return {

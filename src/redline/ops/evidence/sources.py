@@ -25,7 +25,7 @@ from redline.models.context import (
 )
 from redline.models.serve import ServeConfig
 from redline.ops.ab.result import ab_summary
-from redline.ops.campaign.load import load
+from redline.ops.campaign.load import load_named
 from redline.ops.evidence.context import local_model_files, quantization_of
 from redline.ops.evidence.sol import sol_figure
 from redline.ops.workspace import inside, relative
@@ -99,8 +99,8 @@ def _with_sol(context: ContextDescriptor, metrics: dict, model: str) -> Baseline
 
 
 def from_cell(workspace: Path, campaign: str, cell: str) -> Resolved:
-    path = inside(workspace, campaign, "campaign")
-    loaded = load(path)
+    loaded = load_named(workspace, campaign, "campaign")
+    path = loaded.path
     verdict = read_verdict(loaded.results, cell)
     if verdict is None:
         raise InputError(
@@ -153,7 +153,7 @@ def from_bench_file(workspace: Path, bench_file: str, context: ContextDescriptor
             "a bench result file says nothing of its context: give context (the model, hardware, engine "
             "version, serve config, workload, regime, node the run had) beside bench_file"
         )
-    path = inside(workspace, bench_file, "bench_file")
+    path = inside(workspace, bench_file, "bench_file", example="bench/result.json")
     result = get_engine(context.engine.name).parse_bench_result(read_text(path, f"bench_file {bench_file}"))
     if not result.all_completed:
         raise InputError(

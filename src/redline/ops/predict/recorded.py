@@ -13,7 +13,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from redline.engines import get_engine
-from redline.errors import RedlineError
+from redline.errors import InputError, RedlineError
 from redline.ledger.campaign_file import read_verdict
 from redline.ledger.ladder_file import read_ladder
 from redline.ledger.yamlfile import load_plain
@@ -23,6 +23,7 @@ from redline.models.memory import GpuSpec, Observation
 from redline.models.serve import ServeConfig
 from redline.models.shape import ModelShape
 from redline.ops.evidence.context import local_model_files
+from redline.ops.workspace import inside
 
 MAX_FILES = 2000  # records read per kind: a workspace is a person's, not a dump
 
@@ -62,12 +63,25 @@ class Recorded:
         )
 
 
+def _files(ws: Path, pattern: str, found: Recorded) -> list[Path]:
+    """The workspace's files of a pattern that stay inside it (the one path checker: a link out is left out, said
+    so without where it leads)."""
+    kept = []
+    for path in sorted(ws.glob(pattern))[:MAX_FILES]:
+        name = path.relative_to(ws).as_posix()
+        try:
+            kept.append(inside(ws, name, "a recorded boot"))
+        except InputError:
+            found.left_out.append(f"{name}: it leads outside the workspace")
+    return kept
+
+
 def _gpu(name: str | None, memory_gib: float | None) -> GpuSpec | None:
     return GpuSpec(name=name, memory_gib=memory_gib) if name and memory_gib else None
 
 
 def _ladders(ws: Path, engine: str, found: Recorded) -> None:
-    for path in sorted((ws / "ladders").glob("*.yml"))[:MAX_FILES]:
+    for path in _files(ws, "ladders/*.yml", found):
         try:
             ladder = read_ladder(path)
         except RedlineError as exc:
@@ -81,7 +95,7 @@ def _ladders(ws: Path, engine: str, found: Recorded) -> None:
 
 
 def _cells(ws: Path, engine: str, found: Recorded) -> None:
-    for verdict_path in sorted((ws / "campaigns").glob("*/cells/*/verdict.yml"))[:MAX_FILES]:
+    for verdict_path in _files(ws, "campaigns/*/cells/*/verdict.yml", found):
         results, cell = verdict_path.parents[2], verdict_path.parent.name
         try:
             verdict = read_verdict(results, cell)
@@ -96,7 +110,7 @@ def _cells(ws: Path, engine: str, found: Recorded) -> None:
 
 
 def _trials(ws: Path, engine: str, found: Recorded) -> None:
-    for trial_path in sorted((ws / "ab").glob("*/trials/*/trial.yml"))[:MAX_FILES]:
+    for trial_path in _files(ws, "ab/*/trials/*/trial.yml", found):
         log = trial_path.parent / "boot.log"
         try:
             record = TrialRecord.model_validate(load_plain(trial_path))
@@ -113,9 +127,9 @@ def _trials(ws: Path, engine: str, found: Recorded) -> None:
 
 def recorded_boots(workspace: Path, engine: str) -> Recorded:
     """Every booted ladder rung, campaign cell and A/B trial of `engine` in the workspace."""
-    found = Recorded()
+    found, ws = Recorded(), workspace.resolve()
     for read in (_ladders, _cells, _trials):
-        read(workspace, engine, found)
+        read(ws, engine, found)
     return found
 
 
