@@ -160,7 +160,8 @@ def campaign_spec(port: int, **changes: Any) -> dict[str, Any]:
 async def exercise_campaign_tools(ok: Any, err: Any) -> None:
     """Every campaign tool once: init, the dry run, the ack gate, a run (2 boots), then the views and the report."""
     written = await ok("campaign_init", campaign=CAMPAIGN, spec=campaign_spec(free_port()))
-    assert written["name"] == "c1" and written["grid"]["max_num_batched_tokens"] == [2048, 8192]
+    assert written["name"] == "c1" and written["base"]["max_model_len"] == 4096
+    assert [c["serve"]["max_num_batched_tokens"] for c in written["plan"]["cells"]] == [2048, 8192]
     plan = await ok("campaign_plan", campaign=CAMPAIGN)
     assert (plan["boots"], plan["benches"], plan["baseline"]) == (2, 4, "mnbt2048")
     assert "pass i_understand_this_submits_jobs=true" in await err("campaign_run", campaign=CAMPAIGN)

@@ -17,6 +17,7 @@ from redline.ledger import read_ladder
 from redline.ledger.campaign_file import read_campaign, results_dir
 from redline.models import ServeConfig
 from redline.models.campaign import Campaign, CellSpec
+from redline.models.ladder import Ladder
 from redline.policy import campaign as plans
 
 
@@ -30,6 +31,12 @@ class Loaded:
     cells: list[CellSpec]
     baseline: str
     base: ServeConfig
+    ladder: Ladder | None = None  # base.from_ladder's, read
+
+    @property
+    def base_from(self) -> str:
+        """Where the base config comes from, in one line."""
+        return plans.describe_base(self.campaign, self.ladder)
 
     @property
     def names(self) -> list[str]:
@@ -55,6 +62,7 @@ def load(path: str | Path) -> Loaded:
         cells,
         plans.baseline_of(campaign, cells),
         plans.base_config(campaign, ladder),
+        ladder,
     )
 
 

@@ -10,7 +10,6 @@ turns it off, and the output says so either way. The decisions are policy/known_
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,13 +17,14 @@ from typing import Any
 
 from redline.engines import get_engine
 from redline.engines.base import Engine
-from redline.errors import RedlineError
 from redline.ledger.registry_file import read_registry
 from redline.models.campaign import CampaignPlan
 from redline.models.known_good import NO_GPU, KnownGoodEntry, KnownGoodFile, KnownGoodUse
 from redline.models.serve import ServeConfig
 from redline.ops.campaign.load import load
 from redline.ops.evidence.context import local_model_files, model_files
+from redline.ops.evidence.versions import EngineVersions, engine_version_on, parse_version
+from redline.ops.session import Progress, say
 from redline.policy import known_good as kg
 from redline.policy.campaign import boot_argv, cell_engine
 from redline.targets import HostInfo, Target
@@ -36,8 +36,6 @@ HEADER = (
     "survive load, why, and the evidence. ladder_init, campaign_run and ab_run apply a matching entry by\n"
     "default. Comments you add here are kept."
 )
-VERSION_RE = re.compile(r"\b(\d+\.\d+(?:\.\d+)?(?:[.+\-][0-9A-Za-z.+\-]*)?)\s*$")
-VERSION_TIMEOUT_S = 180.0
 TURNED_OFF = "known-good entries not applied: turned off by the request"
 
 
@@ -59,34 +57,13 @@ class Identity:
     why: str = ""  # why the version is unknown
 
 
-def parse_version(text: str) -> str | None:
-    """The version a `--version` command printed: the last line that ends in one."""
-    for line in reversed([ln.strip() for ln in text.splitlines() if ln.strip()]):
-        if m := VERSION_RE.search(line):
-            return m.group(1)
-    return None
-
-
-async def engine_version_on(target: Target, engine: Engine) -> tuple[str | None, str]:
-    """The engine's version on the target (its own `--version`), or None and why."""
-    command = target.engine_command(engine.name, list(engine.default_command))
-    try:
-        argv = engine.version_argv(command)
-    except RedlineError as exc:  # a command whose version the engine cannot ask (SGLang's, by another name)
-        return None, str(exc)
-    try:
-        run = await target.run(argv, env=target.engine_env, timeout_s=VERSION_TIMEOUT_S)
-    except RedlineError as exc:
-        return None, f"`{' '.join(argv)}` on {target.name} failed: {exc}"
-    version = parse_version(run.stdout) or parse_version(run.stderr)
-    if run.returncode != 0 or version is None:
-        return None, f"`{' '.join(argv)}` on {target.name} exited {run.returncode} without a version"
-    return version, ""
-
-
-async def identify(target: Target, engine: Engine) -> Identity:
+async def identify(
+    target: Target, engine: Engine, versions: EngineVersions | None = None, progress: Progress | None = None
+) -> Identity:
+    """The target's hardware and the engine's version there (kept in `versions` for the session; none: asked)."""
+    await say(progress, 0.1, f"reading {target.name}: its GPUs")
     host = await target.host_info()
-    version, why = await engine_version_on(target, engine)
+    version, why = await (versions or EngineVersions(reuse=False)).on(target, engine, progress)
     return Identity(kg.hardware_key(host.gpus[0].name if host.gpus else None), version, host, why)
 
 
@@ -222,22 +199,45 @@ class KnownGoodRun:
 
 
 async def known_good_run(
-    registry: Path, target: Target, engine: Engine, model: str, *, skip: bool = False
+    registry: Path,
+    target: Target,
+    engine: Engine,
+    model: str,
+    *,
+    skip: bool = False,
+    versions: EngineVersions | None = None,
+    progress: Progress | None = None,
 ) -> KnownGoodRun:
-    identity = Identity(NO_GPU, None, why="turned off") if skip else await identify(target, engine)
-    config_hash = None if skip else (await model_files(target, model)).config_hash
-    return KnownGoodRun(registry, identity, config_hash, skip)
+    if skip:
+        return KnownGoodRun(registry, Identity(NO_GPU, None, why="turned off"), None, skip)
+    identity = await identify(target, engine, versions, progress)
+    return KnownGoodRun(registry, identity, (await model_files(target, model)).config_hash, skip)
 
 
-async def campaign_known_good(path: Path, target: Target, skip: bool = False) -> dict[str, KnownGoodRun]:
+async def campaign_known_good(
+    path: Path,
+    target: Target,
+    skip: bool = False,
+    *,
+    versions: EngineVersions | None = None,
+    progress: Progress | None = None,
+) -> dict[str, KnownGoodRun]:
     """The known-good run of each engine a campaign file's cells boot: its model, the target's identity (each
-    engine's version there), the workspace registry."""
+    engine's version there, from `versions` when it holds it), the workspace registry."""
     loaded = load(path)
     engines = dict.fromkeys(cell_engine(loaded.campaign, cell) for cell in loaded.cells)
     registry = default_registry(Path(path))
     return {
-        name: await known_good_run(registry, target, get_engine(name), loaded.base.model, skip=skip) for name in engines
+        name: await known_good_run(
+            registry, target, get_engine(name), loaded.base.model, skip=skip, versions=versions, progress=progress
+        )
+        for name in engines
     }
+
+
+def known_good_outlook(registry: Path, model: str, engines: Iterable[str]) -> str:
+    """What a run will do with the registry for this model, read without asking the target (campaign_init)."""
+    return kg.outlook(read_entries(registry), model, local_model_files(model).config_hash, engines)
 
 
 def apply_to_plan(
@@ -310,6 +310,7 @@ __all__ = [
     "default_registry",
     "engine_version_on",
     "identify",
+    "known_good_outlook",
     "known_good_run",
     "parse_version",
     "read_entries",
