@@ -6,6 +6,8 @@ smoke-tests every rung, so that every tool has real work to do; then a small cam
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -43,6 +45,7 @@ EVERY_TOOL = {
     "rung_record",
     "smoke_test",
     "ceiling_record",
+    "ladder_adopt",
     "parse_boot_log",
     "job_status",
     "job_cancel",
@@ -51,6 +54,7 @@ EVERY_TOOL = {
     *RIGOR_TOOLS,
 }
 LADDER = "ladders/l8b.yml"
+CLIMBED = Path(__file__).resolve().parents[1] / "data" / "vllm-0.26.0-h200-ladder" / "llama8b" / "ladder.yml"
 CAMPAIGN = "campaigns/c1.yml"
 
 
@@ -136,6 +140,12 @@ async def exercise_every_tool(client: Client, env: Env) -> set[str]:
     assert smoke["rung"]["smoke_test"]["outcome"] == "pass" and smoke["next"]["route"] == "run_rung"
 
     assert "the climb is not over" in await err("ceiling_record", ladder=LADDER)
+
+    # a ladder climbed elsewhere (the real H200 climb), copied in rather than climbed again
+    shutil.copytree(CLIMBED.parent, env.workspace / "imports" / "llama8b")
+    adopted = await ok("ladder_adopt", source="imports/llama8b/ladder.yml", name="llama8b-h200")
+    assert adopted["path"] == "ladders/llama8b-h200.yml" and adopted["next"]["route"] == "done"
+    assert len(adopted["files"]) == 6 and adopted["ceiling"]["max_model_len"] == 131072
     await exercise_campaign_tools(ok, err)
     await exercise_rigor_tools(ok, err)
     assert called == EVERY_TOOL
