@@ -29,6 +29,7 @@ from redline.ops.campaign import results as campaign_results
 from redline.ops.campaign import run as campaign_runner
 from redline.ops.evidence import baseline as baseline_ops
 from redline.ops.evidence import known_good as known_good_ops
+from redline.ops.ladder import adopt as adopt_ops
 from redline.ops.ladder import plan as ladder_ops
 from redline.ops.ladder import rung as rung_ops
 from redline.ops.request_base import Request
@@ -100,6 +101,13 @@ SURFACES = {
             "--json",
         },
         functions=(rung_ops.ceiling_record,),
+    ),
+    "ladder_adopt": Surfaces(
+        cli=("ladder", "adopt"),
+        cli_extra=frozenset({"--workspace", "--json"}),
+        cli_instead=frozenset({"source"}),
+        functions=(adopt_ops.ladder_adopt,),
+        why="the source is SRC at a terminal, any path the person names; over MCP the server checks where it is",
     ),
     "parse_boot_log": Surfaces(
         cli=("parse-log",),

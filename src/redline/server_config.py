@@ -6,6 +6,8 @@
       bearer_token_env: REDLINE_MCP_TOKEN   # needed to serve HTTP on any address but loopback
     widen:                        # on purpose: what an engine may get beyond redline's allowlist
       vllm: {flags: [--enable-sleep-mode], env: [VLLM_SOME_SWITCH]}   # each rung it touches records it
+    adopt_from:                   # on purpose: folders outside the workspace ladder_adopt may read ladders from
+      - /data/ladders
 
 Relative paths are taken from the config file's folder. With no config file at all
 (`default_server_config`), the workspace is the user's data folder and the only target is
@@ -61,6 +63,8 @@ class ServerConfig(BaseModel):
     http: HttpConfig = HttpConfig()
     # What a person allows each engine beyond redline's allowlist. Never a tool argument: an agent cannot widen.
     widen: dict[EngineName, Widening] = Field(default_factory=dict)
+    # Folders outside the workspace whose ladders ladder_adopt may read (a person's choice, never a tool argument).
+    adopt_from: list[Path] = Field(default_factory=list, max_length=64)
 
     @field_validator("widen")
     @classmethod
@@ -110,7 +114,10 @@ def load_server_config(path: str | Path) -> ServerConfig:
     targets = (base / config.targets.expanduser()).resolve()
     if not targets.is_file():
         raise InputError(f"the targets file {targets} named in {path} does not exist; create it or fix `targets:`")
-    return ServerConfig(workspace=workspace, targets=targets, http=config.http, widen=config.widen)
+    adopt_from = [(base / folder.expanduser()).resolve() for folder in config.adopt_from]
+    return ServerConfig(
+        workspace=workspace, targets=targets, http=config.http, widen=config.widen, adopt_from=adopt_from
+    )
 
 
 def read_widening(path: str | Path, engine: str) -> Widening | None:

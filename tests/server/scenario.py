@@ -6,6 +6,8 @@ smoke-tests every rung, so that every tool has real work to do; then a small cam
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -43,6 +45,7 @@ EVERY_TOOL = {
     "rung_record",
     "smoke_test",
     "ceiling_record",
+    "ladder_adopt",
     "parse_boot_log",
     "job_status",
     "job_cancel",
@@ -52,6 +55,7 @@ EVERY_TOOL = {
     *RIGOR_TOOLS,
 }
 LADDER = "ladders/l8b.yml"
+CLIMBED = Path(__file__).resolve().parents[1] / "data" / "vllm-0.26.0-h200-ladder" / "llama8b" / "ladder.yml"
 CAMPAIGN = "campaigns/c1.yml"
 
 
@@ -147,6 +151,12 @@ async def exercise_every_tool(client: Client, env: Env) -> set[str]:
     assert smoke["rung"]["smoke_test"]["outcome"] == "pass" and smoke["next"]["route"] == "run_rung"
 
     assert "the climb is not over" in await err("ceiling_record", ladder=LADDER)
+
+    # a ladder climbed elsewhere (the real H200 climb), copied in rather than climbed again
+    shutil.copytree(CLIMBED.parent, env.workspace / "imports" / "llama8b")
+    adopted = await ok("ladder_adopt", source="imports/llama8b/ladder.yml", name="llama8b-h200")
+    assert adopted["path"] == "ladders/llama8b-h200.yml" and adopted["next"]["route"] == "done"
+    assert len(adopted["files"]) == 6 and adopted["ceiling"]["max_model_len"] == 131072
     await exercise_campaign_tools(ok, err)
     await exercise_rigor_tools(ok, err)
     assert called == EVERY_TOOL
@@ -171,7 +181,8 @@ def campaign_spec(port: int, **changes: Any) -> dict[str, Any]:
 async def exercise_campaign_tools(ok: Any, err: Any) -> None:
     """Every campaign tool once: init, the dry run, the ack gate, a run (2 boots), then the views and the report."""
     written = await ok("campaign_init", campaign=CAMPAIGN, spec=campaign_spec(free_port()))
-    assert written["name"] == "c1" and written["grid"]["max_num_batched_tokens"] == [2048, 8192]
+    assert written["name"] == "c1" and written["base"]["max_model_len"] == 4096
+    assert [c["serve"]["max_num_batched_tokens"] for c in written["plan"]["cells"]] == [2048, 8192]
     plan = await ok("campaign_plan", campaign=CAMPAIGN)
     assert (plan["boots"], plan["benches"], plan["baseline"]) == (2, 4, "mnbt2048")
     assert "pass i_understand_this_submits_jobs=true" in await err("campaign_run", campaign=CAMPAIGN)

@@ -39,6 +39,7 @@ ANNOTATIONS = {
     "smoke_test": (False, True, False, True),
     "rung_record": (False, False, False, False),
     "ceiling_record": (False, True, True, True),
+    "ladder_adopt": (False, False, True, False),  # writes a new ladder (and its rung files) once; again: refused
     "parse_boot_log": (True, False, True, False),
     "job_status": (True, False, True, False),
     "job_cancel": (False, True, True, True),

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import anyio
 
-from redline.cli.common import LOCAL, add_workspace_flags, print_progress, print_result, target_named
+from redline.cli.common import LOCAL, VERSIONS, add_workspace_flags, print_progress, print_result, target_named
 from redline.cli.flags import add_request_flags, request_from_args
 from redline.inputs import load_yaml
 from redline.models.ab import AbPlan, AbResult, AbSpec
@@ -51,6 +51,7 @@ def run_ab(args: argparse.Namespace) -> int:
                 dry_run=request.dry_run,
                 skip_known_good=request.skip_known_good,
                 progress=print_progress,
+                versions=VERSIONS,
             )
 
     result = anyio.run(main)

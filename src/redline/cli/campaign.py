@@ -11,7 +11,15 @@ from pathlib import Path
 
 import anyio
 
-from redline.cli.common import LOCAL, add_config_flag, print_progress, print_result, target_named, widenings_from
+from redline.cli.common import (
+    LOCAL,
+    VERSIONS,
+    add_config_flag,
+    print_progress,
+    print_result,
+    target_named,
+    widenings_from,
+)
 from redline.cli.flags import add_request_flags, request_from_args
 from redline.models.campaign_plan import CampaignPlan, CellPlan
 from redline.models.campaign_results import CampaignRunResult, CampaignStatus, CampaignTable, ChampionReport
@@ -54,11 +62,19 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def _init(args: argparse.Namespace) -> int:
     request = request_from_args(CampaignInitRequest, args)
-    campaign = ops.campaign_init(args.campaign, request)
-    plan = ops.campaign_plan(args.campaign)
+    created = ops.campaign_init(args.campaign, request)
+    plan = created.plan
     print(
-        f"created {args.campaign}: {campaign.name} on {campaign.target}, {len(plan.cells)} cells x "
-        f"{len(plan.concurrencies)} concurrencies ({plan.boots} boots); next: redline campaign plan"
+        "\n".join(
+            [
+                f"created {args.campaign}: {created.name} on {created.target}, {len(plan.cells)} cells x "
+                f"{len(plan.concurrencies)} concurrencies ({plan.boots} boots)",
+                f"base: {created.base_from}",
+                plan_text(plan),
+                f"known-good: {created.known_good}",
+                "next: redline campaign run --dry-run (every command on the target, the known-good entry applied)",
+            ]
+        )
     )
     return 0
 
@@ -86,6 +102,7 @@ def _run(args: argparse.Namespace) -> int:
                 progress=print_progress,
                 skip_known_good=request.skip_known_good,
                 widening=widening,
+                versions=VERSIONS,
             )
 
     result = anyio.run(main)

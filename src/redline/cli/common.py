@@ -20,10 +20,12 @@ from pydantic import BaseModel
 from redline.errors import InputError
 from redline.models import Widening, Widenings
 from redline.models.ladder import LadderStatus, NextStep, RungRow
+from redline.ops.evidence.versions import EngineVersions
 from redline.server_config import read_widening, read_widenings
 from redline.targets import LocalTarget, Target, load_targets, open_target
 
 LOCAL = "local"  # at a terminal with no targets file, this host is the one target
+VERSIONS = EngineVersions()  # each target's engine version, asked once per process (a dry run's slow part)
 
 
 async def print_progress(fraction: float, text: str) -> None:

@@ -1,4 +1,4 @@
-"""`redline ladder init|record|next|status` (and run|smoke|climb|stop, from cli/climb.py): climb a model's
+"""`redline ladder init|record|next|status|adopt` (and run|smoke|climb|stop, from cli/climb.py): climb a model's
 context ceiling, one clean boot per rung."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from pathlib import Path
 from redline.cli import climb
 from redline.cli.common import (
     add_config_flag,
+    add_workspace_flags,
     ceiling_text,
     ladder_status_text,
     next_text,
@@ -20,10 +21,12 @@ from redline.cli.common import (
 )
 from redline.cli.flags import add_request_flags, request_from_args
 from redline.inputs import read_text
+from redline.models.ladder import LadderAdopted
+from redline.ops.ladder import adopt
 from redline.ops.ladder import ceiling as ladder_ceiling
 from redline.ops.ladder import plan as tools
 from redline.ops.ladder import record as ladder_record
-from redline.ops.requests import LadderInitRequest, LadderNextRequest, LadderStatusRequest
+from redline.ops.requests import LadderAdoptRequest, LadderInitRequest, LadderNextRequest, LadderStatusRequest
 
 
 def _when(text: str) -> datetime:
@@ -52,7 +55,18 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     add_request_flags(status, LadderStatusRequest)
     status.add_argument("--json", action="store_true", help="print one JSON object")
     status.set_defaults(handler=run_status)
+    _register_adopt(actions)
     climb.register_actions(actions)
+
+
+def _register_adopt(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    adopt = actions.add_parser(
+        "adopt", help="copy a ladder climbed elsewhere (with its rung logs) into a workspace, as ladders/NAME.yml"
+    )
+    adopt.add_argument("src", type=Path, metavar="SRC", help="the ladder.yml to adopt, its .runs folder beside it")
+    add_request_flags(adopt, LadderAdoptRequest, skip=("source",))  # SRC: any path the person names
+    add_workspace_flags(adopt)
+    adopt.set_defaults(handler=run_adopt)
 
 
 def _register_init(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -125,6 +139,27 @@ def run_next(args: argparse.Namespace) -> int:
     step = tools.ladder_next(args.ladder, replay=request.replay)
     print_result(args, step, next_text)
     return 0
+
+
+def run_adopt(args: argparse.Namespace) -> int:
+    request = request_from_args(LadderAdoptRequest, args, source=str(args.src))
+    args.workspace.mkdir(parents=True, exist_ok=True)  # a person's folder: made if it is not there yet
+    adopted = adopt.ladder_adopt(args.src, args.workspace.resolve(), request)
+    print_result(args, adopted, adopted_text)
+    return 0
+
+
+def adopted_text(adopted: LadderAdopted) -> str:
+    origin = adopted.adopted_from
+    ceiling = adopted.ceiling
+    lines = [
+        f"adopted {origin.path} (sha256 {origin.sha256[:12]}) as {adopted.path}: {adopted.rungs} rungs, "
+        f"{len(adopted.files)} rung files copied",
+        ceiling_text(ceiling.model_dump())
+        if ceiling is not None
+        else "no ceiling recorded: the climb goes on from here",
+    ]
+    return "\n".join([*lines, next_text(adopted.next)])
 
 
 def run_status(args: argparse.Namespace) -> int:

@@ -98,6 +98,25 @@ def create_ladder(path: Path, ladder: Ladder) -> None:
         atomic_write(path, yamlfile.dumps(doc))
 
 
+def create_adopted(path: Path, doc: Any, new: Ladder, files: Mapping[str, str]) -> None:
+    """Write a ladder copied in from elsewhere: its rung files first (relative to its folder), then the ladder, as
+    its round-trip document `doc` (its comments kept) changed to `new`; refuse to replace a ladder, or rung
+    folders already there."""
+    for there in (path, runs_dir(path)):
+        if there.exists():
+            raise LadderError(f"{there}: already there; adopt the ladder under another name, or move that away first")
+    check_derived(path)
+    for relative in files:
+        derived_file(path.parent, relative)
+    with yamlfile.locked(path):
+        if path.exists():
+            raise LadderError(f"{path}: another redline just created it; use it (`redline ladder status`)")
+        for relative, text in files.items():  # folders made here are real ones, checked part by part
+            atomic_write(derived_file(path.parent, relative, create=True), text)
+        yamlfile.merge(doc, yamlfile.plain(doc), dump(new))
+        atomic_write(path, yamlfile.dumps(doc))
+
+
 @dataclass
 class Change(Generic[T]):
     """A changed ladder, what the caller returns, and side files (relative to the ladder's folder) to write first."""

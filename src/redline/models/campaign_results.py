@@ -17,6 +17,7 @@ from redline.models.campaign_plan import CampaignPlan
 from redline.models.context import ContextDescriptor
 from redline.models.lever import CloseStatus, Lever
 from redline.models.metrics import MetricFlag, NoiseJudgement
+from redline.models.serve import ServeConfig
 
 # ---- one cell's verdict --------------------------------------------------------------------------------
 
@@ -271,6 +272,24 @@ class CellOutcome(Strict):
     wall_s: float
 
 
+class CampaignCreated(Strict):
+    """campaign_init's answer: the file it wrote, and what every cell will boot, resolved as a run resolves it."""
+
+    name: str = Field(description="the campaign's name (its results folder)")
+    target: str
+    base: ServeConfig = Field(
+        description="the config every cell starts from, resolved: base.from_ladder's ceiling and fixed knobs (eager, "
+        "port, flags, env) under the knobs base gives; a cell's levers and the gates go over it (plan.cells)"
+    )
+    base_from: str = Field(description="where the base came from, in one line")
+    known_good: str = Field(
+        description="what a run does with known-good.yml: no entry for the model, or the entries it has and that "
+        "campaign_run applies the one matching the target's hardware and engine version (a dry run shows it applied)"
+    )
+    plan: CampaignPlan = Field(description="every cell as it will boot (its serve config, the gates, every command)")
+    next: str
+
+
 class CampaignRunResult(Strict):
     campaign: str
     dry_run: bool
@@ -315,6 +334,7 @@ class CampaignReport(Strict):
 
 __all__ = [
     "BootRecord",
+    "CampaignCreated",
     "CampaignReport",
     "CampaignRunResult",
     "CampaignStatus",

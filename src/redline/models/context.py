@@ -9,6 +9,7 @@ the serve config itself may differ: that difference is what an A/B or a diff mea
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -123,6 +124,22 @@ class ContextDescriptor(_Strict):
     nodes: Annotated[list[Node], Field(description="every node the trials ran on, where there were several")] = []
     baseline: Annotated[str | None, Field(max_length=200, description="the baseline this figure is set against")] = None
 
+    @property
+    def device(self) -> str:
+        """What a per-device figure (output_throughput_per_gpu: divided by TP x PP x DP) is per, in words: a GPU
+        where the host showed one; where it showed none, the host (one engine process) or a device (each worker)."""
+        if self.hardware.gpu_name or self.hardware.gpu_count:
+            return "GPU"
+        p = self.parallelism
+        return "host" if p.tp * p.dp * p.pp == 1 else "device"
+
+
+def device_of(contexts: Iterable[ContextDescriptor]) -> str:
+    """What the per-device figures of these contexts are per (ContextDescriptor.device), said once: `device` where
+    they differ or there are none."""
+    found = {c.device for c in contexts}
+    return found.pop() if len(found) == 1 else "device"
+
 
 # What must agree for two figures to be compared (the serve config is what an A/B varies).
 COMPARABLE: dict[str, Any] = {
@@ -171,5 +188,6 @@ __all__ = [
     "Provenance",
     "RegimeLabel",
     "Workload",
+    "device_of",
     "differing_fields",
 ]

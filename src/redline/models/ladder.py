@@ -199,6 +199,14 @@ class Ceiling(_Strict):
     recorded_at: datetime
 
 
+class AdoptedFrom(_Strict):
+    """Where a ladder climbed elsewhere was copied in from (ladder_adopt): the file, when, and its bytes' digest."""
+
+    path: Annotated[str, Field(min_length=1, max_length=4096, description="the ladder file it was copied from")]
+    at: datetime
+    sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$", description="of that file's bytes, as read")]
+
+
 class Ladder(_Strict):
     schema_version: Literal[1] = 1
     model: ModelRef
@@ -226,6 +234,9 @@ class Ladder(_Strict):
     ceiling: Ceiling | None = None
     known_good: KnownGoodUse | None = Field(
         None, description="the known-good entry applied to the fixed knobs at init, or why none was"
+    )
+    adopted_from: AdoptedFrom | None = Field(
+        None, description="set when the ladder was climbed elsewhere and copied in (ladder_adopt): its origin"
     )
 
     @model_validator(mode="after")
@@ -276,4 +287,15 @@ class LadderStatus(_Strict):
     path: str
     ladder: Ladder
     rows: list[RungRow]
+    next: NextStep
+
+
+class LadderAdopted(_Strict):
+    """ladder_adopt's answer: the ladder now in the workspace, where it came from, the rung files copied with it."""
+
+    path: str = Field(description="the adopted ladder, in the workspace (name it as `ladder` in the other tools)")
+    adopted_from: AdoptedFrom
+    files: list[str] = Field(description="the rung files copied with it (boot logs, smoke results), by their new path")
+    rungs: int
+    ceiling: Ceiling | None = Field(description="the ceiling it recorded; null: the climb was not finished")
     next: NextStep

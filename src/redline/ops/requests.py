@@ -189,6 +189,36 @@ class CeilingRecordRequest(Request):
     """Record the ceiling the climb found: the ladder file is all it needs."""
 
 
+class LadderAdoptRequest(Request):
+    """Copy a ladder climbed elsewhere (its ladder.yml and the rung files it names) into the workspace."""
+
+    source: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=4096,
+            description=(
+                "The ladder file to adopt, with its <stem>.runs folder beside it: a path inside the workspace, or an "
+                "absolute path under a folder the server config's adopt_from names"
+            ),
+        ),
+    ]
+    name: Annotated[
+        str,
+        Field(
+            max_length=200,
+            pattern=r"^([A-Za-z0-9][A-Za-z0-9._-]*)?$",
+            description="Its name in the workspace: it becomes ladders/<name>.yml; empty: the ladder's model key",
+        ),
+    ] = ""
+
+    @field_validator("name")
+    @classmethod
+    def _without_suffix(cls, name: str) -> str:
+        """A name given as a file name (llama8b.yml) is the same name."""
+        return name.removesuffix(".yml").removesuffix(".yaml")
+
+
 AUTO = "auto"
 
 
@@ -319,6 +349,7 @@ OPERATIONS: dict[str, type[Request]] = {
     "smoke_test": SmokeTestRequest,
     "rung_record": RungRecordRequest,
     "ceiling_record": CeilingRecordRequest,
+    "ladder_adopt": LadderAdoptRequest,
     "parse_boot_log": ParseBootLogRequest,
     "job_status": JobStatusRequest,
     "job_cancel": JobCancelRequest,

@@ -57,7 +57,15 @@ def classify(
 ) -> MetricDiff:
     """One metric judged by the one noise model, with the tolerance as its band where no spread is recorded."""
     b, c = base.metrics.get(name), current.metrics.get(name)
-    j = judge(name, Sample.of_stat(b), Sample.of_stat(c), alpha=alpha, band=band, flags=flags_on(name, flags))
+    j = judge(
+        name,
+        Sample.of_stat(b),
+        Sample.of_stat(c),
+        alpha=alpha,
+        band=band,
+        flags=flags_on(name, flags),
+        per=current.context.device,
+    )
     found = {"metric": name, "role": role, "direction": j.direction, "baseline": b, "current": c}
     status = {"better": "improved", "inside_noise": "within", "untestable": "missing", "flagged": "flagged"}.get(
         j.outcome

@@ -125,6 +125,22 @@ def base_config(campaign: Campaign, ladder: Ladder | None = None) -> ServeConfig
     return ServeConfig.model_validate({**start, **knobs, "model": model})
 
 
+def describe_base(campaign: Campaign, ladder: Ladder | None = None) -> str:
+    """Where the base config comes from, in one line: the ladder's ceiling and the fixed knobs it boots with, and
+    the knobs base gives over them (what base_config resolves)."""
+    given = campaign.base.model_dump(exclude={"from_ladder"}, exclude_unset=True)
+    own = ", ".join(f"{k} {v}" for k, v in given.items())
+    if ladder is None or ladder.ceiling is None:
+        return f"the knobs base gives ({own}); every other knob at its default"
+    c = ladder.ceiling
+    fixed = ", ".join(f"{k} {v}" for k, v in ladder.fixed.model_dump(exclude_defaults=True).items())
+    return (
+        f"base.from_ladder {campaign.base.from_ladder}: its ceiling (max_model_len {c.max_model_len}, "
+        f"max_num_batched_tokens {c.max_num_batched_tokens}, rungs {', '.join(map(str, c.proven_by))}) with the "
+        f"ladder's fixed knobs ({fixed or 'none changed'})" + (f"; the base's own knobs over it: {own}" if own else "")
+    )
+
+
 def _ladder_engine_matches(campaign: Campaign, ladder: Ladder, where: str) -> None:
     """A ladder's ceiling is one engine's: every cell it is the base of must boot that engine."""
     for cell in expand_cells(campaign):

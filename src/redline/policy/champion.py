@@ -30,6 +30,7 @@ from redline.models.campaign_results import (
     Stat,
     TableRow,
 )
+from redline.models.context import device_of
 from redline.models.metrics import DIRECTIONS as METRICS
 from redline.models.metrics import MetricFlag
 from redline.policy.noise import DEFAULT_BAND_PCT, Band, Sample, detectable
@@ -174,10 +175,20 @@ def campaign_table(campaign: Campaign, cells: Sequence[str], verdicts: dict[str,
 # ---- the champion ----------------------------------------------------------------------------------------------
 
 SCORING = {
-    "throughput": "the highest mean output tokens/s per GPU over the concurrencies",
+    "throughput": "the highest mean output tokens/s per {per} over the concurrencies",
     "latency": "the geometric mean over the concurrencies of the mean median TPOT (ms)",
-    "goodput": "the highest mean output tokens/s per GPU among the concurrencies inside the SLA",
+    "goodput": "the highest mean output tokens/s per {per} among the concurrencies inside the SLA",
 }
+
+
+def scoring(focus: str, per: str = "GPU") -> str:
+    """How a cell's figures become its score, in words; `per`: what its per-GPU figure is per (a GPU, or on a host
+    without one, the host or a device: models/context.py device_of)."""
+    return SCORING[focus].format(per=per)
+
+
+def _scoring(campaign: Campaign, cells: Sequence[str], verdicts: dict[str, CellVerdict]) -> str:
+    return scoring(campaign.focus, device_of(verdicts[name].context for name in cells if name in verdicts))
 
 
 def _order(cells: Iterable[RankedCell], direction: str) -> list[RankedCell]:
@@ -210,7 +221,7 @@ def select_champion(
     seen = detectable([(c.cell, c.noise) for c in ranked if c.noise is not None])
     flags = [f for name in cells if name in verdicts for f in cell_flags(verdicts[name])]
     return ChampionReport(
-        **{"campaign": campaign.name, "focus": campaign.focus, "scoring": SCORING[campaign.focus]},
+        **{"campaign": campaign.name, "focus": campaign.focus, "scoring": _scoring(campaign, cells, verdicts)},
         metric=metric,
         direction=direction,
         baseline=baseline,

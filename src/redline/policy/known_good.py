@@ -117,6 +117,22 @@ def find(entries: Iterable[KnownGoodEntry], run: Run) -> Found:
     return Found(None, ("; ".join(misses)))
 
 
+def outlook(entries: Iterable[KnownGoodEntry], model: str, config_hash: str | None, engines: Iterable[str]) -> str:
+    """What a run will do with the registry for a model before the target is asked (its hardware and engine version
+    decide which entry, if any, applies): the model's entries for these engines, named; or that there are none."""
+    wanted = set(engines)
+    probe = Run(model, config_hash, "", "", "")
+    mine = [e for e in entries if _same_model(e, probe) and e.engine in wanted]
+    if not mine:
+        return f"no known-good entry for {model} ({', '.join(sorted(wanted))}): a run applies none"
+    named = "; ".join(e.key().describe() for e in mine)
+    return (
+        f"known-good entries for this model: {named}. campaign_run applies the one that matches the target's hardware "
+        "and engine version, which it reads from the target (not read here): campaign_run with dry_run=true shows "
+        "every cell with it applied, or why none matched"
+    )
+
+
 def matches(
     entry: KnownGoodEntry, *, model: str, config_hash: str | None, hardware: str, engine: str, engine_version: str
 ) -> bool:
@@ -267,6 +283,7 @@ __all__ = [
     "holds",
     "lookup",
     "matches",
+    "outlook",
     "release_of",
     "run_knobs",
     "same_key",

@@ -153,10 +153,13 @@ def judge(
     alpha: float = DEFAULT_ALPHA,
     band: Band | None = None,
     flags: Sequence[MetricFlag] = (),
+    per: str = "GPU",
 ) -> NoiseJudgement:
-    """current against base on metric `name`: better, worse, inside the noise, untestable or flagged, and why."""
+    """current against base on metric `name`: better, worse, inside the noise, untestable or flagged, and why.
+    `per`: what a per-GPU figure is per where the host showed no GPU (ContextDescriptor.device: host, device)."""
     info = metric(name)
-    found = {"metric": name, "direction": info.direction, "unit": info.unit, "alpha": alpha}
+    unit = info.unit.replace("/GPU", f"/{per}")
+    found = {"metric": name, "direction": info.direction, "unit": unit, "alpha": alpha}
     found |= {"n": (base.n, current.n), "flags": list(flags)}
     if base.mean is None or current.mean is None or not base.mean:
         says = f"{name} is not measured on both sides: nothing to judge"
@@ -176,7 +179,7 @@ def judge(
         p_value=call.p_value,
         mde_pct=round(call.mde_pct, 4),
         outcome=outcome,
-        says=_says(name, info.unit, base, current, delta, call, outcome, flags),
+        says=_says(name, unit, base, current, delta, call, outcome, flags),
     )
 
 

@@ -52,11 +52,11 @@ def cell_flags(verdict: CellVerdict) -> list[MetricFlag]:
 
 
 def _judged(
-    campaign: Campaign, cell: Sample, base: Sample, flags: list[MetricFlag], band: Band | None
+    campaign: Campaign, cell: Sample, base: Sample, flags: list[MetricFlag], band: Band | None, per: str = "GPU"
 ) -> NoiseJudgement:
     stated = band or stated_band(campaign.noise_band_pct, f"the campaign's noise_band_pct {campaign.noise_band_pct}%")
     focus = FOCUS_METRIC[campaign.focus]
-    return noise.judge(focus, base, cell, band=stated, flags=flags_on(focus, flags))
+    return noise.judge(focus, base, cell, band=stated, flags=flags_on(focus, flags), per=per)
 
 
 OUTCOME = {"better": "win", "worse": "worse", "inside_noise": "no_improvement", "flagged": "not_ranked"}
@@ -88,7 +88,7 @@ def rank(
         return ranked.model_copy(update={"outcome": "baseline", "why": "the cell the others are compared with"})
     if base is None or base[0].mean is None:
         return ranked.model_copy(update={"outcome": "not_ranked", "why": "the baseline has no result to compare with"})
-    j = _judged(campaign, sample, base[0], [*flags, *base[1]], band)
+    j = _judged(campaign, sample, base[0], [*flags, *base[1]], band, verdict.context.device)
     update: dict[str, Any] = {"delta_pct": None if j.delta_pct is None else round(j.delta_pct, 3), "noise": j}
     update |= {"noise_band_pct": None if j.band_pct is None else round(j.band_pct, 3)}
     update |= {"band_source": BAND_SOURCE[j.basis], "outcome": OUTCOME.get(j.outcome, "not_ranked"), "why": j.says}

@@ -43,6 +43,7 @@ Start with ladder_status (or ladder_init for a new model), then follow `next.rou
 run_rung -> rung_run, smoke_test -> smoke_test, record_ceiling -> ceiling_record, diagnose -> read the
 rung's reason and fix the cause, done -> the ceiling is recorded. rung_run and smoke_test run as jobs:
 they return the result if it comes within wait_s, else a job id for job_status.
+A ladder climbed elsewhere (another machine, another workspace) is not climbed again: ladder_adopt copies it in.
 To tune a deploy under that ceiling: campaign_init (a grid of serve configs), campaign_plan (the dry run),
 campaign_run with i_understand_this_submits_jobs=true (a job: one boot per cell), campaign_status, then
 campaign_aggregate, champion_select (always a DRAFT) and campaign_report.

@@ -19,6 +19,7 @@ from redline.models import Widenings
 from redline.models.campaign import Campaign
 from redline.models.campaign_plan import CampaignPlan
 from redline.models.campaign_results import (
+    CampaignCreated,
     CampaignReport,
     CampaignRunResult,
     CampaignStatus,
@@ -42,7 +43,17 @@ from redline.ops.session import Progress
 from redline.server.config import LADDER_PART, LADDER_SUFFIXES, relative_name, resolve_in_workspace
 from redline.server.jobs import WAIT_DEFAULT_S, JobView
 from redline.server.launch import dry_run_view, launch
-from redline.server.toolkit import BOOTS, READ_ONLY, WRITE_ONCE, State, WaitArg, off_loop, state_of, tool
+from redline.server.toolkit import (
+    BOOTS,
+    READ_ONLY,
+    WRITE_ONCE,
+    State,
+    WaitArg,
+    call_progress,
+    off_loop,
+    state_of,
+    tool,
+)
 from redline.targets import Target
 
 # rewrites only the report's own files (report.md and its PNGs) in the campaign's results folder: the same
@@ -108,15 +119,25 @@ def target_for(state: State, path: Path, requested: str) -> Target:
 
 
 @tool(WRITE_ONCE, "Start a campaign", CampaignInitRequest)
-async def campaign_init(ctx: Context, campaign: CampaignArg, request: CampaignInitRequest) -> Campaign:
+async def campaign_init(ctx: Context, campaign: CampaignArg, request: CampaignInitRequest) -> CampaignCreated:
     """Write a new campaign file (refused if the file exists, or if the campaign cannot plan): its grid of serve
-    configs over one base, the workload, the concurrencies, the focus and the SLA."""
+    configs over one base, the workload, the concurrencies, the focus and the SLA. Answers with what every cell will
+    boot, resolved as a run resolves it: the base (base.from_ladder's ceiling and fixed knobs under base's own
+    knobs, and where each came from), each cell after the gates with its commands, and what a run will do with
+    known-good.yml (campaign_run's dry run shows the entry applied)."""
     state = state_of(ctx)
     path, _ = campaign_path(state, campaign)
     ops.check_inside(path, state.config.workspace, request.spec)
     _check_results(path, request.spec)
-    ops.open_named_target(request.spec.target, state.config.target_specs())
-    return await off_loop(ops.campaign_init, path, request, workspace=state.config.workspace)
+    target = ops.open_named_target(request.spec.target, state.config.target_specs())
+    return await off_loop(
+        ops.campaign_init,
+        path,
+        request,
+        workspace=state.config.workspace,
+        target=target,
+        widening=state.config.widen,
+    )
 
 
 @tool(READ_ONLY, "Plan a campaign", CampaignPlanRequest)
@@ -152,7 +173,7 @@ async def campaign_run(
     widening = state.config.widen  # each engine's, from the server config: never a tool argument
     workspace = state.config.workspace  # that base.from_ladder stays in, at every read
     if request.dry_run:
-        return await _dry_run(path, target, request, widening, workspace)
+        return await _dry_run(ctx, path, target, request, widening, workspace)
     # a campaign that cannot run is refused now, not as a job
     loaded, _ = await off_loop(runner.prepare, path, target, widening, workspace=workspace)
 
@@ -165,6 +186,7 @@ async def campaign_run(
             skip_known_good=request.skip_known_good,
             widening=widening,
             workspace=workspace,
+            versions=state.versions,
         )
 
     args = {"campaign": relative_name(state.config.workspace, path), "name": loaded.campaign.name}
@@ -174,18 +196,21 @@ async def campaign_run(
 
 
 async def _dry_run(
-    path: Path, target: Target, request: CampaignRunRequest, widening: Widenings, workspace: Path
+    ctx: Context, path: Path, target: Target, request: CampaignRunRequest, widening: Widenings, workspace: Path
 ) -> CampaignRunView:
-    """campaign_run's dry run, answered at once: the plan, every command, nothing started and no job."""
+    """campaign_run's dry run, answered at once: the plan, every command, nothing started and no job; its progress
+    as notifications, the engine's version kept for the session."""
     async with target:  # the dry run reads the target's GPU and engine version, for the known-good entry
         result = await runner.campaign_run(
             path,
             target,
             i_understand_this_submits_jobs=False,
             dry_run=True,
+            progress=call_progress(ctx),
             skip_known_good=request.skip_known_good,
             widening=widening,
             workspace=workspace,
+            versions=state_of(ctx).versions,
         )
     where, message = result.plan.target if result.plan else None, result.reason
     return dry_run_view(CampaignRunView, "campaign_run", result, target=where, message=message, next=result.next)

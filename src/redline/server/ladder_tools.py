@@ -12,14 +12,16 @@ from redline.engines import get_engine
 from redline.errors import InputError, LadderError
 from redline.ledger import read_ladder
 from redline.models import BootSignals
-from redline.models.ladder import Ceiling, Ladder, LadderStatus, NextStep
+from redline.models.ladder import Ceiling, Ladder, LadderAdopted, LadderStatus, NextStep
 from redline.ops.evidence.known_good_apply import registry_path
+from redline.ops.ladder import adopt as adopt_ops
 from redline.ops.ladder import plan as ladder_ops
 from redline.ops.ladder import record as ladder_record
 from redline.ops.ladder import rung as rung_ops
 from redline.ops.ladder.rung import RungOutcome
 from redline.ops.requests import (
     CeilingRecordRequest,
+    LadderAdoptRequest,
     LadderInitRequest,
     LadderNextRequest,
     LadderStatusRequest,
@@ -206,6 +208,18 @@ async def ceiling_record(ctx: Context, ladder: LadderArg, request: CeilingRecord
     await off_loop(state.refuse_if_busy, name)  # reads every job file: off the loop
     await off_loop(state.check_derived, path)
     return await rung_ops.ceiling_record(path, state.config.open_target)
+
+
+@tool(WRITE_ONCE, "Adopt a ladder climbed elsewhere", LadderAdoptRequest)
+async def ladder_adopt(ctx: Context, request: LadderAdoptRequest) -> LadderAdopted:
+    """Copy a ladder climbed elsewhere into the workspace as ladders/<name>.yml, with the rung files it names (boot
+    logs, smoke results) re-based under the new name and its origin recorded (adopted_from: the file, when, its
+    sha256); validated as a ladder, read as untrusted input, refused if the destination exists. The source is a path
+    inside the workspace, or an absolute path under a folder the server config's adopt_from names. Then use it as
+    any ladder: its ceiling as a campaign's base.from_ladder, or carry on its climb."""
+    state = state_of(ctx)
+    source = state.adopt_source(request.source)
+    return await off_loop(adopt_ops.ladder_adopt, source, state.config.workspace, request)
 
 
 @tool(READ_ONLY, "Parse a boot log", ParseBootLogRequest)

@@ -33,7 +33,7 @@ from redline.ops.requests_rigor import (
 from redline.ops.session import Progress
 from redline.server.jobs import WAIT_DEFAULT_S, JobView
 from redline.server.launch import dry_run_view, launch
-from redline.server.toolkit import BOOTS, READ_ONLY, State, WaitArg, state_of, tool
+from redline.server.toolkit import BOOTS, READ_ONLY, State, WaitArg, call_progress, state_of, tool
 from redline.targets import Target
 
 # changes one entry of a registry file in the workspace (baselines.yml, known-good.yml); the same call again
@@ -68,7 +68,7 @@ async def ab_run(ctx: Context, request: AbRunRequest, wait_s: WaitArg = WAIT_DEF
     await _check_ab(state, r)
     widening = state.config.widen  # each engine's, from the server config: never a tool argument
     if r.dry_run:
-        return await _dry_run(state, r, widening)
+        return await _dry_run(ctx, r, widening)
 
     async def run(t: Target, progress: Progress) -> AbResult:
         return await ab_ops.ab_run(
@@ -79,6 +79,7 @@ async def ab_run(ctx: Context, request: AbRunRequest, wait_s: WaitArg = WAIT_DEF
             skip_known_good=r.skip_known_good,
             progress=progress,
             widening=widening,
+            versions=state.versions,
         )
 
     args = {"ab": spec.name, "arms": [a.name for a in spec.arms], "trials": spec.trials}
@@ -97,9 +98,10 @@ async def _check_ab(state: State, r: AbRunRequest) -> None:
         await off_loop(ab_plan.resolve_arm, workspace, arm, spec.engine)
 
 
-async def _dry_run(state: State, r: AbRunRequest, widening: Widenings) -> AbRunView:
-    """ab_run's dry run, answered at once: the plan, every command, nothing started and no job."""
-    spec = r.spec
+async def _dry_run(ctx: Context, r: AbRunRequest, widening: Widenings) -> AbRunView:
+    """ab_run's dry run, answered at once: the plan, every command, nothing started and no job; its progress as
+    notifications, the engine's version kept for the session."""
+    spec, state = r.spec, state_of(ctx)
     async with state.config.open_target(spec.target) as target:
         result = await ab_ops.ab_run(
             state.config.workspace,
@@ -109,6 +111,8 @@ async def _dry_run(state: State, r: AbRunRequest, widening: Widenings) -> AbRunV
             dry_run=True,
             skip_known_good=r.skip_known_good,
             widening=widening,
+            progress=call_progress(ctx),
+            versions=state.versions,
         )
     return dry_run_view(AbRunView, "ab_run", result, target=spec.target, message=result.summary, next=result.next)
 

@@ -9,7 +9,9 @@
   both generated from the request model, cannot drift apart;
 - RedlineError and pydantic's ValidationError -> ToolError, whose text says what to do (`mapped`);
 - StrictTool: the MCP tool as the server adds it, refusing an unknown argument by name (the SDK drops it);
-- State: what the tools of one server share (config, jobs, the read cache, workspace paths, targets);
+- State: what the tools of one server share (config, jobs, the read cache, the engine versions, workspace paths,
+  targets);
+- call_progress: a dry run's progress notifications;
 - run_job: start a job, wait for it while reporting progress, return it as a JobView of its result type.
 """
 
@@ -30,7 +32,7 @@ from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
 from redline.engines import get_engine
-from redline.errors import LadderError, RedlineError, TargetError
+from redline.errors import InputError, LadderError, RedlineError, TargetError
 from redline.inputs import read_text
 from redline.ledger import check_derived
 from redline.models import Widening
@@ -38,9 +40,10 @@ from redline.models.ladder import NextStep
 from redline.offload import (
     off_loop as off_loop,  # re-exported: the tools' one way off the event loop (a thread, or a process for big texts)
 )
+from redline.ops.evidence.versions import EngineVersions
 from redline.ops.ladder.rung import require_cluster_ack
 from redline.ops.request_base import MAX_TEXT, WAIT_MAX_S, Request
-from redline.ops.session import ServeSession
+from redline.ops.session import Progress, ServeSession
 from redline.server.cache import LadderCache
 from redline.server.config import ServerConfig, ladder_path, relative_name, resolve_in_workspace
 from redline.server.job_record import now
@@ -219,6 +222,8 @@ class State:
     config: ServerConfig
     jobs: Jobs
     cache: LadderCache = field(default_factory=LadderCache)
+    # each target's engine version, asked once for the session (a dry run's slow part; a run asks again)
+    versions: EngineVersions = field(default_factory=EngineVersions)
 
     def ladder(self, name: str) -> tuple[Path, str]:
         """The ladder file's absolute path, and its name as jobs key it (normalised, relative)."""
@@ -230,6 +235,23 @@ class State:
 
     def read_text(self, name: str, what: str) -> str:
         return read_text(self.file(name, what), f"{what} {name!r} (in the workspace)", max_bytes=MAX_TEXT)
+
+    def adopt_source(self, source: str) -> Path:
+        """The ladder file ladder_adopt may read: a path inside the workspace, or an absolute one under a folder the
+        config's `adopt_from:` names (links resolved first); InputError saying what to do otherwise."""
+        if not source.startswith("/"):
+            return self.file(source, "source")
+        if any(ord(c) < 32 or ord(c) == 127 for c in source):
+            raise InputError("source: write the ladder file's path without control characters")
+        path = Path(source).resolve()
+        if any(path.is_relative_to(folder.resolve()) for folder in self.config.adopt_from):
+            return path
+        allowed = ", ".join(str(f) for f in self.config.adopt_from) or "none"
+        raise InputError(
+            f"source: {source[:200]!r} is outside the workspace and outside every folder the server config's "
+            f"adopt_from: names ({allowed}); ask whoever runs the server to add its folder there, or copy the "
+            "ladder with its .runs folder into the workspace and name it by its path there"
+        )
 
     def check_target(self, name: str) -> None:
         """Refuse an unknown target now, before any job exists."""
@@ -332,6 +354,19 @@ async def run_job(
     if record.state in ("failed", "cancelled", "interrupted"):
         raise RedlineError(f"{record.error} (job {record.id}, {record.state})")
     return JobView[result].of(record)  # type: ignore[valid-type]
+
+
+def call_progress(ctx: Context) -> Progress:
+    """Progress notifications for a call that runs no job (a dry run): the value is the fraction done, and only
+    ever grows (as MCP requires); the message says what the call is doing."""
+    last = -1.0
+
+    async def report(fraction: float, text: str) -> None:
+        nonlocal last
+        last = max(round(fraction, 3), last + 0.001)
+        await ctx.report_progress(last, None, text)
+
+    return report
 
 
 def reporter(ctx: Context) -> Callable[[JobRecord, float], Awaitable[None]]:

@@ -22,7 +22,8 @@ from redline.models.known_good import KnownGoodUse
 from redline.ops.campaign.load import load_named
 from redline.ops.evidence.context import ModelFiles, model_files
 from redline.ops.evidence.known_good_apply import Identity, apply_known_good, identify, registry_path
-from redline.ops.session import ServeSession
+from redline.ops.evidence.versions import EngineVersions
+from redline.ops.session import Progress, ServeSession
 from redline.policy import ab as plans
 from redline.policy.campaign import cell_config, cell_engine  # the campaign's own rules make a cell's config
 from redline.policy.cross_engine import engines_of, one_bench_client, refuse_unmatched_caching
@@ -84,16 +85,24 @@ def _combined(uses: dict[str, KnownGoodUse]) -> KnownGoodUse:
 
 
 async def prepare(
-    workspace: Path, spec: AbSpec, target: Target, *, skip_known_good: bool, widening: Widenings | None
+    workspace: Path,
+    spec: AbSpec,
+    target: Target,
+    *,
+    skip_known_good: bool,
+    widening: Widenings | None,
+    versions: EngineVersions | None = None,
+    progress: Progress | None = None,
 ) -> Prepared:
-    """Resolve every arm, ask the target what it is, apply the known-good entry, gate and admit each arm (each by
-    its engine, with its engine's widening); arms of two engines must be benched by one client, caching matched."""
+    """Resolve every arm, ask the target what it is (each engine's version from `versions` when it holds it),
+    apply the known-good entry, gate and admit each arm (each by its engine, with its engine's widening); arms of
+    two engines must be benched by one client, caching matched."""
     configs = {arm.name: resolve_arm(workspace, arm, spec.engine) for arm in spec.arms}
-    identities = {e: await identify(target, get_engine(e)) for e in dict.fromkeys(e for e, _ in configs.values())}
+    engines = dict.fromkeys(e for e, _ in configs.values())
+    identities = {e: await identify(target, get_engine(e), versions, progress) for e in engines}
     files = {model: await model_files(target, model) for model in dict.fromkeys(c.model for _, c in configs.values())}
     arms, uses = [], {}
     for name, (engine_name, config) in configs.items():
-        engine = get_engine(engine_name)
         config, uses[name] = apply_known_good(
             config,
             registry_path(workspace),
@@ -102,26 +111,27 @@ async def prepare(
             config_hash=files[config.model].config_hash,
             skip=skip_known_good,
         )
-        try:
-            config, gates = plans.gate_arm(spec, name, config)
-            engine.admit(config, (widening or {}).get(engine_name))
-            boot = engine.serve_argv(config, ServeSession(target, engine).executable)
-        except (ValueError, InputError) as exc:
-            raise InputError(f"arm {name!r}: {exc}" if not str(exc).startswith("arm ") else str(exc)) from exc
-        arms.append(
-            ArmPlan(
-                name=name,
-                baseline=name == spec.baseline,
-                engine=engine_name,
-                serve=config,
-                gates=gates,
-                boot_command=boot,
-            )
-        )
+        arms.append(_arm(spec, name, engine_name, config, target, widening))
     runs = [(a.name, a.engine, a.serve) for a in arms]
     one_bench_client("arm", runs)
     refuse_unmatched_caching("arm", runs)
     return Prepared(spec, arms, _combined(uses), identities, files)
+
+
+def _arm(
+    spec: AbSpec, name: str, engine_name: str, config: ServeConfig, target: Target, widening: Widenings | None
+) -> ArmPlan:
+    """One arm as it boots: its config after the A/B's gates, admitted by its engine (with its widening)."""
+    engine = get_engine(engine_name)
+    try:
+        config, gates = plans.gate_arm(spec, name, config)
+        engine.admit(config, (widening or {}).get(engine_name))
+        boot = engine.serve_argv(config, ServeSession(target, engine).executable)
+    except (ValueError, InputError) as exc:
+        raise InputError(f"arm {name!r}: {exc}" if not str(exc).startswith("arm ") else str(exc)) from exc
+    return ArmPlan(
+        name=name, baseline=name == spec.baseline, engine=engine_name, serve=config, gates=gates, boot_command=boot
+    )
 
 
 def plan_of(prepared: Prepared, paths: AbPaths, target: Target) -> AbPlan:

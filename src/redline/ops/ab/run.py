@@ -37,6 +37,7 @@ from redline.ops.ab.plan import RUN_DIR, Prepared, check_resumable, done_trials,
 from redline.ops.ab.result import ab_result
 from redline.ops.evidence.context import descriptor, node_of
 from redline.ops.evidence.sol import sol_figure
+from redline.ops.evidence.versions import EngineVersions
 from redline.ops.measured_boot import Keep, MeasuredBoot, StepResult, measured_boot
 from redline.ops.request_base import ACK_FLAG
 from redline.ops.session import Boot, Progress, ServeSession, say
@@ -106,19 +107,27 @@ async def ab_run(
     skip_known_good: bool = False,
     progress: Progress | None = None,
     widening: Widenings | None = None,
+    versions: EngineVersions | None = None,
 ) -> AbResult:
-    """Run the A/B on target (the spec's); fails closed without the acknowledgement; a dry run starts nothing."""
+    """Run the A/B on target (the spec's); fails closed without the acknowledgement; a dry run starts nothing.
+    `versions`: the engine versions the session knows (a dry run reuses them, a run asks again); none: asked."""
     paths = AbPaths(workspace, spec.name)
-    _check_target(spec, target)
-    if not dry_run:
-        require_ack(i_understand_this_submits_jobs)
+    _check_target(spec, target, i_understand_this_submits_jobs or dry_run)
     check_spec(paths, spec)
-    target.dry_run = dry_run
-    prepared = await prepare(workspace, spec, target, skip_known_good=skip_known_good, widening=widening)
+    target.dry_run, known = dry_run, versions or EngineVersions()
+    prepared = await prepare(
+        workspace,
+        spec,
+        target,
+        skip_known_good=skip_known_good,
+        widening=widening,
+        versions=known if dry_run else known.fresh(),  # a run asks again: the engine may have changed since
+        progress=progress if dry_run else None,
+    )
     plan = plan_of(prepared, paths, target)
     target.experiment = spec.name  # a target that labels its servers (kubernetes) files them under the A/B
     if dry_run:
-        return await _dry_run(spec, paths, plan, target)
+        return await _dry_run(spec, paths, plan, target, progress)
     check_resumable(paths, plan)
     write_spec(paths, spec)
     async with runner_lock(paths):
@@ -130,17 +139,19 @@ async def ab_run(
     return ab_result(workspace, prepared, plan, ran=ran)
 
 
-def _check_target(spec: AbSpec, target: Target) -> None:
-    """An A/B runs on the target its spec names."""
+def _check_target(spec: AbSpec, target: Target, ack: bool) -> None:
+    """An A/B runs on the target its spec names; a run needs the acknowledgement (a dry run does not)."""
     if target.name != spec.target:
         raise InputError(
             f"the A/B runs on target {spec.target!r}, not {target.name!r}: run it there, or change its target"
         )
+    require_ack(ack)
 
 
-async def _dry_run(spec: AbSpec, paths: AbPaths, plan: AbPlan, target: Target) -> AbResult:
+async def _dry_run(spec: AbSpec, paths: AbPaths, plan: AbPlan, target: Target, progress: Progress | None) -> AbResult:
     """A dry run's answer: the plan, each arm with what its boot would submit; nothing started."""
     arms = [a.model_copy(update={"submits": await _submits(target, a)}) for a in plan.arms]
+    await say(progress, 1.0, f"planned {plan.boots} boots; none started")
     return AbResult(
         ab=spec.name,
         path=paths.relative(paths.spec_file),

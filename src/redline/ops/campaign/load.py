@@ -34,7 +34,12 @@ class Loaded:
     cells: list[CellSpec]
     baseline: str
     base: ServeConfig
-    ladder: Ladder | None = None  # base.from_ladder's, as read
+    ladder: Ladder | None = None  # base.from_ladder's, read
+
+    @property
+    def base_from(self) -> str:
+        """Where the base config comes from, in one line."""
+        return plans.describe_base(self.campaign, self.ladder)
 
     @property
     def names(self) -> list[str]:

@@ -1,6 +1,6 @@
 """Campaign operations that start nothing, as plain functions that the MCP tools and the CLI both call.
 
-    campaign_init(path, CampaignInitRequest(spec=campaign))   # a new campaign file, checked to plan
+    created = campaign_init(path, CampaignInitRequest(spec=campaign))   # a new file; what each cell will boot
     plan = campaign_plan(path, target=target)                 # every command; starts nothing
 
 What the verdicts say (status, the table, the champion) is in ops/campaign/results.py; the run itself (boot
@@ -19,9 +19,10 @@ from redline.ledger.campaign_file import names_in_use, read_campaign, read_verdi
 from redline.models import Widenings
 from redline.models.campaign import Campaign
 from redline.models.campaign_plan import CampaignPlan
+from redline.models.campaign_results import CampaignCreated
 from redline.ops.campaign.load import Loaded, ladder_path, load  # re-exported: the file read and resolved
 from redline.ops.campaign.predictions import predict_cells
-from redline.ops.evidence.known_good_apply import KnownGoodRun, apply_to_plan
+from redline.ops.evidence.known_good_apply import KnownGoodRun, apply_to_plan, default_registry, known_good_outlook
 from redline.ops.requests import (
     CampaignInitRequest,
     CampaignPlanRequest,
@@ -60,8 +61,17 @@ def open_named_target(name: str, specs: Mapping[str, BaseSpec], requested: str =
         raise TargetConfigError(f"{where}: {exc}") from exc
 
 
-def campaign_init(path: str | Path, request: CampaignInitRequest, *, workspace: Path | None = None) -> Campaign:
-    """Write a new campaign file at path (refused if one is there) after checking it plans cleanly."""
+def campaign_init(
+    path: str | Path,
+    request: CampaignInitRequest,
+    *,
+    workspace: Path | None = None,
+    target: Target | None = None,
+    widening: Widenings | None = None,
+) -> CampaignCreated:
+    """Write a new campaign file at path (refused if one is there) after checking it plans cleanly; the answer is
+    what every cell will boot, resolved as a run resolves it (base.from_ladder read, the gates applied, each cell
+    admitted), with what a run will do with the known-good registry. `target`: only its engine commands."""
     path = Path(path)
     if path.exists():
         raise InputError(f"{path}: a campaign is already there; run it, or give another file name")
@@ -72,11 +82,21 @@ def campaign_init(path: str | Path, request: CampaignInitRequest, *, workspace: 
         )
     write_campaign(path, request.spec)
     try:
-        load(path, workspace)  # a campaign that cannot plan is not left behind
+        loaded = load(path, workspace)  # a campaign that cannot plan is not left behind
+        plan = plan_for(loaded, None, widening, executables_of=target)
     except RedlineError:
         path.unlink(missing_ok=True)
         raise
-    return request.spec
+    return CampaignCreated(
+        name=loaded.campaign.name,
+        target=loaded.campaign.target,
+        base=loaded.base,
+        base_from=loaded.base_from,
+        known_good=known_good_outlook(default_registry(path), loaded.base.model, plan.engines),
+        plan=plan,
+        next="campaign_run with dry_run=true: every cell as it boots on the target, the known-good entry applied "
+        "where one matches, nothing started",
+    )
 
 
 # ---- the plan -----------------------------------------------------------------------------------------------
@@ -117,11 +137,15 @@ def plan_for(
     target: Target | None,
     widening: Widenings | None,
     known_good: Mapping[str, KnownGoodRun] | None = None,
+    *,
+    executables_of: Target | None = None,
 ) -> CampaignPlan:
+    """The campaign's plan on `target` (its engine commands; checked to run as many servers as `parallel` asks), or
+    with `executables_of`'s engine commands only, unchecked (campaign_init)."""
     if target is not None:
         _check_parallel(loaded.campaign, target)
     done = {name: v.verdict for name, v in read_verdicts(loaded.results, loaded.names).items()}
-    exes = executables(target)
+    exes = executables(target or executables_of)
     plan = plans.plan_campaign(loaded.campaign, loaded.base, exes, path=str(loaded.path), done=done)
     plan = apply_to_plan(plan, known_good, exes)  # the known-good hook
     plans.check_cells(plan.cells)  # an entry may have changed a config: the cells still compare

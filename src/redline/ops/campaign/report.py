@@ -2,7 +2,8 @@
 
     throughput.png   output tokens/s against concurrency, one line per cell
     tpot.png         median TPOT against concurrency, one line per cell
-    pareto.png       tokens/s per user against tokens/s per GPU, every green point, the Pareto front, the champion
+    pareto.png       tokens/s per user against tokens/s per GPU (per host, or per device, where the host showed no
+                     GPU), every green point, the Pareto front, the champion
 
 The series behind every plot are returned (and are what the tests check); the
 pictures are drawn from them with matplotlib's Agg canvas, never a window.
@@ -27,7 +28,7 @@ from redline.models.campaign_results import (
     Series,
     TableRow,
 )
-from redline.models.context import Node
+from redline.models.context import Node, device_of
 from redline.ops.campaign.load import load
 from redline.ops.requests import CampaignReportRequest
 from redline.policy import champion as champions
@@ -64,7 +65,9 @@ def _points(rows: Sequence[TableRow], cells: set[str] | None = None) -> list[tup
     ]
 
 
-def pareto_plot(table: CampaignTable, champion: ChampionReport) -> Plot:
+def pareto_plot(table: CampaignTable, champion: ChampionReport, per: str = "GPU") -> Plot:
+    """`per`: what the per-GPU figure is per (models/context.py device_of): GPU, or on a host without one, host or
+    device."""
     green = [r for r in table.rows if r.verdict == "green" and r.ok]
     series = []
     for cell in dict.fromkeys(r.cell for r in green):
@@ -81,15 +84,15 @@ def pareto_plot(table: CampaignTable, champion: ChampionReport) -> Plot:
     return Plot(
         name="pareto",
         file="pareto.png",
-        title="Tokens/s per user against tokens/s per GPU",
-        x_label="output tokens/s per GPU",
+        title=f"Tokens/s per user against tokens/s per {per}",
+        x_label=f"output tokens/s per {per}",
         y_label="tokens/s per user (1000 / median TPOT)",
         series=series,
         marked=marked,
     )
 
 
-def plots_of(table: CampaignTable, champion: ChampionReport) -> list[Plot]:
+def plots_of(table: CampaignTable, champion: ChampionReport, per: str = "GPU") -> list[Plot]:
     return [
         Plot(
             name="throughput",
@@ -107,7 +110,7 @@ def plots_of(table: CampaignTable, champion: ChampionReport) -> list[Plot]:
             y_label="median TPOT (ms)",
             series=_by_cell(table.rows, "median_tpot_ms"),
         ),
-        pareto_plot(table, champion),
+        pareto_plot(table, champion, per),
     ]
 
 
@@ -178,7 +181,7 @@ def _context_lines(campaign: Campaign, verdicts: dict[str, CellVerdict]) -> list
         return ["No cell has a verdict yet."]
     ctx = next(iter(verdicts.values())).context
     hw = ctx.hardware
-    gpu = f"{hw.gpu_count} x {md(hw.gpu_name)} ({hw.gpu_memory_gib} GiB)" if hw.gpu_name else "no GPU seen (CPU host)"
+    gpu = f"GPU: {hw.gpu_count} x {md(hw.gpu_name)} ({hw.gpu_memory_gib} GiB)" if hw.gpu_name else "hardware: CPU host"
     w = campaign.workload
     versions: dict[str, set[str]] = {}
     for v in verdicts.values():
@@ -189,7 +192,7 @@ def _context_lines(campaign: Campaign, verdicts: dict[str, CellVerdict]) -> list
     )
     return [
         f"- model: {code(ctx.model.name)}",
-        f"- GPU: {gpu}; host {md((ctx.node or Node()).describe())}",
+        f"- {gpu}; host {md((ctx.node or Node()).describe())}",
         f"- engine: {engines}; bench client: {md(ctx.bench.client if ctx.bench else '?')}'s, backend {backends}",
         f"- workload: {w.dataset}, input {w.input_len} / output {w.output_len} tokens, ignore_eos, seed {w.seed}; "
         f"concurrencies {', '.join(map(str, campaign.concurrencies))}",
@@ -306,7 +309,7 @@ def campaign_report(
     verdicts = read_verdicts(loaded.results, loaded.names)
     table = champions.campaign_table(loaded.campaign, loaded.names, verdicts)
     champion = champions.select_champion(loaded.campaign, loaded.names, loaded.baseline, verdicts)
-    plots = plots_of(table, champion)
+    plots = plots_of(table, champion, device_of(v.context for v in verdicts.values()))
     for plot in plots:
         draw(plot, result_path(loaded.results, loaded.results / plot.file))  # checked right before
     report = loaded.results / "report.md"

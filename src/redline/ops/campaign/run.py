@@ -35,8 +35,9 @@ from redline.ops.campaign.load import Loaded, load
 from redline.ops.campaign.plan import campaign_plan, plan_for
 from redline.ops.campaign.runner import Runner, skipped, stop_left_servers
 from redline.ops.evidence.known_good_apply import KnownGoodRun, campaign_known_good
+from redline.ops.evidence.versions import EngineVersions
 from redline.ops.request_base import ACK_FLAG
-from redline.ops.session import Progress, ServeSession
+from redline.ops.session import Progress, ServeSession, say
 from redline.targets import Target
 
 # ---- the run ------------------------------------------------------------------------------------------------
@@ -102,6 +103,7 @@ async def campaign_run(
     widening: Widenings | None = None,
     skip_known_good: bool = False,
     workspace: Path | None = None,
+    versions: EngineVersions | None = None,
 ) -> CampaignRunResult:
     """Run the campaign on target: each cell without a verdict is booted once, benched, stopped and judged.
 
@@ -110,30 +112,44 @@ async def campaign_run(
     A red cell stops further cells from starting unless the campaign says continue_on_red.
     A matching known-good entry is applied to every cell unless skip_known_good; the plan's gates say so.
     `widening`: the server config's, per engine (each cell is admitted with its engine's). `workspace`: the
-    server's, that base.from_ladder stays in (default: the one the file's layout names).
+    server's, that base.from_ladder stays in (default: the one the file's layout names). `versions`: the engine
+    versions the session knows (a dry run reuses them, a run asks again); none: asked.
     """
     target.dry_run = dry_run
+    versions = versions or EngineVersions()
     if dry_run:
-        return await _dry_run(path, target, widening, skip_known_good, workspace)
+        return await _dry_run(path, target, widening, skip_known_good, workspace, versions, progress)
     require_ack(i_understand_this_submits_jobs)
     t0 = time.monotonic()  # the run's wall time counts its checks on the target too
-    known_good = await campaign_known_good(Path(path), target, skip_known_good, workspace)  # the known-good hook
+    # the known-good hook: the engine versions asked again (an engine may have changed since a dry run)
+    known_good = await campaign_known_good(Path(path), target, skip_known_good, workspace, versions=versions.fresh())
     loaded, plan = prepare(path, target, widening, known_good, workspace=workspace)
     target.experiment = loaded.campaign.name  # a target that labels its servers (kubernetes) files them under it
     async with _runner_lock(loaded.results):
-        versions = {name: run.identity.engine_version for name, run in known_good.items()}
-        runner = Runner(loaded, plan, target, progress, widening, versions, t0=t0)
+        heard = {name: run.identity.engine_version for name, run in known_good.items()}
+        runner = Runner(loaded, plan, target, progress, widening, heard, t0=t0)
         return await runner.run()
 
 
 async def _dry_run(
-    path: str | Path, target: Target, widening: Widenings | None, skip_known_good: bool, workspace: Path | None
+    path: str | Path,
+    target: Target,
+    widening: Widenings | None,
+    skip_known_good: bool,
+    workspace: Path | None,
+    versions: EngineVersions,
+    progress: Progress | None,
 ) -> CampaignRunResult:
-    """A dry run's answer: the plan, each cell with what its boot would submit; nothing started."""
-    known_good = await campaign_known_good(Path(path), target, skip_known_good, workspace)  # the known-good hook
+    """A dry run's answer: the plan, each cell with what its boot would submit; nothing started. Said on `progress`
+    as it goes (the target's GPU and engine version are the slow part: the version is kept for the session)."""
+    known_good = await campaign_known_good(
+        Path(path), target, skip_known_good, workspace, versions=versions, progress=progress
+    )
+    await say(progress, 0.7, "planning every cell with the known-good entry (if any) applied")
     plan = campaign_plan(path, target=target, widening=widening, known_good=known_good, workspace=workspace)
     target.experiment = plan.campaign
     cells = [c.model_copy(update={"submits": await _submits(target, c)}) for c in plan.cells]
+    await say(progress, 1.0, f"planned {plan.boots} boots and {plan.benches} benches; none started")
     return CampaignRunResult(
         campaign=plan.campaign,
         dry_run=True,

@@ -10,7 +10,6 @@ turns it off, and the output says so either way. The decisions are policy/known_
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +17,6 @@ from typing import Any
 
 from redline.engines import get_engine
 from redline.engines.base import Engine
-from redline.errors import RedlineError
 from redline.ledger.registry_file import read_registry
 from redline.models.campaign_plan import CampaignPlan
 from redline.models.known_good import NO_GPU, KnownGoodEntry, KnownGoodFile, KnownGoodUse
@@ -26,6 +24,8 @@ from redline.models.serve import ServeConfig
 from redline.models.shape import ModelShape
 from redline.ops.campaign.load import load
 from redline.ops.evidence.context import local_model_files, model_files
+from redline.ops.evidence.versions import EngineVersions, engine_version_on, parse_version
+from redline.ops.session import Progress, say
 from redline.ops.workspace import workspace_of  # re-exported: where a file's registry is
 from redline.policy import known_good as kg
 from redline.policy.campaign import boot_argv, cell_engine
@@ -38,8 +38,6 @@ HEADER = (
     "survive load, why, and the evidence. ladder_init, campaign_run and ab_run apply a matching entry by\n"
     "default. Comments you add here are kept."
 )
-VERSION_RE = re.compile(r"\b(\d+\.\d+(?:\.\d+)?(?:[.+\-][0-9A-Za-z.+\-]*)?)\s*$")
-VERSION_TIMEOUT_S = 180.0
 TURNED_OFF = "known-good entries not applied: turned off by the request"
 
 
@@ -61,34 +59,13 @@ class Identity:
     why: str = ""  # why the version is unknown
 
 
-def parse_version(text: str) -> str | None:
-    """The version a `--version` command printed: the last line that ends in one."""
-    for line in reversed([ln.strip() for ln in text.splitlines() if ln.strip()]):
-        if m := VERSION_RE.search(line):
-            return m.group(1)
-    return None
-
-
-async def engine_version_on(target: Target, engine: Engine) -> tuple[str | None, str]:
-    """The engine's version on the target (its own `--version`), or None and why."""
-    command = target.engine_command(engine.name, list(engine.default_command))
-    try:
-        argv = engine.version_argv(command)
-    except RedlineError as exc:  # a command whose version the engine cannot ask (SGLang's, by another name)
-        return None, str(exc)
-    try:
-        run = await target.run(argv, env=target.engine_env, timeout_s=VERSION_TIMEOUT_S)
-    except RedlineError as exc:
-        return None, f"`{' '.join(argv)}` on {target.name} failed: {exc}"
-    version = parse_version(run.stdout) or parse_version(run.stderr)
-    if run.returncode != 0 or version is None:
-        return None, f"`{' '.join(argv)}` on {target.name} exited {run.returncode} without a version"
-    return version, ""
-
-
-async def identify(target: Target, engine: Engine) -> Identity:
+async def identify(
+    target: Target, engine: Engine, versions: EngineVersions | None = None, progress: Progress | None = None
+) -> Identity:
+    """The target's hardware and the engine's version there (kept in `versions` for the session; none: asked)."""
+    await say(progress, 0.1, f"reading {target.name}: its GPUs")
     host = await target.host_info()
-    version, why = await engine_version_on(target, engine)
+    version, why = await (versions or EngineVersions(reuse=False)).on(target, engine, progress)
     return Identity(kg.hardware_key(host.gpus[0].name if host.gpus else None), version, host, why)
 
 
@@ -221,28 +198,48 @@ class KnownGoodRun:
 
 
 async def known_good_run(
-    registry: Path, target: Target, engine: Engine, model: str, *, skip: bool = False
+    registry: Path,
+    target: Target,
+    engine: Engine,
+    model: str,
+    *,
+    skip: bool = False,
+    versions: EngineVersions | None = None,
+    progress: Progress | None = None,
 ) -> KnownGoodRun:
     files = await model_files(target, model)
-    identity = (
-        Identity(NO_GPU, None, why="turned off", host=await target.host_info())
-        if skip
-        else await identify(target, engine)
-    )
-    return KnownGoodRun(registry, identity, None if skip else files.config_hash, skip, files.shape[0])
+    if skip:  # no entry is looked up; the host still names the GPU the cells are predicted on
+        identity = Identity(NO_GPU, None, why="turned off", host=await target.host_info())
+        return KnownGoodRun(registry, identity, None, skip, files.shape[0])
+    identity = await identify(target, engine, versions, progress)
+    return KnownGoodRun(registry, identity, files.config_hash, skip, files.shape[0])
 
 
 async def campaign_known_good(
-    path: Path, target: Target, skip: bool = False, workspace: Path | None = None
+    path: Path,
+    target: Target,
+    skip: bool = False,
+    workspace: Path | None = None,
+    *,
+    versions: EngineVersions | None = None,
+    progress: Progress | None = None,
 ) -> dict[str, KnownGoodRun]:
-    """The known-good run of each engine a campaign file's cells boot: its model, the target's identity (each
-    engine's version there), the workspace registry."""
+    """The known-good run of each engine a campaign file's cells boot: its model and shape, the target's identity
+    (each engine's version there, from `versions` when it holds it), the workspace registry."""
     loaded = load(path, workspace)
     engines = dict.fromkeys(cell_engine(loaded.campaign, cell) for cell in loaded.cells)
     registry = default_registry(Path(path))
     return {
-        name: await known_good_run(registry, target, get_engine(name), loaded.base.model, skip=skip) for name in engines
+        name: await known_good_run(
+            registry, target, get_engine(name), loaded.base.model, skip=skip, versions=versions, progress=progress
+        )
+        for name in engines
     }
+
+
+def known_good_outlook(registry: Path, model: str, engines: Iterable[str]) -> str:
+    """What a run will do with the registry for this model, read without asking the target (campaign_init)."""
+    return kg.outlook(read_entries(registry), model, local_model_files(model).config_hash, engines)
 
 
 def apply_to_plan(
@@ -315,6 +312,7 @@ __all__ = [
     "default_registry",
     "engine_version_on",
     "identify",
+    "known_good_outlook",
     "known_good_run",
     "parse_version",
     "read_entries",
