@@ -29,6 +29,7 @@ from redline.ops.campaign import results as campaign_results
 from redline.ops.campaign import run as campaign_runner
 from redline.ops.evidence import baseline as baseline_ops
 from redline.ops.evidence import known_good as known_good_ops
+from redline.ops.predict import predict as predict_ops
 from redline.ops.ladder import adopt as adopt_ops
 from redline.ops.ladder import plan as ladder_ops
 from redline.ops.ladder import rung as rung_ops
@@ -185,6 +186,11 @@ SURFACES |= {
     "known_good_list": Surfaces(
         cli=("known-good", "list"), cli_extra=IN_WORKSPACE, functions=(known_good_ops.known_good_list,)
     ),
+    "memory_predict": Surfaces(
+        cli=("predict",),
+        cli_extra=frozenset({"--workspace", "--json"}),
+        functions=(predict_ops.memory_predict,),
+    ),
     "known_good_config": Surfaces(
         functions=(known_good_ops.known_good_config,),
         why="the design card's one registry tool; at a terminal its verbs are `redline known-good record|lookup|list`",
@@ -300,6 +306,7 @@ LANDS = {
     "max_position_embeddings": lambda lad: lad.model.max_position_embeddings,
     "allow_long_context": lambda lad: lad.allow_long_context,
     "max_num_batched_tokens_cap": lambda lad: lad.max_num_batched_tokens_cap,
+    "target_max_num_batched_tokens": lambda lad: lad.target_max_num_batched_tokens,
     "fixed": lambda lad: {"port": lad.fixed.port},
     "boot_deadline_s": lambda lad: lad.boot_deadline_s,
     "smoke_deadline_s": lambda lad: lad.smoke_deadline_s,
@@ -325,6 +332,7 @@ def test_every_ladder_init_field_reaches_the_ladder(tmp_path: Path) -> None:
         max_position_embeddings=8192,
         allow_long_context=True,
         max_num_batched_tokens_cap=16384,
+        target_max_num_batched_tokens=4096,
         fixed={"port": 8123},
         boot_deadline_s=60.0,
         smoke_deadline_s=90.0,

@@ -7,8 +7,10 @@ own rounding, 0.01 GiB), and a term with no boot behind it says so in its basis 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
-from redline.models.memory import Fit
+from redline.models.memory import Calibration, Fit, GpuSpec, MemoryPrediction, Observation, Terms
+from redline.models.serve import ServeConfig
 
 ROUNDING_GIB = 0.01  # the logs print GiB to two decimals
 
@@ -59,4 +61,55 @@ def beyond(fit: Fit, x: float) -> float:
     return max(low - x, x - high, 0.0)
 
 
-__all__ = ["ROUNDING_GIB", "at", "beyond", "line", "offset"]
+@dataclass(frozen=True)
+class Asked:
+    """What a prediction is asked for: the config, the GPU, the calibration, and how to name the model."""
+
+    serve: ServeConfig
+    gpu: GpuSpec | None
+    cal: Calibration
+    model: str
+    architecture: str | None
+    version: str | None
+    anchor: Observation | None
+
+
+@dataclass(frozen=True)
+class Sized:
+    """What an engine's model sized: the terms, the KV cache's band (GiB), how, and the tokens it holds."""
+
+    terms: Terms
+    band_gib: float
+    basis: str
+    per_token: int
+    tokens: tuple[int, int, int]  # the KV cache's tokens, at the band's low end, at its high end
+
+
+def prediction(
+    engine: str, ask: Asked, sized: Sized, *, concurrency: float, boots: bool, warnings: list[str]
+) -> MemoryPrediction:
+    """The prediction as every engine says it: labelled predicted, with its band and its basis."""
+    tokens, low, high = sized.tokens
+    calibrated = f"calibrated on {ask.cal.boots} boots of {', '.join(ask.cal.architectures) or 'none'}"
+    return MemoryPrediction(
+        engine=engine,
+        engine_version=ask.version,
+        gpu=ask.gpu,
+        model=ask.model,
+        architecture=ask.architecture,
+        serve=ask.serve,
+        terms=sized.terms,
+        kv_bytes_per_token=sized.per_token,
+        kv_cache_tokens=tokens,
+        kv_cache_tokens_low=low,
+        kv_cache_tokens_high=high,
+        band_gib=round(sized.band_gib, 3),
+        max_concurrency=round(concurrency, 2),
+        boots=boots,
+        basis=f"{sized.basis}; {calibrated}",
+        anchored_on=ask.anchor.source if ask.anchor else None,
+        warnings=warnings,
+    )
+
+
+__all__ = ["ROUNDING_GIB", "Asked", "Sized", "at", "beyond", "line", "offset", "prediction"]

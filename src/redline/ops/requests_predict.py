@@ -27,21 +27,19 @@ class MemoryPredictRequest(Request):
         float | None, Field(gt=0, le=100_000, description="The GPU's memory in GiB: nvidia-smi's memory.total / 1024")
     ] = None
     max_model_len: Annotated[Tokens, Field(description="The boot's max_model_len")]
-    max_num_batched_tokens: Annotated[
-        Tokens | None, Field(description="The boot's max_num_batched_tokens (SGLang: --chunked-prefill-size)")
-    ] = None
+    max_num_batched_tokens: Annotated[Tokens | None, Field(description="The boot's max_num_batched_tokens")] = None
     max_num_seqs: Annotated[int | None, Field(gt=0, le=1 << 20, description="The boot's max_num_seqs")] = None
     gpu_memory_utilization: Annotated[
-        float, Field(gt=0, le=1, description="vLLM's --gpu-memory-utilization, SGLang's --mem-fraction-static")
+        float, Field(gt=0, le=1, description="The share of the GPU's memory the engine may use, as a ladder's")
     ] = 0.9
     kv_cache_dtype: Annotated[
         str | None, Field(pattern=r"^[a-z0-9_]+$", max_length=32, description="auto, fp8, ... (default: auto)")
     ] = None
-    enforce_eager: Annotated[bool, Field(description="No CUDA graphs (and, for vLLM, no torch.compile)")] = False
+    enforce_eager: Annotated[bool, Field(description="Eager: no captured graphs")] = False
     tensor_parallel_size: Annotated[int, Field(ge=1, le=1024, description="GPUs the model is split over")] = 1
     kv_cache_memory_bytes: Annotated[
         int | None,
-        Field(gt=0, le=1 << 50, description="A KV cache sized in bytes (vLLM's --kv-cache-memory-bytes, a CPU host)"),
+        Field(gt=0, le=1 << 50, description="A KV cache the config sizes in bytes (a host without a GPU needs one)"),
     ] = None
 
 

@@ -163,15 +163,13 @@ async def campaign_run(
     command and starts nothing.
 
     Runs as a job (progress: cell k of N, concurrency, elapsed). Returns the result if it ends within wait_s,
-    else the job id for job_status; job_cancel stops it and its server. A re-run resumes after the last
-    finished cell.
-    """
+    else the job id for job_status; job_cancel stops it and its server. A re-run resumes after the last cell."""
     runner.require_ack(request.i_understand_this_submits_jobs, request.dry_run)  # fail closed before anything
     state = state_of(ctx)
     path = await checked(state, campaign)
     target = await off_loop(target_for, state, path, request.target)
-    widening = state.config.widen  # each engine's, from the server config: never a tool argument
-    workspace = state.config.workspace  # that base.from_ladder stays in, at every read
+    # each engine's widening, from the server config (never a tool argument); the workspace base.from_ladder stays in
+    widening, workspace = state.config.widen, state.config.workspace
     if request.dry_run:
         return await _dry_run(ctx, path, target, request, widening, workspace)
     # a campaign that cannot run is refused now, not as a job

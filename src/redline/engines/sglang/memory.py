@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from redline.engines.memory_fit import offset
+from redline.engines.memory_fit import Asked, Sized, offset, prediction
 from redline.errors import InputError
 from redline.models.memory import GIB, Calibration, GpuSpec, MemoryPrediction, Observation, Terms
 from redline.models.serve import ServeConfig
@@ -138,33 +138,16 @@ def predict(
     def tokens(gib: float) -> int:
         return max(0, math.floor(gib * GIB / per_token))
 
-    count = tokens(terms.available_kv_cache_gib)
-    warnings = (
-        []
-        if count >= serve.max_model_len
-        else [
-            f"the pool ({count:,} tokens) is smaller than max_model_len {serve.max_model_len:,}: SGLang boots anyway, "
-            "and only a smoke test shows whether such a context is served"
-        ]
+    pool = terms.available_kv_cache_gib
+    sized = Sized(terms, band, basis, per_token, (tokens(pool), tokens(pool - band), tokens(pool + band)))
+    count, mml = sized.tokens[0], serve.max_model_len
+    short = (
+        f"the pool ({count:,} tokens) is smaller than max_model_len {mml:,}: SGLang boots anyway, and only a smoke "
+        "test shows whether such a context is served"
     )
-    return MemoryPrediction(
-        engine="sglang",
-        engine_version=version,
-        gpu=gpu,
-        model=model,
-        architecture=architecture,
-        serve=serve,
-        terms=terms,
-        kv_bytes_per_token=per_token,
-        kv_cache_tokens=count,
-        kv_cache_tokens_low=tokens(terms.available_kv_cache_gib - band),
-        kv_cache_tokens_high=tokens(terms.available_kv_cache_gib + band),
-        band_gib=round(band, 3),
-        max_concurrency=round(count / serve.max_model_len, 2),
-        boots=True,
-        basis=f"{basis}; calibrated on {cal.boots} boots of {', '.join(cal.architectures) or 'none'}",
-        anchored_on=anchor.source if anchor else None,
-        warnings=warnings,
+    ask = Asked(serve, gpu, cal, model, architecture, version, anchor)
+    return prediction(
+        "sglang", ask, sized, concurrency=count / mml, boots=True, warnings=[] if count >= mml else [short]
     )
 
 

@@ -26,7 +26,7 @@ import math
 import re
 from collections.abc import Sequence
 
-from redline.engines.memory_fit import ROUNDING_GIB, at, beyond, line, offset
+from redline.engines.memory_fit import ROUNDING_GIB, Asked, Sized, at, beyond, line, offset, prediction
 from redline.errors import InputError
 from redline.models.memory import GIB, Calibration, Fit, GpuSpec, MemoryPrediction, Observation, Terms
 from redline.models.serve import ServeConfig
@@ -298,11 +298,32 @@ def _warnings(shape: ModelShape, serve: ServeConfig, cal: Calibration, version: 
         said.append(
             "tensor parallel: weights and KV heads are divided by the TP size; communication buffers are not modelled"
         )
-    if shape.is_moe and not any("moe" in a for a in cal.architectures):
+    if shape.is_moe and not any(s.is_moe for s in cal.shapes):
         said.append(
             "a mixture-of-experts model, and no MoE boot in the calibration: the activation line is a dense model's"
         )
     return said
+
+
+def _sized(shape: ModelShape, ask: Asked) -> Sized:
+    """The terms: the config's own KV size if it gives one, else the budget's identity on the GPU."""
+    per_token, given = kv_per_token(shape, ask.serve), kv_bytes_given(ask.serve)
+    if given is not None:
+        terms, band, basis = (
+            Terms(available_kv_cache_gib=given / GIB),
+            0.0,
+            ["the KV cache's bytes are set by the config"],
+        )
+    elif ask.gpu is None:
+        raise InputError(
+            "gpu: on a host without a GPU the KV cache is what --kv-cache-memory-bytes (or VLLM_CPU_KVCACHE_SPACE) "
+            "says: give one, or name the GPU"
+        )
+    else:
+        terms, band, basis = _budget_terms(shape, ask.serve, ask.gpu, ask.cal, ask.anchor)
+    kv = terms.available_kv_cache_gib
+    counts = (_tokens(kv, per_token), _tokens(kv - band, per_token), _tokens(kv + band, per_token))
+    return Sized(terms, band, "; ".join(basis), per_token, counts)
 
 
 def predict(
@@ -317,40 +338,16 @@ def predict(
     anchor: Observation | None = None,
 ) -> MemoryPrediction:
     """What a boot of serve would print about its KV cache, before it runs."""
-    per_token, given = kv_per_token(shape, serve), kv_bytes_given(serve)
-    if given is not None:
-        terms, band, basis = (
-            Terms(available_kv_cache_gib=given / GIB),
-            0.0,
-            ["the KV cache's bytes are set by the config"],
-        )
-    elif gpu is None:
-        raise InputError(
-            "gpu: on a host without a GPU the KV cache is what --kv-cache-memory-bytes (or VLLM_CPU_KVCACHE_SPACE) "
-            "says: give one, or name the GPU"
-        )
-    else:
-        terms, band, basis = _budget_terms(shape, serve, gpu, cal, anchor)
-    tokens = _tokens(terms.available_kv_cache_gib, per_token)
-    blocks_per_request = math.ceil(serve.max_model_len / BLOCK)
-    calibrated = f"calibrated on {cal.boots} boots of {', '.join(cal.architectures) or 'none'}"
-    return MemoryPrediction(
-        engine="vllm",
-        engine_version=version,
-        gpu=gpu,
-        model=model,
-        architecture=architecture,
-        serve=serve,
-        terms=terms,
-        kv_bytes_per_token=per_token,
-        kv_cache_tokens=tokens,
-        kv_cache_tokens_low=_tokens(terms.available_kv_cache_gib - band, per_token),
-        kv_cache_tokens_high=_tokens(terms.available_kv_cache_gib + band, per_token),
-        band_gib=round(band, 3),
-        max_concurrency=round(tokens / BLOCK / blocks_per_request, 2),
+    ask = Asked(serve, gpu, cal, model, architecture, version, anchor)
+    sized = _sized(shape, ask)
+    tokens = sized.tokens[0]
+    per_request = math.ceil(serve.max_model_len / BLOCK)
+    return prediction(
+        "vllm",
+        ask,
+        sized,
+        concurrency=tokens / BLOCK / per_request,
         boots=tokens >= serve.max_model_len,
-        basis="; ".join([*basis, calibrated]),
-        anchored_on=anchor.source if anchor else None,
         warnings=_warnings(shape, serve, cal, version),
     )
 

@@ -127,32 +127,41 @@ def record_boot(
     """
     path = Path(path)
     seen = _read_log(path, log_text, signals, serve, boot_s, started_at, ended_at)
-    before = read_ladder(path)
-    if shape is not None and before.model.shape is None:
-        before = before.model_copy(update={"model": before.model.model_copy(update={"shape": shape})})
+    before = _with_shape(read_ladder(path), shape)
     boots = memory_observations(path, before) if wants_plan(before) else []  # read before the lock: files
 
     def change(ladder: Ladder) -> Change[tuple[Rung, Ladder]]:
-        _check_log(ladder, get_engine(ladder.engine), seen.signals, seen.served, seen.booted)
-        place = _place(ladder, seen.booted, replay_of)
-        if serve is not None and serve != place.serve:
-            raise LadderError(
-                "the config booted differs from the rung the ladder expects in a fixed knob: "
-                "boot what `redline ladder next` says"
-            )
+        place = _checked_place(ladder, seen, serve, replay_of)
         index = len(ladder.rungs) + 1
         log_file = rung_file(path, index, "boot.log")
         rung = seen.rung(index, place, log_file, simulated, log_name, widened)
         if ladder.engine_version is None and seen.signals.engine_version:
             ladder = ladder.model_copy(update={"engine_version": seen.signals.engine_version})  # the first boot says it
-        if shape is not None and ladder.model.shape is None:  # read on the target at the first boot, once
-            ladder = ladder.model_copy(update={"model": ladder.model.model_copy(update={"shape": shape})})
-        updated = append_rung(ladder, rung)
+        updated = append_rung(_with_shape(ladder, shape), rung)
         if plan := plan_joint(updated, boots, path.name):  # the floor booted: the predict policy's whole ceiling
             updated = updated.model_copy(update={"joint": plan})
         return Change(updated, (rung, updated), {log_file: log_text})
 
     return update_ladder(path, change)
+
+
+def _checked_place(ladder: Ladder, seen: "_Seen", serve: ServeConfig | None, replay_of: int | None) -> Placement:
+    """Where the boot goes, once its log is this ladder's and a runner's config is the rung's in every knob."""
+    _check_log(ladder, get_engine(ladder.engine), seen.signals, seen.served, seen.booted)
+    place = _place(ladder, seen.booted, replay_of)
+    if serve is not None and serve != place.serve:
+        raise LadderError(
+            "the config booted differs from the rung the ladder expects in a fixed knob: "
+            "boot what `redline ladder next` says"
+        )
+    return place
+
+
+def _with_shape(ladder: Ladder, shape: ModelShape | None) -> Ladder:
+    """The model's shape, as read on the target at the first boot, kept once."""
+    if shape is None or ladder.model.shape is not None:
+        return ladder
+    return ladder.model_copy(update={"model": ladder.model.model_copy(update={"shape": shape})})
 
 
 @dataclass(frozen=True)
