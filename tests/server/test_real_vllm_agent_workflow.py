@@ -126,6 +126,7 @@ def check_ladder(status: dict[str, Any], routes: list[str]) -> dict[str, Any]:
     assert ceiling is not None and "smoke_test" in routes and routes[-1] == "record_ceiling", routes
     assert all(r["signals"]["engine_version"] == "0.32.0" for r in ladder["rungs"])
     assert ceiling["max_model_len"] <= ceiling["kv_cache_tokens"] <= 4096  # 8 MiB of KV: 4,096 tokens at most
+    assert [r["climbs"] for r in ladder["rungs"]] == ["floor", "joint"]  # the predict policy: the whole ceiling at once
     return ceiling
 
 
@@ -181,7 +182,12 @@ async def test_the_whole_workflow_through_mcp_over_stdio_on_the_cpu_build(tmp_pa
             "grid": {"max_num_seqs": list(CELLS.values())},
         }
         first = await campaign(client, CAMPAIGN, spec)
+        echo = first["echo"]["base"]  # what boots: the ladder's ceiling, eager, on its port; not the defaults
+        assert (echo["max_model_len"], echo["enforce_eager"], echo["port"]) == (ceiling["max_model_len"], True, port)
         assert first["run"]["boots"] == 2 and boots(run) == ladder_boots + 2
+        report = await call(client, "campaign_report", campaign=CAMPAIGN)
+        lines = {p["name"]: {s["label"] for s in p["series"]} for p in report["plots"]}
+        assert lines["throughput"] == set(CELLS) and (env.workspace / "campaigns" / "tiny-seqs" / "report.md").exists()
         champion = first["champion"]
         assert champion["rigor"] == "DRAFT" and champion["outcome"] in ("improvement", "no_improvement")
 
@@ -208,27 +214,34 @@ async def test_the_whole_workflow_through_mcp_over_stdio_on_the_cpu_build(tmp_pa
             from_ab="tiny-seqs-ab",
             arm="seqs8",
             why="booted and held load on the CPU build",
-            keep_knobs=["enforce_eager", "max_num_seqs"],
+            keep_knobs=["enforce_eager"],  # what the model needs here; max_num_seqs was the A/B's lever
         )
         entry = recorded["entry"]
-        assert entry["engine_version"] == "0.32.0" and entry["knobs"]["max_num_seqs"] == 8
+        assert entry["engine_version"] == "0.32.0" and entry["knobs"]["enforce_eager"] is True
+        assert "max_num_seqs" not in entry["knobs"]
 
-        # 6. a second campaign (one cell, max_num_seqs unset) picks the entry up: `vllm --version` says 0.32.0+cpu,
-        # the release 0.32.0 the entry was recorded under; its dry run says so, and the cell boots with the entry
-        await call(
-            client,
-            "campaign_init",
-            campaign=AGAIN,
-            spec={**spec, "name": "tiny-again", "grid": None, "cells": [{"name": "one"}]},
-        )
+        # 6. a second campaign (one cell, its base inline and enforce_eager unset) picks the entry up: `vllm
+        # --version` says 0.32.0+cpu, the release 0.32.0 the entry was recorded under; its dry run says so, and the
+        # cell boots eager because of the entry
+        base = {
+            "max_model_len": ceiling["max_model_len"],
+            "load_format": "dummy",
+            "port": port,
+            "extra_flags": [f"--kv-cache-memory-bytes={KV_CACHE_BYTES}"],
+        }
+        again_spec = {**spec, "name": "tiny-again", "model": str(model), "base": base, "grid": None}
+        await call(client, "campaign_init", campaign=AGAIN, spec=again_spec | {"cells": [{"name": "one"}]})
         dry = (await call(client, "campaign_run", campaign=AGAIN, dry_run=True))["result"]["plan"]
         assert any("known-good" in g for g in dry["gates"]), dry["gates"]
-        assert dry["cells"][0]["serve"]["max_num_seqs"] == 8 and "--max-num-seqs" in dry["cells"][0]["boot_command"]
+        assert (
+            dry["cells"][0]["serve"]["enforce_eager"] is True and "--enforce-eager" in dry["cells"][0]["boot_command"]
+        )
         job = await call(client, "campaign_run", campaign=AGAIN, i_understand_this_submits_jobs=True, wait_s=5)
         again = await finished(client, job)
     assert again["boots"] == 1 and boots(run) == ladder_boots + 2 + 6 + 1
     booted = yaml_of(env.workspace / "campaigns" / "tiny-again" / "cells" / "one" / "verdict.yml")
-    assert booted["context"]["serve"]["max_num_seqs"] == 8 and booted["verdict"] == "green"
+    assert booted["context"]["serve"]["enforce_eager"] is True and booted["context"]["regime"]["graphs"] == "eager"
+    assert booted["verdict"] == "green"
     assert wait_until_gone(tmp_path) == []
     print(
         f"\nagent workflow on the CPU build: {boots(run)} boots in {time.monotonic() - t0:.0f}s; ceiling "
