@@ -198,6 +198,7 @@ class KubernetesTarget(Target):
             run = self._server_run(argv, env, cwd, log_path, run_dir, exclusive)
             started_at, local = datetime.now(UTC).isoformat(), self.folders.local(run.run_id)
             local.mkdir(parents=True, exist_ok=True)
+            self.pods.know(run.run_id)  # before the submit: a pod it made is this target's to stop, whatever follows
             await self.deployer.submit(run, local)
             pod = await self._appeared(run)
         locator = self._locator_of(pod, run.run_id, run.labels)
@@ -235,6 +236,7 @@ class KubernetesTarget(Target):
         pod = await self.cluster.run_pod(run_id)
         if pod is None:
             return None
+        self.pods.know(run_id)
         locator = self._locator_of(pod, run_id, labels(pod))
         return ServerHandle(
             target=self.name, run_dir=launch.run_dir, log_path=launch.log_path, started_at=launch.at, locator=locator
@@ -348,10 +350,12 @@ class KubernetesTarget(Target):
         env: dict[str, str] | None = None,
         cwd: str | None = None,
         timeout_s: float = 60,
+        server: ServerHandle | None = None,
     ) -> RunResult:
-        """`kubectl exec` the command in the pod of the run folder it names (a bench), else in the toolbox pod."""
+        """`kubectl exec` the command in the pod of the server it is for (a bench), else in the toolbox pod."""
         check_argv(argv)
-        done = await self.pods.exec(argv, cwd, timeout_s, env)
+        run_id = self._locator(server).run_id if server is not None else None
+        done = await self.pods.exec(argv, cwd, timeout_s, env, run_id)
         return RunResult(returncode=done.returncode, stdout=done.text, stderr=done.stderr)
 
     async def read_text(self, path: str) -> str:
@@ -379,9 +383,11 @@ class KubernetesTarget(Target):
             self._http = None
 
     def _locator(self, handle: ServerHandle) -> PodLocator:
+        """The pod a handle redline hands this target names; its run is this target's from then on."""
         self._check_handle(handle)
         if not isinstance(handle.locator, PodLocator):
             raise InputError(f"{handle.describe()} is not a pod; target {self.name!r} cannot act on it")
+        self.pods.know(handle.locator.run_id)
         return handle.locator
 
 
