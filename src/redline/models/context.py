@@ -42,7 +42,7 @@ class Hardware(_Strict):
     """The accelerators a figure was measured on; gpu_name null on a host without a GPU."""
 
     gpu_name: Name | None = None
-    gpu_memory_gib: Annotated[float | None, Field(gt=0)] = None
+    gpu_memory_gib: Annotated[float | None, Field(gt=0, le=1 << 20, allow_inf_nan=False)] = None
     gpu_count: Annotated[int, Field(ge=0, le=1 << 16, description="GPUs the serve config uses (TP x PP x DP)")] = 0
 
 
