@@ -19,7 +19,7 @@ from redline.ledger.campaign_file import names_in_use, read_campaign, read_verdi
 from redline.models import Widenings
 from redline.models.campaign import Campaign, CampaignPlan
 from redline.ops.campaign.load import Loaded, load  # re-exported: the file read and resolved
-from redline.ops.evidence.known_good_apply import KnownGoodRun, apply_to_plan
+from redline.ops.evidence.known_good_apply import KnownGoodRun, found_entries
 from redline.ops.requests import (
     CampaignInitRequest,
     CampaignPlanRequest,
@@ -127,9 +127,8 @@ def plan_for(
         _check_parallel(loaded.campaign, target)
     done = {name: v.verdict for name, v in read_verdicts(loaded.results, loaded.names).items()}
     exes = executables(target)
-    plan = plans.plan_campaign(loaded.campaign, loaded.base, exes, path=str(loaded.path), done=done)
-    plan = apply_to_plan(plan, known_good, exes)  # the known-good hook
-    plans.check_cells(plan.cells)  # an entry may have changed a config: the cells still compare
+    found = found_entries(known_good, loaded.base.model)  # the known-good hook: applied to each cell before its gates
+    plan = plans.plan_campaign(loaded.campaign, loaded.base, exes, path=str(loaded.path), done=done, known_good=found)
     return _admit(plan, widening)
 
 
