@@ -14,6 +14,7 @@ ROUND_ONE = {int(m.group(1)): s for s in SECTIONS if (m := re.match(r"(\d+)\. ",
 ROUND_TWO = {int(m.group(1)): s for s in SECTIONS if (m := re.match(r"19\.(\d+)\. ", s))}
 # Issue 19's classes closed so far; each other class adds its number here with its section.
 ISSUE_19_CLASSES = {1, 2, 7, 9, 10}
+ISSUE_19_CLASSES |= {4, 5, 6}  # the known-good registry, JSON-valued levers, the Kubernetes target
 
 
 def _promises_and_tests(number: str, section: str) -> None:
