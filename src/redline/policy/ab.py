@@ -81,7 +81,7 @@ def refuse_arms_made_one(
     for i, (a, engine_a, given_a, applied_a) in enumerate(arms):
         for b, engine_b, given_b, applied_b in arms[i + 1 :]:
             if engine_a == engine_b and applied_a == applied_b and given_a != given_b:
-                use = uses.get(a) if uses.get(a) is not None and uses[a].applied else uses.get(b)
+                use = next((u for u in (uses.get(a), uses.get(b)) if u is not None and u.applied), None)
                 raise InputError(
                     f"arms {a!r} and {b!r} boot the same serve config once the known-good entry is applied "
                     f"({use.note if use is not None else 'the entry'}): set the knob they differ in on both arms, "

@@ -258,9 +258,7 @@ def found_entries(runs: Mapping[str, KnownGoodRun] | None, model: str) -> dict[s
     if runs is None:
         return None
     return {
-        engine: kg.Found(None, TURNED_OFF)
-        if run.skip
-        else _find(run.registry, model, run.config_hash, run.identity, engine)
+        engine: found_for(run.registry, model, run.config_hash, run.identity, engine, skip=run.skip)
         for engine, run in runs.items()
     }
 
