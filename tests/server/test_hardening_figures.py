@@ -22,6 +22,7 @@ from mcp import Client, StdioServerParameters
 from redline.ledger.campaign_file import verdict_file, write_verdict
 from redline.server.app import build_server
 from tests.campaign.helpers import verdict
+from tests.rigor.scenario import ab_spec
 from tests.server.helpers import Env, call, free_port, text_of
 from tests.server.scenario import CAMPAIGN, campaign_spec
 
@@ -141,6 +142,31 @@ async def test_planted_figures_in_baselines_yml_are_refused_by_every_reader_nami
             ("perf_baseline_diff", {"baseline": "good", "against": "good"}),
         ):
             refused(await answer(client, out, tool, **args), field, "baselines.yml", words)
+
+
+@pytest.mark.parametrize(("field", "text", "words"), [("wall_s", *HOSTILE[0]), ("median_tpot_ms", *HOSTILE[3])])
+async def test_planted_figures_in_an_ab_trial_are_refused_by_every_reader_naming_field_and_file(
+    env: Env, field: str, text: str, words: str
+) -> None:
+    """An A/B's trial.yml (its record, the bench's figures in it) read back: a planted figure is refused."""
+    spec = ab_spec(free_port()) | {"trials": 1}
+    async with Client(build_server(env.config)) as client:
+        ran = await call(client, "ab_run", spec=spec, i_understand_this_submits_jobs=True, wait_s=120)
+        assert ran["state"] == "succeeded", ran
+        await call(client, "perf_baseline_record", name="a", ab="ab1", arm="a")
+        out = await schemas(client)
+        plant(env.workspace / "ab" / "ab1" / "trials" / "b-1" / "trial.yml", field, text)
+        for tool, args in (
+            ("perf_baseline_record", {"name": "b", "ab": "ab1", "arm": "b"}),
+            ("perf_baseline_diff", {"baseline": "a", "ab": "ab1", "arm": "b"}),
+            ("known_good_record", {"from_ab": "ab1", "arm": "b", "why": "planted"}),
+            ("ab_run", {"spec": spec | {"trials": 2}, "i_understand_this_submits_jobs": True, "wait_s": 60}),
+        ):
+            message = await answer(client, out, tool, **args)
+            if tool == "ab_run" and message is None:  # a job: its error is the refusal
+                job = (await call(client, "job_list"))["jobs"][0]
+                message = json.dumps(job)
+            refused(message, field, "trial.yml", words)
 
 
 async def test_planted_figures_every_good_answer_keeps_its_output_schema(env: Env) -> None:
