@@ -63,6 +63,9 @@ SLOW_FILES = (
     "server/test_hardening_jobs.py",  # job ownership across processes and PID namespaces
     "server/test_hardening_knobs.py",  # MCP over stdio, boots, a 64 MB parse in a worker process
     "server/test_hardening_paths.py",  # `redline serve` as a child, boots
+    "server/test_hardening_figures.py",  # a report and baselines per planted file; MCP over stdio
+    "server/test_hardening_registry.py",  # campaign and A/B dry runs on the fake engine; MCP over stdio
+    "server/test_hardening_json_levers.py",  # MCP over stdio
     "server/test_hostile_inputs.py",  # one harness that boots: the whole file or none of it
     "server/test_job_tools.py",
     "server/test_latency_bench.py",

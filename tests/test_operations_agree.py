@@ -29,10 +29,10 @@ from redline.ops.campaign import results as campaign_results
 from redline.ops.campaign import run as campaign_runner
 from redline.ops.evidence import baseline as baseline_ops
 from redline.ops.evidence import known_good as known_good_ops
-from redline.ops.predict import predict as predict_ops
 from redline.ops.ladder import adopt as adopt_ops
 from redline.ops.ladder import plan as ladder_ops
 from redline.ops.ladder import rung as rung_ops
+from redline.ops.predict import predict as predict_ops
 from redline.ops.request_base import Request
 from redline.ops.requests import OPERATIONS, ChampionSelectRequest, LadderInitRequest, RungRunRequest
 from redline.server.app import build_server

@@ -12,6 +12,7 @@ import errno
 import io
 import json
 import os
+import re
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,6 +27,8 @@ from redline.errors import InputError, RedlineError
 MAX_DEPTH = 64  # no redline file nests deeper than about 8; a person's never comes near this
 MAX_YAML_BYTES = 16 << 20  # a ladder of a thousand rungs is about 10 MB
 MAX_JSON_BYTES = 64 << 20  # the largest bench result file read
+MAX_DIGITS = 4300  # Python's own limit on an integer's digits (sys.get_int_max_str_digits): past it a parser crashes
+_INTEGER = re.compile(r"^[-+]?(0[xob])?[0-9a-fA-F_]+$")
 
 try:
     from ruamel.yaml.cyaml import CParser  # type: ignore[attr-defined]  # ruamel re-exports the C class untyped
@@ -51,9 +54,12 @@ def check_yaml(text: str, what: str, error: type[RedlineError] = InputError) -> 
         raise error(
             f"{what} is {len(text) >> 20} MiB, over the {MAX_YAML_BYTES >> 20} MiB redline reads: is it the right file?"
         )
-    depth = 0
+    depth, key = 0, ""
     try:
         for event in _events(text):
+            if isinstance(event, ev.ScalarEvent):
+                _check_scalar(event, key, what, error)
+                key = str(event.value)[:80]
             if isinstance(event, ev.AliasEvent):
                 raise error(
                     f"{what} uses a YAML alias (*{event.anchor}): redline's files are read alias-free; "
@@ -70,6 +76,16 @@ def check_yaml(text: str, what: str, error: type[RedlineError] = InputError) -> 
                 depth -= 1
     except YAMLError:
         return  # not valid YAML: the parser that comes next says where, in its own words
+
+
+def _check_scalar(event: ev.ScalarEvent, key: str, what: str, error: type[RedlineError]) -> None:
+    """Refuse an integer too long for Python to build (the parser would crash): named by the key before it."""
+    value = str(event.value)
+    if not event.style and len(value) > MAX_DIGITS and _INTEGER.match(value):
+        raise error(
+            f"{what}: {key or 'a value'} is a number of {len(value):,} digits, over the {MAX_DIGITS:,} a number "
+            "redline reads may have: is it the right file?"
+        )
 
 
 def load_json(text: str, what: str, error: type[RedlineError] = InputError, *, hint: str = "") -> Any:

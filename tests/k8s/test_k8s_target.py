@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from redline.errors import TargetBusy, TargetError
+from redline.errors import TargetBusy, TargetError, TargetPathError
 from redline.targets import Launch
 from redline.targets.kubernetes import KubernetesTarget
 from redline.targets.kubernetes_cluster import PodState
@@ -100,15 +100,17 @@ async def test_a_server_pod_boots_is_read_through_kubectl_and_stops_leaving_noth
         assert await target.is_alive(handle)
         assert await target.read_text(handle.log_path) == "booting stand-in\n"  # `kubectl logs`
 
-        # a command naming the run folder runs in the server's pod (as the bench does), with env and cwd
+        # a command run for the server runs in its pod (as the bench does), with env and cwd
         result_dir = handle.run_dir
         script = 'echo "$GREETING from $(hostname)" >"$0/result.json"; pwd'
-        run = await target.run(["sh", "-c", script, result_dir], env={"GREETING": "hello there"}, cwd="/tmp")
+        run = await target.run(
+            ["sh", "-c", script, result_dir], env={"GREETING": "hello there"}, cwd="/tmp", server=handle
+        )
         assert (run.returncode, run.stdout) == (0, "/tmp\n")
         assert await target.read_text(f"{result_dir}/result.json") == f"hello there from {handle.locator.pod}\n"
         await target.fetch(f"{result_dir}/result.json", str(tmp_path / "fetched.json"))
         assert (tmp_path / "fetched.json").read_text().startswith("hello there")
-        failed = await target.run(["sh", "-c", "echo no >&2; exit 3", result_dir])
+        failed = await target.run(["sh", "-c", "echo no >&2; exit 3", result_dir], server=handle)
         assert failed.returncode == 3 and "no" in failed.stderr
 
         found = await target.launched(
@@ -330,6 +332,26 @@ def releases(cluster: K8sCluster, namespace: str) -> list[str]:
     return sorted(r["name"] for r in json.loads(listed.stdout))
 
 
+async def test_k8s_routing_a_path_naming_another_runs_folder_runs_in_the_toolbox_not_its_pod(
+    k8s_cluster: K8sCluster, k8s_namespace: str, tmp_path: Path
+) -> None:
+    """Issue 19, class 6: a second session (another target) names the first one's run folder in a command's argv
+    (a model path, as `test -e` checks it): the command runs in the toolbox, never in that run's pod, and the
+    run's files are not read from its pod."""
+    async with target_for(k8s_cluster, k8s_namespace, tmp_path / "a") as first:
+        theirs = await first.start(SERVER, env={}, cwd=None, log_path="boot.log")
+        assert (await first.wait_ready(theirs, HEALTH, 60)).status == "ready"
+        async with target_for(k8s_cluster, k8s_namespace, tmp_path / "b") as second:
+            run = await second.run(["sh", "-c", 'hostname; test -e "$0"', f"{theirs.run_dir}/model"])
+            assert run.stdout.strip() == "rt-tools-k8s" and run.returncode != 0  # the toolbox has no such folder
+            with pytest.raises(TargetPathError):
+                await second.read_text(theirs.log_path)
+        ours = await first.run(["sh", "-c", "hostname"], server=theirs)  # the session that started it: its pod
+        assert ours.stdout.strip() == theirs.locator.pod
+        await first.teardown()
+    assert names(k8s_cluster, k8s_namespace) == []
+
+
 async def test_helm_mode_installs_the_chart_with_the_argv_in_its_values_and_uninstalls_it(
     k8s_cluster: K8sCluster, k8s_namespace: str, tmp_path: Path
 ) -> None:
@@ -345,7 +367,9 @@ async def test_helm_mode_installs_the_chart_with_the_argv_in_its_values_and_unin
         assert pod["spec"]["nodeSelector"] == {"kubernetes.io/hostname": k8s_cluster.node}
         assert (await target.wait_ready(handle, HEALTH, 60)).status == "ready"
         assert await target.read_text(handle.log_path) == "booting stand-in\n"
-        run = await target.run(["sh", "-c", 'echo "$GREETING" >"$0/r.txt"', handle.run_dir], env={"GREETING": "yo"})
+        run = await target.run(
+            ["sh", "-c", 'echo "$GREETING" >"$0/r.txt"', handle.run_dir], env={"GREETING": "yo"}, server=handle
+        )
         assert run.returncode == 0 and await target.read_text(f"{handle.run_dir}/r.txt") == "yo\n"
         await target.stop(handle, grace_s=1)
         assert releases(k8s_cluster, k8s_namespace) == [] and names(k8s_cluster, k8s_namespace, OURS) == []

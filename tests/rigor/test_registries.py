@@ -120,7 +120,7 @@ def entry(**changes: object) -> KnownGoodEntry:
         hardware="NVIDIA H200",
         engine="vllm",
         engine_version="0.26.0",
-        flags=["--gdn-prefill-backend=triton", "--max-seq-len-to-capture=8192"],
+        flags=["--gdn-prefill-backend=triton", "--max-cudagraph-capture-size=8192"],
         env={"NCCL_P2P_DISABLE": "1"},
         knobs={"enforce_eager": True, "max_num_seqs": 64},
         why="w",
@@ -132,14 +132,14 @@ def entry(**changes: object) -> KnownGoodEntry:
 
 def test_an_entry_adds_what_the_config_lacks_and_keeps_what_it_sets_otherwise() -> None:
     config = ServeConfig(
-        model="/models/m", max_model_len=4096, max_num_seqs=32, extra_flags=["--max-seq-len-to-capture=4096"]
+        model="/models/m", max_model_len=4096, max_num_seqs=32, extra_flags=["--max-cudagraph-capture-size=4096"]
     )
-    updated, added, kept = kg.apply_entry(config, entry(), at_default_only=True)
-    assert updated.extra_flags == ["--max-seq-len-to-capture=4096", "--gdn-prefill-backend=triton"]
+    updated, added, kept = kg.apply_entry(config, entry())
+    assert updated.extra_flags == ["--max-cudagraph-capture-size=4096", "--gdn-prefill-backend=triton"]
     assert updated.env == {"NCCL_P2P_DISABLE": "1"} and updated.enforce_eager is True and updated.max_num_seqs == 32
     assert added == ["flag --gdn-prefill-backend=triton", "env NCCL_P2P_DISABLE=1", "enforce_eager True"]
     assert kept == [
-        "flag --max-seq-len-to-capture=4096 (the entry says --max-seq-len-to-capture=8192)",
+        "flag --max-cudagraph-capture-size=4096 (the entry says --max-cudagraph-capture-size=8192)",
         "max_num_seqs 32 (the entry says 64)",
     ]
     assert kg.holds(updated, entry(knobs={"enforce_eager": True}, flags=["--gdn-prefill-backend=triton"]))

@@ -5,6 +5,8 @@ path out of the workspace (absolute, `..`, a symlink), or a flag or shell inject
 name. Each must come back as a tool error with a useful message, within a few seconds,
 with nothing written outside the workspace and no server booted.
 
+Issue 19, class 5 adds generated sub-keys of JSON-valued levers (`--speculative-config` and the rest): a refused
+or unknown sub-key at any depth, dotted or in whole (nested) JSON, which ladder_init must refuse naming it.
 Issue 19, class 7 adds generated bench result files (NaN, Infinity, negative and absurd figures, huge integers),
 pasted and in the workspace, that rung_record must refuse naming the field.
 Issue 19, class 3 adds generated names that lead out of the workspace (`~`, `..`, absolute, a link out, odd
@@ -35,6 +37,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp import Client
 
+from redline.engines.vllm.flags import JSON_LEVERS
 from redline.server.app import build_server
 from tests.conftest import DATA, H200
 from tests.rigor.helpers import context
@@ -244,11 +247,63 @@ def spelled(draw: st.DrawFn, options: list[str]) -> str:
     return f"--{name}{value}"
 
 
+# ---- issue 19, class 5: sub-keys of JSON-valued levers -----------------------------------------------------
+
+# sub-keys no allowlist holds: a draft model and where its code and files come from, code, paths, owned knobs
+REFUSED_SUBKEYS = [
+    "model",
+    "revision",
+    "code_revision",
+    "tokenizer",
+    "tokenizer_revision",
+    "download_dir",
+    "trust_remote_code",
+    "draft_load_config",
+    "hf_overrides",
+    "enforce_eager",
+    "max_model_len",
+    "worker_cls",
+]
+LEVER_SPELLINGS = {
+    "speculative_config": ["--speculative-config", "--speculative_config", "--speculative"],
+    "attention_config": ["--attention-config", "--attention_config"],
+    "eplb_config": ["--eplb-config", "--eplb_config"],
+    "limit_mm_per_prompt": ["--limit-mm-per-prompt", "--limit_mm_per_prompt"],
+}
+
+
+@st.composite
+def json_lever_subkey(draw: st.DrawFn) -> tuple[str, str]:
+    """(an extra flag, the sub-key its refusal must name): a key the lever's allowlist lacks, at the top or under an
+    allowed key (whose value may not be an object, or whose own allowlist lacks it), dotted or in whole JSON."""
+    lever = draw(st.sampled_from(sorted(JSON_LEVERS)))
+    allowed = JSON_LEVERS[lever]
+    path: list[str] = []
+    if draw(st.booleans()):
+        path.append(draw(st.sampled_from(sorted(allowed))))
+    under = allowed[path[0]] if path else allowed
+    bad = st.one_of(st.sampled_from(REFUSED_SUBKEYS), st.from_regex(r"[a-z][a-z0-9_]{0,10}", fullmatch=True))
+    path.append(draw(bad.filter(lambda k: under is None or k not in under)))
+    value: Any = draw(st.sampled_from(["/etc/evil", "evil.Module", 1, True, [1, 2]]))
+    flag = draw(st.sampled_from(LEVER_SPELLINGS[lever]))
+    if draw(st.booleans()):
+        text = value if isinstance(value, str) else json.dumps(value)
+        return f"{flag}.{'.'.join(path)}={text}", f"({lever}.{path[0]}"
+    nested: Any = value
+    for key in reversed(path):
+        nested = {key: nested}
+    if draw(st.booleans()) and lever == "speculative_config":
+        nested = {"method": "ngram", **nested}
+    return f"{flag}={json.dumps(nested)}", f"({lever}.{path[0]}"
+
+
 owned_flag = spelled(OWNED)
 refused_flag = spelled(REFUSED)
+json_lever_flag = json_lever_subkey().map(lambda pair: pair[0])
 smuggled = st.one_of(
     st.builds(
-        lambda flags: {"extra_flags": flags}, st.lists(st.one_of(owned_flag, refused_flag), min_size=1, max_size=3)
+        lambda flags: {"extra_flags": flags},
+        st.lists(st.one_of(owned_flag, refused_flag, json_lever_flag), min_size=1, max_size=3),
     ),
     st.builds(lambda name: {"env": {name: "x"}}, st.sampled_from(REFUSED_ENV)),
 )
@@ -502,6 +557,26 @@ def test_hostile_inputs_derived_paths_planted_with_links_and_fifos_are_refused(
         assert "symlink" in message or "FIFO" in message, message
 
 
+JSON_LEVER_EXAMPLES = 120
+
+
+@settings(
+    max_examples=JSON_LEVER_EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(json_lever_subkey())
+def test_hostile_inputs_json_lever_subkeys_are_refused_by_name(harness: Harness, case: tuple[str, str]) -> None:
+    """Class 5 of issue 19: ladder_init refuses a generated sub-key of a JSON-valued lever, naming it."""
+    flag, named = case
+    args = init_args("ladders/json-new.yml", fixed={"port": 18000, "extra_flags": [flag]})
+    result = harness.call("ladder_init", args)
+    message = text_of(result)
+    assert result.is_error, f"ladder_init took {flag}: {result.structured_content}"
+    assert named in message and "is refused" in message, (flag, message)
+
+
 # ---- issue 19, class 7: bench result files are untrusted --------------------------------------------------
 
 BENCH_FIELDS = (
@@ -704,6 +779,7 @@ def test_after_the_hostile_inputs(harness: Harness) -> None:
     for name in ["l8b", *HAZARDS]:  # and no ladder has a rung
         assert (harness.env.workspace / "ladders" / f"{name}.yml").read_text() == harness.base, name
     assert not (harness.env.workspace / "ladders" / "h-new.yml").exists()
+    assert not (harness.env.workspace / "ladders" / "json-new.yml").exists()  # class 5: every one refused
     assert [p.name for p in (harness.env.config.state_dir / "jobs").glob("j-*.json")] == [f"{LINKED_JOB}.json"]
     status = harness.call("ladder_status", {"ladder": LADDER})  # still serving, ladder intact
     assert not status.is_error and status.structured_content["rows"] == []

@@ -11,11 +11,12 @@ because the recorded config must say what ran.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from functools import cached_property
 from importlib import resources
 
+from redline.engines.json_levers import SubKeys, check_json_lever
 from redline.errors import InputError
 from redline.models import ServeConfig, Widening
 
@@ -90,6 +91,10 @@ class FlagTable:
     underscores: bool = True  # the parser reads --a_b as --a-b
     subkeys: bool = False  # a JSON-valued option takes dotted sub-keys (--x.y=v)
     help_command: str = ""  # where a person checks a spelling: `vllm serve --help`
+    # The levers that take a JSON object, and the sub-keys each allows (engines/json_levers.py); every other lever
+    # takes no sub-key and no JSON object.
+    json_levers: Mapping[str, SubKeys] = field(default_factory=dict)
+    subkey_refused: Mapping[str, str] = field(default_factory=dict)  # why a sub-key no top-level flag names is refused
 
     @cached_property
     def _data(self) -> tuple[dict[str, str], frozenset[str]]:
@@ -147,6 +152,7 @@ class FlagTable:
         """Refuse a flag that is owned, refused or not a lever; the widening it used (its dest), or None."""
         dest = self.check_owned(flag)
         if dest in self.levers:
+            check_json_lever(flag, dest, self.json_levers.get(dest), self._subkey_reason)
             return None
         if dest in widened:
             return dest
@@ -157,6 +163,10 @@ class FlagTable:
             f"in the server config (widen: {self.widen_key}: flags:), and every rung it touches "
             "records it"
         )
+
+    def _subkey_reason(self, key: str) -> str | None:
+        """Why a sub-key is refused: its top-level flag's reason (a draft's revision as --revision's), or its own."""
+        return self.refused.get(key) or self.subkey_refused.get(key)
 
     def check_env(self, name: str, widened: frozenset[str] = frozenset()) -> str | None:
         """Refuse an environment variable that is not a lever; the widening it used, or None."""

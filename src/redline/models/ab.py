@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from redline.engines.names import DEFAULT_ENGINE, EngineName
-from redline.models.bench import BenchResult
+from redline.models.bench import BenchResult, Figure
 from redline.models.boot import BootStatus
 from redline.models.campaign import check_benches
 from redline.models.campaign_plan import Submits
@@ -203,14 +203,14 @@ class TrialRecord(_Strict):
     serve: ServeConfig
     boot_status: BootStatus
     boot_reason: str
-    boot_s: float | None
+    boot_s: Figure | None
     warm: bool = Field(description="warm-up requests were sent before the first bench")
     warmup_error: str | None = None
     points: list[TrialPoint] = []
     commands: dict[str, Any] = {}
     started_at: datetime
     ended_at: datetime
-    wall_s: float
+    wall_s: Figure
 
 
 # ---- the result -----------------------------------------------------------------------------------------------
@@ -221,11 +221,11 @@ class TrialFigures(_Strict):
 
     trial: int
     node: str
-    median_tpot_ms: float | None = None
-    median_itl_ms: float | None = None
-    median_ttft_ms: float | None = None
-    output_throughput: float | None = None
-    sol_pct: float | None = Field(None, description="output throughput as % of the decode ceiling (sol.key)")
+    median_tpot_ms: Figure | None = None
+    median_itl_ms: Figure | None = None
+    median_ttft_ms: Figure | None = None
+    output_throughput: Figure | None = None
+    sol_pct: Figure | None = Field(None, description="output throughput as % of the decode ceiling (sol.key)")
 
 
 class ArmPoint(_Strict):

@@ -1,6 +1,9 @@
 """What a campaign leaves: one cell's verdict, the status, the aggregate table, the champion, the report.
 
-Each cell leaves `cells/<cell>/verdict.yml` with its full context. The champion
+Each cell leaves `cells/<cell>/verdict.yml` with its full context. A verdict is read back as untrusted input
+(issue 19, class 7): every measured figure in it (a Stat's mean, std and values, an SLA's value, a boot's or a
+cell's seconds) is a finite number from 0 to models/bench.py's bound, so a planted `.nan` or `-1` is refused
+naming the field, by every reader, and never reaches a champion, a report or baselines.yml. The champion
 is picked by the focus metric under the SLA, and it is always a DRAFT here: the
 same-node A/B that makes a VERDICT is another tool.
 """
@@ -10,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
-from redline.models.bench import BenchResult
+from redline.models.bench import BenchResult, Figure
 from redline.models.boot import BootSignals, BootStatus
 from redline.models.campaign import Direction, Focus, Strict, Verdict
 from redline.models.campaign_plan import CampaignPlan
@@ -21,21 +24,24 @@ from redline.models.serve import ServeConfig
 
 # ---- one cell's verdict --------------------------------------------------------------------------------
 
+MAX_TRIALS = 1 << 16  # trials of one figure: past any real campaign or A/B
+Trials = Annotated[int, Field(ge=1, le=MAX_TRIALS)]
+
 
 class Stat(Strict):
-    """One metric over a concurrency's trials."""
+    """One metric over a concurrency's trials: finite, non-negative, bounded (a measured figure)."""
 
-    mean: float
-    std: float | None = Field(None, description="sample std over trials; null with one trial")
-    n: int
-    values: list[float]
+    mean: Figure
+    std: Figure | None = Field(None, description="sample std over trials; null with one trial")
+    n: Trials
+    values: Annotated[list[Figure], Field(max_length=MAX_TRIALS)]
 
 
 class SlaCheck(Strict):
     metric: str
-    limit: float
+    limit: Figure
     kind: Literal["max", "min"]
-    value: float | None
+    value: Figure | None
     ok: bool
 
 
@@ -63,7 +69,7 @@ class ConcurrencyResult(Strict):
 class BootRecord(Strict):
     status: BootStatus
     reason: str
-    boot_s: float | None
+    boot_s: Figure | None
     log_file: str | None
     signals: BootSignals
 
@@ -131,7 +137,7 @@ class CellVerdict(Strict):
     context: ContextDescriptor = Field(description="the cell's context; context_at(result) is one concurrency's")
     started_at: datetime
     ended_at: datetime
-    wall_s: float
+    wall_s: Figure
 
     @model_validator(mode="before")
     @classmethod

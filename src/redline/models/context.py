@@ -43,24 +43,24 @@ class Hardware(_Strict):
     """The accelerators a figure was measured on; gpu_name null on a host without a GPU."""
 
     gpu_name: Name | None = None
-    gpu_memory_gib: Annotated[float | None, Field(gt=0)] = None
+    gpu_memory_gib: Annotated[float | None, Field(gt=0, le=1 << 20, allow_inf_nan=False)] = None
     gpu_count: Annotated[int, Field(ge=0, le=1 << 16, description="GPUs the serve config uses (TP x PP x DP)")] = 0
 
 
 class Parallelism(_Strict):
-    tp: Annotated[int, Field(ge=1)] = 1
-    dp: Annotated[int, Field(ge=1)] = 1
-    pp: Annotated[int, Field(ge=1)] = 1
+    tp: Annotated[int, Field(ge=1, le=1024)] = 1
+    dp: Annotated[int, Field(ge=1, le=1024)] = 1
+    pp: Annotated[int, Field(ge=1, le=1024)] = 1
 
 
 class Workload(_Strict):
     """What the bench sent: its exact shape, per figure (never one descriptor smoothed over several points)."""
 
     dataset: Name = "random"
-    input_len: Annotated[int | None, Field(gt=0)] = None
-    output_len: Annotated[int | None, Field(gt=0)] = None
-    concurrency: Annotated[int | None, Field(gt=0)] = None
-    num_prompts: Annotated[int | None, Field(gt=0)] = None
+    input_len: Annotated[int | None, Field(gt=0, le=1 << 26)] = None
+    output_len: Annotated[int | None, Field(gt=0, le=1 << 26)] = None
+    concurrency: Annotated[int | None, Field(gt=0, le=1 << 26)] = None
+    num_prompts: Annotated[int | None, Field(gt=0, le=1 << 26)] = None
 
 
 class RegimeLabel(_Strict):
@@ -116,9 +116,11 @@ class ContextDescriptor(_Strict):
     regime: RegimeLabel
     engine: EngineIdentity
     bench: BenchIdentity | None = Field(None, description="null for figures no bench client made")
-    trials: Annotated[int, Field(ge=0, description="trials behind the figure (each a clean boot in an A/B)")] = 1
+    trials: Annotated[
+        int, Field(ge=0, le=1 << 16, description="trials behind the figure (each a clean boot in an A/B)")
+    ] = 1
     warmup_requests: Annotated[
-        int | None, Field(ge=0, description="warm-up requests the server answered before it was measured")
+        int | None, Field(ge=0, le=1 << 26, description="warm-up requests the server answered before it was measured")
     ] = None
     node: Node | None = Field(None, description="null where the run did not record its node")
     nodes: Annotated[list[Node], Field(description="every node the trials ran on, where there were several")] = []

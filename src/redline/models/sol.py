@@ -6,6 +6,11 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from redline.models.bench import MAX_TOKENS, Figure
+
+Bytes = Annotated[int, Field(ge=0, le=MAX_TOKENS)]  # a model's bytes: past any real one
+ByteFigure = Annotated[float, Field(ge=0, le=MAX_TOKENS, allow_inf_nan=False)]
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -34,20 +39,20 @@ class SolFigure(_Strict):
     """A throughput figure against the decode memory-bound ceiling of its hardware, model and batch."""
 
     key: str | None = Field(None, description="the sol-ceilings.yaml entry the ceiling is set against; null: none")
-    ceiling_tokens_per_s: float | None = Field(
+    ceiling_tokens_per_s: Figure | None = Field(
         None, description="output tokens/s if every decode step only read its bytes at the datasheet bandwidth"
     )
-    pct_of_ceiling: float | None = Field(None, description="the measured output throughput as % of the ceiling")
-    batch: int | None = Field(
+    pct_of_ceiling: Figure | None = Field(None, description="the measured output throughput as % of the ceiling")
+    batch: Annotated[int, Field(ge=0, le=1 << 26)] | None = Field(
         None, description="running requests per decode step: the concurrency, capped by max_num_seqs"
     )
-    context_tokens: float | None = Field(
+    context_tokens: Figure | None = Field(
         None, description="mean tokens in each request's KV cache over its decode: input_len + output_len / 2"
     )
-    weight_bytes: int | None = None
-    kv_bytes_per_token: int | None = None
-    bytes_per_step: float | None = None
-    weights_share: float | None = Field(None, description="weight bytes / bytes per step: what fp8 weights could save")
+    weight_bytes: Bytes | None = None
+    kv_bytes_per_token: Bytes | None = None
+    bytes_per_step: ByteFigure | None = None
+    weights_share: Figure | None = Field(None, description="weight bytes / bytes per step: what fp8 weights could save")
     basis: str = Field(description="how the ceiling was worked, or why there is none")
 
 

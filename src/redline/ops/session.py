@@ -216,7 +216,7 @@ class ServeSession:
             config, workload, result_dir=handle.run_dir, result_filename=result_name, executable=self.bench_executable
         )
         try:
-            run = await self.target.run(argv, env=self.target.engine_env, timeout_s=deadline_s)
+            run = await self.target.run(argv, env=self.target.engine_env, timeout_s=deadline_s, server=handle)
         except CommandTimeout:
             run = RunResult(returncode=124, stdout="", stderr=f"the bench did not finish within {deadline_s:.0f}s")
         url = self.engine.health_url(config)

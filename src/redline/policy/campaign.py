@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from itertools import product
-from typing import Any
+from typing import Any, NamedTuple
 
 from redline.engines import get_engine
 from redline.engines.base import Engine
@@ -26,7 +26,9 @@ from redline.errors import InputError
 from redline.models import ServeConfig
 from redline.models.campaign import LEVERS, Campaign, CellSpec, Verdict
 from redline.models.campaign_plan import BenchStep, CampaignPlan, CellPlan, Regime
+from redline.models.known_good import KnownGoodUse
 from redline.models.ladder import Ladder
+from redline.policy import known_good as kg
 from redline.policy.cross_engine import engines_of, one_bench_client, refuse_unmatched_caching
 from redline.policy.rungs import serve_config
 from redline.policy.workload import Step, measured_steps, prompt_gates
@@ -161,11 +163,24 @@ def regime_of(config: ServeConfig, warmup_requests: int) -> Regime:
     return Regime(cache="warm" if warmup_requests > 0 else "cold", graphs="eager" if eager else "graphs")
 
 
-def cell_config(campaign: Campaign, base: ServeConfig, cell: CellSpec) -> tuple[ServeConfig, list[str]]:
-    """The cell's serve config after the gates, and what they changed; InputError for what they refuse."""
+class CellConfig(NamedTuple):
+    """A cell's serve config as it boots, what the gates changed, and what the known-good entry did (None: none
+    was looked up)."""
+
+    config: ServeConfig
+    notes: list[str]
+    use: KnownGoodUse | None = None
+
+
+def cell_config(campaign: Campaign, base: ServeConfig, cell: CellSpec, found: kg.Found | None = None) -> CellConfig:
+    """The cell's serve config: the base and its levers (each knob either sets counts as set, whatever its value),
+    then the known-good entry found (a knob they set wins), then the gates; InputError for what the gates refuse."""
     levers = _levers(cell)
-    config = ServeConfig.model_validate({**base.model_dump(), **levers})
-    config, notes = _seqs_gate(campaign, cell.name, config, "max_num_seqs" in levers)
+    config = ServeConfig.model_validate({**base.model_dump(exclude_unset=True), **levers})
+    config, use = kg.use_entry(config, found) if found is not None else (config, None)
+    by_entry = use is not None and any(a.startswith("max_num_seqs ") for a in use.added)
+    source = "the known-good entry" if by_entry else "base"
+    config, notes = _seqs_gate(campaign, cell.name, config, "max_num_seqs" in levers, source)
     need = campaign.workload.input_len + campaign.workload.output_len
     if config.max_model_len < need:
         raise InputError(
@@ -173,14 +188,16 @@ def cell_config(campaign: Campaign, base: ServeConfig, cell: CellSpec) -> tuple[
             f"input_len {campaign.workload.input_len:,} + output_len {campaign.workload.output_len:,} = {need:,} "
             "tokens: raise base.max_model_len or shorten the workload"
         )
-    return config, notes
+    return CellConfig(config, [use.note, *notes] if use is not None and use.applied else notes, use)
 
 
 def _levers(cell: CellSpec) -> dict[str, Any]:
     return {k: v for k, v in cell.set().items() if k in LEVERS}
 
 
-def _seqs_gate(campaign: Campaign, name: str, config: ServeConfig, pinned: bool) -> tuple[ServeConfig, list[str]]:
+def _seqs_gate(
+    campaign: Campaign, name: str, config: ServeConfig, pinned: bool, source: str = "base"
+) -> tuple[ServeConfig, list[str]]:
     top = max(campaign.concurrencies)
     seqs = config.max_num_seqs
     if seqs is not None and seqs >= top:
@@ -196,7 +213,7 @@ def _seqs_gate(campaign: Campaign, name: str, config: ServeConfig, pinned: bool)
             "the highest concurrency"
         )
     else:
-        note = f"max_num_seqs {seqs} (from base) raised to {top}, the highest concurrency"
+        note = f"max_num_seqs {seqs} (from {source}) raised to {top}, the highest concurrency"
     return config.model_copy(update={"max_num_seqs": top}), [note]
 
 
@@ -239,16 +256,17 @@ def boot_argv(cell: str, engine: Engine, config: ServeConfig, executables: Execu
 
 def plan_cell(
     campaign: Campaign,
-    base: ServeConfig,
     cell: CellSpec,
+    made: CellConfig,
     index: int,
     baseline: str,
     executables: Executables | None = None,
 ) -> CellPlan:
-    """One cell's commands: its engine's boot, its engine's bench client's benches (SGLang's: vLLM's client)."""
+    """One cell's commands, all of its config as it boots (`made`, after the known-good entry and the gates), so
+    its regime, boot and benches are what runs: its engine's boot, its engine's bench client's benches."""
     engine = get_engine(cell_engine(campaign, cell))
     bench_exe = (executables or {}).get(engine.bench_client)
-    config, notes = cell_config(campaign, base, cell)
+    config, notes = made.config, made.notes
     steps = measured_steps(campaign.workload, campaign.concurrencies, campaign.warmup_requests, campaign.trials)
     commands = _bench_commands(engine, config, steps, bench_exe)
     warmup = next((commands[s.result_name] for s in steps if s.warmup), None)
@@ -303,17 +321,19 @@ def plan_campaign(
     *,
     path: str,
     done: dict[str, Verdict] | None = None,
+    known_good: Mapping[str, kg.Found] | None = None,
 ) -> CampaignPlan:
-    """Every cell's boot and bench commands in run order, after the gates; refusals are InputErrors.
+    """Every cell's boot and bench commands in run order, after the known-good entry and the gates; refusals are
+    InputErrors.
 
     executables: how the target runs each engine, by name (a cell's engine and its bench client's).
+    known_good: the entry found for each engine's cells (campaign_run looks it up on the target), or None.
     """
-    done = done or {}
     specs = expand_cells(campaign)
     baseline = baseline_of(campaign, specs)
-    cells = [plan_cell(campaign, base, spec, i, baseline, executables) for i, spec in enumerate(specs, 1)]
-    cells = [cell.model_copy(update={"done": done.get(cell.name)}) for cell in cells]
-    client = check_cells(cells)
+    cells, uses = _cells(campaign, base, specs, baseline, executables, done or {}, known_good or {})
+    client = check_cells(cells, {name for name, use in uses.items() if use.applied})
+    said = [use.note for use in uses.values() if kg.said(use)]
     backends = {c.bench_backend for c in cells}
     todo = [c for c in cells if c.done is None]
     return CampaignPlan(
@@ -327,7 +347,7 @@ def plan_campaign(
         concurrencies=campaign.concurrencies,
         bench_client=client,
         bench_backend=backends.pop() if len(backends) == 1 else None,
-        gates=prompt_gates(campaign.workload.num_prompts, campaign.concurrencies),
+        gates=[*prompt_gates(campaign.workload.num_prompts, campaign.concurrencies), *dict.fromkeys(said)],
         cells=cells,
         boots=len(todo),
         benches=sum(len(c.benches) for c in todo),
@@ -335,26 +355,50 @@ def plan_campaign(
     )
 
 
+def _cells(
+    campaign: Campaign,
+    base: ServeConfig,
+    specs: Sequence[CellSpec],
+    baseline: str,
+    executables: Executables | None,
+    done: Mapping[str, Verdict],
+    found: Mapping[str, kg.Found],
+) -> tuple[list[CellPlan], dict[str, KnownGoodUse]]:
+    """Each cell planned from its config as it boots (its engine's known-good entry applied, then the gates), and
+    what the entry did per cell."""
+    made = {s.name: cell_config(campaign, base, s, found.get(cell_engine(campaign, s))) for s in specs}
+    cells = [plan_cell(campaign, s, made[s.name], i, baseline, executables) for i, s in enumerate(specs, 1)]
+    cells = [cell.model_copy(update={"done": done.get(cell.name)}) for cell in cells]
+    return cells, {name: m.use for name, m in made.items() if m.use is not None}
+
+
 def _runs(cells: Sequence[CellPlan]) -> list[tuple[str, str, ServeConfig]]:
     return [(c.name, c.engine, c.serve) for c in cells]
 
 
-def check_cells(cells: Sequence[CellPlan]) -> str:
-    """Refuse twins, cells two bench clients would bench, and cells of two engines unmatched in prefix caching;
-    the one bench client. Run again on the configs a known-good entry changed."""
-    _refuse_twins(cells)
+def check_cells(cells: Sequence[CellPlan], entry_changed: set[str] | frozenset[str] = frozenset()) -> str:
+    """Refuse twins (`entry_changed`: the cells a known-good entry changed, which a twin's refusal names), cells
+    two bench clients would bench, and cells of two engines unmatched in prefix caching; the one bench client."""
+    _refuse_twins(cells, entry_changed)
     client = one_bench_client("cell", _runs(cells))
     refuse_unmatched_caching("cell", _runs(cells))
     return client
 
 
-def _refuse_twins(cells: Sequence[CellPlan]) -> None:
+def _refuse_twins(cells: Sequence[CellPlan], entry_changed: set[str] | frozenset[str]) -> None:
     seen: dict[str, str] = {}
     for cell in cells:
         key = cell.engine + cell.serve.model_dump_json()
         if key in seen:
+            first = seen[key]
+            if {first, cell.name} & entry_changed:
+                raise InputError(
+                    f"cells: {first!r} and {cell.name!r} boot the same serve config once the known-good entry is "
+                    "applied (it sets a knob one of them left unset to the other's value): set that knob in the "
+                    "cell, or pass skip_known_good=true"
+                )
             raise InputError(
-                f"cells: {seen[key]!r} and {cell.name!r} boot the same serve config (after the gates); "
+                f"cells: {first!r} and {cell.name!r} boot the same serve config (after the gates); "
                 "drop one, or make them differ"
             )
         seen[key] = cell.name

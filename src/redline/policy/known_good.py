@@ -1,7 +1,8 @@
 """Known-good entries, as pure functions: which entry matches a run, and what applying it changes.
 
-An entry's flags and env are added where the config lacks them; its knobs are set where the
-config left them at their default. What the config already sets otherwise is kept, and said.
+An entry's flags and env are added where the config lacks them; its knobs are set where the caller did not set
+them (issue 19, class 4): a knob the caller set wins whatever its value, its default too (pydantic's
+model_fields_set of the config as the caller gave it). What the config already sets otherwise is kept, and said.
 """
 
 from __future__ import annotations
@@ -11,8 +12,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from redline.models.known_good import KNOBS, NO_GPU, KnownGoodEntry, KnownGoodKey
+from redline.models.known_good import KNOBS, NO_GPU, KnownGoodEntry, KnownGoodKey, KnownGoodUse
 from redline.models.serve import ServeConfig
+
+TURNED_OFF = "known-good entries not applied: turned off by the request"
 
 
 def hardware_key(gpu_name: str | None) -> str:
@@ -218,25 +221,42 @@ def at_default(config: ServeConfig) -> set[str]:
 
 
 def apply_entry(
-    config: ServeConfig,
-    entry: KnownGoodEntry,
-    set_fields: Iterable[str] | None = None,
-    *,
-    at_default_only: bool = False,
+    config: ServeConfig, entry: KnownGoodEntry, set_fields: Iterable[str] | None = None
 ) -> tuple[ServeConfig, list[str], list[str]]:
     """config with the entry's flags, env and knobs; (config, added, kept).
 
-    A knob is set where the caller did not set it: set_fields names those it did (default: the model's own
-    record of the fields given), or with at_default_only, every knob away from its default counts as set.
+    A knob is set where the caller did not set it: set_fields names those it did (default: the config's own record
+    of the fields given, model_fields_set), whatever their value. The result keeps that record, plus what the
+    entry set.
     """
-    given = (
-        at_default(config) if at_default_only else set(config.model_fields_set if set_fields is None else set_fields)
-    )
+    given = set(config.model_fields_set if set_fields is None else set_fields)
     flags, fa, fk = apply_flags(config.extra_flags, entry.flags)
     env, ea, ek = apply_env(config.env, entry.env)
     knobs, ka, kk = apply_knobs(config.model_dump(), entry.knobs, given)
-    updated = ServeConfig.model_validate({**knobs, "extra_flags": flags, "env": env})
+    changed = {k: v for k, v in knobs.items() if k in config.model_fields_set or v != getattr(config, k)}
+    updated = ServeConfig.model_validate({**changed, "extra_flags": flags, "env": env})
     return updated, fa + ea + ka, fk + ek + kk
+
+
+def applied_note(entry: KnownGoodEntry, added: list[str], kept: list[str], matched: str = "") -> str:
+    text = f"known-good entry {entry.key().describe()} applied"
+    text += f": added {', '.join(added)}" if added else ": the config already had everything it names"
+    text += f"; kept the config's own {', '.join(kept)}" if kept else ""
+    return text + f" ({entry.why})" + (f"; {matched}" if matched else "")
+
+
+def use_entry(config: ServeConfig, found: Found) -> tuple[ServeConfig, KnownGoodUse]:
+    """config with the entry found applied (a knob the caller set wins), and what was done; or why none was."""
+    if found.entry is None:
+        return config, KnownGoodUse(applied=False, note=found.note)
+    updated, added, kept = apply_entry(config, found.entry)
+    note = applied_note(found.entry, added, kept, found.note)
+    return updated, KnownGoodUse(applied=True, entry=found.entry.key(), added=added, kept=kept, note=note)
+
+
+def said(use: KnownGoodUse) -> bool:
+    """A use a plan's gates say: an entry applied, or the registry turned off by the request."""
+    return use.applied or use.note == TURNED_OFF
 
 
 def holds(config: ServeConfig, entry: KnownGoodEntry) -> bool:
@@ -270,12 +290,14 @@ def run_knobs(
 
 
 __all__ = [
+    "TURNED_OFF",
     "Found",
     "Run",
     "apply_entry",
     "apply_env",
     "apply_flags",
     "apply_knobs",
+    "applied_note",
     "at_default",
     "differences",
     "find",
@@ -287,6 +309,8 @@ __all__ = [
     "release_of",
     "run_knobs",
     "same_key",
+    "said",
     "same_release",
+    "use_entry",
     "version_note",
 ]

@@ -286,8 +286,14 @@ class Target(abc.ABC):
         env: dict[str, str] | None = None,
         cwd: str | None = None,
         timeout_s: float = 60,
+        server: ServerHandle | None = None,
     ) -> RunResult:
-        """Run a short command to completion; env is added to the host's environment."""
+        """Run a short command to completion; env is added to the host's environment.
+
+        `server`: the server the command serves (a bench of it), as redline started it: a target that runs each
+        server in a place of its own (a pod) runs the command there, and anything else in its common place. Never
+        chosen from the argv, whose paths a tool argument may have named.
+        """
 
     @abc.abstractmethod
     async def read_text(self, path: str) -> str:

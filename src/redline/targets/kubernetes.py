@@ -48,11 +48,11 @@ from redline.targets.kubernetes_names import (
     RUN_KEY,
     TARGET_KEY,
     experiment_value,
-    is_dns_subdomain,
     labels_of,
     object_name,
     target_value,
 )
+from redline.targets.kubernetes_pins import read_pin, write_pin
 from redline.targets.kubernetes_pods import PodIO, RunFolders
 from redline.targets.kubernetes_spec import KubernetesSpec
 
@@ -105,7 +105,7 @@ class KubernetesTarget(Target):
         """
         spec = self.spec
         if self.node is None and spec.pin_node:
-            self.node = _read_pin(self._pin_file)
+            self.node = read_pin(self._pin_file)
         if self.node is not None and not need_room:
             return self.node
         if not need_room and not spec.pin_node:
@@ -127,7 +127,7 @@ class KubernetesTarget(Target):
         if spec.pin_node or spec.node:
             self.node = node
             if remember:
-                _write_pin(self._pin_file, node)
+                write_pin(self._pin_file, node)
         return self.node
 
     @property
@@ -242,6 +242,7 @@ class KubernetesTarget(Target):
 
     def _locator_of(self, pod: Json, run_id: str, found: dict[str, str]) -> PodLocator:
         """A server pod's locator: its name, its run, and the experiment and helm release its labels name."""
+        self.pods.know(run_id)  # a run of this target's own (kubernetes_pods.py: only those pods run a command)
         name = str(meta(pod).get("name"))
         return PodLocator(
             namespace=self.spec.namespace,
@@ -348,10 +349,11 @@ class KubernetesTarget(Target):
         env: dict[str, str] | None = None,
         cwd: str | None = None,
         timeout_s: float = 60,
+        server: ServerHandle | None = None,
     ) -> RunResult:
-        """`kubectl exec` the command in the pod of the run folder it names (a bench), else in the toolbox pod."""
+        """`kubectl exec` the command in the pod of the server it is for (a bench), else in the toolbox pod."""
         check_argv(argv)
-        done = await self.pods.exec(argv, cwd, timeout_s, env)
+        done = await self.pods.exec(argv, cwd, timeout_s, env, self._locator(server).run_id if server else None)
         return RunResult(returncode=done.returncode, stdout=done.text, stderr=done.stderr)
 
     async def read_text(self, path: str) -> str:
@@ -382,18 +384,5 @@ class KubernetesTarget(Target):
         self._check_handle(handle)
         if not isinstance(handle.locator, PodLocator):
             raise InputError(f"{handle.describe()} is not a pod; target {self.name!r} cannot act on it")
+        self.pods.know(handle.locator.run_id)  # a handle redline hands it: its run is this target's from then on
         return handle.locator
-
-
-def _read_pin(path: Path) -> str | None:
-    """The node an experiment was pinned to, if a file names one that can be a node's name."""
-    try:
-        node = path.read_text().strip()
-    except OSError:
-        return None
-    return node if is_dns_subdomain(node) else None
-
-
-def _write_pin(path: Path, node: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(node + "\n")

@@ -2,8 +2,11 @@
 
 A path on the target is a path inside its pods. A run folder, `<pod_workdir>/runs/<run id>`, belongs to the
 pod labelled with that run id: its boot log is `kubectl logs` (kept on this machine too, so it outlives the
-pod), its other files are read with `kubectl exec ... cat`, and a command that names the folder (a bench's
-`--result-dir`) runs in that pod. Any other path or command goes to the target's toolbox pod.
+pod), its other files are read with `kubectl exec ... cat`, and a command run for its server (a bench, which
+redline runs with `server=` the server's handle) runs in that pod. Any other command goes to the target's
+toolbox pod, whatever its argv names (issue 19, class 6): a path in a tool argument, such as a model path
+naming another run's folder, never routes a command into another run's pod. Only the runs this target
+started, or was handed a handle of by redline, are read from their pods; any other path is read in the toolbox.
 """
 
 from __future__ import annotations
@@ -80,36 +83,48 @@ class PodIO:
         self.toolbox_node = toolbox_node
         self.toolbox_env = toolbox_env
         self._made: set[str] = set()  # runs whose folder was made in their pod
+        self.runs: set[str] = set()  # runs this target started, or was handed a handle of: its own record
 
-    async def pod_for(self, argv: list[str], cwd: str | None) -> str:
-        """The pod a command runs in: the running pod of the run folder it names, else the toolbox."""
-        for word in ([cwd] if cwd else []) + argv:
-            run_id = self.folders.named(word)
-            if run_id is not None:
-                state = pod_state(await self.cluster.run_pod(run_id), self.container)
-                if not state.running or state.name is None:
-                    raise TargetError(f"the server of run {run_id} on target {self.folders.target} is not running")
-                if run_id not in self._made:  # the run folder, for what the command writes there
-                    folder = posixpath.join(self.folders.runs, run_id)
-                    made = await self.cluster.call(self.commands.exec(state.name, ["mkdir", "-p", "--", folder]))
-                    made.check(f"making {folder} in pod {state.name}")
-                    self._made.add(run_id)
-                return state.name
-        return await self.deployer.toolbox(await self.toolbox_node(), self.toolbox_env)
+    def know(self, run_id: str) -> None:
+        """A run of this target's own: started by it, or handed to it by redline (a server record's handle)."""
+        self.runs.add(run_id)
+
+    async def pod_for(self, run_id: str | None) -> str:
+        """The pod a command runs in: the running pod of the server it is run for (a run of this target's own),
+        else the toolbox. Never read from the command's argv."""
+        if run_id is None:
+            return await self.deployer.toolbox(await self.toolbox_node(), self.toolbox_env)
+        if run_id not in self.runs:
+            raise TargetError(f"run {run_id} is not one target {self.folders.target} started: nothing runs in its pod")
+        state = pod_state(await self.cluster.run_pod(run_id), self.container)
+        if not state.running or state.name is None:
+            raise TargetError(f"the server of run {run_id} on target {self.folders.target} is not running")
+        if run_id not in self._made:  # the run folder, for what the command writes there
+            folder = posixpath.join(self.folders.runs, run_id)
+            made = await self.cluster.call(self.commands.exec(state.name, ["mkdir", "-p", "--", folder]))
+            made.check(f"making {folder} in pod {state.name}")
+            self._made.add(run_id)
+        return state.name
 
     async def exec(
-        self, argv: list[str], cwd: str | None, timeout_s: float, env: dict[str, str] | None = None
+        self,
+        argv: list[str],
+        cwd: str | None,
+        timeout_s: float,
+        env: dict[str, str] | None = None,
+        run_id: str | None = None,
     ) -> Completed:
-        """`kubectl exec` argv in its pod; env and cwd through the same constant script as a POSIX target's."""
-        pod = await self.pod_for(argv, cwd)
+        """`kubectl exec` argv in the pod of the run it is for (else the toolbox's); env and cwd through the same
+        constant script as a POSIX target's."""
+        pod = await self.pod_for(run_id)
         inner = ["sh", "-c", RUN_SCRIPT, "sh", *env_cwd_args(env, cwd), *argv] if env or cwd else argv
         return await self.cluster.call(self.commands.exec(pod, inner), timeout_s=timeout_s)
 
     async def read(self, path: str) -> bytes:
-        """A file's bytes: the boot log from `kubectl logs`, a run's file from its pod (or the copy kept here
-        once the pod is gone), any other path from the toolbox pod."""
+        """A file's bytes: the boot log from `kubectl logs`, a file of one of this target's runs from its pod (or the
+        copy kept here once the pod is gone), any other path from the toolbox pod."""
         found = self.folders.of(path)
-        if found is None:
+        if found is None or found[0] not in self.runs:
             done = await self.exec(["cat", "--", path], None, 60)
         else:
             run_id, inside = found

@@ -80,6 +80,7 @@ class PosixTarget(Target):
         env: dict[str, str] | None = None,
         cwd: str | None = None,
         timeout_s: float = 60,
+        server: ServerHandle | None = None,  # one host: every command runs on it
     ) -> RunResult:
         check_argv(argv)
         if env or cwd:

@@ -23,6 +23,7 @@ from redline.engines.flagtable import (
     FlagTable,
     reasons,
 )
+from redline.engines.json_levers import SubKeys, leaves
 
 # The options a ServeConfig field sets; naming them again would make the recorded config lie.
 OWNED = frozenset(
@@ -189,6 +190,59 @@ REFUSED = {
     ),
 }
 
+# The levers that take a JSON object, whole or by dotted sub-key, and the sub-keys redline allows in each (issue 19,
+# class 5): tuning only. A draft or proposer (`model`), its revision, code revision, tokenizer, load config and
+# download folder, and anything not named here are refused.
+_MM_ITEM = leaves("count", "width", "height", "num_frames", "length")
+JSON_LEVERS: dict[str, SubKeys] = {
+    "speculative_config": leaves(
+        "method",
+        "num_speculative_tokens",
+        "prompt_lookup_max",
+        "prompt_lookup_min",
+        "draft_tensor_parallel_size",
+        "disable_padded_drafter_batch",
+        "parallel_drafting",
+        "suffix_decoding_max_tree_depth",
+        "suffix_decoding_max_cached_requests",
+        "suffix_decoding_max_spec_factor",
+        "suffix_decoding_min_token_prob",
+        "rejection_sample_method",
+        "draft_sample_method",
+        "quantization",
+        "attention_backend",
+        "moe_backend",
+    ),
+    "attention_config": leaves(
+        "backend",
+        "flash_attn_version",
+        "use_prefill_decode_attention",
+        "flash_attn_max_num_splits_for_cuda_graph",
+        "use_cudnn_prefill",
+        "use_trtllm_ragged_deepseek_prefill",
+        "use_trtllm_attention",
+        "disable_flashinfer_prefill",
+        "disable_flashinfer_q_quantization",
+    ),
+    "eplb_config": leaves(
+        "window_size",
+        "step_interval",
+        "num_redundant_experts",
+        "log_balancedness",
+        "log_balancedness_interval",
+        "use_async",
+        "policy",
+    ),
+    "limit_mm_per_prompt": {"image": _MM_ITEM, "video": _MM_ITEM, "audio": _MM_ITEM},
+}
+SUBKEY_REFUSED = {
+    "model": "names a draft model or a proposer class, which changes where the model's code or files come from",
+    "draft_model_config": SOURCE,
+    "draft_load_config": FILES,
+    "hf_overrides": SOURCE,
+    "enforce_eager": "changes the draft's graph regime, which the recorded regime would not say",
+}
+
 # Environment a serve config may set: the engine's own tuning switches and the runtime's thread and memory knobs.
 ENV_LEVERS = RUNTIME_ENV | {
     "VLLM_ALLOW_LONG_MAX_MODEL_LEN",
@@ -225,6 +279,8 @@ TABLE = FlagTable(
     env_refused=ENV_REFUSED,
     underscores=True,
     subkeys=True,
+    json_levers=JSON_LEVERS,
+    subkey_refused=SUBKEY_REFUSED,
 )
 
 

@@ -18,13 +18,15 @@ from redline.errors import InputError
 from redline.ledger.ab_file import AbPaths, read_trial
 from redline.models import ServeConfig, Widenings
 from redline.models.ab import AbPlan, AbSpec, ArmPlan, ArmSpec, TrialStep
+from redline.models.campaign import Campaign, CellSpec
 from redline.models.known_good import KnownGoodUse
 from redline.ops.campaign.load import load_named
 from redline.ops.evidence.context import ModelFiles, model_files
-from redline.ops.evidence.known_good_apply import Identity, apply_known_good, identify, registry_path
+from redline.ops.evidence.known_good_apply import Identity, found_for, identify, registry_path
 from redline.ops.evidence.versions import EngineVersions
 from redline.ops.session import Progress, ServeSession
 from redline.policy import ab as plans
+from redline.policy import known_good as kg
 from redline.policy.campaign import cell_config, cell_engine  # the campaign's own rules make a cell's config
 from redline.policy.cross_engine import engines_of, one_bench_client, refuse_unmatched_caching
 from redline.policy.workload import measured_steps, prompt_gates
@@ -36,11 +38,28 @@ RUN_DIR = "$RUN_DIR"
 # ---- the arms and the plan -----------------------------------------------------------------------------------
 
 
-def resolve_arm(workspace: Path, arm: ArmSpec, engine: str) -> tuple[str, ServeConfig]:
+@dataclass(frozen=True)
+class ResolvedArm:
+    """An arm's engine and serve config as its spec gives it, before the known-good entry: inline, or a campaign
+    cell's (`cell`: its campaign, base and levers, whose gates come after the entry, as in the campaign)."""
+
+    engine: str
+    config: ServeConfig  # what the arm boots without an entry (a cell's after the campaign's gates)
+    cell: tuple[Campaign, ServeConfig, CellSpec] | None = None
+
+    def applied(self, found: kg.Found) -> tuple[ServeConfig, KnownGoodUse]:
+        """The config with the entry found applied (a knob the arm or its cell set wins), and what was done."""
+        if self.cell is None:
+            return kg.use_entry(self.config, found)
+        made = cell_config(*self.cell, found)
+        return made.config, made.use or KnownGoodUse(applied=False, note=found.note)
+
+
+def resolve_arm(workspace: Path, arm: ArmSpec, engine: str) -> ResolvedArm:
     """The arm's engine and serve config: inline (its engine, else `engine`, the A/B's), or the named cell of a
-    campaign in the workspace (the cell's engine, and its config after the campaign's gates)."""
+    campaign in the workspace (the cell's engine, and its config by the campaign's rules)."""
     if arm.serve is not None:
-        return arm.engine or engine, arm.serve
+        return ResolvedArm(arm.engine or engine, arm.serve)
     loaded = load_named(workspace, str(arm.campaign), f"arm {arm.name}: campaign")
     cell = next((c for c in loaded.cells if c.name == arm.cell), None)
     if cell is None:
@@ -54,7 +73,8 @@ def resolve_arm(workspace: Path, arm: ArmSpec, engine: str) -> tuple[str, ServeC
             f"arm {arm.name!r}: engine {arm.engine!r}, but cell {arm.cell!r} of {arm.campaign} boots {booted!r}: "
             "leave engine out (the cell's is used) or give the arm's serve config inline"
         )
-    return booted, cell_config(loaded.campaign, loaded.base, cell)[0]
+    made = cell_config(loaded.campaign, loaded.base, cell)
+    return ResolvedArm(booted, made.config, (loaded.campaign, loaded.base, cell))
 
 
 @dataclass
@@ -84,6 +104,22 @@ def _combined(uses: dict[str, KnownGoodUse]) -> KnownGoodUse:
     return KnownGoodUse(applied=any(u.applied for u in uses.values()), entry=entry, added=added, kept=kept, note=note)
 
 
+def _arm_plan(
+    spec: AbSpec, name: str, engine_name: str, config: ServeConfig, target: Target, widening: Widenings | None
+) -> ArmPlan:
+    """One arm as it boots: its config after the methodology gates, admitted by its engine (and its widening)."""
+    engine = get_engine(engine_name)
+    try:
+        config, gates = plans.gate_arm(spec, name, config)
+        engine.admit(config, (widening or {}).get(engine_name))
+        boot = engine.serve_argv(config, ServeSession(target, engine).executable)
+    except (ValueError, InputError) as exc:
+        raise InputError(f"arm {name!r}: {exc}" if not str(exc).startswith("arm ") else str(exc)) from exc
+    return ArmPlan(
+        name=name, baseline=name == spec.baseline, engine=engine_name, serve=config, gates=gates, boot_command=boot
+    )
+
+
 async def prepare(
     workspace: Path,
     spec: AbSpec,
@@ -95,23 +131,22 @@ async def prepare(
     progress: Progress | None = None,
 ) -> Prepared:
     """Resolve every arm, ask the target what it is (each engine's version from `versions` when it holds it),
-    apply the known-good entry, gate and admit each arm (each by its engine, with its engine's widening); arms of
-    two engines must be benched by one client, caching matched."""
-    configs = {arm.name: resolve_arm(workspace, arm, spec.engine) for arm in spec.arms}
-    engines = dict.fromkeys(e for e, _ in configs.values())
+    apply the known-good entry (a knob an arm set wins; arms it would make one config are refused), gate and admit
+    each arm (each by its engine, with its engine's widening); arms of two engines must be benched by one client,
+    caching matched."""
+    resolved = {arm.name: resolve_arm(workspace, arm, spec.engine) for arm in spec.arms}
+    engines = dict.fromkeys(r.engine for r in resolved.values())
     identities = {e: await identify(target, get_engine(e), versions, progress) for e in engines}
-    files = {model: await model_files(target, model) for model in dict.fromkeys(c.model for _, c in configs.values())}
-    arms, uses = [], {}
-    for name, (engine_name, config) in configs.items():
-        config, uses[name] = apply_known_good(
-            config,
-            registry_path(workspace),
-            identity=identities[engine_name],
-            engine=engine_name,
-            config_hash=files[config.model].config_hash,
-            skip=skip_known_good,
+    files = {m: await model_files(target, m) for m in dict.fromkeys(r.config.model for r in resolved.values())}
+    applied, uses = {}, {}
+    for name, r in resolved.items():
+        hash_ = files[r.config.model].config_hash
+        found = found_for(
+            registry_path(workspace), r.config.model, hash_, identities[r.engine], r.engine, skip=skip_known_good
         )
-        arms.append(_arm(spec, name, engine_name, config, target, widening))
+        applied[name], uses[name] = r.applied(found)
+    plans.refuse_arms_made_one([(n, r.engine, r.config, applied[n]) for n, r in resolved.items()], uses)
+    arms = [_arm_plan(spec, n, r.engine, applied[n], target, widening) for n, r in resolved.items()]
     runs = [(a.name, a.engine, a.serve) for a in arms]
     one_bench_client("arm", runs)
     refuse_unmatched_caching("arm", runs)
@@ -195,4 +230,13 @@ def check_resumable(paths: AbPaths, plan: AbPlan) -> None:
             )
 
 
-__all__ = ["RUN_DIR", "Prepared", "check_resumable", "done_trials", "plan_of", "prepare", "resolve_arm"]
+__all__ = [
+    "RUN_DIR",
+    "Prepared",
+    "ResolvedArm",
+    "check_resumable",
+    "done_trials",
+    "plan_of",
+    "prepare",
+    "resolve_arm",
+]

@@ -22,7 +22,7 @@ from redline.models.campaign_plan import CampaignPlan
 from redline.models.campaign_results import CampaignCreated
 from redline.ops.campaign.load import Loaded, ladder_path, load  # re-exported: the file read and resolved
 from redline.ops.campaign.predictions import predict_cells
-from redline.ops.evidence.known_good_apply import KnownGoodRun, apply_to_plan, default_registry, known_good_outlook
+from redline.ops.evidence.known_good_apply import KnownGoodRun, default_registry, found_entries, known_good_outlook
 from redline.ops.requests import (
     CampaignInitRequest,
     CampaignPlanRequest,
@@ -146,9 +146,8 @@ def plan_for(
         _check_parallel(loaded.campaign, target)
     done = {name: v.verdict for name, v in read_verdicts(loaded.results, loaded.names).items()}
     exes = executables(target or executables_of)
-    plan = plans.plan_campaign(loaded.campaign, loaded.base, exes, path=str(loaded.path), done=done)
-    plan = apply_to_plan(plan, known_good, exes)  # the known-good hook
-    plans.check_cells(plan.cells)  # an entry may have changed a config: the cells still compare
+    found = found_entries(known_good, loaded.base.model)  # the known-good hook: applied to each cell before its gates
+    plan = plans.plan_campaign(loaded.campaign, loaded.base, exes, path=str(loaded.path), done=done, known_good=found)
     plan = predict_cells(plan, loaded.campaign, known_good, loaded.path)  # the memory model's hook
     return _admit(plan, widening)
 

@@ -37,7 +37,7 @@ from redline.models.known_good import (
 from redline.models.serve import ServeConfig
 from redline.ops.campaign.load import load_named
 from redline.ops.evidence.context import local_model_files
-from redline.ops.evidence.known_good_apply import HEADER, REGISTRY, WHAT, read_entries, registry_path
+from redline.ops.evidence.known_good_apply import HEADER, REGISTRY, WHAT, admit_entry, read_entries, registry_path
 from redline.ops.evidence.sources import Resolved, from_ab, from_cell
 from redline.ops.request_base import Request
 from redline.ops.requests_rigor import (
@@ -210,9 +210,11 @@ def entry_of(workspace: Path, r: KnownGoodRecordRequest) -> tuple[KnownGoodEntry
         )
     fields["model_config_hash"] = local_model_files(fields["model"]).config_hash
     try:
-        return KnownGoodEntry(**fields, recorded_at=datetime.now(UTC)), left
+        entry = KnownGoodEntry(**fields, recorded_at=datetime.now(UTC))
     except ValidationError as exc:
         raise InputError(f"not a known-good entry: {explain(exc)}") from exc
+    admit_entry(entry, "")  # the allowlist at record time, as at every read
+    return entry, left
 
 
 def _recorded_note(entry: KnownGoodEntry, replaced: bool, left: list[str]) -> str:
@@ -226,7 +228,9 @@ def _recorded_note(entry: KnownGoodEntry, replaced: bool, left: list[str]) -> st
 
 
 def known_good_record(workspace: Path, request: KnownGoodRecordRequest) -> KnownGoodRecorded:
-    """Add the entry, or update the one of the same key in place (model, hardware, engine release)."""
+    """Add the entry, or update the one of the same key in place (model, hardware, engine release); a registry
+    holding an entry the allowlist refuses is refused first, naming it."""
+    read_entries(registry_path(workspace))
     entry, left = entry_of(workspace, request)
 
     def change(current: KnownGoodFile) -> tuple[KnownGoodFile, bool]:

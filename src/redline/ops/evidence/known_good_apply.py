@@ -5,7 +5,11 @@
     use.note                                                   # what was applied, or why nothing was
 
 A matching entry (same model, hardware and engine version) is applied by default; `skip=True`
-turns it off, and the output says so either way. The decisions are policy/known_good.py's.
+turns it off, and the output says so either way. A knob the caller set wins over the entry whatever its value,
+and a campaign's cells are planned from the config the entry leaves (policy/campaign.py cell_config), so the
+regime, the boot and the benches are what runs. The registry is a workspace file, so every entry's flags and env
+pass its engine's allowlist whenever it is read, and the refusal names the entry. The decisions are
+policy/known_good.py's.
 """
 
 from __future__ import annotations
@@ -17,8 +21,8 @@ from typing import Any
 
 from redline.engines import get_engine
 from redline.engines.base import Engine
+from redline.errors import InputError
 from redline.ledger.registry_file import read_registry
-from redline.models.campaign_plan import CampaignPlan
 from redline.models.known_good import NO_GPU, KnownGoodEntry, KnownGoodFile, KnownGoodUse
 from redline.models.serve import ServeConfig
 from redline.models.shape import ModelShape
@@ -28,7 +32,8 @@ from redline.ops.evidence.versions import EngineVersions, engine_version_on, par
 from redline.ops.session import Progress, say
 from redline.ops.workspace import workspace_of  # re-exported: where a file's registry is
 from redline.policy import known_good as kg
-from redline.policy.campaign import boot_argv, cell_engine
+from redline.policy.campaign import cell_engine
+from redline.policy.known_good import TURNED_OFF
 from redline.targets import HostInfo, Target
 
 REGISTRY = "known-good.yml"
@@ -38,15 +43,31 @@ HEADER = (
     "survive load, why, and the evidence. ladder_init, campaign_run and ab_run apply a matching entry by\n"
     "default. Comments you add here are kept."
 )
-TURNED_OFF = "known-good entries not applied: turned off by the request"
 
 
 def registry_path(workspace: Path) -> Path:
     return workspace / REGISTRY
 
 
+def admit_entry(entry: KnownGoodEntry, where: str) -> None:
+    """Refuse an entry whose flags or env its engine's allowlist refuses (no widening: the registry is a workspace
+    file, and a widening is the server config's), naming the entry."""
+    probe = ServeConfig(model=entry.model, max_model_len=1, extra_flags=entry.flags, env=entry.env)
+    try:
+        get_engine(entry.engine).admit(probe)
+    except InputError as exc:
+        raise InputError(
+            f"{where}known-good entry {entry.key().describe()} is refused: {exc}; an entry holds only the flags and "
+            "env the engine's allowlist admits: fix or remove it"
+        ) from exc
+
+
 def read_entries(path: Path) -> list[KnownGoodEntry]:
-    return read_registry(path, KnownGoodFile, WHAT).entries
+    """The registry's entries, each admitted by its engine's allowlist (a planted entry is refused by name)."""
+    entries = read_registry(path, KnownGoodFile, WHAT).entries
+    for entry in entries:
+        admit_entry(entry, f"{path}: ")
+    return entries
 
 
 @dataclass(frozen=True)
@@ -69,13 +90,6 @@ async def identify(
     return Identity(kg.hardware_key(host.gpus[0].name if host.gpus else None), version, host, why)
 
 
-def _note(entry: KnownGoodEntry, added: list[str], kept: list[str], matched: str = "") -> str:
-    text = f"known-good entry {entry.key().describe()} applied"
-    text += f": added {', '.join(added)}" if added else ": the config already had everything it names"
-    text += f"; kept the config's own {', '.join(kept)}" if kept else ""
-    return text + f" ({entry.why})" + (f"; {matched}" if matched else "")
-
-
 def _find(
     path: Path,
     model: str,
@@ -95,6 +109,13 @@ def _find(
     return found
 
 
+def found_for(
+    registry: Path, model: str, config_hash: str | None, identity: Identity, engine: str, *, skip: bool = False
+) -> kg.Found:
+    """The entry of this run (or why none; turned off where asked): policy/known_good.py use_entry applies it."""
+    return kg.Found(None, TURNED_OFF) if skip else _find(registry, model, config_hash, identity, engine)
+
+
 def apply_known_good(
     config: ServeConfig,
     registry: Path,
@@ -104,17 +125,9 @@ def apply_known_good(
     config_hash: str | None = None,
     skip: bool = False,
 ) -> tuple[ServeConfig, KnownGoodUse]:
-    """config with the matching entry applied (flags, env, knobs left at their default), and what was done."""
-    if skip:
-        return config, KnownGoodUse(applied=False, note=TURNED_OFF)
-    found = _find(registry, config.model, config_hash, identity, engine)
-    entry = found.entry
-    if entry is None:
-        return config, KnownGoodUse(applied=False, note=found.note)
-    updated, added, kept = kg.apply_entry(config, entry, at_default_only=True)
-    return updated, KnownGoodUse(
-        applied=True, entry=entry.key(), added=added, kept=kept, note=_note(entry, added, kept, found.note)
-    )
+    """config with the matching entry applied (flags, env, and the knobs the caller did not set: its
+    model_fields_set), and what was done."""
+    return kg.use_entry(config, found_for(registry, config.model, config_hash, identity, engine, skip=skip))
 
 
 def apply_known_good_to_fixed(
@@ -141,7 +154,7 @@ def apply_known_good_to_fixed(
     knobs, ka, kk = kg.apply_knobs(fixed, entry.knobs, given, skip=never)
     added, kept = fa + ea + ka, fk + ek + kk
     return {**knobs, "extra_flags": flags, "env": env}, KnownGoodUse(
-        applied=True, entry=entry.key(), added=added, kept=kept, note=_note(entry, added, kept, found.note)
+        applied=True, entry=entry.key(), added=added, kept=kept, note=kg.applied_note(entry, added, kept, found.note)
     )
 
 
@@ -242,36 +255,15 @@ def known_good_outlook(registry: Path, model: str, engines: Iterable[str]) -> st
     return kg.outlook(read_entries(registry), model, local_model_files(model).config_hash, engines)
 
 
-def apply_to_plan(
-    plan: CampaignPlan,
-    runs: Mapping[str, KnownGoodRun] | None,
-    executables: Mapping[str, list[str]] | None,
-) -> CampaignPlan:
-    """A campaign's plan with the matching entry applied to every cell (its engine's run), said in the plan's gates
-    and in each cell's it changed (the campaign hook: tools/campaign.plan_for calls it); a plan nothing applies to
-    is left as it is."""
+def found_entries(runs: Mapping[str, KnownGoodRun] | None, model: str) -> dict[str, kg.Found] | None:
+    """The entry for each engine's run of a campaign's model (or why none; turned off where asked): what the plan
+    applies to each cell before its gates (policy/campaign.py plan_campaign's known_good)."""
     if runs is None:
-        return plan
-    cells, notes = [], []
-    for cell in plan.cells:
-        run = runs.get(cell.engine)
-        if run is None:
-            cells.append(cell)
-            continue
-        config, use = apply_known_good(
-            cell.serve,
-            run.registry,
-            identity=run.identity,
-            engine=cell.engine,
-            config_hash=run.config_hash,
-            skip=run.skip,
-        )
-        if use.applied or run.skip:
-            notes.append(use.note)
-        gates = [*cell.gates, use.note] if use.applied else cell.gates
-        argv = boot_argv(cell.name, get_engine(cell.engine), config, executables)
-        cells.append(cell.model_copy(update={"serve": config, "gates": gates, "boot_command": argv}))
-    return plan.model_copy(update={"cells": cells, "gates": [*plan.gates, *dict.fromkeys(notes)]})
+        return None
+    return {
+        engine: found_for(run.registry, model, run.config_hash, run.identity, engine, skip=run.skip)
+        for engine, run in runs.items()
+    }
 
 
 def recorded_for(
@@ -304,13 +296,15 @@ __all__ = [
     "REGISTRY",
     "TURNED_OFF",
     "WHAT",
+    "admit_entry",
     "apply_known_good",
     "apply_known_good_to_fixed",
     "apply_to_ladder",
-    "apply_to_plan",
     "campaign_known_good",
     "default_registry",
     "engine_version_on",
+    "found_entries",
+    "found_for",
     "identify",
     "known_good_outlook",
     "known_good_run",
