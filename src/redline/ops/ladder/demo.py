@@ -3,9 +3,10 @@
 The tiny Llama holds 2,048 bytes of KV per token; an 8 MiB KV cache
 (`--kv-cache-memory-bytes`, held fixed) holds 4,096 tokens, so a smoke test at
 the ceiling takes seconds on two cores. The CPU build sizes its KV cache in
-blocks of 128 tokens while the ladder rounds to 16, so the signal policy's first
-jump lands just past what fits: a real context failure, whose estimate the
-next rung then boots.
+blocks of 128 tokens and keeps one back, so the predict policy's joint rung, from
+the floor's boot, is max_model_len 3,968: two boots and a smoke test. (The
+signal policy's first jump, to the 4,096 tokens the log prints, is a real context
+failure, whose estimate the next rung then boots.)
 """
 
 from pathlib import Path
