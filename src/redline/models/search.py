@@ -1,0 +1,54 @@
+"""A campaign's search: how it chooses its next cell instead of booting the whole grid, what it may spend, when it
+stops, and the log it keeps of each step (search.yml beside the verdicts)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SearchSpec(_Strict):
+    """`search:` in a campaign file: the grid's cells become a space the search walks (policy/search.py)."""
+
+    method: Literal["model"] = Field(
+        "model", description="model: an additive model over the levers proposes the cell with the highest upper bound"
+    )
+    initial: Annotated[int, Field(ge=1, le=64, description="cells booted before the model proposes")] = 3
+    budget_boots: Annotated[int | None, Field(ge=1, le=256, description="boots at most (null: the grid's size)")] = None
+    budget_gpu_s: Annotated[
+        float | None, Field(gt=0, le=1e7, description="GPU-seconds at most (cells' wall x GPUs)")
+    ] = None
+    patience: Annotated[
+        int, Field(ge=1, le=64, description="stop after this many cells in a row that did not beat the best")
+    ] = 3
+    seed: Annotated[int, Field(ge=0, le=2**31, description="breaks ties between equal proposals")] = 0
+
+
+class SearchStep(_Strict):
+    """One step of a search's log: the cell it proposed and why, or why it stopped."""
+
+    step: Annotated[int, Field(ge=1)]
+    at: datetime
+    cell: str | None = Field(None, description="the cell proposed; null: the search stopped")
+    why: str
+    estimate: float | None = Field(None, description="the model's estimate of the cell's score (predicted)")
+    upper: float | None = Field(None, description="its upper bound (predicted)")
+    measured: float | None = Field(None, description="the score its verdict gave, once booted (signed: higher better)")
+
+
+class SearchLog(_Strict):
+    """search.yml: every step in order (append-only); a resumed search carries on after the last."""
+
+    schema_version: Literal[1] = 1
+    campaign: str
+    steps: list[SearchStep] = []
+    stopped: str | None = Field(None, description="why the search stopped; null while it runs")
+
+
+__all__ = ["SearchLog", "SearchSpec", "SearchStep"]

@@ -1,0 +1,255 @@
+"""Search: which cell of a campaign's space to boot next, from what the cells booted so far measured, and when to
+stop. Pure: the runner asks it after every cell, with the verdicts on disk, so a search resumes after a kill like a
+grid does (the same verdicts give the same proposal).
+
+The model is additive over the levers and Bayesian: a cell's score is an intercept plus one effect per lever value,
+fitted by least squares with each effect a priori near 0 (as near as the measured scores spread), so a lever value
+no booted cell had keeps a wide uncertainty and draws a boot. The next cell is the one with the highest upper bound
+(the estimate plus KAPPA standard deviations), among the cells not yet booted and not ruled out (a cell the memory
+model predicts infeasible is never proposed; a lever value every booted cell of which failed counts against its
+cells). It starts with the baseline, then the cells that cover each lever's values, lowest and highest first.
+
+It stops when the budget (boots, GPU-seconds) is spent, when `patience` cells in a row did not beat the best by more
+than the noise band, when no cell left is predicted, even at its upper bound, to beat the best by more than the band
+(the gap rule), or when every cell has booted. Each step says why it proposed its cell, and the stop says why it
+stopped.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from redline.models.search import SearchSpec
+
+KAPPA = 2.0  # the upper bound: the estimate plus this many standard deviations
+NOISE_FLOOR = 0.01  # a score is never known better than 1% of its mean
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A cell of the space: its name and the value each lever takes in it."""
+
+    name: str
+    levers: Mapping[str, object]
+
+
+@dataclass(frozen=True)
+class Measured:
+    """A booted cell's score (None: it failed, or was red), signed so that higher is better."""
+
+    score: float | None
+    gpu_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class Proposal:
+    cell: str
+    why: str
+    estimate: float | None = None
+    upper: float | None = None
+
+
+@dataclass(frozen=True)
+class Stop:
+    why: str
+
+
+def beats(score: float, best: float | None, band: float) -> bool:
+    """Whether score is better than best by more than the noise band (scores are signed: higher is better)."""
+    return best is None or score - best > band * abs(best)
+
+
+def _key(lever: str, value: object) -> str:
+    return f"{lever}={value!r}"
+
+
+def _log2(value: object) -> float:
+    assert isinstance(value, int | float)  # a trend is only fitted over a lever whose values are all numbers
+    return math.log2(value)
+
+
+def _numeric(cells: Sequence[Candidate], lever: str) -> bool:
+    values = [c.levers[lever] for c in cells if lever in c.levers]
+    return all(isinstance(v, int | float) and not isinstance(v, bool) and v > 0 for v in values)
+
+
+@dataclass(frozen=True)
+class Design:
+    """How a cell becomes a row: an intercept; per numeric lever a trend in log2 of its value (centred); per lever
+    value a deviation from that trend (a lever that is not numeric: its values' own effects)."""
+
+    trends: dict[str, float]  # numeric lever -> the mean log2 value it is centred on
+    values: list[str]  # lever=value columns
+
+    def row(self, cell: Candidate) -> np.ndarray:
+        trend = [_log2(cell.levers[lv]) - mid if lv in cell.levers else 0.0 for lv, mid in self.trends.items()]
+        keys = {_key(lv, v) for lv, v in cell.levers.items()}
+        return np.array([1.0, *trend, *(1.0 if k in keys else 0.0 for k in self.values)])
+
+
+def _design(cells: Sequence[Candidate]) -> Design:
+    levers = sorted({lv for c in cells for lv in c.levers})
+    trends = {
+        lv: statistics.fmean(_log2(c.levers[lv]) for c in cells if lv in c.levers)
+        for lv in levers
+        if _numeric(cells, lv)
+    }
+    return Design(trends, sorted({_key(lv, v) for c in cells for lv, v in c.levers.items()}))
+
+
+@dataclass(frozen=True)
+class Model:
+    """The additive model's posterior: the trends and effects, as a normal about a mean, with its covariance."""
+
+    design: Design
+    mean: np.ndarray
+    cov: np.ndarray
+
+    def at(self, cell: Candidate) -> tuple[float, float]:
+        x = self.design.row(cell)
+        return float(x @ self.mean), float(np.sqrt(max(x @ self.cov @ x, 0.0)))
+
+
+def fit(cells: Sequence[Candidate], scores: Mapping[str, float], band: float) -> Model:
+    """Bayesian least squares. A priori a trend's slope (per doubling) and a value's effect are near 0: the slope
+    within tau, the effect of a numeric lever's value within tau / 3 (the trend carries it to values no cell had),
+    a categorical value's within tau; tau is the measured scores' spread (at least NOISE_FLOOR of their mean). A
+    score's noise is half the noise band of its mean (at least NOISE_FLOOR)."""
+    design = _design(cells)
+    rows = [c for c in cells if c.name in scores]
+    y = np.array([scores[c.name] for c in rows])
+    center = float(y.mean())
+    scale = max(abs(center), 1e-9)
+    tau = max(float(y.std()), NOISE_FLOOR * scale)
+    sigma = max(band / 2, NOISE_FLOOR) * scale
+    widths = [100.0 * scale, *([tau] * len(design.trends))]
+    widths += [tau / 3 if k.split("=", 1)[0] in design.trends else tau for k in design.values]
+    prior = np.diag([1.0 / w**2 for w in widths])
+    x = np.array([design.row(c) for c in rows])
+    cov = np.linalg.inv(x.T @ x / sigma**2 + prior)
+    mean = cov @ (x.T @ y / sigma**2 + prior @ np.array([center] + [0.0] * (len(widths) - 1)))
+    return Model(design, mean, cov)
+
+
+def estimate(
+    cells: Sequence[Candidate], scores: Mapping[str, float], cell: Candidate, band: float = 0.03
+) -> tuple[float, float]:
+    """A cell's estimated score and its uncertainty (one standard deviation), from the measured scores."""
+    return fit(cells, scores, band).at(cell)
+
+
+def _failed_values(cells: Sequence[Candidate], measured: Mapping[str, Measured]) -> set[str]:
+    """Lever values every booted cell of which failed (at least one such cell, none that held)."""
+    failed: dict[str, bool] = {}
+    for cell in cells:
+        if cell.name not in measured:
+            continue
+        ok = measured[cell.name].score is not None
+        for lever, value in cell.levers.items():
+            k = _key(lever, value)
+            failed[k] = failed.get(k, True) and not ok
+    return {k for k, bad in failed.items() if bad}
+
+
+def _opening(cells: Sequence[Candidate], baseline: str, spec: SearchSpec, booted: set[str]) -> Candidate | None:
+    """The cells booted before the model proposes: the baseline, then each lever's lowest and highest values."""
+    order = [c for c in cells if c.name == baseline]
+    levers = sorted({lv for c in cells for lv in c.levers})
+    for lever in levers:
+        values = sorted({repr(c.levers[lever]) for c in cells if lever in c.levers})
+        for wanted in (values[0], values[-1]):
+            order += [c for c in cells if lever in c.levers and repr(c.levers[lever]) == wanted][:1]
+    seen: list[Candidate] = []
+    for cell in order:
+        if cell not in seen:
+            seen.append(cell)
+    for cell in seen[: spec.initial]:
+        if cell.name not in booted:
+            return cell
+    return None
+
+
+def _stop(spec: SearchSpec, measured: Mapping[str, Measured], history: Sequence[str], band: float) -> Stop | None:
+    if spec.budget_boots is not None and len(measured) >= spec.budget_boots:
+        return Stop(f"the budget of {spec.budget_boots} boots is spent")
+    used = sum(m.gpu_s for m in measured.values())
+    if spec.budget_gpu_s is not None and used >= spec.budget_gpu_s:
+        return Stop(f"the budget of {spec.budget_gpu_s:g} GPU-seconds is spent ({used:.0f} used)")
+    scores = [(n, measured[n].score) for n in history if n in measured]
+    best, since = None, 0
+    for _, score in scores:
+        if score is not None and beats(score, best, band):
+            best, since = score, 0
+        else:
+            since += 1
+    if since >= spec.patience and len(scores) > spec.initial:
+        return Stop(f"{since} cells in a row did not beat the best by more than the {100 * band:.1f}% noise band")
+    return None
+
+
+def propose(
+    cells: Sequence[Candidate],
+    baseline: str,
+    measured: Mapping[str, Measured],
+    history: Sequence[str],
+    spec: SearchSpec,
+    *,
+    band: float,
+    infeasible: Mapping[str, str] | None = None,
+) -> Proposal | Stop:
+    """The next cell to boot and why, or why the search stops. `history`: the booted cells in order; `band`: the
+    noise band as a fraction; `infeasible`: cells the memory model rules out, and why."""
+    infeasible = infeasible or {}
+    booted = set(measured)
+    left = [c for c in cells if c.name not in booted and c.name not in infeasible]
+    if not left:
+        return Stop("every feasible cell has booted" if booted else "no feasible cell to boot")
+    if stop := _stop(spec, measured, history, band):
+        return stop
+    if first := _opening(cells, baseline, spec, booted):
+        if first.name not in infeasible:
+            return Proposal(first.name, "an opening cell: the baseline, then each lever's lowest and highest values")
+    return _by_model(cells, left, measured, spec, band)
+
+
+def _by_model(
+    cells: Sequence[Candidate],
+    left: Sequence[Candidate],
+    measured: Mapping[str, Measured],
+    spec: SearchSpec,
+    band: float,
+) -> Proposal | Stop:
+    scores = {n: m.score for n, m in measured.items() if m.score is not None}
+    if not scores:
+        return Proposal(left[0].name, "no cell has held yet: the next in the space's order")
+    failed = _failed_values(cells, measured)
+    best = max(scores.values())
+    rng, model = random.Random(spec.seed), fit(cells, scores, band)
+    ranked = []
+    for cell in left:
+        value, unc = model.at(cell)
+        doomed = sum(1 for lv, v in cell.levers.items() if _key(lv, v) in failed)
+        upper = value + KAPPA * unc - doomed * abs(best)
+        ranked.append((upper, rng.random(), cell, value))
+    upper, _, cell, value = max(ranked, key=lambda r: (r[0], r[1]))
+    if not beats(upper, best, band):
+        return Stop(
+            f"no cell left is predicted, even at its upper bound ({upper:.4g}), to beat the best ({best:.4g}) by "
+            f"more than the {100 * band:.1f}% noise band"
+        )
+    return Proposal(
+        cell.name,
+        f"the highest upper bound among {len(left)} cells left: estimated {value:.4g}, at most {upper:.4g}, "
+        f"against the best {best:.4g}",
+        estimate=value,
+        upper=upper,
+    )
+
+
+__all__ = ["Candidate", "Measured", "Model", "Proposal", "Stop", "beats", "estimate", "fit", "propose"]

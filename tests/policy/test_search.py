@@ -1,0 +1,106 @@
+"""The search's decisions on replayed landscapes (pure): the real H200 grid, and made-up spaces whose best cell is
+known, its stop rules, the feedback of cells that fail or cannot fit, and that the same record gives the same
+proposal (what makes a search resume after a kill)."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import pytest
+
+from redline.ledger.campaign_file import read_verdicts
+from redline.models.search import SearchSpec
+from redline.ops.campaign.plan import load
+from redline.policy.ranking import cell_sample
+from redline.policy.search import Candidate, Measured, Proposal, Stop, propose
+
+H200 = Path(__file__).resolve().parents[1] / "data" / "vllm-0.26.0-h200-campaign" / "l8b-h200.yml"
+
+
+def walk(
+    cells: list[Candidate], truth: dict[str, float | None], spec: SearchSpec, band: float, **kw: object
+) -> tuple[list[str], str]:
+    """The search run to its stop against a known landscape: the cells it booted in order, and why it stopped."""
+    measured: dict[str, Measured] = {}
+    history: list[str] = []
+    while True:
+        step = propose(cells, cells[0].name, measured, history, spec, band=band, **kw)  # type: ignore[arg-type]
+        if isinstance(step, Stop):
+            return history, step.why
+        assert step.cell not in measured, step
+        measured[step.cell] = Measured(truth[step.cell], gpu_s=100.0)
+        history.append(step.cell)
+
+
+def grid(**levers: list[object]) -> list[Candidate]:
+    names = list(levers)
+    return [
+        Candidate("-".join(f"{n}{v}" for n, v in zip(names, combo, strict=True)), dict(zip(names, combo, strict=True)))
+        for combo in itertools.product(*levers.values())
+    ]
+
+
+def h200() -> tuple[list[Candidate], dict[str, float | None]]:
+    loaded = load(H200)
+    verdicts = read_verdicts(loaded.results, loaded.names)
+    cells = [Candidate(n, verdicts[n].levers) for n in loaded.names]
+    return cells, {n: cell_sample(loaded.campaign, verdicts[n])[0].mean for n in loaded.names}  # type: ignore[union-attr]
+
+
+def test_on_the_real_h200_grid_the_search_stops_at_half_the_boots_with_the_grid_s_answer() -> None:
+    """The 2 x 3 grid's six cells lie within 1% of each other: the grid says "no improvement" over its baseline, and
+    so does the search, from three boots (the baseline and each lever's other end), by the gap rule."""
+    cells, truth = h200()
+    booted, why = walk(cells, truth, SearchSpec(), band=0.03)
+    assert booted == ["mnbt8192-seqs128", "mnbt16384-seqs128", "mnbt8192-seqs512"]
+    assert "no cell left is predicted" in why
+    best = max(booted, key=lambda n: truth[n])  # type: ignore[arg-type,return-value]
+    assert abs(truth[best] - max(truth.values())) / max(truth.values()) < 0.03  # type: ignore[operator,type-var,arg-type]
+
+
+def test_a_clear_winner_in_the_far_corner_is_found_in_under_half_the_boots() -> None:
+    cells = grid(a=[1, 2, 3, 4], b=[1, 2, 3])
+    truth: dict[str, float | None] = {c.name: 100.0 + 10 * c.levers["a"] + 5 * c.levers["b"] for c in cells}  # type: ignore[operator]
+    booted, why = walk(cells, truth, SearchSpec(), band=0.03)
+    assert "a4-b3" in booted and len(booted) <= 6, (booted, why)
+
+
+def test_a_cell_the_memory_model_rules_out_is_never_booted_and_says_why_it_stopped() -> None:
+    cells = grid(a=[1, 2, 3], b=[1, 2])
+    truth: dict[str, float | None] = {c.name: float(c.levers["a"]) * 10 for c in cells}  # type: ignore[arg-type]
+    booted, _ = walk(cells, truth, SearchSpec(initial=1), band=0.0, infeasible={"a3-b1": "x", "a3-b2": "y"})
+    assert not {"a3-b1", "a3-b2"} & set(booted)
+
+
+def test_a_lever_value_whose_every_boot_failed_counts_against_its_cells() -> None:
+    cells = grid(a=[1, 2, 3], b=[1, 2, 3])
+    truth: dict[str, float | None] = {c.name: None if c.levers["b"] == 3 else 100.0 + c.levers["a"] for c in cells}  # type: ignore[operator]
+    booted, _ = walk(cells, truth, SearchSpec(initial=3, patience=2), band=0.0)
+    failed = [n for n in booted if truth[n] is None]
+    assert len(failed) == 1  # the opening's b=3 cell; the model never proposes another b=3 cell
+
+
+@pytest.mark.parametrize(
+    ("spec", "said"),
+    [
+        (SearchSpec(budget_boots=2), "the budget of 2 boots is spent"),
+        (SearchSpec(budget_gpu_s=250), "the budget of 250 GPU-seconds is spent"),
+        (SearchSpec(initial=1, patience=2), "2 cells in a row did not beat the best"),
+    ],
+)
+def test_each_stop_rule_stops_and_says_so(spec: SearchSpec, said: str) -> None:
+    cells = grid(a=[1, 2, 3, 4, 5, 6])
+    truth: dict[str, float | None] = {c.name: 100.0 for c in cells}  # a flat space: nothing ever beats the first
+    booted, why = walk(cells, truth, spec, band=0.0)
+    assert said in why and len(booted) < len(cells)
+
+
+def test_the_same_record_gives_the_same_proposal_so_a_search_resumes_where_it_was_killed() -> None:
+    cells = grid(a=[1, 2, 3, 4], b=[1, 2, 3])
+    truth = {c.name: 100.0 + 3 * c.levers["a"] - (c.levers["b"] - 2) ** 2 for c in cells}  # type: ignore[operator]
+    measured = {n: Measured(truth[n]) for n in ("a1-b1", "a4-b1", "a1-b3")}
+    first = propose(cells, "a1-b1", measured, list(measured), SearchSpec(seed=7), band=0.01)
+    again = propose(cells, "a1-b1", dict(measured), list(measured), SearchSpec(seed=7), band=0.01)
+    assert isinstance(first, Proposal) and first == again and first.cell not in measured
+    assert first.estimate is not None and first.upper is not None and first.upper >= first.estimate
