@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import ClassVar, Protocol
 
 from redline.models import BenchResult, BenchWorkload, BootSignals, ServeConfig, Widening
+from redline.models.clean_bench import PrefixCounters
 from redline.models.memory import Calibration, GpuSpec, MemoryPrediction, Observation
 from redline.models.shape import ModelShape
 
@@ -124,6 +125,12 @@ class Engine(abc.ABC):
         """Where the booted server answers 200 once it is ready, from the host it runs on."""
         host = "127.0.0.1" if config.host in ("0.0.0.0", "::") else config.host
         return f"http://{host}:{config.port}{self.health_path}"
+
+    metrics_path: ClassVar[str | None] = None  # where the server's metrics are served (None: it serves none)
+
+    def prefix_cache_counters(self, metrics_text: str) -> PrefixCounters | None:
+        """The prefix cache's counters (prompt tokens looked up, found) in the server's metrics; None: not there."""
+        return None
 
     def cpu_env(self, folder: str) -> dict[str, str] | None:
         """The environment the engine's CPU build needs to run quietly inside folder; None if it has none."""

@@ -40,6 +40,7 @@ class BenchResult(BaseModel):
     model_id: Name | None = None
     num_prompts: Requests
     max_concurrency: Requests | None = None
+    max_concurrent_requests: Requests | None = Field(None, description="the most requests the client had in flight")
     completed: Requests
     failed: Requests = 0
     duration: Figure
@@ -48,8 +49,10 @@ class BenchResult(BaseModel):
     request_throughput: Figure | None = None
     output_throughput: Figure | None = None
     total_token_throughput: Figure | None = None
+    mean_ttft_ms: Figure | None = None
     median_ttft_ms: Figure | None = None
     p99_ttft_ms: Figure | None = None
+    mean_tpot_ms: Figure | None = None
     median_tpot_ms: Figure | None = None
     p99_tpot_ms: Figure | None = None
     median_itl_ms: Figure | None = None

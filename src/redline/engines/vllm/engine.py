@@ -3,8 +3,9 @@
 from collections.abc import Sequence
 
 from redline.engines.base import Engine, MemoryModel
-from redline.engines.vllm import argv, bench, bootlog, bootmeta, flags, memory
+from redline.engines.vllm import argv, bench, bootlog, bootmeta, flags, memory, metrics
 from redline.models import BenchResult, BenchWorkload, BootSignals, ServeConfig, Widening
+from redline.models.clean_bench import PrefixCounters
 
 
 class VLLM(Engine):
@@ -14,6 +15,10 @@ class VLLM(Engine):
     long_context_env = "VLLM_ALLOW_LONG_MAX_MODEL_LEN"
     kv_block_size = 16
     prefix_caching_default = True  # vLLM v1 caches prefixes unless --no-enable-prefix-caching
+    metrics_path = metrics.PATH
+
+    def prefix_cache_counters(self, metrics_text: str) -> PrefixCounters | None:
+        return metrics.prefix_counters(metrics_text)
 
     def memory_model(self) -> MemoryModel:
         return memory

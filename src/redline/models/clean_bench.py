@@ -1,0 +1,32 @@
+"""What a bench is checked for before its figures are ranked: a prefix cache it hit without asking, a client that
+could not keep the concurrency asked of it, and the window its figures cover."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Check = Literal["prefix_cache", "client", "window"]
+
+
+class BenchCheck(BaseModel):
+    """One check of one bench: whether it holds, what it saw, and what it means for the figure."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    check: Check
+    ok: bool = Field(description="false: the bench is flagged; its figures are not ranked")
+    said: str
+
+
+class PrefixCounters(BaseModel):
+    """The server's prefix-cache counters at one moment (tokens looked up, and found), from its metrics endpoint."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    queries: float = Field(ge=0)
+    hits: float = Field(ge=0)
+
+
+__all__ = ["BenchCheck", "Check", "PrefixCounters"]

@@ -1,0 +1,58 @@
+"""Clean-bench checks (pure): a bench that found its prompts in the prefix cache, or whose client never reached the
+concurrency asked, is flagged and kept out of a ranking; the window is always said. vLLM's metrics text is read for
+the two counters, summed over engine cores."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from redline.engines import get_engine
+from redline.models.bench import BenchResult
+from redline.models.clean_bench import PrefixCounters
+from redline.policy.clean_bench import checks, clean, client, prefix_cache
+from tests.conftest import H200
+
+METRICS = """# HELP vllm:prefix_cache_queries_total Prefix cache queries, in terms of number of queried tokens.
+# TYPE vllm:prefix_cache_queries_total counter
+vllm:prefix_cache_queries_total{engine="0",model_name="/models/llama8b"} 131072.0
+vllm:prefix_cache_queries_total{engine="1",model_name="/models/llama8b"} 65536.0
+# TYPE vllm:prefix_cache_hits_total counter
+vllm:prefix_cache_hits_total{engine="0",model_name="/models/llama8b"} 4096.0
+vllm:prefix_cache_hits_total{engine="1",model_name="/models/llama8b"} 0.0
+vllm:num_requests_running{engine="0"} 3.0
+"""
+
+
+def bench(**changes: object) -> BenchResult:
+    return BenchResult.model_validate(json.loads((H200 / "bench_l8b_c16.json").read_text()) | changes)
+
+
+def test_vllm_s_counters_are_read_from_its_metrics_text_summed_over_engine_cores() -> None:
+    vllm = get_engine("vllm")
+    assert vllm.metrics_path == "/metrics"
+    assert vllm.prefix_cache_counters(METRICS) == PrefixCounters(queries=196_608, hits=4096)
+    assert vllm.prefix_cache_counters("vllm:num_requests_running 1\n") is None
+    assert get_engine("sglang").prefix_cache_counters(METRICS) is None  # SGLang exposes no such counter
+
+
+@pytest.mark.parametrize(("hits", "ok"), [(0, True), (100, True), (101, False), (9_000, False)])
+def test_a_bench_that_found_its_prompts_cached_is_flagged_over_one_percent(hits: int, ok: bool) -> None:
+    found = prefix_cache(PrefixCounters(queries=1000, hits=50), PrefixCounters(queries=11_000, hits=50 + hits))
+    assert found.ok is ok and f"{hits / 10_000:.1%} of 10,000 prompt tokens" in found.said
+    assert ("not ranked" in found.said) is not ok
+
+
+def test_a_client_that_never_reached_the_concurrency_asked_is_flagged() -> None:
+    assert client(bench(max_concurrent_requests=16), 16).ok
+    short = client(bench(max_concurrent_requests=12), 16)
+    assert not short.ok and "at most 12 of the 16 requests" in short.said
+
+
+def test_every_bench_says_its_window_and_one_flag_keeps_it_out_of_a_ranking() -> None:
+    found = checks(bench(max_concurrent_requests=16), 16, PrefixCounters(queries=0, hits=0), None)
+    assert [c.check for c in found] == ["prefix_cache", "client", "window"] and clean(found)
+    assert "ramp-up and drain included" in found[2].said
+    warm = checks(bench(), 16, PrefixCounters(queries=0, hits=0), PrefixCounters(queries=1000, hits=900))
+    assert not clean(warm)
