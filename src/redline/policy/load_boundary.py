@@ -1,0 +1,118 @@
+"""The load boundary inside one boot: the highest concurrency whose SLA holds, found by probing, not by a fixed list.
+
+Probes double from the lowest concurrency until the SLA fails (or the highest allowed is reached), then bisect
+between the last that held and the first that failed until they are within PRECISION of each other (or one
+apart). A probe counts once its replicates agree (every replicate holds, or every one fails); replicates that
+disagree ask for one more, and a probe still split after MAX_REPLICATES counts as failed and is said to be unstable.
+The answer names the boundary, the binding limit (the SLA metric furthest over its limit at the first failing
+probe) and flags a cliff: the binding metric more than CLIFF times worse at the failing probe than at the boundary,
+although the load only rose by the bisection's step. Pure: each step is a function of the probes so far.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+PRECISION = 0.05  # the boundary is known to 5% of its value
+MAX_REPLICATES = 4
+CLIFF = 2.0
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One bench at a concurrency: the SLA metrics it measured (lower is better, as latencies are)."""
+
+    concurrency: int
+    figures: Mapping[str, float]
+
+
+@dataclass(frozen=True)
+class Next:
+    concurrency: int
+    why: str
+
+
+@dataclass(frozen=True)
+class Boundary:
+    """The highest concurrency whose SLA held (None: not even the lowest), what binds, and whether it is a cliff."""
+
+    concurrency: int | None
+    binding: str | None
+    cliff: bool
+    probes: int
+    why: str
+
+
+def holds(figures: Mapping[str, float], sla: Mapping[str, float]) -> bool:
+    return all(figures.get(metric, float("inf")) <= limit for metric, limit in sla.items())
+
+
+def _verdicts(probes: Sequence[Probe], sla: Mapping[str, float], replicates: int) -> dict[int, bool | None]:
+    """Each probed concurrency: True (held), False (failed, or still split after MAX_REPLICATES), None (undecided)."""
+    runs: dict[int, list[bool]] = {}
+    for p in probes:
+        runs.setdefault(p.concurrency, []).append(holds(p.figures, sla))
+    out: dict[int, bool | None] = {}
+    for c, seen in runs.items():
+        if len(seen) >= replicates and len(set(seen)) == 1:
+            out[c] = seen[0]
+        elif len(seen) >= MAX_REPLICATES:
+            out[c] = False
+        else:
+            out[c] = None
+    return out
+
+
+def _binding(probes: Sequence[Probe], c: int, sla: Mapping[str, float]) -> tuple[str, float]:
+    """The SLA metric furthest over (or nearest to) its limit at concurrency c, and its worst ratio to the limit."""
+    at = [p for p in probes if p.concurrency == c]
+    ratios = {m: max(p.figures.get(m, float("inf")) for p in at) / limit for m, limit in sla.items()}
+    metric = max(ratios, key=lambda m: ratios[m])
+    return metric, ratios[metric]
+
+
+def _answer(probes: Sequence[Probe], sla: Mapping[str, float], good: int | None, bad: int | None) -> Boundary:
+    n = len(probes)
+    if good is None:
+        metric = _binding(probes, bad, sla)[0] if bad is not None else None
+        return Boundary(None, metric, False, n, f"the SLA failed already at the lowest concurrency ({metric})")
+    if bad is None:
+        return Boundary(good, None, False, n, f"the SLA held up to the highest concurrency allowed, {good}")
+    metric, over = _binding(probes, bad, sla)
+    _, under = _binding(probes, good, sla)
+    cliff = over > CLIFF * under and over > 1.0
+    said = f"the SLA holds at {good} and fails at {bad}: {metric} binds"
+    return Boundary(
+        good, metric, cliff, n, said + (f" (a cliff: {over / under:.1f}x worse in one step)" if cliff else "")
+    )
+
+
+def step(
+    probes: Sequence[Probe], sla: Mapping[str, float], *, lowest: int = 1, highest: int = 1024, replicates: int = 2
+) -> Next | Boundary:
+    """The next concurrency to bench, or the boundary once it is known to PRECISION."""
+    verdicts = _verdicts(probes, sla, replicates)
+    undecided = sorted(c for c, v in verdicts.items() if v is None)
+    if undecided:
+        return Next(undecided[0], f"concurrency {undecided[0]}: replicates disagree or are too few; one more")
+    held = [c for c, v in verdicts.items() if v]
+    failed = [c for c, v in verdicts.items() if v is False]
+    good = max(held, default=None)
+    bad = min((c for c in failed if good is None or c > good), default=None)
+    if not verdicts:
+        return Next(lowest, "the lowest concurrency first")
+    if good is None:
+        return _answer(probes, sla, None, bad)
+    if bad is None:
+        if good >= highest:
+            return _answer(probes, sla, good, None)
+        up = min(2 * good, highest)
+        return Next(up, f"the SLA held at {good}: double to {up}")
+    if bad - good <= max(1, int(PRECISION * good)):
+        return _answer(probes, sla, good, bad)
+    mid = (good + bad) // 2
+    return Next(mid, f"the SLA holds at {good} and fails at {bad}: bisect at {mid}")
+
+
+__all__ = ["Boundary", "Next", "Probe", "holds", "step"]
