@@ -44,7 +44,7 @@ def grid(**levers: list[object]) -> list[Candidate]:
 def h200() -> tuple[list[Candidate], dict[str, float | None]]:
     loaded = load(H200)
     verdicts = read_verdicts(loaded.results, loaded.names)
-    cells = [Candidate(n, verdicts[n].levers) for n in loaded.names]
+    cells = [Candidate(c.name, c.model_dump(exclude={"name"}, exclude_none=True)) for c in loaded.cells]
     return cells, {n: cell_sample(loaded.campaign, verdicts[n])[0].mean for n in loaded.names}  # type: ignore[union-attr]
 
 
