@@ -29,12 +29,12 @@ CONFIG = (
 FIXED = {"enforce_eager": True, "load_format": "dummy", "max_num_seqs": 128}
 
 
-def llama(**fields: object) -> Ladder:
+def llama(floor: tuple[int, int] = (8192, 2048), **fields: object) -> Ladder:
     shape, _ = shape_of(json.loads(CONFIG.read_text()))
     model = ModelRef(key="llama8b", path=LLAMA, max_position_embeddings=131_072, shape=shape)
     gpu = GpuProfile(name="NVIDIA H200", memory_gib=140.4)
     fields = {"model": model, "gpu": gpu, "engine_version": "0.26.0", "policy": "predict", "fixed": FIXED, **fields}
-    return ladder(LLAMA, floor=(8192, 2048), **fields)
+    return ladder(LLAMA, floor=floor, **fields)
 
 
 def test_from_the_real_floor_boot_the_next_rung_is_the_joint_ceiling_not_the_degenerate_one(tmp_path: Path) -> None:
@@ -159,3 +159,21 @@ def test_a_joint_rung_never_climbs_back_to_a_context_a_joint_rung_failed_at() ->
     state = smoke(joint_boot(state, 54_992, 960_000))  # holds 16 x 60,000, more than the refused 56,048
     step = next_step(state)
     assert step.route == "run_rung" and step.rung.max_model_len == 56_032  # under 56,048, not 60,000
+
+
+def test_a_cache_the_engine_keeps_a_block_of_is_not_climbed_into() -> None:
+    """vLLM's CPU build: 4,096 tokens of cache serve a request of 3,968 (a 128-token block kept back): the joint
+    rung at 3,968 that booted with 4,096 tokens and passed is the ceiling, not a reason to try 4,096."""
+    predicted = PLAN.predicted.model_copy(
+        update={
+            "kv_cache_tokens": 4096,
+            "kv_cache_tokens_low": 4096,
+            "kv_cache_tokens_high": 4096,
+            "reserved_tokens": 128,
+        }
+    )
+    plan = PLAN.model_copy(update={"max_model_len": 3968, "max_num_batched_tokens": 8192, "predicted": predicted})
+    state = boot(llama((1024, 2048), min_concurrency=1), retarget(FLOOR_LOG.read_text(), 1024, 2048, kv_tokens=4096))
+    state = smoke(joint_boot(state.model_copy(update={"joint": plan}), 3968, 4096))
+    step = next_step(state)
+    assert step.route == "record_ceiling" and step.rung_index == 2, step.reason

@@ -130,6 +130,7 @@ class Prediction(_Strict):
     kv_cache_tokens: int
     kv_cache_tokens_low: int
     kv_cache_tokens_high: int
+    reserved_tokens: int = Field(0, description="tokens of the cache no request may use (a block the engine keeps)")
     band_gib: float
     basis: str
 

@@ -28,10 +28,13 @@ HEADROOM = 0.01  # context a proven joint rung must leave unused before one more
 
 
 def fitting(ladder: Ladder, rung: Rung) -> int | None:
-    """The longest max_model_len of which min_concurrency requests fit the cache the rung reported."""
+    """The longest max_model_len of which min_concurrency requests fit the cache the rung reported (less the tokens
+    the engine keeps back, as the plan's prediction says: a failed boot's own estimate already leaves them out)."""
+    reserved = ladder.joint.predicted.reserved_tokens if ladder.joint and rung.status.booted else 0
     fit = signal.fits(rung, ladder.min_concurrency)
     if fit is None:
         return None
+    fit -= reserved // ladder.min_concurrency + (1 if reserved % ladder.min_concurrency else 0)
     cap = mml_cap(ladder)
     return signal.round_down(min(fit, cap) if cap else fit, ladder.kv_block_size)
 
@@ -56,6 +59,7 @@ def plan(ladder: Ladder, prediction: MemoryPrediction) -> JointPlan | None:
         kv_cache_tokens=prediction.kv_cache_tokens,
         kv_cache_tokens_low=low,
         kv_cache_tokens_high=prediction.kv_cache_tokens_high,
+        reserved_tokens=prediction.reserved_tokens,
         band_gib=prediction.band_gib,
         basis=prediction.basis,
     )
