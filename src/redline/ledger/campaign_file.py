@@ -128,7 +128,7 @@ def _parse(path: Path) -> Any:
         )
     text = read_text(path, f"campaign file {path}")
     try:
-        return yamlfile.parse(text, path)
+        return yamlfile.parse_plain(text, path)  # reading only: a write keeps comments by its own round trip
     except LadderError as exc:  # the YAML reader's wording, for a campaign
         raise InputError(str(exc)) from exc
 

@@ -61,7 +61,11 @@ def load(path: Path) -> Any:
 def load_plain(path: Path) -> Any:
     """The document as plain dicts and lists, for reading only: the C loader is about 6x faster than
     round-trip, which only a write needs (to keep a person's comments and key order)."""
-    text = read(path)
+    return parse_plain(read(path), path)
+
+
+def parse_plain(text: str, path: Path) -> Any:
+    """`text` as plain dicts and lists (the C loader); an error worded as parse() words it."""
     try:
         return YAML(typ="safe").load(text)
     except YAMLError:
