@@ -27,7 +27,7 @@ from redline.ops.campaign import plan as ops
 from redline.ops.campaign import results
 from redline.ops.campaign import run as runner
 from redline.ops.campaign.report import campaign_report
-from redline.ops.request_base import Request
+from redline.ops.request_base import Request, require_ack
 from redline.ops.requests import (
     CampaignAggregateRequest,
     CampaignInitRequest,
@@ -89,7 +89,8 @@ def _plan(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     request = request_from_args(CampaignRunRequest, args)
-    runner.require_ack(request.i_understand_this_submits_jobs, request.dry_run)  # before any target is touched
+    ack = request.i_understand_this_submits_jobs
+    require_ack(ack, "campaign_run", dry_run=request.dry_run)  # before any target is touched
     widening = widenings_from(args)
 
     async def main() -> CampaignRunResult:

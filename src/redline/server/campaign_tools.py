@@ -30,6 +30,7 @@ from redline.ops.campaign import plan as ops
 from redline.ops.campaign import results
 from redline.ops.campaign import run as runner
 from redline.ops.campaign.report import campaign_report as write_report
+from redline.ops.request_base import require_ack
 from redline.ops.requests import (
     CampaignAggregateRequest,
     CampaignInitRequest,
@@ -164,7 +165,8 @@ async def campaign_run(
 
     Runs as a job (progress: cell k of N, concurrency, elapsed). Returns the result if it ends within wait_s,
     else the job id for job_status; job_cancel stops it and its server. A re-run resumes after the last cell."""
-    runner.require_ack(request.i_understand_this_submits_jobs, request.dry_run)  # fail closed before anything
+    ack = request.i_understand_this_submits_jobs
+    require_ack(ack, "campaign_run", dry_run=request.dry_run)  # fail closed before anything
     state = state_of(ctx)
     path = await checked(state, campaign)
     target = await off_loop(target_for, state, path, request.target)

@@ -21,6 +21,7 @@ from redline.ops.ab import plan as ab_plan
 from redline.ops.ab import run as ab_ops
 from redline.ops.evidence import baseline as baseline_ops
 from redline.ops.evidence import known_good as known_good_ops
+from redline.ops.request_base import require_ack
 from redline.ops.requests_rigor import (
     AbRunRequest,
     KnownGoodConfigRequest,
@@ -90,8 +91,7 @@ async def _check_ab(state: State, r: AbRunRequest) -> None:
     """What ab_run refuses at once, before a job: no acknowledgement, another target, another spec under the name,
     an arm that names no real campaign cell."""
     workspace, spec = state.config.workspace, r.spec
-    if not r.dry_run:
-        ab_ops.require_ack(r.i_understand_this_submits_jobs)  # fail closed before anything
+    require_ack(r.i_understand_this_submits_jobs, "ab_run", dry_run=r.dry_run)  # fail closed before anything
     state.check_target(spec.target)
     await off_loop(ab_ops.check_spec, AbPaths(workspace, spec.name), spec)
     for arm in spec.arms:

@@ -41,8 +41,7 @@ from redline.offload import (
     off_loop as off_loop,  # re-exported: the tools' one way off the event loop (a thread, or a process for big texts)
 )
 from redline.ops.evidence.versions import EngineVersions
-from redline.ops.ladder.rung import require_cluster_ack
-from redline.ops.request_base import MAX_TEXT, WAIT_MAX_S, Request
+from redline.ops.request_base import MAX_TEXT, WAIT_MAX_S, Request, require_ack
 from redline.ops.session import Progress, ServeSession
 from redline.server.cache import LadderCache
 from redline.server.config import ServerConfig, ladder_path, relative_name, resolve_in_workspace
@@ -262,7 +261,7 @@ class State:
         and a serve config that the engine's allowlist (as this server's config widens it) or the target's own
         env refuses."""
         opened = self.config.open_target(target)  # not connected: only its name and engine env are read
-        require_cluster_ack(opened, ack)
+        require_ack(ack, "rung_run", cluster=opened)
         if step.rung is not None:
             ServeSession(opened, get_engine(engine), None, widening).admit(step.rung)
 

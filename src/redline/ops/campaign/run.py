@@ -33,23 +33,14 @@ from redline.models.campaign_plan import CampaignPlan, CellPlan
 from redline.models.campaign_results import CampaignRunResult
 from redline.ops.campaign.load import Loaded, load
 from redline.ops.campaign.plan import campaign_plan, plan_for
-from redline.ops.campaign.runner import Runner, skipped, stop_left_servers
+from redline.ops.campaign.runner import Runner, skipped
 from redline.ops.evidence.known_good_apply import KnownGoodRun, campaign_known_good
 from redline.ops.evidence.versions import EngineVersions
-from redline.ops.request_base import ACK_FLAG
+from redline.ops.request_base import ACK_FLAG, require_ack
 from redline.ops.session import Progress, ServeSession, say
 from redline.targets import Target
 
 # ---- the run ------------------------------------------------------------------------------------------------
-
-
-def require_ack(i_understand_this_submits_jobs: bool, dry_run: bool = False) -> None:
-    """Fail closed: a run that boots servers needs the acknowledgement; a dry run does not."""
-    if not dry_run and i_understand_this_submits_jobs is not True:
-        raise InputError(
-            f"campaign_run boots servers and benches them on the target: pass {ACK_FLAG}=true to start "
-            "it, or dry_run=true to see every command first"
-        )
 
 
 def _check_resumable(loaded: Loaded, plan: CampaignPlan) -> None:
@@ -119,7 +110,7 @@ async def campaign_run(
     versions = versions or EngineVersions()
     if dry_run:
         return await _dry_run(path, target, widening, skip_known_good, workspace, versions, progress)
-    require_ack(i_understand_this_submits_jobs)
+    require_ack(i_understand_this_submits_jobs, "campaign_run")
     t0 = time.monotonic()  # the run's wall time counts its checks on the target too
     # the known-good hook: the engine versions asked again (an engine may have changed since a dry run)
     known_good = await campaign_known_good(Path(path), target, skip_known_good, workspace, versions=versions.fresh())
@@ -191,4 +182,4 @@ def prepare(
     return loaded, plan
 
 
-__all__ = ["ACK_FLAG", "Runner", "campaign_run", "prepare", "require_ack", "stop_left_servers"]
+__all__ = ["ACK_FLAG", "Runner", "campaign_run", "prepare"]
