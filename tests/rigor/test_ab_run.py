@@ -19,7 +19,7 @@ from redline.models.known_good import Evidence
 from redline.ops.ab.run import ab_run
 from redline.ops.evidence.baseline import perf_baseline_diff, perf_baseline_record
 from redline.ops.evidence.known_good import known_good_record
-from redline.ops.requests_rigor import KnownGoodRecordRequest, PerfBaselineDiffRequest, PerfBaselineRecordRequest
+from redline.ops.requests_verdict import KnownGoodRecordRequest, PerfBaselineDiffRequest, PerfBaselineRecordRequest
 from tests.campaign.helpers import Fake, make_fake, wait_until_gone
 from tests.conftest import processes_naming
 from tests.rigor.helpers import ab_spec

@@ -20,7 +20,7 @@ from redline.models.ab import AbPlan, AbResult, AbSpec
 from redline.models.lever import Lever
 from redline.ops.ab import run as ops
 from redline.ops.request_base import require_ack
-from redline.ops.requests_rigor import AbRunRequest
+from redline.ops.requests_verdict import AbRunRequest
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -2,7 +2,7 @@
 
     app.py              builds the MCPServer from the tool modules below
     toolkit.py          what every tool shares: @tool, annotations, RedlineError -> ToolError, State, run_job
-    ladder_tools.py     the ladder tools; campaign_tools.py, rigor_tools.py, job_tools.py the others
+    ladder_tools.py     the ladder tools; campaign_tools.py, verdict_tools.py, job_tools.py the others
     resources.py        the ladders as MCP resources
     http.py             streamable HTTP: loopback rebinding checks, a bearer token off loopback
     config.py           the server config file, and resolve_in_workspace (tool paths stay inside the workspace)

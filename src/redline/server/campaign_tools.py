@@ -26,9 +26,9 @@ from redline.models.campaign_results import (
     CampaignTable,
     ChampionReport,
 )
-from redline.ops.campaign import plan as ops
+from redline.ops.campaign import plan as plan_ops
 from redline.ops.campaign import results
-from redline.ops.campaign import run as runner
+from redline.ops.campaign import run as run_ops
 from redline.ops.campaign.report import campaign_report as write_report
 from redline.ops.request_base import require_ack
 from redline.ops.requests import (
@@ -102,7 +102,7 @@ def campaign_path(state: State, name: str) -> tuple[Path, str]:
 async def checked(state: State, name: str) -> Path:
     """The campaign file, once its base.from_ladder (if any) and its results folder stay inside the workspace."""
     path, _ = campaign_path(state, name)
-    await off_loop(ops.check_inside, path, state.config.workspace)
+    await off_loop(plan_ops.check_inside, path, state.config.workspace)
     await off_loop(_check_results, path)
     return path
 
@@ -113,7 +113,7 @@ def _check_results(path: Path, campaign: Campaign | None = None) -> None:
 
 def target_for(state: State, path: Path, requested: str) -> Target:
     """The target a call names (else the campaign's), from the server's targets file; not yet connected."""
-    return ops.open_campaign_target(path, state.config.target_specs(), requested)
+    return plan_ops.open_campaign_target(path, state.config.target_specs(), requested)
 
 
 # ---- the tools ---------------------------------------------------------------------------------------------
@@ -128,11 +128,11 @@ async def campaign_init(ctx: Context, campaign: CampaignArg, request: CampaignIn
     known-good.yml (campaign_run's dry run shows the entry applied)."""
     state = state_of(ctx)
     path, _ = campaign_path(state, campaign)
-    ops.check_inside(path, state.config.workspace, request.spec)
+    plan_ops.check_inside(path, state.config.workspace, request.spec)
     _check_results(path, request.spec)
-    target = ops.open_named_target(request.spec.target, state.config.target_specs())
+    target = plan_ops.open_named_target(request.spec.target, state.config.target_specs())
     return await off_loop(
-        ops.campaign_init,
+        plan_ops.campaign_init,
         path,
         request,
         workspace=state.config.workspace,
@@ -149,7 +149,7 @@ async def campaign_plan(ctx: Context, campaign: CampaignArg, request: CampaignPl
     path = await checked(state, campaign)
     target = await off_loop(target_for, state, path, request.target)
     widening, workspace = state.config.widen, state.config.workspace
-    return await off_loop(ops.campaign_plan, path, request, target=target, widening=widening, workspace=workspace)
+    return await off_loop(plan_ops.campaign_plan, path, request, target=target, widening=widening, workspace=workspace)
 
 
 @tool(BOOTS, "Run a campaign", CampaignRunRequest)
@@ -175,10 +175,10 @@ async def campaign_run(
     if request.dry_run:
         return await _dry_run(ctx, path, target, request, widening, workspace)
     # a campaign that cannot run is refused now, not as a job
-    loaded, _ = await off_loop(runner.prepare, path, target, widening, workspace=workspace)
+    loaded, _ = await off_loop(run_ops.prepare, path, target, widening, workspace=workspace)
 
     async def run(t: Target, progress: Progress) -> CampaignRunResult:
-        return await runner.campaign_run(
+        return await run_ops.campaign_run(
             path,
             t,
             i_understand_this_submits_jobs=True,
@@ -201,7 +201,7 @@ async def _dry_run(
     """campaign_run's dry run, answered at once: the plan, every command, nothing started and no job; its progress
     as notifications, the engine's version kept for the session."""
     async with target:  # the dry run reads the target's GPU and engine version, for the known-good entry
-        result = await runner.campaign_run(
+        result = await run_ops.campaign_run(
             path,
             target,
             i_understand_this_submits_jobs=False,

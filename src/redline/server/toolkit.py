@@ -111,7 +111,7 @@ def mapped(fn: Callable[..., Awaitable[T]], request: type[Request] | None = None
     return wrapper
 
 
-# ---- the registry ----------------------------------------------------------------------------------
+# ---- the tool table -------------------------------------------------------------------------------
 
 
 def field_parameters(request: type[Request]) -> list[inspect.Parameter]:
@@ -153,7 +153,7 @@ def expand(fn: Callable[..., Awaitable[T]], request: type[Request]) -> Callable[
 
 
 @dataclass(frozen=True)
-class Registered:
+class ToolEntry:
     """One tool as the server adds it."""
 
     fn: Callable[..., Awaitable[Any]]
@@ -166,17 +166,18 @@ class Registered:
         return self.fn.__name__
 
 
-TOOLS: list[Registered] = []
+TOOL_TABLE: list[ToolEntry] = []
 
 
 ToolFn = Callable[..., Awaitable[T]]
 
 
 def tool(annotations: ToolAnnotations, title: str, request: type[Request]) -> Callable[[ToolFn[T]], ToolFn[T]]:
-    """Register a tool: its name is the function's, its description the docstring, its inputs the request's fields."""
+    """Add a tool to the tool table: its name is the function's, its description the docstring, its inputs the
+    request's fields."""
 
     def register(fn: ToolFn[T]) -> ToolFn[T]:
-        TOOLS.append(Registered(expand(fn, request), annotations, title, request))
+        TOOL_TABLE.append(ToolEntry(expand(fn, request), annotations, title, request))
         return fn
 
     return register
@@ -188,10 +189,8 @@ class StrictTool(Tool):
     mistake (not pydantic's text and URL). The input schema says so: additionalProperties is false."""
 
     @classmethod
-    def of(cls, registered: Registered) -> "StrictTool":
-        made = cls.from_function(
-            registered.fn, title=registered.title, annotations=registered.annotations, structured_output=True
-        )
+    def of(cls, entry: ToolEntry) -> "StrictTool":
+        made = cls.from_function(entry.fn, title=entry.title, annotations=entry.annotations, structured_output=True)
         made.parameters["additionalProperties"] = False
         return cast(StrictTool, made)  # from_function builds cls
 

@@ -3,15 +3,15 @@
     result = await ab_run(workspace, spec, target, i_understand_this_submits_jobs=True)
     result.verdict.rigor        # VERDICT only when every rule held (policy/verdict.py); else DRAFT naming each
 
-Each trial boots its arm once through ServeSession, warms it up, benches it at every
-concurrency with the engine's own client (the same prompts in every trial of every arm),
+Each trial is one measured boot (ops/measured_boot.py): it boots its arm once through ServeSession, warms it
+up, benches it at every concurrency with the engine's own client (the same prompts in every trial of every arm),
 stops it, and writes trials/<arm>-<k>/trial.yml last, with the node it ran on (host_info, per
 trial). The running trial's server is recorded in ab/<name>/server.json before its boot is
 waited on, so a killed runner leaves a record the next run stops it by; a cancelled run stops
 it at once. A trial with a record is done: a re-run resumes after it, and may add trials.
 A known-good entry matching the model, hardware and engine version is applied to every arm
-unless skip_known_good; the result says which. The plan (a dry run) and the result, read
-from the trial files, come from ab_plan.py.
+unless skip_known_good; the result says which. The plan (a dry run) comes from ops/ab/plan.py, the result,
+read from the trial files, from ops/ab/result.py.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from typing import Any
 from redline.engines import get_engine
 from redline.engines.base import Engine
 from redline.errors import InputError
-from redline.ledger.registry_file import read_registry
+from redline.ledger.edited_yaml import read_edited
 from redline.models.known_good import NO_GPU, KnownGoodEntry, KnownGoodFile, KnownGoodUse
 from redline.models.serve import ServeConfig
 from redline.models.shape import ModelShape
@@ -64,7 +64,7 @@ def admit_entry(entry: KnownGoodEntry, where: str) -> None:
 
 def read_entries(path: Path) -> list[KnownGoodEntry]:
     """The registry's entries, each admitted by its engine's allowlist (a planted entry is refused by name)."""
-    entries = read_registry(path, KnownGoodFile, WHAT).entries
+    entries = read_edited(path, KnownGoodFile, WHAT).entries
     for entry in entries:
         admit_entry(entry, f"{path}: ")
     return entries
