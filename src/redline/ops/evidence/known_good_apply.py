@@ -26,7 +26,7 @@ from redline.ledger.edited_yaml import read_edited
 from redline.models.known_good import NO_GPU, KnownGoodEntry, KnownGoodFile, KnownGoodUse
 from redline.models.serve import ServeConfig
 from redline.models.shape import ModelShape
-from redline.ops.campaign.load import load
+from redline.ops.campaign.load import Loaded
 from redline.ops.evidence.context import local_model_files, model_files
 from redline.ops.evidence.versions import EngineVersions, engine_version_on, parse_version
 from redline.ops.session import Progress, say
@@ -229,19 +229,17 @@ async def known_good_run(
 
 
 async def campaign_known_good(
-    path: Path,
+    loaded: Loaded,
     target: Target,
     skip: bool = False,
-    workspace: Path | None = None,
     *,
     versions: EngineVersions | None = None,
     progress: Progress | None = None,
 ) -> dict[str, KnownGoodRun]:
-    """The known-good run of each engine a campaign file's cells boot: its model and shape, the target's identity
+    """The known-good run of each engine a campaign's cells boot: its model and shape, the target's identity
     (each engine's version there, from `versions` when it holds it), the workspace registry."""
-    loaded = load(path, workspace)
     engines = dict.fromkeys(cell_engine(loaded.campaign, cell) for cell in loaded.cells)
-    registry = default_registry(Path(path))
+    registry = default_registry(loaded.path)
     return {
         name: await known_good_run(
             registry, target, get_engine(name), loaded.base.model, skip=skip, versions=versions, progress=progress
