@@ -47,7 +47,9 @@ def processes_naming(path: Path) -> list[str]:
 # Inspector, an MCP server or the CLI as a child, a fake engine's boots and benches) or waits seconds on
 # purpose; `scripts/test --fast` (pytest -m "not slow") runs every other test. A new test is in the fast lane
 # unless it is marked here (or with @pytest.mark.slow); the fast lane's summary names any test over
-# FAST_LANE_LIMIT_S, to be marked. Entries are paths under tests/ (a whole file) or test function names.
+# FAST_LANE_LIMIT_S, to be marked. Entries are paths under tests/ (a whole file) or test function names. A test of
+# routing or recording that a real process adds nothing to runs on the in-memory target instead
+# (tests/targets/memory_target.py) and stays in the fast lane.
 REAL_MARKERS = ("vllm", "sshd", "k8s", "inspector")
 SLOW_FILES = (
     "test_cli_climb.py",  # the redline CLI as a child, climbing the fake engine
@@ -80,6 +82,7 @@ SLOW_TESTS = frozenset(
         "test_champion_select_ends_with_the_next_levers_and_says_what_the_close_lacks",
         "test_a_second_run_of_a_running_campaign_is_refused",
         "test_job_cancel_of_a_running_campaign_leaves_no_server",
+        "test_the_campaign_file_is_parsed_once_per_call_and_once_more_when_its_job_starts",
         "test_a_boot_past_its_deadline_is_timeout_boot_and_leaves_nothing_running",
         "test_a_good_rung_boots_and_its_server_is_seen_until_stopped",
         "test_stop_server_on_another_target_is_refused_and_the_server_kept",
@@ -88,7 +91,6 @@ SLOW_TESTS = frozenset(
         "test_progress_reaches_the_caller_while_it_waits",
         "test_server_shutdown_stops_the_servers_of_running_jobs",
         "test_ladders_are_readable_as_resources",
-        "test_a_campaign_cell_and_an_ab_trial_of_one_config_carry_the_same_context",
         # `redline serve --http` as a child on every loopback address
         "test_http_on_any_loopback_address_a_non_loopback_bind_still_needs_a_token",
         "test_http_on_any_loopback_address_refuses_a_foreign_host_or_origin",

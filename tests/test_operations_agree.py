@@ -23,10 +23,10 @@ from redline.cli.flags import flag
 from redline.engines import get_engine
 from redline.models.ladder import Ladder
 from redline.ops.ab import run as ab_ops
-from redline.ops.campaign import plan as campaign_ops
+from redline.ops.campaign import plan as campaign_plan_ops
 from redline.ops.campaign import report as report_ops
 from redline.ops.campaign import results as campaign_results
-from redline.ops.campaign import run as campaign_runner
+from redline.ops.campaign import run as campaign_run_ops
 from redline.ops.evidence import baseline as baseline_ops
 from redline.ops.evidence import known_good as known_good_ops
 from redline.ops.ladder import adopt as adopt_ops
@@ -130,20 +130,20 @@ AT_A_TERMINAL = frozenset({"--campaign", "--json"})
 OPENS_TARGET = frozenset({"target"})
 SURFACES |= {
     "campaign_init": Surfaces(
-        CAMPAIGN, ("campaign", "init"), frozenset({"--campaign"}), functions=(campaign_ops.campaign_init,)
+        CAMPAIGN, ("campaign", "init"), frozenset({"--campaign"}), functions=(campaign_plan_ops.campaign_init,)
     ),
     "campaign_plan": Surfaces(
         CAMPAIGN,
         ("campaign", "plan"),
         AT_A_TERMINAL | {"--targets", "--config"},
-        functions=(campaign_ops.campaign_plan, campaign_ops.open_campaign_target),
+        functions=(campaign_plan_ops.campaign_plan, campaign_plan_ops.open_campaign_target),
         resolved=OPENS_TARGET,
     ),
     "campaign_run": Surfaces(
         CAMPAIGN | {"wait_s"},
         ("campaign", "run"),
         AT_A_TERMINAL | {"--targets", "--config"},
-        functions=(campaign_runner.campaign_run, campaign_ops.open_campaign_target),
+        functions=(campaign_run_ops.campaign_run, campaign_plan_ops.open_campaign_target),
         resolved=OPENS_TARGET,
     ),
     "campaign_status": Surfaces(
@@ -160,7 +160,7 @@ SURFACES |= {
     ),
 }
 
-# The verdict-rigor tools name files inside the server's workspace (--workspace at a terminal); ab_run takes its
+# The verdict tools name files inside the server's workspace (--workspace at a terminal); ab_run takes its
 # spec as a file at a terminal (--spec-file) and opens its target by the spec's name (--targets at a terminal).
 IN_WORKSPACE = frozenset({"--workspace", "--json"})
 SURFACES |= {

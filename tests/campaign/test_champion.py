@@ -6,6 +6,7 @@ import pytest
 
 from redline.models.campaign_results import ConcurrencyResult, SlaCheck
 from redline.policy import champion as figures
+from redline.policy.figures import metrics_of, summarize
 from tests.campaign.helpers import campaign, verdict
 
 CELLS = ["base", "a", "b", "c"]
@@ -181,7 +182,7 @@ def test_goodput_is_red_only_when_no_concurrency_stays_inside_the_sla() -> None:
 
 
 def test_sla_checks_are_maxima_on_latencies_and_minima_on_throughputs() -> None:
-    stats = figures.summarize([{"p99_ttft_ms": 400.0, "output_throughput": 90.0}])
+    stats = summarize([{"p99_ttft_ms": 400.0, "output_throughput": 90.0}])
     checks = {
         c.metric: (c.kind, c.ok)
         for c in figures.sla_checks(stats, {"p99_ttft_ms": 500, "output_throughput": 100, "median_itl_ms": 5})
@@ -197,7 +198,7 @@ def test_derived_metrics_are_per_gpu_and_per_user() -> None:
     from redline.models import BenchResult, ServeConfig
 
     result = BenchResult(num_prompts=8, completed=8, duration=2.0, output_throughput=1000.0, median_tpot_ms=20.0)
-    metrics = figures.metrics_of(result, ServeConfig(model="m", max_model_len=4096, tensor_parallel_size=4))
+    metrics = metrics_of(result, ServeConfig(model="m", max_model_len=4096, tensor_parallel_size=4))
     assert metrics["output_throughput_per_gpu"] == 250.0 and metrics["tokens_per_s_per_user"] == 50.0
     assert "p99_ttft_ms" not in metrics  # not measured: left out, never a zero
 

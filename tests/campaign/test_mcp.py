@@ -12,6 +12,7 @@ import anyio
 import pytest
 from mcp import Client
 
+from redline.ledger import campaign_file
 from redline.ledger.campaign_file import read_verdict, server_files
 from redline.server.app import build_server
 from tests.campaign.helpers import wait_until_gone
@@ -149,6 +150,37 @@ async def test_a_second_run_of_a_running_campaign_is_refused(env: Env) -> None:
         await call(client, "job_cancel", job_id=started["job_id"])
     assert "is still running" in busy and started["job_id"] in busy
     assert status["running"] == ["mnbt2048"] and "wait for its job" in status["next"]
+    assert fake_servers(env.port) == [] and wait_until_gone(env.root) == []
+
+
+def count_reads(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """Every parse of a campaign file from now on (ledger/campaign_file.py's one parser), by path."""
+    reads: list[Path] = []
+    parse = campaign_file._parse
+
+    def counted(path: Path) -> Any:
+        reads.append(path)
+        return parse(path)
+
+    monkeypatch.setattr(campaign_file, "_parse", counted)
+    return reads
+
+
+async def test_the_campaign_file_is_parsed_once_per_call_and_once_more_when_its_job_starts(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A dry run reads it once; a run reads it once to refuse what it can before a job exists, and its job once at
+    its start (the file may change between the call and the job: the job plans and checks what it reads then)."""
+    write_targets(env, FAKE_VLLM_BENCH_S="30")
+    path = write(env)
+    reads = count_reads(monkeypatch)
+    async with Client(build_server(env.config)) as client:
+        await call(client, "campaign_run", campaign=CAMPAIGN, dry_run=True)
+        assert reads == [path]
+        started = await call(client, "campaign_run", campaign=CAMPAIGN, i_understand_this_submits_jobs=True, wait_s=0)
+        await _wait_for_bench(client, started["job_id"])
+        await call(client, "job_cancel", job_id=started["job_id"])
+    assert reads == [path] * 3
     assert fake_servers(env.port) == [] and wait_until_gone(env.root) == []
 
 

@@ -17,6 +17,7 @@ from redline.ops.campaign.runner import time_taken
 from tests.campaign.helpers import Fake, make_fake, verdict
 from tests.conftest import DATA
 from tests.rigor.helpers import ab_spec
+from tests.targets.memory_target import MemoryTarget
 
 H200 = DATA / "vllm-0.26.0-sglang-0.5.17-h200-campaign"
 
@@ -54,7 +55,7 @@ async def test_a_campaign_cell_and_an_ab_trial_of_one_config_carry_the_same_cont
         grid={"max_num_batched_tokens": [2048]},
         base={"max_model_len": 4096, "port": fake.port, "max_num_seqs": 4},
     )
-    async with fake.target() as target:
+    async with MemoryTarget() as target:  # routing and recording: no process adds to what is tested
         await campaign_run(path, target, i_understand_this_submits_jobs=True)
     verdict = read_verdict(fake.campaigns / "c1", "mnbt2048")
     assert verdict is not None and verdict.results and verdict.results[0].ok, verdict and verdict.reason
@@ -63,7 +64,7 @@ async def test_a_campaign_cell_and_an_ab_trial_of_one_config_carry_the_same_cont
     serve = {"model": str(fake.model), "max_model_len": 4096, "port": fake.port, "max_num_seqs": 4}
     arms = [{"name": "a", "serve": serve | {"max_num_batched_tokens": 2048}}, {"name": "b", "serve": serve}]
     spec = ab_spec(fake, arms=arms, baseline="a", concurrencies=[4], trials=1)
-    async with fake.target() as target:
+    async with MemoryTarget() as target:
         result = await ab_run(tmp_path / "ws", spec, target, i_understand_this_submits_jobs=True)
     point = next(a for a in result.arms if a.arm == "a").points[0]
     assert differing_fields(cell, point.context) == []

@@ -1,5 +1,6 @@
 """The one measured-boot loop (ops/measured_boot.py) and the one workload policy (policy/workload.py), on the
-fake engine (tests/server/fake_vllm.py) in real child processes through the real LocalTarget.
+in-memory target (tests/targets/memory_target.py): what is tested is the loop's routing and recording, which no
+real process adds to (campaign cells and A/B trials run it on the fake engine's real processes in the slow lane).
 
 Campaign cells and A/B trials both run measured_boot over policy/workload's steps: the same workload gives the
 same benches in both (the 2 x c prompt gate included), and the loop records its server while it runs, stops at a
@@ -21,8 +22,9 @@ from redline.ops.campaign.plan import campaign_plan
 from redline.ops.measured_boot import Keep, measured_boot
 from redline.ops.session import ServeSession
 from redline.policy.workload import measured_steps
-from tests.campaign.helpers import Fake, make_fake, wait_until_gone
+from tests.campaign.helpers import Fake, make_fake
 from tests.rigor.helpers import ab_spec
+from tests.targets.memory_target import MemoryTarget
 
 pytestmark = pytest.mark.anyio
 
@@ -42,7 +44,7 @@ async def test_an_ab_and_a_campaign_bench_the_same_workload_alike_with_the_2c_ga
     fake: Fake, tmp_path: Path
 ) -> None:
     spec = ab_spec(fake, workload=SHORT, concurrencies=[4, 32])
-    ab = await ab_run(tmp_path / "ws", spec, fake.target(), i_understand_this_submits_jobs=False, dry_run=True)
+    ab = await ab_run(tmp_path / "ws", spec, MemoryTarget(), i_understand_this_submits_jobs=False, dry_run=True)
     assert ab.plan is not None
     note = "concurrency 32: num_prompts 40 raised to 64"
     assert any(note in g for g in ab.plan.gates) and all(any(note in g for g in a.gates) for a in ab.plan.arms)
@@ -50,7 +52,7 @@ async def test_an_ab_and_a_campaign_bench_the_same_workload_alike_with_the_2c_ga
     assert [_flag(b, "--num-prompts") for b in trial.bench_commands] == ["40", "64"]
 
     path = fake.write(workload=SHORT, concurrencies=[4, 32], grid={"max_num_batched_tokens": [2048, 8192]})
-    cell = campaign_plan(path, target=fake.target()).cells[0]
+    cell = campaign_plan(path, target=MemoryTarget()).cells[0]
     assert any(note in g for g in cell.gates)
     assert [_flag(b.command, "--num-prompts") for b in cell.benches] == ["40", "64"]
     same = ("--num-prompts", "--max-concurrency", "--seed", "--random-input-len", "--random-output-len")
@@ -76,7 +78,8 @@ async def test_a_measured_boot_runs_every_step_keeps_its_record_while_it_runs_an
         record = load_server(record_file)  # while a step runs, its server is on record
         seen_records.append(record.boot_log_bytes if record is not None else -1)
 
-    session = ServeSession(fake.target(), get_engine("vllm"))
+    target = MemoryTarget()
+    session = ServeSession(target, get_engine("vllm"))
     measured = await measured_boot(
         session, _config(fake), steps, keep=Keep(record_file, 7, write), boot_deadline_s=60, bench_deadline_s=60
     )
@@ -94,14 +97,15 @@ async def test_a_measured_boot_runs_every_step_keeps_its_record_while_it_runs_an
     assert all(n > 0 for n in seen_records)  # the record names where the boot ended in the log
     assert measured.log_text.startswith(measured.boot.log_text) and len(measured.log_text) > len(measured.boot.log_text)
     assert load_server(record_file) is None and not record_file.exists()
-    assert wait_until_gone(fake.root / "target") == []
+    assert target.stopped == target.started and len(target.started) == 1 and not target.alive  # one boot, stopped
+    assert [_flag(b, "--result-filename") for b in target.benches] == [r.step.result_name for r in measured.steps]
 
 
 async def test_a_failed_warm_up_ends_the_boot_with_no_bench_and_stops_the_server(fake: Fake) -> None:
     steps = measured_steps(CampaignWorkload(input_len=128, output_len=16), [1, 4], 2, trials=1)
     record_file = fake.root / "results" / "server.json"
     record_file.parent.mkdir(parents=True)
-    target = fake.target(FAKE_VLLM_PREFILL_OOM_TOKENS="100")  # the warm-up's 2 x 128 prompt tokens kill it
+    target = MemoryTarget(failing=frozenset({"warmup.json"}))  # no warm-up request gets through
     session = ServeSession(target, get_engine("vllm"))
     measured = await measured_boot(
         session,
@@ -112,6 +116,6 @@ async def test_a_failed_warm_up_ends_the_boot_with_no_bench_and_stops_the_server
         bench_deadline_s=60,
     )
     assert measured.boot.ready and measured.benches == []
-    assert measured.warmup_error is not None and len(measured.steps) == 1
-    assert "OutOfMemoryError" in measured.log_text
-    assert not record_file.exists() and wait_until_gone(fake.root / "target") == []
+    assert measured.warmup_error == "2 of 2 requests failed (completed 0)" and len(measured.steps) == 1
+    assert len(target.benches) == 1  # no bench after the warm-up
+    assert not record_file.exists() and target.stopped == target.started and not target.alive

@@ -13,7 +13,7 @@ from typing import Any
 import anyio
 from mcp import Client
 
-from tests.rigor.scenario import RIGOR_TOOLS, exercise_rigor_tools
+from tests.rigor.scenario import VERDICT_TOOLS, exercise_verdict_tools
 from tests.server.helpers import (
     H200,
     KV_TOKENS,
@@ -52,7 +52,7 @@ EVERY_TOOL = {
     "job_list",
     "memory_predict",
     *CAMPAIGN_TOOLS,
-    *RIGOR_TOOLS,
+    *VERDICT_TOOLS,
 }
 LADDER = "ladders/l8b.yml"
 CLIMBED = Path(__file__).resolve().parents[1] / "data" / "vllm-0.26.0-h200-ladder" / "llama8b" / "ladder.yml"
@@ -158,7 +158,7 @@ async def exercise_every_tool(client: Client, env: Env) -> set[str]:
     assert adopted["path"] == "ladders/llama8b-h200.yml" and adopted["next"]["route"] == "done"
     assert len(adopted["files"]) == 6 and adopted["ceiling"]["max_model_len"] == 131072
     await exercise_campaign_tools(ok, err)
-    await exercise_rigor_tools(ok, err)
+    await exercise_verdict_tools(ok, err)
     assert called == EVERY_TOOL
     return called
 

@@ -19,7 +19,8 @@ from redline.inputs import load_yaml
 from redline.models.ab import AbPlan, AbResult, AbSpec
 from redline.models.lever import Lever
 from redline.ops.ab import run as ops
-from redline.ops.requests_rigor import AbRunRequest
+from redline.ops.request_base import require_ack
+from redline.ops.requests_verdict import AbRunRequest
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -38,8 +39,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def run_ab(args: argparse.Namespace) -> int:
     spec = load_yaml(args.spec_file, AbSpec, "A/B spec")
     request = request_from_args(AbRunRequest, args, spec=spec)
-    if not request.dry_run:
-        ops.require_ack(request.i_understand_this_submits_jobs)  # before any target is touched
+    ack = request.i_understand_this_submits_jobs
+    require_ack(ack, "ab_run", dry_run=request.dry_run)  # before any target is touched
 
     async def main() -> AbResult:
         async with target_named(args.targets, spec.target) as target:

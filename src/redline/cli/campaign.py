@@ -23,11 +23,11 @@ from redline.cli.common import (
 from redline.cli.flags import add_request_flags, request_from_args
 from redline.models.campaign_plan import CampaignPlan, CellPlan
 from redline.models.campaign_results import CampaignRunResult, CampaignStatus, CampaignTable, ChampionReport
-from redline.ops.campaign import plan as ops
+from redline.ops.campaign import plan as plan_ops
 from redline.ops.campaign import results
-from redline.ops.campaign import run as runner
+from redline.ops.campaign import run as run_ops
 from redline.ops.campaign.report import campaign_report
-from redline.ops.request_base import Request
+from redline.ops.request_base import Request, require_ack
 from redline.ops.requests import (
     CampaignAggregateRequest,
     CampaignInitRequest,
@@ -62,7 +62,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def _init(args: argparse.Namespace) -> int:
     request = request_from_args(CampaignInitRequest, args)
-    created = ops.campaign_init(args.campaign, request)
+    created = plan_ops.campaign_init(args.campaign, request)
     plan = created.plan
     print(
         "\n".join(
@@ -82,19 +82,20 @@ def _init(args: argparse.Namespace) -> int:
 def _plan(args: argparse.Namespace) -> int:
     request = request_from_args(CampaignPlanRequest, args)
     target = _target(args, request.target) if args.targets or request.target else None
-    plan = ops.campaign_plan(args.campaign, request, target=target, widening=widenings_from(args))
+    plan = plan_ops.campaign_plan(args.campaign, request, target=target, widening=widenings_from(args))
     print_result(args, plan, plan_text)
     return 0
 
 
 def _run(args: argparse.Namespace) -> int:
     request = request_from_args(CampaignRunRequest, args)
-    runner.require_ack(request.i_understand_this_submits_jobs, request.dry_run)  # before any target is touched
+    ack = request.i_understand_this_submits_jobs
+    require_ack(ack, "campaign_run", dry_run=request.dry_run)  # before any target is touched
     widening = widenings_from(args)
 
     async def main() -> CampaignRunResult:
         async with _target(args, request.target) as target:
-            return await runner.campaign_run(
+            return await run_ops.campaign_run(
                 args.campaign,
                 target,
                 i_understand_this_submits_jobs=request.i_understand_this_submits_jobs,
@@ -182,8 +183,8 @@ _ACTIONS: list[tuple[str, type[Request], str, Callable[[argparse.Namespace], int
 def _target(args: argparse.Namespace, requested: str) -> Target:
     """The target named (else the campaign's), from --targets; with no targets file only this host, as local."""
     if args.targets is not None:
-        return ops.open_campaign_target(args.campaign, load_targets(args.targets), requested)
-    return target_named(None, ops.campaign_target(args.campaign, requested))
+        return plan_ops.open_campaign_target(args.campaign, load_targets(args.targets), requested)
+    return target_named(None, plan_ops.campaign_target(args.campaign, requested))
 
 
 # ---- text ------------------------------------------------------------------------------------------------------

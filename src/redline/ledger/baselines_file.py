@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from redline.ledger.registry_file import read_registry
+from redline.ledger.edited_yaml import read_edited
 from redline.models.baseline import BaselinesFile
 
 BASELINES = "baselines.yml"
@@ -25,7 +25,7 @@ def baselines_path(workspace: Path) -> Path:
 
 
 def read_baselines(workspace: Path) -> BaselinesFile:
-    return read_registry(baselines_path(workspace), BaselinesFile, WHAT)
+    return read_edited(baselines_path(workspace), BaselinesFile, WHAT)
 
 
 __all__ = ["BASELINES", "HEADER", "WHAT", "baselines_path", "read_baselines"]

@@ -1,7 +1,9 @@
-"""The record of a server an operation left running (a ladder's booted rung awaiting its smoke test).
+"""The record of a server an operation left running (a ladder's booted rung awaiting its smoke test, a campaign
+cell's or an A/B trial's server while it is measured).
 
-It lets a later call, or a restarted MCP server, find that server and stop it.
-Written with the one atomic writer, so a kill never leaves half a record.
+It lets a later call, or a restarted MCP server, find that server and stop it (ops/measured_boot.py
+`stop_left_servers`, after `check_reachable` here). Written with the one atomic writer, so a kill never leaves half
+a record.
 """
 
 from pathlib import Path
@@ -9,11 +11,11 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from redline.engines import DEFAULT_ENGINE
-from redline.errors import LadderError
-from redline.identity import Owner
+from redline.errors import InputError, LadderError
+from redline.identity import Owner, where
 from redline.ledger.derived import derived_file, derived_write
 from redline.models import ServeConfig
-from redline.targets import ServerHandle
+from redline.targets import ServerHandle, Target
 from redline.untrusted import read_regular
 
 MAX_RECORD = 1 << 20
@@ -63,3 +65,21 @@ def save_server(path: Path, record: ServerRecord, base: Path | None = None) -> N
 
 def clear_server(path: Path, base: Path | None = None) -> None:
     _checked(path, base).unlink(missing_ok=True)
+
+
+def check_reachable(record: ServerRecord, target: Target, what: str, path: Path) -> None:
+    """Refuse a recorded server (of `what`: a rung, cell or trial, numbered by the record) whose handle this redline
+    cannot act on: another target's, or a `local` one that a redline on another host or in another PID namespace
+    booted (its pid names nothing here)."""
+    if record.handle.target != target.name:
+        raise InputError(
+            f"the server of {what} {record.rung_index} runs on target {record.handle.target!r}, not {target.name!r}: "
+            f"call this on target {record.handle.target!r}, or stop that server by hand and delete {path}"
+        )
+    owner = record.owner
+    if owner and target.same_host_as_redline and where(owner.host, owner.boot_id, owner.pid_ns) == "elsewhere":
+        raise InputError(
+            f"the server of {what} {record.rung_index} was booted on target {target.name} by "
+            f"{owner.describe()}, another host or PID namespace: its process group is not one this "
+            f"redline can see; stop it from there, or by hand and then delete {path}"
+        )

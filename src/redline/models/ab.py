@@ -40,7 +40,14 @@ Metric = Literal[
 # entry of the one metric table (models/metrics.py: its direction and unit); a name it lacks fails at import.
 TRIAL_METRICS = tuple(
     metric(name).name
-    for name in ("median_tpot_ms", "median_itl_ms", "median_ttft_ms", "output_throughput", "output_throughput_per_gpu")
+    for name in (
+        "median_tpot_ms",
+        "median_itl_ms",
+        "median_ttft_ms",
+        "output_throughput",
+        "output_throughput_per_gpu",
+        "tokens_per_s_per_user",
+    )
 )
 
 

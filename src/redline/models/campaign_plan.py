@@ -6,6 +6,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from redline.models.campaign import Focus, Strict, Verdict
+from redline.models.context import RegimeLabel
 from redline.models.serve import ServeConfig
 
 
@@ -22,17 +23,6 @@ class CellPrediction(Strict):
         "at risk: only the band's high end holds them"
     )
     why: str
-
-
-class Regime(Strict):
-    """How a figure was measured: on a warmed server or a cold one, eager or with CUDA graphs."""
-
-    cache: Literal["warm", "cold"]
-    graphs: Literal["eager", "graphs"]
-
-    @property
-    def label(self) -> str:
-        return f"{self.cache}/{self.graphs}"
 
 
 class BenchStep(Strict):
@@ -61,7 +51,7 @@ class CellPlan(Strict):
     engine: str = Field(description="the engine this cell boots")
     levers: dict[str, Any]
     serve: ServeConfig
-    regime: Regime
+    regime: RegimeLabel
     gates: list[str] = Field(description="what the methodology gates changed in this cell, and why")
     bench_backend: str | None = Field(description="the backend this cell's bench command pins")
     widened: list[str] = Field([], description="what of the server config's allowlist widening this cell uses")
@@ -96,4 +86,4 @@ class CampaignPlan(Strict):
     note: str = "the bench commands write into the server's run folder on the target, shown as $RUN_DIR"
 
 
-__all__ = ["BenchStep", "CampaignPlan", "CellPlan", "CellPrediction", "Regime", "Submits"]
+__all__ = ["BenchStep", "CampaignPlan", "CellPlan", "CellPrediction", "Submits"]

@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from redline.models.serve import ServeConfig
+from redline.models.serve import ServeConfig, is_eager
 
 Provenance = Literal["measured", "simulated", "predicted"]
 Name = Annotated[str, Field(max_length=200)]
@@ -73,6 +73,16 @@ class RegimeLabel(_Strict):
     @property
     def label(self) -> str:
         return f"{self.cache}/{self.graphs}"
+
+
+def regime_of(config: ServeConfig, warmup_requests: int) -> RegimeLabel:
+    """The regime a server of config is measured in after `warmup_requests` warm-up requests (0: cold): the one
+    regime model of a plan's cell and of every measured figure's context."""
+    return RegimeLabel(
+        cache="warm" if warmup_requests > 0 else "cold",
+        graphs="eager" if is_eager(config) else "graphs",
+        prefix_caching=config.enable_prefix_caching,
+    )
 
 
 class EngineIdentity(_Strict):
@@ -192,4 +202,5 @@ __all__ = [
     "Workload",
     "device_of",
     "differing_fields",
+    "regime_of",
 ]

@@ -82,3 +82,13 @@ class ServeConfig(BaseModel):
             if "\x00" in value or len(value) > 4096:
                 raise ValueError(f"environment variable {name} has a NUL byte or is over 4096 characters")
         return env
+
+
+def gpus_of(config: ServeConfig) -> int:
+    """The GPUs one boot of config uses: tensor x pipeline x data parallel size."""
+    return config.tensor_parallel_size * config.pipeline_parallel_size * config.data_parallel_size
+
+
+def is_eager(config: ServeConfig) -> bool:
+    """The boot runs without CUDA graphs: enforce_eager, or cudagraph_mode NONE."""
+    return config.enforce_eager or config.cudagraph_mode == "NONE"

@@ -12,6 +12,10 @@ is ready), so a runner killed at any point leaves what the next run stops it by;
 record cleared whatever happens, cancellation included. Steps run in order and stop at the first that leaves
 the server unable to take the next one (a warm-up with any problem; a bench with no figures, or after which the
 server did not answer its health check). Each step's result file is kept through `keep.write` as it comes.
+
+A server a killed run left on record is stopped by `stop_left_servers` (the campaign's cells, the A/B's trial, the
+ladder's rung alike) before the next one boots; a ladder's rung, booted without the loop, is recorded by the same
+`server_record`.
 """
 
 from __future__ import annotations
@@ -24,11 +28,12 @@ import anyio
 
 from redline.errors import InputError
 from redline.identity import this_owner
-from redline.ledger.server_record import ServerRecord, clear_server, save_server
+from redline.ledger.server_record import ServerRecord, check_reachable, clear_server, load_server, save_server
 from redline.models import BenchResult, ServeConfig
+from redline.offload import off_loop
 from redline.ops.session import BenchRun, Boot, ServeSession, say
 from redline.policy.workload import Step
-from redline.targets import ServerHandle
+from redline.targets import ServerHandle, Target
 
 BOOTED_AT = 0.3  # the share of an operation's progress a boot takes; its benches take the rest
 
@@ -148,7 +153,7 @@ async def measured_boot(
 
     def record(handle: ServerHandle, log_bytes: int = 0) -> None:
         started[:] = [handle]
-        save_server(keep.server_file, _server_record(keep, session, config, handle, log_bytes), keep.base)
+        save_server(keep.server_file, server_record(keep.index, session, config, handle, log_bytes), keep.base)
 
     async def on_start(handle: ServerHandle) -> None:
         record(handle)
@@ -168,18 +173,34 @@ async def measured_boot(
             clear_server(keep.server_file, keep.base)
 
 
-def _server_record(
-    keep: Keep, session: ServeSession, config: ServeConfig, handle: ServerHandle, log_bytes: int
+def server_record(
+    index: int, session: ServeSession, config: ServeConfig, handle: ServerHandle, log_bytes: int
 ) -> ServerRecord:
-    """The record a running server is stopped by: its handle, its config, where its boot ended in its log, its owner."""
+    """The record a running server is stopped by: the rung, cell or trial it is (`index`), its handle, its config,
+    where its boot ended in its log, its owner."""
     return ServerRecord(
-        rung_index=keep.index,
+        rung_index=index,
         engine=session.engine.name,
         handle=handle,
         config=config,
         boot_log_bytes=log_bytes,
         owner=this_owner(),
     )
+
+
+async def stop_left_servers(files: Sequence[Path], target: Target, what: str, base: Path | None = None) -> int:
+    """Stop every server a killed run left recorded in `files` (those there are), each record cleared once its server
+    is stopped, even while the caller is cancelled; how many there were. `what`: what a record's index numbers (rung,
+    cell, trial); `base`: the folder each record's folders are checked from. Every record is checked to be one this
+    redline can act on (ledger/server_record.py check_reachable) before any server is stopped."""
+    left = [(path, record) for path in files if (record := await off_loop(load_server, path, base)) is not None]
+    for path, record in left:
+        check_reachable(record, target, what, path)
+    with anyio.CancelScope(shield=True):
+        for path, record in left:
+            await target.stop(record.handle)
+            await off_loop(clear_server, path, base)
+    return len(left)
 
 
 __all__ = [
@@ -191,4 +212,6 @@ __all__ = [
     "measured_boot",
     "read_figures",
     "run_steps",
+    "server_record",
+    "stop_left_servers",
 ]

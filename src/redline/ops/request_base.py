@@ -7,6 +7,8 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from redline.engines import engine_names
+from redline.errors import InputError
+from redline.targets import Target
 
 WAIT_MAX_S = 300.0  # the longest an MCP call blocks on a job before it returns the job id
 MAX_TEXT = 64 * 1024 * 1024  # the longest boot log or bench file a request carries
@@ -42,3 +44,21 @@ Ack = Annotated[
     bool,
     Field(strict=True, description="true to boot servers and bench them on the target; without it nothing starts"),
 ]
+
+
+def require_ack(ack: bool, tool: str, *, dry_run: bool = False, cluster: Target | None = None) -> None:
+    """Fail closed: `tool` boots servers only with the acknowledgement (a real true); a dry run starts nothing and
+    needs none. `cluster`: the target a ladder's rung boots on, where the acknowledgement is needed only if it
+    submits to a shared cluster (a rung boots on a host of its own without it)."""
+    if ack is True or dry_run:
+        return
+    if cluster is None:
+        raise InputError(
+            f"{tool} boots servers and benches them on the target: pass {ACK_FLAG}=true to start it, "
+            "or dry_run=true to see every command first"
+        )
+    if cluster.submits_jobs:
+        raise InputError(
+            f"target {cluster.name!r} submits jobs to a cluster (every rung is a pod of its own): pass "
+            f"{ACK_FLAG}=true to boot there"
+        )

@@ -34,7 +34,7 @@ from redline.ops.request_base import (
     WorkspaceFile,
 )
 from redline.ops.requests_predict import PREDICT_OPERATIONS
-from redline.ops.requests_rigor import RIGOR_OPERATIONS
+from redline.ops.requests_verdict import RIGOR_OPERATIONS
 
 
 class LadderInitRequest(Request):

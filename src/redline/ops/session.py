@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 
 import anyio
 
-from redline.engines import get_engine
+from redline.engines import engine_names, get_engine
 from redline.engines.base import Engine
 from redline.errors import CommandTimeout, InputError, LogParseError, TargetPathError
 from redline.models import BenchWorkload, BootSignals, BootStatus, ServeConfig, Widening
@@ -31,6 +31,13 @@ from redline.targets import RunResult, ServerHandle, Target, WaitOutcome
 Progress = Callable[[float, str], Awaitable[None]]
 BOOT_POLL_S = 10.0  # how often a waiting boot reports progress
 HEALTH_AFTER_BENCH_S = 10.0
+
+
+def executables(target: Target) -> dict[str, list[str]]:
+    """How the target runs each engine redline knows (a server, or the client that benches one), by name: what a
+    plan's commands name (policy/workload.py commands_of), as a session runs them (`executable`,
+    `bench_executable`)."""
+    return {name: target.engine_command(name, list(get_engine(name).default_command)) for name in engine_names()}
 
 
 @dataclass(frozen=True)

@@ -3,13 +3,13 @@
     arms, verdict = summarize(spec, plans, records)
 
 Each arm gets, per concurrency, every trial's figures and their mean ± std (median TPOT, ITL, TTFT,
-output throughput), in one context per point (its exact shape, its trials, its node or nodes), and
-its mean output throughput against the decode ceiling. The verdict is policy/verdict.py's.
+output throughput, per GPU and per user: policy/figures.py, as a campaign's), in one context per point (its
+exact shape, its trials, its node or nodes), and its mean output throughput against the decode ceiling. The
+verdict is policy/verdict.py's.
 """
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Mapping, Sequence
 
 from redline.engines import get_engine
@@ -25,15 +25,15 @@ from redline.models.ab import (
     TrialRecord,
 )
 from redline.models.bench import BenchResult
-from redline.models.campaign_results import Stat
 from redline.models.context import ContextDescriptor, Node
 from redline.models.known_good import KnownGoodUse
-from redline.models.serve import ServeConfig
+from redline.models.serve import ServeConfig, is_eager
 from redline.models.sol import SolFigure
 from redline.models.verdict import AbVerdict
+from redline.policy import figures
 from redline.policy.verdict import judge_ab
 from redline.policy.verdict_rules import CLAIM_METRIC, TrialObservation
-from redline.policy.workload import prompt_gates
+from redline.policy.workload import prompt_gates, seqs_gate
 
 # ---- the plan's workloads: policy/workload.py's, as for campaigns ---------------------------------------------
 
@@ -44,16 +44,13 @@ def run_order(spec: AbSpec) -> list[tuple[int, str, int]]:
     return [(i, arm, k) for i, (arm, k) in enumerate(pairs, 1)]
 
 
-def bench_file(c: int) -> str:
-    return f"bench-c{c}.json"
-
-
 # ---- gates on one arm ----------------------------------------------------------------------------------------
 
 
-def gate_arm(spec: AbSpec, name: str, config: ServeConfig) -> tuple[ServeConfig, list[str]]:
-    """The arm's config after the methodology gates, and what they changed; ValueError for what they refuse."""
-    top = max(spec.concurrencies)
+def gate_arm(spec: AbSpec, name: str, config: ServeConfig, *, own: bool, source: str) -> tuple[ServeConfig, list[str]]:
+    """The arm's config after the methodology gates (policy/workload.py, as for a campaign's cells), and what they
+    changed; ValueError or InputError for what they refuse. `own`: the arm itself set max_num_seqs (below the top
+    concurrency it is refused); `source`: where it came from otherwise (raised, and said so)."""
     prompts = prompt_gates(spec.workload.num_prompts, spec.concurrencies)
     need = spec.workload.input_len + spec.workload.output_len
     if config.max_model_len < need:
@@ -62,15 +59,8 @@ def gate_arm(spec: AbSpec, name: str, config: ServeConfig) -> tuple[ServeConfig,
             f"{spec.workload.input_len:,} + output_len {spec.workload.output_len:,} = {need:,} tokens: "
             "raise it or shorten the workload"
         )
-    if config.max_num_seqs is None:
-        note = f"max_num_seqs was unset: pinned to {top}, the highest concurrency, so no arm's batch is capped below it"
-        return config.model_copy(update={"max_num_seqs": top}), [*prompts, note]
-    if config.max_num_seqs < top:
-        raise ValueError(
-            f"arm {name!r}: max_num_seqs {config.max_num_seqs} is below the highest concurrency {top}, "
-            f"so its decode batch would be capped: raise it, or drop the concurrencies above it"
-        )
-    return config, prompts
+    config, seqs = seqs_gate(config, spec.concurrencies, "arm", name, own=own, source=source)
+    return config, [*prompts, *seqs]
 
 
 def refuse_arms_made_one(
@@ -92,22 +82,9 @@ def refuse_arms_made_one(
 # ---- figures ---------------------------------------------------------------------------------------------------
 
 
-def metrics_of(figures: BenchResult, config: ServeConfig) -> dict[str, float]:
-    """The trial metrics one bench result gives (per GPU: divided by TP x PP x DP)."""
-    found = {m: float(v) for m in TRIAL_METRICS if isinstance(v := getattr(figures, m, None), int | float)}
-    if "output_throughput" in found:
-        gpus = config.tensor_parallel_size * config.pipeline_parallel_size * config.data_parallel_size
-        found["output_throughput_per_gpu"] = found["output_throughput"] / gpus
-    return found
-
-
-def stat(values: Sequence[float]) -> Stat:
-    return Stat(
-        mean=statistics.fmean(values),
-        std=statistics.stdev(values) if len(values) > 1 else None,
-        n=len(values),
-        values=list(values),
-    )
+def trial_metrics(result: BenchResult, config: ServeConfig) -> dict[str, float]:
+    """The A/B's metrics one bench result gives (policy/figures.py, the one extraction)."""
+    return figures.metrics_of(result, config, TRIAL_METRICS)
 
 
 def _point(record: TrialRecord, c: int) -> TrialPoint | None:
@@ -115,7 +92,7 @@ def _point(record: TrialRecord, c: int) -> TrialPoint | None:
 
 
 def _figures(record: TrialRecord, point: TrialPoint) -> TrialFigures:
-    m = metrics_of(point.figures, record.serve)  # type: ignore[arg-type]
+    m = trial_metrics(point.figures, record.serve)  # type: ignore[arg-type]
     pct = point.sol.pct_of_ceiling if point.sol is not None else None
     return TrialFigures(
         trial=record.trial,
@@ -162,9 +139,8 @@ def arm_point(spec: AbSpec, arm: str, c: int, records: Sequence[TrialRecord]) ->
     used = [(r, p) for r in records if r.ok and (p := _point(r, c)) is not None]
     if not used:
         return None
-    per_trial = [metrics_of(p.figures, r.serve) for r, p in used]  # type: ignore[arg-type]
-    names = [m for m in TRIAL_METRICS if any(m in t for t in per_trial)]
-    metrics = {m: stat([t[m] for t in per_trial if m in t]) for m in names}
+    per_trial = [trial_metrics(p.figures, r.serve) for r, p in used]  # type: ignore[arg-type]
+    metrics = figures.summarize(per_trial, TRIAL_METRICS)
     mean_tp = metrics["output_throughput"].mean if "output_throughput" in metrics else None
     baseline = spec.baseline if spec.baseline != arm else None
     return ArmPoint(
@@ -197,7 +173,6 @@ def observation(record: TrialRecord, engine: str) -> TrialObservation:
     """What the rules see of one trial (of an arm of `engine`): prefix caching as it ran, on or off, the engine's
     default where the config left it unset, so arms of two engines are judged by what their servers did."""
     serve = record.serve
-    eager = serve.enforce_eager or serve.cudagraph_mode == "NONE"
     ok_points = [p for p in record.points if p.ok and p.figures is not None]
     workload = ok_points[0].context.workload if ok_points else None
     return TrialObservation(
@@ -206,11 +181,11 @@ def observation(record: TrialRecord, engine: str) -> TrialObservation:
         ok=record.ok,
         node=record.node,
         cache="warm" if record.warm else "cold",
-        graphs="eager" if eager else "graphs",
+        graphs="eager" if is_eager(serve) else "graphs",
         prefix_caching=get_engine(record.engine or engine).prefix_caching(serve),
         workload=(workload.dataset, workload.input_len, workload.output_len) if workload else ("?", None, None),
         num_prompts={p.concurrency: p.num_prompts for p in record.points},
-        metrics={p.concurrency: metrics_of(p.figures, serve) for p in ok_points},  # type: ignore[arg-type]
+        metrics={p.concurrency: trial_metrics(p.figures, serve) for p in ok_points},  # type: ignore[arg-type]
     )
 
 
@@ -236,14 +211,12 @@ def summarize(
 __all__ = [
     "arm_point",
     "arm_summary",
-    "bench_file",
     "gate_arm",
-    "metrics_of",
+    "trial_metrics",
     "observation",
     "refuse_arms_made_one",
     "point_context",
     "point_sol",
     "run_order",
-    "stat",
     "summarize",
 ]

@@ -25,18 +25,14 @@ from redline.engines.base import Engine
 from redline.errors import InputError
 from redline.models import ServeConfig
 from redline.models.campaign import LEVERS, Campaign, CellSpec, Verdict
-from redline.models.campaign_plan import BenchStep, CampaignPlan, CellPlan, Regime
+from redline.models.campaign_plan import BenchStep, CampaignPlan, CellPlan
+from redline.models.context import regime_of
 from redline.models.known_good import KnownGoodUse
 from redline.models.ladder import Ladder
 from redline.policy import known_good as kg
 from redline.policy.cross_engine import engines_of, one_bench_client, refuse_unmatched_caching
 from redline.policy.rungs import serve_config
-from redline.policy.workload import Step, measured_steps, prompt_gates
-
-# How the target runs each engine (and each bench client), by engine name; None or a missing name: the default.
-Executables = Mapping[str, Sequence[str]]
-
-RUN_DIR = "$RUN_DIR"  # where a bench writes, on the target: the server's run folder, known once it starts
+from redline.policy.workload import Commands, Executables, commands_of, measured_steps, prompt_gates, seqs_gate
 
 _SHORT = {"max_num_batched_tokens": "mnbt", "max_num_seqs": "seqs", "kv_cache_dtype": "kv", "cudagraph_mode": "cg"}
 _BOOL_NAMES = {
@@ -158,11 +154,6 @@ def _ladder_engine_matches(campaign: Campaign, ladder: Ladder, where: str) -> No
         )
 
 
-def regime_of(config: ServeConfig, warmup_requests: int) -> Regime:
-    eager = config.enforce_eager or config.cudagraph_mode == "NONE"
-    return Regime(cache="warm" if warmup_requests > 0 else "cold", graphs="eager" if eager else "graphs")
-
-
 class CellConfig(NamedTuple):
     """A cell's serve config as it boots, what the gates changed, and what the known-good entry did (None: none
     was looked up)."""
@@ -180,7 +171,8 @@ def cell_config(campaign: Campaign, base: ServeConfig, cell: CellSpec, found: kg
     config, use = kg.use_entry(config, found) if found is not None else (config, None)
     by_entry = use is not None and any(a.startswith("max_num_seqs ") for a in use.added)
     source = "the known-good entry" if by_entry else "base"
-    config, notes = _seqs_gate(campaign, cell.name, config, "max_num_seqs" in levers, source)
+    own = "max_num_seqs" in levers
+    config, notes = seqs_gate(config, campaign.concurrencies, "cell", cell.name, own=own, source=source)
     need = campaign.workload.input_len + campaign.workload.output_len
     if config.max_model_len < need:
         raise InputError(
@@ -193,28 +185,6 @@ def cell_config(campaign: Campaign, base: ServeConfig, cell: CellSpec, found: kg
 
 def _levers(cell: CellSpec) -> dict[str, Any]:
     return {k: v for k, v in cell.set().items() if k in LEVERS}
-
-
-def _seqs_gate(
-    campaign: Campaign, name: str, config: ServeConfig, pinned: bool, source: str = "base"
-) -> tuple[ServeConfig, list[str]]:
-    top = max(campaign.concurrencies)
-    seqs = config.max_num_seqs
-    if seqs is not None and seqs >= top:
-        return config, []
-    if pinned:
-        raise InputError(
-            f"cell {name!r}: max_num_seqs {seqs} (set by the cell) is below the highest concurrency {top}, so its "
-            f"decode batch would be capped below the sweep: raise it, or drop the concurrencies above {seqs}"
-        )
-    if seqs is None:
-        note = (
-            f"max_num_seqs was unset (the engine's default depends on the hardware): pinned to {top}, "
-            "the highest concurrency"
-        )
-    else:
-        note = f"max_num_seqs {seqs} (from {source}) raised to {top}, the highest concurrency"
-    return config.model_copy(update={"max_num_seqs": top}), [note]
 
 
 # ---- the plan --------------------------------------------------------------------------------------------
@@ -246,14 +216,6 @@ def pinned_backend(campaign: Campaign, engine: Engine, bench_argv: Sequence[str]
     return backend
 
 
-def boot_argv(cell: str, engine: Engine, config: ServeConfig, executables: Executables | None) -> list[str]:
-    """The engine's boot command for a cell, as the target runs the engine; a knob it refuses names the cell."""
-    try:
-        return engine.serve_argv(config, (executables or {}).get(engine.name))
-    except InputError as exc:
-        raise InputError(f"cell {cell!r} ({engine.name}): {exc}") from exc
-
-
 def plan_cell(
     campaign: Campaign,
     cell: CellSpec,
@@ -265,12 +227,13 @@ def plan_cell(
     """One cell's commands, all of its config as it boots (`made`, after the known-good entry and the gates), so
     its regime, boot and benches are what runs: its engine's boot, its engine's bench client's benches."""
     engine = get_engine(cell_engine(campaign, cell))
-    bench_exe = (executables or {}).get(engine.bench_client)
     config, notes = made.config, made.notes
     steps = measured_steps(campaign.workload, campaign.concurrencies, campaign.warmup_requests, campaign.trials)
-    commands = _bench_commands(engine, config, steps, bench_exe)
-    warmup = next((commands[s.result_name] for s in steps if s.warmup), None)
-    benches = _bench_steps(steps, commands)
+    try:
+        commands = commands_of(engine, config, steps, executables)
+    except InputError as exc:  # a knob the engine refuses names the cell
+        raise InputError(f"cell {cell.name!r} ({engine.name}): {exc}") from exc
+    benches = _bench_steps(commands)
     return CellPlan(
         index=index,
         name=cell.name,
@@ -281,25 +244,13 @@ def plan_cell(
         regime=regime_of(config, campaign.warmup_requests),
         gates=[*prompt_gates(campaign.workload.num_prompts, campaign.concurrencies), *notes],
         bench_backend=pinned_backend(campaign, engine, benches[0].command),
-        boot_command=boot_argv(cell.name, engine, config, executables),
-        warmup_command=warmup,
+        boot_command=commands.boot,
+        warmup_command=commands.warmup,
         benches=benches,
     )
 
 
-def _bench_commands(
-    engine: Engine, config: ServeConfig, steps: Sequence[Step], executable: Sequence[str] | None
-) -> dict[str, list[str]]:
-    """Each step's bench command, by its result file: the engine's bench client against the cell's server."""
-    return {
-        s.result_name: engine.bench_argv(
-            config, s.workload, result_dir=RUN_DIR, result_filename=s.result_name, executable=executable
-        )
-        for s in steps
-    }
-
-
-def _bench_steps(steps: Sequence[Step], commands: dict[str, list[str]]) -> list[BenchStep]:
+def _bench_steps(commands: Commands) -> list[BenchStep]:
     """The plan's benches: every step but the warm-up, with its command."""
     return [
         BenchStep(
@@ -307,10 +258,9 @@ def _bench_steps(steps: Sequence[Step], commands: dict[str, list[str]]) -> list[
             trial=s.trial,
             num_prompts=s.workload.num_prompts,
             result_file=s.result_name,
-            command=commands[s.result_name],
+            command=argv,
         )
-        for s in steps
-        if not s.warmup
+        for s, argv in commands.benches
     ]
 
 

@@ -13,11 +13,9 @@ DRAFT.
 from __future__ import annotations
 
 import math
-import statistics
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
-from redline.models import BenchResult, ServeConfig
 from redline.models.campaign import FOCUS_METRIC, Campaign, Verdict
 from redline.models.campaign_results import (
     CampaignTable,
@@ -44,31 +42,6 @@ DRAFT_NOTE = (
 
 
 # ---- figures and verdicts ----------------------------------------------------------------------------------
-
-
-def gpus_of(config: ServeConfig) -> int:
-    return config.tensor_parallel_size * config.pipeline_parallel_size * config.data_parallel_size
-
-
-def metrics_of(result: BenchResult, config: ServeConfig) -> dict[str, float]:
-    """The campaign metrics one bench result gives (derived ones included); absent ones are left out."""
-    found = {name: float(v) for name in METRICS if isinstance(v := getattr(result, name, None), int | float)}
-    if "output_throughput" in found:
-        found["output_throughput_per_gpu"] = found["output_throughput"] / gpus_of(config)
-    if found.get("median_tpot_ms"):
-        found["tokens_per_s_per_user"] = 1000.0 / found["median_tpot_ms"]
-    return found
-
-
-def stat(values: Sequence[float]) -> Stat:
-    std = statistics.stdev(values) if len(values) > 1 else None
-    return Stat(mean=statistics.fmean(values), std=std, n=len(values), values=list(values))
-
-
-def summarize(per_trial: Sequence[dict[str, float]]) -> dict[str, Stat]:
-    """Each metric over the trials that gave it."""
-    names = [m for m in METRICS if any(m in t for t in per_trial)]
-    return {m: stat([t[m] for t in per_trial if m in t]) for m in names}
 
 
 def sla_checks(metrics: dict[str, Stat], sla: dict[str, float]) -> list[SlaCheck]:

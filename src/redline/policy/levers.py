@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from redline.models.known_good import NO_GPU
 from redline.models.lever import Cost, Lever
-from redline.models.serve import ServeConfig
+from redline.models.serve import ServeConfig, is_eager
 from redline.models.sol import SolFigure
 
 COST_WEIGHT: dict[Cost, float] = {"low": 1.0, "medium": 2.0, "high": 4.0}
@@ -92,7 +92,7 @@ def _bytes_cut(share: float) -> float:
 
 
 def cuda_graphs(x: LeverInput) -> Lever | None:
-    if x.on_cpu or not (x.serve.enforce_eager or x.serve.cudagraph_mode == "NONE"):
+    if x.on_cpu or not is_eager(x.serve):
         return None
     gain = 30.0 if x.claim == "latency" else 15.0
     return _lever(

@@ -9,7 +9,7 @@ token per running request, so
 with batch = the concurrency (capped by max_num_seqs) and context = input_len + output_len / 2,
 the mean KV length a request holds over its decode. Activations, the prefill and the
 host are left out: the ceiling is an upper bound no real run reaches. Tests work the
-arithmetic by hand for the H200 fixture shapes (tests/rigor/test_sol.py).
+arithmetic by hand for the H200 fixture shapes (tests/policy/test_sol.py).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@
 The p-value is the Student t distribution's two-sided tail, 2 * P(T > |t|) =
 I_{df/(df+t^2)}(df/2, 1/2), the regularized incomplete beta function computed by
 its continued fraction (Numerical Recipes, betacf, modified Lentz). Checked against
-published t-table values in tests/rigor/test_welch.py.
+published t-table values in tests/policy/test_welch.py.
 """
 
 from __future__ import annotations

@@ -5,20 +5,31 @@ warm-up. Campaign cells and A/B trials read it alike, so the two cannot drift. N
     n, note = prompts_at(spec.workload.num_prompts, c)     # never under 2 x c; the note says when it was raised
 
 The steps are what a measured boot runs on one server (ops/measured_boot.py) and what a plan shows as
-commands: one list serves both, so a dry run shows exactly what a run sends.
+commands (`commands_of`: a campaign cell's and an A/B arm's alike): one list serves both, so a dry run shows
+exactly what a run sends.
 
-The gate (METHODOLOGY.md, "Campaigns"): every concurrency sends at least 2 x c prompts, so its window is not
-all ramp and drain; a count asked below that is raised and the plan says so.
+    commands = commands_of(engine, config, steps, executables)   # the boot, the warm-up, each bench step
+
+The gates (METHODOLOGY.md, "Campaigns", 8 and 9): every concurrency sends at least 2 x c prompts, so its window
+is not all ramp and drain; a count asked below that is raised and the plan says so. max_num_seqs is at least the
+highest concurrency, so no batch is capped below the sweep (`seqs_gate`): raised and said so where the value came
+from elsewhere (unset, the base, the known-good entry), refused where the cell or arm itself set it lower.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from redline.models import BenchWorkload
+from redline.engines.base import Engine
+from redline.errors import InputError
+from redline.models import BenchWorkload, ServeConfig
 
+# How the target runs each engine (and each bench client), by engine name; None or a missing name: the default.
+Executables = Mapping[str, Sequence[str]]
+
+RUN_DIR = "$RUN_DIR"  # where a bench writes, on the target: the server's run folder, known once it starts
 WARMUP_FILE = "warmup.json"
 PROMPTS_PER_CONCURRENCY = 4  # the default when the workload names no num_prompts
 MIN_PROMPTS_PER_CONCURRENCY = 2  # one full batch beyond ramp and drain
@@ -65,6 +76,34 @@ def prompt_gates(asked: int | None, concurrencies: Sequence[int]) -> list[str]:
     return [note for c in concurrencies if (note := prompts_at(asked, c)[1])]
 
 
+def seqs_gate(
+    config: ServeConfig, concurrencies: Sequence[int], whose: str, name: str, *, own: bool, source: str
+) -> tuple[ServeConfig, list[str]]:
+    """config with max_num_seqs at least the highest concurrency, and the gate's note when it changed it.
+
+    `whose` and `name`: the cell or arm ("cell", "mnbt8192"), as a refusal names it; `own`: max_num_seqs was set by
+    the cell or arm itself (a value below the top is refused: InputError); `source`: where it came from otherwise
+    (base, the known-good entry).
+    """
+    top = max(concurrencies)
+    seqs = config.max_num_seqs
+    if seqs is not None and seqs >= top:
+        return config, []
+    if own:
+        raise InputError(
+            f"{whose} {name!r}: max_num_seqs {seqs} (set by the {whose}) is below the highest concurrency {top}, so "
+            f"its decode batch would be capped below the sweep: raise it, or drop the concurrencies above {seqs}"
+        )
+    if seqs is None:
+        note = (
+            f"max_num_seqs was unset (the engine's default depends on the hardware): pinned to {top}, "
+            "the highest concurrency"
+        )
+    else:
+        note = f"max_num_seqs {seqs} (from {source}) raised to {top}, the highest concurrency"
+    return config.model_copy(update={"max_num_seqs": top}), [note]
+
+
 def bench_workload(shape: RequestShape, c: int, step: int) -> BenchWorkload:
     """The workload of the bench at place `step` on a server. Each bench on a server gets its own seed, so none
     replays an earlier one's prompts into the prefix cache, and every server runs the same seeds in the same order."""
@@ -108,7 +147,44 @@ def measured_steps(shape: RequestShape, concurrencies: Sequence[int], warmup_req
     return steps
 
 
+@dataclass(frozen=True)
+class Commands:
+    """A measured boot's commands as a plan shows them: the boot, the warm-up's (None: a cold bench), and each bench
+    step with its command."""
+
+    boot: list[str]
+    warmup: list[str] | None
+    benches: list[tuple[Step, list[str]]]
+
+
+def commands_of(
+    engine: Engine, config: ServeConfig, steps: Sequence[Step], executables: Executables | None
+) -> Commands:
+    """The commands one server of config runs for `steps`: the engine's boot, its bench client's benches against it
+    (writing into $RUN_DIR), each as the target runs that engine (`executables`; default: the engine's own)."""
+    exes = executables or {}
+    argv = {
+        s.result_name: engine.bench_argv(
+            config,
+            s.workload,
+            result_dir=RUN_DIR,
+            result_filename=s.result_name,
+            executable=exes.get(engine.bench_client),
+        )
+        for s in steps
+    }
+    return Commands(
+        boot=engine.serve_argv(config, exes.get(engine.name)),
+        warmup=next((argv[s.result_name] for s in steps if s.warmup), None),
+        benches=[(s, argv[s.result_name]) for s in steps if not s.warmup],
+    )
+
+
 __all__ = [
+    "Commands",
+    "Executables",
+    "RUN_DIR",
+    "commands_of",
     "MIN_PROMPTS_PER_CONCURRENCY",
     "WARMUP_FILE",
     "Step",
@@ -119,5 +195,6 @@ __all__ = [
     "bench_workload",
     "prompt_gates",
     "prompts_at",
+    "seqs_gate",
     "warmup_workload",
 ]

@@ -1,8 +1,11 @@
 """The MCP server: every redline operation as a typed tool an agent can call; wiring only.
 
     app.py              builds the MCPServer from the tool modules below
-    toolkit.py          what every tool shares: @tool, annotations, RedlineError -> ToolError, State, run_job
-    ladder_tools.py     the ladder tools; campaign_tools.py, rigor_tools.py, job_tools.py the others
+    toolkit.py          what every tool shares: @tool (the tool table), annotations, RedlineError -> ToolError,
+                        State, run_job
+    launch.py           the one launcher of the tools that boot servers: a dry run at once, else a job
+    ladder_tools.py     the ladder tools; campaign_tools.py, verdict_tools.py (A/B, baselines, known-good),
+                        predict_tools.py, job_tools.py the others
     resources.py        the ladders as MCP resources
     http.py             streamable HTTP: loopback rebinding checks, a bearer token off loopback
     config.py           the server config file, and resolve_in_workspace (tool paths stay inside the workspace)

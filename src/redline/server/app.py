@@ -1,4 +1,5 @@
-"""The MCP server: the registered tools, the ladder resources, and jobs that live as long as it runs.
+"""The MCP server: the tools of the tool table (server/toolkit.py TOOL_TABLE), the ladder resources, and jobs
+that live as long as it runs.
 
     server = build_server(load_server_config("redline-server.yml"))
     server.run()                                        # stdio
@@ -23,13 +24,13 @@ from redline.server import (  # importing them registers their tools
     job_tools,
     ladder_tools,
     predict_tools,
-    rigor_tools,
+    verdict_tools,
 )
 from redline.server.cache import LadderCache
 from redline.server.http import http_app
 from redline.server.jobs import running_jobs
 from redline.server.resources import add_resources
-from redline.server.toolkit import TOOLS, Registered, State, StrictTool, stop_server
+from redline.server.toolkit import TOOL_TABLE, State, StrictTool, ToolEntry, stop_server
 from redline.server_config import STATE_DIR, ServerConfig
 
 __all__ = ["build_server", "http_app"]
@@ -51,11 +52,11 @@ To confirm a champion: ab_run (a same-node A/B, VERDICT or DRAFT; dry_run first)
 perf_baseline_diff (GREEN, YELLOW, RED against a recorded baseline), known_good_record (what the model needs)."""
 
 
-def _listed_order(registered: Registered) -> int:
-    """Ladder tools first, then campaign tools, the verdict-rigor tools, then job tools; in each module, in the order
-    they are written."""
-    modules = [ladder_tools, campaign_tools, rigor_tools, predict_tools, job_tools]
-    return [m.__name__ for m in modules].index(registered.fn.__module__)
+def _listed_order(entry: ToolEntry) -> int:
+    """Ladder tools first, then campaign tools, the verdict tools (A/B, baselines, known-good), then job tools; in
+    each module, in the order they are written."""
+    modules = [ladder_tools, campaign_tools, verdict_tools, predict_tools, job_tools]
+    return [m.__name__ for m in modules].index(entry.fn.__module__)
 
 
 def build_server(config: ServerConfig, *, on_closed: Callable[[], None] | None = None) -> MCPServer:
@@ -76,7 +77,7 @@ def build_server(config: ServerConfig, *, on_closed: Callable[[], None] | None =
             if on_closed is not None:
                 on_closed()
 
-    tools: list[Tool] = [StrictTool.of(registered) for registered in sorted(TOOLS, key=_listed_order)]
+    tools: list[Tool] = [StrictTool.of(entry) for entry in sorted(TOOL_TABLE, key=_listed_order)]
     server = MCPServer("redline", version=__version__, instructions=INSTRUCTIONS, lifespan=lifespan, tools=tools)
     add_resources(server, config, cache)
     return server

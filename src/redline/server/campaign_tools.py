@@ -26,10 +26,12 @@ from redline.models.campaign_results import (
     CampaignTable,
     ChampionReport,
 )
-from redline.ops.campaign import plan as ops
+from redline.ops.campaign import plan as plan_ops
 from redline.ops.campaign import results
-from redline.ops.campaign import run as runner
+from redline.ops.campaign import run as run_ops
+from redline.ops.campaign.load import Loaded, load
 from redline.ops.campaign.report import campaign_report as write_report
+from redline.ops.request_base import require_ack
 from redline.ops.requests import (
     CampaignAggregateRequest,
     CampaignInitRequest,
@@ -98,21 +100,19 @@ def campaign_path(state: State, name: str) -> tuple[Path, str]:
     return path, relative_name(state.config.workspace, path)
 
 
-async def checked(state: State, name: str) -> Path:
-    """The campaign file, once its base.from_ladder (if any) and its results folder stay inside the workspace."""
+async def checked(state: State, name: str) -> tuple[Path, Campaign]:
+    """The campaign file and the campaign it holds (read once), once its base.from_ladder (if any) and its results
+    folder stay inside the workspace."""
     path, _ = campaign_path(state, name)
-    await off_loop(ops.check_inside, path, state.config.workspace)
-    await off_loop(_check_results, path)
-    return path
+    campaign = await off_loop(read_campaign, path)
+    await off_loop(plan_ops.check_inside, path, state.config.workspace, campaign)
+    await off_loop(check_results, path, campaign)
+    return path, campaign
 
 
-def _check_results(path: Path, campaign: Campaign | None = None) -> None:
-    check_results(path, campaign or read_campaign(path))
-
-
-def target_for(state: State, path: Path, requested: str) -> Target:
+def target_for(state: State, campaign: Campaign, requested: str) -> Target:
     """The target a call names (else the campaign's), from the server's targets file; not yet connected."""
-    return ops.open_campaign_target(path, state.config.target_specs(), requested)
+    return plan_ops.open_named_target(requested or campaign.target, state.config.target_specs(), requested)
 
 
 # ---- the tools ---------------------------------------------------------------------------------------------
@@ -127,11 +127,11 @@ async def campaign_init(ctx: Context, campaign: CampaignArg, request: CampaignIn
     known-good.yml (campaign_run's dry run shows the entry applied)."""
     state = state_of(ctx)
     path, _ = campaign_path(state, campaign)
-    ops.check_inside(path, state.config.workspace, request.spec)
-    _check_results(path, request.spec)
-    target = ops.open_named_target(request.spec.target, state.config.target_specs())
+    plan_ops.check_inside(path, state.config.workspace, request.spec)
+    check_results(path, request.spec)
+    target = plan_ops.open_named_target(request.spec.target, state.config.target_specs())
     return await off_loop(
-        ops.campaign_init,
+        plan_ops.campaign_init,
         path,
         request,
         workspace=state.config.workspace,
@@ -145,10 +145,10 @@ async def campaign_plan(ctx: Context, campaign: CampaignArg, request: CampaignPl
     """Every boot and bench command a run would do, cell by cell in order, with what the methodology gates changed
     and which cells already have a verdict. Starts nothing."""
     state = state_of(ctx)
-    path = await checked(state, campaign)
-    target = await off_loop(target_for, state, path, request.target)
+    path, read = await checked(state, campaign)
+    target = await off_loop(target_for, state, read, request.target)
     widening, workspace = state.config.widen, state.config.workspace
-    return await off_loop(ops.campaign_plan, path, request, target=target, widening=widening, workspace=workspace)
+    return await off_loop(plan_ops.campaign_plan, path, request, target=target, widening=widening, workspace=workspace)
 
 
 @tool(BOOTS, "Run a campaign", CampaignRunRequest)
@@ -164,19 +164,20 @@ async def campaign_run(
 
     Runs as a job (progress: cell k of N, concurrency, elapsed). Returns the result if it ends within wait_s,
     else the job id for job_status; job_cancel stops it and its server. A re-run resumes after the last cell."""
-    runner.require_ack(request.i_understand_this_submits_jobs, request.dry_run)  # fail closed before anything
+    ack = request.i_understand_this_submits_jobs
+    require_ack(ack, "campaign_run", dry_run=request.dry_run)  # fail closed before anything
     state = state_of(ctx)
-    path = await checked(state, campaign)
-    target = await off_loop(target_for, state, path, request.target)
+    path, read = await checked(state, campaign)
+    target = await off_loop(target_for, state, read, request.target)
     # each engine's widening, from the server config (never a tool argument); the workspace base.from_ladder stays in
     widening, workspace = state.config.widen, state.config.workspace
+    loaded = await off_loop(load, path, workspace, read)  # the file as checked: parsed once for the call
     if request.dry_run:
-        return await _dry_run(ctx, path, target, request, widening, workspace)
-    # a campaign that cannot run is refused now, not as a job
-    loaded, _ = await off_loop(runner.prepare, path, target, widening, workspace=workspace)
+        return await _dry_run(ctx, loaded, target, request, widening)
+    await off_loop(run_ops.prepare, loaded, target, widening)  # a campaign that cannot run is refused now, not as a job
 
-    async def run(t: Target, progress: Progress) -> CampaignRunResult:
-        return await runner.campaign_run(
+    async def run(t: Target, progress: Progress) -> CampaignRunResult:  # reads the file again (it may have changed)
+        return await run_ops.campaign_run(
             path,
             t,
             i_understand_this_submits_jobs=True,
@@ -194,21 +195,18 @@ async def campaign_run(
 
 
 async def _dry_run(
-    ctx: Context, path: Path, target: Target, request: CampaignRunRequest, widening: Widenings, workspace: Path
+    ctx: Context, loaded: Loaded, target: Target, request: CampaignRunRequest, widening: Widenings
 ) -> CampaignRunView:
-    """campaign_run's dry run, answered at once: the plan, every command, nothing started and no job; its progress
-    as notifications, the engine's version kept for the session."""
+    """campaign_run's dry run, answered at once from the campaign the call read: the plan, every command, nothing
+    started and no job; its progress as notifications, the engine's version kept for the session."""
     async with target:  # the dry run reads the target's GPU and engine version, for the known-good entry
-        result = await runner.campaign_run(
-            path,
+        result = await run_ops.campaign_dry_run(
+            loaded,
             target,
-            i_understand_this_submits_jobs=False,
-            dry_run=True,
-            progress=call_progress(ctx),
-            skip_known_good=request.skip_known_good,
-            widening=widening,
-            workspace=workspace,
-            versions=state_of(ctx).versions,
+            widening,
+            request.skip_known_good,
+            state_of(ctx).versions,
+            call_progress(ctx),
         )
     where, message = result.plan.target if result.plan else None, result.reason
     return dry_run_view(CampaignRunView, "campaign_run", result, target=where, message=message, next=result.next)
@@ -218,7 +216,7 @@ async def _dry_run(
 async def campaign_status(ctx: Context, campaign: CampaignArg, request: CampaignStatusRequest) -> CampaignStatus:
     """Which cells are done (green or red), which one a runner is in, which are pending, and what to do next."""
     state = state_of(ctx)
-    path = await checked(state, campaign)
+    path, _ = await checked(state, campaign)
     return await off_loop(results.campaign_status, path, request, workspace=state.config.workspace)
 
 
@@ -231,7 +229,7 @@ async def campaign_aggregate(
     """One table of cells x concurrencies: the focus metric (mean and std over trials) and the guards beside it
     (every request completed, inside the SLA), with the cells that have no verdict yet."""
     state = state_of(ctx)
-    path = await checked(state, campaign)
+    path, _ = await checked(state, campaign)
     return await off_loop(results.campaign_aggregate, path, request, workspace=state.config.workspace)
 
 
@@ -240,7 +238,7 @@ async def champion_select(ctx: Context, campaign: CampaignArg, request: Champion
     """The champion under the SLA in the baseline's regime, or "no improvement" when no cell beats the baseline by
     more than the noise band; the top cells; other regimes listed apart. Every champion is a DRAFT."""
     state = state_of(ctx)
-    path = await checked(state, campaign)
+    path, _ = await checked(state, campaign)
     return await off_loop(results.champion_select, path, request, workspace=state.config.workspace)
 
 
@@ -250,5 +248,5 @@ async def campaign_report(ctx: Context, campaign: CampaignArg, request: Campaign
     champion marked) into the campaign's results folder; returns the table, the champion and the data behind
     each plot."""
     state = state_of(ctx)
-    path = await checked(state, campaign)
+    path, _ = await checked(state, campaign)
     return await off_loop(write_report, path, request, workspace=state.config.workspace)

@@ -41,8 +41,7 @@ from redline.offload import (
     off_loop as off_loop,  # re-exported: the tools' one way off the event loop (a thread, or a process for big texts)
 )
 from redline.ops.evidence.versions import EngineVersions
-from redline.ops.ladder.rung import require_cluster_ack
-from redline.ops.request_base import MAX_TEXT, WAIT_MAX_S, Request
+from redline.ops.request_base import MAX_TEXT, WAIT_MAX_S, Request, require_ack
 from redline.ops.session import Progress, ServeSession
 from redline.server.cache import LadderCache
 from redline.server.config import ServerConfig, ladder_path, relative_name, resolve_in_workspace
@@ -112,7 +111,7 @@ def mapped(fn: Callable[..., Awaitable[T]], request: type[Request] | None = None
     return wrapper
 
 
-# ---- the registry ----------------------------------------------------------------------------------
+# ---- the tool table -------------------------------------------------------------------------------
 
 
 def field_parameters(request: type[Request]) -> list[inspect.Parameter]:
@@ -154,7 +153,7 @@ def expand(fn: Callable[..., Awaitable[T]], request: type[Request]) -> Callable[
 
 
 @dataclass(frozen=True)
-class Registered:
+class ToolEntry:
     """One tool as the server adds it."""
 
     fn: Callable[..., Awaitable[Any]]
@@ -167,17 +166,18 @@ class Registered:
         return self.fn.__name__
 
 
-TOOLS: list[Registered] = []
+TOOL_TABLE: list[ToolEntry] = []
 
 
 ToolFn = Callable[..., Awaitable[T]]
 
 
 def tool(annotations: ToolAnnotations, title: str, request: type[Request]) -> Callable[[ToolFn[T]], ToolFn[T]]:
-    """Register a tool: its name is the function's, its description the docstring, its inputs the request's fields."""
+    """Add a tool to the tool table: its name is the function's, its description the docstring, its inputs the
+    request's fields."""
 
     def register(fn: ToolFn[T]) -> ToolFn[T]:
-        TOOLS.append(Registered(expand(fn, request), annotations, title, request))
+        TOOL_TABLE.append(ToolEntry(expand(fn, request), annotations, title, request))
         return fn
 
     return register
@@ -189,10 +189,8 @@ class StrictTool(Tool):
     mistake (not pydantic's text and URL). The input schema says so: additionalProperties is false."""
 
     @classmethod
-    def of(cls, registered: Registered) -> "StrictTool":
-        made = cls.from_function(
-            registered.fn, title=registered.title, annotations=registered.annotations, structured_output=True
-        )
+    def of(cls, entry: ToolEntry) -> "StrictTool":
+        made = cls.from_function(entry.fn, title=entry.title, annotations=entry.annotations, structured_output=True)
         made.parameters["additionalProperties"] = False
         return cast(StrictTool, made)  # from_function builds cls
 
@@ -262,7 +260,7 @@ class State:
         and a serve config that the engine's allowlist (as this server's config widens it) or the target's own
         env refuses."""
         opened = self.config.open_target(target)  # not connected: only its name and engine env are read
-        require_cluster_ack(opened, ack)
+        require_ack(ack, "rung_run", cluster=opened)
         if step.rung is not None:
             ServeSession(opened, get_engine(engine), None, widening).admit(step.rung)
 

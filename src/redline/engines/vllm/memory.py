@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from redline.engines.memory_fit import ROUNDING_GIB, Asked, Sized, at, beyond, line, offset, prediction
 from redline.errors import InputError
 from redline.models.memory import GIB, Calibration, Fit, GpuSpec, MemoryPrediction, Observation, Terms
-from redline.models.serve import ServeConfig
+from redline.models.serve import ServeConfig, is_eager
 from redline.models.shape import ModelShape, kv_bytes_per_token, mlp_activation_bytes, rope_cache_bytes, weight_bytes
 
 DEFAULT_MNBT = 8192  # vLLM's max_num_batched_tokens for `vllm serve` on a GPU when none is given
@@ -55,7 +55,7 @@ MOE_ALLOWANCE = 2.5
 
 
 def graph_mode(serve: ServeConfig) -> str:
-    return "eager" if serve.enforce_eager or serve.cudagraph_mode == "NONE" else "graphs"
+    return "eager" if is_eager(serve) else "graphs"
 
 
 def mnbt_of(serve: ServeConfig) -> int:

@@ -24,16 +24,13 @@ from redline.ops.campaign.load import load_named
 from redline.ops.evidence.context import ModelFiles, model_files
 from redline.ops.evidence.known_good_apply import Identity, found_for, identify, registry_path
 from redline.ops.evidence.versions import EngineVersions
-from redline.ops.session import Progress, ServeSession
+from redline.ops.session import Progress, executables
 from redline.policy import ab as plans
 from redline.policy import known_good as kg
 from redline.policy.campaign import cell_config, cell_engine  # the campaign's own rules make a cell's config
 from redline.policy.cross_engine import engines_of, one_bench_client, refuse_unmatched_caching
-from redline.policy.workload import measured_steps, prompt_gates
+from redline.policy.workload import Step, commands_of, measured_steps, prompt_gates
 from redline.targets import Target
-
-RUN_DIR = "$RUN_DIR"
-
 
 # ---- the arms and the plan -----------------------------------------------------------------------------------
 
@@ -46,6 +43,15 @@ class ResolvedArm:
     engine: str
     config: ServeConfig  # what the arm boots without an entry (a cell's after the campaign's gates)
     cell: tuple[Campaign, ServeConfig, CellSpec] | None = None
+
+    @property
+    def seqs_origin(self) -> tuple[bool, str]:
+        """Whether the arm (or its cell) set max_num_seqs itself, so a value below the A/B's top concurrency is
+        refused; and where it came from otherwise, so the gate says what it raised (policy/workload.py seqs_gate)."""
+        if self.cell is None:
+            return self.config.max_num_seqs is not None, "the known-good entry"
+        campaign, _, cell = self.cell
+        return "max_num_seqs" in cell.set(), f"cell {cell.name!r} of campaign {campaign.name!r}"
 
     def applied(self, found: kg.Found) -> tuple[ServeConfig, KnownGoodUse]:
         """The config with the entry found applied (a knob the arm or its cell set wins), and what was done."""
@@ -105,14 +111,17 @@ def _combined(uses: dict[str, KnownGoodUse]) -> KnownGoodUse:
 
 
 def _arm_plan(
-    spec: AbSpec, name: str, engine_name: str, config: ServeConfig, target: Target, widening: Widenings | None
+    spec: AbSpec, name: str, arm: ResolvedArm, config: ServeConfig, target: Target, widening: Widenings | None
 ) -> ArmPlan:
-    """One arm as it boots: its config after the methodology gates, admitted by its engine (and its widening)."""
+    """One arm as it boots: its config (`config`: with the known-good entry) after the methodology gates, admitted by
+    its engine (and its widening)."""
+    engine_name = arm.engine
     engine = get_engine(engine_name)
+    own, source = arm.seqs_origin
     try:
-        config, gates = plans.gate_arm(spec, name, config)
+        config, gates = plans.gate_arm(spec, name, config, own=own, source=source)
         engine.admit(config, (widening or {}).get(engine_name))
-        boot = engine.serve_argv(config, ServeSession(target, engine).executable)
+        boot = commands_of(engine, config, steps_of(spec), executables(target)).boot
     except (ValueError, InputError) as exc:
         raise InputError(f"arm {name!r}: {exc}" if not str(exc).startswith("arm ") else str(exc)) from exc
     return ArmPlan(
@@ -146,66 +155,44 @@ async def prepare(
         )
         applied[name], uses[name] = r.applied(found)
     plans.refuse_arms_made_one([(n, r.engine, r.config, applied[n]) for n, r in resolved.items()], uses)
-    arms = [_arm_plan(spec, n, r.engine, applied[n], target, widening) for n, r in resolved.items()]
+    arms = [_arm_plan(spec, n, r, applied[n], target, widening) for n, r in resolved.items()]
     runs = [(a.name, a.engine, a.serve) for a in arms]
     one_bench_client("arm", runs)
     refuse_unmatched_caching("arm", runs)
     return Prepared(spec, arms, _combined(uses), identities, files)
 
 
-def _arm(
-    spec: AbSpec, name: str, engine_name: str, config: ServeConfig, target: Target, widening: Widenings | None
-) -> ArmPlan:
-    """One arm as it boots: its config after the A/B's gates, admitted by its engine (with its widening)."""
-    engine = get_engine(engine_name)
-    try:
-        config, gates = plans.gate_arm(spec, name, config)
-        engine.admit(config, (widening or {}).get(engine_name))
-        boot = engine.serve_argv(config, ServeSession(target, engine).executable)
-    except (ValueError, InputError) as exc:
-        raise InputError(f"arm {name!r}: {exc}" if not str(exc).startswith("arm ") else str(exc)) from exc
-    return ArmPlan(
-        name=name, baseline=name == spec.baseline, engine=engine_name, serve=config, gates=gates, boot_command=boot
-    )
+def steps_of(spec: AbSpec) -> list[Step]:
+    """What every trial's server runs: the warm-up, then each concurrency (policy/workload.py, as a campaign's)."""
+    return measured_steps(spec.workload, spec.concurrencies, spec.warmup_requests, trials=1)
 
 
 def plan_of(prepared: Prepared, paths: AbPaths, target: Target) -> AbPlan:
     """Every trial in run order with its commands; a trial with a record is marked done."""
     spec = prepared.spec
-    by_name = {a.name: a for a in prepared.arms}
-    benches = measured_steps(spec.workload, spec.concurrencies, spec.warmup_requests, trials=1)
-    steps = []
-    for order, arm, k in plans.run_order(spec):
-        config = by_name[arm].serve
-        engine = get_engine(by_name[arm].engine)
-        executable = ServeSession(target, engine).bench_executable  # the bench client's command (SGLang: vLLM's)
-        commands = [
-            engine.bench_argv(
-                config, b.workload, result_dir=RUN_DIR, result_filename=b.result_name, executable=executable
-            )
-            for b in benches
-        ]
-        warmup = next((argv for b, argv in zip(benches, commands, strict=True) if b.warmup), None)
-        steps.append(
-            TrialStep(
-                order=order,
-                arm=arm,
-                trial=k,
-                folder=paths.relative(paths.trial_dir(arm, k)),
-                boot_command=by_name[arm].boot_command,
-                warmup_command=warmup,
-                bench_commands=[argv for b, argv in zip(benches, commands, strict=True) if not b.warmup],
-                done=(paths.trial_dir(arm, k) / "trial.yml").exists(),
-            )
+    exes, steps = executables(target), steps_of(spec)
+    commands = {a.name: commands_of(get_engine(a.engine), a.serve, steps, exes) for a in prepared.arms}
+    trials = [
+        TrialStep(
+            order=order,
+            arm=arm,
+            trial=k,
+            folder=paths.relative(paths.trial_dir(arm, k)),
+            boot_command=commands[arm].boot,
+            warmup_command=commands[arm].warmup,
+            bench_commands=[argv for _, argv in commands[arm].benches],
+            done=(paths.trial_dir(arm, k) / "trial.yml").exists(),
         )
+        for order, arm, k in plans.run_order(spec)
+    ]
     return AbPlan(
         ab=spec.name,
         target=spec.target,
         engine=spec.engine,
         engines=engines_of([(a.name, a.engine, a.serve) for a in prepared.arms]),
         arms=prepared.arms,
-        steps=steps,
-        boots=sum(not s.done for s in steps),
+        steps=trials,
+        boots=sum(not s.done for s in trials),
         gates=prompt_gates(spec.workload.num_prompts, spec.concurrencies),
         known_good=prepared.known_good,
     )
@@ -231,7 +218,7 @@ def check_resumable(paths: AbPaths, plan: AbPlan) -> None:
 
 
 __all__ = [
-    "RUN_DIR",
+    "steps_of",
     "Prepared",
     "ResolvedArm",
     "check_resumable",

@@ -3,15 +3,15 @@
     result = await ab_run(workspace, spec, target, i_understand_this_submits_jobs=True)
     result.verdict.rigor        # VERDICT only when every rule held (policy/verdict.py); else DRAFT naming each
 
-Each trial boots its arm once through ServeSession, warms it up, benches it at every
-concurrency with the engine's own client (the same prompts in every trial of every arm),
+Each trial is one measured boot (ops/measured_boot.py): it boots its arm once through ServeSession, warms it
+up, benches it at every concurrency with the engine's own client (the same prompts in every trial of every arm),
 stops it, and writes trials/<arm>-<k>/trial.yml last, with the node it ran on (host_info, per
 trial). The running trial's server is recorded in ab/<name>/server.json before its boot is
 waited on, so a killed runner leaves a record the next run stops it by; a cancelled run stops
 it at once. A trial with a record is done: a re-run resumes after it, and may add trials.
 A known-good entry matching the model, hardware and engine version is applied to every arm
-unless skip_known_good; the result says which. The plan (a dry run) and the result, read
-from the trial files, come from ab_plan.py.
+unless skip_known_good; the result says which. The plan (a dry run) comes from ops/ab/plan.py, the result,
+read from the trial files, from ops/ab/result.py.
 """
 
 from __future__ import annotations
@@ -23,36 +23,26 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-import anyio
 from filelock import FileLock, Timeout
 
 from redline.engines import get_engine
 from redline.errors import InputError
 from redline.ledger.ab_file import AbPaths, read_spec, write_spec, write_trial, write_trial_file
-from redline.ledger.server_record import clear_server, load_server
 from redline.models import BenchWorkload, Widenings
 from redline.models.ab import AbPlan, AbResult, AbSpec, ArmPlan, TrialPoint, TrialRecord, TrialStep
 from redline.models.context import ContextDescriptor, Node, Workload
-from redline.ops.ab.plan import RUN_DIR, Prepared, check_resumable, done_trials, plan_of, prepare
+from redline.ops.ab.plan import Prepared, check_resumable, done_trials, plan_of, prepare, steps_of
 from redline.ops.ab.result import ab_result
 from redline.ops.evidence.context import descriptor, node_of
 from redline.ops.evidence.sol import sol_figure
 from redline.ops.evidence.versions import EngineVersions
-from redline.ops.measured_boot import Keep, MeasuredBoot, StepResult, measured_boot
-from redline.ops.request_base import ACK_FLAG
+from redline.ops.measured_boot import Keep, MeasuredBoot, StepResult, measured_boot, stop_left_servers
+from redline.ops.request_base import ACK_FLAG, require_ack
 from redline.ops.session import Boot, Progress, ServeSession, say
-from redline.policy.workload import WARMUP_FILE, Step, measured_steps
+from redline.policy.workload import RUN_DIR, WARMUP_FILE, Step
 from redline.targets import HostInfo, Target
 
 # ---- the run -------------------------------------------------------------------------------------------------------
-
-
-def require_ack(i_understand_this_submits_jobs: bool) -> None:
-    if i_understand_this_submits_jobs is not True:
-        raise InputError(
-            f"ab_run boots servers and benches them on the target: pass {ACK_FLAG}=true to start it, "
-            "or dry_run=true to see every command first"
-        )
 
 
 def check_spec(paths: AbPaths, spec: AbSpec) -> None:
@@ -79,22 +69,6 @@ async def runner_lock(paths: AbPaths) -> AsyncIterator[None]:
         yield
     finally:
         lock.release()
-
-
-async def stop_left_server(paths: AbPaths, target: Target) -> bool:
-    """Stop the server a killed runner left recorded, if any; True when there was one."""
-    record = load_server(paths.server_file, paths.workspace)
-    if record is None:
-        return False
-    if record.handle.target != target.name:
-        raise InputError(
-            f"a trial's server is recorded on target {record.handle.target!r}, not {target.name!r}: run "
-            f"the A/B on {record.handle.target!r} so it can be stopped first"
-        )
-    with anyio.CancelScope(shield=True):
-        await target.stop(record.handle)
-        clear_server(paths.server_file, paths.workspace)
-    return True
 
 
 async def ab_run(
@@ -131,7 +105,7 @@ async def ab_run(
     check_resumable(paths, plan)
     write_spec(paths, spec)
     async with runner_lock(paths):
-        if await stop_left_server(paths, target):
+        if await stop_left_servers([paths.server_file], target, "trial", paths.workspace):
             await say(progress, 0.0, "stopped the server a killed run left behind")
         sessions = {e: ServeSession(target, get_engine(e), None, (widening or {}).get(e)) for e in prepared.engines}
         runner = Runner(prepared, plan, paths, target, sessions, progress)
@@ -145,7 +119,7 @@ def _check_target(spec: AbSpec, target: Target, ack: bool) -> None:
         raise InputError(
             f"the A/B runs on target {spec.target!r}, not {target.name!r}: run it there, or change its target"
         )
-    require_ack(ack)
+    require_ack(ack, "ab_run")
 
 
 async def _dry_run(spec: AbSpec, paths: AbPaths, plan: AbPlan, target: Target, progress: Progress | None) -> AbResult:
@@ -184,7 +158,7 @@ class Runner:
     @property
     def steps(self) -> list[Step]:
         """Every trial's benches: the same prompts in every trial of every arm."""
-        return measured_steps(self.spec.workload, self.spec.concurrencies, self.spec.warmup_requests, trials=1)
+        return steps_of(self.spec)
 
     async def run(self) -> list[str]:
         arms = {a.name: a for a in self.plan.arms}
@@ -332,4 +306,4 @@ def _judge(measured: MeasuredBoot, points: list[TrialPoint], concurrencies: int)
     return True, f"every request completed at every concurrency ({boot.signals.status.value})"
 
 
-__all__ = ["ab_run", "check_spec", "require_ack"]
+__all__ = ["ab_run", "check_spec"]

@@ -1,6 +1,6 @@
 """The close of champion_select: the next levers worth trying, and whether the champion is closed.
 
-    report = close_champion(report, verdicts, registry)   # the hook tools/campaign.champion_select calls
+    report = close_champion(report, verdicts, registry)   # the hook ops/campaign/results.py champion_select calls
 
 A champion is closed only when a same-node A/B made it a VERDICT, its known-good config is recorded, and a
 next lever is named; until then `close.missing` says what is, each with the call to make. The levers come

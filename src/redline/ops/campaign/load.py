@@ -55,11 +55,12 @@ def ladder_path(path: Path, campaign: Campaign, workspace: Path | None = None) -
     return inside(root, campaign.base.from_ladder, "base.from_ladder", base=path.parent, example="../ladders/l8b.yml")
 
 
-def load(path: str | Path, workspace: Path | None = None) -> Loaded:
+def load(path: str | Path, workspace: Path | None = None, campaign: Campaign | None = None) -> Loaded:
     """Read the campaign and its base (a ladder's ceiling when base.from_ladder names one, relative to the file,
-    inside `workspace`: the server's, else the one the file's layout names)."""
+    inside `workspace`: the server's, else the one the file's layout names). `campaign`: the file as a caller
+    already read it for its own checks (the MCP wiring), so it is parsed once."""
     path = Path(path)
-    campaign = read_campaign(path)
+    campaign = campaign if campaign is not None else read_campaign(path)
     ladder = None
     if (where := ladder_path(path, campaign, workspace)) is not None:
         try:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from redline.engines import engine_names, get_engine
+from redline.engines import get_engine
 from redline.errors import InputError, RedlineError, TargetConfigError
 from redline.ledger.campaign_file import names_in_use, read_campaign, read_verdicts, write_campaign
 from redline.models import Widenings
@@ -27,6 +27,7 @@ from redline.ops.requests import (
     CampaignInitRequest,
     CampaignPlanRequest,
 )
+from redline.ops.session import executables
 from redline.policy import campaign as plans
 from redline.targets import BaseSpec, Target, open_target
 
@@ -102,13 +103,6 @@ def campaign_init(
 # ---- the plan -----------------------------------------------------------------------------------------------
 
 
-def executables(target: Target | None) -> dict[str, list[str]] | None:
-    """How the target runs each engine redline knows (a cell's server, or the client that benches it)."""
-    if target is None:
-        return None
-    return {name: target.engine_command(name, list(get_engine(name).default_command)) for name in engine_names()}
-
-
 def _admit(plan: CampaignPlan, widening: Widenings | None) -> CampaignPlan:
     """Each cell's flags and env against its engine's allowlist (and its widening): refused now, not at its boot."""
     cells = []
@@ -145,7 +139,7 @@ def plan_for(
     if target is not None:
         _check_parallel(loaded.campaign, target)
     done = {name: v.verdict for name, v in read_verdicts(loaded.results, loaded.names).items()}
-    exes = executables(target or executables_of)
+    exes = executables(t) if (t := target or executables_of) is not None else None
     found = found_entries(known_good, loaded.base.model)  # the known-good hook: applied to each cell before its gates
     plan = plans.plan_campaign(loaded.campaign, loaded.base, exes, path=str(loaded.path), done=done, known_good=found)
     plan = predict_cells(plan, loaded.campaign, known_good, loaded.path)  # the memory model's hook

@@ -32,24 +32,15 @@ from redline.models import Widenings
 from redline.models.campaign_plan import CampaignPlan, CellPlan
 from redline.models.campaign_results import CampaignRunResult
 from redline.ops.campaign.load import Loaded, load
-from redline.ops.campaign.plan import campaign_plan, plan_for
-from redline.ops.campaign.runner import Runner, skipped, stop_left_servers
+from redline.ops.campaign.plan import plan_for
+from redline.ops.campaign.runner import Runner, skipped
 from redline.ops.evidence.known_good_apply import KnownGoodRun, campaign_known_good
 from redline.ops.evidence.versions import EngineVersions
-from redline.ops.request_base import ACK_FLAG
+from redline.ops.request_base import ACK_FLAG, require_ack
 from redline.ops.session import Progress, ServeSession, say
 from redline.targets import Target
 
 # ---- the run ------------------------------------------------------------------------------------------------
-
-
-def require_ack(i_understand_this_submits_jobs: bool, dry_run: bool = False) -> None:
-    """Fail closed: a run that boots servers needs the acknowledgement; a dry run does not."""
-    if not dry_run and i_understand_this_submits_jobs is not True:
-        raise InputError(
-            f"campaign_run boots servers and benches them on the target: pass {ACK_FLAG}=true to start "
-            "it, or dry_run=true to see every command first"
-        )
 
 
 def _check_resumable(loaded: Loaded, plan: CampaignPlan) -> None:
@@ -117,13 +108,14 @@ async def campaign_run(
     """
     target.dry_run = dry_run
     versions = versions or EngineVersions()
+    require_ack(i_understand_this_submits_jobs, "campaign_run", dry_run=dry_run)
+    loaded = load(path, workspace)  # read once here: the file may have changed since a call checked it
     if dry_run:
-        return await _dry_run(path, target, widening, skip_known_good, workspace, versions, progress)
-    require_ack(i_understand_this_submits_jobs)
+        return await campaign_dry_run(loaded, target, widening, skip_known_good, versions, progress)
     t0 = time.monotonic()  # the run's wall time counts its checks on the target too
     # the known-good hook: the engine versions asked again (an engine may have changed since a dry run)
-    known_good = await campaign_known_good(Path(path), target, skip_known_good, workspace, versions=versions.fresh())
-    loaded, plan = prepare(path, target, widening, known_good, workspace=workspace)
+    known_good = await campaign_known_good(loaded, target, skip_known_good, versions=versions.fresh())
+    plan = prepare(loaded, target, widening, known_good)
     target.experiment = loaded.campaign.name  # a target that labels its servers (kubernetes) files them under it
     async with _runner_lock(loaded.results):
         heard = {name: run.identity.engine_version for name, run in known_good.items()}
@@ -131,22 +123,20 @@ async def campaign_run(
         return await runner.run()
 
 
-async def _dry_run(
-    path: str | Path,
+async def campaign_dry_run(
+    loaded: Loaded,
     target: Target,
     widening: Widenings | None,
     skip_known_good: bool,
-    workspace: Path | None,
     versions: EngineVersions,
     progress: Progress | None,
 ) -> CampaignRunResult:
     """A dry run's answer: the plan, each cell with what its boot would submit; nothing started. Said on `progress`
     as it goes (the target's GPU and engine version are the slow part: the version is kept for the session)."""
-    known_good = await campaign_known_good(
-        Path(path), target, skip_known_good, workspace, versions=versions, progress=progress
-    )
+    target.dry_run = True
+    known_good = await campaign_known_good(loaded, target, skip_known_good, versions=versions, progress=progress)
     await say(progress, 0.7, "planning every cell with the known-good entry (if any) applied")
-    plan = campaign_plan(path, target=target, widening=widening, known_good=known_good, workspace=workspace)
+    plan = plan_for(loaded, target, widening, known_good)
     target.experiment = plan.campaign
     cells = [c.model_copy(update={"submits": await _submits(target, c)}) for c in plan.cells]
     await say(progress, 1.0, f"planned {plan.boots} boots and {plan.benches} benches; none started")
@@ -169,18 +159,16 @@ def _at_once(plan: CampaignPlan) -> str:
 
 
 def prepare(
-    path: str | Path,
+    loaded: Loaded,
     target: Target,
     widening: Widenings | None = None,
     known_good: Mapping[str, KnownGoodRun] | None = None,
-    *,
-    workspace: Path | None = None,
-) -> tuple[Loaded, CampaignPlan]:
-    """Every refusal a run can meet before it boots anything: the campaign, its target, its plan, its verdicts.
+) -> CampaignPlan:
+    """Every refusal a run can meet before it boots anything: the campaign's target, its plan, its verdicts; the plan.
 
-    The MCP wiring calls it before it queues a job, so a bad campaign is an error now, not a failed job.
+    The MCP wiring calls it before it queues a job (with the campaign it read for its checks), so a bad campaign is
+    an error now, not a failed job; the job calls it again with the file read at its start.
     """
-    loaded = load(path, workspace)
     if target.name != loaded.campaign.target:
         raise InputError(
             f"the campaign runs on target {loaded.campaign.target!r}, not {target.name!r}: run it there, "
@@ -188,7 +176,7 @@ def prepare(
         )
     plan = plan_for(loaded, target, widening, known_good)
     _check_resumable(loaded, plan)
-    return loaded, plan
+    return plan
 
 
-__all__ = ["ACK_FLAG", "Runner", "campaign_run", "prepare", "require_ack", "stop_left_servers"]
+__all__ = ["ACK_FLAG", "Runner", "campaign_dry_run", "campaign_run", "prepare"]

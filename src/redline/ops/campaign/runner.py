@@ -12,15 +12,12 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 
 import anyio
 
 from redline.engines import get_engine
-from redline.errors import InputError
 from redline.ledger.campaign_file import server_file, server_files, write_cell_file, write_verdict
 from redline.ledger.derived import derived_dir
-from redline.ledger.server_record import clear_server, load_server
 from redline.models import Widenings
 from redline.models.campaign import Campaign
 from redline.models.campaign_plan import CampaignPlan, CellPlan
@@ -28,27 +25,10 @@ from redline.models.campaign_results import CampaignRunResult, CellOutcome, Cell
 from redline.ops.campaign.load import Loaded
 from redline.ops.campaign.verdict import Judge
 from redline.ops.evidence.context import model_files
-from redline.ops.measured_boot import Keep, measured_boot
+from redline.ops.measured_boot import Keep, measured_boot, stop_left_servers
 from redline.ops.session import Progress, ServeSession, say
 from redline.policy.workload import Step, measured_steps
 from redline.targets import Target
-
-
-async def stop_left_servers(results: Path, target: Target) -> int:
-    """Stop every server a killed runner left recorded (one per cell it was in); how many there were."""
-    base = results.parent  # each record's folders checked from the campaign's own
-    left = [(path, record) for path in server_files(results) if (record := load_server(path, base)) is not None]
-    for _, record in left:
-        if record.handle.target != target.name:
-            raise InputError(
-                f"a cell's server is recorded on target {record.handle.target!r}, not {target.name!r}: run "
-                f"the campaign on {record.handle.target!r} so it can be stopped first"
-            )
-    with anyio.CancelScope(shield=True):
-        for path, record in left:
-            await target.stop(record.handle)
-            clear_server(path, base)
-    return len(left)
 
 
 def skipped(plan: CampaignPlan) -> list[str]:
@@ -74,7 +54,8 @@ class Runner:
         return self.loaded.campaign
 
     async def run(self) -> CampaignRunResult:
-        if left := await stop_left_servers(self.loaded.results, self.target):
+        results = self.loaded.results  # each record's folders checked from the campaign's own
+        if left := await stop_left_servers(server_files(results), self.target, "cell", results.parent):
             await say(self.progress, 0.0, f"stopped the {left} server(s) a killed run left behind")
         first = self._session(self.plan.cells[0], None)
         await first.check_model_path(self.loaded.base.model, "fix model: (or base.from_ladder) in the campaign")
@@ -200,4 +181,4 @@ def _reds(verdicts: Iterable[CellVerdict]) -> list[CellVerdict]:
     return [v for v in verdicts if v.verdict == "red"]
 
 
-__all__ = ["Runner", "skipped", "stop_left_servers"]
+__all__ = ["Runner", "skipped"]

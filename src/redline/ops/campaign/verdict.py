@@ -23,6 +23,7 @@ from redline.models.context import ContextDescriptor, Workload
 from redline.ops.evidence.context import ModelFiles, descriptor
 from redline.ops.measured_boot import MeasuredBoot
 from redline.policy import champion as champions
+from redline.policy.figures import metrics_of, summarize
 from redline.policy.workload import WARMUP_FILE, prompts_at
 from redline.targets import HostInfo
 
@@ -47,8 +48,8 @@ class Judge:
                 sla_ok=False,
                 reason="not run: an earlier bench left the server unable to answer",
             )
-        per_trial = [champions.metrics_of(t.figures, cell.serve) for t in trials if t.figures is not None]
-        metrics = champions.summarize(per_trial) if per_trial else {}
+        per_trial = [metrics_of(t.figures, cell.serve) for t in trials if t.figures is not None]
+        metrics = summarize(per_trial) if per_trial else {}
         sla = champions.sla_checks(metrics, self.campaign.sla)
         problems = [p for t in trials if (p := trial_problem(t)) is not None]
         return ConcurrencyResult(

@@ -14,10 +14,10 @@ from pathlib import Path
 
 from redline.errors import InputError
 from redline.ledger.baselines_file import BASELINES, HEADER, WHAT, baselines_path, read_baselines
-from redline.ledger.registry_file import update_registry
+from redline.ledger.edited_yaml import update_edited
 from redline.models.baseline import Baseline, BaselineDiff, BaselineRecorded, BaselinesFile
 from redline.ops.evidence.sources import ResultRef, resolve
-from redline.ops.requests_rigor import PerfBaselineDiffRequest, PerfBaselineRecordRequest
+from redline.ops.requests_verdict import PerfBaselineDiffRequest, PerfBaselineRecordRequest
 from redline.policy import baseline_diff as diffs
 
 
@@ -40,7 +40,7 @@ def perf_baseline_record(workspace: Path, request: PerfBaselineRecordRequest) ->
             )
         return current.model_copy(update={"baselines": {**current.baselines, r.name: baseline}}), there
 
-    replaced = update_registry(path, BaselinesFile, WHAT, HEADER, change)
+    replaced = update_edited(path, BaselinesFile, WHAT, HEADER, change)
     return BaselineRecorded(name=r.name, path=BASELINES, replaced=replaced, baseline=baseline)
 
 

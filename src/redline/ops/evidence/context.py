@@ -25,10 +25,10 @@ from redline.models.context import (
     Node,
     Parallelism,
     Provenance,
-    RegimeLabel,
     Workload,
+    regime_of,
 )
-from redline.models.serve import ServeConfig
+from redline.models.serve import ServeConfig, gpus_of
 from redline.models.shape import ModelShape, shape_of
 from redline.targets import HostInfo, Target
 
@@ -109,24 +109,11 @@ def node_of(host: HostInfo | None) -> Node | None:
     return Node(hostname=host.hostname, machine_id=host.machine_id, gpu_uuids=host.gpu_uuids)
 
 
-def gpus_of(config: ServeConfig) -> int:
-    return config.tensor_parallel_size * config.pipeline_parallel_size * config.data_parallel_size
-
-
 def hardware_of(config: ServeConfig, host: HostInfo | None) -> Hardware:
     if host is None or not host.gpus:
         return Hardware()
     first = host.gpus[0]
     return Hardware(gpu_name=first.name, gpu_memory_gib=round(first.memory_mib / 1024, 1), gpu_count=gpus_of(config))
-
-
-def regime_of(config: ServeConfig, warmup_requests: int) -> RegimeLabel:
-    eager = config.enforce_eager or config.cudagraph_mode == "NONE"
-    return RegimeLabel(
-        cache="warm" if warmup_requests > 0 else "cold",
-        graphs="eager" if eager else "graphs",
-        prefix_caching=config.enable_prefix_caching,
-    )
 
 
 def model_identity_of(config: ServeConfig, files: ModelFiles) -> ModelIdentity:
@@ -188,12 +175,10 @@ __all__ = [
     "descriptor",
     "files_from_text",
     "flag_value",
-    "gpus_of",
     "hardware_of",
     "local_model_files",
     "model_files",
     "model_identity_of",
     "node_of",
     "quantization_of",
-    "regime_of",
 ]

@@ -21,7 +21,7 @@ from redline.errors import InputError, RedlineError
 from redline.inputs import explain
 from redline.ledger import read_ladder
 from redline.ledger.ab_file import AbPaths, read_spec
-from redline.ledger.registry_file import update_registry
+from redline.ledger.edited_yaml import update_edited
 from redline.models.campaign import LEVERS
 from redline.models.known_good import (
     KNOBS,
@@ -40,7 +40,7 @@ from redline.ops.evidence.context import local_model_files
 from redline.ops.evidence.known_good_apply import HEADER, REGISTRY, WHAT, admit_entry, read_entries, registry_path
 from redline.ops.evidence.sources import Resolved, from_ab, from_cell
 from redline.ops.request_base import Request
-from redline.ops.requests_rigor import (
+from redline.ops.requests_verdict import (
     KNOWN_GOOD_VERBS,
     KnownGoodConfigRequest,
     KnownGoodListRequest,
@@ -242,7 +242,7 @@ def known_good_record(workspace: Path, request: KnownGoodRecordRequest) -> Known
             entries[at] = entry
         return current.model_copy(update={"entries": entries}), at is not None
 
-    replaced = update_registry(registry_path(workspace), KnownGoodFile, WHAT, HEADER, change)
+    replaced = update_edited(registry_path(workspace), KnownGoodFile, WHAT, HEADER, change)
     note = _recorded_note(entry, replaced, left)
     return KnownGoodRecorded(path=REGISTRY, replaced=replaced, entry=entry, left_out=left, note=note)
 

@@ -22,11 +22,11 @@ from typing import Any
 from redline.engines import get_engine
 from redline.engines.base import Engine
 from redline.errors import InputError
-from redline.ledger.registry_file import read_registry
+from redline.ledger.edited_yaml import read_edited
 from redline.models.known_good import NO_GPU, KnownGoodEntry, KnownGoodFile, KnownGoodUse
 from redline.models.serve import ServeConfig
 from redline.models.shape import ModelShape
-from redline.ops.campaign.load import load
+from redline.ops.campaign.load import Loaded
 from redline.ops.evidence.context import local_model_files, model_files
 from redline.ops.evidence.versions import EngineVersions, engine_version_on, parse_version
 from redline.ops.session import Progress, say
@@ -64,7 +64,7 @@ def admit_entry(entry: KnownGoodEntry, where: str) -> None:
 
 def read_entries(path: Path) -> list[KnownGoodEntry]:
     """The registry's entries, each admitted by its engine's allowlist (a planted entry is refused by name)."""
-    entries = read_registry(path, KnownGoodFile, WHAT).entries
+    entries = read_edited(path, KnownGoodFile, WHAT).entries
     for entry in entries:
         admit_entry(entry, f"{path}: ")
     return entries
@@ -229,19 +229,17 @@ async def known_good_run(
 
 
 async def campaign_known_good(
-    path: Path,
+    loaded: Loaded,
     target: Target,
     skip: bool = False,
-    workspace: Path | None = None,
     *,
     versions: EngineVersions | None = None,
     progress: Progress | None = None,
 ) -> dict[str, KnownGoodRun]:
-    """The known-good run of each engine a campaign file's cells boot: its model and shape, the target's identity
+    """The known-good run of each engine a campaign's cells boot: its model and shape, the target's identity
     (each engine's version there, from `versions` when it holds it), the workspace registry."""
-    loaded = load(path, workspace)
     engines = dict.fromkeys(cell_engine(loaded.campaign, cell) for cell in loaded.cells)
-    registry = default_registry(Path(path))
+    registry = default_registry(loaded.path)
     return {
         name: await known_good_run(
             registry, target, get_engine(name), loaded.base.model, skip=skip, versions=versions, progress=progress

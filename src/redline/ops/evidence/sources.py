@@ -29,7 +29,8 @@ from redline.ops.campaign.load import load_named
 from redline.ops.evidence.context import local_model_files, quantization_of
 from redline.ops.evidence.sol import sol_figure
 from redline.ops.workspace import inside, relative
-from redline.policy.ab import metrics_of, stat
+from redline.policy.ab import trial_metrics
+from redline.policy.figures import stat
 
 
 class ResultRef(BaseModel):
@@ -169,7 +170,7 @@ def from_bench_file(workspace: Path, bench_file: str, context: ContextDescriptor
     ctx = context.model_copy(
         update={"model": model, "workload": _bench_workload(context, result.max_concurrency, result.num_prompts)}
     )
-    metrics = {k: stat([v]) for k, v in metrics_of(result, ctx.serve).items()}
+    metrics = {k: stat([v]) for k, v in trial_metrics(result, ctx.serve).items()}
     return Resolved(
         BaselineSource(kind="bench_file", ref=relative(workspace, path)),
         ctx.serve,

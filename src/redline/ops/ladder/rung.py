@@ -13,10 +13,9 @@ import anyio
 from pydantic import BaseModel
 
 from redline.engines import get_engine
-from redline.errors import InputError, LadderError
-from redline.identity import this_owner, where
+from redline.errors import LadderError
 from redline.ledger import check_derived, read_ladder, server_file, set_host
-from redline.ledger.server_record import ServerRecord, clear_server, load_server, save_server
+from redline.ledger.server_record import ServerRecord, check_reachable, load_server, save_server
 from redline.models import ServeConfig, Widening
 from redline.models.ladder import Ceiling, Ladder, NextStep, Rung, SmokeWorkload
 from redline.models.shape import ModelShape
@@ -25,8 +24,8 @@ from redline.ops.evidence.context import model_files
 from redline.ops.ladder import ceiling as ladder_ceiling
 from redline.ops.ladder import plan as ladder_tools
 from redline.ops.ladder import record as ladder_record
-from redline.ops.measured_boot import run_steps
-from redline.ops.request_base import ACK_FLAG
+from redline.ops.measured_boot import run_steps, server_record, stop_left_servers
+from redline.ops.request_base import require_ack
 from redline.ops.session import Boot, Progress, ServeSession, say
 from redline.policy.workload import Step
 from redline.targets import ServerHandle, Target
@@ -44,32 +43,9 @@ def ladder_server(ladder: Path) -> ServerRecord | None:
     return load_server(server_file(ladder))
 
 
-def check_reachable(record: ServerRecord, target: Target) -> None:
-    """Refuse a recorded server whose handle this redline cannot act on: another target's, or a `local` one
-    that a redline on another host or in another PID namespace booted (its pid names nothing here)."""
-    if record.handle.target != target.name:
-        raise LadderError(
-            f"the server of rung {record.rung_index} runs on target {record.handle.target!r}, not {target.name!r}"
-        )
-    owner = record.owner
-    if owner and target.same_host_as_redline and where(owner.host, owner.boot_id, owner.pid_ns) == "elsewhere":
-        raise LadderError(
-            f"the server of rung {record.rung_index} was booted on target {target.name} by "
-            f"{owner.describe()}, another host or PID namespace: its process group is not one this "
-            "redline can see; stop it from there (redline ladder stop), or by hand and then delete "
-            "the ladder's <ladder>.runs/server.json"
-        )
-
-
 async def stop_server(ladder: Path, target: Target) -> bool:
     """Stop the server this ladder left up, if any; True when there was one."""
-    record = await off_loop(ladder_server, ladder)
-    if record is None:
-        return False
-    check_reachable(record, target)
-    await target.stop(record.handle)
-    await off_loop(clear_server, server_file(ladder))
-    return True
+    return await stop_left_servers([server_file(ladder)], target, "rung") > 0
 
 
 async def stop_shielded(target: Target, handle: ServerHandle) -> None:
@@ -87,15 +63,6 @@ def _session(
     return ServeSession(target, get_engine(ladder.engine), progress, widening)
 
 
-def require_cluster_ack(target: Target, i_understand_this_submits_jobs: bool) -> None:
-    """A rung on a target that submits to a shared cluster boots only when the caller said so."""
-    if target.submits_jobs and i_understand_this_submits_jobs is not True:
-        raise InputError(
-            f"target {target.name!r} submits jobs to a cluster (every rung is a pod of its own): pass "
-            f"{ACK_FLAG}=true to boot there"
-        )
-
-
 async def rung_run(
     ladder: Path,
     target: Target,
@@ -111,7 +78,7 @@ async def rung_run(
     `step` is the next step a caller already checked (ladder_tools.expect_step); else it is read here.
     `widening` is what the server config allows beyond the engine's allowlist; the rung records what it used.
     """
-    require_cluster_ack(target, i_understand_this_submits_jobs)
+    require_ack(i_understand_this_submits_jobs, "rung_run", cluster=target)
     state = await off_loop(read_ladder, ladder)
     if step is None:
         step = await off_loop(ladder_tools.expect_step, ladder, "run_rung", replay, state)
@@ -165,14 +132,7 @@ async def _record_rung(
             shape=shape,
         )
         if boot.ready:
-            record = ServerRecord(
-                rung_index=rung.index,
-                engine=session.engine.name,
-                handle=boot.handle,
-                config=config,
-                boot_log_bytes=len(boot.log_text.encode()),
-                owner=this_owner(),
-            )
+            record = server_record(rung.index, session, config, boot.handle, len(boot.log_text.encode()))
             await off_loop(save_server, server_file(ladder), record)
     except BaseException:
         await stop_shielded(session.target, boot.handle)
@@ -217,7 +177,7 @@ async def _running_server(ladder: Path, target: Target, index: int | None) -> Se
     """The server the ladder left up for rung `index`, refused when it is not running any more."""
     record = await off_loop(ladder_server, ladder)
     if record is not None:
-        check_reachable(record, target)
+        check_reachable(record, target, "rung", server_file(ladder))
     if record is None or record.rung_index != index or not await target.is_alive(record.handle):
         raise LadderError(
             f"the server of rung {index} is not running any more: call rung_run with replay={index} "
@@ -270,7 +230,7 @@ async def climb(
     i_understand_this_submits_jobs: bool = False,
 ) -> ClimbReport:
     """Follow the ladder's routes until its ceiling is recorded or a failure needs a person."""
-    require_cluster_ack(target, i_understand_this_submits_jobs)
+    require_ack(i_understand_this_submits_jobs, "climb", cluster=target)
     steps: list[str] = []
     step = await off_loop(ladder_tools.ladder_next, ladder)
     for _ in range(max_steps):

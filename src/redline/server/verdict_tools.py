@@ -1,4 +1,4 @@
-"""The verdict-rigor tools: ab_run (a job), perf_baseline_record and perf_baseline_diff, and the known-good registry.
+"""The verdict tools: ab_run (a job), perf_baseline_record and perf_baseline_diff, and the known-good registry's.
 
 Their inputs are the request models' fields (see toolkit.expand), beside ab_run's `wait_s`. Every file
 they name is a path inside the workspace; they write only ab/<name>.yml and ab/<name>/, baselines.yml
@@ -21,7 +21,8 @@ from redline.ops.ab import plan as ab_plan
 from redline.ops.ab import run as ab_ops
 from redline.ops.evidence import baseline as baseline_ops
 from redline.ops.evidence import known_good as known_good_ops
-from redline.ops.requests_rigor import (
+from redline.ops.request_base import require_ack
+from redline.ops.requests_verdict import (
     AbRunRequest,
     KnownGoodConfigRequest,
     KnownGoodListRequest,
@@ -36,11 +37,9 @@ from redline.server.launch import dry_run_view, launch
 from redline.server.toolkit import BOOTS, READ_ONLY, State, WaitArg, call_progress, state_of, tool
 from redline.targets import Target
 
-# changes one entry of a registry file in the workspace (baselines.yml, known-good.yml); the same call again
-# leaves the same entry
-REGISTRY_WRITE = ToolAnnotations(
-    read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
-)
+# changes one entry of a file a person also edits in the workspace (baselines.yml, known-good.yml); the same call
+# again leaves the same entry
+ENTRY_WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
 
 
 class AbRunView(JobView[AbResult]):
@@ -90,8 +89,7 @@ async def _check_ab(state: State, r: AbRunRequest) -> None:
     """What ab_run refuses at once, before a job: no acknowledgement, another target, another spec under the name,
     an arm that names no real campaign cell."""
     workspace, spec = state.config.workspace, r.spec
-    if not r.dry_run:
-        ab_ops.require_ack(r.i_understand_this_submits_jobs)  # fail closed before anything
+    require_ack(r.i_understand_this_submits_jobs, "ab_run", dry_run=r.dry_run)  # fail closed before anything
     state.check_target(spec.target)
     await off_loop(ab_ops.check_spec, AbPaths(workspace, spec.name), spec)
     for arm in spec.arms:
@@ -117,7 +115,7 @@ async def _dry_run(ctx: Context, r: AbRunRequest, widening: Widenings) -> AbRunV
     return dry_run_view(AbRunView, "ab_run", result, target=spec.target, message=result.summary, next=result.next)
 
 
-@tool(REGISTRY_WRITE, "Record a baseline", PerfBaselineRecordRequest)
+@tool(ENTRY_WRITE, "Record a baseline", PerfBaselineRecordRequest)
 async def perf_baseline_record(ctx: Context, request: PerfBaselineRecordRequest) -> BaselineRecorded:
     """Record a named baseline in baselines.yml from a measured result: a campaign cell (campaign, cell), an A/B arm
     (ab, arm), or a bench result file (bench_file, with its context). Each concurrency is kept with its full
@@ -134,7 +132,7 @@ async def perf_baseline_diff(ctx: Context, request: PerfBaselineDiffRequest) -> 
     return await off_loop(baseline_ops.perf_baseline_diff, state_of(ctx).config.workspace, request)
 
 
-@tool(REGISTRY_WRITE, "Record a known-good config", KnownGoodRecordRequest)
+@tool(ENTRY_WRITE, "Record a known-good config", KnownGoodRecordRequest)
 async def known_good_record(ctx: Context, request: KnownGoodRecordRequest) -> KnownGoodRecorded:
     """Record the serve flags a model needs on a hardware and engine version (to boot or survive load), why, and the
     evidence, in known-good.yml: given whole, or from a ladder's recorded ceiling (from_ladder, in one call), a
@@ -154,7 +152,7 @@ async def known_good_list(ctx: Context, request: KnownGoodListRequest) -> KnownG
     return await off_loop(known_good_ops.known_good_list, state_of(ctx).config.workspace, request)
 
 
-@tool(REGISTRY_WRITE, "Known-good config: record, look up or list", KnownGoodConfigRequest)
+@tool(ENTRY_WRITE, "Known-good config: record, look up or list", KnownGoodConfigRequest)
 async def known_good_config(ctx: Context, request: KnownGoodConfigRequest) -> KnownGoodAnswer:
     """The known-good registry (known-good.yml) in one tool, by its verb, with that verb's fields: record (the flags
     a model needs on a hardware and engine version, why and the evidence: given whole, or from_ladder, from_campaign

@@ -1,7 +1,8 @@
-"""Registries a person also edits (known-good.yml, baselines.yml): ruamel round-trip, comments kept.
+"""The YAML files a person also edits (known-good.yml, the known-good registry; baselines.yml): read and updated
+through one reader and one locked writer, ruamel round-trip, comments kept.
 
-    registry = read_registry(path, KnownGoodFile, "known-good registry")        # empty when the file is missing
-    update_registry(path, KnownGoodFile, "known-good registry", HEADER, change)  # locked read-modify-write
+    entries = read_edited(path, KnownGoodFile, "known-good registry")        # empty when the file is missing
+    update_edited(path, BaselinesFile, "baselines file", HEADER, change)     # locked read-modify-write
 
 A read goes through the untrusted-YAML checks (size, aliases, depth) before it is parsed.
 A write changes only what differs (yamlfile.merge), so a person's comments and key
@@ -28,7 +29,7 @@ T = TypeVar("T")
 def _document(path: Path, what: str) -> Any:
     try:
         return yamlfile.load(path)
-    except LadderError as exc:  # the YAML reader's wording, for this registry
+    except LadderError as exc:  # the YAML reader's wording, for this file
         raise InputError(f"{what}: {exc}") from exc
 
 
@@ -43,15 +44,15 @@ def _validate(doc: Any, model: type[M], path: Path, what: str) -> M:
         raise InputError(f"{what} {path} is invalid: {explain(exc)}; fix it by hand") from exc
 
 
-def read_registry(path: Path, model: type[M], what: str) -> M:
-    """The registry at path, checked; an empty one when there is no file yet."""
+def read_edited(path: Path, model: type[M], what: str) -> M:
+    """The file at path as `model`, checked; an empty one when there is no file yet."""
     if not path.exists():
         return model()
     return _validate(_document(path, what), model, path, what)
 
 
-def update_registry(path: Path, model: type[M], what: str, header: str, change: Callable[[M], tuple[M, T]]) -> T:
-    """Read, change and write the registry under its lock; `change` returns the new registry and the result."""
+def update_edited(path: Path, model: type[M], what: str, header: str, change: Callable[[M], tuple[M, T]]) -> T:
+    """Read, change and write the file under its lock; `change` returns the new content and the result."""
     with yamlfile.locked(path):
         doc = _document(path, what) if path.exists() else None
         current = _validate(doc, model, path, what)
@@ -66,4 +67,4 @@ def update_registry(path: Path, model: type[M], what: str, header: str, change: 
     return result
 
 
-__all__ = ["read_registry", "update_registry"]
+__all__ = ["read_edited", "update_edited"]

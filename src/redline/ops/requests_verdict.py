@@ -1,4 +1,4 @@
-"""The requests of the verdict-rigor operations: the A/B, baselines and the known-good registry."""
+"""The requests of the verdict operations: the A/B, baselines and the known-good registry."""
 
 from __future__ import annotations
 
