@@ -89,7 +89,7 @@ class MemoryPrediction(_Strict):
     kv_cache_tokens_low: int = Field(description="the band's low end")
     kv_cache_tokens_high: int = Field(description="the band's high end")
     reserved_tokens: int = Field(
-        0, description="tokens of the cache no request may use: vLLM's CPU build keeps one 128-token block back"
+        0, description="tokens of the cache no request may use: a block the engine keeps back (a CPU build's)"
     )
     band_gib: float = Field(description="± GiB of KV cache: the calibration's spread, widened off its data")
     max_concurrency: float = Field(description="requests of max_model_len tokens the KV cache holds")
