@@ -178,7 +178,10 @@ async def test_known_good_a_planted_entry_is_refused_by_every_reader_naming_it(
             "ladders/l.yml", fixed={"port": free_port()}, gpu_name="NVIDIA H200", engine_version="0.26.0"
         )
         messages.append(await call_error(client, "ladder_init", **ladder))
-        await call(client, "campaign_init", campaign=CAMPAIGN, spec=campaign_spec(free_port()))
+        spec = campaign_spec(free_port())
+        messages.append(await call_error(client, "campaign_init", campaign=CAMPAIGN, spec=spec))  # it reads it too
+        (env.workspace / CAMPAIGN).parent.mkdir(parents=True, exist_ok=True)
+        (env.workspace / CAMPAIGN).write_text(json.dumps(spec))  # the file a person wrote by hand
         messages.append(await call_error(client, "campaign_run", campaign=CAMPAIGN, dry_run=True))
         messages.append(
             await call_error(
