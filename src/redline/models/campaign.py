@@ -14,6 +14,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model,
 from redline.engines.names import DEFAULT_ENGINE, EngineName, check_engine_name
 from redline.errors import InputError
 from redline.models.metrics import DIRECTIONS, Direction
+from redline.models.search import SearchSpec
 from redline.models.serve import FLAG_RE, MODEL_RE, ServeConfig
 from redline.models.slug import Slug
 
@@ -261,6 +262,9 @@ class Campaign(Strict):
     )
     boot_deadline_s: Annotated[float, Field(gt=0, le=86400)] = 3600
     bench_deadline_s: Annotated[float, Field(gt=0, le=86400)] = 3600
+    search: SearchSpec | None = Field(
+        None, description="boot only the cells a search proposes (policy/search.py), not the whole grid"
+    )
 
     @field_validator("sla")
     @classmethod
@@ -288,6 +292,8 @@ class Campaign(Strict):
             raise ValueError(f"cells: two cells share a name: {sorted({n for n in names if names.count(n) > 1})}")
         if self.focus == "goodput" and not any(m in self.sla for m in GOODPUT_SLA):
             raise ValueError("sla: focus goodput needs sla.p99_ttft_ms and/or sla.median_tpot_ms to measure against")
+        if self.search is not None and self.parallel > 1:
+            raise ValueError("search: a search proposes one cell at a time, from what the last measured: parallel 1")
         self._not_a_bomb()
         return self
 

@@ -23,6 +23,7 @@ from redline.models.campaign import Campaign
 from redline.models.campaign_plan import CampaignPlan, CellPlan
 from redline.models.campaign_results import CampaignRunResult, CellOutcome, CellVerdict
 from redline.ops.campaign.load import Loaded
+from redline.ops.campaign.search import search
 from redline.ops.campaign.verdict import Judge
 from redline.ops.evidence.context import model_files
 from redline.ops.measured_boot import Keep, measured_boot, stop_left_servers
@@ -63,6 +64,9 @@ class Runner:
         self.judge = Judge(self.campaign, self.plan, await self.target.host_info(), self.versions, files)
         todo = [c for c in self.plan.cells if c.done is None]
         derived_dir(self.loaded.results, "cells", create=True)  # each running cell's server record goes in it
+        if self.campaign.search is not None:  # the cells a search proposes, one at a time, not the grid
+            made, stopped = await search(self.loaded, self.plan, self.run_cell)
+            return self._result(made, time.monotonic() - self.t0, searched=stopped)
         verdicts: dict[str, CellVerdict] = {}
         slots = anyio.Semaphore(self.campaign.parallel)
 
@@ -85,15 +89,18 @@ class Runner:
             raise
         return self._result([verdicts[c.name] for c in todo if c.name in verdicts], time.monotonic() - self.t0)
 
-    def _result(self, verdicts: list[CellVerdict], wall_s: float) -> CampaignRunResult:
+    def _result(self, verdicts: list[CellVerdict], wall_s: float, searched: str | None = None) -> CampaignRunResult:
         ran = [
             CellOutcome(cell=v.cell, verdict=v.verdict, reason=v.reason, boot_s=v.boot.boot_s, wall_s=v.wall_s)
             for v in verdicts
         ]
         gpu_s, took = time_taken(verdicts, wall_s, self.campaign.parallel)
         reds = _reds(verdicts)
-        stopped = reds[0] if reds and not self.campaign.continue_on_red else None
-        if stopped is not None:
+        stopped = reds[0] if reds and not self.campaign.continue_on_red and searched is None else None
+        if searched is not None:  # a red cell is feedback to a search, not its end
+            reason = f"the search booted {len(ran)} of {len(self.plan.cells)} cells and stopped: {searched}; {took}"
+            hint = "call champion_select for the champion (a DRAFT: confirm it with ab_run); search.yml has each step"
+        elif stopped is not None:
             reason = (
                 f"cell {stopped.cell!r} is red ({stopped.reason}); the campaign stopped there (continue_on_red is "
                 f"false); {len(ran)} cells ran in {took}"

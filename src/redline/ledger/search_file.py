@@ -1,0 +1,40 @@
+"""search.yml in a campaign's results folder: the search's log, one step per proposal, append-only; written whole
+through the one derived writer after every step, so a killed search resumes from it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from redline.errors import InputError, LadderError
+from redline.inputs import explain
+from redline.ledger import yamlfile
+from redline.ledger.campaign_file import write_result
+from redline.models.search import SearchLog
+
+SEARCH_LOG = "search.yml"
+
+
+def read_search_log(results: Path) -> SearchLog | None:
+    """The search's log, None before its first step."""
+    path = results / SEARCH_LOG
+    if not path.exists():
+        return None
+    hint = f"; delete {path} to start the search again (the cells' verdicts stay)"
+    try:
+        log = SearchLog.model_validate(yamlfile.load_plain(path))
+    except LadderError as exc:
+        raise InputError(f"{exc}{hint}") from exc
+    except ValidationError as exc:
+        raise InputError(f"{path}: not a search log ({explain(exc)}){hint}") from exc
+    if log.campaign != results.name:
+        raise InputError(f"{path}: the search log of campaign {log.campaign!r}, not {results.name!r}{hint}")
+    return log
+
+
+def write_search_log(results: Path, log: SearchLog) -> Path:
+    return write_result(results, results / SEARCH_LOG, yamlfile.dumps(yamlfile.to_yaml(log.model_dump(mode="json"))))
+
+
+__all__ = ["SEARCH_LOG", "read_search_log", "write_search_log"]
