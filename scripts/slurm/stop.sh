@@ -12,12 +12,13 @@ S=$SLURM_STATE
 export SLURM_CONF=$S/etc/slurm.conf
 
 pid_of() { [ -f "$S/pids/$1.pid" ] && cat "$S/pids/$1.pid"; }
-# A recorded PID counts only while it is still that daemon: after a reboot the number may be another's.
+# A recorded PID counts only while its command line or environment names the state dir (every daemon's
+# does: slurmdbd finds its config through SLURM_CONF): after a reboot the number may be another's.
 alive() {
-  local p exe
+  local p
   p=$(pid_of "$1") || return 1
-  exe=$(readlink "/proc/$p/exe" 2>/dev/null) || return 1
-  case "$1" in slurmd-*) [ "${exe##*/}" = slurmd ] ;; *) [ "${exe##*/}" = "$1" ] || [ "${exe##*/}" = mariadbd ] ;; esac
+  # grep reads it all (no -q): under pipefail an early exit would fail the pipe with SIGPIPE
+  cat "/proc/$p/cmdline" "/proc/$p/environ" 2>/dev/null | tr '\0' '\n' | grep -F "$S/" >/dev/null
 }
 stop() {
   local n i p
