@@ -48,7 +48,7 @@ def processes_naming(path: Path) -> list[str]:
 # purpose; `scripts/test --fast` (pytest -m "not slow") runs every other test. A new test is in the fast lane
 # unless it is marked here (or with @pytest.mark.slow); the fast lane's summary names any test over
 # FAST_LANE_LIMIT_S, to be marked. Entries are paths under tests/ (a whole file) or test function names.
-REAL_MARKERS = ("vllm", "sshd", "k8s", "inspector")
+REAL_MARKERS = ("vllm", "sshd", "k8s", "slurm", "inspector")
 SLOW_FILES = (
     "test_cli_climb.py",  # the redline CLI as a child, climbing the fake engine
     "test_cli_parse_log.py",  # the redline CLI as a child

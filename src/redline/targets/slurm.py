@@ -284,40 +284,47 @@ class SlurmTarget(Target):
         return ended is None
 
     async def stop(self, handle: ServerHandle, grace_s: float = 30.0) -> None:
-        """scancel the server's job (held: its step) once its name and comment say it is redline's, and wait until
-        Slurm has it gone: with proctrack/cgroup, every process it started. Slurm's KillWait is the grace."""
+        """SIGTERM the server's job (held: its step) once its name and comment say it is redline's, scancel it after
+        grace_s, and wait until Slurm has it gone: with proctrack/cgroup, every process it started."""
         loc = self._locator(handle)
-        if await self._owned(loc):
+        job = await self._owned(loc)
+        if job is not None and job.running:  # scancel --signal waits forever on a job that is still pending
+            await self.cli.cancel([loc.id], signal="TERM")
+        if job is not None and not await self._gone(loc, grace_s if job.running else 0):
             await self.cli.cancel([loc.id])
-        stop_at = time.monotonic() + grace_s + self.gone_wait_s
-        while await self._present(loc):
-            if time.monotonic() >= stop_at:
-                raise TargetError(
-                    f"{loc.describe()} on target {self.name} was cancelled but is still there "
-                    f"{grace_s + self.gone_wait_s:.0f}s later; look at `scontrol show job {loc.job_id}`"
-                )
-            await anyio.sleep(0.2)
+        if not await self._gone(loc, self.gone_wait_s):
+            raise TargetError(
+                f"{loc.describe()} on target {self.name} was cancelled but is still there "
+                f"{grace_s + self.gone_wait_s:.0f}s later; look at `scontrol show job {loc.job_id}`"
+            )
         if loc.step is not None:
             await self.holds.touch(self.experiment)
 
-    async def _present(self, loc: SlurmLocator) -> bool:
-        if loc.step is not None:
-            return any(s.step == loc.step for s in await self.cli.steps(loc.job_id))
-        return await self.cli.job(loc.job_id) is not None
+    async def _gone(self, loc: SlurmLocator, timeout_s: float) -> bool:
+        """Wait up to timeout_s until squeue no longer shows the job (or step); whether it is gone."""
+        end = time.monotonic() + timeout_s
+        while True:
+            if loc.step is not None:
+                present = any(s.step == loc.step for s in await self.cli.steps(loc.job_id))
+            else:
+                present = await self.cli.job(loc.job_id) is not None
+            if not present or time.monotonic() >= end:
+                return not present
+            await anyio.sleep(0.2)
 
-    async def _owned(self, loc: SlurmLocator) -> bool:
-        """True when the job (or the step's allocation) is there and is redline's for this target; False when it
-        is gone; TargetError when a job of that id is someone else's (a handle never cancels another's job)."""
+    async def _owned(self, loc: SlurmLocator) -> Job | None:
+        """The job (or the step's allocation) when it is there and is redline's for this target; None when it is
+        gone; TargetError when a job of that id is someone else's (a handle never cancels another's job)."""
         job = await self.cli.job(loc.job_id)
         if job is None:
-            return False
+            return None
         tag = tag_if_ours(job.name, job.comment, self.name, self.spec.job_prefix)
         if tag is None or (job.name != loc.name if loc.step is None else tag.role != "hold"):
             raise TargetError(
                 f"job {loc.job_id} ({job.name}) is not the job redline submitted as {loc.name} on target {self.name}: "
                 "left alone"
             )
-        return True
+        return job
 
     async def _own_jobs(self, experiment: str | None = None) -> list[Job]:
         experiment = word(experiment) if experiment is not None else None

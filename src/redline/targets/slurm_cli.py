@@ -126,9 +126,12 @@ class SlurmCli:
     async def release(self, job_id: str) -> None:
         await self.check(f"releasing job {job_id}", "scontrol", "release", job_id)
 
-    async def cancel(self, ids: list[str]) -> None:
-        """scancel these jobs or steps (ids the caller matched to redline's own names and comments)."""
+    async def cancel(self, ids: list[str], signal: str | None = None) -> None:
+        """scancel these jobs or steps (ids the caller matched to redline's own names and comments); with a signal,
+        send it to every process of theirs (a job's batch script too) and let them end as they will."""
         if ids:
-            done = await self.call(self.argv("scancel", *ids))
+            jobs = any("." not in i for i in ids)
+            how = [f"--signal={signal}", *(["--full"] if jobs else [])] if signal else []
+            done = await self.call(self.argv("scancel", *how, *ids))
             if done.returncode != 0 and NO_SUCH_JOB not in done.stderr and "already completing" not in done.stderr:
                 raise TargetError(f"scancel {' '.join(ids)} failed: {done.stderr.strip()[-2000:]}")

@@ -120,6 +120,7 @@ def step_argv(job_id: str, name: str, *, output: str | None = None, gpus: str | 
 PROBE_SCRIPT = r"""exec 3<>"/dev/tcp/$1/$2" || exit 1
 printf 'GET %s HTTP/1.0\r\nHost: %s:%s\r\n\r\n' "$3" "$1" "$2" >&3
 read -r _ code _ <&3
+cat <&3 >/dev/null
 [ "$code" = 200 ]
 """
 
