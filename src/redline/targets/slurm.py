@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import posixpath
 import time
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import anyio
@@ -42,8 +43,9 @@ from redline.targets.local import LocalTarget
 from redline.targets.posix import PosixTarget
 from redline.targets.slurm_cli import SlurmCli
 from redline.targets.slurm_hold import Holds
-from redline.targets.slurm_names import JobTag, job_name, parse_comment, run_of, tag_if_ours, word
-from redline.targets.slurm_parse import Job, JobEnd, megabytes, pending_message, refusal
+from redline.targets.slurm_jobs import OwnJobs
+from redline.targets.slurm_names import JobTag, job_name, parse_comment, run_of, word
+from redline.targets.slurm_parse import Job, JobEnd, pending_message
 from redline.targets.slurm_script import EXIT_FILE, JOB_FILE, ServerJob, probe_argv, render_server, step_argv
 from redline.targets.slurm_spec import SlurmSpec
 from redline.targets.ssh import SSHTarget
@@ -73,28 +75,13 @@ class SlurmTarget(Target):
             else LocalTarget(name, workdir=spec.workdir)
         )
         self.cli = SlurmCli(spec, self.login)
-        self.holds = Holds(name, spec, self.cli, self.preflight)
+        self.jobs = OwnJobs(name, spec, self.cli)
+        self.holds = Holds(name, spec, self.cli, self.jobs.preflight)
         self.max_servers = 1 if spec.allocation == "held" else spec.max_jobs
         self.last_node: str | None = None
-        self._addresses: dict[str, str] = {}
         self._placing = anyio.Lock()
 
     # ---- the preflight ------------------------------------------------------------------------------------
-
-    async def preflight(self) -> None:
-        """Refuse, with the node table, a job that no node of the partition has room for now, counting the GPUs
-        this user's jobs already wait for there as taken."""
-        spec = self.spec
-        rooms, _ = await self.cli.nodes()
-        self._addresses.update({r.name: r.address for r in rooms})
-        waiting = sum(j.gpus for j in await self.cli.jobs("--states=PENDING", f"--partition={spec.partition}"))
-        mem = megabytes(spec.mem) if spec.mem else 0
-        why = refusal(rooms, waiting, gpus=spec.gpus, cpus=spec.cpus_per_task or 1, mem=mem, exclusive=spec.exclusive)
-        if why is not None:
-            raise TargetError(
-                f"target {self.name}, partition {spec.partition}: {why}\nso none was submitted: free GPUs on a node "
-                "(scancel what holds them), ask for less, or use another partition"
-            )
 
     # ---- starting -----------------------------------------------------------------------------------------
 
@@ -112,25 +99,26 @@ class SlurmTarget(Target):
         return ServerJob(name, tag.comment(), run_dir, log, list(argv), dict(env), cwd)
 
     async def submission_preview(self, argv: list[str], *, env: dict[str, str]) -> str | None:
-        """What start() would submit: the commands and the whole script. It only reads: the preflight runs."""
+        """What start() would submit: the commands and the whole script. It only reads: the preflight runs (and picks
+        the node start() would pin)."""
         job = self._server_job(argv, env, None, "boot.log", self.new_run_dir(), True)
-        script = render_server(self.spec, job)
         if self.spec.allocation == "held":
-            hold = await self.holds.find(self.experiment)
-            if hold is None:
-                await self.preflight()
-            first = (
-                f"# the held allocation, job {hold.job_id} ({hold.state}), already holds its node\n"
-                if hold is not None
-                else f"# first, the held allocation ({self.holds.folder(self.experiment)}/job.sbatch):\n"
-                f"sbatch --parsable --hold ...; scontrol release <id>\n{self.holds.script(self.experiment)}\n"
-            )
-            srun = step_argv(
-                "<allocation>", job.name, output=f"{job.run_dir}/slurm-step.out", gpus=self.spec.gpu_option
-            )
-            return f"{first}# then each boot, a step in it:\n{' '.join(srun)} bash {job.script_path}\n{script}"
-        await self.preflight()
+            return await self._preview_step(job)
+        job = replace(job, node=await self.jobs.preflight())
+        script = render_server(self.spec, job)
         return f"sbatch --parsable --hold {job.script_path}; scontrol release <id>\n# {job.script_path}:\n{script}"
+
+    async def _preview_step(self, job: ServerJob) -> str:
+        hold = await self.holds.find(self.experiment)
+        if hold is not None:
+            first = f"# the held allocation, job {hold.job_id} ({hold.state}), already holds its node\n"
+        else:
+            script = self.holds.script(self.experiment, await self.jobs.preflight())
+            first = f"# first, the held allocation ({self.holds.folder(self.experiment)}/job.sbatch):\n"
+            first += f"sbatch --parsable --hold ...; scontrol release <id>\n{script}\n"
+        srun = step_argv("<allocation>", job.name, output=f"{job.run_dir}/slurm-step.out", gpus=self.spec.gpu_option)
+        steps = f"# then each boot, a step in it:\n{' '.join(srun)} bash {job.script_path}\n"
+        return first + steps + render_server(self.spec, job)
 
     async def start(
         self,
@@ -157,7 +145,7 @@ class SlurmTarget(Target):
         )
 
     async def _submit(self, job: ServerJob) -> SlurmLocator:
-        await self.preflight()
+        job = replace(job, node=await self.jobs.preflight())
         await self.cli.write(job.script_path, render_server(self.spec, job))
         job_id = await self.cli.submit_held(job.script_path)
         try:
@@ -189,7 +177,7 @@ class SlurmTarget(Target):
                 else []
             )
         else:
-            tags = [(j, parse_comment(j.comment)) for j in await self._own_jobs() if j.state != "COMPLETING"]
+            tags = [(j, parse_comment(j.comment)) for j in await self.jobs.own() if j.state != "COMPLETING"]
             busy = [f"job {j.job_id}" for j, tag in tags if tag is not None and tag.role == "server" and tag.exclusive]
         if busy:
             raise TargetBusy(
@@ -274,9 +262,7 @@ class SlurmTarget(Target):
             argv = [*step_argv(loc.job_id, f"{loc.name}-probe"), *probe_argv(url.host, port, path)]
             argv[0] = self.cli.argv("srun")[0]
             return (await self.cli.call(argv, timeout_s=30)).returncode == 0
-        if node not in self._addresses:
-            self._addresses.update({r.name: r.address for r in (await self.cli.nodes())[0]})
-        where = url.copy_with(host=self._addresses.get(node, node)) if url.host in LOOPBACK else url
+        where = url.copy_with(host=await self.jobs.address(node)) if url.host in LOOPBACK else url
         return await self.login._probe(where, 5.0)
 
     async def is_alive(self, handle: ServerHandle) -> bool:
@@ -287,7 +273,7 @@ class SlurmTarget(Target):
         """SIGTERM the server's job (held: its step) once its name and comment say it is redline's, scancel it after
         grace_s, and wait until Slurm has it gone: with proctrack/cgroup, every process it started."""
         loc = self._locator(handle)
-        job = await self._owned(loc)
+        job = await self.jobs.owned(loc)
         if job is not None and job.running:  # scancel --signal waits forever on a job that is still pending
             await self.cli.cancel([loc.id], signal="TERM")
         if job is not None and not await self._gone(loc, grace_s if job.running else 0):
@@ -311,39 +297,6 @@ class SlurmTarget(Target):
             if not present or time.monotonic() >= end:
                 return not present
             await anyio.sleep(0.2)
-
-    async def _owned(self, loc: SlurmLocator) -> Job | None:
-        """The job (or the step's allocation) when it is there and is redline's for this target; None when it is
-        gone; TargetError when a job of that id is someone else's (a handle never cancels another's job)."""
-        job = await self.cli.job(loc.job_id)
-        if job is None:
-            return None
-        tag = tag_if_ours(job.name, job.comment, self.name, self.spec.job_prefix)
-        if tag is None or (job.name != loc.name if loc.step is None else tag.role != "hold"):
-            raise TargetError(
-                f"job {loc.job_id} ({job.name}) is not the job redline submitted as {loc.name} on target {self.name}: "
-                "left alone"
-            )
-        return job
-
-    async def _own_jobs(self, experiment: str | None = None) -> list[Job]:
-        experiment = word(experiment) if experiment is not None else None
-        """This target's jobs that squeue still shows (of one experiment, when named), by name and comment."""
-        jobs = [(j, tag_if_ours(j.name, j.comment, self.name, self.spec.job_prefix)) for j in await self.cli.jobs()]
-        return [j for j, tag in jobs if tag is not None and experiment in (None, tag.experiment)]
-
-    async def teardown(self, experiment: str | None = None) -> list[str]:
-        """scancel every job this target submitted (of one experiment, when named) and wait until they are gone.
-        The names it cancelled; jobs of anyone else, or of another target, are never touched."""
-        jobs = await self._own_jobs(experiment)
-        await self.cli.cancel([j.job_id for j in jobs])
-        stop_at = time.monotonic() + self.gone_wait_s
-        ids = {j.job_id for j in jobs}
-        while ids & {j.job_id for j in await self.cli.jobs()}:
-            if time.monotonic() >= stop_at:
-                raise TargetError(f"jobs {sorted(ids)} of target {self.name} were cancelled but are still there")
-            await anyio.sleep(0.2)
-        return [j.name for j in jobs]
 
     # ---- files and commands -------------------------------------------------------------------------------
 
@@ -388,6 +341,11 @@ class SlurmTarget(Target):
                 self.last_node = (await self.holds.acquire(self.experiment)).node
         name = self.last_node or f"(a node of partition {self.spec.partition}, once Slurm picks one)"
         return HostInfo(hostname=name)
+
+    async def teardown(self, experiment: str | None = None) -> list[str]:
+        """scancel every job this target submitted (of one experiment, when named) and wait until they are gone; the
+        names it cancelled. Jobs of anyone else, or of another target, are never touched."""
+        return await self.jobs.teardown(experiment, self.gone_wait_s)
 
     async def close(self) -> None:
         await self.login.close()

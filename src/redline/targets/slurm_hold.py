@@ -39,7 +39,7 @@ class Holds:
     poll_s: float = 0.5
     step_appear_s: float = 30.0  # how long srun may take to make its step
 
-    def __init__(self, target: str, spec: SlurmSpec, cli: SlurmCli, preflight: Callable[[], Awaitable[None]]) -> None:
+    def __init__(self, target: str, spec: SlurmSpec, cli: SlurmCli, preflight: Callable[[], Awaitable[str]]) -> None:
         self.target = target
         self.spec = spec
         self.cli = cli
@@ -51,10 +51,10 @@ class Holds:
     def folder(self, experiment: str | None) -> str:
         return posixpath.join(self.spec.workdir, "holds", self.name(experiment))
 
-    def script(self, experiment: str | None) -> str:
+    def script(self, experiment: str | None, node: str | None) -> str:
         """The held allocation's whole batch script, as start() would submit it."""
         tag = JobTag(target=self.target, experiment=word(experiment), role="hold")
-        return render_hold(self.spec, self.name(experiment), tag.comment(), self.folder(experiment))
+        return render_hold(self.spec, self.name(experiment), tag.comment(), self.folder(experiment), node)
 
     async def find(self, experiment: str | None) -> Job | None:
         """The experiment's allocation, pending or running, if this target holds one."""
@@ -74,10 +74,10 @@ class Holds:
         return await self._running(job_id, experiment)
 
     async def _submit(self, experiment: str | None) -> str:
-        await self.preflight()
+        node = await self.preflight()
         folder = self.folder(experiment)
         script = posixpath.join(folder, SCRIPT_NAME)
-        await self.cli.write(script, self.script(experiment))
+        await self.cli.write(script, self.script(experiment, node))
         job_id = await self.cli.submit_held(script)
         try:
             await self.cli.write(posixpath.join(folder, JOB_FILE), job_id + "\n")

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 SINFO_FIELDS = ("NodeList", "StateLong", "Gres", "GresUsed", "CPUsState", "Memory", "AllocMem", "NodeAddr")
 SQUEUE_FIELDS: tuple[str, ...] = ("JobId", "Name", "State", "Reason", "NodeList", "Partition", "tres-per-node")
-SQUEUE_FIELDS += ("SubmitTime", "StartTime", "Comment")
+SQUEUE_FIELDS += ("SubmitTime", "StartTime", "Comment", "ReqNodes")
 STEP_FIELDS = ("StepId", "StepName", "StepState")
 SACCT_FIELDS = ("JobID", "JobName", "State", "ExitCode", "NodeList", "Submit", "Start", "End", "Reason", "Comment")
 
@@ -135,16 +135,39 @@ def node_table(rooms: list[NodeRoom], notes: dict[str, str] | None = None) -> st
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows)
 
 
-def refusal(rooms: list[NodeRoom], waiting: int, *, gpus: int, cpus: int, mem: int, exclusive: bool) -> str | None:
-    """Why no node of the partition takes a job asking this much now, with the node table; None when one does.
-    waiting: the GPUs the user's pending jobs there already ask for, counted as taken."""
-    notes = {r.name: r.why_not(gpus, cpus, mem, exclusive) or "" for r in rooms}
-    free = sum(r.free for r in rooms if not notes[r.name])
-    if any(not note for note in notes.values()) and free - waiting >= gpus:
-        return None
-    queued = f"; jobs of yours waiting there already ask for {waiting} GPU(s)" if waiting else ""
-    asked = f"{gpus} GPU(s), {cpus} CPU(s)" + (f", {mem} MB" if mem else "") + (", the whole node" if exclusive else "")
-    return f"no node has room now for a job asking {asked}{queued} (sinfo):\n{node_table(rooms, notes)}"
+@dataclass(frozen=True)
+class Ask:
+    """What one job asks of a node, and how many of this target's servers a node may run at once (they share its
+    ports: two engines on one node and one port would collide)."""
+
+    gpus: int
+    cpus: int
+    mem: int  # MB, 0: the partition's default
+    exclusive: bool
+    servers_per_node: int
+
+    def words(self) -> str:
+        extra = (f", {self.mem} MB" if self.mem else "") + (", the whole node" if self.exclusive else "")
+        return f"{self.gpus} GPU(s), {self.cpus} CPU(s){extra}"
+
+
+def place(
+    rooms: list[NodeRoom], ask: Ask, servers: dict[str, int], waiting: dict[str, int]
+) -> tuple[str | None, dict[str, str]]:
+    """The node a job asking this much goes to now (of those with room, the most free GPUs, then by name), or
+    None; and why each other node cannot take it. servers: this target's live servers per node; waiting: GPUs
+    the user's pending jobs ask for, per node they are pinned to ("" for any node), counted as taken."""
+    notes: dict[str, str] = {}
+    for room in rooms:
+        why = room.why_not(ask.gpus + waiting.get(room.name, 0), ask.cpus, ask.mem, ask.exclusive)
+        if why is None and servers.get(room.name, 0) >= ask.servers_per_node:
+            why = f"runs {servers[room.name]} server(s) of this target (servers_per_node: {ask.servers_per_node})"
+        notes[room.name] = why or ""
+    fits = [r for r in rooms if not notes[r.name]]
+    if sum(r.free - waiting.get(r.name, 0) for r in fits) - waiting.get("", 0) < ask.gpus:
+        fits = []
+    chosen = min(fits, key=lambda r: (-r.free, r.name)).name if fits else None
+    return chosen, notes
 
 
 # ---- jobs and steps ------------------------------------------------------------------------------------------
@@ -168,6 +191,12 @@ class Job:
     submitted: str
     started: str
     comment: str
+    pinned: str = ""  # the node it asked for (--nodelist), if it named one
+
+    @property
+    def node(self) -> str:
+        """Where it runs, or (pending) the node it is pinned to; "" for a pending job that named none."""
+        return self.nodes or self.pinned
 
     @property
     def pending(self) -> bool:
@@ -192,6 +221,7 @@ def jobs(squeue: str) -> list[Job]:
             submitted=r["SubmitTime"],
             started=r["StartTime"],
             comment=r["Comment"],
+            pinned=r["ReqNodes"],
         )
         for r in records(squeue, SQUEUE_FIELDS)
     ]

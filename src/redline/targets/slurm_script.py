@@ -18,6 +18,7 @@ from redline.targets.slurm_spec import SlurmSpec
 SCRIPT_NAME = "job.sbatch"
 JOB_FILE = "job"  # the job id (or job.step), written before the job is released: no engine without a record
 NODE_FILE = "node"  # the node the engine ran on, as its hostname says
+GPUS_FILE = "gpus"  # the GPU indexes Slurm gave it on that node
 EXIT_FILE = "exit"
 
 
@@ -32,15 +33,17 @@ class ServerJob:
     argv: list[str]
     env: dict[str, str] = field(default_factory=dict)
     cwd: str | None = None
+    node: str | None = None  # the node the preflight chose (--nodelist); None: Slurm's choice
 
     @property
     def script_path(self) -> str:
         return posixpath.join(self.run_dir, SCRIPT_NAME)
 
 
-def resources(spec: SlurmSpec) -> list[str]:
+def resources(spec: SlurmSpec, node: str | None) -> list[str]:
     """The sbatch options for what one job asks: partition, account, QOS, GPUs, CPUs, memory, time, node."""
     options = [f"--partition={spec.partition}", "--nodes=1", "--ntasks=1"]
+    options += [f"--nodelist={node}"] if node else []
     options += [f"--account={spec.account}"] if spec.account else []
     options += [f"--qos={spec.qos}"] if spec.qos else []
     options += [spec.gpu_option] if spec.gpu_option else []
@@ -69,6 +72,7 @@ def render_server(spec: SlurmSpec, job: ServerJob) -> str:
         "set -u",
         f"cd {q(job.run_dir)} || exit 97",
         "hostname >" + q(NODE_FILE),
+        'echo "${SLURM_STEP_GPUS:-${SLURM_JOB_GPUS:-}}" >' + q(GPUS_FILE),
         *(f"export {k}={q(v)}" for k, v in job.env.items()),
         *([f"cd {q(job.cwd)} || exit 97"] if job.cwd else []),
         f"{shlex.join(job.argv)} >>{q(job.log_path)} 2>&1",
@@ -77,10 +81,10 @@ def render_server(spec: SlurmSpec, job: ServerJob) -> str:
         'exit "$code"',
     ]
     header = "#!/bin/bash\n# redline: one server as a job (or, in a held allocation, a job step)\n"
-    return header + directives([*own, *resources(spec)]) + "\n".join(body) + "\n"
+    return header + directives([*own, *resources(spec, job.node)]) + "\n".join(body) + "\n"
 
 
-def render_hold(spec: SlurmSpec, name: str, comment: str, folder: str) -> str:
+def render_hold(spec: SlurmSpec, name: str, comment: str, folder: str, node: str | None) -> str:
     """The batch script of a held allocation: it holds the node while redline runs job steps in it, and ends
     itself once no step runs and redline has not used it (touched `lease`) for hold_idle_s."""
     own = [
@@ -102,7 +106,7 @@ def render_hold(spec: SlurmSpec, name: str, comment: str, folder: str) -> str:
         "done",
     ]
     header = "#!/bin/bash\n# redline: a held allocation; every boot is a job step in it (srun --jobid)\n"
-    return header + directives([*own, *resources(spec)]) + "\n".join(body) + "\n"
+    return header + directives([*own, *resources(spec, node)]) + "\n".join(body) + "\n"
 
 
 # ---- commands ------------------------------------------------------------------------------------------------

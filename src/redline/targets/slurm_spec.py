@@ -17,6 +17,8 @@ targets:
     allocation: per_boot               # one job per boot; held: one allocation, a job step per boot
     reach: step                        # health polled inside the allocation; node: at the node's address
     pending_deadline_s: 600            # a job still PENDING this long is cancelled with Slurm's reason
+    max_jobs: 8                        # per_boot: servers at once (a campaign's parallel), a job each
+    servers_per_node: 1                # this target's servers on one node at once (they share its ports)
     slurm_conf: /etc/slurm/slurm.conf  # SLURM_CONF for every Slurm command (absent: Slurm's own default)
     login: {kind: ssh, host: login1, user: me, key_file: ~/.ssh/id_ed25519}   # absent: this host
     engine_commands: {vllm: [/shared/venvs/vllm/bin/vllm]}
@@ -67,6 +69,8 @@ class SlurmSpec(BaseSpec):
     reach: Literal["step", "node"] = "step"
     pending_deadline_s: float = Field(600.0, gt=0, le=86400)
     max_jobs: int = Field(8, ge=1, le=256)  # per_boot: servers (jobs) at once, each its own GPUs
+    # Servers of this target on one node at once: they share its ports, so by default each gets a node of its own.
+    servers_per_node: int = Field(1, ge=1, le=64)
     job_prefix: Annotated[str, Field(pattern=r"^[a-z][a-z0-9]*$", max_length=20)] = "redline"
     sbatch_options: list[SbatchOption] = Field(default_factory=list)
     slurm_conf: AbsolutePath | None = None
