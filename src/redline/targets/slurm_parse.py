@@ -293,7 +293,9 @@ _KEY = re.compile(r"(?:^|\s)([A-Za-z][A-Za-z/:_]*)=")
 def scontrol_fields(text: str) -> dict[str, str]:
     """`scontrol show job -o` as key -> value (a value may hold spaces: it runs to the next ` Key=`)."""
     found = list(_KEY.finditer(text.strip()))
-    fields = {}
+    fields: dict[str, str] = {}
+    if not found:
+        return fields  # an error message, not a job
     for here, after in zip(found, [*found[1:], None], strict=True):
         end = after.start() if after is not None else len(text.strip())
         fields[here.group(1)] = text.strip()[here.end() : end].strip()
