@@ -41,3 +41,29 @@ async def test_a_parallel_campaign_runs_its_two_cells_as_two_jobs_at_once_each_w
     print(f"slurm parallel 2: wall {result.wall_s}s; cells {a.wall_s}s and {b.wall_s}s; jobs {jobs} on {sorted(gpus)}")
     assert server_files(fake.campaigns / "c1") == []
     assert slurm_cluster.jobs(slurm_target_name) == [] and wait_until_gone(tmp_path) == []
+
+
+@pytest.mark.parametrize("allocation", ["per_boot", "held"])
+async def test_a_campaign_dry_run_shows_each_cells_whole_script_and_submits_nothing(
+    slurm_cluster: SlurmCluster, slurm_target_name: str, tmp_path: Path, allocation: str
+) -> None:
+    fake = make_fake(tmp_path)
+    path = fake.write(target=slurm_target_name, base={"max_model_len": 4096, "port": 8000})
+    spec = slurm_cluster.spec(tmp_path / "work", env=fake.engine_env, allocation=allocation)
+    before = slurm_cluster.jobs()
+    async with SlurmTarget(slurm_target_name, spec) as target:
+        result = await campaign_run(path, target, i_understand_this_submits_jobs=False, dry_run=True)
+    assert result.dry_run and result.plan is not None and result.ran == []
+    for cell, tokens in zip(result.plan.cells, (2048, 8192), strict=True):
+        assert cell.submits is not None
+        lines = cell.submits.splitlines()
+        assert "#SBATCH --job-name=rt-c1-" in cell.submits and "#SBATCH --gres=gpu:1" in lines
+        assert any(
+            line.endswith(">>" + line.split(">>")[-1]) and f"--max-num-batched-tokens {tokens}" in line
+            for line in lines
+        )
+        if allocation == "held":
+            assert "#SBATCH --job-name=rt-c1-hold" in lines and any(
+                line.startswith("srun --jobid=<allocation>") for line in lines
+            )
+    assert slurm_cluster.jobs() == before and not (tmp_path / "work").exists()
