@@ -70,8 +70,9 @@ class SlurmCluster:
         return [r for r in rows if target is None or f"target={target}," in r.get("comment", "")]
 
     def sacct(self, *job_ids: str) -> list[dict[str, str]]:
-        """sacct's rows (steps too) of these jobs: JobID, JobName, State, ExitCode, NodeList, Submit, Start, End."""
-        fields = ("JobID", "JobName", "State", "ExitCode", "NodeList", "Submit", "Start", "End")
+        """sacct's rows (steps too) of these jobs: JobID, JobName, State, ExitCode, NodeList, Submit, Start, End,
+        Comment."""
+        fields = ("JobID", "JobName", "State", "ExitCode", "NodeList", "Submit", "Start", "End", "Comment")
         out = self.run("sacct", "-P", "-n", f"--jobs={','.join(job_ids)}", f"--format={','.join(fields)}").stdout
         return [dict(zip(fields, line.split("|"), strict=True)) for line in out.splitlines()]
 

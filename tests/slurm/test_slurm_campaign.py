@@ -34,6 +34,8 @@ async def test_a_parallel_campaign_runs_its_two_cells_as_two_jobs_at_once_each_w
     rows = {r["JobID"]: r for r in slurm_cluster.sacct(*jobs)}
     start, end = ([datetime.fromisoformat(rows[j][k]) for j in jobs] for k in ("Start", "End"))
     assert start[0] < end[1] and start[1] < end[0], "the two jobs did not run at once"
+    units = sorted(rows[j]["Comment"].rpartition(",unit=")[2] for j in jobs)  # each job's comment names its cell
+    assert units == [f"cell-{c}" for c in CELLS], [rows[j]["Comment"] for j in jobs]
     gpus = {((f / "node").read_text().strip(), (f / "gpus").read_text().strip()) for f in folders}
     assert len(gpus) == 2 and all(g for _, g in gpus), gpus  # each its own GPU: (node, index) apart
     a, b = (read_verdict(fake.campaigns / "c1", c) for c in CELLS)

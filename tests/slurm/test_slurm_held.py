@@ -66,7 +66,7 @@ async def test_a_ladder_climbs_inside_one_allocation_one_queue_wait_and_one_node
         folders = [Path((r.log_source or "").partition(":")[2]).parent for r in state.rungs]  # target:run/boot.log
         rung_jobs = [(f / "job").read_text().strip() for f in folders]
         nodes = {(f / "node").read_text().strip() for f in folders}
-        jobs = sorted({j.partition(".")[0] for j in rung_jobs})
+        jobs = sorted({j.partition(".")[0] for j in rung_jobs}, key=int)
         rows = {r["JobID"]: r for r in slurm_cluster.sacct(*jobs)}
         waits = [seconds(rows[j]["Submit"], rows[j]["Start"]) for j in jobs]
         boots = [r.boot_s for r in state.rungs]
@@ -82,6 +82,8 @@ async def test_a_ladder_climbs_inside_one_allocation_one_queue_wait_and_one_node
             assert {rows[j]["NodeList"] for j in rung_jobs} == nodes
         else:
             assert len(jobs) == len(state.rungs) and names == []
+            units = [rows[j]["Comment"].rpartition(",unit=")[2].split(",")[0] for j in jobs]
+            assert units == [f"rung-{r.index}" for r in state.rungs]  # each job's comment names its rung
         assert all(r.status in (BootStatus.BOOT_OK, BootStatus.OOM_KV_CACHE) for r in state.rungs)
     assert figures["held"][0] == figures["per_boot"][0] > 1  # the same climb, rung for rung
     assert slurm_cluster.jobs(slurm_target_name) == []

@@ -49,6 +49,7 @@ from redline.targets.slurm_parse import Job, JobEnd, pending_message
 from redline.targets.slurm_script import EXIT_FILE, JOB_FILE, ServerJob, probe_argv, render_server, step_argv
 from redline.targets.slurm_spec import SlurmSpec
 from redline.targets.ssh import SSHTarget
+from redline.targets.unit import current_unit
 
 __all__ = ["SlurmSpec", "SlurmTarget", "from_spec"]
 
@@ -93,7 +94,8 @@ class SlurmTarget(Target):
         runs, run_id = posixpath.split(run_dir)
         if runs != posixpath.join(self.workdir, "runs") or not RUN_ID_RE.match(run_id):
             raise InputError(f"{run_dir!r} is not a run folder of target {self.name} ({self.workdir}/runs/<run id>)")
-        tag = JobTag(self.name, word(self.experiment), "server", run=run_id, exclusive=exclusive)
+        unit = current_unit()
+        tag = JobTag(self.name, word(self.experiment), "server", run=run_id, unit=unit, exclusive=exclusive)
         name = job_name(self.spec.job_prefix, self.experiment, run_id)
         log = posixpath.join(run_dir, log_path)
         return ServerJob(name, tag.comment(), run_dir, log, list(argv), dict(env), cwd)
