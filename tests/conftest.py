@@ -50,7 +50,7 @@ def processes_naming(path: Path) -> list[str]:
 # FAST_LANE_LIMIT_S, to be marked. Entries are paths under tests/ (a whole file) or test function names. A test of
 # routing or recording that a real process adds nothing to runs on the in-memory target instead
 # (tests/targets/memory_target.py) and stays in the fast lane.
-REAL_MARKERS = ("vllm", "sshd", "k8s", "inspector")
+REAL_MARKERS = ("vllm", "sshd", "k8s", "slurm", "inspector")
 SLOW_FILES = (
     "test_cli_climb.py",  # the redline CLI as a child, climbing the fake engine
     "test_cli_parse_log.py",  # the redline CLI as a child

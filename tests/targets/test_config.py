@@ -154,6 +154,7 @@ MINIMAL = {
     "local": "{kind: local}",
     "ssh": "{kind: ssh, host: h, user: u}",
     "kubernetes": "{kind: kubernetes, image: busybox}",
+    "slurm": "{kind: slurm, partition: gpu}",
 }
 
 

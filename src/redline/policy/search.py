@@ -157,14 +157,21 @@ def _failed_values(cells: Sequence[Candidate], measured: Mapping[str, Measured])
     return {k for k, bad in failed.items() if bad}
 
 
+def _order(value: object) -> tuple[int, float, str]:
+    """Numbers by their value, anything else by its text after them."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return (0, float(value), "")
+    return (1, 0.0, repr(value))
+
+
 def _opening(cells: Sequence[Candidate], baseline: str, spec: SearchSpec, booted: set[str]) -> Candidate | None:
     """The cells booted before the model proposes: the baseline, then each lever's lowest and highest values."""
     order = [c for c in cells if c.name == baseline]
     levers = sorted({lv for c in cells for lv in c.levers})
     for lever in levers:
-        values = sorted({repr(c.levers[lever]) for c in cells if lever in c.levers})
+        values = sorted({c.levers[lever] for c in cells if lever in c.levers}, key=_order)
         for wanted in (values[0], values[-1]):
-            order += [c for c in cells if lever in c.levers and repr(c.levers[lever]) == wanted][:1]
+            order += [c for c in cells if lever in c.levers and c.levers[lever] == wanted][:1]
     seen: list[Candidate] = []
     for cell in order:
         if cell not in seen:

@@ -62,8 +62,32 @@ class PodLocator(BaseModel):
         return f"pod {self.namespace}/{self.pod}{release}"
 
 
+class SlurmLocator(BaseModel):
+    """A server as a Slurm job (targets/slurm.py), or as a job step of a held allocation: found again by its id,
+    and told apart from anyone else's job by its name (which ends with the run id) and its comment."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: Literal["slurm"] = "slurm"
+    job_id: str = Field(pattern=r"^\d{1,20}$")
+    step: str | None = Field(None, pattern=r"^\d{1,10}$")
+    name: str = Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9._-]+$")
+    run_id: str = Field(pattern=r"^\d{8}T\d{6}Z-[0-9a-f]{8}$")
+    node: str | None = Field(None, max_length=255)  # known at start for a step: its allocation's node
+
+    @property
+    def id(self) -> str:
+        """What scancel, sacct and srun take: `1234`, or `1234.5` for a step."""
+        return f"{self.job_id}.{self.step}" if self.step is not None else self.job_id
+
+    def describe(self) -> str:
+        if self.step is not None:
+            return f"Slurm job step {self.id} (in held allocation {self.job_id})"
+        return f"Slurm job {self.job_id}"
+
+
 # A new kind of target adds its locator here.
-Locator = Annotated[PosixLocator | PodLocator, Field(discriminator="kind")]
+Locator = Annotated[PosixLocator | PodLocator | SlurmLocator, Field(discriminator="kind")]
 
 _FLAT_LOCATOR_KEYS = ("pid", "pgid", "start_ticks")
 

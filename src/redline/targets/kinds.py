@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from redline.targets import kubernetes, local, ssh
+from redline.targets import kubernetes, local, slurm, ssh
 from redline.targets.base import Target
 from redline.targets.spec import BaseSpec
 
@@ -25,4 +25,5 @@ KINDS: dict[str, Kind] = {
     "local": Kind(local.LocalSpec, local.from_spec),
     "ssh": Kind(ssh.SSHSpec, ssh.from_spec),
     "kubernetes": Kind(kubernetes.KubernetesSpec, kubernetes.from_spec),
+    "slurm": Kind(slurm.SlurmSpec, slurm.from_spec),
 }

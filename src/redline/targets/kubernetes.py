@@ -112,8 +112,15 @@ class KubernetesTarget(Target):
             return None
         nodes = await self.cluster.json(self.commands.nodes(), "listing the nodes")
         pods = await self.cluster.json(self.commands.all_pods(), "listing the pods of every namespace")
+        slurm = spec.slurm_guard if need_room else None
         rooms = node_rooms(
-            nodes, pods, spec.gpu_resource, selector=spec.node_selector, tolerations=spec.tolerations, pinned=self.node
+            nodes,
+            pods,
+            spec.gpu_resource,
+            selector=spec.node_selector,
+            tolerations=spec.tolerations,
+            pinned=self.node,
+            slurm=slurm,
         )
         node = choose_node(rooms, spec.gpus if need_room else 0)
         if node is None:

@@ -149,12 +149,18 @@ def _ready(node: dict[str, Any]) -> bool:
 
 
 def _why_excluded(
-    node: dict[str, Any], selector: dict[str, str], tolerations: list[Toleration], pinned: str | None
+    node: dict[str, Any],
+    selector: dict[str, str],
+    tolerations: list[Toleration],
+    pinned: str | None,
+    slurm: dict[str, str] | None = None,
 ) -> str | None:
     name = node.get("metadata", {}).get("name", "")
     labels = node.get("metadata", {}).get("labels") or {}
     if pinned is not None and name != pinned:
         return f"not the pinned node {pinned}"
+    if slurm and all(labels.get(k) == v for k, v in slurm.items()):
+        return "managed by Slurm: a GPU pod of the default scheduler would double-book it (set scheduler_name)"
     if not _ready(node):
         return "not Ready"
     if node.get("spec", {}).get("unschedulable"):
@@ -176,8 +182,10 @@ def node_rooms(
     selector: dict[str, str] | None = None,
     tolerations: list[Toleration] | None = None,
     pinned: str | None = None,
+    slurm: dict[str, str] | None = None,
 ) -> list[NodeRoom]:
-    """Each node's allocatable and requested amount of resource, by name, and whether this target may use it."""
+    """Each node's allocatable and requested amount of resource, by name, and whether this target may use it.
+    slurm: the labels of nodes Slurm manages, which a default-scheduler pod asking GPUs may not use."""
     requested: dict[str, int] = {}
     for pod in pods.get("items", []):
         node = pod.get("spec", {}).get("nodeName")
@@ -187,7 +195,7 @@ def node_rooms(
     for node in nodes.get("items", []):
         name = node.get("metadata", {}).get("name", "")
         allocatable = quantity((node.get("status", {}).get("allocatable") or {}).get(resource, 0))
-        why = _why_excluded(node, selector or {}, tolerations or [], pinned)
+        why = _why_excluded(node, selector or {}, tolerations or [], pinned, slurm)
         rooms.append(NodeRoom(name, allocatable, requested.get(name, 0), why))
     return sorted(rooms, key=lambda r: r.name)
 

@@ -81,6 +81,8 @@ def _placement(spec: KubernetesSpec, node: str | None) -> dict[str, Any]:
         }
     if spec.tolerations:
         placement["tolerations"] = [_toleration(t) for t in spec.tolerations]
+    if spec.scheduler_name:
+        placement["schedulerName"] = spec.scheduler_name
     return placement
 
 

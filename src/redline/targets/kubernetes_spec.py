@@ -13,6 +13,8 @@ targets:
     gpus: 1
     node_selector: {nvidia.com/gpu.product: NVIDIA-H200}
     tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+    scheduler_name: slurm-bridge-scheduler  # a Slurm-managed pool: its scheduler, not Kubernetes' default
+    slurm_node_labels: {slinky.slurm.net/managed: "true"}   # nodes Slurm manages (docs/slurm.md)
     volumes:
       - {name: models, host_path: /data/models, mount_path: /models, read_only: true}
       - {name: hf-cache, claim: hf-cache, mount_path: /root/.cache/huggingface}
@@ -116,6 +118,10 @@ class KubernetesSpec(BaseSpec):
     pin_node: bool = True
     node_selector: dict[str, str] = Field(default_factory=dict)
     tolerations: list[Toleration] = Field(default_factory=list)
+    # Slurm-on-Kubernetes: the scheduler a Slurm-managed pool's pods must name (absent: Kubernetes' default),
+    # and the labels that mark a node as Slurm's: a default-scheduler GPU pod there would double-book its GPUs.
+    scheduler_name: Annotated[str, Field(pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$", max_length=253)] | None = None
+    slurm_node_labels: dict[str, str] = Field(default_factory=dict)
     volumes: list[Volume] = Field(default_factory=list)
     reach: Literal["port-forward", "pod-ip"] = "port-forward"
     pending_deadline_s: float = Field(600.0, gt=0, le=86400)
@@ -141,11 +147,11 @@ class KubernetesSpec(BaseSpec):
             raise ValueError(f"{value!r} is not a Kubernetes node name")
         return value
 
-    @field_validator("node_selector")
+    @field_validator("node_selector", "slurm_node_labels")
     @classmethod
     def _selector(cls, value: dict[str, str]) -> dict[str, str]:
         try:
-            return check_labels(value, "node_selector labels")
+            return check_labels(value, "node labels")
         except InputError as exc:  # pydantic reports a ValueError as the field's error
             raise ValueError(str(exc)) from None
 
@@ -161,6 +167,13 @@ class KubernetesSpec(BaseSpec):
         if len(set(names)) != len(names) or "redline-run" in names or "dshm" in names:
             raise ValueError(f"volume names must be unique and not redline-run or dshm: {names}")
         return self
+
+    @property
+    def slurm_guard(self) -> dict[str, str] | None:
+        """The labels of the nodes a pod of this target may not use because Slurm manages their GPUs: a GPU pod
+        of Kubernetes' default scheduler there would double-book them. None where no such rule applies."""
+        default = self.scheduler_name in (None, "default-scheduler")
+        return self.slurm_node_labels if self.slurm_node_labels and self.gpus and default else None
 
     def resolved(self, base: Path) -> Self:
         # Local files (kubeconfig, chart folder, values file, the workdir) travel with the targets file.

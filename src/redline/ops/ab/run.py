@@ -41,6 +41,7 @@ from redline.ops.request_base import ACK_FLAG, require_ack
 from redline.ops.session import Boot, Progress, ServeSession, say
 from redline.policy.workload import RUN_DIR, WARMUP_FILE, Step
 from redline.targets import HostInfo, Target
+from redline.targets.unit import boot_unit
 
 # ---- the run -------------------------------------------------------------------------------------------------------
 
@@ -189,6 +190,7 @@ class Runner:
         def write(name: str, text: str) -> None:
             write_trial_file(self.paths, step.arm, step.trial, name, text)
 
+        boot_unit(f"trial-{step.arm}-{step.trial}")  # a target that names its jobs (slurm) says which trial
         measured = await measured_boot(
             session,
             arm.serve,

@@ -30,6 +30,7 @@ from redline.ops.measured_boot import Keep, measured_boot, stop_left_servers
 from redline.ops.session import Progress, ServeSession, say
 from redline.policy.workload import Step, measured_steps
 from redline.targets import Target
+from redline.targets.unit import boot_unit
 
 
 def skipped(plan: CampaignPlan) -> list[str]:
@@ -153,6 +154,7 @@ class Runner:
             write_cell_file(results, cell.name, name, text)
 
         keep = Keep(server_file(results, cell.name), cell.index, write, base=results.parent)
+        boot_unit(f"cell-{cell.name}")  # a target that names its jobs (slurm) says which cell each is
         measured = await measured_boot(
             self._session(cell, progress),
             cell.serve,

@@ -29,6 +29,7 @@ from redline.ops.request_base import require_ack
 from redline.ops.session import Boot, Progress, ServeSession, say
 from redline.policy.workload import Step
 from redline.targets import ServerHandle, Target
+from redline.targets.unit import boot_unit
 
 
 class RungOutcome(BaseModel):
@@ -97,6 +98,7 @@ async def rung_run(
         f"booting max_model_len={config.max_model_len} max_num_batched_tokens={config.max_num_batched_tokens}",
     )
     shape = None if state.model.shape else (await model_files(target, config.model)).shape[0]  # read once, there
+    boot_unit(f"rung-{len(state.rungs) + 1}")  # a target that names its jobs (slurm) says which rung each is
     boot = await session.boot(config, state.boot_deadline_s)
     rung, updated = await _record_rung(ladder, session, boot, config, replay, shape)
     await say(progress, 1.0, f"rung {rung.index}: {rung.status}")

@@ -1,0 +1,139 @@
+"""The scripts and commands redline sends to Slurm, rendered whole. Pure functions.
+
+A server is a batch script (`render_server`): `#SBATCH` lines for what the job asks, then the engine run in
+the job's run folder with its output in the boot log and its exit status in `exit`. In held mode the same
+script is a job step's (`srun --jobid=<allocation> ... bash <script>`: bash reads the `#SBATCH` lines as
+comments). A held allocation is `render_hold`: it holds the node and ends itself once idle. Every value in
+a script is quoted with shlex.quote; every command is an argv list, never a string for a shell.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import shlex
+from dataclasses import dataclass, field
+
+from redline.targets.slurm_spec import SlurmSpec
+
+SCRIPT_NAME = "job.sbatch"
+JOB_FILE = "job"  # the job id (or job.step), written before the job is released: no engine without a record
+NODE_FILE = "node"  # the node the engine ran on, as its hostname says
+GPUS_FILE = "gpus"  # the GPU indexes Slurm gave it on that node
+EXIT_FILE = "exit"
+
+
+@dataclass(frozen=True)
+class ServerJob:
+    """One boot as a job: its name and comment, its run folder, the engine's argv, env and working folder."""
+
+    name: str
+    comment: str
+    run_dir: str
+    log_path: str  # absolute, in run_dir
+    argv: list[str]
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    node: str | None = None  # the node the preflight chose (--nodelist); None: Slurm's choice
+
+    @property
+    def script_path(self) -> str:
+        return posixpath.join(self.run_dir, SCRIPT_NAME)
+
+
+def resources(spec: SlurmSpec, node: str | None) -> list[str]:
+    """The sbatch options for what one job asks: partition, account, QOS, GPUs, CPUs, memory, time, node."""
+    options = [f"--partition={spec.partition}", "--nodes=1", "--ntasks=1"]
+    options += [f"--nodelist={node}"] if node else []
+    options += [f"--account={spec.account}"] if spec.account else []
+    options += [f"--qos={spec.qos}"] if spec.qos else []
+    options += [spec.gpu_option] if spec.gpu_option else []
+    options += [f"--cpus-per-task={spec.cpus_per_task}"] if spec.cpus_per_task else []
+    options += [f"--mem={spec.mem}"] if spec.mem else []
+    options += ["--exclusive"] if spec.exclusive else []
+    return [*options, f"--time={spec.time_limit}", *spec.sbatch_options]
+
+
+def directives(options: list[str]) -> str:
+    """`#SBATCH` lines, one option each, quoted (sbatch's own parser takes shell quotes)."""
+    return "".join(f"#SBATCH {shlex.quote(o)}\n" for o in options)
+
+
+def render_server(spec: SlurmSpec, job: ServerJob) -> str:
+    """The whole batch script of one boot."""
+    own = [
+        f"--job-name={job.name}",
+        f"--comment={job.comment}",
+        f"--chdir={job.run_dir}",
+        f"--output={posixpath.join(job.run_dir, 'slurm-%j.out')}",
+        "--open-mode=append",
+    ]
+    q = shlex.quote
+    body = [
+        "set -u",
+        f"cd {q(job.run_dir)} || exit 97",
+        "hostname >" + q(NODE_FILE),
+        'echo "${SLURM_STEP_GPUS:-${SLURM_JOB_GPUS:-}}" >' + q(GPUS_FILE),
+        *(f"export {k}={q(v)}" for k, v in job.env.items()),
+        *([f"cd {q(job.cwd)} || exit 97"] if job.cwd else []),
+        f"{shlex.join(job.argv)} >>{q(job.log_path)} 2>&1",
+        "code=$?",
+        f'echo "$code" >{q(posixpath.join(job.run_dir, EXIT_FILE))}',
+        'exit "$code"',
+    ]
+    header = "#!/bin/bash\n# redline: one server as a job (or, in a held allocation, a job step)\n"
+    return header + directives([*own, *resources(spec, job.node)]) + "\n".join(body) + "\n"
+
+
+def render_hold(spec: SlurmSpec, name: str, comment: str, folder: str, node: str | None) -> str:
+    """The batch script of a held allocation: it holds the node while redline runs job steps in it, and ends
+    itself once no step runs and redline has not used it (touched `lease`) for hold_idle_s."""
+    own = [
+        f"--job-name={name}",
+        f"--comment={comment}",
+        f"--chdir={folder}",
+        f"--output={posixpath.join(folder, 'slurm-%j.out')}",
+        "--open-mode=append",
+    ]
+    q = shlex.quote
+    body = [
+        "set -u",
+        "hostname >" + q(NODE_FILE),
+        "touch lease",
+        "while sleep 5; do",
+        '  steps=$(squeue -h -s -j "$SLURM_JOB_ID" -o %i 2>/dev/null | grep -cv -e "\\.batch$" -e "\\.extern$")',
+        "  idle=$(( $(date +%s) - $(stat -c %Y lease) ))",
+        f'  if [ "$steps" = 0 ] && [ "$idle" -gt {spec.hold_idle_s} ]; then exit 0; fi',
+        "done",
+    ]
+    header = "#!/bin/bash\n# redline: a held allocation; every boot is a job step in it (srun --jobid)\n"
+    return header + directives([*own, *resources(spec, node)]) + "\n".join(body) + "\n"
+
+
+# ---- commands ------------------------------------------------------------------------------------------------
+
+
+def step_argv(job_id: str, name: str, *, output: str | None = None, gpus: str | None = None) -> list[str]:
+    """srun's options for a step inside job_id: one task on the job's node, sharing what the job holds."""
+    argv = ["srun", f"--jobid={job_id}", "--overlap", "--nodes=1", "--ntasks=1", f"--job-name={name}", "--quiet"]
+    if output is not None:
+        argv += [f"--output={output}", "--open-mode=append"]
+    return argv + ([gpus] if gpus else [])
+
+
+# A GET of the engine's health, inside the allocation, with bash's own /dev/tcp (no curl needed on the nodes).
+PROBE_SCRIPT = r"""exec 3<>"/dev/tcp/$1/$2" || exit 1
+printf 'GET %s HTTP/1.0\r\nHost: %s:%s\r\n\r\n' "$3" "$1" "$2" >&3
+read -r _ code _ <&3
+cat <&3 >/dev/null
+[ "$code" = 200 ]
+"""
+
+# Starts argv detached on the login host (a held allocation's step outlives this call), its output in $1.
+DETACH_SCRIPT = 'out=$1; shift; setsid "$@" </dev/null >>"$out" 2>&1 & echo $!'
+
+# Writes $1's text to the file $2.
+WRITE_SCRIPT = 'printf %s "$1" >"$2"'
+
+
+def probe_argv(host: str, port: int, path: str, timeout_s: int = 5) -> list[str]:
+    return ["timeout", str(timeout_s), "bash", "-c", PROBE_SCRIPT, "probe", host, str(port), path]
