@@ -37,7 +37,13 @@ from redline.targets.base import (
     check_health_url,
 )
 from redline.targets.kubernetes_cli import Cluster, Json, PortForwards, labels, meta
-from redline.targets.kubernetes_cluster import NodeRoom, PodState, choose_node, host_of, node_rooms, node_table, pod_state
+from redline.targets.kubernetes_cluster import (
+    PodState,
+    choose_node,
+    host_of,
+    node_table,
+    pod_state,
+)
 from redline.targets.kubernetes_deploy import Deployer, StartPreview
 from redline.targets.kubernetes_manifest import Commands, ServerRun
 from redline.targets.kubernetes_names import (
@@ -110,7 +116,7 @@ class KubernetesTarget(Target):
             return self.node
         if not need_room and not spec.pin_node:
             return None
-        rooms = await self._rooms(need_room)
+        rooms = await self.cluster.node_rooms(spec, pinned=self.node, need_room=need_room)
         node = choose_node(rooms, spec.gpus if need_room else 0)
         if node is None:
             asked = f"{spec.gpus} {spec.gpu_resource}" if need_room else "a node"
@@ -125,21 +131,6 @@ class KubernetesTarget(Target):
             if remember:
                 write_pin(self._pin_file, node)
         return self.node
-
-    async def _rooms(self, need_room: bool) -> list[NodeRoom]:
-        """Each node's room now: allocatable minus what the pods of every namespace request."""
-        spec = self.spec
-        nodes = await self.cluster.json(self.commands.nodes(), "listing the nodes")
-        pods = await self.cluster.json(self.commands.all_pods(), "listing the pods of every namespace")
-        return node_rooms(
-            nodes,
-            pods,
-            spec.gpu_resource,
-            selector=spec.node_selector,
-            tolerations=spec.tolerations,
-            pinned=self.node,
-            slurm=spec.slurm_guard if need_room else None,
-        )
 
     @property
     def _pin_file(self) -> Path:

@@ -21,9 +21,10 @@ from typing import Any
 import anyio
 
 from redline.errors import CommandTimeout, TargetConfigError, TargetError
-from redline.targets.kubernetes_cluster import events_text
+from redline.targets.kubernetes_cluster import NodeRoom, events_text, node_rooms
 from redline.targets.kubernetes_manifest import Commands
 from redline.targets.kubernetes_names import RUN_KEY
+from redline.targets.kubernetes_spec import KubernetesSpec
 
 Json = dict[str, Any]
 
@@ -109,6 +110,21 @@ class Cluster:
         except json.JSONDecodeError as exc:
             raise TargetError(f"{what}: {argv[0]} printed no JSON ({exc.msg})") from exc
         return parsed if isinstance(parsed, dict) else {}
+
+    async def node_rooms(self, spec: KubernetesSpec, pinned: str | None, need_room: bool) -> list[NodeRoom]:
+        """Each node's room now, for spec's pods: allocatable minus what the pods of every namespace request.
+        need_room: a GPU pod's preflight, which may not use the nodes Slurm manages."""
+        nodes = await self.json(self.commands.nodes(), "listing the nodes")
+        pods = await self.json(self.commands.all_pods(), "listing the pods of every namespace")
+        return node_rooms(
+            nodes,
+            pods,
+            spec.gpu_resource,
+            selector=spec.node_selector,
+            tolerations=spec.tolerations,
+            pinned=pinned,
+            slurm=spec.slurm_guard if need_room else None,
+        )
 
     async def pods(self, labels: dict[str, str]) -> list[Json]:
         """The pods with all of labels (and redline's managed-by label)."""
