@@ -211,6 +211,21 @@ def test_stdio_server_writes_nothing_but_protocol_to_stdout(env: Env) -> None:
     assert "redline MCP server: workspace" in done.stderr  # the log went to stderr
 
 
+def test_stdio_client_gone_before_the_answer_ends_the_server_quietly(env: Env) -> None:
+    """A client that closes its end of stdout before the server answers: the server ends with 0, no traceback."""
+    init = (
+        '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
+        '"capabilities":{},"clientInfo":{"name":"t","version":"0"}}}\n'
+    )
+    proc = subprocess.Popen(redline_mcp(env), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # nobody reads the answer
+    proc.stdin.write(init.encode())
+    proc.stdin.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 0 and "Traceback" not in err and "BrokenPipeError" not in err, err
+
+
 async def test_sigterm_to_an_http_server_stops_the_servers_of_its_jobs(env: Env) -> None:
     write_targets(env, FAKE_VLLM_BOOT_S="60")
     with http_server(env) as (url, log, proc):

@@ -159,5 +159,8 @@ async def _serve_stdio(build: Callable[..., MCPServer], cleanup_s: float) -> Non
 
         tg.start_soon(on_signal)
         with serving:
-            await server.run_stdio_async()
+            try:
+                await server.run_stdio_async()
+            except* BrokenPipeError:  # the client closed its end before the last answer: nobody is left to read it
+                log.info("the client closed stdout before the server's last answer")
         tg.cancel_scope.cancel()
