@@ -99,6 +99,9 @@ async def test_a_full_campaign_boots_each_cell_once_and_leaves_its_verdicts(fake
         assert v.boot.signals.kv_cache_tokens and v.boot.signals.memory.weights_gib == 15.0
         assert [r.concurrency for r in v.results] == [1, 4] and all(r.ok for r in v.results)
         assert v.results[1].metrics["output_throughput"].mean > 0 and v.results[1].num_prompts == 16
+        checks = v.results[1].trials[0].checks  # read around the bench from the server's GET /metrics
+        assert [c.check for c in checks] == ["prefix_cache", "client", "window"] and all(c.ok for c in checks)
+        assert checks[0].said == "0.0% of 2,048 prompt tokens were found in the prefix cache"  # 16 x 128
         assert v.commands.boot[v.commands.boot.index("--max-num-batched-tokens") + 1] == str(mnbt)
         assert len(v.commands.bench) == 2 and all("--result-dir" in a and "$RUN_DIR" not in a for a in v.commands.bench)
         ctx = v.context
@@ -134,6 +137,19 @@ async def test_a_full_campaign_boots_each_cell_once_and_leaves_its_verdicts(fake
     async with fake.target() as target:  # a re-run finds every cell done: nothing boots
         again = await campaign_run(path, target, i_understand_this_submits_jobs=True)
     assert again.boots == 0 and again.skipped == ["mnbt2048", "mnbt8192"] and boots(fake) == 2
+
+
+async def test_a_cell_whose_benches_found_their_prompts_cached_is_red_and_never_ranked(tmp_path: Path) -> None:
+    fake = make_fake(tmp_path, FAKE_VLLM_PREFIX_HITS="0.4")  # the server's metrics: 40% of prompt tokens found
+    path = fake.write(grid={"max_num_batched_tokens": [8192]})
+    async with fake.target() as target:
+        result = await campaign_run(path, target, i_understand_this_submits_jobs=True)
+    v = read_verdict(results(fake), "mnbt8192")
+    assert v is not None and v.verdict == "red" and [o.verdict for o in result.ran] == ["red"]
+    assert "40.0% of 512 prompt tokens were found in the prefix cache" in v.reason and "not ranked" in v.reason
+    flagged = [c for r in v.results for t in r.trials for c in t.checks if not c.ok]
+    assert [c.check for c in flagged] == ["prefix_cache", "prefix_cache"]  # both concurrencies ran, both flagged
+    assert champion_select(path).champion is None
 
 
 async def test_a_campaign_on_another_target_is_refused(fake: Fake) -> None:

@@ -9,6 +9,7 @@ cell's time is nearly all its boot. Slow (a minute or two): it needs .venv-vllm 
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -85,4 +86,10 @@ async def test_two_cells_at_once_in_pods_of_their_own_take_about_one_cells_time(
     assert result.wall_s is not None and result.wall_s < 1.5 * longest, (result.wall_s, a.wall_s, b.wall_s)
     assert "up to 2 cells at once" in result.reason and result.gpu_s == 0  # the test cluster's node shows no GPU
     assert a.context.engine.version == b.context.engine.version == "0.32.0"
+    for v in (a, b):  # vLLM's own GET /metrics, through the pod's port-forward, around every bench
+        for r in v.results:
+            check = r.trials[0].checks[0]
+            assert check.ok and re.fullmatch(
+                r"0\.\d% of [\d,]+ prompt tokens were found in the prefix cache", check.said
+            )
     assert server_files(results) == [] and names(k8s_cluster, k8s_namespace) == []

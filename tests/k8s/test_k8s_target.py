@@ -163,7 +163,7 @@ async def test_a_pod_that_ends_between_the_look_and_the_forward_is_not_ready_and
         pod = handle.locator.pod
         assert await target.forwards.local_port(pod, 8000) is None
         stale = PodState(phase="Running", running=True, name=pod)  # what the look before the forward saw
-        assert await target._probe(stale, httpx.URL(HEALTH)) is False
+        assert await target._get(stale, httpx.URL(HEALTH)) is None
         assert target.forwards._open == {} and processes_naming(tmp_path) == []
         outcome = await target.wait_ready(handle, HEALTH, 60)
         assert (outcome.status, outcome.exit_code) == ("exited", 3)

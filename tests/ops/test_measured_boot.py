@@ -119,3 +119,30 @@ async def test_a_failed_warm_up_ends_the_boot_with_no_bench_and_stops_the_server
     assert measured.warmup_error == "2 of 2 requests failed (completed 0)" and len(measured.steps) == 1
     assert len(target.benches) == 1  # no bench after the warm-up
     assert not record_file.exists() and target.stopped == target.started and not target.alive
+
+
+@pytest.mark.parametrize("cached", [0.0, 0.3])
+async def test_every_ranked_bench_is_checked_from_the_server_s_metrics_and_a_warm_cache_is_its_problem(
+    fake: Fake, cached: float
+) -> None:
+    steps = measured_steps(CampaignWorkload(input_len=128, output_len=16), [1, 4], 2, trials=1)
+    record_file = fake.root / "results" / "server.json"
+    record_file.parent.mkdir(parents=True)
+    target = MemoryTarget(cached=cached)
+    measured = await measured_boot(
+        ServeSession(target, get_engine("vllm")),
+        _config(fake),
+        steps,
+        keep=Keep(record_file, 1, lambda *_: None),
+        boot_deadline_s=60,
+        bench_deadline_s=60,
+    )
+    warmup, *benches = measured.steps
+    assert warmup.checks == [] and warmup.problem is None  # a warm-up is never ranked, so never checked
+    assert len(benches) == 2  # a flagged bench leaves the server usable: the next one runs
+    for r, prompts in zip(benches, ("512", "2,048"), strict=True):  # 4 x 128 and 16 x 128 prompt tokens
+        assert [c.check for c in r.checks] == ["prefix_cache", "client", "window"]
+        assert r.checks[0].said.startswith(f"{cached:.1%} of {prompts} prompt tokens were found in the prefix cache")
+        assert (r.problem is None) is (cached == 0.0)
+        if cached:
+            assert r.problem == r.checks[0].said and "not ranked" in r.problem

@@ -8,8 +8,8 @@
 The boot log is assembled from the real vLLM 0.26.0 H200 lines in
 tests/data/vllm-0.26.0-h200/ (l8b_32k.log for a boot, q32_256k.log for a KV
 cache that is too small), with the figures recomputed for the requested
-lengths. A boot that fits serves GET /health, GET /v1/models and POST
-/v1/completions on the port until SIGTERM; one that does not fit exits 1 with
+lengths. A boot that fits serves GET /health, GET /v1/models, GET /metrics (the
+prefix cache's counters) and POST /v1/completions on the port until SIGTERM; one that does not fit exits 1 with
 vLLM's own "estimated maximum model length is N" ValueError.
 
 Environment (the target's engine env):
@@ -22,6 +22,8 @@ Environment (the target's engine env):
     FAKE_VLLM_BENCH_S              seconds a bench takes before it sends its requests (default 0)
     FAKE_VLLM_EXIT_WHEN_READY      1: print the whole boot log, then exit 0 instead of serving (the log
                                    a person copies from a boot they ran by hand)
+    FAKE_VLLM_PREFIX_HITS          the share of each bench's prompt tokens GET /metrics counts as found in the
+                                   prefix cache (default 0: random prompts find none)
     FAKE_VLLM_DECODE_MODEL         1: bench figures set by the server's --max-num-batched-tokens (see
                                    _decode_model), not by this host's timing: A/B arms that differ for real
                                    (a server that answers with a `speedup`, tests/server/fake_sglang.py, is
@@ -80,6 +82,7 @@ class Boot:
         self.kv_tokens = max(0, base - int((self.activation - BASE_ACTIVATION_GIB) * TOKENS_PER_GIB)) // 16 * 16
         self.kv_gib = round(self.kv_tokens * KV_BYTES_PER_TOKEN / GIB, 2)
         self.pid = os.getpid()
+        self.prefix = {"queries": 0.0, "hits": 0.0}  # prompt tokens looked up in the prefix cache, and found
 
     def rewrite(self, line: str) -> str:
         a = self.args
@@ -208,6 +211,13 @@ def _handler(boot: Boot) -> type[BaseHTTPRequestHandler]:
                 self._send(200, {})
             elif self.path == "/v1/models":
                 self._send(200, {"object": "list", "data": [{"id": boot.args.model, "max_model_len": boot.mml}]})
+            elif self.path == "/metrics":
+                text = "".join(f'vllm:prefix_cache_{k}_total{{engine="0"}} {v}\n' for k, v in boot.prefix.items())
+                self.send_response(200)
+                self.send_header("Content-Type", "text/plain; version=0.0.4")
+                self.send_header("Content-Length", str(len(text)))
+                self.end_headers()
+                self.wfile.write(text.encode())
             else:
                 self._send(404, {"detail": "Not Found"})
 
@@ -218,6 +228,9 @@ def _handler(boot: Boot) -> type[BaseHTTPRequestHandler]:
                 int(body.get("max_tokens", 1)),
                 int(body.get("concurrency", 1)),
             )
+            looked_up = prompt * int(body.get("num_prompts", 1))
+            boot.prefix["queries"] += looked_up
+            boot.prefix["hits"] += float(os.environ.get("FAKE_VLLM_PREFIX_HITS", "0")) * looked_up
             if prompt + out > boot.mml:
                 self._send(
                     400,
@@ -282,6 +295,7 @@ def bench(args: argparse.Namespace) -> int:
                 "prompt_tokens": args.random_input_len,
                 "max_tokens": args.random_output_len,
                 "concurrency": args.max_concurrency,
+                "num_prompts": args.num_prompts,
             }
         ).encode(),
     )
@@ -302,6 +316,7 @@ def bench(args: argparse.Namespace) -> int:
         tokenizer_id=args.model,
         num_prompts=n,
         max_concurrency=args.max_concurrency,
+        max_concurrent_requests=args.max_concurrency if ok else 0,
         duration=duration,
         completed=completed,
         failed=n - completed,

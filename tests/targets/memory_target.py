@@ -7,7 +7,8 @@
 It "boots" by keeping a canned boot log (the real H200 vLLM log tests/data/vllm-0.26.0-h200/l8b_32k.log, up to
 "Application startup complete"), answers health while the server "runs", and "benches" by writing a canned
 result (the real bench file bench_l8b_c16.json, with the argv's prompts and concurrency) where the bench's
---result-dir names, in memory. `--version` answers the version the log names; `test -e PATH` answers whether
+--result-dir names, in memory; its server's GET /metrics counts the bench's prompt tokens as prefix-cache lookups,
+`cached` of them found. `--version` answers the version the log names; `test -e PATH` answers whether
 PATH exists on this machine (a model folder a test made). No process, no port, no file written to disk.
 
 Routing and recording (which steps run in which order, what is recorded and cleared, what a plan names) are
@@ -46,11 +47,18 @@ class MemoryTarget(Target):
     """A target whose servers and benches live in memory (see the module's docstring)."""
 
     def __init__(
-        self, name: str = "local", *, failing: frozenset[str] = frozenset(), same_host_as_redline: bool = False
+        self,
+        name: str = "local",
+        *,
+        failing: frozenset[str] = frozenset(),
+        same_host_as_redline: bool = False,
+        cached: float = 0.0,
     ) -> None:
         super().__init__(name, "/memory")
         self.same_host_as_redline = same_host_as_redline
         self.failing = failing  # result file names whose bench gets no request through
+        self.cached = cached  # the share of each bench's prompt tokens its server's metrics say it found cached
+        self.prefix = {"queries": 0.0, "hits": 0.0}  # the server's prefix-cache counters, as GET /metrics shows them
         self.files: dict[str, str] = {}
         self.alive: set[int] = set()
         self.started: list[ServerHandle] = []
@@ -91,6 +99,12 @@ class MemoryTarget(Target):
     ) -> WaitOutcome:
         return WaitOutcome(status="ready" if await self.is_alive(handle) else "exited", elapsed_s=0.0)
 
+    async def get_text(self, handle: ServerHandle, url: str) -> str | None:
+        """vLLM's two prefix-cache counters at /metrics while the server runs."""
+        if not url.endswith("/metrics") or not await self.is_alive(handle):
+            return None
+        return "".join(f'vllm:prefix_cache_{k}_total{{engine="0"}} {v}\n' for k, v in self.prefix.items())
+
     async def is_alive(self, handle: ServerHandle) -> bool:
         self._check_handle(handle)
         return handle.locator.kind == "posix" and handle.locator.pid in self.alive
@@ -129,12 +143,13 @@ class MemoryTarget(Target):
         name, n = _flag(argv, "--result-filename"), int(_flag(argv, "--num-prompts"))
         completed = 0 if name in self.failing else n
         result = json.loads((DATA / "bench_l8b_c16.json").read_text())
+        c = int(_flag(argv, "--max-concurrency"))
         result.update(
-            num_prompts=n,
-            max_concurrency=int(_flag(argv, "--max-concurrency")),
-            completed=completed,
-            failed=n - completed,
+            num_prompts=n, max_concurrency=c, max_concurrent_requests=c, completed=completed, failed=n - completed
         )
+        prompt = completed * (int(_flag(argv, "--random-input-len")) if "--random-input-len" in argv else 1)
+        self.prefix["queries"] += prompt
+        self.prefix["hits"] += self.cached * prompt
         self.files[posixpath.join(_flag(argv, "--result-dir"), name)] = json.dumps(result)
         return RunResult(returncode=0, stdout="", stderr="")
 

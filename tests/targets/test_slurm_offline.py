@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -31,7 +33,7 @@ from redline.targets.slurm_parse import (
     scontrol_fields,
     steps,
 )
-from redline.targets.slurm_script import ServerJob, render_hold, render_server, resources
+from redline.targets.slurm_script import ServerJob, probe_argv, render_hold, render_server, resources
 from redline.targets.slurm_spec import SlurmSpec
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "slurm"
@@ -128,6 +130,35 @@ def test_the_held_allocation_script_holds_its_node_until_idle(tmp_path: Path) ->
 
 
 # ---- reading what Slurm prints -------------------------------------------------------------------------------
+
+
+def test_the_probe_a_step_runs_prints_a_200_s_body_and_fails_on_anything_else() -> None:
+    """The GET inside an allocation (health, and the metrics read around each bench), by a real bash against a real
+    HTTP server: the body after the headers on 200, exit 1 and nothing on a 404 or a closed port."""
+
+    class Metrics(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = b'vllm:prefix_cache_queries_total{engine="0"} 2048.0\n'
+            self.send_response(200 if self.path == "/metrics" else 404)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            return None
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Metrics)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    port = server.server_address[1]
+    try:
+        ok = subprocess.run(probe_argv("127.0.0.1", port, "/metrics"), capture_output=True, text=True, timeout=30)
+        missing = subprocess.run(probe_argv("127.0.0.1", port, "/nope"), capture_output=True, text=True, timeout=30)
+    finally:
+        server.shutdown()
+        server.server_close()
+    closed = subprocess.run(probe_argv("127.0.0.1", port, "/metrics"), capture_output=True, text=True, timeout=30)
+    assert (ok.returncode, ok.stdout) == (0, 'vllm:prefix_cache_queries_total{engine="0"} 2048.0\n')
+    assert (missing.returncode, missing.stdout) == (1, "") and (closed.returncode, closed.stdout) == (1, "")
 
 
 def test_sinfo_nodes_are_read_with_their_free_gpus_idle_cpus_memory_and_address() -> None:

@@ -123,10 +123,17 @@ class Engine(abc.ABC):
 
     def health_url(self, config: ServeConfig) -> str:
         """Where the booted server answers 200 once it is ready, from the host it runs on."""
-        host = "127.0.0.1" if config.host in ("0.0.0.0", "::") else config.host
-        return f"http://{host}:{config.port}{self.health_path}"
+        return self._url(config, self.health_path)
 
     metrics_path: ClassVar[str | None] = None  # where the server's metrics are served (None: it serves none)
+
+    def metrics_url(self, config: ServeConfig) -> str | None:
+        """Where the booted server serves its metrics, from the host it runs on; None: it serves none."""
+        return self._url(config, self.metrics_path) if self.metrics_path is not None else None
+
+    def _url(self, config: ServeConfig, path: str) -> str:
+        host = "127.0.0.1" if config.host in ("0.0.0.0", "::") else config.host
+        return f"http://{host}:{config.port}{path}"
 
     def prefix_cache_counters(self, metrics_text: str) -> PrefixCounters | None:
         """The prefix cache's counters (prompt tokens looked up, found) in the server's metrics; None: not there."""

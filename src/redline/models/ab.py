@@ -18,6 +18,7 @@ from redline.models.boot import BootStatus
 from redline.models.campaign import check_benches
 from redline.models.campaign_plan import Submits
 from redline.models.campaign_results import Stat
+from redline.models.clean_bench import BenchCheck
 from redline.models.context import ContextDescriptor, Node
 from redline.models.known_good import KnownGoodUse
 from redline.models.lever import CloseStatus, Lever
@@ -189,6 +190,9 @@ class TrialPoint(_Strict):
     result_file: str | None = None
     figures: BenchResult | None = None
     healthy_after: bool
+    checks: list[BenchCheck] = Field(
+        [], description="the clean-bench checks (prefix cache, client, window); one failed: the point is not ranked"
+    )
     context: ContextDescriptor
     sol: SolFigure | None = Field(None, description="the output throughput against the decode ceiling")
 

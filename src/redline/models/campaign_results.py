@@ -17,6 +17,7 @@ from redline.models.bench import BenchResult, Figure
 from redline.models.boot import BootSignals, BootStatus
 from redline.models.campaign import Direction, Focus, Strict, Verdict
 from redline.models.campaign_plan import CampaignPlan
+from redline.models.clean_bench import BenchCheck
 from redline.models.context import ContextDescriptor
 from redline.models.lever import CloseStatus, Lever
 from redline.models.metrics import MetricFlag, NoiseJudgement
@@ -52,6 +53,9 @@ class Trial(Strict):
     figures: BenchResult | None
     server_healthy_after: bool
     exit_code: int
+    checks: list[BenchCheck] = Field(
+        [], description="the clean-bench checks (prefix cache, client, window); one failed: the trial is not ranked"
+    )
     log_lines: Annotated[list[str], Field(max_length=50)] = []
 
 

@@ -30,8 +30,10 @@ from redline.errors import InputError
 from redline.identity import this_owner
 from redline.ledger.server_record import ServerRecord, check_reachable, clear_server, load_server, save_server
 from redline.models import BenchResult, ServeConfig
+from redline.models.clean_bench import BenchCheck
 from redline.offload import off_loop
 from redline.ops.session import BenchRun, Boot, ServeSession, say
+from redline.policy import clean_bench
 from redline.policy.workload import Step
 from redline.targets import ServerHandle, Target
 
@@ -48,6 +50,7 @@ class StepResult:
     problem: str | None
     unreadable: str | None  # why the result file, present, could not be read
     warm: bool  # the server had served an earlier step of this boot
+    checks: list[BenchCheck] = field(default_factory=list)  # a ranked bench's clean-bench checks (a flag: problem)
 
     @property
     def server_usable(self) -> bool:
@@ -125,13 +128,19 @@ async def run_steps(
     for i, step in enumerate(steps):
         await say(session.progress, BOOTED_AT + (1 - BOOTED_AT) * i / len(steps), step.label)
         offset = since if i == 0 and since is not None else len((await session.read_log(handle)).encode())
+        before = await session.prefix_counters(handle, config) if step.ranked else None
         run = await session.bench(
             handle, config, step.workload, step.result_name, deadline_s=deadline_s, log_offset=offset
         )
         if run.result_text is not None and write is not None:
             write(step.result_name, run.result_text)
         figures, unreadable = read_figures(session, run)
-        result = StepResult(step, run, figures, unreadable or bench_problem(run, figures), unreadable, warm=i > 0)
+        found = []
+        if step.ranked and figures is not None:
+            after = await session.prefix_counters(handle, config)
+            found = clean_bench.checks(figures, step.workload.concurrency, before, after)
+        problem = unreadable or bench_problem(run, figures) or clean_bench.flagged(found)
+        result = StepResult(step, run, figures, problem, unreadable, warm=i > 0, checks=found)
         results.append(result)
         if (step.warmup and result.problem is not None) or not result.server_usable:
             break

@@ -25,6 +25,7 @@ from redline.engines import engine_names, get_engine
 from redline.engines.base import Engine
 from redline.errors import CommandTimeout, InputError, LogParseError, TargetPathError
 from redline.models import BenchWorkload, BootSignals, BootStatus, ServeConfig, Widening
+from redline.models.clean_bench import PrefixCounters
 from redline.offload import off_loop
 from redline.targets import RunResult, ServerHandle, Target, WaitOutcome
 
@@ -243,6 +244,13 @@ class ServeSession:
         keep = ("ERROR", "Error", "Traceback", "out of memory", "Killed")
         lines = [self.engine.log_message(line)[:300] for line in log_tail.splitlines() if any(k in line for k in keep)]
         return lines[-20:]
+
+    async def prefix_counters(self, handle: ServerHandle, config: ServeConfig) -> PrefixCounters | None:
+        """The running server's prefix-cache counters, from its metrics; None where the engine or the server
+        gives none."""
+        url = self.engine.metrics_url(config)
+        text = await self.target.get_text(handle, url) if url is not None else None
+        return self.engine.prefix_cache_counters(text) if text is not None else None
 
     async def read_log(self, handle: ServerHandle) -> str:
         """The server's whole log so far: its boot, and every bench since."""

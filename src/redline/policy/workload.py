@@ -57,6 +57,7 @@ class Step:
     label: str
     warmup: bool = False
     trial: int = 1  # which trial at its concurrency, where one boot benches each concurrency several times
+    ranked: bool = True  # its figures are ranked, so the clean-bench checks apply (not a warm-up's, or a smoke test's)
 
 
 def prompts_at(asked: int | None, c: int) -> tuple[int, str | None]:
@@ -139,7 +140,7 @@ def measured_steps(shape: RequestShape, concurrencies: Sequence[int], warmup_req
     steps = []
     warm = warmup_workload(shape, warmup_requests, concurrencies)
     if warm is not None:
-        steps.append(Step(WARMUP_FILE, warm, f"warming up with {warm.num_prompts} requests", warmup=True))
+        steps.append(Step(WARMUP_FILE, warm, f"warming up with {warm.num_prompts} requests", warmup=True, ranked=False))
     order = [(c, t) for t in range(1, trials + 1) for c in concurrencies]
     for i, (c, t) in enumerate(order):
         label = f"concurrency {c}" + (f", trial {t} of {trials}" if trials > 1 else "")

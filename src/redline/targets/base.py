@@ -202,6 +202,14 @@ def check_env(env: dict[str, str]) -> None:
         raise InputError(f"environment names must look like NAME_1 (letters, digits, _): {bad!r}")
 
 
+MAX_URL_TEXT = 8 << 20  # what get_text keeps of a body: a metrics page is tens of KB
+
+
+def body_if_ok(response: httpx.Response) -> str | None:
+    """A response's text when it is a 200, cut at MAX_URL_TEXT; None otherwise."""
+    return response.text[:MAX_URL_TEXT] if response.status_code == 200 else None
+
+
 def check_health_url(url: str) -> httpx.URL:
     """An http(s) URL with a host, or InputError."""
     try:
@@ -293,6 +301,11 @@ class Target(abc.ABC):
         self, handle: ServerHandle, health_url: str, deadline_s: float, poll_s: float = 1.0
     ) -> WaitOutcome:
         """Poll health until it answers 200 (ready), the server is gone (exited), or deadline_s passes."""
+
+    @abc.abstractmethod
+    async def get_text(self, handle: ServerHandle, url: str) -> str | None:
+        """The body of a GET of url (a server's metrics) made where the server's benches run, if it answers 200
+        within a few seconds; None otherwise. At most MAX_URL_TEXT characters."""
 
     @abc.abstractmethod
     async def is_alive(self, handle: ServerHandle) -> bool:

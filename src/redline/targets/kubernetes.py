@@ -32,6 +32,7 @@ from redline.targets.base import (
     ServerHandle,
     Target,
     WaitOutcome,
+    body_if_ok,
     check_argv,
     check_env,
     check_health_url,
@@ -279,7 +280,7 @@ class KubernetesTarget(Target):
             if state.stuck or (state.pending and since > self.spec.pending_deadline_s):
                 why = state.stuck or f"was still Pending {since:.0f}s after it was created"
                 await self._give_up(handle, loc, why)
-            if state.running and state.name and await self._probe(state, url):
+            if state.running and state.name and await self._get(state, url) is not None:
                 return WaitOutcome(status="ready", elapsed_s=time.monotonic() - t0)
             if time.monotonic() >= end:
                 return WaitOutcome(status="timeout", elapsed_s=time.monotonic() - t0)
@@ -293,8 +294,12 @@ class KubernetesTarget(Target):
             "(FailedScheduling: no node has what it asks; look at the node table of `kubectl describe nodes`)"
         )
 
-    async def _probe(self, state: PodState, url: httpx.URL) -> bool:
-        """GET the engine's health from outside the pod: through a port-forward, or at the pod's IP."""
+    async def get_text(self, handle: ServerHandle, url: str) -> str | None:
+        state = await self._state(self._locator(handle))
+        return await self._get(state, check_health_url(url)) if state.running and state.name else None
+
+    async def _get(self, state: PodState, url: httpx.URL) -> str | None:
+        """GET url of the engine from outside the pod (through a port-forward, or at the pod's IP): its body on 200."""
         assert state.name is not None
         port = url.port or 80
         if self.spec.reach == "pod-ip":
@@ -303,17 +308,16 @@ class KubernetesTarget(Target):
             local = await self.forwards.local_port(state.name, port)
             where = url.copy_with(host="127.0.0.1", port=local) if local is not None else None
         if where is None:
-            return False
+            return None
         if self._http is None:
             self._http = httpx.AsyncClient(trust_env=False)
         try:
-            response = await self._http.get(where, headers={"Host": url.netloc.decode()}, timeout=5.0)
+            return body_if_ok(await self._http.get(where, headers={"Host": url.netloc.decode()}, timeout=5.0))
         except httpx.HTTPError:
             # kubectl's port-forward can stay up yet forward nothing after a refused connection (its streams
             # time out from then on): a forward that failed once is made afresh for the next look
             await self.forwards.close(state.name, port)
-            return False
-        return response.status_code == 200
+            return None
 
     async def is_alive(self, handle: ServerHandle) -> bool:
         state = await self._state(self._locator(handle))

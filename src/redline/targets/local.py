@@ -19,7 +19,7 @@ import anyio
 import httpx
 
 from redline.errors import CommandTimeout, TargetPathError
-from redline.targets.base import EngineSettings, RunResult
+from redline.targets.base import EngineSettings, RunResult, body_if_ok
 from redline.targets.posix import PosixTarget
 from redline.targets.spec import BaseSpec, abspath
 from redline.untrusted import read_regular
@@ -101,14 +101,13 @@ class LocalTarget(PosixTarget):
     async def _signal_group(self, pgid: int, sig: signal.Signals) -> None:
         _killpg(pgid, sig)
 
-    async def _probe(self, url: httpx.URL, timeout_s: float) -> bool:
+    async def _get(self, url: httpx.URL, timeout_s: float) -> str | None:
         if self._http is None:
             self._http = httpx.AsyncClient(trust_env=False)  # no proxy between us and localhost
         try:
-            response = await self._http.get(url, timeout=timeout_s)
+            return body_if_ok(await self._http.get(url, timeout=timeout_s))
         except httpx.HTTPError:
-            return False
-        return response.status_code == 200
+            return None
 
     async def read_text(self, path: str) -> str:
         """A plain file's text, read in a thread; a FIFO or device is refused at once, never waited on."""

@@ -68,8 +68,11 @@ class PosixTarget(Target):
         """Send sig to process group pgid; a group already gone is not an error."""
 
     @abc.abstractmethod
+    async def _get(self, url: httpx.URL, timeout_s: float) -> str | None:
+        """The body of a GET of url made from the target host's point of view when it answers 200, else None."""
+
     async def _probe(self, url: httpx.URL, timeout_s: float) -> bool:
-        """True when a GET of url, made from the target host's point of view, answers 200."""
+        return await self._get(url, timeout_s) is not None
 
     # ---- the interface ------------------------------------------------------------
 
@@ -179,6 +182,10 @@ class PosixTarget(Target):
             if time.monotonic() >= end:
                 return WaitOutcome(status="timeout", elapsed_s=time.monotonic() - t0)
             await anyio.sleep(max(0.0, min(poll_s, end - time.monotonic())))
+
+    async def get_text(self, handle: ServerHandle, url: str) -> str | None:
+        self._locator(handle)
+        return await self._get(check_health_url(url), 5.0)
 
     async def is_alive(self, handle: ServerHandle) -> bool:
         """True while the group leader this handle names is running."""

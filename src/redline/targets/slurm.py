@@ -27,6 +27,7 @@ import httpx
 
 from redline.errors import CommandTimeout, InputError, TargetBusy, TargetError, TargetPathError
 from redline.targets.base import (
+    MAX_URL_TEXT,
     RUN_ID_RE,
     HostInfo,
     Launch,
@@ -250,22 +251,29 @@ class SlurmTarget(Target):
                 await self.stop(handle, grace_s=0)
                 what = f"{loc.describe()} ({loc.name}) on target {self.name}"
                 raise TargetError(pending_message(what, since, job.reason) + "; it was cancelled")
-            if node is not None and await self._probe(loc, node, url):
+            if node is not None and await self._get(loc, node, url) is not None:
                 self.last_node = node
                 return WaitOutcome(status="ready", elapsed_s=time.monotonic() - t0)
             if time.monotonic() >= end:
                 return WaitOutcome(status="timeout", elapsed_s=time.monotonic() - t0)
             await anyio.sleep(max(0.0, min(poll_s, self.poll_s, end - time.monotonic())))
 
-    async def _probe(self, loc: SlurmLocator, node: str, url: httpx.URL) -> bool:
-        """GET health inside the allocation (reach: step), or from the login host at the node's address."""
+    async def get_text(self, handle: ServerHandle, url: str) -> str | None:
+        loc = self._locator(handle)
+        _, ended, node = await self._state(loc)
+        return await self._get(loc, node, check_health_url(url)) if node is not None and ended is None else None
+
+    async def _get(self, loc: SlurmLocator, node: str, url: httpx.URL) -> str | None:
+        """GET url of the server inside the allocation (reach: step), or from the login host at the node's address:
+        its body on 200."""
         port, path = url.port or 80, url.raw_path.decode() or "/"
         if self.spec.reach == "step":
             argv = [*step_argv(loc.job_id, f"{loc.name}-probe"), *probe_argv(url.host, port, path)]
             argv[0] = self.cli.argv("srun")[0]
-            return (await self.cli.call(argv, timeout_s=30)).returncode == 0
+            done = await self.cli.call(argv, timeout_s=30)
+            return done.stdout[:MAX_URL_TEXT] if done.returncode == 0 else None
         where = url.copy_with(host=await self.jobs.address(node)) if url.host in LOOPBACK else url
-        return await self.login._probe(where, 5.0)
+        return await self.login._get(where, 5.0)
 
     async def is_alive(self, handle: ServerHandle) -> bool:
         _, ended, _ = await self._state(self._locator(handle))

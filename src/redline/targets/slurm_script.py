@@ -120,12 +120,14 @@ def step_argv(job_id: str, name: str, *, output: str | None = None, gpus: str | 
     return argv + ([gpus] if gpus else [])
 
 
-# A GET of the engine's health, inside the allocation, with bash's own /dev/tcp (no curl needed on the nodes).
+# A GET of the engine's health or metrics inside the allocation, with bash's own /dev/tcp (no curl needed on the
+# nodes): the body on stdout after a 200, exit 1 otherwise.
 PROBE_SCRIPT = r"""exec 3<>"/dev/tcp/$1/$2" || exit 1
 printf 'GET %s HTTP/1.0\r\nHost: %s:%s\r\n\r\n' "$3" "$1" "$2" >&3
 read -r _ code _ <&3
-cat <&3 >/dev/null
-[ "$code" = 200 ]
+while IFS= read -r line <&3 && [ -n "${line%$'\r'}" ]; do :; done
+[ "$code" = 200 ] || exit 1
+cat <&3
 """
 
 # Starts argv detached on the login host (a held allocation's step outlives this call), its output in $1.

@@ -23,6 +23,7 @@ from redline.models.context import ContextDescriptor, Workload
 from redline.ops.evidence.context import ModelFiles, descriptor
 from redline.ops.measured_boot import MeasuredBoot
 from redline.policy import champion as champions
+from redline.policy import clean_bench
 from redline.policy.figures import metrics_of, summarize
 from redline.policy.workload import WARMUP_FILE, prompts_at
 from redline.targets import HostInfo
@@ -139,6 +140,7 @@ def trials_of(measured: MeasuredBoot) -> dict[int, list[Trial]]:
             figures=r.figures,
             server_healthy_after=r.run.healthy_after,
             exit_code=r.run.run.returncode,
+            checks=r.checks,
             log_lines=lines[-50:],
         )
         trials.setdefault(r.step.workload.concurrency, []).append(trial)
@@ -154,7 +156,8 @@ def trial_problem(trial: Trial) -> str | None:
         return f"trial {trial.trial}: {f.failed} of {f.num_prompts} requests failed (completed {f.completed})"
     if not trial.server_healthy_after:
         return f"trial {trial.trial}: the server did not answer its health check after the bench"
-    return None
+    flag = clean_bench.flagged(trial.checks)
+    return f"trial {trial.trial}: {flag}" if flag is not None else None
 
 
 __all__ = ["Judge", "trial_problem", "trials_of"]

@@ -194,7 +194,7 @@ def _smoke_step(index: int | None, workload: SmokeWorkload) -> Step:
         f"smoke test: {workload.num_prompts} prompts of {workload.input_len} tokens "
         f"at concurrency {workload.concurrency}"
     )
-    return Step(f"smoke-rung-{index:03d}.json", workload, label)
+    return Step(f"smoke-rung-{index:03d}.json", workload, label, ranked=False)
 
 
 async def ceiling_record(ladder: Path, open_target: Callable[[str], Target]) -> Ceiling:
