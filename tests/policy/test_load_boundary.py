@@ -6,16 +6,17 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from redline.policy.load_boundary import Boundary, Next, Probe, step
+from redline.models.load_boundary import LoadBoundary
+from redline.policy.load_boundary import Next, Probe, step
 
 SLA = {"p99_ttft_ms": 1000.0, "median_tpot_ms": 50.0}
 
 
-def search(server: Callable[[int, int], dict[str, float]], **kw: int) -> Boundary:
+def search(server: Callable[[int, int], dict[str, float]], **kw: int) -> LoadBoundary:
     probes: list[Probe] = []
     while True:
         found = step(probes, SLA, **kw)
-        if isinstance(found, Boundary):
+        if isinstance(found, LoadBoundary):
             return found
         assert isinstance(found, Next) and len(probes) < 60
         replicate = sum(1 for p in probes if p.concurrency == found.concurrency)

@@ -22,6 +22,8 @@ Environment (the target's engine env):
     FAKE_VLLM_BENCH_S              seconds a bench takes before it sends its requests (default 0)
     FAKE_VLLM_EXIT_WHEN_READY      1: print the whole boot log, then exit 0 instead of serving (the log
                                    a person copies from a boot they ran by hand)
+    FAKE_VLLM_SATURATION           the concurrency past which the server saturates: every TTFT and TPOT figure
+                                   x (c / it) ** 3 above it (a load boundary to find)
     FAKE_VLLM_PREFIX_HITS          the share of each bench's prompt tokens GET /metrics counts as found in the
                                    prefix cache (default 0: random prompts find none)
     FAKE_VLLM_DECODE_MODEL         1: bench figures set by the server's --max-num-batched-tokens (see
@@ -310,6 +312,10 @@ def bench(args: argparse.Namespace) -> int:
     result = json.loads((DATA / "bench_l8b_c16.json").read_text())
     if ok and os.environ.get("FAKE_VLLM_DECODE_MODEL") == "1":
         duration = _decode_model(result, answer.get("server", {}), args)
+    if ok and (knee := _env_int("FAKE_VLLM_SATURATION", None)) is not None:
+        over = max(1.0, args.max_concurrency / knee) ** 3  # past the knee, queueing: latencies grow as (c / knee)^3
+        for key in ("mean_ttft_ms", "median_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "median_tpot_ms", "p99_tpot_ms"):
+            result[key] *= over
     result.update(
         date=time.strftime("%Y%m%d-%H%M%S"),
         model_id=args.model,

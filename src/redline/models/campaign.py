@@ -13,6 +13,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model,
 
 from redline.engines.names import DEFAULT_ENGINE, EngineName, check_engine_name
 from redline.errors import InputError
+from redline.models.load_boundary import BoundarySpec
 from redline.models.metrics import DIRECTIONS, Direction
 from redline.models.search import SearchSpec
 from redline.models.serve import FLAG_RE, MODEL_RE, ServeConfig
@@ -265,6 +266,11 @@ class Campaign(Strict):
     search: SearchSpec | None = Field(
         None, description="boot only the cells a search proposes (policy/search.py), not the whole grid"
     )
+    boundary: BoundarySpec | None = Field(
+        None,
+        description="focus goodput: after the listed concurrencies, probe each cell's server for the highest "
+        "concurrency whose SLA holds (policy/load_boundary.py)",
+    )
 
     @field_validator("sla")
     @classmethod
@@ -292,6 +298,8 @@ class Campaign(Strict):
             raise ValueError(f"cells: two cells share a name: {sorted({n for n in names if names.count(n) > 1})}")
         if self.focus == "goodput" and not any(m in self.sla for m in GOODPUT_SLA):
             raise ValueError("sla: focus goodput needs sla.p99_ttft_ms and/or sla.median_tpot_ms to measure against")
+        if self.boundary is not None and (self.focus != "goodput" or not self.latency_sla):
+            raise ValueError("boundary: probing for the load boundary needs focus goodput and a latency SLA")
         if self.search is not None and self.parallel > 1:
             raise ValueError("search: a search proposes one cell at a time, from what the last measured: parallel 1")
         self._not_a_bomb()
@@ -304,6 +312,19 @@ class Campaign(Strict):
         check_benches(
             "concurrencies", {"cells": cells, "concurrencies": len(self.concurrencies), "trials": self.trials}
         )
+        if self.boundary is not None:
+            per_cell = len(self.concurrencies) * self.trials + self.boundary.most_benches
+            check_benches("boundary", {"cells": cells, "benches per cell at most": per_cell})
+
+    @property
+    def latency_sla(self) -> dict[str, float]:
+        """The SLA's maxima (its limits on metrics where lower is better): what a load boundary is probed against."""
+        return {m: limit for m, limit in self.sla.items() if METRICS[m] == "lower"}
+
+    @property
+    def top_concurrency(self) -> int:
+        """The highest concurrency a cell's server may be benched at: the listed ones', or the boundary's highest."""
+        return max([*self.concurrencies, *([self.boundary.highest] if self.boundary else [])])
 
 
 __all__ = [

@@ -20,6 +20,7 @@ from redline.models.campaign_plan import CampaignPlan
 from redline.models.clean_bench import BenchCheck
 from redline.models.context import ContextDescriptor
 from redline.models.lever import CloseStatus, Lever
+from redline.models.load_boundary import LoadBoundary
 from redline.models.metrics import MetricFlag, NoiseJudgement
 from redline.models.serve import ServeConfig
 
@@ -137,6 +138,9 @@ class CellVerdict(Strict):
     widened: list[str] = []
     boot: BootRecord
     results: list[ConcurrencyResult] = []
+    boundary: LoadBoundary | None = Field(
+        None, description="the load boundary its probes found (campaign boundary:), the listed concurrencies' included"
+    )
     commands: Commands
     context: ContextDescriptor = Field(description="the cell's context; context_at(result) is one concurrency's")
     started_at: datetime

@@ -20,7 +20,7 @@ ladder's rung alike) before the next one boots; a ladder's rung, booted without 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -147,6 +147,11 @@ async def run_steps(
     return results
 
 
+# More steps on the same server once the listed ones ran, chosen from what they measured: (the server, the results
+# so far) -> the results of the steps it ran (a campaign's load-boundary probes, ops/campaign/boundary.py).
+Then = Callable[[ServerHandle, list[StepResult]], Awaitable[list[StepResult]]]
+
+
 async def measured_boot(
     session: ServeSession,
     config: ServeConfig,
@@ -156,8 +161,10 @@ async def measured_boot(
     boot_deadline_s: float,
     bench_deadline_s: float,
     exclusive: bool = True,
+    then: Then | None = None,
 ) -> MeasuredBoot:
-    """Boot config, run the steps on it if it is ready, stop it; the server is stopped whatever happens."""
+    """Boot config, run the steps on it if it is ready (then `then`'s, while the server can take them), stop it; the
+    server is stopped whatever happens."""
     started: list[ServerHandle] = []
 
     def record(handle: ServerHandle, log_bytes: int = 0) -> None:
@@ -174,6 +181,8 @@ async def measured_boot(
             return MeasuredBoot(boot, [], boot.log_text)
         record(boot.handle, len(boot.log_text.encode()))
         results = await run_steps(session, boot.handle, config, steps, deadline_s=bench_deadline_s, write=keep.write)
+        if then is not None and len(results) == len(steps) and all(r.server_usable for r in results):
+            results += await then(boot.handle, results)
         return MeasuredBoot(boot, results, await session.read_log(boot.handle))
     finally:
         with anyio.CancelScope(shield=True):  # cancelled or failed: no server is left running
@@ -217,6 +226,7 @@ __all__ = [
     "Keep",
     "MeasuredBoot",
     "StepResult",
+    "Then",
     "bench_problem",
     "measured_boot",
     "read_figures",

@@ -172,7 +172,7 @@ def cell_config(campaign: Campaign, base: ServeConfig, cell: CellSpec, found: kg
     by_entry = use is not None and any(a.startswith("max_num_seqs ") for a in use.added)
     source = "the known-good entry" if by_entry else "base"
     own = "max_num_seqs" in levers
-    config, notes = seqs_gate(config, campaign.concurrencies, "cell", cell.name, own=own, source=source)
+    config, notes = seqs_gate(config, [campaign.top_concurrency], "cell", cell.name, own=own, source=source)
     need = campaign.workload.input_len + campaign.workload.output_len
     if config.max_model_len < need:
         raise InputError(
@@ -250,6 +250,20 @@ def plan_cell(
     )
 
 
+def _boundary_gate(campaign: Campaign) -> list[str]:
+    """What a plan says of the probes it cannot list: they are chosen during each boot."""
+    spec = campaign.boundary
+    if spec is None:
+        return []
+    limits = ", ".join(f"{m} <= {v:g}" for m, v in campaign.latency_sla.items())
+    return [
+        f"then each cell probes its load boundary ({limits}) on the same server: from concurrency {spec.lowest} "
+        f"doubling up to {spec.highest}, then bisecting to 5%, {spec.replicates} agreeing benches each; up to "
+        f"{spec.most_benches} more benches per cell, chosen as it runs (each a listed bench's command at another "
+        "concurrency)"
+    ]
+
+
 def _bench_steps(commands: Commands) -> list[BenchStep]:
     """The plan's benches: every step but the warm-up, with its command."""
     return [
@@ -283,7 +297,7 @@ def plan_campaign(
     baseline = baseline_of(campaign, specs)
     cells, uses = _cells(campaign, base, specs, baseline, executables, done or {}, known_good or {})
     client = check_cells(cells, {name for name, use in uses.items() if use.applied})
-    said = [use.note for use in uses.values() if kg.said(use)]
+    said = list(dict.fromkeys(use.note for use in uses.values() if kg.said(use)))
     backends = {c.bench_backend for c in cells}
     todo = [c for c in cells if c.done is None]
     return CampaignPlan(
@@ -297,7 +311,7 @@ def plan_campaign(
         concurrencies=campaign.concurrencies,
         bench_client=client,
         bench_backend=backends.pop() if len(backends) == 1 else None,
-        gates=[*prompt_gates(campaign.workload.num_prompts, campaign.concurrencies), *dict.fromkeys(said)],
+        gates=[*prompt_gates(campaign.workload.num_prompts, campaign.concurrencies), *said, *_boundary_gate(campaign)],
         cells=cells,
         boots=len(todo),
         benches=sum(len(c.benches) for c in todo),

@@ -14,9 +14,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from redline.models.load_boundary import MAX_REPLICATES, BoundarySpec, LoadBoundary
+
 PRECISION = 0.05  # the boundary is known to 5% of its value
-MAX_REPLICATES = 4
 CLIFF = 2.0
+FAILED = float("inf")  # every SLA metric of a bench that measured nothing usable: it did not hold
 
 
 @dataclass(frozen=True)
@@ -33,15 +35,10 @@ class Next:
     why: str
 
 
-@dataclass(frozen=True)
-class Boundary:
-    """The highest concurrency whose SLA held (None: not even the lowest), what binds, and whether it is a cliff."""
-
-    concurrency: int | None
-    binding: str | None
-    cliff: bool
-    probes: int
-    why: str
+def probe(concurrency: int, metrics: Mapping[str, float] | None, sla: Mapping[str, float]) -> Probe:
+    """A bench as a probe: its SLA metrics, or every one failed where it measured nothing usable (metrics None)."""
+    figures = {m: FAILED for m in sla} if metrics is None else {m: metrics[m] for m in sla if m in metrics}
+    return Probe(concurrency, figures)
 
 
 def holds(figures: Mapping[str, float], sla: Mapping[str, float]) -> bool:
@@ -72,25 +69,26 @@ def _binding(probes: Sequence[Probe], c: int, sla: Mapping[str, float]) -> tuple
     return metric, ratios[metric]
 
 
-def _answer(probes: Sequence[Probe], sla: Mapping[str, float], good: int | None, bad: int | None) -> Boundary:
+def _answer(probes: Sequence[Probe], sla: Mapping[str, float], good: int | None, bad: int | None) -> LoadBoundary:
     n = len(probes)
     if good is None:
         metric = _binding(probes, bad, sla)[0] if bad is not None else None
-        return Boundary(None, metric, False, n, f"the SLA failed already at the lowest concurrency ({metric})")
+        why = f"the SLA failed already at the lowest concurrency ({metric})"
+        return LoadBoundary(finished=True, concurrency=None, binding=metric, cliff=False, probes=n, why=why)
     if bad is None:
-        return Boundary(good, None, False, n, f"the SLA held up to the highest concurrency allowed, {good}")
+        why = f"the SLA held up to the highest concurrency allowed, {good}"
+        return LoadBoundary(finished=True, concurrency=good, binding=None, cliff=False, probes=n, why=why)
     metric, over = _binding(probes, bad, sla)
     _, under = _binding(probes, good, sla)
     cliff = over > CLIFF * under and over > 1.0
     said = f"the SLA holds at {good} and fails at {bad}: {metric} binds"
-    return Boundary(
-        good, metric, cliff, n, said + (f" (a cliff: {over / under:.1f}x worse in one step)" if cliff else "")
-    )
+    why = said + (f" (a cliff: {over / under:.1f}x worse in one step)" if cliff else "")
+    return LoadBoundary(finished=True, concurrency=good, binding=metric, cliff=cliff, probes=n, why=why)
 
 
 def step(
     probes: Sequence[Probe], sla: Mapping[str, float], *, lowest: int = 1, highest: int = 1024, replicates: int = 2
-) -> Next | Boundary:
+) -> Next | LoadBoundary:
     """The next concurrency to bench, or the boundary once it is known to PRECISION."""
     verdicts = _verdicts(probes, sla, replicates)
     undecided = sorted(c for c, v in verdicts.items() if v is None)
@@ -115,4 +113,17 @@ def step(
     return Next(mid, f"the SLA holds at {good} and fails at {bad}: bisect at {mid}")
 
 
-__all__ = ["Boundary", "Next", "Probe", "holds", "step"]
+def next_probe(probes: Sequence[Probe], sla: Mapping[str, float], spec: BoundarySpec) -> Next | LoadBoundary:
+    return step(probes, sla, lowest=spec.lowest, highest=spec.highest, replicates=spec.replicates)
+
+
+def boundary_of(probes: Sequence[Probe], sla: Mapping[str, float], spec: BoundarySpec) -> LoadBoundary:
+    """What the probes a cell ran say: the boundary, or, where the probing stopped short, what it still needed."""
+    found = next_probe(probes, sla, spec)
+    if isinstance(found, LoadBoundary):
+        return found
+    why = f"the probing stopped before the boundary was known (next: {found.why})"
+    return LoadBoundary(finished=False, concurrency=None, binding=None, cliff=False, probes=len(probes), why=why)
+
+
+__all__ = ["Next", "Probe", "boundary_of", "holds", "next_probe", "probe", "step"]

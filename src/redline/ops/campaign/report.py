@@ -29,6 +29,7 @@ from redline.models.campaign_results import (
     TableRow,
 )
 from redline.models.context import Node, device_of
+from redline.models.load_boundary import LoadBoundary
 from redline.ops.campaign.load import load
 from redline.ops.requests import CampaignReportRequest
 from redline.policy import champion as champions
@@ -291,11 +292,21 @@ def _more_lines(
         ]
     if champion.excluded:
         lines += ["", "## Not ranked", "", *[f"- **{md(c.cell)}**: {md(c.why)}" for c in champion.excluded]]
+    found = {cell: v.boundary for cell, v in verdicts.items() if v.boundary is not None}
+    if found:
+        lines += ["", "## Load boundary (measured, one server per cell)", ""]
+        lines += [f"- **{md(cell)}**: {_boundary_text(b)}" for cell, b in found.items()]
     gates = sorted({g for v in verdicts.values() for g in v.gates})
     if gates:
         lines += ["", "## Methodology gates applied", "", *[f"- {md(g)}" for g in gates]]
     lines += ["", "## Plots", "", *[f"![{p.title}]({p.file})" for p in plots], ""]
     return lines
+
+
+def _boundary_text(b: LoadBoundary) -> str:
+    at = f"concurrency {b.concurrency}" if b.concurrency is not None else "no concurrency held"
+    head = at if b.finished else "not found"
+    return f"{head}{' (a cliff)' if b.cliff else ''}: {md(b.why)}; {b.probes} benches"
 
 
 # ---- the operation ---------------------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from redline.models import Widenings
 from redline.models.campaign import Campaign
 from redline.models.campaign_plan import CampaignPlan, CellPlan
 from redline.models.campaign_results import CampaignRunResult, CellOutcome, CellVerdict
+from redline.ops.campaign.boundary import boundary_probes
 from redline.ops.campaign.load import Loaded
 from redline.ops.campaign.search import search
 from redline.ops.campaign.verdict import Judge
@@ -155,15 +156,22 @@ class Runner:
 
         keep = Keep(server_file(results, cell.name), cell.index, write, base=results.parent)
         boot_unit(f"cell-{cell.name}")  # a target that names its jobs (slurm) says which cell each is
+        session, campaign = self._session(cell, progress), self.campaign
+        then = None
+        if campaign.boundary is not None:
+            then = boundary_probes(
+                session, cell.serve, campaign, campaign.boundary, deadline_s=campaign.bench_deadline_s, write=write
+            )
         measured = await measured_boot(
-            self._session(cell, progress),
+            session,
             cell.serve,
             self.steps(),
             keep=keep,
-            boot_deadline_s=self.campaign.boot_deadline_s,
-            bench_deadline_s=self.campaign.bench_deadline_s,
+            boot_deadline_s=campaign.boot_deadline_s,
+            bench_deadline_s=campaign.bench_deadline_s,
             # one cell at a time holds the target alone; cells at once share it, each server with its own resources
-            exclusive=self.campaign.parallel == 1,
+            exclusive=campaign.parallel == 1,
+            then=then,
         )
         log_file = write_cell_file(results, cell.name, "boot.log", measured.log_text)
         verdict = self.judge.verdict(cell, measured, log_file, started, time.monotonic() - t0)

@@ -10,7 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from redline.models.campaign import Campaign
+from redline.models import ServeConfig
+from redline.models.campaign import Campaign, Verdict
 from redline.models.campaign_plan import CampaignPlan, CellPlan
 from redline.models.campaign_results import (
     BootRecord,
@@ -20,10 +21,11 @@ from redline.models.campaign_results import (
     Trial,
 )
 from redline.models.context import ContextDescriptor, Workload
+from redline.models.load_boundary import LoadBoundary
 from redline.ops.evidence.context import ModelFiles, descriptor
 from redline.ops.measured_boot import MeasuredBoot
 from redline.policy import champion as champions
-from redline.policy import clean_bench
+from redline.policy import clean_bench, load_boundary
 from redline.policy.figures import metrics_of, summarize
 from redline.policy.workload import WARMUP_FILE, prompts_at
 from redline.targets import HostInfo
@@ -65,16 +67,29 @@ class Judge:
         )
 
     def results(self, cell: CellPlan, measured: MeasuredBoot) -> list[ConcurrencyResult]:
-        """Every concurrency's figures over its trials; none where the boot or the warm-up failed."""
+        """Every concurrency's figures over its trials (the listed ones, then any the load boundary probed); none where
+        the boot or the warm-up failed."""
         if not measured.boot.ready or measured.warmup_error is not None:
             return []
         trials = trials_of(measured)
-        return [self.result_at(cell, c, trials.get(c, [])) for c in self.campaign.concurrencies]
+        benched = sorted({*self.campaign.concurrencies, *trials})
+        return [self.result_at(cell, c, trials.get(c, [])) for c in benched]
 
-    def verdict(
-        self, cell: CellPlan, measured: MeasuredBoot, log_file: str, started: datetime, wall_s: float
-    ) -> CellVerdict:
-        boot, results = measured.boot, self.results(cell, measured)
+    def boundary(self, cell: CellPlan, results: list[ConcurrencyResult]) -> LoadBoundary | None:
+        """The load boundary the cell's trials say (campaign boundary:); None without one, or with no bench."""
+        spec, sla = self.campaign.boundary, self.campaign.latency_sla
+        if spec is None or not results:
+            return None
+        probes = [  # a trial with a problem measured nothing usable: it did not hold (as the probing counted it)
+            load_boundary.probe(r.concurrency, _usable(t, cell.serve), sla) for r in results for t in r.trials
+        ]
+        return load_boundary.boundary_of(probes, sla, spec)
+
+    def judged(
+        self, cell: CellPlan, measured: MeasuredBoot, results: list[ConcurrencyResult]
+    ) -> tuple[Verdict, str, LoadBoundary | None]:
+        """Green or red with its reason (policy/champion.py), and the load boundary the trials say."""
+        boot = measured.boot
         verdict, reason = champions.judge(
             self.campaign,
             boot_ok=boot.ready,
@@ -82,6 +97,14 @@ class Judge:
             warmup_error=measured.warmup_error,
             results=results,
         )
+        boundary = self.boundary(cell, results)
+        return verdict, reason + (f"; load boundary: {boundary.why}" if boundary else ""), boundary
+
+    def verdict(
+        self, cell: CellPlan, measured: MeasuredBoot, log_file: str, started: datetime, wall_s: float
+    ) -> CellVerdict:
+        boot, results = measured.boot, self.results(cell, measured)
+        verdict, reason, boundary = self.judged(cell, measured, results)
         signals = boot.signals
         return CellVerdict(
             campaign=self.campaign.name,
@@ -101,6 +124,7 @@ class Judge:
                 signals=signals,
             ),
             results=results,
+            boundary=boundary,
             commands=Commands(
                 boot=cell.boot_command,
                 warmup=measured.command(WARMUP_FILE),
@@ -145,6 +169,11 @@ def trials_of(measured: MeasuredBoot) -> dict[int, list[Trial]]:
         )
         trials.setdefault(r.step.workload.concurrency, []).append(trial)
     return trials
+
+
+def _usable(trial: Trial, serve: ServeConfig) -> dict[str, float] | None:
+    """A trial's metrics, or None where it has a problem."""
+    return metrics_of(trial.figures, serve) if trial.figures is not None and trial_problem(trial) is None else None
 
 
 def trial_problem(trial: Trial) -> str | None:

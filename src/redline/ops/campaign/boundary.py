@@ -1,0 +1,72 @@
+"""A cell's load boundary (campaign `boundary:`, focus goodput), probed on its running server after the listed
+concurrencies: each next concurrency is the one policy/load_boundary.py asks for, given every bench so far, each a
+bench of the one workload policy (its own seed, the 2 x c prompt floor) run by the one loop (ops/measured_boot.py).
+The cell's verdict reads the boundary back from its trials (ops/campaign/verdict.py), so a bench kept and a bench
+read say the same."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from redline.models import ServeConfig
+from redline.models.campaign import Campaign
+from redline.models.load_boundary import BoundarySpec
+from redline.ops.measured_boot import StepResult, Then, run_steps
+from redline.ops.session import ServeSession
+from redline.policy import load_boundary
+from redline.policy.figures import metrics_of
+from redline.policy.workload import Step, bench_file, bench_workload
+from redline.targets import ServerHandle
+
+
+def probes_of(results: list[StepResult], config: ServeConfig, sla: dict[str, float]) -> list[load_boundary.Probe]:
+    """Every ranked bench as a probe: one that measured nothing usable did not hold."""
+    return [
+        load_boundary.probe(
+            r.step.workload.concurrency,
+            metrics_of(r.figures, config) if r.figures is not None and r.problem is None else None,
+            sla,
+        )
+        for r in results
+        if r.step.ranked
+    ]
+
+
+def probe_step(campaign: Campaign, c: int, results: list[StepResult], why: str) -> Step:
+    """The bench at concurrency c that comes after `results` on the server: its replicate number, its own seed."""
+    trial = 1 + sum(1 for r in results if r.step.ranked and r.step.workload.concurrency == c)
+    benches = sum(1 for r in results if r.step.ranked)
+    name = bench_file(c, trial, max(trial, campaign.trials))
+    return Step(name, bench_workload(campaign.workload, c, benches), f"load boundary: {why}", trial=trial)
+
+
+def boundary_probes(
+    session: ServeSession,
+    config: ServeConfig,
+    campaign: Campaign,
+    spec: BoundarySpec,
+    *,
+    deadline_s: float,
+    write: Callable[[str, str], object],
+) -> Then:
+    """The measured boot's `then`: probe until the boundary is known, the server cannot take another bench, or the
+    spec's most benches have run."""
+    sla = campaign.latency_sla
+
+    async def probe(handle: ServerHandle, done: list[StepResult]) -> list[StepResult]:
+        ran: list[StepResult] = []
+        while len(ran) < spec.most_benches:
+            found = load_boundary.next_probe(probes_of([*done, *ran], config, sla), sla, spec)
+            if not isinstance(found, load_boundary.Next):
+                break
+            step = probe_step(campaign, found.concurrency, [*done, *ran], found.why)
+            [result] = await run_steps(session, handle, config, [step], deadline_s=deadline_s, write=write)
+            ran.append(result)
+            if not result.server_usable:
+                break
+        return ran
+
+    return probe
+
+
+__all__ = ["boundary_probes", "probe_step", "probes_of"]
