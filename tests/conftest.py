@@ -57,6 +57,9 @@ SLOW_FILES = (
     "campaign/test_cli.py",
     "campaign/test_parallel.py",  # cells at once, each a fake engine boot; benches that wait on purpose
     "campaign/test_run.py",  # every cell a fake engine boot; killed runners and their resumes
+    "campaign/test_search_run.py",  # searches of fake engine boots, a killed one and its resume
+    "campaign/test_boundary_run.py",  # fake engine boots probed past their knee
+    "ops/test_resident_client.py",  # fake engine boots and their resident clients
     "rigor/test_ab_run.py",  # every trial a fake engine boot
     "rigor/test_sources.py",
     "ops/test_rung_accounting.py",  # a bench past its deadline

@@ -373,7 +373,13 @@ def main(argv: list[str]) -> int:
     s.add_argument("--max-model-len", type=int, required=True)
     s.add_argument("--max-num-batched-tokens", type=int)
     s.add_argument("--gpu-memory-utilization", type=float, default=0.9)
-    b = sub.add_parser("bench").add_subparsers(dest="bench_type", required=True).add_parser("serve")
+    add_bench_args(sub.add_parser("bench").add_subparsers(dest="bench_type", required=True).add_parser("serve"))
+    args, _ = parser.parse_known_args(argv)  # flags the fake does not model (--load-format ...) are ignored
+    return serve(args) if args.command == "serve" else bench(args)
+
+
+def add_bench_args(b: argparse.ArgumentParser) -> None:
+    """`bench serve`'s arguments that the fake models; fake_vllm_pkg's `vllm.benchmarks.serve` adds the same."""
     b.add_argument("--base-url", required=True)
     b.add_argument("--model", required=True)
     b.add_argument("--random-input-len", type=int, default=1024)
@@ -383,8 +389,6 @@ def main(argv: list[str]) -> int:
     b.add_argument("--save-result", action="store_true")
     b.add_argument("--result-dir")
     b.add_argument("--result-filename")
-    args, _ = parser.parse_known_args(argv)  # flags the fake does not model (--load-format ...) are ignored
-    return serve(args) if args.command == "serve" else bench(args)
 
 
 if __name__ == "__main__":

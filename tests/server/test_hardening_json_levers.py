@@ -7,6 +7,7 @@ A draft model, its revision, code revision or download folder given as a sub-key
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from typing import Any
@@ -51,7 +52,10 @@ async def test_json_lever_subkeys_are_refused_by_every_tool_that_takes_flags(
         named(await call_error(client, "ladder_init", **ladder), path, words)
         assert not (env.workspace / "ladders" / "l.yml").exists()
         spec = campaign_spec(free_port(), grid=None, cells=[{"name": "a"}, {"name": "b", "extra_flags": [flag]}])
-        await call(client, "campaign_init", campaign=CAMPAIGN, spec=spec)
+        named(await call_error(client, "campaign_init", campaign=CAMPAIGN, spec=spec), path, words)
+        assert not (env.workspace / CAMPAIGN).exists()
+        (env.workspace / CAMPAIGN).parent.mkdir(parents=True, exist_ok=True)
+        (env.workspace / CAMPAIGN).write_text(json.dumps(spec))  # a file dropped in by hand: JSON is YAML
         named(await call_error(client, "campaign_plan", campaign=CAMPAIGN), path, words)
         named(await call_error(client, "campaign_run", campaign=CAMPAIGN, dry_run=True), path, words)
         serve = {"model": str(LLAMA8B), "max_model_len": 4096, "port": free_port()}

@@ -126,6 +126,9 @@ class Engine(abc.ABC):
         return self._url(config, self.health_path)
 
     metrics_path: ClassVar[str | None] = None  # where the server's metrics are served (None: it serves none)
+    # A bench client that stays resident for one server's benches (its Python source: ops/resident.py runs it); None:
+    # every bench starts the client afresh.
+    resident_script: ClassVar[str | None] = None
 
     def metrics_url(self, config: ServeConfig) -> str | None:
         """Where the booted server serves its metrics, from the host it runs on; None: it serves none."""

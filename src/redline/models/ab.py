@@ -190,6 +190,9 @@ class TrialPoint(_Strict):
     result_file: str | None = None
     figures: BenchResult | None = None
     healthy_after: bool
+    client: str | None = Field(
+        None, description="the bench client that ran it: one of its own, or the server's resident one (its version)"
+    )
     checks: list[BenchCheck] = Field(
         [], description="the clean-bench checks (prefix cache, client, window); one failed: the point is not ranked"
     )

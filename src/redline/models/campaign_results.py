@@ -54,6 +54,9 @@ class Trial(Strict):
     figures: BenchResult | None
     server_healthy_after: bool
     exit_code: int
+    client: str | None = Field(
+        None, description="the bench client that ran it: one of its own, or the server's resident one (its version)"
+    )
     checks: list[BenchCheck] = Field(
         [], description="the clean-bench checks (prefix cache, client, window); one failed: the trial is not ranked"
     )

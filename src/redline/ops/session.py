@@ -27,6 +27,7 @@ from redline.errors import CommandTimeout, InputError, LogParseError, TargetPath
 from redline.models import BenchWorkload, BootSignals, BootStatus, ServeConfig, Widening
 from redline.models.clean_bench import PrefixCounters
 from redline.offload import off_loop
+from redline.ops.resident import Clients
 from redline.targets import RunResult, ServerHandle, Target, WaitOutcome
 
 Progress = Callable[[float, str], Awaitable[None]]
@@ -70,6 +71,7 @@ class BenchRun:
     result_text: str | None  # None: the client wrote no result file; run.stderr says why
     healthy_after: bool
     log_lines: list[str]  # the server's error lines while the bench ran
+    client: str = "a bench client of its own"  # which client ran it: its own, or the server's resident one
 
 
 async def say(progress: Progress | None, fraction: float, text: str) -> None:
@@ -121,6 +123,7 @@ class ServeSession:
         self.engine = engine
         self.progress = progress
         self.widening = widening
+        self.clients = Clients(target, get_engine(engine.bench_client), self.bench_executable)
 
     @property
     def executable(self) -> list[str]:
@@ -223,10 +226,15 @@ class ServeSession:
         argv = self.engine.bench_argv(
             config, workload, result_dir=handle.run_dir, result_filename=result_name, executable=self.bench_executable
         )
-        try:
-            run = await self.target.run(argv, env=self.target.engine_env, timeout_s=deadline_s, server=handle)
-        except CommandTimeout:
-            run = RunResult(returncode=124, stdout="", stderr=f"the bench did not finish within {deadline_s:.0f}s")
+        client = await self.clients.of(handle)
+        if client is not None:  # the arguments after `<executable> bench serve`, to the one resident client
+            run = await client.bench(argv[len(self.bench_executable) + 2 :], deadline_s)
+        else:
+            try:
+                run = await self.target.run(argv, env=self.target.engine_env, timeout_s=deadline_s, server=handle)
+            except CommandTimeout:
+                why = f"the bench did not finish within {deadline_s:.0f}s"
+                run = RunResult(returncode=124, stdout="", stderr=why)
         url = self.engine.health_url(config)
         healthy = (await self.target.wait_ready(handle, url, HEALTH_AFTER_BENCH_S)).status == "ready"
         log_tail = (await self.target.read_text(handle.log_path)).encode()[log_offset:].decode(errors="replace")
@@ -238,7 +246,7 @@ class ServeSession:
         lines = self._error_lines(log_tail)
         if run.returncode != 0:
             lines.append(f"bench exited {run.returncode}: {self.last_line(run.stderr or run.stdout)}")
-        return BenchRun(argv, run, path, text, healthy, lines)
+        return BenchRun(argv, run, path, text, healthy, lines, self.clients.said(client))
 
     def _error_lines(self, log_tail: str) -> list[str]:
         keep = ("ERROR", "Error", "Traceback", "out of memory", "Killed")
@@ -257,4 +265,6 @@ class ServeSession:
         return await self.target.read_text(handle.log_path)
 
     async def stop(self, handle: ServerHandle) -> None:
+        """Stop the server, and the resident bench client of it where one was started."""
+        await self.clients.close(handle)
         await self.target.stop(handle)

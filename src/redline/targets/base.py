@@ -247,6 +247,9 @@ class Target(abc.ABC):
     # True where a start submits work to a cluster others share (kubernetes): a boot there needs the
     # caller's acknowledgement, as every campaign and A/B does anywhere.
     submits_jobs: bool = False
+    # True where start() can run a bench client of its own beside a server, on the host whose files and network the
+    # benches share (a POSIX host): its benches then go to one resident client (ops/resident.py), not one each.
+    resident_clients: bool = False
     # Set for a dry run: such a target may read what exists and must create nothing.
     dry_run: bool = False
 

@@ -52,6 +52,7 @@ class PosixTarget(Target):
     poll_s: float = 0.2  # how often stop() looks at the group
     kill_wait_s: float = 30.0  # after SIGKILL a process in D state can still take a while
     gpu_release_s: float = 120.0  # the driver frees memory after the process is gone
+    resident_clients = True
 
     # ---- what each POSIX kind supplies --------------------------------------------
 

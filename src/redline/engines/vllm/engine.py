@@ -3,7 +3,7 @@
 from collections.abc import Sequence
 
 from redline.engines.base import Engine, MemoryModel
-from redline.engines.vllm import argv, bench, bootlog, bootmeta, flags, memory, metrics
+from redline.engines.vllm import argv, bench, bootlog, bootmeta, flags, memory, metrics, resident
 from redline.models import BenchResult, BenchWorkload, BootSignals, ServeConfig, Widening
 from redline.models.clean_bench import PrefixCounters
 
@@ -16,6 +16,7 @@ class VLLM(Engine):
     kv_block_size = 16
     prefix_caching_default = True  # vLLM v1 caches prefixes unless --no-enable-prefix-caching
     metrics_path = metrics.PATH
+    resident_script = resident.SCRIPT
 
     def prefix_cache_counters(self, metrics_text: str) -> PrefixCounters | None:
         return metrics.prefix_counters(metrics_text)

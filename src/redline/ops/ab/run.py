@@ -218,6 +218,7 @@ class Runner:
             result_file=result.step.result_name if result.run.result_text is not None else None,
             figures=figures,
             healthy_after=result.run.healthy_after,
+            client=result.run.client,
             checks=result.checks,
             context=context,
             sol=sol,

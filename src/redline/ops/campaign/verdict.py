@@ -164,6 +164,7 @@ def trials_of(measured: MeasuredBoot) -> dict[int, list[Trial]]:
             figures=r.figures,
             server_healthy_after=r.run.healthy_after,
             exit_code=r.run.run.returncode,
+            client=r.run.client,
             checks=r.checks,
             log_lines=lines[-50:],
         )

@@ -1,0 +1,87 @@
+"""The resident bench client (ops/resident.py) for real: the fake engine as a `vllm` package
+(tests/server/fake_vllm_pkg, run as `python -m vllm`) through the real LocalTarget, so its Python is found and its
+`vllm.benchmarks.serve` is imported once per server. Every bench of a cell goes to the one client started at the
+cell's first bench and stopped with its server; where no Python can be found behind the engine command, every bench
+starts a client of its own and the trial says why. The real vLLM CPU build's own client runs resident in
+tests/server/test_real_vllm_agent_workflow.py."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from redline.ledger.campaign_file import read_verdict
+from redline.ops.campaign.run import campaign_run
+from redline.targets import LocalTarget
+from tests.campaign.helpers import Fake, make_fake, wait_until_gone
+
+pytestmark = pytest.mark.anyio
+PACKAGE = Path(__file__).resolve().parents[1] / "server" / "fake_vllm_pkg"
+CELLS = ("mnbt2048", "mnbt8192")
+
+
+def as_package(fake: Fake, **env: str) -> LocalTarget:
+    """The fake engine as `python -m vllm`: a command whose Python redline can find."""
+    return LocalTarget(
+        "local",
+        workdir=str(fake.root / "target"),
+        engine_command=[sys.executable, "-m", "vllm"],
+        engine_env={**fake.engine_env, "PYTHONPATH": str(PACKAGE), **env},
+    )
+
+
+def clients(fake: Fake) -> list[Path]:
+    return sorted(p.parent for p in (fake.root / "target" / "runs").glob("*/client.log"))
+
+
+async def test_every_bench_of_a_cell_goes_to_one_resident_client_stopped_with_its_server(tmp_path: Path) -> None:
+    fake = make_fake(tmp_path)
+    path = fake.write()
+    async with as_package(fake) as target:
+        result = await campaign_run(path, target, i_understand_this_submits_jobs=True)
+    assert [(o.cell, o.verdict) for o in result.ran] == [(c, "green") for c in CELLS]
+    folders = clients(fake)
+    assert len(folders) == 2  # one client per cell's server, not one per bench
+    for folder in folders:  # the warm-up and the two benches, in order, each ended 0
+        ready = json.loads((folder / "ready.json").read_text())
+        assert ready["version"] == "0.26.0" and ready["import_s"] >= 0
+        done = [json.loads((folder / f"{n:05d}.done").read_text()) for n in (1, 2, 3)]
+        assert [d["returncode"] for d in done] == [0, 0, 0] and not (folder / "00004.json").exists()
+    for cell in CELLS:
+        v = read_verdict(fake.campaigns / "c1", cell)
+        assert v is not None
+        trials = [t for r in v.results for t in r.trials]
+        assert len(trials) == 2 and all(
+            t.figures is not None and t.figures.completed == t.figures.num_prompts for t in trials
+        )
+        assert all(
+            t.client is not None and t.client.startswith("resident vLLM bench client 0.26.0 (imported once")
+            for t in trials
+        )
+    assert wait_until_gone(fake.root) == []  # every client ended with its server
+
+
+async def test_a_bench_past_its_deadline_stops_the_client_and_is_exit_124(tmp_path: Path) -> None:
+    fake = make_fake(tmp_path)
+    path = fake.write(grid={"max_num_batched_tokens": [8192]}, warmup_requests=0, bench_deadline_s=1)
+    async with as_package(fake, FAKE_VLLM_BENCH_S="5") as target:
+        await campaign_run(path, target, i_understand_this_submits_jobs=True)
+    v = read_verdict(fake.campaigns / "c1", "mnbt8192")
+    assert v is not None and v.verdict == "red"
+    first = v.results[0].trials[0]
+    assert first.exit_code == 124 and "did not finish within 1s" in " ".join(first.log_lines)
+    assert wait_until_gone(fake.root) == []
+
+
+async def test_where_no_python_is_found_each_bench_starts_its_own_client_and_says_why(tmp_path: Path) -> None:
+    fake = make_fake(tmp_path)
+    path = fake.write(grid={"max_num_batched_tokens": [8192]})
+    async with fake.target() as target:  # `python fake_vllm.py`: a script named after its interpreter
+        await campaign_run(path, target, i_understand_this_submits_jobs=True)
+    v = read_verdict(fake.campaigns / "c1", "mnbt8192")
+    assert v is not None and v.verdict == "green" and clients(fake) == []
+    said = {t.client or "" for r in v.results for t in r.trials}
+    assert len(said) == 1 and said.pop().startswith("a bench client of its own (no Python found behind")
