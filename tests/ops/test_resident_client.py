@@ -13,8 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from redline.engines import get_engine
 from redline.ledger.campaign_file import read_verdict
+from redline.models import BenchWorkload, ServeConfig
 from redline.ops.campaign.run import campaign_run
+from redline.ops.session import ServeSession
 from redline.targets import LocalTarget
 from tests.campaign.helpers import Fake, make_fake, wait_until_gone
 
@@ -85,3 +88,25 @@ async def test_where_no_python_is_found_each_bench_starts_its_own_client_and_say
     assert v is not None and v.verdict == "green" and clients(fake) == []
     said = {t.client or "" for r in v.results for t in r.trials}
     assert len(said) == 1 and said.pop().startswith("a bench client of its own (no Python found behind")
+
+
+async def test_a_server_left_up_by_another_call_is_benched_by_a_client_of_its_own(tmp_path: Path) -> None:
+    """A ladder's smoke test benches a server rung_run left up and stops nothing: a client kept resident there would
+    outlive the call, so the session that did not boot the server keeps none."""
+    fake = make_fake(tmp_path)
+    config = ServeConfig(model=str(fake.model), max_model_len=4096, max_num_seqs=4, port=fake.port)
+    workload = BenchWorkload(input_len=128, output_len=16, num_prompts=8, concurrency=4)
+    async with as_package(fake) as target:
+        booting = ServeSession(target, get_engine("vllm"))
+        boot = await booting.boot(config, 60)
+        assert boot.ready
+        try:
+            run = await ServeSession(target, get_engine("vllm")).bench(
+                boot.handle, config, workload, "s.json", deadline_s=60
+            )
+            assert run.run.returncode == 0 and run.client == "a bench client of its own" and clients(fake) == []
+            run = await booting.bench(boot.handle, config, workload, "b.json", deadline_s=60)
+            assert run.client.startswith("resident vLLM bench client") and len(clients(fake)) == 1
+        finally:
+            await booting.stop(boot.handle)
+    assert wait_until_gone(fake.root) == []

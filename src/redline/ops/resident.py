@@ -152,17 +152,19 @@ async def _tail(target: Target, path: str, whole: bool = False) -> str:
 
 
 class Clients:
-    """The resident bench client of each server one session benches: started at the server's first bench, closed
-    with the server. None where the target or the engine has none, or where it did not start: then every bench
-    starts a client of its own, as before, and says why."""
+    """The resident bench client of each server one session booted and benches: started at the server's first bench,
+    closed when the session stops the server. None for a server the session did not boot (a ladder's smoke test
+    benches a server another call left up, and stops nothing), where the target or the engine has none, or where it
+    did not start: then every bench starts a client of its own, as before, and says why."""
 
     def __init__(self, target: Target, client: Engine, executable: list[str]) -> None:
         self.target, self.client, self.executable = target, client, executable
+        self.booted: set[str] = set()  # the run folders of the servers this session booted
         self.open: dict[str, ResidentClient] = {}  # by the server's run folder
         self.why_not: str | None = None  # set once: why this session's benches start their own clients
 
     async def of(self, handle: ServerHandle) -> ResidentClient | None:
-        if handle.run_dir in self.open or self.why_not is not None:
+        if handle.run_dir in self.open or self.why_not is not None or handle.run_dir not in self.booted:
             return self.open.get(handle.run_dir)
         script = self.client.resident_script
         if not self.target.resident_clients or script is None:
@@ -187,6 +189,7 @@ class Clients:
         return "a bench client of its own" + (f" ({self.why_not})" if self.why_not else "")
 
     async def close(self, handle: ServerHandle) -> None:
+        self.booted.discard(handle.run_dir)
         client = self.open.pop(handle.run_dir, None)
         if client is not None:
             await client.close()

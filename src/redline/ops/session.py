@@ -193,6 +193,8 @@ class ServeSession:
             raise
         if outcome.status != "ready":
             await self.target.stop(handle)
+        else:
+            self.clients.booted.add(handle.run_dir)
         # a long log is parsed away from the event loop, so other calls and jobs keep going meanwhile
         signals = await off_loop(boot_signals, self.engine, log_text, outcome, config, deadline_s, size=len(log_text))
         ended, boot_s = datetime.now(UTC), time.monotonic() - t0
