@@ -1,4 +1,5 @@
-"""`redline ab run`: A/B two or more serve configs on one target, a clean boot per arm per trial, VERDICT or DRAFT.
+"""`redline ab run`: A/B two or more serve configs on one target, a clean boot per arm per trial, VERDICT or DRAFT;
+`redline ab apply`: its closed champion written into the deploy's values file.
 
 The flags are ab_run's parameters (the same request model), but the spec is read from a file
 (--spec-file, YAML or JSON: the ab/<name>.yml a run writes is one), and the workspace is a folder
@@ -13,14 +14,17 @@ from pathlib import Path
 
 import anyio
 
+from redline.cli.baseline import recorded_text
 from redline.cli.common import LOCAL, VERSIONS, add_workspace_flags, print_progress, print_result, target_named
 from redline.cli.flags import add_request_flags, request_from_args
 from redline.inputs import load_yaml
 from redline.models.ab import AbPlan, AbResult, AbSpec
+from redline.models.deploy import ChampionApplied
 from redline.models.lever import Lever
+from redline.ops.ab import apply as apply_ops
 from redline.ops.ab import run as ops
 from redline.ops.request_base import require_ack
-from redline.ops.requests_verdict import AbRunRequest
+from redline.ops.requests_verdict import AbRunRequest, ChampionApplyRequest
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -34,6 +38,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     add_workspace_flags(run)
     run.add_argument("--targets", type=Path, help=f"the targets file (default: this host as `{LOCAL}`)")
     run.set_defaults(handler=run_ab)
+    apply = actions.add_parser(
+        "apply", help="write a closed champion into the deploy's values file (--dry-run first: its diff and diff_id)"
+    )
+    add_request_flags(apply, ChampionApplyRequest)
+    add_workspace_flags(apply)
+    apply.set_defaults(handler=run_apply)
 
 
 def run_ab(args: argparse.Namespace) -> int:
@@ -60,7 +70,22 @@ def run_ab(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_apply(args: argparse.Namespace) -> int:
+    result = apply_ops.champion_apply(args.workspace.resolve(), request_from_args(ChampionApplyRequest, args))
+    print_result(args, result, applied_text)
+    return 0
+
+
 # ---- text ------------------------------------------------------------------------------------------------------
+
+
+def applied_text(r: ChampionApplied) -> str:
+    done = "wrote" if r.written else ("would write" if not r.baseline else "left as it was")
+    lines = [f"{done} A/B {r.ab}'s champion {r.champion} into {r.values} ({r.args_key}): {' '.join(r.flags)}"]
+    lines += [f"  {c}" for c in r.changes] + [f"  left out {item}" for item in r.left_out]
+    lines += [r.diff.rstrip("\n")] if r.diff else []
+    lines += [recorded_text(r.baseline)] if r.baseline else [f"diff_id {r.diff_id}"]
+    return "\n".join([*lines, f"next: {r.next}"])
 
 
 def plan_text(plan: AbPlan) -> str:

@@ -130,6 +130,26 @@ class Engine(abc.ABC):
     # every bench starts the client afresh.
     resident_script: ClassVar[str | None] = None
 
+    # What a deploy sets for itself, never a champion's to write back: where the server listens, the model it loads
+    # and how (a campaign's dummy weights prove nothing about a deploy's)
+    placement_flags: ClassVar[frozenset[str]] = frozenset({"--host", "--port", "--load-format", "--model-path"})
+
+    def deploy_flags(self, config: ServeConfig) -> tuple[list[str], list[str]]:
+        """A config's own flags as a deploy's argument list takes them, one item each (`--flag=value`, `--switch`):
+        its serve command less the command, the model and `placement_flags`; and what was left out."""
+        argv = self.serve_argv(config, ["<engine>"])
+        i = next((k for k, item in enumerate(argv) if item.startswith("--")), len(argv))
+        flags: list[str] = []
+        left: list[str] = []
+        while i < len(argv):
+            flag, value = argv[i], None
+            if "=" not in flag and i + 1 < len(argv) and not argv[i + 1].startswith("--"):
+                value, i = argv[i + 1], i + 1
+            i += 1
+            item = flag if value is None else f"{flag}={value}"
+            (left if flag.split("=", 1)[0] in self.placement_flags else flags).append(item)
+        return flags, left
+
     def metrics_url(self, config: ServeConfig) -> str | None:
         """Where the booted server serves its metrics, from the host it runs on; None: it serves none."""
         return self._url(config, self.metrics_path) if self.metrics_path is not None else None

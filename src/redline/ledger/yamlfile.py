@@ -6,7 +6,7 @@ Read-modify-write cycles hold a FileLock on FILE.lock.
 """
 
 import io
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -15,6 +15,7 @@ from filelock import FileLock, Timeout
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
+from ruamel.yaml.util import load_yaml_guess_indent
 
 from redline.errors import LadderError
 from redline.ledger.derived import check_file
@@ -56,6 +57,42 @@ def parse(text: str, path: Path) -> Any:
 
 def load(path: Path) -> Any:
     return parse(read(path), path)
+
+
+def load_as_written(path: Path) -> tuple[Any, Callable[[Any], str]]:
+    """A file redline did not write (a deploy's values): its round-trip document, and a dumper that writes it back
+    with the file's own indentation, so that a write changes only the lines it edits."""
+    text = read(path)
+    yaml = _yaml()
+    try:
+        doc, sequence, offset = load_yaml_guess_indent(text, yaml=yaml)
+    except YAMLError:
+        parse(text, path)  # words the error
+        raise
+    mapping = _mapping_indent(text) or 2
+    offset = 2 if offset is None else offset
+    yaml.indent(mapping=mapping, sequence=max(sequence or mapping + offset, offset + 2), offset=offset)
+
+    def dump(document: Any) -> str:
+        buffer = io.StringIO()
+        yaml.dump(document, buffer)
+        return buffer.getvalue()
+
+    return doc, dump
+
+
+def _mapping_indent(text: str) -> int | None:
+    """How far a nested mapping's keys are indented past their parent's, from the first that is."""
+    parent: int | None = None
+    for line in text.splitlines():
+        body = line.lstrip(" ")
+        if not body or body.startswith("#"):
+            continue
+        indent = len(line) - len(body)
+        if parent is not None and indent > parent and not body.startswith("- "):
+            return indent - parent
+        parent = indent if body.rstrip().endswith(":") and not body.startswith("- ") else None
+    return None
 
 
 def load_plain(path: Path) -> Any:

@@ -91,6 +91,37 @@ class PerfBaselineRecordRequest(Request):
     replace: Annotated[bool, Field(description="Replace a baseline of this name (refused otherwise)")] = False
 
 
+ArgsKey = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=200,
+        pattern=r"^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$",
+        description="Where the engine's arguments are in the values file, keys joined by dots, such as vllm.extraArgs",
+    ),
+]
+
+
+class ChampionApplyRequest(Request):
+    """Write a closed champion's flags into a deploy's values file, and record it as the new baseline."""
+
+    ab: Annotated[AbName, Field(min_length=1, description="The A/B whose champion to write back (it must be closed)")]
+    values: Annotated[WorkspaceFile, Field(min_length=1, description="The deploy's Helm values file, in the workspace")]
+    args_key: ArgsKey = "vllm.extraArgs"
+    baseline: BaselineName
+    dry_run: Annotated[bool, Field(description="Answer the diff it would write, and write nothing")] = False
+    expect: Annotated[
+        str,
+        Field(
+            max_length=64,
+            description="The diff_id of the dry run whose diff you read: written only while it is still that diff",
+        ),
+    ] = ""
+    i_understand_this_writes_the_deploy: Annotated[
+        bool, Field(strict=True, description="true to write the values file (after a dry run); without it nothing is")
+    ] = False
+
+
 class PerfBaselineDiffRequest(Request):
     """Diff a result against a recorded baseline: GREEN, YELLOW or RED; refused when the contexts differ."""
 

@@ -1,8 +1,8 @@
 """The verdict tools: ab_run (a job), perf_baseline_record and perf_baseline_diff, and the known-good registry's.
 
 Their inputs are the request models' fields (see toolkit.expand), beside ab_run's `wait_s`. Every file
-they name is a path inside the workspace; they write only ab/<name>.yml and ab/<name>/, baselines.yml
-and known-good.yml there.
+they name is a path inside the workspace; they write only ab/<name>.yml and ab/<name>/, baselines.yml,
+known-good.yml and (champion_apply) the values file named, there.
 """
 
 from __future__ import annotations
@@ -15,8 +15,10 @@ from redline.ledger.ab_file import AbPaths
 from redline.models import Widenings
 from redline.models.ab import AbResult
 from redline.models.baseline import BaselineDiff, BaselineRecorded
+from redline.models.deploy import ChampionApplied
 from redline.models.known_good import KnownGoodAnswer, KnownGoodFound, KnownGoodList, KnownGoodRecorded
 from redline.offload import off_loop
+from redline.ops.ab import apply as apply_ops
 from redline.ops.ab import plan as ab_plan
 from redline.ops.ab import run as ab_ops
 from redline.ops.evidence import baseline as baseline_ops
@@ -24,6 +26,7 @@ from redline.ops.evidence import known_good as known_good_ops
 from redline.ops.request_base import require_ack
 from redline.ops.requests_verdict import (
     AbRunRequest,
+    ChampionApplyRequest,
     KnownGoodConfigRequest,
     KnownGoodListRequest,
     KnownGoodLookupRequest,
@@ -130,6 +133,18 @@ async def perf_baseline_diff(ctx: Context, request: PerfBaselineDiffRequest) -> 
     win with a guarded regression inside the looser band), RED (a regression beyond it). Contexts that differ in
     model, GPU, engine version, workload, regime or parallelism are refused, each differing field named."""
     return await off_loop(baseline_ops.perf_baseline_diff, state_of(ctx).config.workspace, request)
+
+
+@tool(ENTRY_WRITE, "Write a champion back into its deploy", ChampionApplyRequest)
+async def champion_apply(ctx: Context, request: ChampionApplyRequest) -> ChampionApplied:
+    """Write an A/B's closed champion (a VERDICT, its known-good config recorded, a next lever named) into the
+    deploy's Helm values file: its flags merged into the engine's argument list at args_key (default vllm.extraArgs;
+    a flag already there is replaced in place, the rest kept; comments and indentation kept), never the model, host,
+    port or load format. dry_run=true answers the diff and its diff_id; the write needs expect=<diff_id> and
+    i_understand_this_writes_the_deploy=true, and records the champion as the new baseline (replacing `baseline`).
+    A champion that turns on a lever risking the model's answers (KV or weight quantization, speculation) is refused:
+    no accuracy gate has passed on it."""
+    return await off_loop(apply_ops.champion_apply, state_of(ctx).config.workspace, request)
 
 
 @tool(ENTRY_WRITE, "Record a known-good config", KnownGoodRecordRequest)

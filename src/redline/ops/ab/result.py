@@ -20,8 +20,7 @@ from redline.models.verdict import AbVerdict
 from redline.ops.ab.plan import Prepared, done_trials
 from redline.ops.campaign.ceiling import ladder_ceiling
 from redline.ops.campaign.load import load_named
-from redline.ops.evidence.context import ModelFiles
-from redline.ops.evidence.known_good_apply import Identity, recorded_for, registry_path
+from redline.ops.evidence.known_good_apply import recorded_for, registry_path
 from redline.ops.request_base import MAX_TEXT
 from redline.policy import ab as plans
 from redline.policy.close import close_status
@@ -93,26 +92,21 @@ def levers_for(workspace: Path, spec: AbSpec, arms: Sequence[ArmSummary], verdic
 
 
 def close_of(
-    workspace: Path,
-    arms: Sequence[ArmSummary],
-    verdict: AbVerdict,
-    levers: Sequence[Lever],
-    identities: dict[str, Identity],
-    files: dict[str, ModelFiles],
+    workspace: Path, arms: Sequence[ArmSummary], verdict: AbVerdict, levers: Sequence[Lever]
 ) -> CloseStatus | None:
-    """Whether the champion is closed: a VERDICT, its known-good config recorded, a next lever named."""
+    """Whether the champion is closed: a VERDICT, its known-good config recorded (for the hardware, engine version
+    and model files its own trials ran on), a next lever named."""
     if verdict.champion is None:
         return None
     arm = next(a for a in arms if a.arm == verdict.champion)
-    identity = identities[arm.engine]
-    version = arm.points[0].context.engine.version if arm.points else identity.engine_version
+    context = arm.points[0].context  # a champion has figures, so a context
     entry = recorded_for(
         arm.serve,
         registry_path(workspace),
-        hardware=identity.hardware,
+        hardware=hardware_key(context.hardware.gpu_name),
         engine=arm.engine,
-        engine_version=version,
-        config_hash=files[arm.serve.model].config_hash,
+        engine_version=context.engine.version,
+        config_hash=context.model.config_hash,
     )
     draft = (
         f"a VERDICT: the A/B is a DRAFT ({', '.join(verdict.failed)} failed)" if verdict.rigor != "VERDICT" else None
@@ -120,6 +114,13 @@ def close_of(
     return close_status(
         arm.arm, verdict_missing=draft, entry=entry, record_with=f"from_ab and arm={arm.arm}", levers=levers
     )
+
+
+def ab_close(workspace: Path, name: str) -> tuple[AbSpec, list[ArmSummary], ArmSummary | None, CloseStatus | None]:
+    """An A/B already run, from its files: its spec, its arms, its champion's (None: no champion) and its close."""
+    spec, arms, verdict = ab_summary(workspace, name)
+    close = close_of(workspace, arms, verdict, levers_for(workspace, spec, arms, verdict))
+    return spec, arms, next((a for a in arms if a.arm == verdict.champion), None), close
 
 
 def headline(arms: Sequence[ArmSummary], verdict: AbVerdict) -> str:
@@ -151,7 +152,7 @@ def ab_result(workspace: Path, prepared: Prepared, plan: AbPlan, *, ran: list[st
     spec = prepared.spec
     arms, verdict = plans.summarize(spec, prepared.arms, trial_records(paths, spec))
     levers = levers_for(workspace, spec, arms, verdict)
-    close = close_of(workspace, arms, verdict, levers, prepared.identities, prepared.files)
+    close = close_of(workspace, arms, verdict, levers)
     if verdict.rigor == "DRAFT":
         hint = "read the failed rules: fix each and run again (ab_run resumes and can add trials)"
     elif verdict.champion:
@@ -200,4 +201,4 @@ def ab_summary(workspace: Path, name: str) -> tuple[AbSpec, list[ArmSummary], Ab
     return spec, summaries, verdict
 
 
-__all__ = ["ab_result", "ab_summary", "close_of", "headline", "levers_for", "trial_records"]
+__all__ = ["ab_close", "ab_result", "ab_summary", "close_of", "headline", "levers_for", "trial_records"]

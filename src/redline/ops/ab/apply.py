@@ -1,0 +1,134 @@
+"""A closed champion written back into its deploy: its flags merged into the engine's argument list of a Helm values
+file (round-trip: comments, key order and indentation kept), a dry run's diff first, then the write of exactly that
+diff (its diff_id, with the acknowledgement), and the champion recorded as the new baseline.
+
+    answer = champion_apply(workspace, ChampionApplyRequest(ab="mnbt", values="deploy/values.yaml",
+                                                             baseline="llama8b-prod", dry_run=True))
+    champion_apply(workspace, request.model_copy(update={"dry_run": False, "expect": answer.diff_id,
+                                                         "i_understand_this_writes_the_deploy": True}))
+
+Refused, before anything is read from the values file: an A/B with no champion, a champion that is not closed (each
+missing step named with its call), a champion that turns on a lever risking the model's answers (policy/quality_risk:
+no accuracy gate has passed on it). The flags are the champion's own config (Engine.deploy_flags): never where the
+server listens, the model or how it loads, which the deploy sets.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+from pathlib import Path
+from typing import Any
+
+from redline.engines import get_engine
+from redline.errors import InputError
+from redline.ledger import yamlfile
+from redline.ledger.atomic import atomic_write
+from redline.models.deploy import ChampionApplied
+from redline.ops.ab.result import ab_close
+from redline.ops.evidence.baseline import perf_baseline_record
+from redline.ops.requests_verdict import ChampionApplyRequest, PerfBaselineRecordRequest
+from redline.ops.workspace import inside, relative
+from redline.policy.deploy_args import Edit, apply_edits, merge_args, said
+from redline.policy.quality_risk import quality_risks
+
+ACK = "i_understand_this_writes_the_deploy"
+
+
+def champion_apply(workspace: Path, request: ChampionApplyRequest) -> ChampionApplied:
+    r = request
+    path = inside(workspace, r.values, "values", example="deploy/values.yaml")
+    spec, arms, champion, close = ab_close(workspace, r.ab)
+    if champion is None or close is None:
+        raise InputError(f"A/B {r.ab!r} has no champion (its verdict crowned no arm): there is nothing to write back")
+    if not close.closed:
+        raise InputError(f"the champion {champion.arm!r} of A/B {r.ab!r} is not closed: {'; '.join(close.missing)}")
+    base = next((a for a in arms if a.arm == spec.baseline), None)
+    risks = quality_risks(champion.serve, base.serve if base is not None else None)
+    if risks:
+        raise InputError(
+            f"the champion {champion.arm!r} turns on {', '.join(risks)}, which can change the model's answers: it is "
+            "written back only after an accuracy gate passes on it, and redline runs none yet; apply it by hand "
+            "after your own evaluation"
+        )
+    if not r.dry_run and r.i_understand_this_writes_the_deploy is not True:
+        raise InputError(f"champion_apply writes {r.values}: pass dry_run=true to read the diff, then {ACK}=true")
+    flags, left = get_engine(champion.engine).deploy_flags(champion.serve)
+    with yamlfile.locked(path):
+        before = yamlfile.read(path)
+        doc, dump = yamlfile.load_as_written(path)
+        edits = merge_args(_args_of(doc, r.args_key, r.values), flags)
+        _edit(doc, r.args_key, edits)
+        after = dump(doc) if edits else before
+        name = relative(workspace, path)
+        diff = "".join(difflib.unified_diff(before.splitlines(True), after.splitlines(True), name, name))
+        diff_id = hashlib.sha256(f"{before}\0{after}".encode()).hexdigest()[:16]
+        write = not r.dry_run and bool(edits)
+        if write and r.expect != diff_id:
+            raise InputError(
+                f"expect must be the diff_id of the dry run whose diff you read ({diff_id} now): "
+                + ("run the dry run again" if r.expect else "run champion_apply with dry_run=true first")
+            )
+        if write:
+            atomic_write(path, after)
+    recorded = None
+    if not r.dry_run:
+        note = f"A/B {r.ab}'s closed champion {champion.arm}, written into {name} ({r.args_key})"
+        recorded = perf_baseline_record(
+            workspace, PerfBaselineRecordRequest(name=r.baseline, ab=r.ab, arm=champion.arm, note=note, replace=True)
+        )
+    return ChampionApplied(
+        ab=r.ab,
+        champion=champion.arm,
+        values=name,
+        args_key=r.args_key,
+        flags=flags,
+        left_out=[f"{item} (the deploy's own: where it listens, the model and how it loads)" for item in left],
+        changes=[said(e) for e in edits],
+        diff=diff,
+        diff_id=diff_id,
+        written=not r.dry_run and bool(edits),
+        baseline=recorded,
+        next=(
+            f"read the diff, then call again with dry_run=false, expect={diff_id!r} and {ACK}=true"
+            if r.dry_run
+            else f"deploy it; {r.baseline!r} in baselines.yml is the champion now, to diff later runs against"
+        ),
+    )
+
+
+def _parent(doc: Any, key: str, values: str) -> tuple[Any, str]:
+    """The mapping that holds the list `key` names (its parents must be there), and the list's own key."""
+    *parents, last = key.split(".")
+    node = doc
+    for depth, part in enumerate(parents):
+        node = node.get(part) if isinstance(node, dict) else None
+        if not isinstance(node, dict):
+            where = ".".join(parents[: depth + 1])
+            raise InputError(f"args_key: {values} has no mapping at {where}; write the key its engine arguments are at")
+    return node, last
+
+
+def _args_of(doc: Any, key: str, values: str) -> list[str]:
+    if not isinstance(doc, dict):
+        raise InputError(f"values: {values} must be a YAML mapping (a Helm values file)")
+    parent, last = _parent(doc, key, values)
+    items = parent.get(last, [])
+    if items is None:
+        return []
+    if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
+        raise InputError(f"args_key: {key} in {values} must be a list of strings (the engine's arguments)")
+    return list(items)
+
+
+def _edit(doc: Any, key: str, edits: list[Edit]) -> None:
+    """The edits applied in place to the list node (a missing one is made), so its other items keep their comments."""
+    if not edits:
+        return
+    parent, last = _parent(doc, key, "")
+    if parent.get(last) is None:
+        parent[last] = yamlfile.to_yaml([])
+    apply_edits(parent[last], edits)
+
+
+__all__ = ["champion_apply"]

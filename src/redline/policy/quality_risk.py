@@ -1,0 +1,34 @@
+"""The levers that can change what a model answers, not only how fast it answers: the one list of them.
+
+A champion that turns one of these on against its baseline is not written back into a deploy until an accuracy gate
+has passed on it, and redline runs none yet: such a champion is refused, with the lever named.
+
+    quality_risks(champion, baseline)   # ["kv_cache_dtype fp8"]: what the champion risks that the baseline did not
+"""
+
+from __future__ import annotations
+
+from redline.models import ServeConfig
+from redline.policy.deploy_args import option
+
+# options (as policy/deploy_args.option names them) that quantize, drop precision or let a draft propose tokens
+RISKY_OPTIONS = ("quantization", "kv-cache-dtype", "dtype", "speculative", "spec-", "calculate-kv-scales")
+
+
+def _risks(config: ServeConfig) -> set[str]:
+    found = set()
+    if config.kv_cache_dtype not in (None, "auto"):
+        found.add(f"kv_cache_dtype {config.kv_cache_dtype}")
+    for flag in config.extra_flags:
+        name = option(flag)
+        if name is not None and name.startswith(RISKY_OPTIONS):
+            found.add(flag)
+    return found
+
+
+def quality_risks(champion: ServeConfig, baseline: ServeConfig | None) -> list[str]:
+    """What the champion risks for the model's answers that its baseline did not already (all of it, with none)."""
+    return sorted(_risks(champion) - (_risks(baseline) if baseline is not None else set()))
+
+
+__all__ = ["RISKY_OPTIONS", "quality_risks"]

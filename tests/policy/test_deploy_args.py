@@ -1,0 +1,132 @@
+"""A champion's flags merged into a deploy's argument list (policy/deploy_args.py), the flags a config gives a deploy
+(Engine.deploy_flags), the levers that risk the model's answers (policy/quality_risk.py), and a values file written
+back with its own indentation and comments (ledger/yamlfile.load_as_written): every line the merge did not edit is
+the file's own."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from redline.engines import get_engine
+from redline.ledger import yamlfile
+from redline.models import ServeConfig
+from redline.policy.deploy_args import Append, Delete, Replace, apply_edits, merge_args, option
+from redline.policy.quality_risk import quality_risks
+
+
+def merged(items: list[str], flags: list[str]) -> list[str]:
+    out = list(items)
+    apply_edits(out, merge_args(items, flags))
+    return out
+
+
+def test_one_flag_is_one_option_in_any_spelling() -> None:
+    assert option("--max_num_seqs=4") == option("--max-num-seqs") == "max-num-seqs"
+    assert option("--no-enable-prefix-caching") == option("--enable-prefix-caching") == "enable-prefix-caching"
+    assert option("256") is None and option("--") is None
+
+
+def test_a_flag_takes_the_place_of_the_one_there_and_its_value_item_goes() -> None:
+    items = ["--trust-remote-code", "--max-num-seqs", "256", "--max-model-len=8192"]
+    edits = merge_args(items, ["--max-num-seqs=128", "--enable-chunked-prefill"])
+    assert edits == [
+        Replace(1, "--max-num-seqs=128", "--max-num-seqs 256"),
+        Delete(2),
+        Append("--enable-chunked-prefill"),
+    ]
+    assert merged(items, ["--max-num-seqs=128", "--enable-chunked-prefill"]) == [
+        "--trust-remote-code",
+        "--max-num-seqs=128",
+        "--max-model-len=8192",
+        "--enable-chunked-prefill",
+    ]
+
+
+def test_a_flag_already_there_in_another_spelling_is_no_edit_and_a_negation_is_one() -> None:
+    assert merge_args(["--max_num_seqs", "128"], ["--max-num-seqs=128"]) == []
+    assert merged(["--enable-prefix-caching"], ["--no-enable-prefix-caching"]) == ["--no-enable-prefix-caching"]
+    twice = ["--max-num-seqs=8", "--x", "--max-num-seqs", "9"]  # a later copy would win at the engine: it goes too
+    assert merged(twice, ["--max-num-seqs=8"]) == ["--max-num-seqs=8", "--x"]
+
+
+def test_a_vllm_config_gives_a_deploy_its_levers_never_its_model_port_or_load_format() -> None:
+    config = ServeConfig(
+        model="/models/m",
+        max_model_len=8192,
+        max_num_batched_tokens=4096,
+        port=8123,
+        load_format="dummy",
+        enable_prefix_caching=False,
+        cudagraph_mode="FULL",
+    )
+    flags, left = get_engine("vllm").deploy_flags(config)
+    assert "--max-model-len=8192" in flags and "--max-num-batched-tokens=4096" in flags
+    assert "--no-enable-prefix-caching" in flags and '--compilation-config={"cudagraph_mode": "FULL"}' in flags
+    assert not any(f.startswith(("--port", "--host", "--load-format")) or "/models/m" in f for f in flags)
+    assert left == [f"--host={config.host}", "--port=8123", "--load-format=dummy"]
+    flags, left = get_engine("sglang").deploy_flags(config.model_copy(update={"enable_prefix_caching": None}))
+    assert "--context-length=8192" in flags and "--model-path=/models/m" in left
+
+
+@pytest.mark.parametrize(
+    ("champion", "baseline", "risks"),
+    [
+        ({"kv_cache_dtype": "fp8"}, {}, ["kv_cache_dtype fp8"]),
+        ({"kv_cache_dtype": "fp8"}, {"kv_cache_dtype": "fp8"}, []),  # the baseline took that risk already
+        ({"extra_flags": ["--quantization=fp8"]}, {}, ["--quantization=fp8"]),
+        (
+            {"extra_flags": ['--speculative-config={"method": "ngram"}']},
+            {},
+            ['--speculative-config={"method": "ngram"}'],
+        ),
+        ({"max_num_seqs": 8}, {}, []),
+    ],
+)
+def test_a_lever_that_risks_the_answers_is_named_against_the_baseline(
+    champion: dict[str, object], baseline: dict[str, object], risks: list[str]
+) -> None:
+    base = ServeConfig(model="/m", max_model_len=4096)
+    assert quality_risks(base.model_copy(update=champion), base.model_copy(update=baseline)) == risks
+
+
+VALUES = {
+    "offset-2": """\
+# the deploy bundle's values (a person's file)
+image:
+  tag: v0.26.0   # pinned
+vllm:
+  model: meta-llama/Llama-3.1-8B-Instruct
+  extraArgs:
+    - --max-model-len=8192   # the ladder's ceiling
+    - --max-num-seqs
+    - "256"
+    - --trust-remote-code
+  resources:
+    limits: {nvidia.com/gpu: 1}
+""",
+    "offset-0": """\
+vllm:
+    extraArgs:
+    - --max-num-seqs=256
+    # kept as written
+    - --trust-remote-code
+    env: []
+""",
+}
+
+
+@pytest.mark.parametrize("style", sorted(VALUES))
+def test_a_values_file_is_written_back_with_its_own_indentation_and_comments(tmp_path: Path, style: str) -> None:
+    path = tmp_path / "values.yaml"
+    path.write_text(VALUES[style])
+    doc, dump = yamlfile.load_as_written(path)
+    args = doc["vllm"]["extraArgs"]
+    apply_edits(args, merge_args(list(args), ["--max-num-seqs=128", "--enable-chunked-prefill"]))
+    after = dump(doc)
+    before_lines, after_lines = VALUES[style].splitlines(), after.splitlines()
+    kept = [line for line in before_lines if "max-num-seqs" not in line and line.strip() != '- "256"']
+    assert [line for line in after_lines if "max-num-seqs" not in line and "chunked" not in line] == kept
+    assert sum("--max-num-seqs=128" in line for line in after_lines) == 1
+    assert sum("--enable-chunked-prefill" in line for line in after_lines) == 1
