@@ -22,6 +22,7 @@ from redline.cli import build_parser
 from redline.cli.flags import flag
 from redline.engines import get_engine
 from redline.models.ladder import Ladder
+from redline.ops.ab import apply as apply_ops
 from redline.ops.ab import run as ab_ops
 from redline.ops.campaign import plan as campaign_plan_ops
 from redline.ops.campaign import report as report_ops
@@ -177,6 +178,7 @@ SURFACES |= {
     "perf_baseline_diff": Surfaces(
         cli=("baseline", "diff"), cli_extra=IN_WORKSPACE, functions=(baseline_ops.perf_baseline_diff,)
     ),
+    "champion_apply": Surfaces(cli=("ab", "apply"), cli_extra=IN_WORKSPACE, functions=(apply_ops.champion_apply,)),
     "known_good_record": Surfaces(
         cli=("known-good", "record"), cli_extra=IN_WORKSPACE, functions=(known_good_ops.known_good_record,)
     ),

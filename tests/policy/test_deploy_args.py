@@ -66,7 +66,7 @@ def test_a_vllm_config_gives_a_deploy_its_levers_never_its_model_port_or_load_fo
     assert "--no-enable-prefix-caching" in flags and '--compilation-config={"cudagraph_mode": "FULL"}' in flags
     assert not any(f.startswith(("--port", "--host", "--load-format")) or "/models/m" in f for f in flags)
     assert left == [f"--host={config.host}", "--port=8123", "--load-format=dummy"]
-    flags, left = get_engine("sglang").deploy_flags(config.model_copy(update={"enable_prefix_caching": None}))
+    flags, left = get_engine("sglang").deploy_flags(config.model_copy(update={"cudagraph_mode": None}))
     assert "--context-length=8192" in flags and "--model-path=/models/m" in left
 
 

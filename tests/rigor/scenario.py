@@ -16,6 +16,7 @@ VERDICT_TOOLS = {
     "known_good_lookup",
     "known_good_list",
     "known_good_config",
+    "champion_apply",
 }
 
 
@@ -73,3 +74,6 @@ async def exercise_verdict_tools(ok: Any, err: Any) -> None:
         "known_good_config", verb="lookup", model=entry["model"], hardware=entry["hardware"], engine_version="0.26.0"
     )
     assert same == found
+    # this A/B crowned no arm (the fake's TPOT is the same): there is nothing to write into a deploy
+    refused = await err("champion_apply", ab="ab1", values="deploy/values.yaml", baseline="prod", dry_run=True)
+    assert "A/B 'ab1' has no champion" in refused

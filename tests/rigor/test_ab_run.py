@@ -16,10 +16,16 @@ import pytest
 from redline.errors import InputError
 from redline.ledger.ab_file import AbPaths, read_trial
 from redline.models.known_good import Evidence
+from redline.ops.ab.apply import champion_apply
 from redline.ops.ab.run import ab_run
 from redline.ops.evidence.baseline import perf_baseline_diff, perf_baseline_record
 from redline.ops.evidence.known_good import known_good_record
-from redline.ops.requests_verdict import KnownGoodRecordRequest, PerfBaselineDiffRequest, PerfBaselineRecordRequest
+from redline.ops.requests_verdict import (
+    ChampionApplyRequest,
+    KnownGoodRecordRequest,
+    PerfBaselineDiffRequest,
+    PerfBaselineRecordRequest,
+)
 from tests.campaign.helpers import Fake, make_fake, wait_until_gone
 from tests.conftest import processes_naming
 from tests.rigor.helpers import ab_spec
@@ -137,12 +143,57 @@ async def test_a_three_trial_ab_is_a_verdict_and_its_arms_become_a_baseline_and_
     assert back.colour == "YELLOW" and "no improvement: output_throughput no change" in back.reason
     assert "inside the noise (Welch's t-test" in back.reason
 
+    # an open champion is not written back: the close's missing steps are the refusal
+    (ws / "deploy").mkdir()
+    (ws / "deploy" / "values.yaml").write_text(VALUES)
+    apply = ChampionApplyRequest(ab="mnbt", values="deploy/values.yaml", baseline="llama8b-prod", dry_run=True)
+    with pytest.raises(InputError, match="champion 'large' of A/B 'mnbt' is not closed: .*known_good_record"):
+        champion_apply(ws, apply)
+
     # closing the champion: its known-good config recorded, a next lever named
     known_good_record(ws, KnownGoodRecordRequest(from_ab="mnbt", arm="large", why="the A/B's champion"))
     async with fake.target() as target:
         again = await ab_run(ws, ab_spec(fake, claim="latency"), target, i_understand_this_submits_jobs=True)
     assert again.ran == [] and len(again.skipped) == 6 and boots(fake) == 6  # resumed: nothing left to run
     assert again.close is not None and again.close.closed and again.close.known_good is not None
+    check_written_back(ws, apply)
+
+
+VALUES = """\
+# the deploy's values: a person's file
+vllm:
+  extraArgs:
+    - --max-num-batched-tokens=2048   # the baseline's
+    - --trust-remote-code
+  replicas: 1   # kept
+"""
+
+
+def check_written_back(ws: Path, apply: ChampionApplyRequest) -> None:
+    """The closed champion into the values file: the dry run's diff, then exactly that diff written, comments kept,
+    and the champion the new baseline; a stale diff_id and a missing acknowledgement are refused."""
+    values = ws / "deploy" / "values.yaml"
+    with pytest.raises(InputError, match="values '../values.yaml' must be a path inside the workspace"):
+        champion_apply(ws, apply.model_copy(update={"values": "../values.yaml"}))
+    dry = champion_apply(ws, apply)
+    assert not dry.written and dry.baseline is None and values.read_text() == VALUES
+    assert "-    - --max-num-batched-tokens=2048   # the baseline's" in dry.diff
+    assert "+    - --max-num-batched-tokens=8192   # the baseline's" in dry.diff
+    assert "--max-model-len=4096" in dry.flags and not any("--port" in f or "--host" in f for f in dry.flags)
+    with pytest.raises(InputError, match="i_understand_this_writes_the_deploy=true"):
+        champion_apply(ws, apply.model_copy(update={"dry_run": False}))
+    go = {"dry_run": False, "i_understand_this_writes_the_deploy": True}
+    with pytest.raises(InputError, match=f"expect must be the diff_id of the dry run .*{dry.diff_id}"):
+        champion_apply(ws, apply.model_copy(update=go | {"expect": "0" * 16}))
+    done = champion_apply(ws, apply.model_copy(update=go | {"expect": dry.diff_id}))
+    assert done.written and done.diff == dry.diff
+    text = values.read_text()
+    assert "# the deploy's values: a person's file" in text and "replicas: 1   # kept" in text
+    assert "--max-num-batched-tokens=8192   # the baseline's" in text and "    - --trust-remote-code\n" in text
+    assert done.baseline is not None and done.baseline.name == "llama8b-prod"
+    assert done.baseline.baseline.source.kind == "ab_arm" and done.baseline.baseline.source.item == "large"
+    again = champion_apply(ws, apply)  # the deploy carries the champion now: nothing left to write
+    assert again.changes == [] and again.diff == ""
 
 
 async def test_fewer_trials_is_a_draft_and_a_rerun_adds_trials(fake: Fake, ws: Path) -> None:

@@ -134,6 +134,11 @@ class Engine(abc.ABC):
     # and how (a campaign's dummy weights prove nothing about a deploy's)
     placement_flags: ClassVar[frozenset[str]] = frozenset({"--host", "--port", "--load-format", "--model-path"})
 
+    @property
+    def values_args_key(self) -> str:
+        """Where a Helm values file lists this engine's extra arguments, by the charts' custom (vllm.extraArgs)."""
+        return f"{self.name}.extraArgs"
+
     def deploy_flags(self, config: ServeConfig) -> tuple[list[str], list[str]]:
         """A config's own flags as a deploy's argument list takes them, one item each (`--flag=value`, `--switch`):
         its serve command less the command, the model and `placement_flags`; and what was left out."""

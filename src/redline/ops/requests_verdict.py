@@ -94,10 +94,12 @@ class PerfBaselineRecordRequest(Request):
 ArgsKey = Annotated[
     str,
     Field(
-        min_length=1,
         max_length=200,
-        pattern=r"^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$",
-        description="Where the engine's arguments are in the values file, keys joined by dots, such as vllm.extraArgs",
+        pattern=r"^([A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*)?$",
+        description=(
+            "Where the engine's arguments are in the values file, keys joined by dots; default: the champion's "
+            "engine's list (ENGINE.extraArgs)"
+        ),
     ),
 ]
 
@@ -107,7 +109,7 @@ class ChampionApplyRequest(Request):
 
     ab: Annotated[AbName, Field(min_length=1, description="The A/B whose champion to write back (it must be closed)")]
     values: Annotated[WorkspaceFile, Field(min_length=1, description="The deploy's Helm values file, in the workspace")]
-    args_key: ArgsKey = "vllm.extraArgs"
+    args_key: ArgsKey = ""
     baseline: BaselineName
     dry_run: Annotated[bool, Field(description="Answer the diff it would write, and write nothing")] = False
     expect: Annotated[
@@ -261,4 +263,5 @@ RIGOR_OPERATIONS: dict[str, type[Request]] = {
     "known_good_lookup": KnownGoodLookupRequest,
     "known_good_list": KnownGoodListRequest,
     "known_good_config": KnownGoodConfigRequest,
+    "champion_apply": ChampionApplyRequest,
 }

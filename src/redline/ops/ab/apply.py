@@ -24,6 +24,7 @@ from redline.engines import get_engine
 from redline.errors import InputError
 from redline.ledger import yamlfile
 from redline.ledger.atomic import atomic_write
+from redline.models.ab import ArmSummary
 from redline.models.deploy import ChampionApplied
 from redline.ops.ab.result import ab_close
 from redline.ops.evidence.baseline import perf_baseline_record
@@ -38,42 +39,16 @@ ACK = "i_understand_this_writes_the_deploy"
 def champion_apply(workspace: Path, request: ChampionApplyRequest) -> ChampionApplied:
     r = request
     path = inside(workspace, r.values, "values", example="deploy/values.yaml")
-    spec, arms, champion, close = ab_close(workspace, r.ab)
-    if champion is None or close is None:
-        raise InputError(f"A/B {r.ab!r} has no champion (its verdict crowned no arm): there is nothing to write back")
-    if not close.closed:
-        raise InputError(f"the champion {champion.arm!r} of A/B {r.ab!r} is not closed: {'; '.join(close.missing)}")
-    base = next((a for a in arms if a.arm == spec.baseline), None)
-    risks = quality_risks(champion.serve, base.serve if base is not None else None)
-    if risks:
-        raise InputError(
-            f"the champion {champion.arm!r} turns on {', '.join(risks)}, which can change the model's answers: it is "
-            "written back only after an accuracy gate passes on it, and redline runs none yet; apply it by hand "
-            "after your own evaluation"
-        )
+    champion = _closed_champion(workspace, r.ab)
     if not r.dry_run and r.i_understand_this_writes_the_deploy is not True:
         raise InputError(f"champion_apply writes {r.values}: pass dry_run=true to read the diff, then {ACK}=true")
-    flags, left = get_engine(champion.engine).deploy_flags(champion.serve)
-    with yamlfile.locked(path):
-        before = yamlfile.read(path)
-        doc, dump = yamlfile.load_as_written(path)
-        edits = merge_args(_args_of(doc, r.args_key, r.values), flags)
-        _edit(doc, r.args_key, edits)
-        after = dump(doc) if edits else before
-        name = relative(workspace, path)
-        diff = "".join(difflib.unified_diff(before.splitlines(True), after.splitlines(True), name, name))
-        diff_id = hashlib.sha256(f"{before}\0{after}".encode()).hexdigest()[:16]
-        write = not r.dry_run and bool(edits)
-        if write and r.expect != diff_id:
-            raise InputError(
-                f"expect must be the diff_id of the dry run whose diff you read ({diff_id} now): "
-                + ("run the dry run again" if r.expect else "run champion_apply with dry_run=true first")
-            )
-        if write:
-            atomic_write(path, after)
+    engine = get_engine(champion.engine)
+    flags, left = engine.deploy_flags(champion.serve)
+    name, key = relative(workspace, path), r.args_key or engine.values_args_key
+    edits, diff, diff_id = _write_back(path, name, r, key, flags)
     recorded = None
     if not r.dry_run:
-        note = f"A/B {r.ab}'s closed champion {champion.arm}, written into {name} ({r.args_key})"
+        note = f"A/B {r.ab}'s closed champion {champion.arm}, written into {name} ({key})"
         recorded = perf_baseline_record(
             workspace, PerfBaselineRecordRequest(name=r.baseline, ab=r.ab, arm=champion.arm, note=note, replace=True)
         )
@@ -81,7 +56,7 @@ def champion_apply(workspace: Path, request: ChampionApplyRequest) -> ChampionAp
         ab=r.ab,
         champion=champion.arm,
         values=name,
-        args_key=r.args_key,
+        args_key=key,
         flags=flags,
         left_out=[f"{item} (the deploy's own: where it listens, the model and how it loads)" for item in left],
         changes=[said(e) for e in edits],
@@ -95,6 +70,47 @@ def champion_apply(workspace: Path, request: ChampionApplyRequest) -> ChampionAp
             else f"deploy it; {r.baseline!r} in baselines.yml is the champion now, to diff later runs against"
         ),
     )
+
+
+def _closed_champion(workspace: Path, ab: str) -> ArmSummary:
+    """The A/B's champion, refused unless it is closed and turns on no lever that risks the model's answers."""
+    spec, arms, champion, close = ab_close(workspace, ab)
+    if champion is None or close is None:
+        raise InputError(f"A/B {ab!r} has no champion (its verdict crowned no arm): there is nothing to write back")
+    if not close.closed:
+        raise InputError(f"the champion {champion.arm!r} of A/B {ab!r} is not closed: {'; '.join(close.missing)}")
+    base = next((a for a in arms if a.arm == spec.baseline), None)
+    risks = quality_risks(champion.serve, base.serve if base is not None else None)
+    if risks:
+        raise InputError(
+            f"the champion {champion.arm!r} turns on {', '.join(risks)}, which can change the model's answers: it is "
+            "written back only after an accuracy gate passes on it, and redline runs none yet; apply it by hand "
+            "after your own evaluation"
+        )
+    return champion
+
+
+def _write_back(
+    path: Path, name: str, r: ChampionApplyRequest, key: str, flags: list[str]
+) -> tuple[list[Edit], str, str]:
+    """The edits, the diff and its id; the values file written (under its lock) when asked and `expect` is that id."""
+    with yamlfile.locked(path):
+        before = yamlfile.read(path)
+        doc, dump = yamlfile.load_as_written(path)
+        edits = merge_args(_args_of(doc, key, r.values), flags)
+        _edit(doc, key, edits)
+        after = dump(doc) if edits else before
+        diff = "".join(difflib.unified_diff(before.splitlines(True), after.splitlines(True), name, name))
+        diff_id = hashlib.sha256(f"{before}\0{after}".encode()).hexdigest()[:16]
+        if r.dry_run or not edits:
+            return edits, diff, diff_id
+        if r.expect != diff_id:
+            raise InputError(
+                f"expect must be the diff_id of the dry run whose diff you read ({diff_id} now): "
+                + ("run the dry run again" if r.expect else "run champion_apply with dry_run=true first")
+            )
+        atomic_write(path, after)
+    return edits, diff, diff_id
 
 
 def _parent(doc: Any, key: str, values: str) -> tuple[Any, str]:
