@@ -24,6 +24,8 @@ KEYS = [
     "memory",
     "timings",
     "warnings",
+    "load_format",
+    "model_load",
 ]
 
 

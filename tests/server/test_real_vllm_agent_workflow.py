@@ -26,6 +26,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from ruamel.yaml import YAML
 
+from redline.ledger.ab_file import AbPaths, read_trial
 from redline.ledger.campaign_file import read_verdict
 from redline.ops.ladder.demo import KV_CACHE_BYTES, cpu_env
 from redline.tinymodel import write_tiny_llama
@@ -203,6 +204,9 @@ async def test_the_whole_workflow_through_mcp_over_stdio_on_the_cpu_build(tmp_pa
             )
         )
         assert boots(run) == ladder_boots + 2 + 6
+        trial = read_trial(AbPaths(env.workspace, "tiny-seqs-ab"), "seqs4", 1)  # dummy weights, and it says so
+        assert trial is not None and trial.model_load is not None and trial.model_load.load_format == "dummy"
+        assert not trial.model_load.proves_loading and "proves nothing about loading" in trial.model_load.note
 
         # 4. a baseline from one arm, the other diffed against it: the same trials, the same judgement
         await call(client, "perf_baseline_record", name="tiny-seqs4", ab="tiny-seqs-ab", arm="seqs4")

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from redline.engines.names import DEFAULT_ENGINE, EngineName
 from redline.models.bench import BenchResult, Figure
-from redline.models.boot import BootStatus
+from redline.models.boot import BootStatus, ModelLoad
 from redline.models.campaign import check_benches
 from redline.models.campaign_plan import Submits
 from redline.models.campaign_results import Stat
@@ -218,6 +218,7 @@ class TrialRecord(_Strict):
     boot_status: BootStatus
     boot_reason: str
     boot_s: Figure | None
+    model_load: ModelLoad | None = Field(None, description="how the boot loaded its weights, and what that proves")
     warm: bool = Field(description="warm-up requests were sent before the first bench")
     warmup_error: str | None = None
     points: list[TrialPoint] = []

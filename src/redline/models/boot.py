@@ -54,6 +54,20 @@ class BootTimings(BaseModel):
     model_load_s: float | None = None
 
 
+class ModelLoad(BaseModel):
+    """How a boot loaded the model's weights, from its log: how much, how fast, and what that proves."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    load_format: str | None = None  # as the log says it (None: it does not)
+    weights_gib: float | None = None
+    seconds: float | None = None
+    mb_per_s: float | None = None  # decimal MB per second, as storage is rated (None: nothing read, or unknown)
+    proves_loading: bool  # False for dummy weights: nothing was read
+    slow: bool  # a real load of a large model under the rate a deploy should stop at
+    note: str
+
+
 class BootSignals(BaseModel):
     """Everything a boot log says, null where it does not say.
 
@@ -77,3 +91,5 @@ class BootSignals(BaseModel):
     memory: MemoryBreakdown = MemoryBreakdown()
     timings: BootTimings = BootTimings()
     warnings: list[str] = []
+    load_format: str | None = None
+    model_load: ModelLoad | None = None

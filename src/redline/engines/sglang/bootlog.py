@@ -20,6 +20,7 @@ from redline.engines import logtime
 from redline.engines.logscan import Findings
 from redline.errors import LogParseError
 from redline.models import BootSignals, BootStatus, BootTimings, MemoryBreakdown
+from redline.policy.model_load import with_model_load
 
 # A number starts where no digit or dot stands before it: one regex start per number, not per digit.
 _NUM = r"(?<![\d.])(\d+(?:\.\d+)?)"
@@ -132,6 +133,7 @@ _RULES: tuple[_Rule, ...] = (
     _r("Load weight begin.", r"Load weight begin\. avail mem=" + _NUM + " GB", _free),
     # srt/model_executor/model_runner.py:1100
     _r("Load weight end.", r"Load weight end\. elapsed=" + _NUM + r" s, .{0,400}?mem usage=" + _NUM + " GB", _weights),
+    _r("load_format=", r"\bload_format='(\w+)'", lambda scan, m, _n, _l: scan.set_once("load_format", m.group(1))),
     # srt/mem_cache/memory_pool.py:1670 (K and V) and :1678 (MLA); 0.5.5-0.5.11 print no `dtype: ...,`
     _r(
         "KV Cache ",
@@ -320,7 +322,7 @@ def parse_boot_log(text: str) -> BootSignals:
     values = dict(scan.values)
     _pool_figures(scan, values)
     memory = _memory(scan)
-    return BootSignals.model_validate(
+    signals = BootSignals.model_validate(
         {
             "engine": "sglang",
             "status": status,
@@ -331,6 +333,7 @@ def parse_boot_log(text: str) -> BootSignals:
             **values,
         }
     )
+    return with_model_load(signals)
 
 
 _MODEL = re.compile(r"server_args=ServerArgs\(model_path=(?:'([^'\n]{0,4096})'|\"([^\"\n]{0,4096})\")")

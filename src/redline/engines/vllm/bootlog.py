@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from redline.engines.logscan import Findings
 from redline.errors import LogParseError
 from redline.models import BootSignals, BootStatus, BootTimings, MemoryBreakdown
+from redline.policy.model_load import with_model_load
 
 # A number starts where no digit or dot stands before it: the regex then tries one start per number,
 # not one per digit, and a line of a million digits stays linear.
@@ -170,6 +171,7 @@ _RULES: tuple[_Rule, ...] = (
     _r("for non-torch memory", _NUM + " GiB for non-torch memory", _mem("non_torch_gib")),
     _r("for CUDAGraph memory", _NUM + " GiB for CUDAGraph memory", _mem("cudagraph_gib")),
     _r("Model loading took", r"Model loading took " + _NUM + r" GiB(?: memory)? and " + _NUM + " s", _weights),
+    _r("load_format=", r"\bload_format=(\w+)", _value("load_format", str)),
     _r("torch.compile took", r"torch.compile took " + _NUM + " s", _timing("compile_s")),
     _r(
         "init engine",
@@ -321,7 +323,7 @@ def parse_boot_log(text: str) -> BootSignals:
     if "weights_gib" not in memory and isinstance(loaded, float):  # _weights sets it, as a float
         memory["weights_gib"] = loaded  # a boot that failed before the breakdown line still says its weights
     warnings = scan.warnings + [f"unknown vLLM environment variable: {name}" for name in scan.unknown_env]
-    return BootSignals(
+    signals = BootSignals(
         engine="vllm",
         status=status,
         reason=reason,
@@ -330,3 +332,4 @@ def parse_boot_log(text: str) -> BootSignals:
         warnings=warnings,
         **values,
     )
+    return with_model_load(signals)

@@ -282,6 +282,7 @@ class Runner:
             boot_status=boot.signals.status,
             boot_reason=boot.signals.reason,
             boot_s=round(boot.boot_s, 2),
+            model_load=boot.signals.model_load,
             warm=warmup is not None and measured.warmup_error is None,
             warmup_error=measured.warmup_error,
             points=points,
