@@ -29,6 +29,7 @@ from redline.ops.campaign import report as report_ops
 from redline.ops.campaign import results as campaign_results
 from redline.ops.campaign import run as campaign_run_ops
 from redline.ops.evidence import baseline as baseline_ops
+from redline.ops.evidence import frontier as frontier_ops
 from redline.ops.evidence import known_good as known_good_ops
 from redline.ops.ladder import adopt as adopt_ops
 from redline.ops.ladder import plan as ladder_ops
@@ -179,6 +180,7 @@ SURFACES |= {
         cli=("baseline", "diff"), cli_extra=IN_WORKSPACE, functions=(baseline_ops.perf_baseline_diff,)
     ),
     "champion_apply": Surfaces(cli=("ab", "apply"), cli_extra=IN_WORKSPACE, functions=(apply_ops.champion_apply,)),
+    "lever_frontier": Surfaces(cli=("frontier",), cli_extra=IN_WORKSPACE, functions=(frontier_ops.lever_frontier,)),
     "known_good_record": Surfaces(
         cli=("known-good", "record"), cli_extra=IN_WORKSPACE, functions=(known_good_ops.known_good_record,)
     ),

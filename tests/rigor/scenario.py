@@ -17,6 +17,7 @@ VERDICT_TOOLS = {
     "known_good_list",
     "known_good_config",
     "champion_apply",
+    "lever_frontier",
 }
 
 
@@ -74,6 +75,11 @@ async def exercise_verdict_tools(ok: Any, err: Any) -> None:
         "known_good_config", verb="lookup", model=entry["model"], hardware=entry["hardware"], engine_version="0.26.0"
     )
     assert same == found
+    # the A/B kept its levers on the frontier: b's max_num_batched_tokens, judged no improvement by the VERDICT
+    frontier = await ok("lever_frontier", model=entry["model"])
+    [kept] = frontier["frontiers"]
+    assert [(t["lever"], t["outcome"]) for t in kept["tried"]] == [("max_num_batched_tokens", "no_improvement")]
+    assert "max_num_batched_tokens" not in {v["lever"] for v in kept["untried"]} and frontier["next"]
     # this A/B crowned no arm (the fake's TPOT is the same): there is nothing to write into a deploy
     refused = await err("champion_apply", ab="ab1", values="deploy/values.yaml", baseline="prod", dry_run=True)
     assert "A/B 'ab1' has no champion" in refused

@@ -19,10 +19,12 @@ from redline.models.known_good import Evidence
 from redline.ops.ab.apply import champion_apply
 from redline.ops.ab.run import ab_run
 from redline.ops.evidence.baseline import perf_baseline_diff, perf_baseline_record
+from redline.ops.evidence.frontier import lever_frontier
 from redline.ops.evidence.known_good import known_good_record
 from redline.ops.requests_verdict import (
     ChampionApplyRequest,
     KnownGoodRecordRequest,
+    LeverFrontierRequest,
     PerfBaselineDiffRequest,
     PerfBaselineRecordRequest,
 )
@@ -127,6 +129,13 @@ async def test_a_three_trial_ab_is_a_verdict_and_its_arms_become_a_baseline_and_
         assert {p.name for p in folder.iterdir()} >= {"trial.yml", "boot.log", "bench-c1.json", "bench-c4.json"}
     assert result.next_levers and result.next_levers[0].gate
     assert result.close is not None and not result.close.closed
+    # the lever large tried, judged an improvement by the VERDICT, is on the frontier and off its untried list
+    [frontier] = lever_frontier(ws, LeverFrontierRequest()).frontiers
+    assert [(t.lever, t.outcome, t.run) for t in frontier.tried] == [
+        ("max_num_batched_tokens", "improvement", "ab/mnbt.yml, arm large")
+    ]
+    assert "max_num_batched_tokens" not in {v.lever for v in frontier.untried}
+    assert result.frontier is not None and result.frontier.startswith(f"{fake.model}: ")
     assert any("known_good_record" in m for m in result.close.missing)
     assert not paths.server_file.exists() and processes_naming(fake.root) == []
 

@@ -58,6 +58,7 @@ ANNOTATIONS = {
     "known_good_lookup": (True, False, True, False),
     "known_good_list": (True, False, True, False),
     "known_good_config": (False, True, True, False),  # its verb record writes one entry, as known_good_record does
+    "lever_frontier": (True, False, True, False),
     "champion_apply": (False, True, True, False),  # edits the deploy's values file a person also edits, and a baseline
     "memory_predict": (True, False, True, False),
 }

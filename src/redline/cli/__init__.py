@@ -10,10 +10,10 @@ import sys
 from collections.abc import Sequence
 
 from redline import __version__
-from redline.cli import ab, baseline, campaign, demo, known_good, ladder, mcp, parse_log, predict
+from redline.cli import ab, baseline, campaign, demo, frontier, known_good, ladder, mcp, parse_log, predict
 from redline.errors import RedlineError
 
-FAMILIES = [demo, parse_log, ladder, campaign, ab, baseline, known_good, predict, mcp]
+FAMILIES = [demo, parse_log, ladder, campaign, ab, baseline, known_good, frontier, predict, mcp]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -279,6 +279,9 @@ class AbResult(_Strict):
     next: str
     close: CloseStatus | None = None
     next_levers: list[Lever] = Field([], description="what to try next, best expected gain per cost first")
+    frontier: str | None = Field(
+        None, description="the lever frontier after this A/B (frontier.yml): what it says next"
+    )
 
 
 __all__ = [

@@ -124,6 +124,14 @@ class ChampionApplyRequest(Request):
     ] = False
 
 
+class LeverFrontierRequest(Request):
+    """The lever frontier: the levers tried per model, hardware and engine version, and those not tried yet."""
+
+    model: Annotated[
+        Name, Field(description="One model's frontiers (its path or hub id, as runs name it); all if empty")
+    ] = ""
+
+
 class PerfBaselineDiffRequest(Request):
     """Diff a result against a recorded baseline: GREEN, YELLOW or RED; refused when the contexts differ."""
 
@@ -264,4 +272,5 @@ RIGOR_OPERATIONS: dict[str, type[Request]] = {
     "known_good_list": KnownGoodListRequest,
     "known_good_config": KnownGoodConfigRequest,
     "champion_apply": ChampionApplyRequest,
+    "lever_frontier": LeverFrontierRequest,
 }

@@ -16,12 +16,14 @@ from redline.models import Widenings
 from redline.models.ab import AbResult
 from redline.models.baseline import BaselineDiff, BaselineRecorded
 from redline.models.deploy import ChampionApplied
+from redline.models.frontier import FrontierList
 from redline.models.known_good import KnownGoodAnswer, KnownGoodFound, KnownGoodList, KnownGoodRecorded
 from redline.offload import off_loop
 from redline.ops.ab import apply as apply_ops
 from redline.ops.ab import plan as ab_plan
 from redline.ops.ab import run as ab_ops
 from redline.ops.evidence import baseline as baseline_ops
+from redline.ops.evidence import frontier as frontier_ops
 from redline.ops.evidence import known_good as known_good_ops
 from redline.ops.request_base import require_ack
 from redline.ops.requests_verdict import (
@@ -31,6 +33,7 @@ from redline.ops.requests_verdict import (
     KnownGoodListRequest,
     KnownGoodLookupRequest,
     KnownGoodRecordRequest,
+    LeverFrontierRequest,
     PerfBaselineDiffRequest,
     PerfBaselineRecordRequest,
 )
@@ -145,6 +148,15 @@ async def champion_apply(ctx: Context, request: ChampionApplyRequest) -> Champio
     A champion that turns on a lever risking the model's answers (KV or weight quantization, speculation) is refused:
     no accuracy gate has passed on it."""
     return await off_loop(apply_ops.champion_apply, state_of(ctx).config.workspace, request)
+
+
+@tool(READ_ONLY, "The lever frontier", LeverFrontierRequest)
+async def lever_frontier(ctx: Context, request: LeverFrontierRequest) -> FrontierList:
+    """The lever frontier (frontier.yml), per model, hardware and engine version: the levers each A/B tried (the run,
+    its outcome, why a refuted one lost) and those not tried yet, best expected gain per cost first (predictions),
+    each with the gate that would prove it; and what each frontier says next (its top untried lever, or, with none
+    left, which levers emptied it). ab_run keeps it; champion_select leaves out the levers it judged."""
+    return await off_loop(frontier_ops.lever_frontier, state_of(ctx).config.workspace, request)
 
 
 @tool(ENTRY_WRITE, "Record a known-good config", KnownGoodRecordRequest)

@@ -20,10 +20,12 @@ from redline.models.verdict import AbVerdict
 from redline.ops.ab.plan import Prepared, done_trials
 from redline.ops.campaign.ceiling import ladder_ceiling
 from redline.ops.campaign.load import load_named
+from redline.ops.evidence.frontier import record_ab
 from redline.ops.evidence.known_good_apply import recorded_for, registry_path
 from redline.ops.request_base import MAX_TEXT
 from redline.policy import ab as plans
 from redline.policy.close import close_status
+from redline.policy.frontier import next_step
 from redline.policy.known_good import hardware_key
 from redline.policy.levers import LeverInput, next_levers
 
@@ -153,6 +155,7 @@ def ab_result(workspace: Path, prepared: Prepared, plan: AbPlan, *, ran: list[st
     arms, verdict = plans.summarize(spec, prepared.arms, trial_records(paths, spec))
     levers = levers_for(workspace, spec, arms, verdict)
     close = close_of(workspace, arms, verdict, levers)
+    frontier = record_ab(workspace, spec, arms, verdict, levers)
     if verdict.rigor == "DRAFT":
         hint = "read the failed rules: fix each and run again (ab_run resumes and can add trials)"
     elif verdict.champion:
@@ -173,6 +176,7 @@ def ab_result(workspace: Path, prepared: Prepared, plan: AbPlan, *, ran: list[st
         next=hint,
         close=close,
         next_levers=levers,
+        frontier=next_step(frontier) if frontier is not None else None,
     )
 
 

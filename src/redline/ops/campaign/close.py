@@ -14,10 +14,12 @@ from pathlib import Path
 from redline.models.campaign_results import CellVerdict, ChampionReport
 from redline.models.lever import CloseStatus, Lever
 from redline.ops.evidence.context import local_model_files
+from redline.ops.evidence.frontier import frontier_for
 from redline.ops.evidence.known_good_apply import recorded_for
 from redline.ops.evidence.sol import sol_figure
 from redline.ops.evidence.sources import cell_context
 from redline.policy.close import close_status
+from redline.policy.frontier import judged_levers
 from redline.policy.known_good import hardware_key
 from redline.policy.levers import LeverInput, next_levers
 
@@ -83,9 +85,13 @@ def close_champion(
     report: ChampionReport, verdicts: dict[str, CellVerdict], registry: Path, ceiling: int | None = None
 ) -> ChampionReport:
     """The report with the next levers and the champion's close status at its end; `ceiling`: the campaign's
-    ladder's max_num_batched_tokens (ops/campaign/ceiling.py ladder_ceiling), above which no lever goes."""
+    ladder's max_num_batched_tokens (ops/campaign/ceiling.py ladder_ceiling), above which no lever goes. A lever an
+    A/B already judged on this model, hardware and engine version (the workspace's frontier.yml) is left out."""
     chosen = verdicts.get(report.champion or report.baseline)
     levers = cell_levers(report.focus, chosen, ceiling) if chosen is not None else []
+    if chosen is not None:
+        judged = judged_levers(frontier_for(registry.parent, chosen.context))
+        levers = [lever for lever in levers if lever.lever not in judged]
     close = champion_close(report, verdicts.get(report.champion or ""), levers, registry)
     return report.model_copy(update={"close": close, "next_levers": levers})
 

@@ -1,0 +1,83 @@
+"""The lever frontier, as pure decisions: which levers an arm tried against its baseline, the frontier after a run,
+and what it says next.
+
+    names = levers_tried(baseline_config, arm_config)        # ["fp8_kv_cache"], by the knobs that differ
+    frontier = updated(frontier, tried, next_levers, now)      # tried merged by (lever, run); untried re-ranked
+    say = next_step(frontier)                                   # the top untried lever, or why nothing is left
+
+A lever leaves the untried list once a VERDICT judged it (improvement, no improvement, regression, mixed); a DRAFT's
+or an untestable trial's lever stays a candidate. "Nothing left" is said only with an empty untried list, and with
+the tried levers that emptied it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from redline.models import ServeConfig
+from redline.models.frontier import JUDGED, Frontier, TriedLever
+from redline.models.lever import Lever
+from redline.policy.deploy_args import option
+
+# a knob of the serve config -> the lever (policy/levers.py's names) a change of it tries
+KNOB_LEVERS = {
+    "enforce_eager": "cuda_graphs",
+    "cudagraph_mode": "cuda_graphs",
+    "max_num_seqs": "bigger_batch",
+    "kv_cache_dtype": "fp8_kv_cache",
+    "max_num_batched_tokens": "max_num_batched_tokens",
+    "tensor_parallel_size": "tensor_parallel",
+}
+# an extra flag's option (policy/deploy_args.option) -> its lever
+FLAG_LEVERS = {"quantization": "fp8_weights", "speculative-config": "speculative_decoding"}
+
+
+def levers_tried(baseline: ServeConfig, arm: ServeConfig) -> list[tuple[str, str]]:
+    """(lever, change) for each way the arm differs from the baseline; a knob no lever names is its own lever."""
+    found: dict[str, list[str]] = {}
+    for knob in sorted(set(ServeConfig.model_fields) - {"model", "host", "port", "extra_flags", "env"}):
+        before, after = getattr(baseline, knob), getattr(arm, knob)
+        if before != after:
+            found.setdefault(KNOB_LEVERS.get(knob, knob), []).append(f"{knob} {before} -> {after}")
+    if baseline.model != arm.model:
+        found.setdefault("fp8_weights" if "fp8" in arm.model.lower() else "model", []).append(
+            f"model {baseline.model} -> {arm.model}"
+        )
+    for flag in sorted(set(arm.extra_flags) ^ set(baseline.extra_flags)):
+        name = option(flag) or flag
+        lever = FLAG_LEVERS.get(name.split(".")[0], name)
+        found.setdefault(lever, []).append(("+ " if flag in arm.extra_flags else "- ") + flag)
+    return [(lever, "; ".join(changes)) for lever, changes in found.items()]
+
+
+def updated(frontier: Frontier, tried: Sequence[TriedLever], levers: Sequence[Lever], now: datetime) -> Frontier:
+    """The frontier with `tried` recorded (a lever tried again by the same run replaces its entry) and the untried
+    list re-ranked from `levers` (the run's next levers, predictions) and the old one, less every judged lever."""
+    keys = {(t.lever, t.run) for t in tried}
+    kept = [t for t in frontier.tried if (t.lever, t.run) not in keys] + list(tried)
+    judged = {t.lever for t in kept if t.outcome in JUDGED}
+    by_name = {lever.lever: lever for lever in frontier.untried} | {lever.lever: lever for lever in levers}
+    untried = sorted((v for k, v in by_name.items() if k not in judged), key=lambda v: (-v.score, v.lever))
+    return frontier.model_copy(update={"tried": kept, "untried": untried, "updated_at": now})
+
+
+def next_step(frontier: Frontier) -> str:
+    """What the frontier says: its top untried lever and its gate, or, with none, which tried levers emptied it."""
+    if frontier.untried:
+        top = frontier.untried[0]
+        return f"{frontier.model}: try {top.lever} ({top.change}; {top.gate})"
+    refuted = [f"{t.lever} ({t.outcome}: {t.why})" for t in frontier.tried if t.outcome in JUDGED - {"improvement"}]
+    won = [t.lever for t in frontier.tried if t.outcome == "improvement"]
+    return (
+        f"{frontier.model}: nothing left on the frontier: won {', '.join(won) or 'none'}; refuted "
+        f"{'; '.join(refuted) or 'none'}; the speed-of-light figure of the last run says how far is left"
+    )
+
+
+def judged_levers(frontier: Frontier | None) -> set[str]:
+    """The levers a VERDICT already judged on this frontier: not worth proposing again."""
+    return set() if frontier is None else {t.lever for t in frontier.tried if t.outcome in JUDGED}
+
+
+__all__ = ["FLAG_LEVERS", "KNOB_LEVERS", "judged_levers", "levers_tried", "next_step", "updated"]
