@@ -79,6 +79,25 @@ async def test_a_bench_past_its_deadline_stops_the_client_and_is_exit_124(tmp_pa
     assert wait_until_gone(fake.root) == []
 
 
+async def test_a_bench_after_one_past_its_deadline_gets_a_client_of_its_own_again(tmp_path: Path) -> None:
+    """The loop stops a cell at its first failed bench, but the client does not lean on that: the one a deadline
+    stopped is never handed the next bench (it would answer "ended", not the bench's own outcome)."""
+    fake = make_fake(tmp_path)
+    config = ServeConfig(model=str(fake.model), max_model_len=4096, max_num_seqs=4, port=fake.port)
+    workload = BenchWorkload(input_len=128, output_len=16, num_prompts=8, concurrency=4)
+    async with as_package(fake, FAKE_VLLM_BENCH_S="5") as target:
+        session = ServeSession(target, get_engine("vllm"))
+        boot = await session.boot(config, 60)
+        try:
+            for name in ("a.json", "b.json"):
+                run = await session.bench(boot.handle, config, workload, name, deadline_s=1)
+                assert run.run.returncode == 124 and "did not finish within 1s" in run.run.stderr, run.run
+            assert len(clients(fake)) == 2  # a new client for the second bench
+        finally:
+            await session.stop(boot.handle)
+    assert wait_until_gone(fake.root) == []
+
+
 async def test_where_no_python_is_found_each_bench_starts_its_own_client_and_says_why(tmp_path: Path) -> None:
     fake = make_fake(tmp_path)
     path = fake.write(grid={"max_num_batched_tokens": [8192]})

@@ -72,6 +72,7 @@ class ResidentClient:
     version: str | None
     import_s: float
     sent: int = 0
+    closed: bool = False  # stopped (with its server, or past a bench's deadline): the next bench needs a new one
 
     @classmethod
     async def open(
@@ -118,6 +119,7 @@ class ResidentClient:
         return RunResult(returncode=124, stdout="", stderr=f"the bench did not finish within {deadline_s:.0f}s")
 
     async def close(self) -> None:
+        self.closed = True
         with anyio.CancelScope(shield=True):
             await self.target.stop(self.handle, grace_s=2)
 
@@ -131,23 +133,25 @@ def _number(value: object) -> float | None:
     return float(value) if ok else None  # type: ignore[arg-type]
 
 
-async def _read_json(target: Target, path: str) -> dict[str, object] | None:
+async def _read(target: Target, path: str) -> str | None:
+    """A file the client writes, or None while it is not there."""
     try:
-        text = await target.read_text(path)
+        return await target.read_text(path)
     except TargetPathError:
         return None
+
+
+async def _read_json(target: Target, path: str) -> dict[str, object] | None:
+    text = await _read(target, path)
     try:
-        found = json.loads(text)
+        found = json.loads(text) if text is not None else None
     except json.JSONDecodeError:
         return None
     return found if isinstance(found, dict) else None
 
 
 async def _tail(target: Target, path: str, whole: bool = False) -> str:
-    try:
-        text = await target.read_text(path)
-    except TargetPathError:
-        return ""
+    text = await _read(target, path) or ""
     return text if whole else " ".join(text.strip().splitlines()[-3:])[-400:]
 
 
@@ -164,8 +168,10 @@ class Clients:
         self.why_not: str | None = None  # set once: why this session's benches start their own clients
 
     async def of(self, handle: ServerHandle) -> ResidentClient | None:
-        if handle.run_dir in self.open or self.why_not is not None or handle.run_dir not in self.booted:
-            return self.open.get(handle.run_dir)
+        """The server's open client, one started for it now (a bench past its deadline closed the last), or None."""
+        kept = self.open.get(handle.run_dir)
+        if (kept is not None and not kept.closed) or self.why_not is not None or handle.run_dir not in self.booted:
+            return kept
         script = self.client.resident_script
         if not self.target.resident_clients or script is None:
             self.why_not = "this target or bench client keeps no client resident"

@@ -71,7 +71,7 @@ class BenchRun:
     result_text: str | None  # None: the client wrote no result file; run.stderr says why
     healthy_after: bool
     log_lines: list[str]  # the server's error lines while the bench ran
-    client: str = "a bench client of its own"  # which client ran it: its own, or the server's resident one
+    client: str  # which client ran it: its own, or the server's resident one (ops/resident.py Clients.said)
 
 
 async def say(progress: Progress | None, fraction: float, text: str) -> None:
