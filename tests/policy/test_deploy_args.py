@@ -1,6 +1,6 @@
 """A champion's flags merged into a deploy's argument list (policy/deploy_args.py), the flags a config gives a deploy
 (Engine.deploy_flags), the levers that risk the model's answers (policy/quality_risk.py), and a values file written
-back with its own indentation and comments (ledger/yamlfile.load_as_written): every line the merge did not edit is
+back with its own indentation and comments (ledger/yamlfile.parse_as_written): every line the merge did not edit is
 the file's own."""
 
 from __future__ import annotations
@@ -121,7 +121,7 @@ vllm:
 def test_a_values_file_is_written_back_with_its_own_indentation_and_comments(tmp_path: Path, style: str) -> None:
     path = tmp_path / "values.yaml"
     path.write_text(VALUES[style])
-    doc, dump = yamlfile.load_as_written(path)
+    doc, dump = yamlfile.parse_as_written(yamlfile.read(path), path)
     args = doc["vllm"]["extraArgs"]
     apply_edits(args, merge_args(list(args), ["--max-num-seqs=128", "--enable-chunked-prefill"]))
     after = dump(doc)

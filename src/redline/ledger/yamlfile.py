@@ -59,10 +59,9 @@ def load(path: Path) -> Any:
     return parse(read(path), path)
 
 
-def load_as_written(path: Path) -> tuple[Any, Callable[[Any], str]]:
-    """A file redline did not write (a deploy's values): its round-trip document, and a dumper that writes it back
-    with the file's own indentation, so that a write changes only the lines it edits."""
-    text = read(path)
+def parse_as_written(text: str, path: Path) -> tuple[Any, Callable[[Any], str]]:
+    """A file redline did not write (a deploy's values), as read(): its round-trip document, and a dumper that writes
+    it back with the file's own indentation, so that a write changes only the lines it edits."""
     yaml = _yaml()
     try:
         doc, sequence, offset = load_yaml_guess_indent(text, yaml=yaml)

@@ -96,9 +96,13 @@ def _write_back(
     """The edits, the diff and its id; the values file written (under its lock) when asked and `expect` is that id."""
     with yamlfile.locked(path):
         before = yamlfile.read(path)
-        doc, dump = yamlfile.load_as_written(path)
-        edits = merge_args(_args_of(doc, key, r.values), flags)
-        _edit(doc, key, edits)
+        doc, dump = yamlfile.parse_as_written(before, path)
+        parent, last = _list_of(doc, key, r.values)
+        edits = merge_args(list(parent.get(last) or []), flags)
+        if edits:
+            if parent.get(last) is None:
+                parent[last] = yamlfile.to_yaml([])  # a missing list is made
+            apply_edits(parent[last], edits)  # in place, so the list's other items keep their comments
         after = dump(doc) if edits else before
         diff = "".join(difflib.unified_diff(before.splitlines(True), after.splitlines(True), name, name))
         diff_id = hashlib.sha256(f"{before}\0{after}".encode()).hexdigest()[:16]
@@ -113,38 +117,22 @@ def _write_back(
     return edits, diff, diff_id
 
 
-def _parent(doc: Any, key: str, values: str) -> tuple[Any, str]:
-    """The mapping that holds the list `key` names (its parents must be there), and the list's own key."""
+def _list_of(doc: Any, key: str, values: str) -> tuple[Any, str]:
+    """The mapping that holds the engine's argument list `key` names, and the list's own key: its parents must be
+    mappings, and the list (where it is there) a list of strings."""
+    if not isinstance(doc, dict):
+        raise InputError(f"values: {values} must be a YAML mapping (a Helm values file)")
     *parents, last = key.split(".")
-    node = doc
+    node: Any = doc
     for depth, part in enumerate(parents):
         node = node.get(part) if isinstance(node, dict) else None
         if not isinstance(node, dict):
             where = ".".join(parents[: depth + 1])
             raise InputError(f"args_key: {values} has no mapping at {where}; write the key its engine arguments are at")
-    return node, last
-
-
-def _args_of(doc: Any, key: str, values: str) -> list[str]:
-    if not isinstance(doc, dict):
-        raise InputError(f"values: {values} must be a YAML mapping (a Helm values file)")
-    parent, last = _parent(doc, key, values)
-    items = parent.get(last, [])
-    if items is None:
-        return []
-    if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
+    items = node.get(last)
+    if items is not None and (not isinstance(items, list) or not all(isinstance(i, str) for i in items)):
         raise InputError(f"args_key: {key} in {values} must be a list of strings (the engine's arguments)")
-    return list(items)
-
-
-def _edit(doc: Any, key: str, edits: list[Edit]) -> None:
-    """The edits applied in place to the list node (a missing one is made), so its other items keep their comments."""
-    if not edits:
-        return
-    parent, last = _parent(doc, key, "")
-    if parent.get(last) is None:
-        parent[last] = yamlfile.to_yaml([])
-    apply_edits(parent[last], edits)
+    return node, last
 
 
 __all__ = ["champion_apply"]

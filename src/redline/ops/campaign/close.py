@@ -1,6 +1,6 @@
 """The close of champion_select: the next levers worth trying, and whether the champion is closed.
 
-    report = close_champion(report, verdicts, registry)   # the hook ops/campaign/results.py champion_select calls
+    report = close_champion(report, verdicts, workspace)   # the hook ops/campaign/results.py champion_select calls
 
 A champion is closed only when a same-node A/B made it a VERDICT, its known-good config is recorded, and a
 next lever is named; until then `close.missing` says what is, each with the call to make. The levers come
@@ -15,7 +15,7 @@ from redline.models.campaign_results import CellVerdict, ChampionReport
 from redline.models.lever import CloseStatus, Lever
 from redline.ops.evidence.context import local_model_files
 from redline.ops.evidence.frontier import frontier_for
-from redline.ops.evidence.known_good_apply import recorded_for
+from redline.ops.evidence.known_good_apply import recorded_for, registry_path
 from redline.ops.evidence.sol import sol_figure
 from redline.ops.evidence.sources import cell_context
 from redline.policy.close import close_status
@@ -82,7 +82,7 @@ def champion_close(
 
 
 def close_champion(
-    report: ChampionReport, verdicts: dict[str, CellVerdict], registry: Path, ceiling: int | None = None
+    report: ChampionReport, verdicts: dict[str, CellVerdict], workspace: Path, ceiling: int | None = None
 ) -> ChampionReport:
     """The report with the next levers and the champion's close status at its end; `ceiling`: the campaign's
     ladder's max_num_batched_tokens (ops/campaign/ceiling.py ladder_ceiling), above which no lever goes. A lever an
@@ -90,9 +90,9 @@ def close_champion(
     chosen = verdicts.get(report.champion or report.baseline)
     levers = cell_levers(report.focus, chosen, ceiling) if chosen is not None else []
     if chosen is not None:
-        judged = judged_levers(frontier_for(registry.parent, chosen.context))
+        judged = judged_levers(frontier_for(workspace, chosen.context))
         levers = [lever for lever in levers if lever.lever not in judged]
-    close = champion_close(report, verdicts.get(report.champion or ""), levers, registry)
+    close = champion_close(report, verdicts.get(report.champion or ""), levers, registry_path(workspace))
     return report.model_copy(update={"close": close, "next_levers": levers})
 
 

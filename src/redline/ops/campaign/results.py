@@ -15,8 +15,8 @@ from redline.ledger.server_record import load_server
 from redline.models.campaign_results import CampaignStatus, CampaignTable, CellState, CellVerdict, ChampionReport
 from redline.ops.campaign.close import close_champion
 from redline.ops.campaign.load import Loaded, load
-from redline.ops.evidence.known_good_apply import default_registry
 from redline.ops.requests import CampaignAggregateRequest, CampaignStatusRequest, ChampionSelectRequest
+from redline.ops.workspace import workspace_of
 from redline.policy import champion as champions
 
 # ---- reading results ----------------------------------------------------------------------------------------
@@ -84,7 +84,9 @@ def champion_select(
     loaded = load(path, workspace)
     verdicts = read_verdicts(loaded.results, loaded.names)
     report = champions.select_champion(loaded.campaign, loaded.names, loaded.baseline, verdicts, top=request.top)
-    return close_champion(report, verdicts, default_registry(loaded.path))  # the close: next levers, what is missing
+    return close_champion(
+        report, verdicts, workspace_of(loaded.path.resolve())
+    )  # the close: next levers, what is missing
 
 
 __all__ = ["campaign_aggregate", "campaign_status", "champion_select"]
