@@ -22,36 +22,25 @@ def judge(load_format: str | None, gib: float | None, seconds: float | None) -> 
     """The load a log describes; None when it says nothing of it."""
     if gib is None and seconds is None and load_format is None:
         return None
-    read = gib is not None and bool(seconds) and load_format != DUMMY
-    rate = gib * MB_PER_GIB / seconds if read and gib is not None and seconds else None
+    dummy = load_format == DUMMY
+    rate = gib * MB_PER_GIB / seconds if not dummy and gib is not None and seconds else None
     figures = f"{gib:.1f} GiB in {seconds:.1f} s" if gib is not None and seconds is not None else "not in the log"
-    if load_format == DUMMY:
-        note = f"dummy weights ({figures}): nothing was read, so this boot proves nothing about loading"
-        return ModelLoad(
-            load_format=load_format,
-            weights_gib=gib,
-            seconds=seconds,
-            mb_per_s=rate,
-            proves_loading=False,
-            slow=False,
-            note=note,
-        )
     slow = rate is not None and gib is not None and gib >= LARGE_GIB and rate < SLOW_MB_S
-    if slow:
+    if dummy:
+        note = f"dummy weights ({figures}): nothing was read, so this boot proves nothing about loading"
+    elif slow:
         note = (
             f"slow model load: {figures} is {rate:,.0f} MB/s, under {SLOW_MB_S:.0f} MB/s: stop and load it "
             f"another way ({FASTER})"
         )
-    elif rate is not None:
-        note = f"model load: {figures}, {rate:,.0f} MB/s"
     else:
-        note = f"model load: {figures}"
+        note = f"model load: {figures}" + (f", {rate:,.0f} MB/s" if rate is not None else "")
     return ModelLoad(
         load_format=load_format,
         weights_gib=gib,
         seconds=seconds,
         mb_per_s=rate,
-        proves_loading=True,
+        proves_loading=not dummy,
         slow=slow,
         note=note,
     )
