@@ -42,6 +42,8 @@ def test_each_knob_that_changed_is_the_lever_it_tries() -> None:
     ]  # the port is where it listens, not a lever
     spec = BASE.model_copy(update={"extra_flags": ['--speculative-config={"method": "ngram"}']})
     assert [name for name, _ in levers_tried(BASE, spec)] == ["speculative_decoding"]
+    fp8 = BASE.model_copy(update={"model": "/m-FP8"})  # another checkpoint of the model: the fp8 weights lever
+    assert levers_tried(BASE, fp8) == [("fp8_weights", "model /m -> /m-FP8")]
     assert levers_tried(BASE, BASE) == []
 
 

@@ -61,8 +61,9 @@ def record_ab(
     tried = []
     for arm in arms:
         outcome = outcomes.get(arm.arm)
-        if arm is base or outcome is None or not arm.points or _key(arm.points[0].context) != key:
-            continue  # the baseline itself, an arm that never ran, or one of another engine or model
+        if arm is base or outcome is None or not arm.points or _key(arm.points[0].context)[1:] != key[1:]:
+            continue  # the baseline itself, an arm that never ran, or one on other hardware or another engine
+        # (an arm of another checkpoint stays: fp8 weights against bf16 is a lever of the baseline's model)
         said = outcome.outcome if verdict.rigor == "VERDICT" and outcome.outcome != "baseline" else "draft"
         run = f"ab/{spec.name}.yml, arm {arm.arm}"
         for lever, what in levers_tried(base.serve, arm.serve):
