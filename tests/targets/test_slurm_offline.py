@@ -9,6 +9,7 @@ import json
 import subprocess
 import sys
 import threading
+from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -20,7 +21,9 @@ from redline.targets import load_targets, open_target
 from redline.targets.slurm import SlurmTarget
 from redline.targets.slurm_names import JobTag, hold_name, job_name, parse_comment, run_of, tag_if_ours, word
 from redline.targets.slurm_parse import (
+    REASON_GRACE_S,
     Ask,
+    give_up_pending,
     gpu_count,
     jobs,
     megabytes,
@@ -265,6 +268,16 @@ def test_memory_sizes_and_the_pending_reasons_read_as_a_person_needs() -> None:
         "time_limit is more than the partition allows: lower time_limit (sinfo -o '%P %l')"
     )
     assert "squeue --start" in pending_message("job", 1, "Dependency")
+
+
+def test_a_job_pending_past_its_deadline_is_given_up_once_slurm_has_said_why() -> None:
+    """A CI run saw "Slurm's reason: None" at a 2 s deadline: the scheduler had not looked at the job yet. Such a
+    job waits for the scheduler's next pass (REASON_GRACE_S at most) so the person gets the reason."""
+    judged = next(j for j in jobs(data("squeue.txt")) if j.job_id == "56")  # PartitionTimeLimit, as squeue said it
+    fresh = replace(judged, reason="None")
+    assert not give_up_pending(judged, 2.0, 2.0) and give_up_pending(judged, 2.1, 2.0)
+    assert not give_up_pending(fresh, 2.1, 2.0) and not give_up_pending(fresh, 2.0 + REASON_GRACE_S, 2.0)
+    assert give_up_pending(fresh, 2.1 + REASON_GRACE_S, 2.0)  # a reason that never comes does not wait for ever
 
 
 # ---- names and comments --------------------------------------------------------------------------------------

@@ -46,7 +46,7 @@ from redline.targets.slurm_cli import SlurmCli
 from redline.targets.slurm_hold import Holds
 from redline.targets.slurm_jobs import OwnJobs
 from redline.targets.slurm_names import JobTag, job_name, parse_comment, run_of, word
-from redline.targets.slurm_parse import Job, JobEnd, pending_message
+from redline.targets.slurm_parse import Job, JobEnd, give_up_pending, pending_message
 from redline.targets.slurm_script import EXIT_FILE, JOB_FILE, ServerJob, probe_argv, render_server, step_argv
 from redline.targets.slurm_spec import SlurmSpec
 from redline.targets.ssh import SSHTarget
@@ -247,7 +247,7 @@ class SlurmTarget(Target):
                     status="exited", exit_code=ended.returncode, elapsed_s=time.monotonic() - t0, detail=ended.state
                 )
             since = (datetime.now(UTC) - datetime.fromisoformat(handle.started_at)).total_seconds()
-            if job is not None and job.pending and since > self.spec.pending_deadline_s:
+            if job is not None and job.pending and give_up_pending(job, since, self.spec.pending_deadline_s):
                 await self.stop(handle, grace_s=0)
                 what = f"{loc.describe()} ({loc.name}) on target {self.name}"
                 raise TargetError(pending_message(what, since, job.reason) + "; it was cancelled")

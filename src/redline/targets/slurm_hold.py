@@ -18,7 +18,7 @@ import anyio
 from redline.errors import TargetError
 from redline.targets.slurm_cli import SlurmCli
 from redline.targets.slurm_names import JobTag, hold_name, tag_if_ours, word
-from redline.targets.slurm_parse import Job, pending_message
+from redline.targets.slurm_parse import Job, give_up_pending, pending_message
 from redline.targets.slurm_script import DETACH_SCRIPT, JOB_FILE, SCRIPT_NAME, ServerJob, render_hold, step_argv
 from redline.targets.slurm_spec import SlurmSpec
 
@@ -99,7 +99,7 @@ class Holds:
                 end = await self.cli.ended(job_id)
                 how = f"{end.state} {end.exit_code} ({end.reason})" if end else "gone"
                 raise TargetError(f"held allocation {self.name(experiment)} (job {job_id}) ended before it ran: {how}")
-            if waited > self.spec.pending_deadline_s:
+            if give_up_pending(job, waited, self.spec.pending_deadline_s):
                 await self.cli.cancel([job_id])
                 what = f"held allocation {self.name(experiment)} (job {job_id}) on target {self.target}"
                 raise TargetError(pending_message(what, waited, job.reason) + "; it was cancelled")

@@ -331,6 +331,19 @@ PENDING_HINTS = {
 }
 
 
+# Slurm's scheduler gives a pending job its reason on its next pass (sched_interval: 60 s by default); until then
+# squeue says "None", which tells a person nothing
+REASON_GRACE_S = 60.0
+
+
+def give_up_pending(job: Job, waited_s: float, deadline_s: float) -> bool:
+    """Whether a job PENDING past its deadline is cancelled now: once Slurm has said why it waits, or, while it still
+    says "None" (its scheduler has not looked at the job yet), REASON_GRACE_S past the deadline."""
+    if waited_s <= deadline_s:
+        return False
+    return job.reason not in ("", "None") or waited_s > deadline_s + REASON_GRACE_S
+
+
 def pending_message(what: str, waited_s: float, reason: str) -> str:
     """Why a job was cancelled while PENDING: Slurm's reason and what to do about it."""
     key = reason.split(",")[0].split("(")[0].strip()
