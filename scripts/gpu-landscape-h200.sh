@@ -4,7 +4,8 @@
 #                                          of landscape-h200-search.yml over the same space, within STOP seconds
 # Each call resumes both campaigns after their last finished cell: the run folder is kept in /tmp while the machine
 # stays warm, and restored from .gpu/land.tgz (the last call's $OUT/land.tgz, carried) on a fresh one.
-# Models come from .gpu/models (config.json and tokenizer; weights are dummy).
+# Models come from .gpu/models (config.json and tokenizer; weights are dummy). vLLM is named as `python3 -m ...`, so
+# redline finds the Python to keep the bench client resident in (the `vllm` of run-vllm.sh is a sh wrapper).
 set -u
 RUN=/tmp/redline-land; DEADLINE=$(( $(date +%s) + ${STOP:-540} ))
 [ -d $RUN ] || { mkdir -p $RUN; [ -f .gpu/land.tgz ] && tar -C $RUN -xzf .gpu/land.tgz; }
@@ -14,7 +15,8 @@ for plan in landscape-h200 landscape-h200-search; do
   [ -f $RUN/$plan/campaign.yml ] || sed "s|MODELS|$PWD/.gpu/models|" scripts/gpu-plans/$plan.yml > $RUN/$plan/campaign.yml
   left=$(( DEADLINE - $(date +%s) ))
   [ $left -gt 60 ] || break
-  python3 scripts/gpu-campaign.py $RUN/$plan/campaign.yml --stop-after $left 2>&1 | tee -a $RUN/$plan/calls.txt
+  python3 scripts/gpu-campaign.py $RUN/$plan/campaign.yml --stop-after $left \
+    --engine-command "vllm=python3 -m vllm.entrypoints.cli.main" 2>&1 | tee -a $RUN/$plan/calls.txt
 done
 nvidia-smi --query-gpu=name,memory.total,uuid,driver_version --format=csv > $RUN/gpu.csv
 tar -C $RUN -czf $OUT/land.tgz . && ls -la $OUT
