@@ -3,12 +3,19 @@
 #   bash scripts/gpu-landscape-h200.sh     the 12-cell grid of scripts/gpu-plans/landscape-h200.yml, then the search
 #                                          of landscape-h200-search.yml over the same space, within STOP seconds
 # Each call resumes both campaigns after their last finished cell: the run folder is kept in /tmp while the machine
-# stays warm, and restored from .gpu/land.tgz (the last call's $OUT/land.tgz, carried) on a fresh one.
+# stays warm, and restored on a fresh one from .gpu/land.tgz (the last call's $OUT/land.tgz, carried) or else from the
+# cells committed in tests/data (copy the new ones there, paths renamed, as its README says).
 # Models come from .gpu/models (config.json and tokenizer; weights are dummy). vLLM is named as `python3 -m ...`, so
 # redline finds the Python to keep the bench client resident in (the `vllm` of run-vllm.sh is a sh wrapper).
 set -u
 RUN=/tmp/redline-land; DEADLINE=$(( $(date +%s) + ${STOP:-540} ))
-[ -d $RUN ] || { mkdir -p $RUN; [ -f .gpu/land.tgz ] && tar -C $RUN -xzf .gpu/land.tgz; }
+FIXTURE=tests/data/vllm-0.26.0-h200-landscape  # what earlier sessions recorded, its paths written /models, /tmp/redline
+if [ ! -d $RUN ]; then
+  mkdir -p $RUN
+  if [ -f .gpu/land.tgz ]; then tar -C $RUN -xzf .gpu/land.tgz
+  else cp -r $FIXTURE/. $RUN/ && grep -rlZ "/models/llama8b\|/tmp/redline/" $RUN | xargs -0r sed -i "s|/models/llama8b|$PWD/.gpu/models/llama8b|g; s|/tmp/redline/|$RUN/|g"
+  fi
+fi
 export PYTHONPATH=$PWD/src:$PWD/scripts${PYTHONPATH:+:$PYTHONPATH}
 for plan in landscape-h200 landscape-h200-search; do
   mkdir -p $RUN/$plan

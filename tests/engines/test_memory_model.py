@@ -54,10 +54,39 @@ def test_an_moe_boot_with_no_moe_in_its_calibration_is_inside_a_band_that_says_s
 
 
 @pytest.mark.parametrize("boot", MOE, ids=lambda o: o.source)
-def test_an_moe_boot_is_within_1pct_of_a_calibration_holding_another_moe_boot(boot: Observation) -> None:
-    found, real = predict(boot, [o for o in shipped("vllm") if o.source != boot.source]), boot.signals.kv_cache_tokens
+def test_an_moe_boot_is_within_1pct_anchored_on_another_boot_of_its_model(boot: Observation) -> None:
+    """As `redline predict` does: the recorded boot of the same model nearest the config is the anchor, moved
+    along the MoE line (fitted over both MoE architectures, which differ by 2 GiB where they sit)."""
+    model = get_engine("vllm").memory_model()
+    training = [o for o in shipped("vllm") if o.source != boot.source]
+    anchor = model.pick_anchor([o for o in training if o.shape == boot.shape], boot.serve, boot.gpu)
+    assert anchor is not None
+    found = model.predict(
+        boot.shape,
+        boot.serve,
+        boot.gpu,
+        model.calibrate(training),
+        model=boot.architecture,
+        architecture=boot.architecture,
+        version=boot.engine_version,
+        anchor=anchor,
+    )
+    real = boot.signals.kv_cache_tokens
     assert real is not None and abs(found.kv_cache_tokens - real) / real < 0.01
     assert found.kv_cache_tokens_low <= real <= found.kv_cache_tokens_high
+
+
+@pytest.mark.parametrize("boot", MOE, ids=lambda o: o.source)
+def test_an_moe_architecture_predicted_from_another_moe_architecture_is_inside_a_band_that_says_so(
+    boot: Observation,
+) -> None:
+    """Qwen3-30B-A3B sits 1.6-2.0 GiB of activation above the line Qwen1.5-MoE-A2.7B sits on: carried from one MoE
+    architecture to the other the prediction misses by 2-3% of the KV tokens, and its band holds that and says why."""
+    others = [o for o in shipped("vllm") if o.shape != boot.shape]
+    assert any(o.shape.is_moe for o in others)  # the other MoE architecture calibrates the MoE line
+    found, real = predict(boot, others), boot.signals.kv_cache_tokens
+    assert real is not None and found.kv_cache_tokens_low <= real <= found.kv_cache_tokens_high, (real, found)
+    assert found.band_gib >= 2.5 and any("MoE profile peaks differ" in w for w in found.warnings), found.warnings
 
 
 def test_the_vllm_h200_boots_show_the_budget_identity_and_where_cuda_graphs_go() -> None:
@@ -68,7 +97,7 @@ def test_the_vllm_h200_boots_show_the_budget_identity_and_where_cuda_graphs_go()
     assert cal.terms["reserve_gib"].coefficients["reserve_gib"] == pytest.approx(-0.6, abs=0.01)  # 140.4 -> 139.8
     eager, graphs = cal.terms["activation_eager"], cal.terms["activation_graphs"]
     assert 1.0 < eager.coefficients["slope"] < 1.2 and 1.0 < graphs.coefficients["slope"] < 1.2  # the MLP's peak
-    assert eager.boots == 7 and graphs.boots == 14 and cal.terms["activation_moe_eager"].boots == 2
+    assert eager.boots == 7 and graphs.boots == 14 and cal.terms["activation_moe_eager"].boots == 4
 
 
 def test_a_cpu_boot_sized_in_bytes_is_predicted_to_the_token() -> None:

@@ -49,6 +49,31 @@ def line(points: Sequence[tuple[float, float]], prior: tuple[float, float], why:
     return Fit(coefficients={"slope": slope, "intercept": intercept, **span}, band_gib=band, boots=n, basis=basis)
 
 
+def grouped_line(groups: dict[str, list[tuple[float, float]]], prior: tuple[float, float], why: str) -> Fit:
+    """y = slope x + intercept where each group (an architecture) has an intercept of its own and all share the
+    slope, fitted within the groups; the intercept is the groups' mean and `spread` how far the farthest group's
+    lies from it, the part of the band a group no point came from is owed. One group: line()."""
+    sized = {g: pts for g, pts in groups.items() if len({round(x, 9) for x, _ in pts}) > 1}
+    if len(groups) < 2 or not sized:
+        return line([p for pts in groups.values() for p in pts], prior, why)
+    means = {g: (sum(x for x, _ in pts) / len(pts), sum(y for _, y in pts) / len(pts)) for g, pts in groups.items()}
+    sxx = sum((x - means[g][0]) ** 2 for g, pts in sized.items() for x, _ in pts)
+    slope = sum((x - means[g][0]) * (y - means[g][1]) for g, pts in sized.items() for x, y in pts) / sxx
+    own = {g: my - slope * mx for g, (mx, my) in means.items()}
+    intercept = sum(own.values()) / len(own)
+    points = [(x, y, own[g]) for g, pts in groups.items() for x, y in pts]
+    band = max(abs(y - slope * x - b) for x, y, b in points) + ROUNDING_GIB
+    coefficients = {
+        "slope": slope,
+        "intercept": intercept,
+        "spread": max(abs(b - intercept) for b in own.values()),
+        "x_min": min(x for x, _, _ in points),
+        "x_max": max(x for x, _, _ in points),
+    }
+    basis = f"least squares over {len(points)} boots of {len(groups)} architectures, a slope shared, an intercept each"
+    return Fit(coefficients=coefficients, band_gib=band, boots=len(points), basis=basis)
+
+
 def at(fit: Fit, x: float) -> float:
     return fit.coefficients["slope"] * x + fit.coefficients["intercept"]
 

@@ -16,7 +16,7 @@ from redline.engines.names import DEFAULT_ENGINE, EngineName
 from redline.models.bench import BenchResult, Figure
 from redline.models.boot import BootStatus, ModelLoad
 from redline.models.campaign import check_benches
-from redline.models.campaign_plan import Submits
+from redline.models.campaign_plan import CellPrediction, Submits
 from redline.models.campaign_results import Stat
 from redline.models.clean_bench import BenchCheck
 from redline.models.context import ContextDescriptor, Node
@@ -149,6 +149,9 @@ class ArmPlan(_Strict):
     gates: list[str] = []
     boot_command: list[str]
     submits: Submits = None
+    predicted: CellPrediction | None = Field(
+        None, description="its KV cache as the memory model predicts it on the target's GPU, against the workload"
+    )
 
 
 class TrialStep(_Strict):
@@ -219,6 +222,7 @@ class TrialRecord(_Strict):
     boot_reason: str
     boot_s: Figure | None
     model_load: ModelLoad | None = Field(None, description="how the boot loaded its weights, and what that proves")
+    drift: str | None = Field(None, description="the boot's KV cache outside the arm's predicted band; null inside")
     warm: bool = Field(description="warm-up requests were sent before the first bench")
     warmup_error: str | None = None
     points: list[TrialPoint] = []

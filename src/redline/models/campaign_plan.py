@@ -17,6 +17,9 @@ class CellPrediction(Strict):
     kv_cache_tokens: int
     kv_cache_tokens_low: int
     kv_cache_tokens_high: int
+    reserved_tokens: int = Field(
+        0, description="tokens of the cache no request may use: low and high are without them, kv_cache_tokens with"
+    )
     needed_tokens: int = Field(description="the top concurrency's requests at their whole length, at once")
     feasible: Literal["yes", "at risk", "no"] = Field(
         description="no: even the band's high end holds fewer tokens than the workload or one max_model_len request; "

@@ -16,7 +16,7 @@ from pydantic import Field, model_validator
 from redline.models.bench import BenchResult, Figure
 from redline.models.boot import BootSignals, BootStatus
 from redline.models.campaign import Direction, Focus, Strict, Verdict
-from redline.models.campaign_plan import CampaignPlan
+from redline.models.campaign_plan import CampaignPlan, CellPrediction
 from redline.models.clean_bench import BenchCheck
 from redline.models.context import ContextDescriptor
 from redline.models.lever import CloseStatus, Lever
@@ -140,6 +140,8 @@ class CellVerdict(Strict):
     gates: list[str] = []
     widened: list[str] = []
     boot: BootRecord
+    predicted: CellPrediction | None = Field(None, description="the cell's KV cache as the plan predicted it")
+    drift: str | None = Field(None, description="the boot's KV cache outside that band, by how much; null inside")
     results: list[ConcurrencyResult] = []
     boundary: LoadBoundary | None = Field(
         None, description="the load boundary its probes found (campaign boundary:), the listed concurrencies' included"

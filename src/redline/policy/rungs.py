@@ -8,6 +8,7 @@ from redline.models import ServeConfig
 from redline.models.boot import BootSignals
 from redline.models.ladder import Climb, Ladder, Prediction, Rung, SmokeWorkload, Variable
 from redline.policy import signal
+from redline.policy.drift import kv_drift
 
 MML: Variable = "max_model_len"
 MNBT: Variable = "max_num_batched_tokens"
@@ -84,17 +85,9 @@ def is_bad(rung: Rung, c: int) -> bool:
 
 def drift(predicted: Prediction | None, signals: BootSignals) -> str | None:
     """A booted rung's KV cache outside the band the memory model predicted for it, by how much; None inside."""
-    seen = signals.kv_cache_tokens
-    if predicted is None or seen is None or not signals.status.booted:
+    if predicted is None:
         return None
-    low, high = predicted.kv_cache_tokens_low, predicted.kv_cache_tokens_high
-    if low <= seen <= high:
-        return None
-    off = 100 * (seen - predicted.kv_cache_tokens) / predicted.kv_cache_tokens
-    return (
-        f"drift: {seen:,} KV tokens booted, {predicted.kv_cache_tokens:,} predicted ({low:,} to {high:,}), "
-        f"{off:+.2f}%: the model refits on this boot"
-    )
+    return kv_drift(predicted.kv_cache_tokens, predicted.kv_cache_tokens_low, predicted.kv_cache_tokens_high, signals)
 
 
 def proof(ladder: Ladder, rung: Rung) -> list[int]:

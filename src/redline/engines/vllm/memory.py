@@ -26,7 +26,7 @@ import math
 import re
 from collections.abc import Sequence
 
-from redline.engines.memory_fit import ROUNDING_GIB, Asked, Sized, at, beyond, line, offset, prediction
+from redline.engines.memory_fit import ROUNDING_GIB, Asked, Sized, at, beyond, grouped_line, line, offset, prediction
 from redline.errors import InputError
 from redline.models.memory import GIB, Calibration, Fit, GpuSpec, MemoryPrediction, Observation, Terms
 from redline.models.serve import ServeConfig, is_eager
@@ -49,8 +49,10 @@ PRIOR_RESERVE = -0.6  # GiB the driver keeps of nvidia-smi's total (an H200: 140
 # (between the H200 corpus's architectures, the line fitted on one missed the other's by 5-15%).
 TRANSFER = 0.2
 SLOPE_DOUBT, PRIOR_SLOPE_DOUBT = 0.1, 0.25
-# An MoE model's profile run holds a part no dense line has (the fused-MoE kernels' own): on the H200, Qwen3-30B-A3B
-# held 1.7-2.1 GiB above the dense eager line. Where no MoE boot calibrates, the dense line's band widens by this.
+# An MoE architecture's profile run can hold a part no config term explains: on the H200 (vLLM 0.26.0, eager)
+# Qwen3-30B-A3B held 1.6-2.0 GiB above the dense line and Qwen1.5-MoE-A2.7B none. Where no MoE boot calibrates, the
+# dense line's band widens by this; where the MoE line is carried to an MoE architecture it was not fitted on, its
+# band is at least this (a boot of the model itself, such as a ladder's floor, anchors it to the rounding).
 MOE_ALLOWANCE = 2.5
 
 
@@ -156,12 +158,18 @@ def _borrowed(key: str, fits: dict[str, Fit]) -> Fit:
 
 
 def _activation_fits(boots: Sequence[Observation]) -> dict[str, Fit]:
-    def points(key: str) -> list[tuple[float, float]]:
-        picked = [o for o in boots if activation_key(o.shape, o.serve) == key]
-        return [(activation_x(o.shape, o.serve), o.signals.memory.peak_activation_gib or 0.0) for o in picked]
+    """A line per class and mode; an MoE line has an intercept per architecture (MoE architectures' profile peaks
+    differ by a part no config term explains) and one slope, the batched tokens' cost, shared."""
+
+    def points(key: str) -> dict[str, list[tuple[float, float]]]:
+        found: dict[str, list[tuple[float, float]]] = {}
+        for o in (o for o in boots if activation_key(o.shape, o.serve) == key):
+            point = (activation_x(o.shape, o.serve), o.signals.memory.peak_activation_gib or 0.0)
+            found.setdefault(o.shape.model_dump_json() if "moe" in key else "", []).append(point)
+        return found
 
     why = "the MLP's peak bytes per batched token, and 0.25 GiB"
-    fits = {key: line(points(key), PRIOR_ACTIVATION, why) for key in KEYS}
+    fits = {key: grouped_line(points(key), PRIOR_ACTIVATION, why) for key in KEYS}
     return {key: fit if fit.boots else _borrowed(key, fits) for key, fit in fits.items()}
 
 
@@ -237,7 +245,8 @@ def _activation(
         doubt = _doubt(fit) * abs(moved)
         return seen + moved, ROUNDING_GIB + doubt, f"the anchor's {seen:g} GiB moved {moved:+.2f} GiB"
     past, value = beyond(fit, x) * fit.coefficients["slope"], at(fit, x)
-    unseen = TRANSFER * value if shape not in cal.shapes else 0.0
+    spread = fit.coefficients.get("spread", 0.0)  # the architectures' own intercepts about the line's
+    unseen = spread if shape in cal.shapes else max(TRANSFER * value, MOE_ALLOWANCE if shape.is_moe else 0.0, spread)
     return value, fit.band_gib + _doubt(fit) * past + unseen, f"activation: {fit.basis}"
 
 
@@ -304,6 +313,11 @@ def _warnings(shape: ModelShape, serve: ServeConfig, cal: Calibration, version: 
     if shape.is_moe and not any(s.is_moe for s in cal.shapes):
         said.append(
             "a mixture-of-experts model, and no MoE boot in the calibration: the activation line is a dense model's"
+        )
+    elif shape.is_moe and shape not in cal.shapes:
+        said.append(
+            f"a mixture-of-experts architecture no calibration boot has: MoE profile peaks differ by up to "
+            f"{MOE_ALLOWANCE:g} GiB between architectures, and the band says so; one boot of this model anchors it"
         )
     return said
 

@@ -21,6 +21,7 @@ from redline.models.ab import AbPlan, AbSpec, ArmPlan, ArmSpec, TrialStep
 from redline.models.campaign import Campaign, CellSpec
 from redline.models.known_good import KnownGoodUse
 from redline.ops.campaign.load import load_named
+from redline.ops.campaign.predictions import engine_observations, infeasible_gates, predicted_for
 from redline.ops.evidence.context import ModelFiles, model_files
 from redline.ops.evidence.known_good_apply import Identity, found_for, identify, registry_path
 from redline.ops.evidence.versions import EngineVersions
@@ -129,6 +130,24 @@ def _arm_plan(
     )
 
 
+def _predicted(
+    workspace: Path, spec: AbSpec, arms: list[ArmPlan], files: dict[str, ModelFiles], identities: dict[str, Identity]
+) -> list[ArmPlan]:
+    """Each arm with its KV cache predicted on the target's GPU against the workload (as a campaign's cells)."""
+    needed = max(spec.concurrencies) * (spec.workload.input_len + spec.workload.output_len)
+    seen = {e: engine_observations(e, workspace) for e in identities}
+    return [
+        a.model_copy(
+            update={
+                "predicted": predicted_for(
+                    a.engine, a.serve, files[a.name].shape[0], identities[a.engine], seen[a.engine], needed
+                )
+            }
+        )
+        for a in arms
+    ]
+
+
 async def prepare(
     workspace: Path,
     spec: AbSpec,
@@ -156,6 +175,7 @@ async def prepare(
         applied[name], uses[name] = r.applied(found)
     plans.refuse_arms_made_one([(n, r.engine, r.config, applied[n]) for n, r in resolved.items()], uses)
     arms = [_arm_plan(spec, n, r, applied[n], target, widening) for n, r in resolved.items()]
+    arms = _predicted(workspace, spec, arms, {n: files[r.config.model] for n, r in resolved.items()}, identities)
     runs = [(a.name, a.engine, a.serve) for a in arms]
     one_bench_client("arm", runs)
     refuse_unmatched_caching("arm", runs)
@@ -193,7 +213,7 @@ def plan_of(prepared: Prepared, paths: AbPaths, target: Target) -> AbPlan:
         arms=prepared.arms,
         steps=trials,
         boots=sum(not s.done for s in trials),
-        gates=prompt_gates(spec.workload.num_prompts, spec.concurrencies),
+        gates=[*prompt_gates(spec.workload.num_prompts, spec.concurrencies), *infeasible_gates(prepared.arms, "arm")],
         known_good=prepared.known_good,
     )
 

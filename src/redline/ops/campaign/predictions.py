@@ -5,14 +5,17 @@ every recorded boot, calibrates the model."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from redline.errors import InputError
+from redline.models.ab import ArmPlan
 from redline.models.campaign import Campaign
 from redline.models.campaign_plan import CampaignPlan, CellPlan, CellPrediction
 from redline.models.memory import GpuSpec, MemoryPrediction, Observation
-from redline.ops.evidence.known_good_apply import KnownGoodRun
+from redline.models.serve import ServeConfig
+from redline.models.shape import ModelShape
+from redline.ops.evidence.known_good_apply import Identity, KnownGoodRun
 from redline.ops.predict.corpus import shipped
 from redline.ops.predict.predict import memory_basis, predict_with
 from redline.ops.predict.recorded import recorded_boots
@@ -34,24 +37,38 @@ def judge(prediction: MemoryPrediction, needed: int) -> CellPrediction:
         kv_cache_tokens=p.kv_cache_tokens,
         kv_cache_tokens_low=low,
         kv_cache_tokens_high=high,
+        reserved_tokens=p.reserved_tokens,
         needed_tokens=needed,
         feasible=feasible,
         why=f"predicted: {why} ({p.basis})",
     )
 
 
-def _predicted(cell: CellPlan, run: KnownGoodRun, observations: list[Observation], needed: int) -> CellPlan:
-    host, shape = run.identity.host, run.shape
+def predicted_for(
+    engine: str,
+    serve: ServeConfig,
+    shape: ModelShape | None,
+    identity: Identity,
+    observations: list[Observation],
+    needed: int,
+) -> CellPrediction | None:
+    """A config's KV cache on the target's GPU against the workload (a campaign's cell, an A/B's arm); None where
+    nothing predicts (no model shape, or no GPU and no KV size given)."""
+    host = identity.host
     gpu = GpuSpec(name=host.gpus[0].name, memory_gib=host.gpus[0].memory_mib / 1024) if host and host.gpus else None
     if shape is None:
-        return cell
-    version = run.identity.engine_version
-    basis = memory_basis(observations, cell.engine, shape, version=version, gpu=gpu)
+        return None
+    version = identity.engine_version
+    basis = memory_basis(observations, engine, shape, version=version, gpu=gpu)
     try:
-        prediction = predict_with(basis, shape, cell.serve, gpu, version=version)
-    except InputError:  # nothing predicts here (no GPU and no KV size given): the cell is planned unpredicted
-        return cell
-    return cell.model_copy(update={"predicted": judge(prediction, needed)})
+        return judge(predict_with(basis, shape, serve, gpu, version=version), needed)
+    except InputError:
+        return None
+
+
+def engine_observations(engine: str, workspace: Path) -> list[Observation]:
+    """What the memory model calibrates on for an engine: the boots redline ships and those the workspace recorded."""
+    return shipped(engine) + recorded_boots(workspace, engine).observations
 
 
 def predict_cells(
@@ -69,13 +86,16 @@ def predict_cells(
             cells.append(cell)
             continue
         if cell.engine not in observations:
-            observations[cell.engine] = (
-                shipped(cell.engine) + recorded_boots(path.parent.parent, cell.engine).observations
-            )
-        cells.append(_predicted(cell, run, observations[cell.engine], needed))
-    infeasible = [f"{c.name} ({c.predicted.why})" for c in cells if c.predicted and c.predicted.feasible == "no"]
-    gates = [f"predicted infeasible, run only if you mean to: {'; '.join(infeasible)}"] if infeasible else []
-    return plan.model_copy(update={"cells": cells, "gates": [*plan.gates, *gates]})
+            observations[cell.engine] = engine_observations(cell.engine, path.parent.parent)
+        found = predicted_for(cell.engine, cell.serve, run.shape, run.identity, observations[cell.engine], needed)
+        cells.append(cell.model_copy(update={"predicted": found}))
+    return plan.model_copy(update={"cells": cells, "gates": [*plan.gates, *infeasible_gates(cells, "cell")]})
 
 
-__all__ = ["judge", "predict_cells"]
+def infeasible_gates(planned: Sequence[CellPlan | ArmPlan], kind: str) -> list[str]:
+    """The plan's gate naming each cell or arm the memory model predicts infeasible; it still runs if asked to."""
+    infeasible = [f"{c.name} ({c.predicted.why})" for c in planned if c.predicted and c.predicted.feasible == "no"]
+    return [f"predicted infeasible, run only if you mean to: {'; '.join(infeasible)}"] if infeasible else []
+
+
+__all__ = ["engine_observations", "infeasible_gates", "judge", "predict_cells", "predicted_for"]

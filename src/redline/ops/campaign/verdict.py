@@ -26,6 +26,7 @@ from redline.ops.evidence.context import ModelFiles, descriptor
 from redline.ops.measured_boot import MeasuredBoot
 from redline.policy import champion as champions
 from redline.policy import clean_bench, load_boundary
+from redline.policy.drift import plan_drift
 from redline.policy.figures import metrics_of, summarize
 from redline.policy.workload import WARMUP_FILE, prompts_at
 from redline.targets import HostInfo
@@ -123,6 +124,8 @@ class Judge:
                 log_file=log_file,
                 signals=signals,
             ),
+            predicted=cell.predicted,
+            drift=plan_drift(cell.predicted, signals),
             results=results,
             boundary=boundary,
             commands=Commands(
