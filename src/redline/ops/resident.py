@@ -46,7 +46,8 @@ def done_name(n: int) -> str:
 
 
 async def python_of(target: Target, command: list[str]) -> list[str] | None:
-    """The Python an engine command runs under on the target: `python -m ...`'s, or the #! line of its script."""
+    """The Python an engine command runs under on the target: `python -m ...`'s, or its script's (read by
+    python_of_script)."""
     if len(command) >= 3 and command[1] == "-m":
         return command[:1]
     if len(command) != 1:
@@ -56,10 +57,25 @@ async def python_of(target: Target, command: list[str]) -> list[str] | None:
     if found.returncode != 0 or not path.startswith("/"):
         return None
     head = await target.run(["head", "-c", "512", path], timeout_s=30)
-    line = head.stdout.split("\n", 1)[0]
-    if head.returncode != 0 or not line.startswith("#!") or "python" not in line:
+    return python_of_script(head.stdout) if head.returncode == 0 else None
+
+
+def python_of_script(text: str) -> list[str] | None:
+    """A Python script's #! line; or a shell wrapper that is one `exec PYTHON -m MODULE "$@"` and nothing else
+    (comments aside), whose PYTHON it is. None for anything else: a wrapper that sets up more than the exec (an
+    environment, a folder) would start a client unlike the engine, so it keeps its own."""
+    lines = [line.strip() for line in text.splitlines()]
+    if not lines or not lines[0].startswith("#!"):
         return None
-    return shlex.split(line[2:])
+    if "python" in lines[0]:
+        return shlex.split(lines[0][2:])
+    if not lines[0].endswith(("/sh", "/bash", " sh", " bash")):
+        return None
+    body = [line for line in lines[1:] if line and not line.startswith("#")]
+    words = shlex.split(body[0]) if len(body) == 1 else []
+    if len(words) >= 4 and words[0] == "exec" and "python" in words[1] and words[2] == "-m" and words[-1] == "$@":
+        return [words[1]]
+    return None
 
 
 @dataclass
@@ -201,4 +217,4 @@ class Clients:
             await client.close()
 
 
-__all__ = ["Clients", "ResidentClient", "python_of"]
+__all__ = ["Clients", "ResidentClient", "python_of", "python_of_script"]

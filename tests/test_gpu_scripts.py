@@ -1,0 +1,36 @@
+"""The GPU scripts run where CI never does (the lent H200), so they are run here on the fake engine: a script that
+has drifted from the package's API fails here, not in a device call that costs GPU time. gpu-campaign.py plans a
+campaign (dry run), then boots one cell and stops (--cells 1), and the next call resumes after it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from redline.ops.campaign.results import campaign_status
+from tests.campaign.helpers import FAST, make_fake, wait_until_gone
+from tests.server.helpers import FAKE_VLLM
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def gpu_campaign(path: Path, *args: str) -> str:
+    env = {**os.environ, **FAST, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT / 'scripts'}"}
+    argv = [sys.executable, str(ROOT / "scripts" / "gpu-campaign.py"), str(path), *args]
+    argv += ["--engine-command", f"vllm={sys.executable} {FAKE_VLLM}"]
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def test_gpu_campaign_plans_boots_one_cell_a_call_and_resumes(tmp_path: Path) -> None:
+    fake = make_fake(tmp_path)
+    path = fake.write(grid={"max_num_batched_tokens": [2048, 4096]}, concurrencies=[1])
+    assert "dry run: 2 boots" in gpu_campaign(path, "--dry-run")
+    said = gpu_campaign(path, "--cells", "1")
+    assert "1 cell(s) booted this call" in said and campaign_status(path).done == 1
+    gpu_campaign(path, "--cells", "1")
+    assert campaign_status(path).green == 2
+    assert wait_until_gone(tmp_path) == []
