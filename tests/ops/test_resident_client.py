@@ -1,7 +1,7 @@
 """The resident bench client (ops/resident.py) for real: the fake engine as a `vllm` package
 (tests/server/fake_vllm_pkg, run as `python -m vllm`) through the real LocalTarget, so its Python is found and its
-`vllm.benchmarks.serve` is imported once per server. Every bench of a cell goes to the one client started at the
-cell's first bench and stopped with its server; where no Python can be found behind the engine command, every bench
+`vllm.benchmarks.serve` is imported once per server. Every bench of a cell goes to the one client started while the
+cell's server boots and stopped with it; where no Python can be found behind the engine command, every bench
 starts a client of its own and the trial says why. The real vLLM CPU build's own client runs resident in
 tests/server/test_real_vllm_agent_workflow.py."""
 
@@ -128,4 +128,34 @@ async def test_a_server_left_up_by_another_call_is_benched_by_a_client_of_its_ow
             assert run.client.startswith("resident vLLM bench client") and len(clients(fake)) == 1
         finally:
             await booting.stop(boot.handle)
+    assert wait_until_gone(fake.root) == []
+
+
+async def test_a_server_whose_benches_follow_gets_its_client_while_it_boots(tmp_path: Path) -> None:
+    """The client imports while the server boots (3 s here), so the server's first bench waits for no import, and
+    the boot's time is the server's own, not the client's."""
+    fake = make_fake(tmp_path)
+    config = ServeConfig(model=str(fake.model), max_model_len=4096, max_num_seqs=4, port=fake.port)
+    async with as_package(fake, FAKE_VLLM_BOOT_S="3") as target:
+        session = ServeSession(target, get_engine("vllm"))
+        boot = await session.boot(config, 60, benches=True)
+        try:
+            assert boot.ready and len(clients(fake)) == 1 and 3 <= boot.boot_s < 10
+            imported = (clients(fake)[0] / "ready.json").stat().st_mtime
+            assert imported < boot.ended_at.timestamp() - 1  # ready before the server was: imported during the boot
+            workload = BenchWorkload(input_len=128, output_len=16, num_prompts=8, concurrency=4)
+            run = await session.bench(boot.handle, config, workload, "b.json", deadline_s=60)
+            assert run.client.startswith("resident vLLM bench client") and len(clients(fake)) == 1
+        finally:
+            await session.stop(boot.handle)
+    assert wait_until_gone(fake.root) == []
+
+
+async def test_a_boot_that_fails_stops_the_client_started_beside_it(tmp_path: Path) -> None:
+    fake = make_fake(tmp_path)
+    config = ServeConfig(model=str(fake.model), max_model_len=4096, max_num_seqs=4, port=fake.port)
+    async with as_package(fake, FAKE_VLLM_BOOT_S="30") as target:
+        session = ServeSession(target, get_engine("vllm"))
+        boot = await session.boot(config, 2, benches=True)  # the server is not ready within 2 s
+        assert not boot.ready and session.clients.open == {}
     assert wait_until_gone(fake.root) == []

@@ -176,7 +176,7 @@ async def measured_boot(
 
     await say(session.progress, 0.0, "booting")
     try:
-        boot = await session.boot(config, boot_deadline_s, on_start=on_start, exclusive=exclusive)
+        boot = await session.boot(config, boot_deadline_s, on_start=on_start, exclusive=exclusive, benches=bool(steps))
         if not boot.ready:
             return MeasuredBoot(boot, [], boot.log_text)
         record(boot.handle, len(boot.log_text.encode()))

@@ -1,7 +1,8 @@
-"""The resident bench client of one server (engines/vllm/resident.py): started on the target beside the server at its
-first bench, fed each bench as a request file, stopped with the server. Only on a target that runs a client process
-of its own beside the server (`Target.resident_clients`: local and SSH hosts) and an engine command whose Python can
-be found (its own `python -m`, or a script's #! line); anywhere else every bench starts its own client, as before.
+"""The resident bench client of one server (engines/vllm/resident.py): started on the target beside the server while
+it boots (where benches follow) or at its first bench, fed each bench as a request file, stopped with the server.
+Only on a target that runs a client process of its own beside the server (`Target.resident_clients`: local and SSH
+hosts) and an engine command whose Python can be found (its own `python -m`, a script's #! line, or a one-line
+`exec PYTHON -m` wrapper); anywhere else every bench starts its own client, as before.
 
     # TargetError where it did not start:
     client = await ResidentClient.open(target, python, engine.resident_script, engine.title, env)
@@ -99,15 +100,20 @@ class ResidentClient:
         argv = [*python, "-c", script, folder, str(IDLE_S)]
         handle = await target.start(argv, env=env, cwd=None, log_path="client.log", run_dir=folder)
         end = time.monotonic() + READY_S
-        while time.monotonic() < end:
-            ready = await _read_json(target, posixpath.join(folder, READY))
-            if ready is not None:
-                version = ready.get("version")
-                found = str(version) if version else None
-                return cls(target, handle, title, found, _number(ready.get("import_s")) or 0.0)
-            if not await target.is_alive(handle):
-                break
-            await anyio.sleep(POLL_S)
+        try:
+            while time.monotonic() < end:
+                ready = await _read_json(target, posixpath.join(folder, READY))
+                if ready is not None:
+                    version = ready.get("version")
+                    found = str(version) if version else None
+                    return cls(target, handle, title, found, _number(ready.get("import_s")) or 0.0)
+                if not await target.is_alive(handle):
+                    break
+                await anyio.sleep(POLL_S)
+        except BaseException:  # cancelled while it imports (its server's boot failed, or the run was stopped)
+            with anyio.CancelScope(shield=True):
+                await target.stop(handle, grace_s=1)
+            raise
         log = await _tail(target, handle.log_path)
         await target.stop(handle, grace_s=1)
         raise TargetError(f"the resident bench client did not start ({log or 'no output'})")
@@ -172,10 +178,10 @@ async def _tail(target: Target, path: str, whole: bool = False) -> str:
 
 
 class Clients:
-    """The resident bench client of each server one session booted and benches: started at the server's first bench,
-    closed when the session stops the server. None for a server the session did not boot (a ladder's smoke test
-    benches a server another call left up, and stops nothing), where the target or the engine has none, or where it
-    did not start: then every bench starts a client of its own, as before, and says why."""
+    """The resident bench client of each server one session booted and benches: started while the server boots or
+    at its first bench, closed when the session stops the server. None for a server the session did not boot (a
+    ladder's smoke test benches a server another call left up, and stops nothing), where the target or the engine
+    has none, or where it did not start: then every bench starts a client of its own, as before, and says why."""
 
     def __init__(self, target: Target, client: Engine, executable: list[str]) -> None:
         self.target, self.client, self.executable = target, client, executable
@@ -188,6 +194,13 @@ class Clients:
         kept = self.open.get(handle.run_dir)
         if (kept is not None and not kept.closed) or self.why_not is not None or handle.run_dir not in self.booted:
             return kept
+        return await self.start(handle)
+
+    async def start(self, handle: ServerHandle) -> ResidentClient | None:
+        """A client for the server, started now: at its first bench, or while it boots where benches are sure to
+        follow (its import then costs no time of its own); None, and why_not set, where none can start."""
+        if self.why_not is not None:
+            return None
         script = self.client.resident_script
         if not self.target.resident_clients or script is None:
             self.why_not = "this target or bench client keeps no client resident"

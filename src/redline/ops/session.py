@@ -170,12 +170,14 @@ class ServeSession:
         on_start: Callable[[ServerHandle], Awaitable[None]] | None = None,
         *,
         exclusive: bool = True,
+        benches: bool = False,
     ) -> Boot:
         """Start the engine, wait for health within deadline_s; anything but ready is stopped before returning.
 
         `on_start` gets the handle as soon as the server is started, before the (long) wait: a caller that
         records it there can find and stop the server even if its own process is killed mid-boot.
         `exclusive`: the only server on the target (False: one of several the caller runs at once).
+        `benches`: benches follow a ready boot, so the resident bench client starts while the server boots.
         """
         widened = self.admit(config)
         argv, env = self.serve_argv(config), self.launch_env(config)
@@ -185,19 +187,24 @@ class ServeSession:
         try:
             if on_start is not None:
                 await on_start(handle)
-            outcome = await self._wait(handle, config, deadline_s, t0)
+            async with anyio.create_task_group() as group:
+                if benches:
+                    group.start_soon(self.clients.start, handle)
+                outcome = await self._wait(handle, config, deadline_s, t0)
+                ended, boot_s = datetime.now(UTC), time.monotonic() - t0  # the server's, not its client's import
+                if outcome.status != "ready":
+                    group.cancel_scope.cancel()  # a client still importing for a server that failed: stopped
             log_text = await self.target.read_text(handle.log_path)
         except BaseException:
             with anyio.CancelScope(shield=True):  # a cancelled or failed wait leaves nothing running
-                await self.target.stop(handle)
+                await self.stop(handle)
             raise
         if outcome.status != "ready":
-            await self.target.stop(handle)
+            await self.stop(handle)
         else:
             self.clients.booted.add(handle.run_dir)
         # a long log is parsed away from the event loop, so other calls and jobs keep going meanwhile
         signals = await off_loop(boot_signals, self.engine, log_text, outcome, config, deadline_s, size=len(log_text))
-        ended, boot_s = datetime.now(UTC), time.monotonic() - t0
         return Boot(config, handle, outcome, log_text, signals, widened, started, ended, boot_s)
 
     async def _wait(self, handle: ServerHandle, config: ServeConfig, deadline_s: float, t0: float) -> WaitOutcome:
