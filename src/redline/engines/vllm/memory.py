@@ -49,11 +49,25 @@ PRIOR_RESERVE = -0.6  # GiB the driver keeps of nvidia-smi's total (an H200: 140
 # (between the H200 corpus's architectures, the line fitted on one missed the other's by 5-15%).
 TRANSFER = 0.2
 SLOPE_DOUBT, PRIOR_SLOPE_DOUBT = 0.1, 0.25
-# An MoE architecture's profile run can hold a part no config term explains: on the H200 (vLLM 0.26.0, eager)
-# Qwen3-30B-A3B held 1.6-2.0 GiB above the dense line and Qwen1.5-MoE-A2.7B none. Where no MoE boot calibrates, the
-# dense line's band widens by this; where the MoE line is carried to an MoE architecture it was not fitted on, its
-# band is at least this (a boot of the model itself, such as a ladder's floor, anchors it to the rounding).
+# Where no MoE boot calibrates, the dense line's band widens by this (an MoE layer's own kernels' workspace).
 MOE_ALLOWANCE = 2.5
+# vLLM 0.26 runs its V2 model runner for every dense model and the MoE architectures it lists (config/vllm.py,
+# DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES; a V2 boot logs "Using V2 Model Runner"); any other MoE model runs the V1
+# runner, whose profile run also samples min(max_num_seqs, batched tokens) dummy requests over the whole vocabulary
+# with its native top-k/top-p: a sort of the fp32 logits, values and int64 indices, 12 bytes a logit. On the H200
+# that is Qwen3-30B-A3B's 1.6-2.0 GiB above the line Qwen1.5-MoE-A2.7B (V2) sits on.
+V2_MOE_ARCHITECTURES = frozenset(
+    {
+        "DeepseekV2ForCausalLM",
+        "GraniteMoeForCausalLM",
+        "InklingForCausalLM",
+        "InklingForConditionalGeneration",
+        "LongcatFlashNgramForCausalLM",
+        "Qwen2MoeForCausalLM",
+    }
+)
+V1_SAMPLER_BYTES = 12
+SAMPLER_DOUBT = 0.25  # the band's share of that term: the sort's temporaries are read from the code, not fitted
 
 
 def graph_mode(serve: ServeConfig) -> str:
@@ -84,6 +98,23 @@ def weights_formula_gib(shape: ModelShape, serve: ServeConfig) -> float:
 def activation_x(shape: ModelShape, serve: ServeConfig) -> float:
     """The profile run's size: batched tokens x what one holds at the MLP's peak, in GiB."""
     return mnbt_of(serve) * mlp_activation_bytes(shape) / _tp(serve) / GIB
+
+
+def model_runner(shape: ModelShape, serve: ServeConfig) -> str:
+    """The model runner vLLM 0.26 picks: VLLM_USE_V2_MODEL_RUNNER where the config sets it, else v2 for a dense model
+    or a listed MoE architecture, v1 for any other MoE model."""
+    forced = serve.env.get("VLLM_USE_V2_MODEL_RUNNER")
+    if forced is not None:
+        return "v2" if forced.strip().lower() in ("1", "true") else "v1"
+    return "v2" if not shape.is_moe or shape.architecture in V2_MOE_ARCHITECTURES else "v1"
+
+
+def v1_sampler_gib(shape: ModelShape, serve: ServeConfig) -> float:
+    """What the V1 runner's profile run holds beyond a V2 one: its dummy sampling's sort of the logits."""
+    if model_runner(shape, serve) != "v1":
+        return 0.0
+    requests = min(serve.max_num_seqs or DEFAULT_SEQS, mnbt_of(serve))
+    return requests * shape.vocab * V1_SAMPLER_BYTES / GIB
 
 
 def kv_per_token(shape: ModelShape, serve: ServeConfig) -> int:
@@ -164,7 +195,8 @@ def _activation_fits(boots: Sequence[Observation]) -> dict[str, Fit]:
     def points(key: str) -> dict[str, list[tuple[float, float]]]:
         found: dict[str, list[tuple[float, float]]] = {}
         for o in (o for o in boots if activation_key(o.shape, o.serve) == key):
-            point = (activation_x(o.shape, o.serve), o.signals.memory.peak_activation_gib or 0.0)
+            seen = (o.signals.memory.peak_activation_gib or 0.0) - v1_sampler_gib(o.shape, o.serve)
+            point = (activation_x(o.shape, o.serve), seen)
             found.setdefault(o.shape.model_dump_json() if "moe" in key else "", []).append(point)
         return found
 
@@ -239,15 +271,19 @@ def _activation(
     """The profile run's peak, its band and how it was reached: moved from the anchor along the fitted slope, or
     the fitted line itself (its band widened by a tenth of how far it is carried past its data)."""
     fit, x = cal.terms[activation_key(shape, serve)], activation_x(shape, serve)
+    sampler = v1_sampler_gib(shape, serve)
+    runner = f"; the V1 runner's sampling, {sampler:.2f} GiB" if sampler else ""
     if anchor is not None and graph_mode(anchor.serve) == graph_mode(serve):
         seen = anchor.signals.memory.peak_activation_gib or 0.0
         moved = fit.coefficients["slope"] * (x - activation_x(anchor.shape, anchor.serve))
+        moved += sampler - v1_sampler_gib(anchor.shape, anchor.serve)
         doubt = _doubt(fit) * abs(moved)
-        return seen + moved, ROUNDING_GIB + doubt, f"the anchor's {seen:g} GiB moved {moved:+.2f} GiB"
+        return seen + moved, ROUNDING_GIB + doubt, f"the anchor's {seen:g} GiB moved {moved:+.2f} GiB{runner}"
     past, value = beyond(fit, x) * fit.coefficients["slope"], at(fit, x)
     spread = fit.coefficients.get("spread", 0.0)  # the architectures' own intercepts about the line's
-    unseen = spread if shape in cal.shapes else max(TRANSFER * value, MOE_ALLOWANCE if shape.is_moe else 0.0, spread)
-    return value, fit.band_gib + _doubt(fit) * past + unseen, f"activation: {fit.basis}"
+    unseen = spread if shape in cal.shapes else max(TRANSFER * value, spread)
+    band = fit.band_gib + _doubt(fit) * past + unseen + SAMPLER_DOUBT * sampler
+    return value + sampler, band, f"activation: {fit.basis}{runner}"
 
 
 def _doubt(fit: Fit) -> float:
@@ -314,11 +350,7 @@ def _warnings(shape: ModelShape, serve: ServeConfig, cal: Calibration, version: 
         said.append(
             "a mixture-of-experts model, and no MoE boot in the calibration: the activation line is a dense model's"
         )
-    elif shape.is_moe and shape not in cal.shapes:
-        said.append(
-            f"a mixture-of-experts architecture no calibration boot has: MoE profile peaks differ by up to "
-            f"{MOE_ALLOWANCE:g} GiB between architectures, and the band says so; one boot of this model anchors it"
-        )
+
     return said
 
 
