@@ -36,6 +36,13 @@ def as_package(fake: Fake, **env: str) -> LocalTarget:
     )
 
 
+WORKLOAD = BenchWorkload(input_len=128, output_len=16, num_prompts=8, concurrency=4)
+
+
+def serve(fake: Fake) -> ServeConfig:
+    return ServeConfig(model=str(fake.model), max_model_len=4096, max_num_seqs=4, port=fake.port)
+
+
 def clients(fake: Fake) -> list[Path]:
     return sorted(p.parent for p in (fake.root / "target" / "runs").glob("*/client.log"))
 
@@ -83,14 +90,13 @@ async def test_a_bench_after_one_past_its_deadline_gets_a_client_of_its_own_agai
     """The loop stops a cell at its first failed bench, but the client does not lean on that: the one a deadline
     stopped is never handed the next bench (it would answer "ended", not the bench's own outcome)."""
     fake = make_fake(tmp_path)
-    config = ServeConfig(model=str(fake.model), max_model_len=4096, max_num_seqs=4, port=fake.port)
-    workload = BenchWorkload(input_len=128, output_len=16, num_prompts=8, concurrency=4)
+    config = serve(fake)
     async with as_package(fake, FAKE_VLLM_BENCH_S="5") as target:
         session = ServeSession(target, get_engine("vllm"))
         boot = await session.boot(config, 60)
         try:
             for name in ("a.json", "b.json"):
-                run = await session.bench(boot.handle, config, workload, name, deadline_s=1)
+                run = await session.bench(boot.handle, config, WORKLOAD, name, deadline_s=1)
                 assert run.run.returncode == 124 and "did not finish within 1s" in run.run.stderr, run.run
             assert len(clients(fake)) == 2  # a new client for the second bench
         finally:
@@ -113,18 +119,17 @@ async def test_a_server_left_up_by_another_call_is_benched_by_a_client_of_its_ow
     """A ladder's smoke test benches a server rung_run left up and stops nothing: a client kept resident there would
     outlive the call, so the session that did not boot the server keeps none."""
     fake = make_fake(tmp_path)
-    config = ServeConfig(model=str(fake.model), max_model_len=4096, max_num_seqs=4, port=fake.port)
-    workload = BenchWorkload(input_len=128, output_len=16, num_prompts=8, concurrency=4)
+    config = serve(fake)
     async with as_package(fake) as target:
         booting = ServeSession(target, get_engine("vllm"))
         boot = await booting.boot(config, 60)
         assert boot.ready
         try:
             run = await ServeSession(target, get_engine("vllm")).bench(
-                boot.handle, config, workload, "s.json", deadline_s=60
+                boot.handle, config, WORKLOAD, "s.json", deadline_s=60
             )
             assert run.run.returncode == 0 and run.client == "a bench client of its own" and clients(fake) == []
-            run = await booting.bench(boot.handle, config, workload, "b.json", deadline_s=60)
+            run = await booting.bench(boot.handle, config, WORKLOAD, "b.json", deadline_s=60)
             assert run.client.startswith("resident vLLM bench client") and len(clients(fake)) == 1
         finally:
             await booting.stop(boot.handle)
@@ -135,7 +140,7 @@ async def test_a_server_whose_benches_follow_gets_its_client_while_it_boots(tmp_
     """The client imports while the server boots (3 s here), so the server's first bench waits for no import, and
     the boot's time is the server's own, not the client's."""
     fake = make_fake(tmp_path)
-    config = ServeConfig(model=str(fake.model), max_model_len=4096, max_num_seqs=4, port=fake.port)
+    config = serve(fake)
     async with as_package(fake, FAKE_VLLM_BOOT_S="3") as target:
         session = ServeSession(target, get_engine("vllm"))
         boot = await session.boot(config, 60, benches=True)
@@ -143,8 +148,7 @@ async def test_a_server_whose_benches_follow_gets_its_client_while_it_boots(tmp_
             assert boot.ready and len(clients(fake)) == 1 and 3 <= boot.boot_s < 10
             imported = (clients(fake)[0] / "ready.json").stat().st_mtime
             assert imported < boot.ended_at.timestamp() - 1  # ready before the server was: imported during the boot
-            workload = BenchWorkload(input_len=128, output_len=16, num_prompts=8, concurrency=4)
-            run = await session.bench(boot.handle, config, workload, "b.json", deadline_s=60)
+            run = await session.bench(boot.handle, config, WORKLOAD, "b.json", deadline_s=60)
             assert run.client.startswith("resident vLLM bench client") and len(clients(fake)) == 1
         finally:
             await session.stop(boot.handle)
@@ -153,7 +157,7 @@ async def test_a_server_whose_benches_follow_gets_its_client_while_it_boots(tmp_
 
 async def test_a_boot_that_fails_stops_the_client_started_beside_it(tmp_path: Path) -> None:
     fake = make_fake(tmp_path)
-    config = ServeConfig(model=str(fake.model), max_model_len=4096, max_num_seqs=4, port=fake.port)
+    config = serve(fake)
     async with as_package(fake, FAKE_VLLM_BOOT_S="30") as target:
         session = ServeSession(target, get_engine("vllm"))
         boot = await session.boot(config, 2, benches=True)  # the server is not ready within 2 s
