@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from redline.engines import get_engine
-from redline.engines.vllm.memory import model_runner, v1_sampler_gib
+from redline.engines.vllm.runner import model_runner, v1_sampler_gib
 from redline.errors import InputError
 from redline.models import ServeConfig
 from redline.models.memory import GpuSpec, Observation

@@ -187,13 +187,7 @@ class ServeSession:
         try:
             if on_start is not None:
                 await on_start(handle)
-            async with anyio.create_task_group() as group:
-                if benches:
-                    group.start_soon(self.clients.start, handle)
-                outcome = await self._wait(handle, config, deadline_s, t0)
-                ended, boot_s = datetime.now(UTC), time.monotonic() - t0  # the server's, not its client's import
-                if outcome.status != "ready":
-                    group.cancel_scope.cancel()  # a client still importing for a server that failed: stopped
+            outcome, ended, boot_s = await self._wait_beside_client(handle, config, deadline_s, t0, benches)
             log_text = await self.target.read_text(handle.log_path)
         except BaseException:
             with anyio.CancelScope(shield=True):  # a cancelled or failed wait leaves nothing running
@@ -206,6 +200,20 @@ class ServeSession:
         # a long log is parsed away from the event loop, so other calls and jobs keep going meanwhile
         signals = await off_loop(boot_signals, self.engine, log_text, outcome, config, deadline_s, size=len(log_text))
         return Boot(config, handle, outcome, log_text, signals, widened, started, ended, boot_s)
+
+    async def _wait_beside_client(
+        self, handle: ServerHandle, config: ServeConfig, deadline_s: float, t0: float, benches: bool
+    ) -> tuple[WaitOutcome, datetime, float]:
+        """The wait for health, with the resident bench client importing beside it where benches follow; the
+        outcome, when it came and the server's boot time (not its client's import)."""
+        async with anyio.create_task_group() as group:
+            if benches:
+                group.start_soon(self.clients.start, handle)
+            outcome = await self._wait(handle, config, deadline_s, t0)
+            ended, boot_s = datetime.now(UTC), time.monotonic() - t0
+            if outcome.status != "ready":
+                group.cancel_scope.cancel()  # a client still importing for a server that failed: stopped
+        return outcome, ended, boot_s
 
     async def _wait(self, handle: ServerHandle, config: ServeConfig, deadline_s: float, t0: float) -> WaitOutcome:
         url = self.engine.health_url(config)

@@ -27,13 +27,12 @@ import re
 from collections.abc import Sequence
 
 from redline.engines.memory_fit import ROUNDING_GIB, Asked, Sized, at, beyond, grouped_line, line, offset, prediction
+from redline.engines.vllm.runner import DEFAULT_SEQS, mnbt_of, v1_sampler_gib
 from redline.errors import InputError
 from redline.models.memory import GIB, Calibration, Fit, GpuSpec, MemoryPrediction, Observation, Terms
 from redline.models.serve import ServeConfig, is_eager
 from redline.models.shape import ModelShape, kv_bytes_per_token, mlp_activation_bytes, rope_cache_bytes, weight_bytes
 
-DEFAULT_MNBT = 8192  # vLLM's max_num_batched_tokens for `vllm serve` on a GPU when none is given
-DEFAULT_SEQS = 1024  # ... and max_num_seqs on a large GPU
 MAX_CAPTURE = 512  # the largest batch vLLM captures a CUDA graph for by default
 BLOCK = 16
 # vLLM's CPU build pages its KV cache in blocks of 128 tokens and keeps one back: a cache of 524,288 tokens serves
@@ -51,31 +50,11 @@ TRANSFER = 0.2
 SLOPE_DOUBT, PRIOR_SLOPE_DOUBT = 0.1, 0.25
 # Where no MoE boot calibrates, the dense line's band widens by this (an MoE layer's own kernels' workspace).
 MOE_ALLOWANCE = 2.5
-# vLLM 0.26 runs its V2 model runner for every dense model and the MoE architectures it lists (config/vllm.py,
-# DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES; a V2 boot logs "Using V2 Model Runner"); any other MoE model runs the V1
-# runner, whose profile run also samples min(max_num_seqs, batched tokens) dummy requests over the whole vocabulary
-# with its native top-k/top-p: a sort of the fp32 logits, values and int64 indices, 12 bytes a logit. On the H200
-# that is Qwen3-30B-A3B's 1.6-2.0 GiB above the line Qwen1.5-MoE-A2.7B (V2) sits on.
-V2_MOE_ARCHITECTURES = frozenset(
-    {
-        "DeepseekV2ForCausalLM",
-        "GraniteMoeForCausalLM",
-        "InklingForCausalLM",
-        "InklingForConditionalGeneration",
-        "LongcatFlashNgramForCausalLM",
-        "Qwen2MoeForCausalLM",
-    }
-)
-V1_SAMPLER_BYTES = 12
 SAMPLER_DOUBT = 0.25  # the band's share of that term: the sort's temporaries are read from the code, not fitted
 
 
 def graph_mode(serve: ServeConfig) -> str:
     return "eager" if is_eager(serve) else "graphs"
-
-
-def mnbt_of(serve: ServeConfig) -> int:
-    return serve.max_num_batched_tokens or DEFAULT_MNBT
 
 
 def _capture(serve: ServeConfig) -> int:
@@ -98,23 +77,6 @@ def weights_formula_gib(shape: ModelShape, serve: ServeConfig) -> float:
 def activation_x(shape: ModelShape, serve: ServeConfig) -> float:
     """The profile run's size: batched tokens x what one holds at the MLP's peak, in GiB."""
     return mnbt_of(serve) * mlp_activation_bytes(shape) / _tp(serve) / GIB
-
-
-def model_runner(shape: ModelShape, serve: ServeConfig) -> str:
-    """The model runner vLLM 0.26 picks: VLLM_USE_V2_MODEL_RUNNER where the config sets it, else v2 for a dense model
-    or a listed MoE architecture, v1 for any other MoE model."""
-    forced = serve.env.get("VLLM_USE_V2_MODEL_RUNNER")
-    if forced is not None:
-        return "v2" if forced.strip().lower() in ("1", "true") else "v1"
-    return "v2" if not shape.is_moe or shape.architecture in V2_MOE_ARCHITECTURES else "v1"
-
-
-def v1_sampler_gib(shape: ModelShape, serve: ServeConfig) -> float:
-    """What the V1 runner's profile run holds beyond a V2 one: its dummy sampling's sort of the logits."""
-    if model_runner(shape, serve) != "v1":
-        return 0.0
-    requests = min(serve.max_num_seqs or DEFAULT_SEQS, mnbt_of(serve))
-    return requests * shape.vocab * V1_SAMPLER_BYTES / GIB
 
 
 def kv_per_token(shape: ModelShape, serve: ServeConfig) -> int:
