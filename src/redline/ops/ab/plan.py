@@ -213,7 +213,7 @@ def plan_of(prepared: Prepared, paths: AbPaths, target: Target) -> AbPlan:
         arms=prepared.arms,
         steps=trials,
         boots=sum(not s.done for s in trials),
-        gates=[*prompt_gates(spec.workload.num_prompts, spec.concurrencies), *infeasible_gates(prepared.arms, "arm")],
+        gates=[*prompt_gates(spec.workload.num_prompts, spec.concurrencies), *infeasible_gates(prepared.arms)],
         known_good=prepared.known_good,
     )
 

@@ -89,10 +89,10 @@ def predict_cells(
             observations[cell.engine] = engine_observations(cell.engine, path.parent.parent)
         found = predicted_for(cell.engine, cell.serve, run.shape, run.identity, observations[cell.engine], needed)
         cells.append(cell.model_copy(update={"predicted": found}))
-    return plan.model_copy(update={"cells": cells, "gates": [*plan.gates, *infeasible_gates(cells, "cell")]})
+    return plan.model_copy(update={"cells": cells, "gates": [*plan.gates, *infeasible_gates(cells)]})
 
 
-def infeasible_gates(planned: Sequence[CellPlan | ArmPlan], kind: str) -> list[str]:
+def infeasible_gates(planned: Sequence[CellPlan | ArmPlan]) -> list[str]:
     """The plan's gate naming each cell or arm the memory model predicts infeasible; it still runs if asked to."""
     infeasible = [f"{c.name} ({c.predicted.why})" for c in planned if c.predicted and c.predicted.feasible == "no"]
     return [f"predicted infeasible, run only if you mean to: {'; '.join(infeasible)}"] if infeasible else []
