@@ -1,6 +1,7 @@
 """The GPU scripts run where CI never does (the lent H200), so they are run here on the fake engine: a script that
 has drifted from the package's API fails here, not in a device call that costs GPU time. gpu-campaign.py plans a
-campaign (dry run), then boots one cell and stops (--cells 1), and the next call resumes after it."""
+campaign (dry run), then boots one cell and stops (--cells 1), and the next call resumes after it; a call with less
+time left than a cell takes (--cell-seconds) boots none rather than cut one off half-way."""
 
 from __future__ import annotations
 
@@ -31,6 +32,8 @@ def test_gpu_campaign_plans_boots_one_cell_a_call_and_resumes(tmp_path: Path) ->
     assert "dry run: 2 boots" in gpu_campaign(path, "--dry-run")
     said = gpu_campaign(path, "--cells", "1")
     assert "1 cell(s) booted this call" in said and campaign_status(path).done == 1
+    said = gpu_campaign(path, "--stop-after", "100", "--cell-seconds", "200")
+    assert "under 200 s left for a cell" in said and campaign_status(path).done == 1
     gpu_campaign(path, "--cells", "1")
     assert campaign_status(path).green == 2
     assert wait_until_gone(tmp_path) == []
