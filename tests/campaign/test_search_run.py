@@ -70,9 +70,12 @@ async def test_a_killed_search_runs_the_cell_it_was_in_again_before_it_proposes_
     assert second.measured is None and not (results(fake) / "cells" / second.cell / "verdict.yml").exists()
 
     async with fake.target() as target:
-        await campaign_run(path, target, i_understand_this_submits_jobs=True)
+        resumed = await campaign_run(path, target, i_understand_this_submits_jobs=True)
     log = read_search_log(results(fake))
     assert log is not None and log.steps[1].cell == second.cell and log.steps[1].measured is not None
     cells = [s.cell for s in log.steps if s.cell is not None]
+    # the resumed run counts the whole search, the cell the killed run finished included, not only its own boots
+    assert resumed.boots == len(cells) - 1
+    assert f"the search booted {len(cells)} of 12 cells (1 in earlier runs)" in resumed.reason, resumed.reason
     assert len(cells) == len(set(cells))  # no cell proposed twice, the killed one run again in its own step
     assert fake_servers(fake.port) == [] and wait_until_gone(fake.root) == []

@@ -24,7 +24,7 @@ from redline.models.campaign_plan import CampaignPlan, CellPlan
 from redline.models.campaign_results import CampaignRunResult, CellOutcome, CellVerdict
 from redline.ops.campaign.boundary import boundary_probes
 from redline.ops.campaign.load import Loaded
-from redline.ops.campaign.search import search
+from redline.ops.campaign.search import Searched, search
 from redline.ops.campaign.verdict import Judge
 from redline.ops.evidence.context import model_files
 from redline.ops.measured_boot import Keep, measured_boot, stop_left_servers
@@ -91,7 +91,9 @@ class Runner:
             raise
         return self._result([verdicts[c.name] for c in todo if c.name in verdicts], time.monotonic() - self.t0)
 
-    def _result(self, verdicts: list[CellVerdict], wall_s: float, searched: str | None = None) -> CampaignRunResult:
+    def _result(
+        self, verdicts: list[CellVerdict], wall_s: float, searched: Searched | None = None
+    ) -> CampaignRunResult:
         ran = [
             CellOutcome(cell=v.cell, verdict=v.verdict, reason=v.reason, boot_s=v.boot.boot_s, wall_s=v.wall_s)
             for v in verdicts
@@ -100,7 +102,7 @@ class Runner:
         reds = _reds(verdicts)
         stopped = reds[0] if reds and not self.campaign.continue_on_red and searched is None else None
         if searched is not None:  # a red cell is feedback to a search, not its end
-            reason = f"the search booted {len(ran)} of {len(self.plan.cells)} cells and stopped: {searched}; {took}"
+            reason = f"{_search_said(searched, len(ran), len(self.plan.cells))}; this run: {took}"
             hint = "call champion_select for the champion (a DRAFT: confirm it with ab_run); search.yml has each step"
         elif stopped is not None:
             reason = (
@@ -192,6 +194,15 @@ def time_taken(verdicts: Sequence[CellVerdict], wall_s: float, parallel: int) ->
     gpus = any(v.context.hardware.gpu_name for v in verdicts)
     held = f"{gpu_s:.0f} GPU-seconds" if gpus else "no GPU on this host"
     return gpu_s, f"{wall_s:.0f}s of wall time{at_once}, {held}"
+
+
+def _search_said(searched: Searched, this_run: int, cells: int) -> str:
+    """What the whole search booted and held, however many runs it took, and why it stopped."""
+    every = searched.verdicts
+    gpu_s, _ = time_taken(every, 0.0, 1)
+    earlier = f" ({len(every) - this_run} in earlier runs)" if len(every) > this_run else ""
+    held = f", {gpu_s:.0f} GPU-seconds in all" if any(v.context.hardware.gpu_name for v in every) else ""
+    return f"the search booted {len(every)} of {cells} cells{earlier}{held} and stopped: {searched.why}"
 
 
 def _reds(verdicts: Iterable[CellVerdict]) -> list[CellVerdict]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
+from typing import NamedTuple
 
 from redline.ledger.campaign_file import read_verdicts
 from redline.ledger.search_file import read_search_log, write_search_log
@@ -25,6 +26,13 @@ from redline.policy.ranking import cell_sample
 from redline.policy.search import Candidate, Measured, Stop, propose
 
 RunCell = Callable[[CellPlan, int, int], Awaitable[CellVerdict]]
+
+
+class Searched(NamedTuple):
+    """Why a search stopped, and every cell it measured: those of this run and of the runs it resumed."""
+
+    why: str
+    verdicts: list[CellVerdict]
 
 
 def score_of(campaign: Campaign, verdict: CellVerdict) -> float | None:
@@ -78,8 +86,9 @@ def _next(loaded: Loaded, plan: CampaignPlan, log: SearchLog, verdicts: dict[str
     return SearchStep(step=n, at=at, cell=found.cell, why=found.why, estimate=found.estimate, upper=found.upper)
 
 
-async def search(loaded: Loaded, plan: CampaignPlan, run_cell: RunCell) -> tuple[list[CellVerdict], str]:
-    """Boot what the search proposes until it stops; the verdicts it made now, and why it stopped."""
+async def search(loaded: Loaded, plan: CampaignPlan, run_cell: RunCell) -> tuple[list[CellVerdict], Searched]:
+    """Boot what the search proposes until it stops; the verdicts it made now, and why it stopped with every
+    verdict it holds (a resumed search's earlier runs included)."""
     results, cells = loaded.results, {c.name: c for c in plan.cells}
     log = read_search_log(results) or SearchLog(campaign=loaded.campaign.name)
     made: list[CellVerdict] = []
@@ -89,7 +98,7 @@ async def search(loaded: Loaded, plan: CampaignPlan, run_cell: RunCell) -> tuple
         if step.cell is None:
             log = log.model_copy(update={"steps": [*log.steps, step], "stopped": step.why})
             write_search_log(results, log)
-            return made, step.why
+            return made, Searched(step.why, list(verdicts.values()))
         if not log.steps or log.steps[-1] is not step:
             log = log.model_copy(update={"steps": [*log.steps, step]})
             write_search_log(results, log)  # the proposal is on disk before its boot
@@ -100,4 +109,4 @@ async def search(loaded: Loaded, plan: CampaignPlan, run_cell: RunCell) -> tuple
         write_search_log(results, log)
 
 
-__all__ = ["candidates", "score_of", "search"]
+__all__ = ["Searched", "candidates", "score_of", "search"]
