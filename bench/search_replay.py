@@ -25,7 +25,8 @@ from redline.policy.search import Candidate, Measured, Stop, propose  # noqa: E4
 
 def landscapes() -> list[Path]:
     found = []
-    for path in sorted((ROOT / "tests" / "data").glob("*/*.yml")):
+    data = ROOT / "tests" / "data"
+    for path in sorted({*data.glob("*/*.yml"), *data.glob("*/*/campaign.yml")}):
         try:
             loaded = load(path)
         except Exception:  # noqa: BLE001 - not a campaign file

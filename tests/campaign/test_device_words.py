@@ -53,7 +53,7 @@ def test_the_device_of_a_context_is_a_gpu_the_host_or_a_device() -> None:
 
 def test_champion_select_on_a_cpu_host_scores_per_host_and_says_no_gpu() -> None:
     report = select(cells())
-    assert report.scoring == "the highest mean output tokens/s per host over the concurrencies"
+    assert report.scoring == "the mean output tokens/s per host at the concurrency where it is highest"
     win = next(c for c in report.ranked if c.cell == "mnbt8192")
     assert win.noise is not None and win.noise.unit == "tok/s/host"
     assert "(100 -> 110 tok/s/host)" in win.why
@@ -64,10 +64,10 @@ def test_champion_select_on_a_cpu_host_scores_per_host_and_says_no_gpu() -> None
 
 def test_champion_select_on_gpus_scores_per_gpu_and_on_cpu_workers_per_device() -> None:
     gpu = select([on_h200(v) for v in cells()])
-    assert gpu.scoring == "the highest mean output tokens/s per GPU over the concurrencies"
+    assert gpu.scoring == "the mean output tokens/s per GPU at the concurrency where it is highest"
     assert "tok/s/GPU" in next(c for c in gpu.ranked if c.cell == "mnbt8192").why
     workers = select([with_tp(v, 2) for v in cells()])
-    assert workers.scoring == "the highest mean output tokens/s per device over the concurrencies"
+    assert workers.scoring == "the mean output tokens/s per device at the concurrency where it is highest"
 
 
 def test_the_baseline_diff_on_a_cpu_host_says_its_figure_per_host() -> None:

@@ -149,7 +149,7 @@ def campaign_table(campaign: Campaign, cells: Sequence[str], verdicts: dict[str,
 # ---- the champion ----------------------------------------------------------------------------------------------
 
 SCORING = {
-    "throughput": "the highest mean output tokens/s per {per} over the concurrencies",
+    "throughput": "the mean output tokens/s per {per} at the concurrency where it is highest",
     "latency": "the geometric mean over the concurrencies of the mean median TPOT (ms)",
     "goodput": "the highest mean output tokens/s per {per} among the concurrencies inside the SLA",
 }
