@@ -54,6 +54,16 @@ class SolFigure(_Strict):
     bytes_per_step: ByteFigure | None = None
     weights_share: Figure | None = Field(None, description="weight bytes / bytes per step: what fp8 weights could save")
     basis: str = Field(description="how the ceiling was worked, or why there is none")
+    rigour: Literal["arithmetic", "telemetry-backed"] = Field(
+        "arithmetic",
+        description="arithmetic: the datasheet ceiling against the measured throughput only; telemetry-backed: "
+        "with what the GPU was seen doing during the bench beside it (memory_busy_pct)",
+    )
+    memory_busy_pct: Figure | None = Field(
+        None,
+        description="nvidia-smi's utilization.memory during the bench, the mean over its GPUs: the share of time "
+        "device memory was read or written (a time share, not bytes/s); null without telemetry",
+    )
 
 
 __all__ = ["GpuPeaks", "SolFigure", "SolTable"]

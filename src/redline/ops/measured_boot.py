@@ -31,9 +31,12 @@ from redline.identity import this_owner
 from redline.ledger.server_record import ServerRecord, check_reachable, clear_server, load_server, save_server
 from redline.models import BenchResult, ServeConfig
 from redline.models.clean_bench import BenchCheck
+from redline.models.telemetry import GpuTelemetry
 from redline.offload import off_loop
 from redline.ops.session import BenchRun, Boot, ServeSession, say
+from redline.ops.telemetry import Sampling
 from redline.policy import clean_bench
+from redline.policy.telemetry import check as gpu_check
 from redline.policy.workload import Step
 from redline.targets import ServerHandle, Target
 
@@ -51,6 +54,7 @@ class StepResult:
     unreadable: str | None  # why the result file, present, could not be read
     warm: bool  # the server had served an earlier step of this boot
     checks: list[BenchCheck] = field(default_factory=list)  # a ranked bench's clean-bench checks (a flag: problem)
+    telemetry: GpuTelemetry | None = None  # the GPUs sampled beside a ranked bench, where the host has the tools
 
     @property
     def server_usable(self) -> bool:
@@ -129,22 +133,40 @@ async def run_steps(
         await say(session.progress, BOOTED_AT + (1 - BOOTED_AT) * i / len(steps), step.label)
         offset = since if i == 0 and since is not None else len((await session.read_log(handle)).encode())
         before = await session.prefix_counters(handle, config) if step.ranked else None
+        sampling = await session.gpus.start(handle, step.result_name, deadline_s) if step.ranked else None
         run = await session.bench(
             handle, config, step.workload, step.result_name, deadline_s=deadline_s, log_offset=offset
         )
         if run.result_text is not None and write is not None:
             write(step.result_name, run.result_text)
+        telemetry, gpu_checks = await _telemetry(session, handle, sampling, write)
         figures, unreadable = read_figures(session, run)
         found = []
         if step.ranked and figures is not None:
             after = await session.prefix_counters(handle, config)
-            found = clean_bench.checks(figures, step.workload.concurrency, before, after)
+            found = [*clean_bench.checks(figures, step.workload.concurrency, before, after), *gpu_checks]
         problem = unreadable or bench_problem(run, figures) or clean_bench.flagged(found)
-        result = StepResult(step, run, figures, problem, unreadable, warm=i > 0, checks=found)
+        result = StepResult(step, run, figures, problem, unreadable, warm=i > 0, checks=found, telemetry=telemetry)
         results.append(result)
         if (step.warmup and result.problem is not None) or not result.server_usable:
             break
     return results
+
+
+async def _telemetry(
+    session: ServeSession,
+    handle: ServerHandle,
+    sampling: Sampling | None,
+    write: Callable[[str, str], object] | None,
+) -> tuple[GpuTelemetry | None, list[BenchCheck]]:
+    """A ranked bench's GPU telemetry (its samples kept beside its result) and its GPU check; nothing for a step
+    that sampled nothing (a warm-up)."""
+    if sampling is None:
+        return None, []
+    found, samples, why = await session.gpus.stop(handle, sampling)
+    if samples and write is not None and found is not None and found.file is not None:
+        write(found.file, samples)
+    return found, [gpu_check(found, why)]
 
 
 # More steps on the same server once the listed ones ran, chosen from what they measured: (the server, the results

@@ -28,6 +28,7 @@ from redline.models import BenchWorkload, BootSignals, BootStatus, ServeConfig, 
 from redline.models.clean_bench import PrefixCounters
 from redline.offload import off_loop
 from redline.ops.resident import Clients
+from redline.ops.telemetry import GpuSampler
 from redline.targets import RunResult, ServerHandle, Target, WaitOutcome
 
 Progress = Callable[[float, str], Awaitable[None]]
@@ -124,6 +125,7 @@ class ServeSession:
         self.progress = progress
         self.widening = widening
         self.clients = Clients(target, get_engine(engine.bench_client), self.bench_executable)
+        self.gpus = GpuSampler(target)  # GPU telemetry beside each ranked bench, where the host has the tools
 
     @property
     def executable(self) -> list[str]:

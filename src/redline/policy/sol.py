@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from redline.models.shape import ModelShape, kv_bytes_per_token, weight_bytes
 from redline.models.sol import GpuPeaks, SolFigure, SolTable
+from redline.models.telemetry import GpuTelemetry
 
 
 def peaks_for(table: SolTable, gpu_name: str | None) -> tuple[str, GpuPeaks] | None:
@@ -102,4 +103,12 @@ def _memory_bound(
     )
 
 
-__all__ = ["decode_ceiling", "peaks_for"]
+def with_telemetry(sol: SolFigure | None, telemetry: GpuTelemetry | None) -> SolFigure | None:
+    """The figure with what the GPUs were seen doing beside it: telemetry-backed where the bench was sampled."""
+    if sol is None or telemetry is None or not telemetry.gpus:
+        return sol
+    busy = sum(g.memory_busy_pct for g in telemetry.gpus) / len(telemetry.gpus)
+    return sol.model_copy(update={"rigour": "telemetry-backed", "memory_busy_pct": round(busy, 2)})
+
+
+__all__ = ["decode_ceiling", "peaks_for", "with_telemetry"]

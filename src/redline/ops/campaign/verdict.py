@@ -169,6 +169,7 @@ def trials_of(measured: MeasuredBoot) -> dict[int, list[Trial]]:
             exit_code=r.run.run.returncode,
             client=r.run.client,
             checks=r.checks,
+            telemetry=r.telemetry,
             log_lines=lines[-50:],
         )
         trials.setdefault(r.step.workload.concurrency, []).append(trial)

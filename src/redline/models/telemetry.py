@@ -1,0 +1,51 @@
+"""GPU telemetry sampled beside a bench: what each GPU did while the bench ran, and whose processes held it."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Pct = Annotated[float, Field(ge=0, le=100, allow_inf_nan=False)]
+Amount = Annotated[float, Field(ge=0, le=1e9, allow_inf_nan=False)]
+
+
+class GpuSeries(BaseModel):
+    """One GPU over a bench, from the sampler's rows for it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    index: int = Field(ge=0, le=1024)
+    uuid: str = Field(max_length=128)
+    samples: int = Field(ge=1)
+    gpu_busy_pct: Pct = Field(description="nvidia-smi utilization.gpu, mean: the share of time a kernel ran")
+    gpu_busy_peak_pct: Pct
+    memory_busy_pct: Pct = Field(
+        description="nvidia-smi utilization.memory, mean: the share of time device memory was read or written "
+        "(a time share, not bytes/s against the datasheet bandwidth)"
+    )
+    memory_busy_peak_pct: Pct
+    memory_used_mib_peak: Amount | None = None
+    power_w: Amount | None = Field(None, description="mean power draw; null where the GPU reports none")
+    sm_clock_mhz: Amount | None = Field(None, description="mean SM clock")
+
+
+class GpuTelemetry(BaseModel):
+    """The GPUs sampled beside one bench, kept as a file beside its result (`file`, every sample as the tool wrote
+    it), summarised here."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    source: Literal["nvidia-smi"] = "nvidia-smi"
+    file: str | None = Field(None, description="the samples beside the bench's result file")
+    interval_ms: int = Field(ge=1, le=60_000, description="the sampling interval asked of the tool")
+    seconds: Amount = Field(description="from the first sample to the last")
+    gpus: list[GpuSeries] = []
+    others: list[str] | None = Field(
+        None,
+        description="processes of this host, not the server's, holding a GPU when the bench started (pid and "
+        "name); null where it could not be told (no process list, or a server that is not a process group here)",
+    )
+
+
+__all__ = ["GpuSeries", "GpuTelemetry"]

@@ -1,0 +1,84 @@
+"""GPU telemetry beside every ranked bench, on the fake engine through the real LocalTarget, with a stand-in
+nvidia-smi on PATH (tests/server/fake_nvidia_smi.py, in the real tool's shape; the real one's samples from the H200
+are tests/data/vllm-0.26.0-h200-telemetry/): each bench keeps its samples file beside its result and a summary in its
+trial, no sampler outlives its bench, a GPU held by a process outside the server's group flags every bench (red,
+never ranked), and a host without nvidia-smi says so in each trial."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from ruamel.yaml import YAML
+
+from redline.ledger.campaign_file import read_verdicts
+from redline.ops.campaign.plan import load
+from redline.ops.campaign.run import campaign_run
+from tests.campaign.helpers import Fake, make_fake
+from tests.conftest import processes_naming
+
+pytestmark = pytest.mark.anyio
+BIN = Path(__file__).resolve().parent.parent / "server" / "bin"
+FAKE_SMI = BIN.parent / "fake_nvidia_smi.py"
+
+
+@pytest.fixture
+def fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Fake:
+    monkeypatch.setenv("PATH", f"{BIN}{os.pathsep}{os.environ['PATH']}")
+    return make_fake(tmp_path, FAKE_VLLM_BENCH_S="0.6")
+
+
+async def _run(fake: Fake):  # type: ignore[no-untyped-def]
+    path = fake.write(grid={"max_num_seqs": [64]}, concurrencies=[1, 2])
+    async with fake.target() as target:
+        await campaign_run(path, target, i_understand_this_submits_jobs=True)
+    loaded = load(path)
+    return loaded, read_verdicts(loaded.results, loaded.names)
+
+
+async def test_each_bench_keeps_its_gpu_samples_beside_it_and_no_sampler_outlives_it(fake: Fake) -> None:
+    loaded, verdicts = await _run(fake)
+    (cell,) = verdicts.values()
+    assert cell.verdict == "green", cell.reason
+    for result in cell.results:
+        (trial,) = result.trials
+        t = trial.telemetry
+        assert (
+            t is not None
+            and t.interval_ms == 200
+            and t.others == []
+            and t.file == f"bench-c{result.concurrency}.gpu.csv"
+        )
+        (gpu,) = t.gpus
+        assert gpu.samples >= 2 and gpu.gpu_busy_pct == 87 and gpu.memory_busy_pct == 41 and gpu.power_w is None
+        kept = (loaded.results / "cells" / cell.cell / t.file).read_text().splitlines()
+        assert len(kept) == gpu.samples and all(", 87, 41, " in line for line in kept)
+        said = {c.check: c for c in trial.checks}["gpu"]
+        assert said.ok and "GPU 0 ran kernels 87% of the time and read or wrote memory 41%" in said.said
+    assert processes_naming(FAKE_SMI) == []
+
+
+async def test_a_gpu_another_process_holds_flags_every_bench_and_the_cell_is_never_ranked(
+    fake: Fake, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_GPU_PIDS", str(os.getpid()))  # this test's own process: not in the server's group
+    _, verdicts = await _run(fake)
+    (cell,) = verdicts.values()
+    assert cell.verdict == "red"
+    for result in cell.results:
+        gpu = {c.check: c for t in result.trials for c in t.checks}["gpu"]
+        assert not gpu.ok and f"pid {os.getpid()} (python3, 1024 MiB)" in gpu.said and "not ranked" in gpu.said
+        assert not result.ok
+
+
+async def test_a_host_without_nvidia_smi_says_so_in_each_trial(fake: Fake, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", os.environ["PATH"].replace(f"{BIN}{os.pathsep}", ""))
+    _, verdicts = await _run(fake)
+    (cell,) = verdicts.values()
+    assert cell.verdict == "green"
+    for trial in (t for r in cell.results for t in r.trials):
+        assert trial.telemetry is None
+        assert {c.check: c.said for c in trial.checks}["gpu"] == "no GPU telemetry: nvidia-smi is not on target local"
+    text = YAML(typ="safe").load((fake.campaigns / "c1" / "cells" / cell.cell / "verdict.yml").read_text())
+    assert text["results"][0]["trials"][0]["telemetry"] is None
