@@ -26,6 +26,7 @@ from redline.models.metrics import metric
 from redline.models.serve import ServeConfig
 from redline.models.slug import Slug
 from redline.models.sol import SolFigure
+from redline.models.telemetry import GpuTelemetry
 from redline.models.verdict import AbVerdict, Claim
 
 Count = Annotated[int, Field(gt=0, le=1 << 26)]
@@ -197,7 +198,11 @@ class TrialPoint(_Strict):
         None, description="the bench client that ran it: one of its own, or the server's resident one (its version)"
     )
     checks: list[BenchCheck] = Field(
-        [], description="the clean-bench checks (prefix cache, client, window); one failed: the point is not ranked"
+        [],
+        description="the clean-bench checks (prefix cache, client, window, GPU); one failed: the point is not ranked",
+    )
+    telemetry: GpuTelemetry | None = Field(
+        None, description="the GPUs sampled beside the bench (nvidia-smi), where its host has the tools"
     )
     context: ContextDescriptor
     sol: SolFigure | None = Field(None, description="the output throughput against the decode ceiling")

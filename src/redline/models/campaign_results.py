@@ -23,6 +23,7 @@ from redline.models.lever import CloseStatus, Lever
 from redline.models.load_boundary import LoadBoundary
 from redline.models.metrics import MetricFlag, NoiseJudgement
 from redline.models.serve import ServeConfig
+from redline.models.telemetry import GpuTelemetry
 
 # ---- one cell's verdict --------------------------------------------------------------------------------
 
@@ -58,7 +59,11 @@ class Trial(Strict):
         None, description="the bench client that ran it: one of its own, or the server's resident one (its version)"
     )
     checks: list[BenchCheck] = Field(
-        [], description="the clean-bench checks (prefix cache, client, window); one failed: the trial is not ranked"
+        [],
+        description="the clean-bench checks (prefix cache, client, window, GPU); one failed: the trial is not ranked",
+    )
+    telemetry: GpuTelemetry | None = Field(
+        None, description="the GPUs sampled beside the bench (nvidia-smi), where its host has the tools"
     )
     log_lines: Annotated[list[str], Field(max_length=50)] = []
 

@@ -40,6 +40,7 @@ from redline.ops.measured_boot import Keep, MeasuredBoot, StepResult, measured_b
 from redline.ops.request_base import ACK_FLAG, require_ack
 from redline.ops.session import Boot, Progress, ServeSession, say
 from redline.policy.drift import plan_drift
+from redline.policy.sol import with_telemetry
 from redline.policy.workload import RUN_DIR, WARMUP_FILE, Step
 from redline.targets import HostInfo, Target
 from redline.targets.unit import boot_unit
@@ -221,8 +222,9 @@ class Runner:
             healthy_after=result.run.healthy_after,
             client=result.run.client,
             checks=result.checks,
+            telemetry=result.telemetry,
             context=context,
-            sol=sol,
+            sol=with_telemetry(sol, result.telemetry),
         )
 
     def _version(self, arm: ArmPlan, boot: Boot) -> str | None:
