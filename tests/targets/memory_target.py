@@ -99,7 +99,9 @@ class MemoryTarget(Target):
     ) -> WaitOutcome:
         return WaitOutcome(status="ready" if await self.is_alive(handle) else "exited", elapsed_s=0.0)
 
-    async def get_text(self, handle: ServerHandle, url: str) -> str | None:
+    async def get_text(
+        self, handle: ServerHandle, url: str, *, body: str | None = None, timeout_s: float = 5.0
+    ) -> str | None:
         """vLLM's two prefix-cache counters at /metrics while the server runs."""
         if not url.endswith("/metrics") or not await self.is_alive(handle):
             return None

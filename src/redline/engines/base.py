@@ -8,6 +8,7 @@ from `get_engine(name)` and ask it.
 from __future__ import annotations
 
 import abc
+import json
 from collections.abc import Sequence
 from typing import ClassVar, Protocol
 
@@ -158,6 +159,25 @@ class Engine(abc.ABC):
     def metrics_url(self, config: ServeConfig) -> str | None:
         """Where the booted server serves its metrics, from the host it runs on; None: it serves none."""
         return self._url(config, self.metrics_path) if self.metrics_path is not None else None
+
+    completions_path: ClassVar[str] = "/v1/completions"  # the OpenAI-style completions API both engines serve
+
+    def completions_request(self, config: ServeConfig, prompts: list[str], max_tokens: int) -> tuple[str, str]:
+        """Where to POST the prompts for greedy answers with each chosen token's log-probability, and the JSON body
+        (the accuracy gate's ask: one request, one choice per prompt)."""
+        body = {
+            "model": config.model,
+            "prompt": prompts,
+            "max_tokens": max_tokens,
+            "temperature": 0,
+            "logprobs": 1,
+            **self.completions_extras,
+        }
+        return self._url(config, self.completions_path), json.dumps(body)
+
+    # what the engine's completions API takes beyond OpenAI's (vLLM: tokens named by id, so two that decode alike
+    # still differ)
+    completions_extras: ClassVar[dict[str, object]] = {}
 
     def _url(self, config: ServeConfig, path: str) -> str:
         host = "127.0.0.1" if config.host in ("0.0.0.0", "::") else config.host

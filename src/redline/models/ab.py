@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from redline.engines.names import DEFAULT_ENGINE, EngineName
+from redline.models.accuracy import AccuracyGate
 from redline.models.bench import BenchResult, Figure
 from redline.models.boot import BootStatus, ModelLoad
 from redline.models.campaign import check_benches
@@ -270,6 +271,11 @@ class ArmSummary(_Strict):
     trials_ok: int
     trials_failed: list[str] = Field(description="<arm>-<k>: why, for each failed trial")
     points: list[ArmPoint]
+    accuracy: AccuracyGate | None = Field(
+        None,
+        description="its accuracy gate against the baseline arm (a consistency check, not a benchmark score), where "
+        "it turns on a lever that can change the model's answers; null: no such lever",
+    )
 
 
 class AbResult(_Strict):

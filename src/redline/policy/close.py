@@ -1,6 +1,7 @@
 """The one close rule for a champion, a campaign's or an A/B's: it is closed only when a same-node A/B made it a
-VERDICT, its known-good config is recorded and a next lever is named; until then `missing` says what is, each with
-the call to make. A pure function of what the caller found.
+VERDICT, its known-good config is recorded, a next lever is named and, where it turns on a lever that can change the
+model's answers, an accuracy gate passed on it (policy/accuracy.py gate_missing); until then `missing` says what is,
+each with the call to make. A pure function of what the caller found.
 
     close_status("mnbt8192", verdict_missing=None, entry=found, record_with="from_ab and arm=mnbt8192", levers=levers)
 """
@@ -22,10 +23,14 @@ def close_status(
     entry: KnownGoodEntry | None,
     record_with: str,
     levers: Sequence[Lever],
+    accuracy_missing: str | None = None,
 ) -> CloseStatus:
     """`verdict_missing`: what a VERDICT still needs (None: it is one); `entry`: the champion's known-good entry, if
-    recorded; `record_with`: the arguments known_good_record takes to record it."""
+    recorded; `record_with`: the arguments known_good_record takes to record it; `accuracy_missing`: what the accuracy
+    gate still needs (None: no gate is needed, or it passed)."""
     missing = [verdict_missing] if verdict_missing is not None else []
+    if accuracy_missing is not None:
+        missing.append(accuracy_missing)
     if entry is None:
         missing.append(f"its known-good config: call known_good_record with {record_with} (and why)")
     if not levers:

@@ -210,6 +210,13 @@ def body_if_ok(response: httpx.Response) -> str | None:
     return response.text[:MAX_URL_TEXT] if response.status_code == 200 else None
 
 
+def http_args(body: str | None, headers: dict[str, str] | None = None) -> dict[str, Any]:
+    """The method, headers and content of a get_text request: a GET, or a POST of the JSON body."""
+    if body is None:
+        return {"method": "GET", "headers": headers or {}}
+    return {"method": "POST", "content": body, "headers": {**(headers or {}), "Content-Type": "application/json"}}
+
+
 def check_health_url(url: str) -> httpx.URL:
     """An http(s) URL with a host, or InputError."""
     try:
@@ -306,9 +313,12 @@ class Target(abc.ABC):
         """Poll health until it answers 200 (ready), the server is gone (exited), or deadline_s passes."""
 
     @abc.abstractmethod
-    async def get_text(self, handle: ServerHandle, url: str) -> str | None:
+    async def get_text(
+        self, handle: ServerHandle, url: str, *, body: str | None = None, timeout_s: float = 5.0
+    ) -> str | None:
         """The body of a GET of url (a server's metrics) made where the server's benches run, if it answers 200
-        within a few seconds; None otherwise. At most MAX_URL_TEXT characters."""
+        within timeout_s; None otherwise. At most MAX_URL_TEXT characters. With `body`, a POST of that JSON (the
+        accuracy gate's prompts to the server's own API)."""
 
     @abc.abstractmethod
     async def is_alive(self, handle: ServerHandle) -> bool:

@@ -36,6 +36,7 @@ from redline.targets.base import (
     check_argv,
     check_env,
     check_health_url,
+    http_args,
 )
 from redline.targets.kubernetes_cli import Cluster, Json, PortForwards, labels, meta
 from redline.targets.kubernetes_cluster import (
@@ -294,12 +295,15 @@ class KubernetesTarget(Target):
             "(FailedScheduling: no node has what it asks; look at the node table of `kubectl describe nodes`)"
         )
 
-    async def get_text(self, handle: ServerHandle, url: str) -> str | None:
+    async def get_text(
+        self, handle: ServerHandle, url: str, *, body: str | None = None, timeout_s: float = 5.0
+    ) -> str | None:
         state = await self._state(self._locator(handle))
-        return await self._get(state, check_health_url(url)) if state.running and state.name else None
+        return await self._get(state, check_health_url(url), body, timeout_s) if state.running and state.name else None
 
-    async def _get(self, state: PodState, url: httpx.URL) -> str | None:
-        """GET url of the engine from outside the pod (through a port-forward, or at the pod's IP): its body on 200."""
+    async def _get(self, state: PodState, url: httpx.URL, body: str | None = None, timeout_s: float = 5) -> str | None:
+        """GET url of the engine (with `body`: POST that JSON) from outside the pod (through a port-forward, or at the
+        pod's IP): its body on 200."""
         assert state.name is not None
         port = url.port or 80
         if self.spec.reach == "pod-ip":
@@ -311,8 +315,9 @@ class KubernetesTarget(Target):
             return None
         if self._http is None:
             self._http = httpx.AsyncClient(trust_env=False)
+        args = http_args(body, {"Host": url.netloc.decode()})
         try:
-            return body_if_ok(await self._http.get(where, headers={"Host": url.netloc.decode()}, timeout=5.0))
+            return body_if_ok(await self._http.request(url=where, timeout=timeout_s, **args))
         except httpx.HTTPError:
             # kubectl's port-forward can stay up yet forward nothing after a refused connection (its streams
             # time out from then on): a forward that failed once is made afresh for the next look

@@ -19,7 +19,7 @@ import anyio
 import httpx
 
 from redline.errors import CommandTimeout, TargetPathError
-from redline.targets.base import EngineSettings, RunResult, body_if_ok
+from redline.targets.base import EngineSettings, RunResult, body_if_ok, http_args
 from redline.targets.posix import PosixTarget
 from redline.targets.spec import BaseSpec, abspath
 from redline.untrusted import read_regular
@@ -101,11 +101,11 @@ class LocalTarget(PosixTarget):
     async def _signal_group(self, pgid: int, sig: signal.Signals) -> None:
         _killpg(pgid, sig)
 
-    async def _get(self, url: httpx.URL, timeout_s: float) -> str | None:
+    async def _get(self, url: httpx.URL, timeout_s: float, body: str | None = None) -> str | None:
         if self._http is None:
             self._http = httpx.AsyncClient(trust_env=False)  # no proxy between us and localhost
         try:
-            return body_if_ok(await self._http.get(url, timeout=timeout_s))
+            return body_if_ok(await self._http.request(url=url, timeout=timeout_s, **http_args(body)))
         except httpx.HTTPError:
             return None
 

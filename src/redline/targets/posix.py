@@ -69,8 +69,9 @@ class PosixTarget(Target):
         """Send sig to process group pgid; a group already gone is not an error."""
 
     @abc.abstractmethod
-    async def _get(self, url: httpx.URL, timeout_s: float) -> str | None:
-        """The body of a GET of url made from the target host's point of view when it answers 200, else None."""
+    async def _get(self, url: httpx.URL, timeout_s: float, body: str | None = None) -> str | None:
+        """The body of a GET of url (with `body`: a POST of that JSON) made from the target host's point of view when
+        it answers 200, else None."""
 
     async def _probe(self, url: httpx.URL, timeout_s: float) -> bool:
         return await self._get(url, timeout_s) is not None
@@ -184,9 +185,11 @@ class PosixTarget(Target):
                 return WaitOutcome(status="timeout", elapsed_s=time.monotonic() - t0)
             await anyio.sleep(max(0.0, min(poll_s, end - time.monotonic())))
 
-    async def get_text(self, handle: ServerHandle, url: str) -> str | None:
+    async def get_text(
+        self, handle: ServerHandle, url: str, *, body: str | None = None, timeout_s: float = 5.0
+    ) -> str | None:
         self._locator(handle)
-        return await self._get(check_health_url(url), 5.0)
+        return await self._get(check_health_url(url), timeout_s, body)
 
     async def is_alive(self, handle: ServerHandle) -> bool:
         """True while the group leader this handle names is running."""

@@ -258,22 +258,29 @@ class SlurmTarget(Target):
                 return WaitOutcome(status="timeout", elapsed_s=time.monotonic() - t0)
             await anyio.sleep(max(0.0, min(poll_s, self.poll_s, end - time.monotonic())))
 
-    async def get_text(self, handle: ServerHandle, url: str) -> str | None:
+    async def get_text(
+        self, handle: ServerHandle, url: str, *, body: str | None = None, timeout_s: float = 5.0
+    ) -> str | None:
         loc = self._locator(handle)
         _, ended, node = await self._state(loc)
-        return await self._get(loc, node, check_health_url(url)) if node is not None and ended is None else None
+        if node is None or ended is not None:
+            return None
+        return await self._get(loc, node, check_health_url(url), body, timeout_s)
 
-    async def _get(self, loc: SlurmLocator, node: str, url: httpx.URL) -> str | None:
-        """GET url of the server inside the allocation (reach: step), or from the login host at the node's address:
-        its body on 200."""
+    async def _get(
+        self, loc: SlurmLocator, node: str, url: httpx.URL, body: str | None = None, timeout_s: float = 5.0
+    ) -> str | None:
+        """GET url of the server (with `body`: POST that JSON) inside the allocation (reach: step), or from the login
+        host at the node's address: its body on 200."""
         port, path = url.port or 80, url.raw_path.decode() or "/"
         if self.spec.reach == "step":
-            argv = [*step_argv(loc.job_id, f"{loc.name}-probe"), *probe_argv(url.host, port, path)]
+            probe = probe_argv(url.host, port, path, max(5, round(timeout_s)), body)
+            argv = [*step_argv(loc.job_id, f"{loc.name}-probe"), *probe]
             argv[0] = self.cli.argv("srun")[0]
-            done = await self.cli.call(argv, timeout_s=30)
+            done = await self.cli.call(argv, timeout_s=25 + timeout_s)
             return done.stdout[:MAX_URL_TEXT] if done.returncode == 0 else None
         where = url.copy_with(host=await self.jobs.address(node)) if url.host in LOOPBACK else url
-        return await self.login._get(where, 5.0)
+        return await self.login._get(where, timeout_s, body)
 
     async def is_alive(self, handle: ServerHandle) -> bool:
         _, ended, _ = await self._state(self._locator(handle))

@@ -120,10 +120,15 @@ def step_argv(job_id: str, name: str, *, output: str | None = None, gpus: str | 
     return argv + ([gpus] if gpus else [])
 
 
-# A GET of the engine's health or metrics inside the allocation, with bash's own /dev/tcp (no curl needed on the
-# nodes): the body on stdout after a 200, exit 1 otherwise.
+# A GET of the engine's health or metrics (or a POST of the accuracy gate's JSON) inside the allocation, with bash's
+# own /dev/tcp (no curl needed on the nodes): the body on stdout after a 200, exit 1 otherwise.
 PROBE_SCRIPT = r"""exec 3<>"/dev/tcp/$1/$2" || exit 1
-printf 'GET %s HTTP/1.0\r\nHost: %s:%s\r\n\r\n' "$3" "$1" "$2" >&3
+if [ $# -ge 4 ]; then
+  printf 'POST %s HTTP/1.0\r\nHost: %s:%s\r\nContent-Type: application/json\r\nContent-Length: %s\r\n\r\n%s' \
+    "$3" "$1" "$2" "${#4}" "$4" >&3
+else
+  printf 'GET %s HTTP/1.0\r\nHost: %s:%s\r\n\r\n' "$3" "$1" "$2" >&3
+fi
 read -r _ code _ <&3
 while IFS= read -r line <&3 && [ -n "${line%$'\r'}" ]; do :; done
 [ "$code" = 200 ] || exit 1
@@ -137,5 +142,7 @@ DETACH_SCRIPT = 'out=$1; shift; setsid "$@" </dev/null >>"$out" 2>&1 & echo $!'
 WRITE_SCRIPT = 'printf %s "$1" >"$2"'
 
 
-def probe_argv(host: str, port: int, path: str, timeout_s: int = 5) -> list[str]:
-    return ["timeout", str(timeout_s), "bash", "-c", PROBE_SCRIPT, "probe", host, str(port), path]
+def probe_argv(host: str, port: int, path: str, timeout_s: int = 5, body: str | None = None) -> list[str]:
+    """A GET of path at host:port (with `body`, an ASCII JSON text: a POST of it) by bash alone; its body on 200."""
+    sent = [body] if body is not None else []
+    return ["timeout", str(timeout_s), "bash", "-c", PROBE_SCRIPT, "probe", host, str(port), path, *sent]

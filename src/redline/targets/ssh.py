@@ -31,7 +31,7 @@ from redline.errors import (
     TargetPathError,
     TargetUnreachable,
 )
-from redline.targets.base import RunResult, body_if_ok
+from redline.targets.base import RunResult, body_if_ok, http_args
 from redline.targets.posix import PosixTarget
 from redline.targets.spec import BaseSpec, abspath
 
@@ -175,7 +175,7 @@ class SSHTarget(PosixTarget):
         name = sig.name.removeprefix("SIG")
         await self._exec(["sh", "-c", 'kill -s "$1" -- "-$2"', "sh", name, str(pgid)], 30)
 
-    async def _get(self, url: httpx.URL, timeout_s: float) -> str | None:
+    async def _get(self, url: httpx.URL, timeout_s: float, body: str | None = None) -> str | None:
         # A local port forwarded through the SSH connection, not a remote curl: the GET
         # leaves from the remote host (its 127.0.0.1 is the server's), needs no curl or
         # python there, starts no remote process per poll, and is the same httpx code
@@ -187,7 +187,8 @@ class SSHTarget(PosixTarget):
             self._http = httpx.AsyncClient(trust_env=False)
         local = url.copy_with(host="127.0.0.1", port=port)
         try:
-            return body_if_ok(await self._http.get(local, headers={"Host": url.netloc.decode()}, timeout=timeout_s))
+            args = http_args(body, {"Host": url.netloc.decode()})
+            return body_if_ok(await self._http.request(url=local, timeout=timeout_s, **args))
         except httpx.HTTPError:
             return None
 

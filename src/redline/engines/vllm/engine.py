@@ -17,6 +17,7 @@ class VLLM(Engine):
     prefix_caching_default = True  # vLLM v1 caches prefixes unless --no-enable-prefix-caching
     metrics_path = metrics.PATH
     resident_script = resident.SCRIPT
+    completions_extras = {"return_tokens_as_token_ids": True}  # an id beyond the tokenizer decodes to ''
 
     def prefix_cache_counters(self, metrics_text: str) -> PrefixCounters | None:
         return metrics.prefix_counters(metrics_text)

@@ -8,8 +8,9 @@ diff (its diff_id, with the acknowledgement), and the champion recorded as the n
                                                          "i_understand_this_writes_the_deploy": True}))
 
 Refused, before anything is read from the values file: an A/B with no champion, a champion that is not closed (each
-missing step named with its call), a champion that turns on a lever risking the model's answers (policy/quality_risk:
-no accuracy gate has passed on it). The flags are the champion's own config (Engine.deploy_flags): never where the
+missing step named with its call), a champion that turns on a lever risking the model's answers (policy/quality_risk)
+without its accuracy gate's pass against the baseline arm (policy/accuracy.py: a consistency check, not a benchmark
+score; ab_run runs it). The flags are the champion's own config (Engine.deploy_flags): never where the
 server listens, the model or how it loads, which the deploy sets.
 """
 
@@ -30,6 +31,7 @@ from redline.ops.ab.result import ab_close
 from redline.ops.evidence.baseline import perf_baseline_record
 from redline.ops.requests_verdict import ChampionApplyRequest, PerfBaselineRecordRequest
 from redline.ops.workspace import inside, relative
+from redline.policy.accuracy import gate_missing
 from redline.policy.deploy_args import Edit, apply_edits, merge_args, said
 from redline.policy.quality_risk import quality_risks
 
@@ -73,20 +75,20 @@ def champion_apply(workspace: Path, request: ChampionApplyRequest) -> ChampionAp
 
 
 def _closed_champion(workspace: Path, ab: str) -> ArmSummary:
-    """The A/B's champion, refused unless it is closed and turns on no lever that risks the model's answers."""
+    """The A/B's champion, refused unless its accuracy gate passed where it turns on a lever that risks the model's
+    answers, and it is closed."""
     spec, arms, champion, close = ab_close(workspace, ab)
     if champion is None or close is None:
         raise InputError(f"A/B {ab!r} has no champion (its verdict crowned no arm): there is nothing to write back")
+    base = next((a for a in arms if a.arm == spec.baseline), None)
+    gate = gate_missing(quality_risks(champion.serve, base.serve if base is not None else None), champion.accuracy)
+    if gate is not None:
+        raise InputError(
+            f"the champion {champion.arm!r} of A/B {ab!r} can change the model's answers: it is written back only "
+            f"with {gate}; or apply it by hand after your own evaluation"
+        )
     if not close.closed:
         raise InputError(f"the champion {champion.arm!r} of A/B {ab!r} is not closed: {'; '.join(close.missing)}")
-    base = next((a for a in arms if a.arm == spec.baseline), None)
-    risks = quality_risks(champion.serve, base.serve if base is not None else None)
-    if risks:
-        raise InputError(
-            f"the champion {champion.arm!r} turns on {', '.join(risks)}, which can change the model's answers: it is "
-            "written back only after an accuracy gate passes on it, and redline runs none yet; apply it by hand "
-            "after your own evaluation"
-        )
     return champion
 
 

@@ -14,9 +14,11 @@ from redline.errors import InputError, RedlineError
 from redline.inputs import read_text
 from redline.ledger.ab_file import AbPaths, read_spec, read_trial
 from redline.models.ab import AbPlan, AbResult, AbSpec, ArmPlan, ArmSummary, TrialRecord
+from redline.models.accuracy import LABEL as ACCURACY_LABEL
 from redline.models.lever import CloseStatus, Lever
 from redline.models.sol import SolFigure
 from redline.models.verdict import AbVerdict
+from redline.ops.ab.accuracy import accuracy_gates
 from redline.ops.ab.plan import Prepared, done_trials
 from redline.ops.campaign.ceiling import ladder_ceiling
 from redline.ops.campaign.load import load_named
@@ -24,10 +26,12 @@ from redline.ops.evidence.frontier import record_ab
 from redline.ops.evidence.known_good_apply import recorded_for, registry_path
 from redline.ops.request_base import MAX_TEXT
 from redline.policy import ab as plans
+from redline.policy.accuracy import gate_missing
 from redline.policy.close import close_status
 from redline.policy.frontier import next_step
 from redline.policy.known_good import hardware_key
 from redline.policy.levers import LeverInput, next_levers
+from redline.policy.quality_risk import quality_risks
 
 # ---- the result -----------------------------------------------------------------------------------------------------
 
@@ -93,14 +97,23 @@ def levers_for(workspace: Path, spec: AbSpec, arms: Sequence[ArmSummary], verdic
     )
 
 
+def with_gates(paths: AbPaths, spec: AbSpec, arms: Sequence[ArmSummary]) -> list[ArmSummary]:
+    """The arms, each with its accuracy gate where it turns on a lever that can change the model's answers."""
+    gates = accuracy_gates(paths, spec, arms)
+    return [a.model_copy(update={"accuracy": gates.get(a.arm)}) for a in arms]
+
+
 def close_of(
     workspace: Path, arms: Sequence[ArmSummary], verdict: AbVerdict, levers: Sequence[Lever]
 ) -> CloseStatus | None:
     """Whether the champion is closed: a VERDICT, its known-good config recorded (for the hardware, engine version
-    and model files its own trials ran on), a next lever named."""
+    and model files its own trials ran on), a next lever named, and the accuracy gate's pass where it turns on a lever
+    that can change the model's answers."""
     if verdict.champion is None:
         return None
     arm = next(a for a in arms if a.arm == verdict.champion)
+    base = next((a for a in arms if a.baseline), None)
+    accuracy = gate_missing(quality_risks(arm.serve, base.serve if base is not None else None), arm.accuracy)
     context = arm.points[0].context  # a champion has figures, so a context
     entry = recorded_for(
         arm.serve,
@@ -113,8 +126,9 @@ def close_of(
     draft = (
         f"a VERDICT: the A/B is a DRAFT ({', '.join(verdict.failed)} failed)" if verdict.rigor != "VERDICT" else None
     )
+    record_with = f"from_ab and arm={arm.arm}"
     return close_status(
-        arm.arm, verdict_missing=draft, entry=entry, record_with=f"from_ab and arm={arm.arm}", levers=levers
+        arm.arm, verdict_missing=draft, entry=entry, record_with=record_with, levers=levers, accuracy_missing=accuracy
     )
 
 
@@ -146,13 +160,16 @@ def headline(arms: Sequence[ArmSummary], verdict: AbVerdict) -> str:
         parts.append(f"{name} {figure} {verdict.metric} at c={top.concurrency} (n={s.n if s else 0}){sol}")
     champion = next((a for a in arms if a.arm == verdict.champion), None)
     won = f" ({champion.engine} won)" if across and champion is not None else ""
-    return f"{verdict.summary}{won}. " + "; ".join(parts)
+    gates = [f"{a.arm} {a.accuracy.status.replace('_', ' ')}" for a in arms if a.accuracy is not None]
+    said = f". Accuracy gate ({ACCURACY_LABEL}): {'; '.join(gates)}" if gates else ""
+    return f"{verdict.summary}{won}. " + "; ".join(parts) + said
 
 
 def ab_result(workspace: Path, prepared: Prepared, plan: AbPlan, *, ran: list[str]) -> AbResult:
     paths = AbPaths(workspace, prepared.spec.name)
     spec = prepared.spec
     arms, verdict = plans.summarize(spec, prepared.arms, trial_records(paths, spec))
+    arms = with_gates(paths, spec, arms)
     levers = levers_for(workspace, spec, arms, verdict)
     close = close_of(workspace, arms, verdict, levers)
     frontier = record_ab(workspace, spec, arms, verdict, levers)
@@ -202,7 +219,7 @@ def ab_summary(workspace: Path, name: str) -> tuple[AbSpec, list[ArmSummary], Ab
         baseline = arm.name == spec.baseline
         arms.append(ArmPlan(name=arm.name, baseline=baseline, engine=engine, serve=done[0].serve, boot_command=[]))
     summaries, verdict = plans.summarize(spec, arms, records)
-    return spec, summaries, verdict
+    return spec, with_gates(paths, spec, summaries), verdict
 
 
-__all__ = ["ab_close", "ab_result", "ab_summary", "close_of", "headline", "levers_for", "trial_records"]
+__all__ = ["ab_close", "ab_result", "ab_summary", "close_of", "headline", "levers_for", "trial_records", "with_gates"]

@@ -17,7 +17,7 @@ read from the trial files, from ops/ab/result.py.
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -31,12 +31,13 @@ from redline.ledger.ab_file import AbPaths, read_spec, write_spec, write_trial, 
 from redline.models import BenchWorkload, Widenings
 from redline.models.ab import AbPlan, AbResult, AbSpec, ArmPlan, TrialPoint, TrialRecord, TrialStep
 from redline.models.context import ContextDescriptor, Node, Workload
+from redline.ops.ab.accuracy import answered, ask_answers, gate_needed
 from redline.ops.ab.plan import Prepared, check_resumable, done_trials, plan_of, prepare, steps_of
 from redline.ops.ab.result import ab_result
 from redline.ops.evidence.context import descriptor, node_of
 from redline.ops.evidence.sol import sol_figure
 from redline.ops.evidence.versions import EngineVersions
-from redline.ops.measured_boot import Keep, MeasuredBoot, StepResult, measured_boot, stop_left_servers
+from redline.ops.measured_boot import Keep, MeasuredBoot, StepResult, Then, measured_boot, stop_left_servers
 from redline.ops.request_base import ACK_FLAG, require_ack
 from redline.ops.session import Boot, Progress, ServeSession, say
 from redline.policy.drift import plan_drift
@@ -200,12 +201,24 @@ class Runner:
             keep=Keep(self.paths.server_file, step.order, write, base=self.paths.workspace),
             boot_deadline_s=self.spec.boot_deadline_s,
             bench_deadline_s=self.spec.bench_deadline_s,
+            then=self._ask(step, arm, session, write),
         )
         trial = self._record(step, arm, measured, host, started, time.monotonic() - t0)
         write("boot.log", measured.log_text)
         write_trial(self.paths, trial)  # last: its presence means the trial is done
         await progress(1.0, f"{'ok' if trial.ok else 'failed'}: {trial.reason}")
         return trial
+
+    def _ask(
+        self, step: TrialStep, arm: ArmPlan, session: ServeSession, write: Callable[[str, str], object]
+    ) -> Then | None:
+        """The accuracy gate's ask (ops/ab/accuracy.py), where the arms differ by a lever that can change the model's
+        answers, on each arm's first trial to bench in full: none of its earlier trials kept answers."""
+        if not gate_needed({a.name: a.serve for a in self.plan.arms}, self.spec.baseline):
+            return None
+        if answered(self.paths, step.arm, step.trial - 1) is not None:
+            return None
+        return ask_answers(session, arm.serve, write)
 
     def _point(self, arm: ArmPlan, boot: Boot, host: HostInfo, result: StepResult) -> TrialPoint:
         workload, figures = result.step.workload, result.figures

@@ -2,7 +2,8 @@
 
     report = close_champion(report, verdicts, workspace)   # the hook ops/campaign/results.py champion_select calls
 
-A champion is closed only when a same-node A/B made it a VERDICT, its known-good config is recorded, and a
+A champion is closed only when a same-node A/B made it a VERDICT (and, where it turns on a lever that can change the
+model's answers, that A/B's accuracy gate passed), its known-good config is recorded, and a
 next lever is named; until then `close.missing` says what is, each with the call to make. The levers come
 from the champion's (or, with none, the baseline's) config and its top concurrency's % of speed-of-light.
 """
@@ -18,10 +19,12 @@ from redline.ops.evidence.frontier import frontier_for
 from redline.ops.evidence.known_good_apply import recorded_for, registry_path
 from redline.ops.evidence.sol import sol_figure
 from redline.ops.evidence.sources import cell_context
+from redline.policy.accuracy import gate_missing
 from redline.policy.close import close_status
 from redline.policy.frontier import judged_levers
 from redline.policy.known_good import hardware_key
 from redline.policy.levers import LeverInput, next_levers
+from redline.policy.quality_risk import quality_risks
 
 CLAIM = {"latency": "latency", "throughput": "throughput", "goodput": "throughput"}
 
@@ -60,8 +63,14 @@ def cell_levers(focus: str, verdict: CellVerdict, ceiling: int | None = None) ->
 
 
 def champion_close(
-    report: ChampionReport, verdict: CellVerdict | None, levers: list[Lever], registry: Path
+    report: ChampionReport,
+    verdict: CellVerdict | None,
+    levers: list[Lever],
+    registry: Path,
+    baseline: CellVerdict | None = None,
 ) -> CloseStatus | None:
+    """The champion's close; `baseline`: the baseline cell's verdict, against which a lever that can change the
+    model's answers is named (its accuracy gate runs in the A/B that confirms the champion)."""
     if report.champion is None or verdict is None:
         return None
     ctx = verdict.context
@@ -78,7 +87,15 @@ def champion_close(
         "campaign's cells as arms, 3 trials or more)"
     )  # a campaign's champion is always a DRAFT
     record_with = f"from_campaign and cell={report.champion}"
-    return close_status(report.champion, verdict_missing=draft, entry=entry, record_with=record_with, levers=levers)
+    base = baseline.context.serve if baseline is not None else None
+    return close_status(
+        report.champion,
+        verdict_missing=draft,
+        entry=entry,
+        record_with=record_with,
+        levers=levers,
+        accuracy_missing=gate_missing(quality_risks(ctx.serve, base), None),  # the A/B's gate: a campaign runs none
+    )
 
 
 def close_champion(
@@ -92,7 +109,8 @@ def close_champion(
     if chosen is not None:
         judged = judged_levers(frontier_for(workspace, chosen.context))
         levers = [lever for lever in levers if lever.lever not in judged]
-    close = champion_close(report, verdicts.get(report.champion or ""), levers, registry_path(workspace))
+    champion, baseline = verdicts.get(report.champion or ""), verdicts.get(report.baseline or "")
+    close = champion_close(report, champion, levers, registry_path(workspace), baseline)
     return report.model_copy(update={"close": close, "next_levers": levers})
 
 

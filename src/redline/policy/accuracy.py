@@ -1,0 +1,137 @@
+"""The accuracy gate, decided: an arm that turns on a lever risking the model's answers (policy/quality_risk.py) is
+set against the baseline arm on the fixed prompt set both answered greedily through their servers' own API. A
+consistency check against the baseline arm, not a benchmark score.
+
+    gate = judge("fp8", "auto", ["kv_cache_dtype fp8"], baseline_answers, arm_answers)
+    gate.status          # "pass" only when every figure holds its threshold (below, in one place)
+    missing = gate_missing(["kv_cache_dtype fp8"], gate)   # what a close or a write-back still needs, or None
+
+The figures, over the prompts in order: the share whose generated tokens are the baseline's exactly; the mean share
+of each answer's tokens that match before the first mismatch; the mean absolute difference of the chosen tokens'
+log-probabilities on that common prefix (natural log). A few late mismatches pass (a near-tie flipped by rounding
+is expected of a lower precision); answers that part early or drift in confidence do not.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from redline.models.accuracy import AccuracyGate, Answer, Answers, PromptSet
+
+EXACT_MIN = 0.75  # at least 3 prompts in 4 answered token for token as the baseline does
+PREFIX_MIN = 0.90  # on average, 90% of each answer matches before its first mismatch
+LOGPROB_MAX = 0.10  # nats: the chosen tokens' mean |log-probability difference| on the common prefix
+THRESHOLDS = f"exact >= {EXACT_MIN:.0%}, prefix >= {PREFIX_MIN:.0%}, |dlogprob| <= {LOGPROB_MAX} nats"
+ANSWERS_FILE = "accuracy.json"
+
+
+def answers_of(text: str, prompts: PromptSet) -> Answers:
+    """The answers an OpenAI-style completions response (one choice per prompt, logprobs asked) holds, or an
+    Answers whose error says why it holds none."""
+    empty = Answers(prompt_set=prompts.version, max_tokens=prompts.max_tokens)
+    try:
+        choices = sorted(json.loads(text)["choices"], key=lambda c: c["index"])
+        answers = [_answer(c) for c in choices]
+    except (ValueError, KeyError, TypeError) as exc:
+        return empty.model_copy(update={"error": f"the server's answer is not a completions response: {exc!r}"[:300]})
+    if len(answers) != len(prompts.prompts):
+        why = f"the server answered {len(answers)} of {len(prompts.prompts)} prompts"
+        return empty.model_copy(update={"error": why})
+    return empty.model_copy(update={"answers": answers})
+
+
+def _answer(choice: dict[str, Any]) -> Answer:
+    logprobs = choice["logprobs"]
+    return Answer(tokens=[str(t) for t in logprobs["tokens"]], logprobs=list(logprobs["token_logprobs"]))
+
+
+def _prefix(a: Answer, b: Answer) -> int:
+    n = 0
+    for x, y in zip(a.tokens, b.tokens, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def figures(baseline: Sequence[Answer], arm: Sequence[Answer]) -> tuple[float, float, float | None]:
+    """(exact share, mean prefix share, mean |logprob difference| on the common prefixes: None with none)."""
+    pairs = list(zip(baseline, arm, strict=True))
+    exact = sum(b.tokens == a.tokens for b, a in pairs) / len(pairs)
+    prefix = sum(_prefix(b, a) / max(len(b.tokens), len(a.tokens), 1) for b, a in pairs) / len(pairs)
+    deltas = [
+        abs(x - y)
+        for b, a in pairs
+        for x, y in zip(b.logprobs[: _prefix(b, a)], a.logprobs[: _prefix(b, a)], strict=False)
+        if x is not None and y is not None
+    ]
+    return exact, prefix, (sum(deltas) / len(deltas) if deltas else None)
+
+
+def judge(
+    arm: str, baseline: str, risks: list[str], base_answers: Answers | None, arm_answers: Answers | None
+) -> AccuracyGate:
+    """The gate of `arm` (which turns on `risks`) against `baseline`, from the answers each recorded (None: none)."""
+    gate = AccuracyGate(arm=arm, baseline=baseline, status="not_run", risks=risks, why="")
+    cannot = _cannot_compare(baseline, base_answers, arm_answers)
+    if cannot is not None:
+        status, why = cannot
+        return gate.model_copy(update={"status": status, "why": why})
+    assert base_answers is not None and arm_answers is not None
+    exact, prefix, delta = figures(base_answers.answers, arm_answers.answers)
+    held = exact >= EXACT_MIN and prefix >= PREFIX_MIN and (delta is None or delta <= LOGPROB_MAX)
+    said = f"{delta:.4f} nats" if delta is not None else "none (no common prefix)"
+    why = (
+        f"{'pass' if held else 'fail'} against {baseline!r} on {len(arm_answers.answers)} prompts x "
+        f"{arm_answers.max_tokens} tokens: exact {exact:.0%}, prefix {prefix:.0%}, |dlogprob| {said} ({THRESHOLDS})"
+    )
+    return gate.model_copy(
+        update={
+            "status": "pass" if held else "fail",
+            "why": why,
+            "exact_share": round(exact, 4),
+            "prefix_share": round(prefix, 4),
+            "logprob_delta": round(delta, 6) if delta is not None else None,
+        }
+    )
+
+
+def _cannot_compare(baseline: str, base_answers: Answers | None, arm_answers: Answers | None) -> tuple[str, str] | None:
+    """Why the two cannot be compared, as (status, why); None: they can."""
+    if arm_answers is None:
+        return "not_run", "the arm recorded no answers (a trial that benched in full asks them: run ab_run again)"
+    if base_answers is None:
+        return "not_run", f"the baseline {baseline!r} recorded no answers to compare with: run ab_run again"
+    if base_answers.error is not None:
+        return "not_run", f"the baseline {baseline!r} gave no usable answers: {base_answers.error}"
+    if arm_answers.error is not None:
+        return "fail", f"the arm gave no usable answers: {arm_answers.error}"
+    same = (base_answers.prompt_set, base_answers.max_tokens, len(base_answers.answers))
+    if same != (arm_answers.prompt_set, arm_answers.max_tokens, len(arm_answers.answers)):
+        return "not_run", "the two arms answered different prompt sets: run both again"
+    return None
+
+
+def gate_missing(risks: list[str], gate: AccuracyGate | None) -> str | None:
+    """What a champion that turns on `risks` still needs from the accuracy gate (None: nothing: no risk, or a pass)."""
+    if not risks or (gate is not None and gate.status == "pass"):
+        return None
+    said = f"it is {gate.status.replace('_', ' ')}: {gate.why}" if gate is not None else "it has not run"
+    return (
+        f"an accuracy gate's pass, as it turns on {', '.join(risks)}: {said} (ab_run against the baseline arm runs it)"
+    )
+
+
+__all__ = [
+    "ANSWERS_FILE",
+    "EXACT_MIN",
+    "LOGPROB_MAX",
+    "PREFIX_MIN",
+    "THRESHOLDS",
+    "answers_of",
+    "figures",
+    "gate_missing",
+    "judge",
+]
