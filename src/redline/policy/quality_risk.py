@@ -1,7 +1,8 @@
 """The levers that can change what a model answers, not only how fast it answers: the one list of them.
 
-A champion that turns one of these on against its baseline is not written back into a deploy until an accuracy gate
-has passed on it, and redline runs none yet: such a champion is refused, with the lever named.
+A champion that turns one of these on against its baseline is not closed nor written back into a deploy until its
+accuracy gate has passed (policy/accuracy.py, run by the A/B: ops/ab/accuracy.py); until then it is refused, with the
+lever named.
 
     quality_risks(champion, baseline)   # ["kv_cache_dtype fp8"]: what the champion risks that the baseline did not
 """

@@ -145,8 +145,8 @@ async def champion_apply(ctx: Context, request: ChampionApplyRequest) -> Champio
     a flag already there is replaced in place, the rest kept; comments and indentation kept), never the model, host,
     port or load format. dry_run=true answers the diff and its diff_id; the write needs expect=<diff_id> and
     i_understand_this_writes_the_deploy=true, and records the champion as the new baseline (replacing `baseline`).
-    A champion that turns on a lever risking the model's answers (KV or weight quantization, speculation) is refused:
-    no accuracy gate has passed on it."""
+    A champion that turns on a lever risking the model's answers (KV or weight quantization, speculation) is refused
+    without its accuracy gate's pass (ab_run's arms' `accuracy`: a consistency check against the baseline arm)."""
     return await off_loop(apply_ops.champion_apply, state_of(ctx).config.workspace, request)
 
 
