@@ -3,14 +3,17 @@
 The real H200 A/B (tests/data/vllm-0.26.0-h200-ab, judged on latency: mnbt8192 a VERDICT's champion over mnbt2048) is read back with its
 champion's trials rewritten to turn on an fp8 KV cache, then given answers by hand (trials/<arm>-1/accuracy.json, as
 ab_run keeps them): with none, with answers that part from the baseline's, with answers that agree. The gate is judged
-from disk alone (ops/ab/accuracy.py over policy/accuracy.py); the close and champion_apply read it. The ask itself,
-through a server, is proved by tests/server/test_real_vllm_accuracy_gate.py."""
+from disk alone (ops/ab/accuracy.py over policy/accuracy.py); the close and champion_apply read it. On the memory
+target (tests/targets/memory_target.py, its servers made to answer the completions API): the ask is one POST through
+the target, and an A/B asks each arm once where an arm risks the answers, and never where none does. The ask through
+a real server is proved by tests/server/test_real_vllm_accuracy_gate.py."""
 
 from __future__ import annotations
 
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,14 +21,18 @@ from redline.engines import get_engine
 from redline.errors import InputError
 from redline.ledger.ab_file import AbPaths
 from redline.models import ServeConfig
+from redline.models.ab import AbResult
 from redline.models.accuracy import Answer, Answers
 from redline.ops.ab.accuracy import ask, prompt_set
 from redline.ops.ab.apply import champion_apply
 from redline.ops.ab.result import ab_close
+from redline.ops.ab.run import ab_run
 from redline.ops.evidence.known_good import known_good_record
 from redline.ops.requests_verdict import ChampionApplyRequest, KnownGoodRecordRequest
 from redline.ops.session import ServeSession
 from redline.targets import ServerHandle
+from tests.campaign.helpers import make_fake
+from tests.rigor.helpers import ab_spec
 from tests.targets.memory_target import MemoryTarget
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "vllm-0.26.0-h200-ab"
@@ -120,3 +127,40 @@ async def test_the_ask_goes_through_the_target_as_one_post_of_every_prompt() -> 
     assert gone.answers == [] and "the server did not answer 200 to a POST of http://127.0.0.1:8123" in (
         gone.error or ""
     )
+
+
+async def _run(tmp_path: Path, arms: dict[str, dict[str, Any]], trials: int) -> tuple[AbResult, Answering, Path]:
+    """An A/B of `arms` (each the fake's serve config with its changes; the first the baseline) on the answering
+    memory target."""
+    fake = make_fake(tmp_path)
+    serve = {"model": str(fake.model), "max_model_len": 4096, "port": fake.port}
+    made = [{"name": name, "serve": serve | changes} for name, changes in arms.items()]
+    spec = ab_spec(fake, "gate", concurrencies=[1], trials=trials, baseline=next(iter(arms)), arms=made)
+    target, ws = Answering(), tmp_path / "ws"
+    async with target:
+        result = await ab_run(ws, spec, target, i_understand_this_submits_jobs=True)
+    return result, target, ws
+
+
+@pytest.mark.anyio
+async def test_an_ab_whose_arm_risks_the_answers_asks_each_arm_once_and_an_ab_that_risks_nothing_asks_none(
+    tmp_path: Path,
+) -> None:
+    result, target, ws = await _run(tmp_path / "risk", {"auto": {}, "fp8": {"kv_cache_dtype": "fp8"}}, trials=2)
+    assert result.ran == ["auto-1", "fp8-1", "auto-2", "fp8-2"] and len(target.asked) == 2  # each arm's first trial
+    paths = AbPaths(ws, "gate")
+    assert [(paths.trial_dir(a, k) / "accuracy.json").is_file() for a in ("auto", "fp8") for k in (1, 2)] == [
+        True,
+        False,
+        True,
+        False,
+    ]
+    arms = {a.arm: a for a in result.arms}
+    assert arms["auto"].accuracy is None
+    gate = arms["fp8"].accuracy
+    assert gate is not None and gate.status == "pass" and gate.risks == ["kv_cache_dtype fp8"]
+    assert "Accuracy gate (consistency check against the baseline arm, not a benchmark score): fp8 pass" in (
+        result.summary
+    )
+    plain, target, _ = await _run(tmp_path / "plain", {"auto": {}, "wide": {"max_num_batched_tokens": 8192}}, 1)
+    assert target.asked == [] and all(a.accuracy is None for a in plain.arms) and "Accuracy gate" not in plain.summary

@@ -137,12 +137,21 @@ def test_the_held_allocation_script_holds_its_node_until_idle(tmp_path: Path) ->
 
 def test_the_probe_a_step_runs_prints_a_200_s_body_and_fails_on_anything_else() -> None:
     """The GET inside an allocation (health, and the metrics read around each bench), by a real bash against a real
-    HTTP server: the body after the headers on 200, exit 1 and nothing on a 404 or a closed port."""
+    HTTP server: the body after the headers on 200, exit 1 and nothing on a 404 or a closed port; with a body, a POST
+    of that JSON (the accuracy gate's prompts), its length said."""
 
     class Metrics(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
             body = b'vllm:prefix_cache_queries_total{engine="0"} 2048.0\n'
             self.send_response(200 if self.path == "/metrics" else 404)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_POST(self) -> None:
+            sent = self.rfile.read(int(self.headers["Content-Length"]))
+            body = b"echo " + self.headers["Content-Type"].encode() + b" " + sent
+            self.send_response(200)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
@@ -156,12 +165,15 @@ def test_the_probe_a_step_runs_prints_a_200_s_body_and_fails_on_anything_else() 
     try:
         ok = subprocess.run(probe_argv("127.0.0.1", port, "/metrics"), capture_output=True, text=True, timeout=30)
         missing = subprocess.run(probe_argv("127.0.0.1", port, "/nope"), capture_output=True, text=True, timeout=30)
+        post = probe_argv("127.0.0.1", port, "/v1/completions", body='{"prompt": ["a b"]}')
+        posted = subprocess.run(post, capture_output=True, text=True, timeout=30)
     finally:
         server.shutdown()
         server.server_close()
     closed = subprocess.run(probe_argv("127.0.0.1", port, "/metrics"), capture_output=True, text=True, timeout=30)
     assert (ok.returncode, ok.stdout) == (0, 'vllm:prefix_cache_queries_total{engine="0"} 2048.0\n')
     assert (missing.returncode, missing.stdout) == (1, "") and (closed.returncode, closed.stdout) == (1, "")
+    assert (posted.returncode, posted.stdout) == (0, 'echo application/json {"prompt": ["a b"]}')
 
 
 def test_sinfo_nodes_are_read_with_their_free_gpus_idle_cpus_memory_and_address() -> None:
