@@ -113,6 +113,31 @@ async def test_health_is_polled_through_the_connection(ssh_target: SSHTarget, tm
         await ssh_target.stop(handle, grace_s=5)
 
 
+ECHO = """import http.server, sys
+class Echo(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.answer(b"health")
+    def do_POST(self):
+        self.answer(self.headers["Content-Type"].encode() + b" " + self.rfile.read(int(self.headers["Content-Length"])))
+    def answer(self, body):
+        self.send_response(200); self.send_header("Content-Length", str(len(body))); self.end_headers()
+        self.wfile.write(body)
+http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), Echo).serve_forever()
+"""
+
+
+async def test_the_accuracy_gate_s_post_goes_through_the_connection(ssh_target: SSHTarget, tmp_path: Path) -> None:
+    port = free_port()
+    handle = await ssh_target.start([PY, "-c", ECHO, str(port)], env={}, cwd=str(tmp_path), log_path="l")
+    try:
+        url = f"http://127.0.0.1:{port}/v1/completions"
+        assert (await ssh_target.wait_ready(handle, url, 20, poll_s=0.05)).status == "ready"
+        sent = await ssh_target.get_text(handle, url, body='{"prompt": ["a"]}', timeout_s=10)
+        assert sent == 'application/json {"prompt": ["a"]}' and await ssh_target.get_text(handle, url) == "health"
+    finally:
+        await ssh_target.stop(handle, grace_s=5)
+
+
 def _children(ppid: int) -> list[int]:
     kids = []
     for name in filter(str.isdigit, os.listdir("/proc")):
