@@ -63,6 +63,9 @@ async def ab_run(ctx: Context, request: AbRunRequest, wait_s: WaitArg = WAIT_DEF
     TTFT and output throughput (with its % of speed-of-light); the node of every trial. VERDICT only when every
     rule holds (same node, >= 3 trials, matched regime and prefix caching, the claim's metric, a named baseline),
     else a DRAFT naming each rule that failed; Welch's t-test decides what is real. Ends with the next levers.
+    Where an arm turns on a lever that can change the model's answers (KV or weight quantization, dtype,
+    speculation), every arm answers a fixed prompt set through its own server and each such arm's `accuracy` says
+    pass, fail or not run against the baseline arm (a consistency check, not a benchmark score).
 
     Needs i_understand_this_submits_jobs=true; dry_run=true lists every boot and bench command in order and starts
     nothing. A matching known-good entry is applied to every arm unless skip_known_good. Runs as a job; a re-run
