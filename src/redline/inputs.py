@@ -1,5 +1,6 @@
 """Reading what people hand redline: text files and YAML configs, with errors that say what to fix."""
 
+from importlib import resources
 from pathlib import Path
 from typing import TypeVar
 
@@ -50,3 +51,12 @@ def load_yaml(path: Path, model: type[M], what: str, error: type[RedlineError] =
         return model.model_validate(data)
     except ValidationError as exc:
         raise error(f"{what} {path} is invalid: {explain(exc)}") from exc
+
+
+def packaged_yaml(name: str, model: type[M]) -> M:
+    """A YAML file redline ships (src/redline/data/NAME), checked against its model."""
+    text = resources.files("redline").joinpath("data", name).read_text(encoding="utf-8")
+    try:
+        return model.model_validate(YAML(typ="safe", pure=True).load(text))
+    except ValidationError as exc:
+        raise InputError(f"{name} is invalid: {explain(exc)}") from exc

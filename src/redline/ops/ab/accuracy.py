@@ -14,13 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from functools import cache
-from importlib import resources
 
 from pydantic import ValidationError
-from ruamel.yaml import YAML
 
-from redline.errors import InputError, RedlineError
-from redline.inputs import explain, read_text
+from redline.errors import RedlineError
+from redline.inputs import packaged_yaml, read_text
 from redline.ledger.ab_file import AbPaths
 from redline.models import ServeConfig
 from redline.models.ab import AbSpec, ArmSummary
@@ -38,11 +36,7 @@ ASK_TIMEOUT_S = 600.0  # one request for every prompt: a slow host's first reque
 @cache
 def prompt_set() -> PromptSet:
     """The fixed prompt set redline ships (src/redline/data/accuracy-prompts.yaml)."""
-    text = resources.files("redline").joinpath("data", PROMPTS).read_text(encoding="utf-8")
-    try:
-        return PromptSet.model_validate(YAML(typ="safe", pure=True).load(text))
-    except ValidationError as exc:
-        raise InputError(f"{PROMPTS} is invalid: {explain(exc)}") from exc
+    return packaged_yaml(PROMPTS, PromptSet)
 
 
 def gate_needed(serves: dict[str, ServeConfig], baseline: str | None) -> bool:

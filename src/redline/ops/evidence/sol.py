@@ -9,13 +9,8 @@ from its context (the concurrency capped by max_num_seqs, the workload's lengths
 from __future__ import annotations
 
 from functools import cache
-from importlib import resources
 
-from pydantic import ValidationError
-from ruamel.yaml import YAML
-
-from redline.errors import InputError
-from redline.inputs import explain
+from redline.inputs import packaged_yaml
 from redline.models.context import ContextDescriptor
 from redline.models.shape import ModelShape
 from redline.models.sol import SolFigure, SolTable
@@ -27,11 +22,7 @@ TABLE = "sol-ceilings.yaml"
 @cache
 def sol_table() -> SolTable:
     """The GPU peaks redline ships (src/redline/data/sol-ceilings.yaml)."""
-    text = resources.files("redline").joinpath("data", TABLE).read_text(encoding="utf-8")
-    try:
-        return SolTable.model_validate(YAML(typ="safe", pure=True).load(text))
-    except ValidationError as exc:
-        raise InputError(f"{TABLE} is invalid: {explain(exc)}") from exc
+    return packaged_yaml(TABLE, SolTable)
 
 
 def sol_figure(
