@@ -9,7 +9,9 @@ import pytest
 from ruamel.yaml import YAML
 
 from redline.engines import get_engine
-from redline.ops.ab.result import ab_summary
+from redline.ledger.ab_file import AbPaths, read_spec
+from redline.ops.ab.result import ab_summary, trial_records
+from redline.policy.ab import point_sol
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "vllm-0.26.0-h200-ab"
 TRIALS = DATA / "ab" / "l8b-mnbt" / "trials"
@@ -79,3 +81,20 @@ def test_each_arm_reports_its_share_of_the_h200_decode_ceiling(summary) -> None:
             100 * arm.points[0].metrics["output_throughput"].mean / sol.ceiling_tokens_per_s
         )
     assert {a.arm: round(a.points[0].sol.pct_of_ceiling, 1) for a in arms} == {"mnbt2048": 16.1, "mnbt8192": 16.9}
+
+
+def test_the_ceiling_is_arithmetic_without_samples_and_telemetry_backed_only_when_every_trial_was_sampled(
+    summary,
+) -> None:
+    _, arms, _ = summary
+    assert {(a.points[0].sol.rigour, a.points[0].sol.memory_busy_pct) for a in arms} == {("arithmetic", None)}
+    spec = read_spec(AbPaths(DATA, "l8b-mnbt"))
+    assert spec is not None
+    points = [p for r in trial_records(AbPaths(DATA, "l8b-mnbt"), spec)["mnbt2048"] for p in r.points]
+    assert len(points) == 3 and all(p.sol is not None for p in points)
+    sampled = [p.model_copy(update={"sol": p.sol.model_copy(update={"memory_busy_pct": b})}) for p, b in zip(points, (20, 30, 40), strict=True)]  # type: ignore[union-attr]  # fmt: skip
+    backed = point_sol(sampled, 3000.0)
+    assert (backed.rigour, backed.memory_busy_pct) == ("telemetry-backed", 30)
+    partly = point_sol([*sampled[:2], points[2]], 3000.0)
+    assert (partly.rigour, partly.memory_busy_pct) == ("arithmetic", None)  # one trial unsampled: not grounded
+    assert partly.pct_of_ceiling == backed.pct_of_ceiling == pytest.approx(100 * 3000 / backed.ceiling_tokens_per_s)

@@ -126,13 +126,21 @@ def point_context(first: ContextDescriptor, records: Sequence[TrialRecord], base
 
 
 def point_sol(points: Sequence[TrialPoint], mean_throughput: float | None) -> SolFigure:
-    """The ceiling the trials were set against, and the mean output throughput's % of it."""
+    """The ceiling the trials were set against, the mean output throughput's % of it, and the trials' mean measured
+    memory share beside it: telemetry-backed only where every trial's bench was sampled."""
     figure = next((p.sol for p in points if p.sol is not None), None)
     if figure is None:
         return SolFigure(key=None, basis="no ceiling was worked for these trials")
+    busy = [p.sol.memory_busy_pct for p in points if p.sol is not None and p.sol.memory_busy_pct is not None]
+    backed = bool(busy) and len(busy) == len(points)
+    grounded = {
+        "rigour": "telemetry-backed" if backed else "arithmetic",
+        "memory_busy_pct": round(sum(busy) / len(busy), 2) if backed else None,
+    }
     if figure.ceiling_tokens_per_s is None or mean_throughput is None:
-        return figure.model_copy(update={"pct_of_ceiling": None})
-    return figure.model_copy(update={"pct_of_ceiling": 100.0 * mean_throughput / figure.ceiling_tokens_per_s})
+        return figure.model_copy(update={"pct_of_ceiling": None, **grounded})
+    pct = 100.0 * mean_throughput / figure.ceiling_tokens_per_s
+    return figure.model_copy(update={"pct_of_ceiling": pct, **grounded})
 
 
 def arm_point(spec: AbSpec, arm: str, c: int, records: Sequence[TrialRecord]) -> ArmPoint | None:

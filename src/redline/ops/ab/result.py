@@ -152,11 +152,11 @@ def headline(arms: Sequence[ArmSummary], verdict: AbVerdict) -> str:
         top = arm.points[-1]
         s = top.metrics.get(verdict.metric)
         figure = "-" if s is None else f"{s.mean:,.2f}" + (f" ± {s.std:,.2f}" if s.std is not None else "")
-        sol = (
-            f", {top.sol.pct_of_ceiling:.1f}% of SoL [{top.sol.key}]"
-            if top.sol.pct_of_ceiling is not None
-            else f", SoL: {top.sol.basis}"
-        )
+        sol = f", SoL: {top.sol.basis}"
+        if top.sol.pct_of_ceiling is not None:
+            busy = top.sol.memory_busy_pct
+            seen = f", memory busy {busy:.0f}% (telemetry-backed)" if busy is not None else " (arithmetic)"
+            sol = f", {top.sol.pct_of_ceiling:.1f}% of SoL [{top.sol.key}]{seen}"
         parts.append(f"{name} {figure} {verdict.metric} at c={top.concurrency} (n={s.n if s else 0}){sol}")
     champion = next((a for a in arms if a.arm == verdict.champion), None)
     won = f" ({champion.engine} won)" if across and champion is not None else ""
