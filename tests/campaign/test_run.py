@@ -100,7 +100,7 @@ async def test_a_full_campaign_boots_each_cell_once_and_leaves_its_verdicts(fake
         assert [r.concurrency for r in v.results] == [1, 4] and all(r.ok for r in v.results)
         assert v.results[1].metrics["output_throughput"].mean > 0 and v.results[1].num_prompts == 16
         checks = v.results[1].trials[0].checks  # read around the bench from the server's GET /metrics
-        assert [c.check for c in checks] == ["prefix_cache", "client", "window"] and all(c.ok for c in checks)
+        assert [c.check for c in checks] == ["prefix_cache", "client", "window", "gpu"] and all(c.ok for c in checks)
         assert checks[0].said == "0.0% of 2,048 prompt tokens were found in the prefix cache"  # 16 x 128
         assert v.commands.boot[v.commands.boot.index("--max-num-batched-tokens") + 1] == str(mnbt)
         assert len(v.commands.bench) == 2 and all("--result-dir" in a and "$RUN_DIR" not in a for a in v.commands.bench)

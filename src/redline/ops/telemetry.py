@@ -31,7 +31,12 @@ START = (
     '-f "$1" >/dev/null 2>&1 &\n'
     'echo $! > "$1.pid"\n'
 )
-STOP = 'kill "$(cat "$1.pid")" 2>/dev/null; sleep 0.5; ps -e -o pid=,pgid= 2>/dev/null; exit 0\n'
+# The sampler stopped and gone (its last row written, 2 s at most), then the host's processes by group.
+STOP = (
+    'p=$(cat "$1.pid"); kill "$p" 2>/dev/null; i=0\n'
+    'while kill -0 "$p" 2>/dev/null && [ "$i" -lt 40 ]; do sleep 0.05; i=$((i + 1)); done\n'
+    "ps -e -o pid=,pgid= 2>/dev/null; exit 0\n"
+)
 
 
 @dataclass(frozen=True)
