@@ -27,13 +27,11 @@ from redline.ledger import yamlfile
 from redline.ledger.atomic import atomic_write
 from redline.models.ab import ArmSummary
 from redline.models.deploy import ChampionApplied
-from redline.ops.ab.result import ab_close
+from redline.ops.ab.result import ab_close, accuracy_missing
 from redline.ops.evidence.baseline import perf_baseline_record
 from redline.ops.requests_verdict import ChampionApplyRequest, PerfBaselineRecordRequest
 from redline.ops.workspace import inside, relative
-from redline.policy.accuracy import gate_missing
 from redline.policy.deploy_args import Edit, apply_edits, merge_args, said
-from redline.policy.quality_risk import quality_risks
 
 ACK = "i_understand_this_writes_the_deploy"
 
@@ -77,11 +75,10 @@ def champion_apply(workspace: Path, request: ChampionApplyRequest) -> ChampionAp
 def _closed_champion(workspace: Path, ab: str) -> ArmSummary:
     """The A/B's champion, refused unless its accuracy gate passed where it turns on a lever that risks the model's
     answers, and it is closed."""
-    spec, arms, champion, close = ab_close(workspace, ab)
+    _, arms, champion, close = ab_close(workspace, ab)
     if champion is None or close is None:
         raise InputError(f"A/B {ab!r} has no champion (its verdict crowned no arm): there is nothing to write back")
-    base = next((a for a in arms if a.arm == spec.baseline), None)
-    gate = gate_missing(quality_risks(champion.serve, base.serve if base is not None else None), champion.accuracy)
+    gate = accuracy_missing(arms, champion)
     if gate is not None:
         raise InputError(
             f"the champion {champion.arm!r} of A/B {ab!r} can change the model's answers: it is written back only "

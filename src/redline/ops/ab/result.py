@@ -103,6 +103,13 @@ def with_gates(paths: AbPaths, spec: AbSpec, arms: Sequence[ArmSummary]) -> list
     return [a.model_copy(update={"accuracy": gates.get(a.arm)}) for a in arms]
 
 
+def accuracy_missing(arms: Sequence[ArmSummary], arm: ArmSummary) -> str | None:
+    """What the arm still needs from its accuracy gate against the baseline arm (None: nothing: no lever that can
+    change the model's answers, or a pass)."""
+    base = next((a for a in arms if a.baseline), None)
+    return gate_missing(quality_risks(arm.serve, base.serve if base is not None else None), arm.accuracy)
+
+
 def close_of(
     workspace: Path, arms: Sequence[ArmSummary], verdict: AbVerdict, levers: Sequence[Lever]
 ) -> CloseStatus | None:
@@ -112,8 +119,7 @@ def close_of(
     if verdict.champion is None:
         return None
     arm = next(a for a in arms if a.arm == verdict.champion)
-    base = next((a for a in arms if a.baseline), None)
-    accuracy = gate_missing(quality_risks(arm.serve, base.serve if base is not None else None), arm.accuracy)
+    accuracy = accuracy_missing(arms, arm)
     context = arm.points[0].context  # a champion has figures, so a context
     entry = recorded_for(
         arm.serve,
@@ -222,4 +228,14 @@ def ab_summary(workspace: Path, name: str) -> tuple[AbSpec, list[ArmSummary], Ab
     return spec, with_gates(paths, spec, summaries), verdict
 
 
-__all__ = ["ab_close", "ab_result", "ab_summary", "close_of", "headline", "levers_for", "trial_records", "with_gates"]
+__all__ = [
+    "accuracy_missing",
+    "ab_close",
+    "ab_result",
+    "ab_summary",
+    "close_of",
+    "headline",
+    "levers_for",
+    "trial_records",
+    "with_gates",
+]
