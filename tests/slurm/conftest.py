@@ -69,12 +69,20 @@ class SlurmCluster:
         ]
         return [r for r in rows if target is None or f"target={target}," in r.get("comment", "")]
 
-    def sacct(self, *job_ids: str) -> list[dict[str, str]]:
-        """sacct's rows (steps too) of these jobs: JobID, JobName, State, ExitCode, NodeList, Submit, Start, End,
-        Comment."""
+    def sacct(self, *job_ids: str, timeout: float = 30) -> list[dict[str, str]]:
+        """sacct's rows (steps too) of these ended jobs: JobID, JobName, State, ExitCode, NodeList, Submit, Start,
+        End, Comment. The accounting daemon records a job's end a moment after squeue stops showing it, so this
+        waits (`timeout` s at most) until every job's row has its Start and End."""
         fields = ("JobID", "JobName", "State", "ExitCode", "NodeList", "Submit", "Start", "End", "Comment")
-        out = self.run("sacct", "-P", "-n", f"--jobs={','.join(job_ids)}", f"--format={','.join(fields)}").stdout
-        return [dict(zip(fields, line.split("|"), strict=True)) for line in out.splitlines()]
+        end = time.monotonic() + timeout
+        while True:
+            out = self.run("sacct", "-P", "-n", f"--jobs={','.join(job_ids)}", f"--format={','.join(fields)}").stdout
+            rows = [dict(zip(fields, line.split("|"), strict=True)) for line in out.splitlines()]
+            jobs = {r["JobID"]: r for r in rows if r["JobID"] in job_ids}
+            if len(jobs) == len(set(job_ids)) and all("Unknown" not in (r["Start"], r["End"]) for r in jobs.values()):
+                return rows
+            assert time.monotonic() < end, f"sacct has not recorded the end of jobs {job_ids} after {timeout}s: {rows}"
+            time.sleep(0.5)
 
     def sbatch(self, *options: str, wrap: str = "sleep 600") -> str:
         """A job of the test's own (not redline's): its id."""
