@@ -18,6 +18,7 @@ from redline.models.metrics import DIRECTIONS, Direction
 from redline.models.search import SearchSpec
 from redline.models.serve import FLAG_RE, MODEL_RE, ServeConfig
 from redline.models.slug import Slug
+from redline.models.workloads import COMBINE_HELP, CampaignWorkload, Combine, Workloads
 
 Count = Annotated[int, Field(gt=0, le=1 << 26)]
 TargetName = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=200)]
@@ -200,17 +201,6 @@ else:
     )
 
 
-class CampaignWorkload(Strict):
-    """What every bench sends: random prompts of fixed lengths; every request decodes output_len tokens."""
-
-    dataset: Literal["random"] = "random"
-    input_len: Count
-    output_len: Count
-    seed: int = 0
-    num_prompts: Count | None = Field(None, description="prompts per concurrency; default 4 x c, never under 2 x c")
-    ignore_eos: Literal[True] = Field(True, description="always: every cell decodes the same tokens")
-
-
 class Campaign(Strict):
     """campaign.yml: the grid, the workload and the focus of one tuning campaign."""
 
@@ -232,7 +222,9 @@ class Campaign(Strict):
     sla: dict[str, Annotated[float, Field(gt=0)]] = Field(
         default_factory=dict, description="limits on named metrics: a maximum on *_ms, a minimum on throughputs"
     )
-    workload: CampaignWorkload
+    workload: CampaignWorkload | None = Field(None, description="what every bench sends (or workloads:)")
+    workloads: Workloads | None = None
+    combine: Combine = Field("each", description=COMBINE_HELP)
     concurrencies: Annotated[list[Count], Field(min_length=1, max_length=32)]
     warmup_requests: Annotated[int, Field(ge=0, le=1 << 20)] = 8
     trials: Annotated[int, Field(ge=1, le=20, description="benches per concurrency on the cell's one boot")] = 1
@@ -302,19 +294,53 @@ class Campaign(Strict):
             raise ValueError("boundary: probing for the load boundary needs focus goodput and a latency SLA")
         if self.search is not None and self.parallel > 1:
             raise ValueError("search: a search proposes one cell at a time, from what the last measured: parallel 1")
+        self._one_way_to_say_the_workloads()
         self._not_a_bomb()
         return self
+
+    def _one_way_to_say_the_workloads(self) -> None:
+        if (self.workload is None) == (self.workloads is None):
+            raise ValueError("workload: give workload: (one shape) or workloads: (several, each named), not both")
+        if self.workloads is None:
+            if self.combine != "each":
+                raise ValueError("combine: it names a champion across workloads; give workloads: or drop combine")
+            return
+        if not isinstance(self.combine, str) and set(self.combine.weights) != set(self.workloads):
+            raise ValueError(
+                f"combine.weights: give a weight for each workload and no other: {', '.join(self.workloads)}"
+            )
+        for what, spec in (("search", self.search), ("boundary", self.boundary)):
+            if spec is not None:
+                raise ValueError(f"{what}: works on one workload; give workload: or run one campaign per workload")
 
     def _not_a_bomb(self) -> None:
         cells = len(self.cells) + (self.grid.size() if self.grid else 0)
         if cells > MAX_CELLS:
             raise ValueError(f"cells: {cells:,} cells (named and grid), over the {MAX_CELLS} a campaign may have")
         check_benches(
-            "concurrencies", {"cells": cells, "concurrencies": len(self.concurrencies), "trials": self.trials}
+            "concurrencies",
+            {"cells": cells}
+            | ({"workloads": len(self.workloads)} if self.workloads else {})
+            | {"concurrencies": len(self.concurrencies), "trials": self.trials},
         )
         if self.boundary is not None:
             per_cell = len(self.concurrencies) * self.trials + self.boundary.most_benches
             check_benches("boundary", {"cells": cells, "benches per cell at most": per_cell})
+
+    def shapes(self) -> list[tuple[str | None, CampaignWorkload]]:
+        """Every workload a cell is benched on, in order: (name, shape); one unnamed where workload: is given."""
+        if self.workloads is not None:
+            return list(self.workloads.items())
+        assert self.workload is not None  # the validator holds one or the other
+        return [(None, self.workload)]
+
+    def shape(self, name: str | None) -> CampaignWorkload:
+        return dict(self.shapes())[name]
+
+    @property
+    def longest(self) -> int:
+        """The most tokens one request of any workload holds (max_model_len must fit them)."""
+        return max(w.tokens for _, w in self.shapes())
 
     @property
     def latency_sla(self) -> dict[str, float]:

@@ -18,7 +18,7 @@ from redline.models.boot import BootSignals, BootStatus
 from redline.models.campaign import Direction, Focus, Strict, Verdict
 from redline.models.campaign_plan import CampaignPlan, CellPrediction
 from redline.models.clean_bench import BenchCheck
-from redline.models.context import ContextDescriptor
+from redline.models.context import ContextDescriptor, Workload
 from redline.models.lever import CloseStatus, Lever
 from redline.models.load_boundary import LoadBoundary
 from redline.models.metrics import MetricFlag, NoiseJudgement
@@ -69,6 +69,7 @@ class Trial(Strict):
 
 
 class ConcurrencyResult(Strict):
+    workload: str | None = Field(None, description="which named workload (CellVerdict.workloads); null: the only one")
     concurrency: int
     num_prompts: int
     ok: bool = Field(description="every trial completed every request and the server stayed healthy")
@@ -148,6 +149,9 @@ class CellVerdict(Strict):
     predicted: CellPrediction | None = Field(None, description="the cell's KV cache as the plan predicted it")
     drift: str | None = Field(None, description="the boot's KV cache outside that band, by how much; null inside")
     results: list[ConcurrencyResult] = []
+    workloads: dict[str, Workload] = Field(
+        {}, description="each named workload's shape, where the cell was benched on several (its results name one)"
+    )
     boundary: LoadBoundary | None = Field(
         None, description="the load boundary its probes found (campaign boundary:), the listed concurrencies' included"
     )
@@ -167,11 +171,20 @@ class CellVerdict(Strict):
         return data
 
     def context_at(self, result: ConcurrencyResult) -> ContextDescriptor:
-        """The context of the figures at one concurrency: the cell's, with that bench's exact shape."""
-        workload = self.context.workload.model_copy(
-            update={"concurrency": result.concurrency, "num_prompts": result.num_prompts}
-        )
+        """The context of the figures at one concurrency: the cell's, with that bench's exact shape (its workload's)."""
+        shape = self.workloads[result.workload] if result.workload is not None else self.context.workload
+        workload = shape.model_copy(update={"concurrency": result.concurrency, "num_prompts": result.num_prompts})
         return self.context.model_copy(update={"workload": workload})
+
+    def of_workload(self, name: str | None) -> "CellVerdict":
+        """The verdict as one workload's: its results only, its shape in the context (None: the only one)."""
+        if name is None:
+            return self
+        shape = self.workloads.get(name, Workload(name=name))
+        results = [r for r in self.results if r.workload == name]
+        return self.model_copy(
+            update={"results": results, "context": self.context.model_copy(update={"workload": shape})}
+        )
 
 
 # ---- status, aggregate, champion --------------------------------------------------------------------
@@ -200,6 +213,7 @@ class TableRow(Strict):
     """One cell at one concurrency, with the focus metric and the guards beside it."""
 
     cell: str
+    workload: str | None = Field(None, description="the named workload the row is of; null: the campaign's only one")
     concurrency: int
     verdict: Verdict
     regime: str
@@ -269,7 +283,7 @@ class ChampionReport(Strict):
         "whether the baseline's engine won)",
     )
     engines: list[str] = Field([], description="the engines of the cells with a verdict; two or more: across engines")
-    outcome: Literal["improvement", "no_improvement", "no_baseline", "no_results"]
+    outcome: Literal["improvement", "no_improvement", "no_baseline", "no_results", "per_workload"]
     rigor: Literal["DRAFT"] = "DRAFT"
     note: str
     ranked: list[RankedCell]
@@ -280,6 +294,11 @@ class ChampionReport(Strict):
         None, description="the smallest effect the ranking could detect (alpha 0.05, 80% power), largest first"
     )
     flags: list[MetricFlag] = Field([], description="implausible figures of any cell: named, never ranked on")
+    workload: str | None = Field(None, description="the one workload this report ranks on; null: all of them")
+    combine: str | None = Field(None, description="how the workloads' reports (workloads) name one champion")
+    workloads: list["ChampionReport"] = Field(
+        [], description="one report per named workload, each ranked on that workload's figures alone"
+    )
     # the close (ops/campaign/close.py): whether the champion is closed, and the next levers, last
     close: CloseStatus | None = Field(None, description="whether the champion is closed, and what is missing")
     next_levers: list[Lever] = Field([], description="what to try next, best expected gain per cost first")

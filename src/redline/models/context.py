@@ -56,6 +56,7 @@ class Parallelism(_Strict):
 class Workload(_Strict):
     """What the bench sent: its exact shape, per figure (never one descriptor smoothed over several points)."""
 
+    name: Name | None = Field(None, description="the workload's name where the run benched several; null: its only one")
     dataset: Name = "random"
     input_len: Annotated[int | None, Field(gt=0, le=1 << 26)] = None
     output_len: Annotated[int | None, Field(gt=0, le=1 << 26)] = None

@@ -33,7 +33,7 @@ from redline.models.verdict import AbVerdict
 from redline.policy import figures
 from redline.policy.verdict import judge_ab
 from redline.policy.verdict_rules import CLAIM_METRIC, TrialObservation
-from redline.policy.workload import prompt_gates, seqs_gate
+from redline.policy.workload import one, prompt_gates, seqs_gate
 
 # ---- the plan's workloads: policy/workload.py's, as for campaigns ---------------------------------------------
 
@@ -51,7 +51,7 @@ def gate_arm(spec: AbSpec, name: str, config: ServeConfig, *, own: bool, source:
     """The arm's config after the methodology gates (policy/workload.py, as for a campaign's cells), and what they
     changed; ValueError or InputError for what they refuse. `own`: the arm itself set max_num_seqs (below the top
     concurrency it is refused); `source`: where it came from otherwise (raised, and said so)."""
-    prompts = prompt_gates(spec.workload.num_prompts, spec.concurrencies)
+    prompts = prompt_gates(one(spec.workload), spec.concurrencies)
     need = spec.workload.input_len + spec.workload.output_len
     if config.max_model_len < need:
         raise ValueError(

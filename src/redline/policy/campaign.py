@@ -173,13 +173,13 @@ def cell_config(campaign: Campaign, base: ServeConfig, cell: CellSpec, found: kg
     source = "the known-good entry" if by_entry else "base"
     own = "max_num_seqs" in levers
     config, notes = seqs_gate(config, [campaign.top_concurrency], "cell", cell.name, own=own, source=source)
-    need = campaign.workload.input_len + campaign.workload.output_len
-    if config.max_model_len < need:
-        raise InputError(
-            f"cell {cell.name!r}: max_model_len {config.max_model_len:,} cannot hold the workload's "
-            f"input_len {campaign.workload.input_len:,} + output_len {campaign.workload.output_len:,} = {need:,} "
-            "tokens: raise base.max_model_len or shorten the workload"
-        )
+    for name, w in campaign.shapes():
+        if config.max_model_len < w.tokens:
+            raise InputError(
+                f"cell {cell.name!r}: max_model_len {config.max_model_len:,} cannot hold the workload"
+                f"{f' {name!r}' if name else ''}: input_len {w.input_len:,} + output_len {w.output_len:,} = "
+                f"{w.tokens:,} tokens: raise base.max_model_len or shorten the workload"
+            )
     return CellConfig(config, [use.note, *notes] if use is not None and use.applied else notes, use)
 
 
@@ -228,7 +228,7 @@ def plan_cell(
     its regime, boot and benches are what runs: its engine's boot, its engine's bench client's benches."""
     engine = get_engine(cell_engine(campaign, cell))
     config, notes = made.config, made.notes
-    steps = measured_steps(campaign.workload, campaign.concurrencies, campaign.warmup_requests, campaign.trials)
+    steps = measured_steps(campaign.shapes(), campaign.concurrencies, campaign.warmup_requests, campaign.trials)
     try:
         commands = commands_of(engine, config, steps, executables)
     except InputError as exc:  # a knob the engine refuses names the cell
@@ -242,7 +242,7 @@ def plan_cell(
         levers=_levers(cell),
         serve=config,
         regime=regime_of(config, campaign.warmup_requests),
-        gates=[*prompt_gates(campaign.workload.num_prompts, campaign.concurrencies), *notes],
+        gates=[*prompt_gates(campaign.shapes(), campaign.concurrencies), *notes],
         bench_backend=pinned_backend(campaign, engine, benches[0].command),
         boot_command=commands.boot,
         warmup_command=commands.warmup,
@@ -311,7 +311,7 @@ def plan_campaign(
         concurrencies=campaign.concurrencies,
         bench_client=client,
         bench_backend=backends.pop() if len(backends) == 1 else None,
-        gates=[*prompt_gates(campaign.workload.num_prompts, campaign.concurrencies), *said, *_boundary_gate(campaign)],
+        gates=[*prompt_gates(campaign.shapes(), campaign.concurrencies), *said, *_boundary_gate(campaign)],
         cells=cells,
         boots=len(todo),
         benches=sum(len(c.benches) for c in todo),

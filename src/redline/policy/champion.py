@@ -108,6 +108,7 @@ def table_rows(campaign: Campaign, verdict: CellVerdict) -> list[TableRow]:
         rows.append(
             TableRow(
                 cell=verdict.cell,
+                workload=r.workload,
                 concurrency=r.concurrency,
                 verdict=verdict.verdict,
                 regime=verdict.context.regime.label,

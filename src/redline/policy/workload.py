@@ -1,7 +1,7 @@
 """The one workload policy every measured boot follows: how many prompts a concurrency sends, the seeds, the
 warm-up. Campaign cells and A/B trials read it alike, so the two cannot drift. No I/O.
 
-    steps = measured_steps(spec.workload, spec.concurrencies, spec.warmup_requests, trials=1)
+    steps = measured_steps(spec.shapes(), spec.concurrencies, spec.warmup_requests, trials=1)
     n, note = prompts_at(spec.workload.num_prompts, c)     # never under 2 x c; the note says when it was raised
 
 The steps are what a measured boot runs on one server (ops/measured_boot.py) and what a plan shows as
@@ -48,6 +48,10 @@ class RequestShape(Protocol):
     def num_prompts(self) -> int | None: ...
 
 
+# One workload and its name where the campaign names several (None: its only one).
+NamedShape = tuple[str | None, RequestShape]
+
+
 @dataclass(frozen=True)
 class Step:
     """One bench a measured boot runs: where its result goes, what it sends, what its progress says."""
@@ -58,6 +62,7 @@ class Step:
     warmup: bool = False
     trial: int = 1  # which trial at its concurrency, where one boot benches each concurrency several times
     ranked: bool = True  # its figures are ranked, so the clean-bench checks apply (not a warm-up's, or a smoke test's)
+    workload_name: str | None = None  # which of several named workloads it sends; None: the only one
 
 
 def prompts_at(asked: int | None, c: int) -> tuple[int, str | None]:
@@ -72,9 +77,14 @@ def prompts_at(asked: int | None, c: int) -> tuple[int, str | None]:
     )
 
 
-def prompt_gates(asked: int | None, concurrencies: Sequence[int]) -> list[str]:
-    """The gate's note for every concurrency whose prompts it raised."""
-    return [note for c in concurrencies if (note := prompts_at(asked, c)[1])]
+def prompt_gates(shapes: Sequence[NamedShape], concurrencies: Sequence[int]) -> list[str]:
+    """The gate's note for every concurrency (of every workload) whose prompts it raised."""
+    return [
+        (f"workload {name}: " if name else "") + note
+        for name, shape in shapes
+        for c in concurrencies
+        if (note := prompts_at(shape.num_prompts, c)[1])
+    ]
 
 
 def seqs_gate(
@@ -130,21 +140,30 @@ def warmup_workload(shape: RequestShape, requests: int, concurrencies: Sequence[
     )
 
 
-def bench_file(c: int, trial: int = 1, trials: int = 1) -> str:
-    return f"bench-c{c}.json" if trials == 1 else f"bench-c{c}-t{trial}.json"
+def bench_file(c: int, trial: int = 1, trials: int = 1, workload: str | None = None) -> str:
+    named = f"bench-{workload}-c{c}" if workload is not None else f"bench-c{c}"
+    return f"{named}.json" if trials == 1 else f"{named}-t{trial}.json"
 
 
-def measured_steps(shape: RequestShape, concurrencies: Sequence[int], warmup_requests: int, trials: int) -> list[Step]:
-    """Every bench one server gets, in order: the warm-up, then each concurrency of each trial (trials outermost,
-    so they interleave)."""
+def one(shape: RequestShape) -> list[NamedShape]:
+    """A single workload, unnamed: its files and figures carry no workload name."""
+    return [(None, shape)]
+
+
+def measured_steps(
+    shapes: Sequence[NamedShape], concurrencies: Sequence[int], warmup_requests: int, trials: int
+) -> list[Step]:
+    """Every bench one server gets, in order: the warm-up (the first workload's), then each concurrency of each
+    workload of each trial (trials outermost, so they interleave; then workloads, so each trial sees every one)."""
     steps = []
-    warm = warmup_workload(shape, warmup_requests, concurrencies)
+    warm = warmup_workload(shapes[0][1], warmup_requests, concurrencies)
     if warm is not None:
         steps.append(Step(WARMUP_FILE, warm, f"warming up with {warm.num_prompts} requests", warmup=True, ranked=False))
-    order = [(c, t) for t in range(1, trials + 1) for c in concurrencies]
-    for i, (c, t) in enumerate(order):
-        label = f"concurrency {c}" + (f", trial {t} of {trials}" if trials > 1 else "")
-        steps.append(Step(bench_file(c, t, trials), bench_workload(shape, c, i), label, trial=t))
+    order = [(c, t, w) for t in range(1, trials + 1) for w in shapes for c in concurrencies]
+    for i, (c, t, (name, shape)) in enumerate(order):
+        label = (f"{name}, " if name else "") + f"concurrency {c}" + (f", trial {t} of {trials}" if trials > 1 else "")
+        file = bench_file(c, t, trials, name)
+        steps.append(Step(file, bench_workload(shape, c, i), label, trial=t, workload_name=name))
     return steps
 
 
@@ -191,6 +210,8 @@ __all__ = [
     "Step",
     "bench_file",
     "measured_steps",
+    "NamedShape",
+    "one",
     "PROMPTS_PER_CONCURRENCY",
     "RequestShape",
     "bench_workload",

@@ -37,7 +37,7 @@ def probe_step(campaign: Campaign, c: int, results: list[StepResult], why: str) 
     trial = 1 + sum(1 for r in results if r.step.ranked and r.step.workload.concurrency == c)
     benches = sum(1 for r in results if r.step.ranked)
     name = bench_file(c, trial, max(trial, campaign.trials))
-    return Step(name, bench_workload(campaign.workload, c, benches), f"load boundary: {why}", trial=trial)
+    return Step(name, bench_workload(campaign.shape(None), c, benches), f"load boundary: {why}", trial=trial)
 
 
 def boundary_probes(

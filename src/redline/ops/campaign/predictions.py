@@ -77,7 +77,7 @@ def predict_cells(
     """The plan with each cell's prediction, and a gate naming each cell predicted infeasible."""
     if not runs:
         return plan
-    needed = max(plan.concurrencies) * (campaign.workload.input_len + campaign.workload.output_len)
+    needed = max(plan.concurrencies) * campaign.longest
     observations: dict[str, list[Observation]] = {}
     cells = []
     for cell in plan.cells:

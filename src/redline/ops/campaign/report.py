@@ -33,22 +33,25 @@ from redline.models.load_boundary import LoadBoundary
 from redline.ops.campaign.load import load
 from redline.ops.requests import CampaignReportRequest
 from redline.policy import champion as champions
+from redline.policy import workload_champion
 
 # ---- the data behind the plots (pure) ---------------------------------------------------------------------------
 
 
 def _label(row: TableRow) -> str:
-    return row.cell if row.verdict == "green" else f"{row.cell} (red)"
+    name = row.cell if row.workload is None else f"{row.cell} on {row.workload}"
+    return name if row.verdict == "green" else f"{name} (red)"
 
 
 def _by_cell(rows: Sequence[TableRow], value: str) -> list[Series]:
-    """One series per cell: concurrency against `value`, where the row has it."""
-    series: dict[str, Series] = {}
+    """One series per cell (per cell and workload, where there are several): concurrency against `value`, where the
+    row has it."""
+    series: dict[tuple[str, str | None], Series] = {}
     for row in rows:
         y = getattr(row, value)
         if y is None:
             continue
-        s = series.setdefault(row.cell, Series(label=_label(row), x=[], y=[]))
+        s = series.setdefault((row.cell, row.workload), Series(label=_label(row), x=[], y=[]))
         s.x.append(float(row.concurrency))
         s.y.append(float(y))
     return list(series.values())
@@ -66,10 +69,11 @@ def _points(rows: Sequence[TableRow], cells: set[str] | None = None) -> list[tup
     ]
 
 
-def pareto_plot(table: CampaignTable, champion: ChampionReport, per: str = "GPU") -> Plot:
+def pareto_plot(table: CampaignTable, champion: ChampionReport, per: str = "GPU", workload: str | None = None) -> Plot:
     """`per`: what the per-GPU figure is per (models/context.py device_of): GPU, or on a host without one, host or
-    device."""
-    green = [r for r in table.rows if r.verdict == "green" and r.ok]
+    device; `workload`: the one workload whose points it plots, where there are several (never two shapes on one
+    front)."""
+    green = [r for r in table.rows if r.verdict == "green" and r.ok and r.workload == workload]
     series = []
     for cell in dict.fromkeys(r.cell for r in green):
         pts = _points(green, {cell})
@@ -82,10 +86,11 @@ def pareto_plot(table: CampaignTable, champion: ChampionReport, per: str = "GPU"
         pts = _points(green, {mark_cell})
         label = f"champion {mark_cell} (DRAFT)" if champion.champion else f"baseline {mark_cell} (no improvement found)"
         marked = Series(label=label, x=[p[0] for p in pts], y=[p[1] for p in pts])
+    on = f"-{workload}" if workload else ""
     return Plot(
-        name="pareto",
-        file="pareto.png",
-        title=f"Tokens/s per user against tokens/s per {per}",
+        name="pareto" + on,
+        file=f"pareto{on}.png",
+        title=f"Tokens/s per user against tokens/s per {per}" + (f", workload {workload}" if workload else ""),
         x_label=f"output tokens/s per {per}",
         y_label="tokens/s per user (1000 / median TPOT)",
         series=series,
@@ -111,8 +116,15 @@ def plots_of(table: CampaignTable, champion: ChampionReport, per: str = "GPU") -
             y_label="median TPOT (ms)",
             series=_by_cell(table.rows, "median_tpot_ms"),
         ),
-        pareto_plot(table, champion, per),
+        *[pareto_plot(table, _on(champion, w), per, w) for w in dict.fromkeys(r.workload for r in table.rows)],
     ]
+
+
+def _on(champion: ChampionReport, workload: str | None) -> ChampionReport:
+    """The report whose champion a workload's Pareto plot marks: the champion across workloads where one is named,
+    else that workload's own."""
+    own = next((r for r in champion.workloads if r.workload == workload), champion)
+    return champion if champion.champion else own
 
 
 # ---- drawing (the only matplotlib here) ------------------------------------------------------------------------
@@ -125,9 +137,9 @@ def draw(plot: Plot, path: Path) -> None:
     fig = Figure(figsize=(7, 4.5), dpi=110)
     ax = fig.add_subplot()
     for s in plot.series:
-        if plot.name == "pareto" and s.label == "Pareto front":
+        if plot.name.startswith("pareto") and s.label == "Pareto front":
             ax.plot(s.x, s.y, "--", color="black", linewidth=1, label=s.label)
-        elif plot.name == "pareto":
+        elif plot.name.startswith("pareto"):
             ax.scatter(s.x, s.y, label=s.label, s=24)
         else:
             ax.plot(s.x, s.y, marker="o", label=s.label)
@@ -142,7 +154,7 @@ def draw(plot: Plot, path: Path) -> None:
             zorder=5,
             label=plot.marked.label,
         )
-    if plot.name != "pareto":
+    if not plot.name.startswith("pareto"):
         ax.set_xscale("log", base=2)
     ax.set(title=plot.title, xlabel=plot.x_label, ylabel=plot.y_label)
     ax.grid(True, alpha=0.3)
@@ -183,7 +195,6 @@ def _context_lines(campaign: Campaign, verdicts: dict[str, CellVerdict]) -> list
     ctx = next(iter(verdicts.values())).context
     hw = ctx.hardware
     gpu = f"GPU: {hw.gpu_count} x {md(hw.gpu_name)} ({hw.gpu_memory_gib} GiB)" if hw.gpu_name else "hardware: CPU host"
-    w = campaign.workload
     versions: dict[str, set[str]] = {}
     for v in verdicts.values():
         versions.setdefault(v.context.engine.name, set()).add(v.context.engine.version or "unknown")
@@ -195,8 +206,11 @@ def _context_lines(campaign: Campaign, verdicts: dict[str, CellVerdict]) -> list
         f"- model: {code(ctx.model.name)}",
         f"- {gpu}; host {md((ctx.node or Node()).describe())}",
         f"- engine: {engines}; bench client: {md(ctx.bench.client if ctx.bench else '?')}'s, backend {backends}",
-        f"- workload: {w.dataset}, input {w.input_len} / output {w.output_len} tokens, ignore_eos, seed {w.seed}; "
-        f"concurrencies {', '.join(map(str, campaign.concurrencies))}",
+        *[
+            f"- workload{f' {md(name)}' if name else ''}: {w.dataset}, input {w.input_len} / output {w.output_len} "
+            f"tokens, ignore_eos, seed {w.seed}; concurrencies {', '.join(map(str, campaign.concurrencies))}"
+            for name, w in campaign.shapes()
+        ],
         f"- warm-up: {campaign.warmup_requests} requests; trials per concurrency: {campaign.trials}; simulated: "
         f"{'yes' if any(v.context.provenance == 'simulated' for v in verdicts.values()) else 'no'}",
         f"- focus: {campaign.focus}; " + _sla_text(campaign),
@@ -214,16 +228,22 @@ def _sla_sign(metric: str) -> str:
 
 
 def _table_lines(table: CampaignTable) -> list[str]:
-    head = ["cell", "regime", *[f"c={c}" for c in table.concurrencies]]
+    """A row per cell, or per cell and workload where there are several (a workload column then names it)."""
+    workloads = list(dict.fromkeys(r.workload for r in table.rows)) or [None]
+    named = workloads != [None]
+    head = ["cell", *(["workload"] if named else []), "regime", *[f"c={c}" for c in table.concurrencies]]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for cell in table.cells:
-        rows = {r.concurrency: r for r in table.rows if r.cell == cell}
-        if not rows:
-            lines.append(f"| {md(cell)} | - | " + " | ".join("not run" for _ in table.concurrencies) + " |")
-            continue
-        regime = next(iter(rows.values())).regime
-        cells = [_cell_text(rows.get(c)) for c in table.concurrencies]
-        lines.append(f"| {md(cell)} | {md(regime)} | " + " | ".join(cells) + " |")
+        for w in workloads:
+            rows = {r.concurrency: r for r in table.rows if r.cell == cell and r.workload == w}
+            first = f"| {md(cell)} | " + (f"{md(w or '-')} | " if named else "")
+            if not rows:
+                lines.append(first + "- | " + " | ".join("not run" for _ in table.concurrencies) + " |")
+                continue
+            regime = next(iter(rows.values())).regime
+            lines.append(
+                first + f"{md(regime)} | " + " | ".join(_cell_text(rows.get(c)) for c in table.concurrencies) + " |"
+            )
     return lines
 
 
@@ -238,6 +258,10 @@ def _cell_text(row: TableRow | None) -> str:
 
 
 def _ranked_line(c: RankedCell, engines: bool = False) -> str:
+    if c.score is None and c.delta_pct is not None:  # a cell across workloads: its gain by the rule, not one figure
+        return (
+            f"- **{md(c.cell)}** ({md(c.regime)}): {c.delta_pct:+.2f}%: {md(c.outcome.replace('_', ' '))}; {md(c.why)}"
+        )
     at = f" at c={c.at_concurrency}" if c.at_concurrency else ""
     label = f"{c.engine}, {c.regime}" if engines else c.regime
     return f"- **{md(c.cell)}** ({md(label)}): {_num(c.score, 2)}{at}: {md(c.outcome.replace('_', ' '))}; {md(c.why)}"
@@ -272,8 +296,20 @@ def render_markdown(
         "## Ranking (the baseline's regime)",
         "",
     ]
-    lines += [_ranked_line(c, across) for c in champion.ranked] or ["- nothing to rank yet"]
+    lines += _ranking_lines(champion, across)
     return "\n".join([*lines, *_more_lines(champion, plots, verdicts, across)])
+
+
+def _ranking_lines(champion: ChampionReport, across: bool) -> list[str]:
+    """The ranking: the cells' lines; where there are several workloads, each workload's, then the one across them."""
+    lines = [_ranked_line(c, across) for c in champion.ranked]
+    for report in champion.workloads:
+        head = f"champion {md(report.champion)}" if report.champion else md(report.outcome.replace("_", " "))
+        lines += ["", f"### Workload {md(report.workload)}: {head}", "", md(report.note), ""]
+        lines += [_ranked_line(c, across) for c in report.ranked]
+    if champion.workloads and champion.ranked:
+        lines.insert(0, f"Across the workloads ({md(champion.combine)}), by the gain the rule counts:")
+    return lines or ["- nothing to rank yet"]
 
 
 def _more_lines(
@@ -319,7 +355,7 @@ def campaign_report(
     loaded = load(path, workspace)
     verdicts = read_verdicts(loaded.results, loaded.names)
     table = champions.campaign_table(loaded.campaign, loaded.names, verdicts)
-    champion = champions.select_champion(loaded.campaign, loaded.names, loaded.baseline, verdicts)
+    champion = workload_champion.select(loaded.campaign, loaded.names, loaded.baseline, verdicts)
     plots = plots_of(table, champion, device_of(v.context for v in verdicts.values()))
     for plot in plots:
         draw(plot, result_path(loaded.results, loaded.results / plot.file))  # checked right before

@@ -18,6 +18,7 @@ from redline.ops.campaign.load import Loaded, load
 from redline.ops.requests import CampaignAggregateRequest, CampaignStatusRequest, ChampionSelectRequest
 from redline.ops.workspace import workspace_of
 from redline.policy import champion as champions
+from redline.policy import workload_champion
 
 # ---- reading results ----------------------------------------------------------------------------------------
 
@@ -83,7 +84,7 @@ def champion_select(
     request = request or ChampionSelectRequest()
     loaded = load(path, workspace)
     verdicts = read_verdicts(loaded.results, loaded.names)
-    report = champions.select_champion(loaded.campaign, loaded.names, loaded.baseline, verdicts, top=request.top)
+    report = workload_champion.select(loaded.campaign, loaded.names, loaded.baseline, verdicts, top=request.top)
     return close_champion(
         report, verdicts, workspace_of(loaded.path.resolve())
     )  # the close: next levers, what is missing

@@ -183,7 +183,7 @@ class Runner:
 
     def steps(self) -> list[Step]:
         campaign = self.campaign
-        return measured_steps(campaign.workload, campaign.concurrencies, campaign.warmup_requests, campaign.trials)
+        return measured_steps(campaign.shapes(), campaign.concurrencies, campaign.warmup_requests, campaign.trials)
 
 
 def time_taken(verdicts: Sequence[CellVerdict], wall_s: float, parallel: int) -> tuple[float, str]:

@@ -22,6 +22,7 @@ from redline.models.campaign_results import (
 )
 from redline.models.context import ContextDescriptor, Workload
 from redline.models.load_boundary import LoadBoundary
+from redline.models.workloads import CampaignWorkload
 from redline.ops.evidence.context import ModelFiles, descriptor
 from redline.ops.measured_boot import MeasuredBoot
 from redline.policy import champion as champions
@@ -42,10 +43,11 @@ class Judge:
     versions: Mapping[str, str | None]
     files: Mapping[str, ModelFiles]  # each model's config.json as the target has it: its hash, quantization
 
-    def result_at(self, cell: CellPlan, c: int, trials: list[Trial]) -> ConcurrencyResult:
-        n = prompts_at(self.campaign.workload.num_prompts, c)[0]
+    def result_at(self, cell: CellPlan, c: int, trials: list[Trial], workload: str | None = None) -> ConcurrencyResult:
+        n = prompts_at(self.campaign.shape(workload).num_prompts, c)[0]
         if not trials:
             return ConcurrencyResult(
+                workload=workload,
                 concurrency=c,
                 num_prompts=n,
                 ok=False,
@@ -57,6 +59,7 @@ class Judge:
         sla = champions.sla_checks(metrics, self.campaign.sla)
         problems = [p for t in trials if (p := trial_problem(t)) is not None]
         return ConcurrencyResult(
+            workload=workload,
             concurrency=c,
             num_prompts=n,
             ok=not problems,
@@ -68,13 +71,16 @@ class Judge:
         )
 
     def results(self, cell: CellPlan, measured: MeasuredBoot) -> list[ConcurrencyResult]:
-        """Every concurrency's figures over its trials (the listed ones, then any the load boundary probed); none where
-        the boot or the warm-up failed."""
+        """Every workload's concurrencies' figures over their trials (the listed ones, then any the load boundary
+        probed); none where the boot or the warm-up failed."""
         if not measured.boot.ready or measured.warmup_error is not None:
             return []
         trials = trials_of(measured)
-        benched = sorted({*self.campaign.concurrencies, *trials})
-        return [self.result_at(cell, c, trials.get(c, [])) for c in benched]
+        results = []
+        for name, _ in self.campaign.shapes():
+            benched = sorted({*self.campaign.concurrencies, *(c for w, c in trials if w == name)})
+            results += [self.result_at(cell, c, trials.get((name, c), []), name) for c in benched]
+        return results
 
     def boundary(self, cell: CellPlan, results: list[ConcurrencyResult]) -> LoadBoundary | None:
         """The load boundary the cell's trials say (campaign boundary:); None without one, or with no bench."""
@@ -127,6 +133,7 @@ class Judge:
             predicted=cell.predicted,
             drift=plan_drift(cell.predicted, signals),
             results=results,
+            workloads={name: _shape(name, w) for name, w in self.campaign.shapes() if name is not None},
             boundary=boundary,
             commands=Commands(
                 boot=cell.boot_command,
@@ -141,23 +148,28 @@ class Judge:
 
     def context(self, cell: CellPlan, engine_version: str | None) -> ContextDescriptor:
         """The cell's context, built as every measured number's is (ops/evidence/context.py)."""
-        w = self.campaign.workload
+        shapes = self.campaign.shapes()
+        workload = _shape(*shapes[0]) if len(shapes) == 1 else Workload()  # several: each figure says its own
         return descriptor(
             cell.serve,
             files=self.files.get(cell.serve.model, ModelFiles(None, None, "not read")),
             host=self.host,
             engine=cell.engine,
             engine_version=engine_version,
-            workload=Workload(dataset=w.dataset, input_len=w.input_len, output_len=w.output_len),
+            workload=workload,
             warmup_requests=self.campaign.warmup_requests,
             trials=self.campaign.trials,
             bench_backend=cell.bench_backend,
         )
 
 
-def trials_of(measured: MeasuredBoot) -> dict[int, list[Trial]]:
-    """The benches a cell's boot ran, as trials by concurrency."""
-    trials: dict[int, list[Trial]] = {}
+def _shape(name: str | None, w: CampaignWorkload) -> Workload:
+    return Workload(name=name, dataset=w.dataset, input_len=w.input_len, output_len=w.output_len)
+
+
+def trials_of(measured: MeasuredBoot) -> dict[tuple[str | None, int], list[Trial]]:
+    """The benches a cell's boot ran, as trials by workload and concurrency."""
+    trials: dict[tuple[str | None, int], list[Trial]] = {}
     for r in measured.benches:
         lines = [*r.run.log_lines, *([r.unreadable] if r.unreadable else [])]
         trial = Trial(
@@ -172,7 +184,7 @@ def trials_of(measured: MeasuredBoot) -> dict[int, list[Trial]]:
             telemetry=r.telemetry,
             log_lines=lines[-50:],
         )
-        trials.setdefault(r.step.workload.concurrency, []).append(trial)
+        trials.setdefault((r.step.workload_name, r.step.workload.concurrency), []).append(trial)
     return trials
 
 

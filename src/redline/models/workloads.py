@@ -1,0 +1,64 @@
+"""What a campaign's benches send: one workload, or several named ones, and how a champion across them is named.
+
+    workload:                    # one shape: every figure is of it, files bench-c16.json
+      input_len: 1024
+      output_len: 256
+    workloads:                   # or several, each cell benched on each: files bench-<name>-c16.json
+      chat: {input_len: 1024, output_len: 256}
+      long: {input_len: 4096, output_len: 512}
+    combine: all                 # each (default): one champion per workload; all: a champion wins on every
+                                 # workload; {weights: {chat: 3, long: 1}}: on the weighted mean of its gains
+
+Each figure keeps its own workload (two shapes are never one "random"); the policy is policy/workload_champion.py.
+"""
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from redline.models.slug import Slug
+
+Count = Annotated[int, Field(gt=0, le=1 << 26)]
+MAX_WORKLOADS = 8
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class CampaignWorkload(_Strict):
+    """What every bench sends: random prompts of fixed lengths; every request decodes output_len tokens."""
+
+    dataset: Literal["random"] = "random"
+    input_len: Count
+    output_len: Count
+    seed: int = 0
+    num_prompts: Count | None = Field(None, description="prompts per concurrency; default 4 x c, never under 2 x c")
+    ignore_eos: Literal[True] = Field(True, description="always: every cell decodes the same tokens")
+
+    @property
+    def tokens(self) -> int:
+        """The tokens one request holds at its end: what max_model_len must fit."""
+        return self.input_len + self.output_len
+
+
+Workloads = Annotated[
+    dict[Slug, CampaignWorkload],
+    Field(min_length=2, max_length=MAX_WORKLOADS, description="named workloads; every cell is benched on each"),
+]
+
+
+class Weights(_Strict):
+    """combine: {weights: {...}}: the champion by the weighted mean of its gains over the workloads."""
+
+    weights: Annotated[dict[Slug, Annotated[float, Field(gt=0, le=1e6)]], Field(min_length=2)]
+
+
+Combine = Literal["each", "all"] | Weights
+COMBINE_HELP = (
+    "how a champion across workloads is named: each (default: one champion per workload, none across them), all "
+    "(a win on every workload), or {weights: {<workload>: <weight>, ...}} (the weighted mean of the gains)"
+)
+
+
+__all__ = ["COMBINE_HELP", "CampaignWorkload", "Combine", "MAX_WORKLOADS", "Weights", "Workloads"]

@@ -1,0 +1,167 @@
+"""Several named workloads in one campaign: the spec's rules, the steps and files each cell runs, the table, and the
+champion per workload and across them (combine: each, all, weights), as pure functions of recorded verdicts."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from redline.models import ServeConfig
+from redline.models.campaign_results import CellVerdict
+from redline.models.context import Workload
+from redline.policy import champion as figures
+from redline.policy.campaign import plan_campaign
+from redline.policy.workload import measured_steps
+from redline.policy.workload_champion import select
+from tests.campaign.helpers import campaign, verdict
+
+SHAPES = {"chat": {"input_len": 128, "output_len": 16}, "long": {"input_len": 1024, "output_len": 64}}
+NAMED = {"workload": None, "workloads": SHAPES}
+
+
+def two(cell: str, chat: dict[int, float], long: dict[int, float], **kw: object) -> CellVerdict:
+    """A cell benched on both workloads: chat's figures, then long's, each result naming its workload."""
+    a, b = verdict(cell, chat, **kw), verdict(cell, long, **kw)  # type: ignore[arg-type]
+    results = [r.model_copy(update={"workload": "chat"}) for r in a.results]
+    results += [r.model_copy(update={"workload": "long"}) for r in b.results]
+    shapes = {n: Workload(name=n, input_len=s["input_len"], output_len=s["output_len"]) for n, s in SHAPES.items()}
+    return a.model_copy(
+        update={
+            "results": results,
+            "workloads": shapes,
+            "context": a.context.model_copy(update={"workload": Workload()}),
+        }
+    )
+
+
+def pick(combine: object, cells: list[CellVerdict]):  # type: ignore[no-untyped-def]
+    c = campaign(**NAMED, combine=combine)
+    return select(c, [v.cell for v in cells], "base", {v.cell: v for v in cells})
+
+
+CELLS = [
+    two("base", {1: 50, 8: 100}, {1: 20, 8: 40}),
+    two("a", {1: 55, 8: 110}, {1: 20, 8: 41}),  # chat +10%, long +2.5% (inside the band)
+    two("b", {1: 52, 8: 105}, {1: 21, 8: 44}),  # chat +5%, long +10%
+    two("c", {1: 50, 8: 90}, {1: 22, 8: 48}),  # chat -10%, long +20%
+]
+
+
+# ---- the spec ----------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("changes", "said"),
+    [
+        ({"workloads": SHAPES}, "give workload: (one shape) or workloads: (several, each named), not both"),
+        ({"workload": None}, "give workload: (one shape) or workloads: (several, each named), not both"),
+        ({"combine": "all"}, "combine: it names a champion across workloads; give workloads: or drop combine"),
+        ({**NAMED, "combine": {"weights": {"chat": 1, "lang": 2}}}, "combine.weights: give a weight for each"),
+        ({**NAMED, "workloads": {"only": SHAPES["chat"]}}, "at least 2 items"),
+        ({**NAMED, "workloads": {"Chat!": SHAPES["chat"], "long": SHAPES["long"]}}, "should match pattern"),
+        ({**NAMED, "search": {"method": "model"}}, "search: works on one workload"),
+    ],
+)
+def test_a_campaign_says_its_workloads_one_way_and_refuses_what_it_cannot_judge(changes: dict, said: str) -> None:
+    with pytest.raises(ValidationError) as e:
+        campaign(**changes)
+    assert said in str(e.value)
+
+
+def test_each_cell_benches_every_workload_at_every_concurrency_into_files_named_by_it() -> None:
+    c = campaign(**NAMED, trials=2)
+    steps = measured_steps(c.shapes(), c.concurrencies, 2, c.trials)
+    warm, *benches = steps
+    assert warm.warmup and (warm.workload.input_len, warm.workload.output_len) == (128, 16)  # the first workload's
+    assert [s.result_name for s in benches] == [
+        f"bench-{w}-c{n}-t{t}.json" for t in (1, 2) for w in ("chat", "long") for n in (1, 8)
+    ]
+    assert [(s.workload_name, s.workload.input_len) for s in benches[:4]] == [
+        ("chat", 128),
+        ("chat", 128),
+        ("long", 1024),
+        ("long", 1024),
+    ]
+    assert len({s.workload.seed for s in steps}) == len(steps)  # no bench replays another's prompts
+    assert benches[2].label == "long, concurrency 1, trial 1 of 2"
+
+
+def test_max_model_len_must_hold_the_longest_workload_and_the_refusal_names_it() -> None:
+    c = campaign(**NAMED, base={"max_model_len": 1000})
+    with pytest.raises(Exception, match="cannot hold the workload 'long': input_len 1,024 \\+ output_len 64 = 1,088"):
+        plan_campaign(c, ServeConfig(model="m", max_model_len=1000), path="c.yml")
+
+
+# ---- the table and the champions --------------------------------------------------------------------------------
+
+
+def test_the_table_keeps_each_row_of_its_workload() -> None:
+    table = figures.campaign_table(campaign(**NAMED), ["base", "a"], {v.cell: v for v in CELLS[:2]})
+    assert [(r.cell, r.workload, r.concurrency, r.focus_value) for r in table.rows] == [
+        ("base", "chat", 1, 50),
+        ("base", "chat", 8, 100),
+        ("base", "long", 1, 20),
+        ("base", "long", 8, 40),
+        ("a", "chat", 1, 55),
+        ("a", "chat", 8, 110),
+        ("a", "long", 1, 20),
+        ("a", "long", 8, 41),
+    ]
+
+
+def test_each_workload_is_ranked_alone_and_agrees_with_a_campaign_of_that_workload_only() -> None:
+    report = pick("each", CELLS)
+    assert report.champion is None and report.outcome == "per_workload" and report.ranked == []
+    chat, long = report.workloads
+    assert (chat.workload, chat.champion, long.workload, long.champion) == ("chat", "a", "long", "c")
+    assert "one champion per workload (chat: champion 'a'; long: champion 'c')" in report.note
+    for w, shaped in (("chat", chat), ("long", long)):  # the same data as a one-workload campaign: the same verdict
+        alone = campaign(workload=SHAPES[w])
+        one = figures.select_champion(alone, [v.cell for v in CELLS], "base", {v.cell: _alone(v, w) for v in CELLS})
+        assert [(c.cell, c.outcome, c.delta_pct) for c in shaped.ranked] == [
+            (c.cell, c.outcome, c.delta_pct) for c in one.ranked
+        ]
+        assert shaped.champion == one.champion
+
+
+def _alone(v: CellVerdict, w: str) -> CellVerdict:
+    return v.model_copy(
+        update={
+            "results": [r.model_copy(update={"workload": None}) for r in v.results if r.workload == w],
+            "workloads": {},
+        }
+    )
+
+
+def test_all_crowns_only_a_win_on_every_workload_by_its_smallest_gain() -> None:
+    report = pick("all", CELLS)
+    assert report.champion == "b" and report.outcome == "improvement" and report.combine == "all"
+    by = {c.cell: (c.outcome, c.delta_pct) for c in report.ranked}
+    assert by == {"b": ("win", 5.0), "a": ("no_improvement", 2.5), "base": ("baseline", None), "c": ("worse", -10.0)}
+    assert "chat +5.0% (win), long +10.0% (win): a win on every workload" in report.note
+    without_b = pick("all", [v for v in CELLS if v.cell != "b"])
+    assert without_b.champion is None and without_b.outcome == "no_improvement"
+
+
+def test_weights_crown_the_best_weighted_gain_beyond_the_weighted_band() -> None:
+    chat_heavy = pick({"weights": {"chat": 3, "long": 1}}, CELLS)
+    assert chat_heavy.champion == "a"  # (3 x 10 + 2.5) / 4 = 8.1% against b's 6.25% and c's -2.5%
+    by = {c.cell: (c.outcome, c.delta_pct, c.noise_band_pct) for c in chat_heavy.ranked}
+    assert by["a"] == ("win", 8.125, 3.0) and by["c"] == ("no_improvement", -2.5, 3.0)
+    long_heavy = pick({"weights": {"chat": 1, "long": 3}}, CELLS)
+    assert long_heavy.champion == "c" and long_heavy.combine == "weights chat 1, long 3"  # (-10 + 60) / 4 = 12.5%
+
+
+def test_a_cell_missing_a_workload_is_not_ranked_across_them() -> None:
+    half = CELLS[1].model_copy(update={"results": [r for r in CELLS[1].results if r.workload == "chat"]})
+    report = pick("all", [CELLS[0], half, CELLS[2]])
+    a = next(c for c in report.ranked if c.cell == "a")
+    assert a.outcome == "not_ranked" and a.why.startswith("not ranked on every workload: long:")
+    assert report.champion == "b"
+
+
+def test_a_red_baseline_blocks_every_workload_and_the_report_says_which() -> None:
+    red = CELLS[0].model_copy(update={"verdict": "red", "reason": "boot failed"})
+    report = pick("all", [red, *CELLS[1:]])
+    assert report.champion is None and report.outcome == "no_baseline"
+    assert report.note.startswith("workload chat: the baseline cell 'base' is red")
