@@ -56,6 +56,7 @@ SLOW_FILES = (
     "test_cli_parse_log.py",  # the redline CLI as a child
     "campaign/test_cli.py",
     "campaign/test_parallel.py",  # cells at once, each a fake engine boot; benches that wait on purpose
+    "campaign/test_real_vllm_workloads.py",  # two real vLLM CPU boots, each benched on two workloads
     "campaign/test_run.py",  # every cell a fake engine boot; killed runners and their resumes
     "campaign/test_search_run.py",  # searches of fake engine boots, a killed one and its resume
     "campaign/test_real_vllm_search.py",  # a real grid and a real search on the vLLM CPU build (5 boots)
@@ -79,6 +80,7 @@ SLOW_FILES = (
     "server/test_latency_bench.py",
     "server/test_strict_arguments.py",  # `redline mcp` and the CLI as children
     "server/test_transports.py",  # `redline serve` over stdio and HTTP
+    "server/test_real_vllm_slow_load.py",  # two real vLLM CPU boots, one reading its weights through a throttled mount
 )
 SLOW_TESTS = frozenset(
     {

@@ -9,6 +9,7 @@ from pydantic import ValidationError
 from redline.models import ServeConfig
 from redline.models.campaign_results import CellVerdict
 from redline.models.context import Workload
+from redline.ops.campaign.report import plots_of, render_markdown
 from redline.policy import champion as figures
 from redline.policy.campaign import plan_campaign
 from redline.policy.workload import measured_steps
@@ -165,3 +166,34 @@ def test_a_red_baseline_blocks_every_workload_and_the_report_says_which() -> Non
     report = pick("all", [red, *CELLS[1:]])
     assert report.champion is None and report.outcome == "no_baseline"
     assert report.note.startswith("workload chat: the baseline cell 'base' is red")
+
+
+# ---- the plots and report.md --------------------------------------------------------------------------------------
+
+
+def test_the_plots_draw_a_series_per_cell_and_workload_and_a_pareto_front_per_workload() -> None:
+    extra = {"output_throughput": {1: 1.0, 8: 2.0}, "tokens_per_s_per_user": {1: 9.0, 8: 3.0}}
+    cells = [
+        two("base", {1: 50, 8: 100}, {1: 20, 8: 40}, extra=extra),
+        two("a", {1: 55, 8: 110}, {1: 20, 8: 41}, extra=extra),
+    ]
+    c = campaign(**NAMED)
+    table = figures.campaign_table(c, ["base", "a"], {v.cell: v for v in cells})
+    report = select(c, ["base", "a"], "base", {v.cell: v for v in cells})
+    plots = {p.name: p for p in plots_of(table, report)}
+    assert sorted(plots) == ["pareto-chat", "pareto-long", "throughput", "tpot"]
+    assert [s.label for s in plots["throughput"].series] == ["base on chat", "base on long", "a on chat", "a on long"]
+    chat = plots["pareto-chat"]
+    assert chat.file == "pareto-chat.png" and chat.title.endswith(", workload chat")
+    assert {s.label: s.x for s in chat.series if s.label != "Pareto front"} == {"base": [50, 100], "a": [55, 110]}
+    assert chat.marked is not None and chat.marked.label == "champion a (DRAFT)"  # chat's own champion
+    long = plots["pareto-long"]
+    assert long.marked is not None and long.marked.label == "baseline base (no improvement found)"
+    text = render_markdown(c, table, report, list(plots.values()), {v.cell: v for v in cells})
+    assert "| cell | workload | regime | c=1 | c=8 |" in text
+    assert (
+        "| a | chat | warm/graphs | 55.00 | 110.00 |" in text and "| a | long | warm/graphs | 20.00 | 41.00 |" in text
+    )
+    assert "### Workload chat: champion a" in text and "### Workload long: no improvement" in text
+    assert "- workload chat: random, input 128 / output 16 tokens" in text
+    assert "- workload long: random, input 1024 / output 64 tokens" in text

