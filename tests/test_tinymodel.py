@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -85,6 +86,53 @@ def test_only_the_length_changes_between_lengths(tmp_path: Path) -> None:
     assert {k for k in a if a[k] != b[k]} == {"max_position_embeddings"}
 
 
+def _safetensors(path: Path) -> tuple[dict, bytes]:
+    raw = path.read_bytes()
+    (n,) = struct.unpack("<Q", raw[:8])
+    return json.loads(raw[8 : 8 + n]), raw[8 + n :]
+
+
+def test_weights_are_every_tensor_of_the_shape_in_one_safetensors_file(tmp_path: Path) -> None:
+    d = write_tiny_llama(tmp_path, num_hidden_layers=2, weights=True)
+    assert {p.name for p in d.iterdir()} == FILES | {"model.safetensors"}
+    assert _read(d, "config.json")["num_hidden_layers"] == 2
+    header, data = _safetensors(d / "model.safetensors")
+    assert header.pop("__metadata__") == {"format": "pt"} and len(header) == 3 + 2 * 9
+    layer = {k.removeprefix("model.layers.1."): tuple(v["shape"]) for k, v in header.items() if ".layers.1." in k}
+    assert layer["self_attn.q_proj.weight"] == (256, 256) and layer["self_attn.k_proj.weight"] == (128, 256)
+    assert layer["mlp.gate_proj.weight"] == (512, 256) and layer["mlp.down_proj.weight"] == (256, 512)
+    assert (
+        tuple(header["lm_head.weight"]["shape"]) == tuple(header["model.embed_tokens.weight"]["shape"]) == (32000, 256)
+    )
+    spans = sorted(v["data_offsets"] for v in header.values())
+    assert spans[0][0] == 0 and all(a[1] == b[0] for a, b in zip(spans, spans[1:], strict=False))
+    for v in header.values():  # bf16: two bytes a weight, and no gap or overlap between tensors
+        assert v["dtype"] == "BF16" and v["data_offsets"][1] - v["data_offsets"][0] == 2 * _count(v["shape"])
+    assert len(data) == spans[-1][1] == 2 * (16_384_256 + 2 * 590_336)  # 32.8 MB plus 1.18 MB a layer
+    start, end = header["model.norm.weight"]["data_offsets"]
+    assert data[start:end] == struct.pack("<f", 1.0)[2:] * 256
+    start, end = header["model.layers.0.self_attn.q_proj.weight"]["data_offsets"]
+    values = [struct.unpack("<f", b"\0\0" + data[i : i + 2])[0] for i in range(start, start + 2000, 2)]
+    assert len(set(values)) > 300 and max(abs(v) for v in values) <= 0.02  # not a constant: bf16 has ~600 values here
+
+
+def _count(shape: list[int]) -> int:
+    out = 1
+    for n in shape:
+        out *= n
+    return out
+
+
+def test_weights_are_byte_for_byte_deterministic_and_layers_must_be_positive(tmp_path: Path) -> None:
+    a = write_tiny_llama(tmp_path / "a", num_hidden_layers=1, weights=True)
+    b = write_tiny_llama(tmp_path / "b", num_hidden_layers=1, weights=True)
+    assert (a / "model.safetensors").read_bytes() == (b / "model.safetensors").read_bytes()
+    with pytest.raises(ValueError):
+        write_tiny_llama(tmp_path / "c", num_hidden_layers=0)
+    with pytest.raises(TypeError):
+        write_tiny_llama(tmp_path / "c", num_hidden_layers=True)
+
+
 def test_tokenizer_is_a_byte_level_bpe(tmp_path: Path) -> None:
     d = write_tiny_llama(tmp_path)
     raw = (d / "tokenizer.json").read_bytes()
@@ -123,13 +171,17 @@ def test_special_tokens_agree_across_files(tmp_path: Path) -> None:
 def test_cli_writes_the_folder(tmp_path: Path) -> None:
     dest = tmp_path / "m"
     r = subprocess.run(
-        [sys.executable, "-m", "redline.tinymodel", str(dest), "--max-position-embeddings", "1234"],
+        [sys.executable, "-m", "redline.tinymodel", str(dest), "--max-position-embeddings", "1234", "--layers", "1"],
         capture_output=True,
         text=True,
         check=True,
     )
     assert r.stdout.strip() == str(dest)
     assert _read(dest, "config.json")["max_position_embeddings"] == 1234
+    assert _read(dest, "config.json")["num_hidden_layers"] == 1 and not (dest / "model.safetensors").exists()
+    weighted = tmp_path / "w"
+    subprocess.run([sys.executable, "-m", "redline.tinymodel", str(weighted), "--weights"], check=True)
+    assert (weighted / "model.safetensors").stat().st_size > 2 * (16_384_256 + 4 * 590_336)
 
 
 def _byte_level_alphabet() -> set[str]:

@@ -1,4 +1,4 @@
-"""A tiny Llama-shaped model folder that vLLM can serve with ``--load-format dummy``.
+"""A tiny Llama-shaped model folder that vLLM can serve with ``--load-format dummy`` (or load for real).
 
 redline tests real ``vllm serve`` boots on machines without a GPU (vLLM's CPU
 build). That needs a model folder, but no weights: with ``--load-format dummy``
@@ -13,7 +13,11 @@ have to exist. :func:`write_tiny_llama` writes exactly that:
 - ``tokenizer.json``: a byte-level BPE (2,048 entries) shipped as package data
   in ``redline/data/tiny-llama/``; any token id the model emits beyond it simply
   decodes to nothing, which is fine for dummy weights;
-- ``tokenizer_config.json`` for ``PreTrainedTokenizerFast``.
+- ``tokenizer_config.json`` for ``PreTrainedTokenizerFast``;
+- with ``weights=True`` (``--weights``), ``model.safetensors`` too: every tensor
+  of the shape, bf16, filled from one fixed seed, for a real load to read (a
+  test of how loads are measured); ``num_hidden_layers`` (``--layers``) sizes
+  it: 32.8 MB plus 1.18 MB a layer (18 layers: 54.0 MB, 0.05 GiB).
 
 Output is deterministic (same bytes on every call) and needs nothing beyond the
 standard library: neither ``tokenizers`` nor ``transformers`` is imported,
@@ -26,7 +30,7 @@ vLLM venv)::
 
 Usage::
 
-    python -m redline.tinymodel DEST [--max-position-embeddings N]
+    python -m redline.tinymodel DEST [--max-position-embeddings N] [--layers N] [--weights]
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import struct
 import sys
 from importlib import resources
 from pathlib import Path
@@ -82,8 +87,8 @@ def _dump(obj: Any) -> bytes:
     return (json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
 
 
-def _config(max_position_embeddings: int) -> dict[str, Any]:
-    return {**TINY_LLAMA_SHAPE, "max_position_embeddings": max_position_embeddings}
+def _config(max_position_embeddings: int, layers: int) -> dict[str, Any]:
+    return {**TINY_LLAMA_SHAPE, "max_position_embeddings": max_position_embeddings, "num_hidden_layers": layers}
 
 
 def _generation_config() -> dict[str, Any]:
@@ -129,26 +134,73 @@ def _tokenizer_json() -> bytes:
     return resources.files("redline").joinpath(*_DATA).read_bytes()
 
 
-def write_tiny_llama(dest: Path, *, max_position_embeddings: int = 4096) -> Path:
-    """Write a tiny Llama model folder (config + tokenizer, no weights) to ``dest``.
+def _tensors(layers: int) -> list[tuple[str, tuple[int, ...]]]:
+    """Every tensor of LlamaForCausalLM at the tiny shape, by its Hugging Face name, in file order."""
+    c = TINY_LLAMA_SHAPE
+    hidden, inter, vocab = c["hidden_size"], c["intermediate_size"], c["vocab_size"]
+    q, kv = c["num_attention_heads"] * c["head_dim"], c["num_key_value_heads"] * c["head_dim"]
+    out: list[tuple[str, tuple[int, ...]]] = [("model.embed_tokens.weight", (vocab, hidden))]
+    for i in range(layers):
+        p = f"model.layers.{i}."
+        out += [(p + "input_layernorm.weight", (hidden,)), (p + "post_attention_layernorm.weight", (hidden,))]
+        out += [(p + f"self_attn.{n}_proj.weight", (rows, hidden)) for n, rows in (("q", q), ("k", kv), ("v", kv))]
+        out += [(p + "self_attn.o_proj.weight", (hidden, q)), (p + "mlp.down_proj.weight", (hidden, inter))]
+        out += [(p + f"mlp.{n}_proj.weight", (inter, hidden)) for n in ("gate", "up")]
+    return out + [("model.norm.weight", (hidden,)), ("lm_head.weight", (vocab, hidden))]
 
-    Creates ``dest`` (and parents) if needed and overwrites the four files it
+
+def _write_weights(path: Path, layers: int, seed: int = 20261130) -> None:
+    """model.safetensors: bf16, norms 1.0, every matrix a fixed pattern of small values (uniform in +-0.02)."""
+    rng = random.Random(seed)
+    block = b"".join(struct.pack("<f", rng.uniform(-0.02, 0.02))[2:] for _ in range(1 << 15))  # bf16: the top half
+    header: dict[str, Any] = {"__metadata__": {"format": "pt"}}
+    offset, tensors = 0, _tensors(layers)
+    for name, shape in tensors:
+        size = 2 * shape[0] * (shape[1] if len(shape) > 1 else 1)
+        header[name] = {"dtype": "BF16", "shape": list(shape), "data_offsets": [offset, offset + size]}
+        offset += size
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 8)  # the data starts 8-byte aligned
+    with path.open("wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text)
+        for name, shape in tensors:
+            size = header[name]["data_offsets"][1] - header[name]["data_offsets"][0]
+            if len(shape) == 1:
+                f.write(struct.pack("<f", 1.0)[2:] * (size // 2))
+            else:
+                f.write(block * (size // len(block)) + block[: size % len(block)])
+
+
+def _positive_int(name: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int")
+    if value < 1:
+        raise ValueError(f"{name} must be >= 1")
+    return value
+
+
+def write_tiny_llama(
+    dest: Path, *, max_position_embeddings: int = 4096, num_hidden_layers: int = 4, weights: bool = False
+) -> Path:
+    """Write a tiny Llama model folder (config + tokenizer; weights only with ``weights=True``) to ``dest``.
+
+    Creates ``dest`` (and parents) if needed and overwrites the files it
     writes; other files in ``dest`` are left alone. Returns ``dest``.
     """
-    if isinstance(max_position_embeddings, bool) or not isinstance(max_position_embeddings, int):
-        raise TypeError("max_position_embeddings must be an int")
-    if max_position_embeddings < 1:
-        raise ValueError("max_position_embeddings must be >= 1")
+    _positive_int("max_position_embeddings", max_position_embeddings)
+    _positive_int("num_hidden_layers", num_hidden_layers)
     dest = Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
     files = {
-        "config.json": _dump(_config(max_position_embeddings)),
+        "config.json": _dump(_config(max_position_embeddings, num_hidden_layers)),
         "generation_config.json": _dump(_generation_config()),
         "tokenizer.json": _tokenizer_json(),
         "tokenizer_config.json": _dump(_tokenizer_config(max_position_embeddings)),
     }
     for name, data in files.items():
         (dest / name).write_bytes(data)
+    if weights:
+        _write_weights(dest / "model.safetensors", num_hidden_layers)
     return dest
 
 
@@ -229,6 +281,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("dest", type=Path, help="folder to write (created if missing)")
     p.add_argument("--max-position-embeddings", type=int, default=4096)
+    p.add_argument("--layers", type=int, default=4, help="num_hidden_layers (default 4)")
+    p.add_argument("--weights", action="store_true", help="also write model.safetensors, for a real load")
     p.add_argument(
         "--train-tokenizer",
         action="store_true",
@@ -239,9 +293,15 @@ def main(argv: list[str] | None = None) -> int:
         train_tokenizer(args.dest)
         print(args.dest)
         return 0
-    if args.max_position_embeddings < 1:
-        p.error("--max-position-embeddings must be >= 1")
-    print(write_tiny_llama(args.dest, max_position_embeddings=args.max_position_embeddings))
+    if args.max_position_embeddings < 1 or args.layers < 1:
+        p.error("--max-position-embeddings and --layers must be >= 1")
+    dest = write_tiny_llama(
+        args.dest,
+        max_position_embeddings=args.max_position_embeddings,
+        num_hidden_layers=args.layers,
+        weights=args.weights,
+    )
+    print(dest)
     return 0
 
 

@@ -172,6 +172,10 @@ _RULES: tuple[_Rule, ...] = (
     _r("for CUDAGraph memory", _NUM + " GiB for CUDAGraph memory", _mem("cudagraph_gib")),
     _r("Model loading took", r"Model loading took " + _NUM + r" GiB(?: memory)? and " + _NUM + " s", _weights),
     _r("load_format=", r"\bload_format=(\w+)", _value("load_format", str)),
+    # what a real load read and how long reading took (model_loader/weight_utils.py, default_loader.py): the only
+    # load figures the CPU build prints, where the GPU one prints "Model loading took" besides
+    _r("Checkpoint size:", r"Checkpoint size: " + _NUM + " GiB", _value("checkpoint_gib", float)),
+    _r("Loading weights took", r"Loading weights took " + _NUM + " s", _value("weights_read_s", float)),
     _r("torch.compile took", r"torch.compile took " + _NUM + " s", _timing("compile_s")),
     _r(
         "init engine",
@@ -320,6 +324,7 @@ def parse_boot_log(text: str) -> BootSignals:
     values = dict(scan.values)
     memory = dict(scan.memory)
     loaded = values.pop("loaded_weights_gib", None)
+    read_gib, read_s = values.pop("checkpoint_gib", None), values.pop("weights_read_s", None)
     if "weights_gib" not in memory and isinstance(loaded, float):  # _weights sets it, as a float
         memory["weights_gib"] = loaded  # a boot that failed before the breakdown line still says its weights
     warnings = scan.warnings + [f"unknown vLLM environment variable: {name}" for name in scan.unknown_env]
@@ -332,4 +337,6 @@ def parse_boot_log(text: str) -> BootSignals:
         warnings=warnings,
         **values,
     )
-    return with_model_load(signals)
+    return with_model_load(
+        signals, read_gib if isinstance(read_gib, float) else None, read_s if isinstance(read_s, float) else None
+    )
