@@ -29,6 +29,7 @@ from redline.models.slug import Slug
 from redline.models.sol import SolFigure
 from redline.models.telemetry import GpuTelemetry
 from redline.models.verdict import AbVerdict, Claim
+from redline.models.workloads import NamedWorkloads, Workloads, WorkloadSpec
 
 Count = Annotated[int, Field(gt=0, le=1 << 26)]
 Metric = Literal[
@@ -84,17 +85,7 @@ class ArmSpec(_Strict):
         return self
 
 
-class AbWorkload(_Strict):
-    """What every bench of every trial sends: random prompts; every request decodes output_len tokens."""
-
-    dataset: Literal["random"] = "random"
-    input_len: Count
-    output_len: Count
-    num_prompts: Count | None = Field(None, description="prompts per concurrency; default 4 x c, never under 2 x c")
-    seed: int = 0
-
-
-class AbSpec(_Strict):
+class AbSpec(_Strict, NamedWorkloads):
     """The A/B to run: its arms, the baseline named, the workload, the trials, the claim."""
 
     name: Slug
@@ -102,7 +93,13 @@ class AbSpec(_Strict):
     engine: EngineName = DEFAULT_ENGINE
     arms: Annotated[list[ArmSpec], Field(min_length=2, max_length=8)]
     baseline: Slug | None = Field(None, description="the arm the others are set against; a VERDICT needs one named")
-    workload: AbWorkload
+    workload: WorkloadSpec | None = Field(None, description="what every bench of every trial sends (or workloads:)")
+    workloads: Workloads | None = None
+    combine: Literal["each", "all"] = Field(
+        "each",
+        description="how a champion across workloads is named: each (default: a verdict per workload, none across "
+        "them) or all (an improvement on every workload, by each one's own test)",
+    )
     concurrencies: Annotated[list[Count], Field(min_length=1, max_length=16)]
     trials: Annotated[int, Field(ge=1, le=20, description="clean boots per arm; a VERDICT needs at least 3")] = 3
     warmup_requests: Annotated[int, Field(ge=0, le=1 << 20, description="0: a cold bench")] = 8
@@ -130,14 +127,18 @@ class AbSpec(_Strict):
             raise ValueError(f"arms: two arms share a name: {sorted({n for n in names if names.count(n) > 1})}")
         if self.baseline is not None and self.baseline not in names:
             raise ValueError(f"baseline: no arm is named {self.baseline!r}; the arms are {', '.join(names)}")
+        self.check_workloads()
         check_benches(
-            "trials", {"arms": len(self.arms), "trials": self.trials, "concurrencies": len(self.concurrencies)}
+            "trials",
+            {"arms": len(self.arms), "trials": self.trials}
+            | ({"workloads": len(self.workloads)} if self.workloads else {})
+            | {"concurrencies": len(self.concurrencies)},
         )
         return self
 
     def same_run(self, other: AbSpec) -> bool:
-        """The same A/B but (perhaps) more trials: what a resume may change."""
-        return self.model_dump(exclude={"trials"}) == other.model_dump(exclude={"trials"})
+        """The same A/B but (perhaps) more trials, or another rule across its workloads: what a resume may change."""
+        return self.model_dump(exclude={"trials", "combine"}) == other.model_dump(exclude={"trials", "combine"})
 
 
 # ---- the plan ----------------------------------------------------------------------------------------------
@@ -186,8 +187,9 @@ class AbPlan(_Strict):
 
 
 class TrialPoint(_Strict):
-    """One concurrency of one trial: the bench's figures, in their exact context."""
+    """One concurrency (of one workload) of one trial: the bench's figures, in their exact context."""
 
+    workload: str | None = Field(None, description="which named workload; null: the A/B's only one")
     concurrency: int
     num_prompts: int
     ok: bool
@@ -254,8 +256,10 @@ class TrialFigures(_Strict):
 
 
 class ArmPoint(_Strict):
-    """One arm at one concurrency: per trial and mean ± std, in its exact context, against its SoL ceiling."""
+    """One arm at one concurrency (of one workload): per trial and mean ± std, in its exact context, against its SoL
+    ceiling."""
 
+    workload: str | None = Field(None, description="which named workload; null: the A/B's only one")
     concurrency: int
     context: ContextDescriptor
     trials: list[TrialFigures]
@@ -303,7 +307,6 @@ __all__ = [
     "AbPlan",
     "AbResult",
     "AbSpec",
-    "AbWorkload",
     "ArmPlan",
     "ArmPoint",
     "ArmSpec",

@@ -18,7 +18,7 @@ from redline.models.metrics import DIRECTIONS, Direction
 from redline.models.search import SearchSpec
 from redline.models.serve import FLAG_RE, MODEL_RE, ServeConfig
 from redline.models.slug import Slug
-from redline.models.workloads import COMBINE_HELP, CampaignWorkload, Combine, Workloads
+from redline.models.workloads import COMBINE_HELP, Combine, NamedWorkloads, Workloads, WorkloadSpec
 
 Count = Annotated[int, Field(gt=0, le=1 << 26)]
 TargetName = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=200)]
@@ -201,7 +201,7 @@ else:
     )
 
 
-class Campaign(Strict):
+class Campaign(Strict, NamedWorkloads):
     """campaign.yml: the grid, the workload and the focus of one tuning campaign."""
 
     schema_version: Literal[1] = 1
@@ -222,7 +222,7 @@ class Campaign(Strict):
     sla: dict[str, Annotated[float, Field(gt=0)]] = Field(
         default_factory=dict, description="limits on named metrics: a maximum on *_ms, a minimum on throughputs"
     )
-    workload: CampaignWorkload | None = Field(None, description="what every bench sends (or workloads:)")
+    workload: WorkloadSpec | None = Field(None, description="what every bench sends (or workloads:)")
     workloads: Workloads | None = None
     combine: Combine = Field("each", description=COMBINE_HELP)
     concurrencies: Annotated[list[Count], Field(min_length=1, max_length=32)]
@@ -299,18 +299,9 @@ class Campaign(Strict):
         return self
 
     def _one_way_to_say_the_workloads(self) -> None:
-        if (self.workload is None) == (self.workloads is None):
-            raise ValueError("workload: give workload: (one shape) or workloads: (several, each named), not both")
-        if self.workloads is None:
-            if self.combine != "each":
-                raise ValueError("combine: it names a champion across workloads; give workloads: or drop combine")
-            return
-        if not isinstance(self.combine, str) and set(self.combine.weights) != set(self.workloads):
-            raise ValueError(
-                f"combine.weights: give a weight for each workload and no other: {', '.join(self.workloads)}"
-            )
+        self.check_workloads()
         for what, spec in (("search", self.search), ("boundary", self.boundary)):
-            if spec is not None:
+            if spec is not None and self.workloads is not None:
                 raise ValueError(f"{what}: works on one workload; give workload: or run one campaign per workload")
 
     def _not_a_bomb(self) -> None:
@@ -327,21 +318,6 @@ class Campaign(Strict):
             per_cell = len(self.concurrencies) * self.trials + self.boundary.most_benches
             check_benches("boundary", {"cells": cells, "benches per cell at most": per_cell})
 
-    def shapes(self) -> list[tuple[str | None, CampaignWorkload]]:
-        """Every workload a cell is benched on, in order: (name, shape); one unnamed where workload: is given."""
-        if self.workloads is not None:
-            return list(self.workloads.items())
-        assert self.workload is not None  # the validator holds one or the other
-        return [(None, self.workload)]
-
-    def shape(self, name: str | None) -> CampaignWorkload:
-        return dict(self.shapes())[name]
-
-    @property
-    def longest(self) -> int:
-        """The most tokens one request of any workload holds (max_model_len must fit them)."""
-        return max(w.tokens for _, w in self.shapes())
-
     @property
     def latency_sla(self) -> dict[str, float]:
         """The SLA's maxima (its limits on metrics where lower is better): what a load boundary is probed against."""
@@ -357,7 +333,6 @@ __all__ = [
     "AXES",
     "BaseServe",
     "Campaign",
-    "CampaignWorkload",
     "CellSpec",
     "Direction",
     "FOCUS_METRIC",

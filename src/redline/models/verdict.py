@@ -55,6 +55,7 @@ class Comparison(_Strict):
 
     arm: str
     baseline: str
+    workload: str | None = Field(None, description="which named workload; null: the A/B's only one")
     concurrency: int
     metric: str
     direction: Literal["higher", "lower"]
@@ -92,7 +93,7 @@ class AbVerdict(_Strict):
     compared_with: str = Field(description="the arm the others were compared with")
     arms: list[ArmOutcome]
     champion: str | None = Field(description="the arm that improved on the baseline by the test (null: none did)")
-    outcome: Literal["improvement", "no_improvement", "regression", "untestable"]
+    outcome: Literal["improvement", "no_improvement", "regression", "untestable", "per_workload"]
     comparisons: list[Comparison]
     summary: str
     detectable: str | None = Field(
@@ -100,6 +101,10 @@ class AbVerdict(_Strict):
     )
     flags: list[MetricFlag] = Field([], description="implausible figures: named, never claimed on")
     fell_back: str | None = Field(None, description="why the claim rests on another metric than the one named")
+    workload: str | None = Field(None, description="the one workload this verdict judges; null: all of them")
+    workloads: list[AbVerdict] = Field(
+        [], description="one verdict per named workload, each by its own test; this one combines them (combine)"
+    )
 
 
 __all__ = [

@@ -12,7 +12,7 @@
 Each figure keeps its own workload (two shapes are never one "random"); the policy is policy/workload_champion.py.
 """
 
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -26,8 +26,8 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class CampaignWorkload(_Strict):
-    """What every bench sends: random prompts of fixed lengths; every request decodes output_len tokens."""
+class WorkloadSpec(_Strict):
+    """What a bench sends: random prompts of fixed lengths; every request decodes output_len tokens."""
 
     dataset: Literal["random"] = "random"
     input_len: Count
@@ -43,7 +43,7 @@ class CampaignWorkload(_Strict):
 
 
 Workloads = Annotated[
-    dict[Slug, CampaignWorkload],
+    dict[Slug, WorkloadSpec],
     Field(min_length=2, max_length=MAX_WORKLOADS, description="named workloads; every cell is benched on each"),
 ]
 
@@ -59,6 +59,53 @@ COMBINE_HELP = (
     "how a champion across workloads is named: each (default: one champion per workload, none across them), all "
     "(a win on every workload), or {weights: {<workload>: <weight>, ...}} (the weighted mean of the gains)"
 )
+NamedShape = tuple[str | None, WorkloadSpec]
 
 
-__all__ = ["COMBINE_HELP", "CampaignWorkload", "Combine", "MAX_WORKLOADS", "Weights", "Workloads"]
+class NamedWorkloads:
+    """What a campaign and an A/B share of their workload fields (`workload`, `workloads`, `combine`, declared by
+    each in its own order): the shapes in order, one by name, the longest, and the one check of them all."""
+
+    if TYPE_CHECKING:
+        workload: WorkloadSpec | None
+        workloads: dict[str, WorkloadSpec] | None
+        combine: Combine
+
+    def shapes(self) -> list[NamedShape]:
+        """Every workload a server is benched on, in order: (name, shape); one unnamed where workload: is given."""
+        if self.workloads is not None:
+            return list(self.workloads.items())
+        assert self.workload is not None  # check_workloads holds one or the other
+        return [(None, self.workload)]
+
+    def shape(self, name: str | None) -> WorkloadSpec:
+        return dict(self.shapes())[name]
+
+    @property
+    def longest(self) -> int:
+        """The most tokens one request of any workload holds (max_model_len must fit them)."""
+        return max(w.tokens for _, w in self.shapes())
+
+    def check_workloads(self) -> None:
+        """One way to say the workloads, and a combine that names them (ValueError, naming the field)."""
+        if (self.workload is None) == (self.workloads is None):
+            raise ValueError("workload: give workload: (one shape) or workloads: (several, each named), not both")
+        if self.workloads is None:
+            if self.combine != "each":
+                raise ValueError("combine: it names a champion across workloads; give workloads: or drop combine")
+            return
+        if isinstance(self.combine, Weights) and set(self.combine.weights) != set(self.workloads):
+            names = ", ".join(self.workloads)
+            raise ValueError(f"combine.weights: give a weight for each workload and no other: {names}")
+
+
+__all__ = [
+    "COMBINE_HELP",
+    "Combine",
+    "MAX_WORKLOADS",
+    "NamedShape",
+    "NamedWorkloads",
+    "Weights",
+    "WorkloadSpec",
+    "Workloads",
+]

@@ -33,7 +33,8 @@ from redline.models.verdict import AbVerdict
 from redline.policy import figures
 from redline.policy.verdict import judge_ab
 from redline.policy.verdict_rules import CLAIM_METRIC, TrialObservation
-from redline.policy.workload import one, prompt_gates, seqs_gate
+from redline.policy.verdict_workloads import across_workloads
+from redline.policy.workload import length_gate, prompt_gates, seqs_gate
 
 # ---- the plan's workloads: policy/workload.py's, as for campaigns ---------------------------------------------
 
@@ -51,14 +52,8 @@ def gate_arm(spec: AbSpec, name: str, config: ServeConfig, *, own: bool, source:
     """The arm's config after the methodology gates (policy/workload.py, as for a campaign's cells), and what they
     changed; ValueError or InputError for what they refuse. `own`: the arm itself set max_num_seqs (below the top
     concurrency it is refused); `source`: where it came from otherwise (raised, and said so)."""
-    prompts = prompt_gates(one(spec.workload), spec.concurrencies)
-    need = spec.workload.input_len + spec.workload.output_len
-    if config.max_model_len < need:
-        raise ValueError(
-            f"arm {name!r}: max_model_len {config.max_model_len:,} cannot hold input_len "
-            f"{spec.workload.input_len:,} + output_len {spec.workload.output_len:,} = {need:,} tokens: "
-            "raise it or shorten the workload"
-        )
+    prompts = prompt_gates(spec.shapes(), spec.concurrencies)
+    length_gate(spec.shapes(), config.max_model_len, f"arm {name!r}", "raise it")
     config, seqs = seqs_gate(config, spec.concurrencies, "arm", name, own=own, source=source)
     return config, [*prompts, *seqs]
 
@@ -87,8 +82,11 @@ def trial_metrics(result: BenchResult, config: ServeConfig) -> dict[str, float]:
     return figures.metrics_of(result, config, TRIAL_METRICS)
 
 
-def _point(record: TrialRecord, c: int) -> TrialPoint | None:
-    return next((p for p in record.points if p.concurrency == c and p.ok and p.figures is not None), None)
+def _point(record: TrialRecord, c: int, workload: str | None) -> TrialPoint | None:
+    return next(
+        (p for p in record.points if (p.workload, p.concurrency) == (workload, c) and p.ok and p.figures is not None),
+        None,
+    )
 
 
 def _figures(record: TrialRecord, point: TrialPoint) -> TrialFigures:
@@ -143,8 +141,10 @@ def point_sol(points: Sequence[TrialPoint], mean_throughput: float | None) -> So
     return figure.model_copy(update={"pct_of_ceiling": pct, **grounded})
 
 
-def arm_point(spec: AbSpec, arm: str, c: int, records: Sequence[TrialRecord]) -> ArmPoint | None:
-    used = [(r, p) for r in records if r.ok and (p := _point(r, c)) is not None]
+def arm_point(
+    spec: AbSpec, arm: str, c: int, records: Sequence[TrialRecord], workload: str | None = None
+) -> ArmPoint | None:
+    used = [(r, p) for r in records if r.ok and (p := _point(r, c, workload)) is not None]
     if not used:
         return None
     per_trial = [trial_metrics(p.figures, r.serve) for r, p in used]  # type: ignore[arg-type]
@@ -152,6 +152,7 @@ def arm_point(spec: AbSpec, arm: str, c: int, records: Sequence[TrialRecord]) ->
     mean_tp = metrics["output_throughput"].mean if "output_throughput" in metrics else None
     baseline = spec.baseline if spec.baseline != arm else None
     return ArmPoint(
+        workload=workload,
         concurrency=c,
         context=point_context(used[0][1].context, [r for r, _ in used], baseline),
         trials=[_figures(r, p) for r, p in used],
@@ -161,7 +162,12 @@ def arm_point(spec: AbSpec, arm: str, c: int, records: Sequence[TrialRecord]) ->
 
 
 def arm_summary(spec: AbSpec, plan: ArmPlan, records: Sequence[TrialRecord]) -> ArmSummary:
-    points = [p for c in spec.concurrencies if (p := arm_point(spec, plan.name, c, records)) is not None]
+    points = [
+        p
+        for w, _ in spec.shapes()
+        for c in spec.concurrencies
+        if (p := arm_point(spec, plan.name, c, records, w)) is not None
+    ]
     failed = [f"{plan.name}-{r.trial}: {r.reason}" for r in records if not r.ok]
     return ArmSummary(
         arm=plan.name,
@@ -177,12 +183,14 @@ def arm_summary(spec: AbSpec, plan: ArmPlan, records: Sequence[TrialRecord]) -> 
 # ---- the verdict --------------------------------------------------------------------------------------------------
 
 
-def observation(record: TrialRecord, engine: str) -> TrialObservation:
-    """What the rules see of one trial (of an arm of `engine`): prefix caching as it ran, on or off, the engine's
-    default where the config left it unset, so arms of two engines are judged by what their servers did."""
+def observation(record: TrialRecord, engine: str, workload: str | None = None) -> TrialObservation:
+    """What the rules see of one trial (of an arm of `engine`) on one workload: prefix caching as it ran, on or off,
+    the engine's default where the config left it unset, so arms of two engines are judged by what their servers
+    did."""
     serve = record.serve
-    ok_points = [p for p in record.points if p.ok and p.figures is not None]
-    workload = ok_points[0].context.workload if ok_points else None
+    points = [p for p in record.points if p.workload == workload]
+    ok_points = [p for p in points if p.ok and p.figures is not None]
+    shape = ok_points[0].context.workload if ok_points else None
     return TrialObservation(
         arm=record.arm,
         trial=record.trial,
@@ -191,8 +199,8 @@ def observation(record: TrialRecord, engine: str) -> TrialObservation:
         cache="warm" if record.warm else "cold",
         graphs="eager" if is_eager(serve) else "graphs",
         prefix_caching=get_engine(record.engine or engine).prefix_caching(serve),
-        workload=(workload.dataset, workload.input_len, workload.output_len) if workload else ("?", None, None),
-        num_prompts={p.concurrency: p.num_prompts for p in record.points},
+        workload=(shape.dataset, shape.input_len, shape.output_len) if shape else ("?", None, None),
+        num_prompts={p.concurrency: p.num_prompts for p in points},
         metrics={p.concurrency: trial_metrics(p.figures, serve) for p in ok_points},  # type: ignore[arg-type]
     )
 
@@ -204,7 +212,15 @@ def summarize(
 ) -> tuple[list[ArmSummary], AbVerdict]:
     """Every arm's figures, and the verdict over every trial recorded (records: arm -> its trial records)."""
     arms = [arm_summary(spec, plan, records.get(plan.name, [])) for plan in plans]
-    observations = [observation(r, plan.engine) for plan in plans for r in records.get(plan.name, [])]
+    per = [_verdict_on(spec, plans, records, w) for w, _ in spec.shapes()]
+    return arms, per[0] if len(per) == 1 else across_workloads(per, spec.combine)
+
+
+def _verdict_on(
+    spec: AbSpec, plans: Sequence[ArmPlan], records: Mapping[str, Sequence[TrialRecord]], workload: str | None
+) -> AbVerdict:
+    """The verdict over every trial's figures on one workload (None: the only one), each comparison naming it."""
+    observations = [observation(r, plan.engine, workload) for plan in plans for r in records.get(plan.name, [])]
     verdict = judge_ab(
         observations,
         arms=[p.name for p in plans],
@@ -213,7 +229,10 @@ def summarize(
         metric=spec.metric or CLAIM_METRIC[spec.claim],
         alpha=spec.alpha,
     )
-    return arms, verdict
+    if workload is None:
+        return verdict
+    comparisons = [c.model_copy(update={"workload": workload}) for c in verdict.comparisons]
+    return verdict.model_copy(update={"workload": workload, "comparisons": comparisons})
 
 
 __all__ = [

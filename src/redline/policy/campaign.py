@@ -32,7 +32,15 @@ from redline.models.ladder import Ladder
 from redline.policy import known_good as kg
 from redline.policy.cross_engine import engines_of, one_bench_client, refuse_unmatched_caching
 from redline.policy.rungs import serve_config
-from redline.policy.workload import Commands, Executables, commands_of, measured_steps, prompt_gates, seqs_gate
+from redline.policy.workload import (
+    Commands,
+    Executables,
+    commands_of,
+    length_gate,
+    measured_steps,
+    prompt_gates,
+    seqs_gate,
+)
 
 _SHORT = {"max_num_batched_tokens": "mnbt", "max_num_seqs": "seqs", "kv_cache_dtype": "kv", "cudagraph_mode": "cg"}
 _BOOL_NAMES = {
@@ -173,13 +181,7 @@ def cell_config(campaign: Campaign, base: ServeConfig, cell: CellSpec, found: kg
     source = "the known-good entry" if by_entry else "base"
     own = "max_num_seqs" in levers
     config, notes = seqs_gate(config, [campaign.top_concurrency], "cell", cell.name, own=own, source=source)
-    for name, w in campaign.shapes():
-        if config.max_model_len < w.tokens:
-            raise InputError(
-                f"cell {cell.name!r}: max_model_len {config.max_model_len:,} cannot hold the workload"
-                f"{f' {name!r}' if name else ''}: input_len {w.input_len:,} + output_len {w.output_len:,} = "
-                f"{w.tokens:,} tokens: raise base.max_model_len or shorten the workload"
-            )
+    length_gate(campaign.shapes(), config.max_model_len, f"cell {cell.name!r}", "raise base.max_model_len")
     return CellConfig(config, [use.note, *notes] if use is not None and use.applied else notes, use)
 
 

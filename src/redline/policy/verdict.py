@@ -160,7 +160,7 @@ def judge_ab(
     outcomes = [ArmOutcome(arm=base, outcome="baseline", why="the arm the others are set against")]
     outcomes += [arm_outcome(arm, comparisons) for arm in arms if arm != base]
     champion = _champion(outcomes, comparisons)
-    overall = _overall(outcomes, champion)
+    outcome = overall(outcomes, champion)
     seen = detectable([(f"{c.arm} at c={c.concurrency}", c.noise) for c in comparisons if c.noise is not None])
     notes = [seen, *(n for n in (fell_back, _flag_note(flags, chosen)) if n)]
     rigor = "DRAFT" if failed else "VERDICT"
@@ -170,16 +170,17 @@ def judge_ab(
         compared_with=base,
         arms=outcomes,
         champion=champion,
-        outcome=overall,
+        outcome=outcome,
         comparisons=comparisons,
-        summary=_summary(rigor, failed, rules, _head(overall, champion, base, chosen, comparisons), notes),
+        summary=_summary(rigor, failed, rules, _head(outcome, champion, base, chosen, comparisons), notes),
         detectable=seen,
         flags=flags,
         fell_back=fell_back,
     )
 
 
-def _overall(outcomes: Sequence[ArmOutcome], champion: str | None) -> Any:
+def overall(outcomes: Sequence[ArmOutcome], champion: str | None) -> Any:
+    """The A/B's outcome from its arms' and its champion."""
     if champion is not None:
         return "improvement"
     kinds = {a.outcome for a in outcomes if a.outcome != "baseline"}
@@ -230,6 +231,7 @@ __all__ = [
     "claim_metric",
     "compare",
     "judge_ab",
+    "overall",
     "point_flags",
     "samples",
     "stated_test",

@@ -87,6 +87,18 @@ def prompt_gates(shapes: Sequence[NamedShape], concurrencies: Sequence[int]) -> 
     ]
 
 
+def length_gate(shapes: Sequence[NamedShape], max_model_len: int, who: str, fix: str) -> None:
+    """InputError naming `who` (a cell, an arm) and the workload whose requests max_model_len cannot hold."""
+    for name, w in shapes:
+        need = w.input_len + w.output_len
+        if max_model_len < need:
+            raise InputError(
+                f"{who}: max_model_len {max_model_len:,} cannot hold the workload{f' {name!r}' if name else ''}: "
+                f"input_len {w.input_len:,} + output_len {w.output_len:,} = {need:,} tokens: {fix} or shorten the "
+                "workload"
+            )
+
+
 def seqs_gate(
     config: ServeConfig, concurrencies: Sequence[int], whose: str, name: str, *, own: bool, source: str
 ) -> tuple[ServeConfig, list[str]]:
@@ -218,5 +230,6 @@ __all__ = [
     "prompt_gates",
     "prompts_at",
     "seqs_gate",
+    "length_gate",
     "warmup_workload",
 ]

@@ -30,7 +30,7 @@ from redline.policy import ab as plans
 from redline.policy import known_good as kg
 from redline.policy.campaign import cell_config, cell_engine  # the campaign's own rules make a cell's config
 from redline.policy.cross_engine import engines_of, one_bench_client, refuse_unmatched_caching
-from redline.policy.workload import Step, commands_of, measured_steps, one, prompt_gates
+from redline.policy.workload import Step, commands_of, measured_steps, prompt_gates
 from redline.targets import Target
 
 # ---- the arms and the plan -----------------------------------------------------------------------------------
@@ -134,7 +134,7 @@ def _predicted(
     workspace: Path, spec: AbSpec, arms: list[ArmPlan], files: dict[str, ModelFiles], identities: dict[str, Identity]
 ) -> list[ArmPlan]:
     """Each arm with its KV cache predicted on the target's GPU against the workload (as a campaign's cells)."""
-    needed = max(spec.concurrencies) * (spec.workload.input_len + spec.workload.output_len)
+    needed = max(spec.concurrencies) * spec.longest
     seen = {e: engine_observations(e, workspace) for e in identities}
     return [
         a.model_copy(
@@ -184,7 +184,7 @@ async def prepare(
 
 def steps_of(spec: AbSpec) -> list[Step]:
     """What every trial's server runs: the warm-up, then each concurrency (policy/workload.py, as a campaign's)."""
-    return measured_steps(one(spec.workload), spec.concurrencies, spec.warmup_requests, trials=1)
+    return measured_steps(spec.shapes(), spec.concurrencies, spec.warmup_requests, trials=1)
 
 
 def plan_of(prepared: Prepared, paths: AbPaths, target: Target) -> AbPlan:
@@ -213,7 +213,7 @@ def plan_of(prepared: Prepared, paths: AbPaths, target: Target) -> AbPlan:
         arms=prepared.arms,
         steps=trials,
         boots=sum(not s.done for s in trials),
-        gates=[*prompt_gates(one(spec.workload), spec.concurrencies), *infeasible_gates(prepared.arms)],
+        gates=[*prompt_gates(spec.shapes(), spec.concurrencies), *infeasible_gates(prepared.arms)],
         known_good=prepared.known_good,
     )
 

@@ -91,7 +91,7 @@ def levers_for(workspace: Path, spec: AbSpec, arms: Sequence[ArmSummary], verdic
             quantization=context.model.quantization if context else None,
             hardware=hardware_key(context.hardware.gpu_name) if context else None,
             kv_tokens=_kv_tokens(AbPaths(workspace, spec.name), spec, arm),
-            tokens_per_request=spec.workload.input_len + spec.workload.output_len,
+            tokens_per_request=spec.longest,
             batched_tokens_ceiling=_arm_ceiling(workspace, spec, arm.arm),
         )
     )

@@ -55,7 +55,7 @@ def check_spec(paths: AbPaths, spec: AbSpec) -> None:
     if stored is not None and not stored.same_run(spec):
         raise InputError(
             f"an A/B named {spec.name!r} was already run with another spec ({paths.spec_file}): "
-            "give this one another name, or change only its trials to add more"
+            "give this one another name, or change only its trials (to add more) or its combine"
         )
 
 
@@ -222,10 +222,11 @@ class Runner:
 
     def _point(self, arm: ArmPlan, boot: Boot, host: HostInfo, result: StepResult) -> TrialPoint:
         workload, figures = result.step.workload, result.figures
-        context = self._context(arm, host, boot, workload, result.warm)
+        context = self._context(arm, host, boot, workload, result.warm, result.step.workload_name)
         shape, why = self.prepared.files[arm.serve.model].shape
         sol = sol_figure(context, shape, figures.output_throughput if figures is not None else None, why)
         return TrialPoint(
+            workload=result.step.workload_name,
             concurrency=workload.concurrency,
             num_prompts=workload.num_prompts,
             ok=result.problem is None,
@@ -245,9 +246,10 @@ class Runner:
         return boot.signals.engine_version or self.prepared.identities[arm.engine].engine_version
 
     def _context(
-        self, arm: ArmPlan, host: HostInfo, boot: Boot, workload: BenchWorkload, warm: bool
+        self, arm: ArmPlan, host: HostInfo, boot: Boot, workload: BenchWorkload, warm: bool, name: str | None
     ) -> ContextDescriptor:
         w = Workload(
+            name=name,
             dataset=workload.dataset,
             input_len=workload.input_len,
             output_len=workload.output_len,
@@ -276,7 +278,7 @@ class Runner:
     ) -> TrialRecord:
         boot = measured.boot
         points = [self._point(arm, boot, host, r) for r in measured.benches]
-        ok, reason = _judge(measured, points, len(self.spec.concurrencies))
+        ok, reason = _judge(measured, points, len(self.spec.concurrencies) * len(self.spec.shapes()))
         warmup = measured.command(WARMUP_FILE)
         commands = {
             "boot": arm.boot_command,
@@ -314,7 +316,7 @@ async def _submits(target: Target, arm: ArmPlan) -> str | None:
     return await ServeSession(target, get_engine(arm.engine)).submission_preview(arm.serve)
 
 
-def _judge(measured: MeasuredBoot, points: list[TrialPoint], concurrencies: int) -> tuple[bool, str]:
+def _judge(measured: MeasuredBoot, points: list[TrialPoint], benches: int) -> tuple[bool, str]:
     boot = measured.boot
     if not boot.ready:
         return False, f"boot failed: {boot.signals.status.value}: {boot.signals.reason}"
@@ -322,8 +324,8 @@ def _judge(measured: MeasuredBoot, points: list[TrialPoint], concurrencies: int)
         return False, f"warm-up failed: {measured.warmup_error}"
     bad = next((p for p in points if not p.ok), None)
     if bad is not None:
-        return False, f"concurrency {bad.concurrency}: {bad.problem}"
-    if len(points) < concurrencies:
+        return False, (f"{bad.workload}, " if bad.workload else "") + f"concurrency {bad.concurrency}: {bad.problem}"
+    if len(points) < benches:
         return False, "not every concurrency was benched"
     return True, f"every request completed at every concurrency ({boot.signals.status.value})"
 

@@ -22,7 +22,7 @@ from redline.models.campaign_results import (
 )
 from redline.models.context import ContextDescriptor, Workload
 from redline.models.load_boundary import LoadBoundary
-from redline.models.workloads import CampaignWorkload
+from redline.models.workloads import WorkloadSpec
 from redline.ops.evidence.context import ModelFiles, descriptor
 from redline.ops.measured_boot import MeasuredBoot
 from redline.policy import champion as champions
@@ -163,7 +163,7 @@ class Judge:
         )
 
 
-def _shape(name: str | None, w: CampaignWorkload) -> Workload:
+def _shape(name: str | None, w: WorkloadSpec) -> Workload:
     return Workload(name=name, dataset=w.dataset, input_len=w.input_len, output_len=w.output_len)
 
 
