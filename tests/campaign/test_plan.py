@@ -136,8 +136,7 @@ def test_a_max_model_len_that_cannot_hold_the_workload_is_refused_with_the_numbe
     with pytest.raises(InputError) as exc:
         plan(c)
     assert (
-        "cell 'mnbt2048': max_model_len 1,024 cannot hold the workload: input_len 1,000 + output_len 128 = "
-        "1,128 tokens"
+        "cell 'mnbt2048': max_model_len 1,024 cannot hold the workload: input_len 1,000 + output_len 128 = 1,128 tokens"
     ) in str(exc.value)
 
 
