@@ -10,7 +10,15 @@ import pytest
 from redline.errors import InputError
 from redline.models.baseline import BaselinePoint, BaselineSource
 from redline.models.campaign_results import Stat
-from redline.models.context import EngineIdentity, Hardware, ModelIdentity, Parallelism, RegimeLabel, Workload
+from redline.models.context import (
+    ContextDescriptor,
+    EngineIdentity,
+    Hardware,
+    ModelIdentity,
+    Parallelism,
+    RegimeLabel,
+    Workload,
+)
 from redline.policy.baseline_diff import diff
 from tests.rigor.helpers import context, point
 
@@ -175,7 +183,24 @@ def test_an_unknown_config_hash_is_not_a_difference_and_the_serve_config_may_dif
 
 
 def test_no_common_concurrency_and_a_loose_band_below_the_tolerance_are_refused() -> None:
-    with pytest.raises(InputError, match="no concurrency in common"):
+    with pytest.raises(InputError, match=r"no point in common \(baseline c=1; current c=16\)"):
         diff("prod", [point(1, context(1))], [point(16)], SOURCE)
     with pytest.raises(InputError, match="looser band must be at least the tolerance"):
         diff("prod", [point()], [point()], SOURCE, tolerance_pct=5, loose_band_pct=2)
+
+
+def _named(name: str, ctx: ContextDescriptor | None = None) -> ContextDescriptor:
+    ctx = ctx or context(16)
+    return ctx.model_copy(update={"workload": ctx.workload.model_copy(update={"name": name})})
+
+
+def test_points_of_two_workloads_at_one_concurrency_pair_by_workload_never_one_over_the_other() -> None:
+    base = [point(16, _named("chat"), output_throughput=1000.0), point(16, _named("long"), output_throughput=500.0)]
+    current = [point(16, _named("long"), output_throughput=400.0), point(16, _named("chat"), output_throughput=1000.0)]
+    d = diff("prod", base, current, SOURCE)
+    assert [(p.baseline_context.workload.name, p.current_context.workload.name, p.colour) for p in d.points] == [
+        ("chat", "chat", "YELLOW"),
+        ("long", "long", "RED"),
+    ]
+    only = diff("prod", base, current[1:], SOURCE)
+    assert only.unmatched == ["long c=16: only the baseline"]

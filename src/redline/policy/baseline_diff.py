@@ -11,7 +11,7 @@
 sides have trials, else a band from the one recorded spread, else the tolerance (METHODOLOGY.md's 3% by default).
 A metric flagged implausible (an ITL below TPOT / 100, a spread over the mean) is named and never decides a colour.
 
-Points are matched by concurrency; points whose contexts differ on a comparable field (model, GPU,
+Points are matched by workload and concurrency; points whose contexts differ on a comparable field (model, GPU,
 engine version, workload, regime, parallelism) are refused, every differing field named.
 """
 
@@ -116,20 +116,30 @@ def _concurrency(point: BaselinePoint) -> int:
     return c
 
 
+def _key(point: BaselinePoint) -> tuple[str, int]:
+    """What pairs two points: their workload's name (where the run benched several) and their concurrency."""
+    return point.context.workload.name or "", _concurrency(point)
+
+
+def _where(key: tuple[str, int]) -> str:
+    return f"{key[0]} c={key[1]}" if key[0] else f"c={key[1]}"
+
+
 def match_points(
     base: Sequence[BaselinePoint],
     current: Sequence[BaselinePoint],
 ) -> tuple[list[tuple[int, BaselinePoint, BaselinePoint]], list[str]]:
-    """Pairs by concurrency, and the concurrencies only one side has; InputError when no pair is left."""
-    b = {_concurrency(p): p for p in base}
-    c = {_concurrency(p): p for p in current}
-    pairs = [(k, b[k], c[k]) for k in sorted(set(b) & set(c))]
-    unmatched = [f"c={k}: only the baseline" for k in sorted(set(b) - set(c))]
-    unmatched += [f"c={k}: only the current result" for k in sorted(set(c) - set(b))]
+    """Pairs by workload and concurrency, and the points only one side has; InputError when no pair is left."""
+    b = {_key(p): p for p in base}
+    c = {_key(p): p for p in current}
+    pairs = [(k[1], b[k], c[k]) for k in sorted(set(b) & set(c))]
+    unmatched = [f"{_where(k)}: only the baseline" for k in sorted(set(b) - set(c))]
+    unmatched += [f"{_where(k)}: only the current result" for k in sorted(set(c) - set(b))]
     if not pairs:
         raise InputError(
-            f"refused: no concurrency in common (baseline {sorted(b)}, current {sorted(c)}); "
-            "measure the current result at the baseline's concurrencies"
+            f"refused: no point in common (baseline {', '.join(map(_where, sorted(b)))}; current "
+            f"{', '.join(map(_where, sorted(c)))}); measure the current result at the baseline's workloads and "
+            "concurrencies"
         )
     return pairs, unmatched
 
@@ -137,8 +147,8 @@ def match_points(
 def refuse_mismatch(pairs: Sequence[tuple[int, BaselinePoint, BaselinePoint]]) -> None:
     """InputError listing every comparable field on which the contexts differ."""
     found = []
-    for c, base, current in pairs:
-        found += [f"c={c} {d}" for d in differing_fields(base.context, current.context)]
+    for _, base, current in pairs:
+        found += [f"{_where(_key(base))} {d}" for d in differing_fields(base.context, current.context)]
     if found:
         raise InputError(
             "refused: the contexts differ, so the numbers cannot be compared: "
