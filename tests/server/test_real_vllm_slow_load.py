@@ -13,8 +13,9 @@ a real load, not flagged.
 The CPU build prints no "Model loading took ... GiB" line: what it read and how long reading took come from its
 "Checkpoint size" and "Loading weights took" lines (engines/vllm/bootlog.py).
 
-Slow (two boots, the second inside the first's load: 56 s here) and skipped where .venv-vllm/bin/vllm is absent; skipped where FUSE
-cannot mount (not root, no /dev/fuse, no fusermount3: scripts/install-fuse.sh), failed there when CI=true.
+Slow (two boots, the second inside the first's load: 56 to 63 s here, a CI run beside it) and skipped where
+.venv-vllm/bin/vllm is absent; skipped where FUSE cannot mount (not root, no /dev/fuse, no fusermount3:
+scripts/install-fuse.sh), failed there when CI=true.
 """
 
 from __future__ import annotations
