@@ -264,7 +264,7 @@ def render(d: BaselineDiff) -> str:
     for p in d.points:
         lines += [
             "",
-            f"c={p.concurrency}  {p.colour}: {p.why}",
+            f"{_where((p.baseline_context.workload.name or '', p.concurrency))}  {p.colour}: {p.why}",
             f"  baseline {d.baseline}: {context_line(p.baseline_context)}; {_sol(p.baseline_sol)}",
             f"  current  {d.current.describe()}: {context_line(p.current_context)}; {_sol(p.current_sol)}",
         ]

@@ -47,7 +47,10 @@ def cell_flags(verdict: CellVerdict) -> list[MetricFlag]:
     return [
         f
         for r in verdict.results
-        for f in flags_of(f"{verdict.cell} at c={r.concurrency}", {m: Sample.of_stat(s) for m, s in r.metrics.items()})
+        for f in flags_of(
+            f"{verdict.cell}{f' on {r.workload}' if r.workload else ''} at c={r.concurrency}",
+            {m: Sample.of_stat(s) for m, s in r.metrics.items()},
+        )
     ]
 
 
