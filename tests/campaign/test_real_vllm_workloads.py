@@ -34,7 +34,7 @@ pytestmark = [
 ]
 WORKLOADS = {
     "prefill": {"input_len": 96, "output_len": 4, "num_prompts": 16},
-    "decode": {"input_len": 8, "output_len": 48, "num_prompts": 16},
+    "decode": {"input_len": 8, "output_len": 48, "num_prompts": 16, "prefix_len": 256},  # a system prompt
 }
 
 
@@ -83,6 +83,14 @@ async def test_a_two_workload_campaign_keeps_its_workloads_apart_from_bench_to_c
             assert trial.result_file == f"bench-{r.workload}-c4.json"
             assert trial.figures is not None and trial.figures.completed == 16
             assert trial.figures.total_output_tokens == 16 * shape["output_len"]  # this bench sent its own shape
+            prefix = shape.get("prefix_len", 0)
+            sent = 16 * (prefix + shape["input_len"])  # vLLM re-tokenizes random ids: a few tokens either way
+            assert abs((trial.figures.total_input_tokens or 0) - sent) <= 0.02 * sent
+            assert ctx.prefix_len == (prefix or None)
+            cache = trial.checks[0]
+            assert cache.check == "prefix_cache" and cache.ok, cache.said
+            assert ("(its workload shares a prefix: up to 97.0% asked for)" in cache.said) == bool(prefix)
+            assert cache.said.startswith("0.0% of") is not bool(prefix)  # the prefix reached vLLM's own cache
         assert len(v.commands.bench) == 2
     table = campaign_aggregate(path)
     assert [(r.cell, r.workload) for r in table.rows] == [

@@ -197,3 +197,26 @@ def test_the_plots_draw_a_series_per_cell_and_workload_and_a_pareto_front_per_wo
     assert "### Workload chat: champion a" in text and "### Workload long: no improvement" in text
     assert "- workload chat: random, input 128 / output 16 tokens" in text
     assert "- workload long: random, input 1024 / output 64 tokens" in text
+
+
+# ---- a spread of lengths and a shared prefix ----------------------------------------------------------------------
+
+
+def test_a_spread_and_a_shared_prefix_reach_the_bench_command_the_length_gate_and_every_figure_s_context() -> None:
+    shapes = {
+        "chat": SHAPES["chat"],
+        "rag": {"input_len": 512, "output_len": 64, "range_ratio": 0.5, "prefix_len": 1000},
+    }
+    c = campaign(workload=None, workloads=shapes, base={"max_model_len": 2000})
+    with pytest.raises(
+        Exception, match=r"workload 'rag': prefix_len 1,000 \+ input_len 512 x 1.5 \+ output_len 64 x 1.5 = 1,864"
+    ):
+        plan_campaign(c, ServeConfig(model="m", max_model_len=1800), path="c.yml")
+    plan = plan_campaign(c, ServeConfig(model="m", max_model_len=2000), path="c.yml")
+    rag = next(b.command for b in plan.cells[0].benches if b.result_file == "bench-rag-c1.json")
+    chat = next(b.command for b in plan.cells[0].benches if b.result_file == "bench-chat-c1.json")
+    assert rag[rag.index("--random-range-ratio") + 1] == "0.5" and rag[rag.index("--random-prefix-len") + 1] == "1000"
+    assert "--random-range-ratio" not in chat and "--random-prefix-len" not in chat  # vLLM's defaults: none said
+    shape = Workload.of(c.shape("rag"), "rag")
+    assert (shape.range_ratio, shape.prefix_len, shape.concurrency) == (0.5, 1000, None)
+    assert Workload.of(c.shape("chat"), "chat").prefix_len is None

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from redline.engines import get_engine
-from redline.models.bench import BenchResult
+from redline.models.bench import BenchResult, BenchWorkload
 from redline.models.clean_bench import PrefixCounters
 from redline.policy.clean_bench import checks, client, flagged, prefix_cache
 from tests.conftest import H200
@@ -23,6 +23,9 @@ vllm:prefix_cache_hits_total{engine="0",model_name="/models/llama8b"} 4096.0
 vllm:prefix_cache_hits_total{engine="1",model_name="/models/llama8b"} 0.0
 vllm:num_requests_running{engine="0"} 3.0
 """
+
+
+SENT = BenchWorkload(input_len=1024, output_len=128, concurrency=16, num_prompts=64)
 
 
 def bench(**changes: object) -> BenchResult:
@@ -51,8 +54,17 @@ def test_a_client_that_never_reached_the_concurrency_asked_is_flagged() -> None:
 
 
 def test_every_bench_says_its_window_and_one_flag_keeps_it_out_of_a_ranking() -> None:
-    found = checks(bench(max_concurrent_requests=16), 16, PrefixCounters(queries=0, hits=0), None)
+    found = checks(bench(max_concurrent_requests=16), SENT, PrefixCounters(queries=0, hits=0), None)
     assert [c.check for c in found] == ["prefix_cache", "client", "window"] and flagged(found) is None
     assert "ramp-up and drain included" in found[2].said
-    warm = checks(bench(), 16, PrefixCounters(queries=0, hits=0), PrefixCounters(queries=1000, hits=900))
+    warm = checks(bench(), SENT, PrefixCounters(queries=0, hits=0), PrefixCounters(queries=1000, hits=900))
     assert flagged(warm) == warm[0].said and "90.0% of 1,000 prompt tokens" in warm[0].said
+
+
+@pytest.mark.parametrize(("hits", "ok"), [(2_000, True), (2_100, True), (2_101, False)])
+def test_a_workload_that_shares_a_prefix_may_find_it_cached_and_no_more(hits: int, ok: bool) -> None:
+    sent = SENT.model_copy(update={"prefix_len": 256})  # 256 / (256 + 1024) = 20% of its prompt tokens, at most
+    assert sent.shared == pytest.approx(0.2)
+    found = checks(bench(), sent, PrefixCounters(queries=0, hits=0), PrefixCounters(queries=10_000, hits=hits))[0]
+    assert found.ok is ok and "(its workload shares a prefix: up to 20.0% asked for)" in found.said
+    assert ("did not ask for (over 21%)" in found.said) is not ok

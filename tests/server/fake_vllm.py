@@ -25,7 +25,8 @@ Environment (the target's engine env):
     FAKE_VLLM_SATURATION           the concurrency past which the server saturates: every TTFT and TPOT figure
                                    x (c / it) ** 3 above it (a load boundary to find)
     FAKE_VLLM_PREFIX_HITS          the share of each bench's prompt tokens GET /metrics counts as found in the
-                                   prefix cache (default 0: random prompts find none)
+                                   prefix cache (default 0: random prompts find none); a bench's
+                                   --random-prefix-len is found for each of its prompts but the first
     FAKE_VLLM_DECODE_MODEL         1: bench figures set by the server's --max-num-batched-tokens (see
                                    _decode_model), not by this host's timing: A/B arms that differ for real
                                    (a server that answers with a `speedup`, tests/server/fake_sglang.py, is
@@ -233,6 +234,8 @@ def _handler(boot: Boot) -> type[BaseHTTPRequestHandler]:
             looked_up = prompt * int(body.get("num_prompts", 1))
             boot.prefix["queries"] += looked_up
             boot.prefix["hits"] += float(os.environ.get("FAKE_VLLM_PREFIX_HITS", "0")) * looked_up
+            # the bench's shared prefix, found for every prompt but the first (as vLLM's block cache finds it)
+            boot.prefix["hits"] += int(body.get("prefix_tokens", 0)) * (int(body.get("num_prompts", 1)) - 1)
             if prompt + out > boot.mml:
                 self._send(
                     400,
@@ -294,7 +297,8 @@ def bench(args: argparse.Namespace) -> int:
         data=json.dumps(
             {
                 "model": args.model,
-                "prompt_tokens": args.random_input_len,
+                "prompt_tokens": args.random_prefix_len + args.random_input_len,
+                "prefix_tokens": args.random_prefix_len,
                 "max_tokens": args.random_output_len,
                 "concurrency": args.max_concurrency,
                 "num_prompts": args.num_prompts,
@@ -326,7 +330,7 @@ def bench(args: argparse.Namespace) -> int:
         duration=duration,
         completed=completed,
         failed=n - completed,
-        total_input_tokens=completed * args.random_input_len,
+        total_input_tokens=completed * (args.random_prefix_len + args.random_input_len),
         total_output_tokens=completed * args.random_output_len,
         request_throughput=completed / duration,
         output_throughput=completed * args.random_output_len / duration,
@@ -384,6 +388,7 @@ def add_bench_args(b: argparse.ArgumentParser) -> None:
     b.add_argument("--model", required=True)
     b.add_argument("--random-input-len", type=int, default=1024)
     b.add_argument("--random-output-len", type=int, default=128)
+    b.add_argument("--random-prefix-len", type=int, default=0)
     b.add_argument("--num-prompts", type=int, default=1000)
     b.add_argument("--max-concurrency", type=int, default=1)
     b.add_argument("--save-result", action="store_true")

@@ -29,6 +29,13 @@ class BenchWorkload(BaseModel):
     concurrency: Count
     num_prompts: Count
     seed: int | None = None
+    range_ratio: float = Field(0.0, ge=0, lt=1, description="lengths drawn from length x (1 +- range_ratio)")
+    prefix_len: int = Field(0, ge=0, description="tokens every prompt of the bench shares at its start")
+
+    @property
+    def shared(self) -> float:
+        """The largest share of the bench's prompt tokens its shared prefix can find in the prefix cache."""
+        return self.prefix_len / (self.prefix_len + self.input_len * (1 - self.range_ratio))
 
 
 class BenchResult(BaseModel):

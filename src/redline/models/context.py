@@ -62,6 +62,24 @@ class Workload(_Strict):
     output_len: Annotated[int | None, Field(gt=0, le=1 << 26)] = None
     concurrency: Annotated[int | None, Field(gt=0, le=1 << 26)] = None
     num_prompts: Annotated[int | None, Field(gt=0, le=1 << 26)] = None
+    range_ratio: float | None = Field(None, ge=0, lt=1, description="lengths drawn from length x (1 +- it); null: 0")
+    prefix_len: int | None = Field(None, ge=0, description="tokens every prompt shared at its start; null: none")
+
+    @classmethod
+    def of(cls, shape: Any, name: str | None = None) -> Workload:
+        """The shape a workload spec or a bench's workload sent (a bench's has its concurrency and prompt count);
+        a length spread or a shared prefix is stated only where there is one."""
+        bench = getattr(shape, "concurrency", None) is not None  # a bench's workload, not a spec's
+        return cls(
+            name=name,
+            dataset=shape.dataset,
+            input_len=shape.input_len,
+            output_len=shape.output_len,
+            concurrency=shape.concurrency if bench else None,
+            num_prompts=shape.num_prompts if bench else None,
+            range_ratio=shape.range_ratio or None,
+            prefix_len=shape.prefix_len or None,
+        )
 
 
 class RegimeLabel(_Strict):
@@ -167,6 +185,8 @@ COMPARABLE: dict[str, Any] = {
     "workload.output_len": lambda c: c.workload.output_len,
     "workload.concurrency": lambda c: c.workload.concurrency,
     "workload.num_prompts": lambda c: c.workload.num_prompts,
+    "workload.range_ratio": lambda c: c.workload.range_ratio or 0.0,
+    "workload.prefix_len": lambda c: c.workload.prefix_len or 0,
     "regime.cache": lambda c: c.regime.cache,
     "regime.graphs": lambda c: c.regime.graphs,
     "parallelism.tp": lambda c: c.parallelism.tp,

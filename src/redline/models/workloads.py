@@ -12,6 +12,7 @@
 Each figure keeps its own workload (two shapes are never one "random"); the policy is policy/workload_champion.py.
 """
 
+import math
 from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -34,12 +35,21 @@ class WorkloadSpec(_Strict):
     output_len: Count
     seed: int = 0
     num_prompts: Count | None = Field(None, description="prompts per concurrency; default 4 x c, never under 2 x c")
+    range_ratio: Annotated[float, Field(ge=0, lt=1)] = Field(
+        0.0, description="each request's input and output lengths drawn from length x (1 +- range_ratio); 0: fixed"
+    )
+    prefix_len: Annotated[int, Field(ge=0, le=1 << 26)] = Field(
+        0,
+        description="tokens every prompt of a bench shares at its start, before its own input_len: the engine's "
+        "prefix cache is part of what the bench measures (each bench its own prefix); 0: none shared",
+    )
     ignore_eos: Literal[True] = Field(True, description="always: every cell decodes the same tokens")
 
     @property
     def tokens(self) -> int:
-        """The tokens one request holds at its end: what max_model_len must fit."""
-        return self.input_len + self.output_len
+        """The most tokens one request holds at its end: what max_model_len must fit."""
+        spread = 1 + self.range_ratio
+        return self.prefix_len + math.ceil(self.input_len * spread) + math.ceil(self.output_len * spread)
 
 
 Workloads = Annotated[

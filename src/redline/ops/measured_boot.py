@@ -144,7 +144,7 @@ async def run_steps(
         found = []
         if step.ranked and figures is not None:
             after = await session.prefix_counters(handle, config)
-            found = [*clean_bench.checks(figures, step.workload.concurrency, before, after), *gpu_checks]
+            found = [*clean_bench.checks(figures, step.workload, before, after), *gpu_checks]
         problem = unreadable or bench_problem(run, figures) or clean_bench.flagged(found)
         result = StepResult(step, run, figures, problem, unreadable, warm=i > 0, checks=found, telemetry=telemetry)
         results.append(result)

@@ -199,7 +199,9 @@ def observation(record: TrialRecord, engine: str, workload: str | None = None) -
         cache="warm" if record.warm else "cold",
         graphs="eager" if is_eager(serve) else "graphs",
         prefix_caching=get_engine(record.engine or engine).prefix_caching(serve),
-        workload=(shape.dataset, shape.input_len, shape.output_len) if shape else ("?", None, None),
+        workload=(shape.dataset, shape.input_len, shape.output_len, shape.range_ratio, shape.prefix_len)
+        if shape
+        else ("?", None, None, None, None),
         num_prompts={p.concurrency: p.num_prompts for p in points},
         metrics={p.concurrency: trial_metrics(p.figures, serve) for p in ok_points},  # type: ignore[arg-type]
     )

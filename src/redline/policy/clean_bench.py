@@ -14,13 +14,15 @@
 
 from __future__ import annotations
 
-from redline.models.bench import BenchResult
+from redline.models.bench import BenchResult, BenchWorkload
 from redline.models.clean_bench import BenchCheck, PrefixCounters
 
 HIT_LIMIT = 0.01  # the share of prompt tokens a random-prompt bench may find cached (vLLM's own warning: 1%)
 
 
-def prefix_cache(before: PrefixCounters | None, after: PrefixCounters | None) -> BenchCheck:
+def prefix_cache(before: PrefixCounters | None, after: PrefixCounters | None, shared: float = 0.0) -> BenchCheck:
+    """`shared`: the share of the bench's prompt tokens its workload shares on purpose (a prefix every prompt
+    starts with), which it may find cached; only hits beyond that (and HIT_LIMIT) were not asked for."""
     if before is None or after is None:
         return BenchCheck(
             check="prefix_cache", ok=True, said="prefix-cache counters not read (the engine exposes none)"
@@ -30,11 +32,14 @@ def prefix_cache(before: PrefixCounters | None, after: PrefixCounters | None) ->
         return BenchCheck(check="prefix_cache", ok=True, said="no prompt token was looked up in the prefix cache")
     rate = max(hits, 0.0) / queries
     said = f"{rate:.1%} of {queries:,.0f} prompt tokens were found in the prefix cache"
-    if rate > HIT_LIMIT:
+    if shared:
+        said += f" (its workload shares a prefix: up to {shared:.1%} asked for)"
+    if rate > shared + HIT_LIMIT:
         return BenchCheck(
             check="prefix_cache",
             ok=False,
-            said=f"{said}: the bench measured a warm cache it did not ask for (over {HIT_LIMIT:.0%}); not ranked",
+            said=f"{said}: the bench measured a warm cache it did not ask for (over {shared + HIT_LIMIT:.0%}); "
+            "not ranked",
         )
     return BenchCheck(check="prefix_cache", ok=True, said=said)
 
@@ -66,10 +71,10 @@ def window(result: BenchResult) -> BenchCheck:
 
 
 def checks(
-    result: BenchResult, requested: int, before: PrefixCounters | None, after: PrefixCounters | None
+    result: BenchResult, sent: BenchWorkload, before: PrefixCounters | None, after: PrefixCounters | None
 ) -> list[BenchCheck]:
-    """Every check of one bench; any not ok keeps its figures out of a ranking."""
-    return [prefix_cache(before, after), client(result, requested), window(result)]
+    """Every check of one bench (`sent`: what it sent); any not ok keeps its figures out of a ranking."""
+    return [prefix_cache(before, after, sent.shared), client(result, sent.concurrency), window(result)]
 
 
 def flagged(found: list[BenchCheck]) -> str | None:

@@ -37,7 +37,7 @@ class TrialObservation:
     cache: str  # warm | cold
     graphs: str  # eager | graphs
     prefix_caching: bool | None
-    workload: tuple[Any, ...]  # (dataset, input_len, output_len)
+    workload: tuple[Any, ...]  # (dataset, input_len, output_len[, range_ratio, prefix_len])
     num_prompts: dict[int, int] = field(default_factory=dict)  # concurrency -> prompts sent
     metrics: dict[int, dict[str, float]] = field(default_factory=dict)  # concurrency -> metric -> value
 
@@ -140,9 +140,12 @@ def rule_matched_prefix_caching(ok: Sequence[TrialObservation]) -> RuleCheck:
 
 def rule_same_workload(ok: Sequence[TrialObservation]) -> RuleCheck:
     def shape(t: TrialObservation) -> str:
-        dataset, i, o = t.workload
+        dataset, i, o, *more = t.workload
+        ratio, prefix = (*more, None, None)[:2]
         points = ", ".join(f"c={c} x {t.num_prompts.get(c)}" for c in sorted(t.num_prompts))
-        return f"{dataset} {i}/{o} tokens at {points}"
+        spread = f" (+-{ratio:g})" if ratio else ""
+        shared = f", a {prefix}-token prefix shared" if prefix else ""
+        return f"{dataset} {i}/{o} tokens{spread}{shared} at {points}"
 
     return _matched(
         "same_workload", "sent", _by_arm(ok, shape), "every arm must send the same prompts at the same concurrencies"

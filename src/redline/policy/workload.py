@@ -46,6 +46,12 @@ class RequestShape(Protocol):
     def seed(self) -> int: ...
     @property
     def num_prompts(self) -> int | None: ...
+    @property
+    def tokens(self) -> int: ...
+    @property
+    def range_ratio(self) -> float: ...
+    @property
+    def prefix_len(self) -> int: ...
 
 
 # One workload and its name where the campaign names several (None: its only one).
@@ -90,13 +96,18 @@ def prompt_gates(shapes: Sequence[NamedShape], concurrencies: Sequence[int]) -> 
 def length_gate(shapes: Sequence[NamedShape], max_model_len: int, who: str, fix: str) -> None:
     """InputError naming `who` (a cell, an arm) and the workload whose requests max_model_len cannot hold."""
     for name, w in shapes:
-        need = w.input_len + w.output_len
-        if max_model_len < need:
+        if max_model_len < w.tokens:
             raise InputError(
                 f"{who}: max_model_len {max_model_len:,} cannot hold the workload{f' {name!r}' if name else ''}: "
-                f"input_len {w.input_len:,} + output_len {w.output_len:,} = {need:,} tokens: {fix} or shorten the "
-                "workload"
+                f"{_request(w)} = {w.tokens:,} tokens: {fix} or shorten the workload"
             )
+
+
+def _request(w: RequestShape) -> str:
+    """The longest request of a workload, in its parts."""
+    spread = f" x {1 + w.range_ratio:g}" if w.range_ratio else ""
+    prefix = f"prefix_len {w.prefix_len:,} + " if w.prefix_len else ""
+    return f"{prefix}input_len {w.input_len:,}{spread} + output_len {w.output_len:,}{spread}"
 
 
 def seqs_gate(
@@ -136,6 +147,8 @@ def bench_workload(shape: RequestShape, c: int, step: int) -> BenchWorkload:
         concurrency=c,
         num_prompts=prompts_at(shape.num_prompts, c)[0],
         seed=shape.seed + 1 + step,
+        range_ratio=shape.range_ratio,
+        prefix_len=shape.prefix_len,
     )
 
 
@@ -149,6 +162,8 @@ def warmup_workload(shape: RequestShape, requests: int, concurrencies: Sequence[
         concurrency=min(requests, max(concurrencies)),
         num_prompts=requests,
         seed=shape.seed,
+        range_ratio=shape.range_ratio,
+        prefix_len=shape.prefix_len,
     )
 
 

@@ -91,5 +91,7 @@ def _random_dataset(w: BenchWorkload) -> list[str]:
         "--max-concurrency",
         str(w.concurrency),
         *(["--seed", str(w.seed)] if w.seed is not None else []),
+        *(["--random-range-ratio", str(w.range_ratio)] if w.range_ratio else []),
+        *(["--random-prefix-len", str(w.prefix_len)] if w.prefix_len else []),
         "--ignore-eos",
     ]

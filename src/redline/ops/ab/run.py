@@ -248,14 +248,7 @@ class Runner:
     def _context(
         self, arm: ArmPlan, host: HostInfo, boot: Boot, workload: BenchWorkload, warm: bool, name: str | None
     ) -> ContextDescriptor:
-        w = Workload(
-            name=name,
-            dataset=workload.dataset,
-            input_len=workload.input_len,
-            output_len=workload.output_len,
-            concurrency=workload.concurrency,
-            num_prompts=workload.num_prompts,
-        )
+        w = Workload.of(workload, name)
         serve = arm.serve
         bench = get_engine(arm.engine).bench_argv(serve, workload, result_dir=RUN_DIR, result_filename="x.json")
         backend = bench[bench.index("--backend") + 1] if "--backend" in bench else None

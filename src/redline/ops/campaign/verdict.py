@@ -164,7 +164,7 @@ class Judge:
 
 
 def _shape(name: str | None, w: WorkloadSpec) -> Workload:
-    return Workload(name=name, dataset=w.dataset, input_len=w.input_len, output_len=w.output_len)
+    return Workload.of(w, name=name)
 
 
 def trials_of(measured: MeasuredBoot) -> dict[tuple[str | None, int], list[Trial]]:
