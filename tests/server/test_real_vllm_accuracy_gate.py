@@ -28,13 +28,9 @@ from redline.models.ab import AbSpec
 from redline.ops.ab.accuracy import answered, prompt_set
 from redline.ops.ab.result import ab_summary
 from redline.ops.ab.run import ab_run
-from redline.ops.ladder.demo import KV_CACHE_BYTES, cpu_env
-from redline.targets import LocalTarget
-from redline.tinymodel import write_tiny_llama
+from redline.ops.ladder.demo import KV_CACHE_BYTES
 from tests.campaign.helpers import wait_until_gone
-from tests.server.helpers import free_port
-
-VLLM = Path(__file__).resolve().parents[2] / ".venv-vllm" / "bin" / "vllm"
+from tests.server.helpers import VLLM, cpu_vllm, free_port
 
 pytestmark = [
     pytest.mark.anyio,
@@ -74,11 +70,7 @@ def spec(model: Path, port: int) -> AbSpec:
 
 
 async def test_an_fp8_kv_arm_passes_the_gate_through_its_server_and_a_diverged_one_fails(tmp_path: Path) -> None:
-    model = write_tiny_llama(tmp_path / "models" / "tiny-llama", max_position_embeddings=4096)
-    (tmp_path / "tmp").mkdir()
-    target = LocalTarget(
-        "local", workdir=str(tmp_path / "target"), engine_command=[str(VLLM)], engine_env=cpu_env(tmp_path)
-    )
+    model, target = cpu_vllm(tmp_path)
     ws, t0 = tmp_path / "ws", time.monotonic()
     async with target:
         result = await ab_run(ws, spec(model, free_port()), target, i_understand_this_submits_jobs=True)
