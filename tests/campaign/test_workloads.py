@@ -220,3 +220,12 @@ def test_a_spread_and_a_shared_prefix_reach_the_bench_command_the_length_gate_an
     shape = Workload.of(c.shape("rag"), "rag")
     assert (shape.range_ratio, shape.prefix_len, shape.concurrency) == (0.5, 1000, None)
     assert Workload.of(c.shape("chat"), "chat").prefix_len is None
+
+
+def test_a_verdict_whose_result_names_a_workload_it_does_not_have_is_refused_naming_the_field() -> None:
+    data = two("a", {1: 1.0}, {1: 1.0}).model_dump()
+    data["results"][1]["workload"] = "lng"
+    with pytest.raises(
+        ValidationError, match=r"results\[1\].workload: 'lng' is not one of its workloads \(chat, long\)"
+    ):
+        CellVerdict.model_validate(data)

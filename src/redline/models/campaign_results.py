@@ -170,6 +170,15 @@ class CellVerdict(Strict):
             return {**data, "context": legacy_context(ctx)}
         return data
 
+    @model_validator(mode="after")
+    def _workloads_named(self) -> "CellVerdict":
+        for i, r in enumerate(self.results):
+            if r.workload is not None and r.workload not in self.workloads:
+                raise ValueError(
+                    f"results[{i}].workload: {r.workload!r} is not one of its workloads ({', '.join(self.workloads)})"
+                )
+        return self
+
     def context_at(self, result: ConcurrencyResult) -> ContextDescriptor:
         """The context of the figures at one concurrency: the cell's, with that bench's exact shape (its workload's)."""
         shape = self.workloads[result.workload] if result.workload is not None else self.context.workload
@@ -180,7 +189,7 @@ class CellVerdict(Strict):
         """The verdict as one workload's: its results only, its shape in the context (None: the only one)."""
         if name is None:
             return self
-        shape = self.workloads.get(name, Workload(name=name))
+        shape = self.workloads.get(name, Workload(name=name))  # a boot that failed benched none
         results = [r for r in self.results if r.workload == name]
         return self.model_copy(
             update={"results": results, "context": self.context.model_copy(update={"workload": shape})}

@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from redline.models.serve import ServeConfig, is_eager
+from redline.models.workloads import most_tokens
 
 Provenance = Literal["measured", "simulated", "predicted"]
 Name = Annotated[str, Field(max_length=200)]
@@ -64,6 +65,13 @@ class Workload(_Strict):
     num_prompts: Annotated[int | None, Field(gt=0, le=1 << 26)] = None
     range_ratio: float | None = Field(None, ge=0, lt=1, description="lengths drawn from length x (1 +- it); null: 0")
     prefix_len: int | None = Field(None, ge=0, description="tokens every prompt shared at its start; null: none")
+
+    @property
+    def tokens(self) -> int | None:
+        """The most tokens one of its requests held at its end; None where its lengths are not known."""
+        if self.input_len is None or self.output_len is None:
+            return None
+        return most_tokens(self.input_len, self.output_len, self.range_ratio or 0.0, self.prefix_len or 0)
 
     @classmethod
     def of(cls, shape: Any, name: str | None = None) -> Workload:

@@ -23,6 +23,13 @@ Count = Annotated[int, Field(gt=0, le=1 << 26)]
 MAX_WORKLOADS = 8
 
 
+def most_tokens(input_len: int, output_len: int, range_ratio: float = 0.0, prefix_len: int = 0) -> int:
+    """The most tokens one request of a workload holds at its end (its shared prefix, its longest input and output):
+    what max_model_len must fit, and what a KV cache is divided by."""
+    spread = 1 + range_ratio
+    return prefix_len + math.ceil(input_len * spread) + math.ceil(output_len * spread)
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -48,8 +55,7 @@ class WorkloadSpec(_Strict):
     @property
     def tokens(self) -> int:
         """The most tokens one request holds at its end: what max_model_len must fit."""
-        spread = 1 + self.range_ratio
-        return self.prefix_len + math.ceil(self.input_len * spread) + math.ceil(self.output_len * spread)
+        return most_tokens(self.input_len, self.output_len, self.range_ratio, self.prefix_len)
 
 
 Workloads = Annotated[
@@ -115,6 +121,7 @@ __all__ = [
     "MAX_WORKLOADS",
     "NamedShape",
     "NamedWorkloads",
+    "most_tokens",
     "Weights",
     "WorkloadSpec",
     "Workloads",

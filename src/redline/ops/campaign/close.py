@@ -42,16 +42,17 @@ def lever_input(focus: str, verdict: CellVerdict, ceiling: int | None = None) ->
         shape, why = local_model_files(context.model.name).shape
         tp = top.metrics["output_throughput"].mean if "output_throughput" in top.metrics else None
         sol = sol_figure(context, shape, tp, why)
-    w = verdict.context.workload
+    shapes = list(verdict.workloads.values()) or [verdict.context.workload]
+    tokens = [t for w in shapes if (t := w.tokens) is not None]
     return LeverInput(
         claim=CLAIM[focus],
         serve=verdict.context.serve,
-        concurrencies=[r.concurrency for r in verdict.results] or [1],
+        concurrencies=sorted({r.concurrency for r in verdict.results}) or [1],
         sol=sol,
         quantization=quantization,
         hardware=hardware_key(verdict.context.hardware.gpu_name),
         kv_tokens=verdict.boot.signals.kv_cache_tokens,
-        tokens_per_request=(w.input_len + w.output_len) if w.input_len and w.output_len else None,
+        tokens_per_request=max(tokens) if tokens and len(tokens) == len(shapes) else None,
         batched_tokens_ceiling=ceiling,
     )
 

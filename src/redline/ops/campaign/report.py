@@ -208,7 +208,9 @@ def _context_lines(campaign: Campaign, verdicts: dict[str, CellVerdict]) -> list
         f"- engine: {engines}; bench client: {md(ctx.bench.client if ctx.bench else '?')}'s, backend {backends}",
         *[
             f"- workload{f' {md(name)}' if name else ''}: {w.dataset}, input {w.input_len} / output {w.output_len} "
-            f"tokens, ignore_eos, seed {w.seed}; concurrencies {', '.join(map(str, campaign.concurrencies))}"
+            f"tokens{f' (x1 +- {w.range_ratio:g})' if w.range_ratio else ''}"
+            f"{f', a {w.prefix_len}-token prefix shared' if w.prefix_len else ''}, ignore_eos, seed {w.seed}; "
+            f"concurrencies {', '.join(map(str, campaign.concurrencies))}"
             for name, w in campaign.shapes()
         ],
         f"- warm-up: {campaign.warmup_requests} requests; trials per concurrency: {campaign.trials}; simulated: "
