@@ -244,7 +244,7 @@ def table_text(table: CampaignTable) -> str:
     head = ("cell", "c", "verdict", "regime", table.focus_metric, "out tok/s", "TPOT ms", "ok", "SLA")
     rows = [head] + [
         (
-            r.cell,
+            r.cell + (f" on {r.workload}" if r.workload else ""),
             str(r.concurrency),
             r.verdict,
             r.regime,
@@ -276,6 +276,9 @@ def champion_text(report: ChampionReport) -> str:
     for group in report.other_regimes:
         lines += [f"regime {group.regime}: {group.note}", *(f"  {c.cell:<24} {_n(c.score)}" for c in group.cells)]
     lines += [f"  {c.cell:<24} excluded        {c.why}" for c in report.excluded]
+    for each in report.workloads:
+        lines += [f"workload {each.workload}: {champion_headline(each)}"]
+        lines += [f"  {c.cell:<24} {c.outcome:<15} {_n(c.score)}  {c.why}" for c in each.ranked]
     return "\n".join(lines)
 
 

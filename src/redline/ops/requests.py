@@ -278,8 +278,8 @@ class CampaignInitRequest(Request):
     spec: Annotated[
         Campaign,
         Field(
-            description="The campaign: name, target, model, base, workload, "
-            "concurrencies, grid and/or cells, focus, sla, ..."
+            description="The campaign: name, target, model, base, workload (or several named workloads and how "
+            "a champion across them is named: combine), concurrencies, grid and/or cells, focus, sla, ..."
         ),
     ]
 
