@@ -100,11 +100,11 @@ class Answering(MemoryTarget):
         super().__init__()
         self.asked: list[tuple[str, str, float]] = []
 
-    async def get_text(
+    async def http_text(
         self, handle: ServerHandle, url: str, *, body: str | None = None, timeout_s: float = 5.0
     ) -> str | None:
         if body is None or not await self.is_alive(handle):
-            return await super().get_text(handle, url)
+            return await super().http_text(handle, url)
         self.asked.append((url, body, timeout_s))
         n = len(prompt_set().prompts)
         choices = [{"index": i, "logprobs": {"tokens": [str(i)], "token_logprobs": [-1.0]}} for i in range(n)]

@@ -99,7 +99,7 @@ class MemoryTarget(Target):
     ) -> WaitOutcome:
         return WaitOutcome(status="ready" if await self.is_alive(handle) else "exited", elapsed_s=0.0)
 
-    async def get_text(
+    async def http_text(
         self, handle: ServerHandle, url: str, *, body: str | None = None, timeout_s: float = 5.0
     ) -> str | None:
         """vLLM's two prefix-cache counters at /metrics while the server runs."""

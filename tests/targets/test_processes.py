@@ -154,8 +154,8 @@ async def test_wait_ready_when_health_answers_200(target: Target, spawn: list[Se
     assert outcome.status == "ready" and outcome.exit_code is None
     assert await target.is_alive(handle)
     # the same GET, from where the server's benches run, gives the body (a server's metrics): a 200's only
-    assert await target.get_text(handle, f"http://127.0.0.1:{port}/health") == "ok"
-    assert await target.get_text(handle, f"http://127.0.0.1:{port}/missing") is None
+    assert await target.http_text(handle, f"http://127.0.0.1:{port}/health") == "ok"
+    assert await target.http_text(handle, f"http://127.0.0.1:{port}/missing") is None
 
 
 async def test_wait_ready_ignores_answers_other_than_200(

@@ -132,8 +132,8 @@ async def test_the_accuracy_gate_s_post_goes_through_the_connection(ssh_target: 
     try:
         url = f"http://127.0.0.1:{port}/v1/completions"
         assert (await ssh_target.wait_ready(handle, url, 20, poll_s=0.05)).status == "ready"
-        sent = await ssh_target.get_text(handle, url, body='{"prompt": ["a"]}', timeout_s=10)
-        assert sent == 'application/json {"prompt": ["a"]}' and await ssh_target.get_text(handle, url) == "health"
+        sent = await ssh_target.http_text(handle, url, body='{"prompt": ["a"]}', timeout_s=10)
+        assert sent == 'application/json {"prompt": ["a"]}' and await ssh_target.http_text(handle, url) == "health"
     finally:
         await ssh_target.stop(handle, grace_s=5)
 

@@ -276,7 +276,7 @@ class ServeSession:
         """The running server's prefix-cache counters, from its metrics; None where the engine or the server
         gives none."""
         url = self.engine.metrics_url(config)
-        text = await self.target.get_text(handle, url) if url is not None else None
+        text = await self.target.http_text(handle, url) if url is not None else None
         return self.engine.prefix_cache_counters(text) if text is not None else None
 
     async def read_log(self, handle: ServerHandle) -> str:

@@ -202,7 +202,7 @@ def check_env(env: dict[str, str]) -> None:
         raise InputError(f"environment names must look like NAME_1 (letters, digits, _): {bad!r}")
 
 
-MAX_URL_TEXT = 8 << 20  # what get_text keeps of a body: a metrics page is tens of KB
+MAX_URL_TEXT = 8 << 20  # what http_text keeps of a body: a metrics page is tens of KB
 
 
 def body_if_ok(response: httpx.Response) -> str | None:
@@ -211,7 +211,7 @@ def body_if_ok(response: httpx.Response) -> str | None:
 
 
 def http_args(body: str | None, headers: dict[str, str] | None = None) -> dict[str, Any]:
-    """The method, headers and content of a get_text request: a GET, or a POST of the JSON body."""
+    """The method, headers and content of a http_text request: a GET, or a POST of the JSON body."""
     if body is None:
         return {"method": "GET", "headers": headers or {}}
     return {"method": "POST", "content": body, "headers": {**(headers or {}), "Content-Type": "application/json"}}
@@ -313,7 +313,7 @@ class Target(abc.ABC):
         """Poll health until it answers 200 (ready), the server is gone (exited), or deadline_s passes."""
 
     @abc.abstractmethod
-    async def get_text(
+    async def http_text(
         self, handle: ServerHandle, url: str, *, body: str | None = None, timeout_s: float = 5.0
     ) -> str | None:
         """The body of a GET of url (a server's metrics) made where the server's benches run, if it answers 200

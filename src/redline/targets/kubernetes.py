@@ -295,7 +295,7 @@ class KubernetesTarget(Target):
             "(FailedScheduling: no node has what it asks; look at the node table of `kubectl describe nodes`)"
         )
 
-    async def get_text(
+    async def http_text(
         self, handle: ServerHandle, url: str, *, body: str | None = None, timeout_s: float = 5.0
     ) -> str | None:
         state = await self._state(self._locator(handle))

@@ -185,7 +185,7 @@ class PosixTarget(Target):
                 return WaitOutcome(status="timeout", elapsed_s=time.monotonic() - t0)
             await anyio.sleep(max(0.0, min(poll_s, end - time.monotonic())))
 
-    async def get_text(
+    async def http_text(
         self, handle: ServerHandle, url: str, *, body: str | None = None, timeout_s: float = 5.0
     ) -> str | None:
         self._locator(handle)

@@ -7,7 +7,7 @@ kept beside the trial, and read back to be judged (policy/accuracy.py decides).
 Only an A/B whose arms differ from the baseline by a lever that can change the model's answers
 (policy/quality_risk.py) asks; then every arm (the baseline too) answers once, on the first of its trials that
 benched in full, and trials/<arm>-<k>/accuracy.json keeps the answers, so the gate is judged again from disk alone.
-The ask goes where the server's metrics are read from (Target.get_text), so it works on every target kind.
+The ask goes where the server's metrics are read from (Target.http_text), so it works on every target kind.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ async def ask(session: ServeSession, handle: ServerHandle, config: ServeConfig) 
     """The running server's greedy answers to the prompt set, through its own completions API."""
     prompts = prompt_set()
     url, body = session.engine.completions_request(config, prompts.prompts, prompts.max_tokens)
-    text = await session.target.get_text(handle, url, body=body, timeout_s=ASK_TIMEOUT_S)
+    text = await session.target.http_text(handle, url, body=body, timeout_s=ASK_TIMEOUT_S)
     if text is None:
         why = f"the server did not answer 200 to a POST of {url} within {ASK_TIMEOUT_S:.0f}s"
         return Answers(prompt_set=prompts.version, max_tokens=prompts.max_tokens, error=why)
