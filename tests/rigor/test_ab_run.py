@@ -206,6 +206,10 @@ async def test_an_ab_on_two_workloads_judges_each_alone_and_names_a_champion_acr
     assert v is not None and v.rigor == "VERDICT" and v.outcome == "improvement" and v.champion == "large"
     assert [(w.workload, w.champion) for w in v.workloads] == [("chat", "large"), ("long", "large")]
     assert {c.workload for c in v.comparisons} == {"chat", "long"}
+    assert (
+        " median_tpot_ms on chat at c=4 (n=3)" in result.summary
+        and " median_tpot_ms on long at c=4 (n=3)" in result.summary
+    )
 
     # the same A/B judged again under combine each: nothing boots, and no champion is named across the workloads
     async with fake.target() as target:

@@ -13,7 +13,7 @@ from redline.engines import get_engine
 from redline.errors import InputError, RedlineError
 from redline.inputs import read_text
 from redline.ledger.ab_file import AbPaths, read_spec, read_trial
-from redline.models.ab import AbPlan, AbResult, AbSpec, ArmPlan, ArmSummary, TrialRecord
+from redline.models.ab import AbPlan, AbResult, AbSpec, ArmPlan, ArmPoint, ArmSummary, TrialRecord
 from redline.models.accuracy import LABEL as ACCURACY_LABEL
 from redline.models.lever import CloseStatus, Lever
 from redline.models.sol import SolFigure
@@ -154,21 +154,25 @@ def headline(arms: Sequence[ArmSummary], verdict: AbVerdict) -> str:
         name = f"{arm.arm} ({arm.engine})" if across else arm.arm
         if not arm.points:
             parts.append(f"{name}: no successful trial")
-            continue
-        top = arm.points[-1]
-        s = top.metrics.get(verdict.metric)
-        figure = "-" if s is None else f"{s.mean:,.2f}" + (f" ± {s.std:,.2f}" if s.std is not None else "")
-        sol = f", SoL: {top.sol.basis}"
-        if top.sol.pct_of_ceiling is not None:
-            busy = top.sol.memory_busy_pct
-            seen = f", memory busy {busy:.0f}% (telemetry-backed)" if busy is not None else " (arithmetic)"
-            sol = f", {top.sol.pct_of_ceiling:.1f}% of SoL [{top.sol.key}]{seen}"
-        parts.append(f"{name} {figure} {verdict.metric} at c={top.concurrency} (n={s.n if s else 0}){sol}")
+        tops = {p.workload: p for p in arm.points}  # each workload's top concurrency (points come in order)
+        parts += [_top_text(name, top, verdict.metric) for top in tops.values()]
     champion = next((a for a in arms if a.arm == verdict.champion), None)
     won = f" ({champion.engine} won)" if across and champion is not None else ""
     gates = [f"{a.arm} {a.accuracy.status.replace('_', ' ')}" for a in arms if a.accuracy is not None]
     said = f". Accuracy gate ({ACCURACY_LABEL}): {'; '.join(gates)}" if gates else ""
     return f"{verdict.summary}{won}. " + "; ".join(parts) + said
+
+
+def _top_text(name: str, top: ArmPoint, metric: str) -> str:
+    s = top.metrics.get(metric)
+    figure = "-" if s is None else f"{s.mean:,.2f}" + (f" ± {s.std:,.2f}" if s.std is not None else "")
+    sol = f", SoL: {top.sol.basis}"
+    if top.sol.pct_of_ceiling is not None:
+        busy = top.sol.memory_busy_pct
+        seen = f", memory busy {busy:.0f}% (telemetry-backed)" if busy is not None else " (arithmetic)"
+        sol = f", {top.sol.pct_of_ceiling:.1f}% of SoL [{top.sol.key}]{seen}"
+    on = f" on {top.workload}" if top.workload else ""
+    return f"{name} {figure} {metric}{on} at c={top.concurrency} (n={s.n if s else 0}){sol}"
 
 
 def ab_result(workspace: Path, prepared: Prepared, plan: AbPlan, *, ran: list[str]) -> AbResult:
