@@ -229,3 +229,14 @@ def test_a_verdict_whose_result_names_a_workload_it_does_not_have_is_refused_nam
         ValidationError, match=r"results\[1\].workload: 'lng' is not one of its workloads \(chat, long\)"
     ):
         CellVerdict.model_validate(data)
+
+
+def test_under_each_every_workload_keeps_its_own_answer_even_where_one_has_nothing_to_rank() -> None:
+    chat_only = [v.model_copy(update={"results": [r for r in v.results if r.workload == "chat"]}) for v in CELLS[1:]]
+    report = pick("each", [CELLS[0], *chat_only])
+    assert report.outcome == "per_workload" and report.champion is None
+    assert [(r.workload, r.outcome, r.champion) for r in report.workloads] == [
+        ("chat", "improvement", "a"),
+        ("long", "no_improvement", None),
+    ]
+    assert "(chat: champion 'a'; long: no improvement)" in report.note

@@ -68,12 +68,12 @@ def across(campaign: Campaign, per: Sequence[ChampionReport], top: int) -> Champ
         "excluded": first.excluded,
         "flags": [f for r in per for f in r.flags],
     }
+    if campaign.combine == "each":  # each workload's own answer, whatever it is
+        return ChampionReport(**common, champion=None, outcome="per_workload", note=_each_note(per), ranked=[], top=[])
     blocked = next((r for r in per if r.outcome in ("no_baseline", "no_results")), None)
-    if blocked is not None:
+    if blocked is not None:  # a rule across the workloads needs every one of them judged
         note = f"workload {blocked.workload}: {blocked.note}"
         return ChampionReport(**common, champion=None, outcome=blocked.outcome, note=note, ranked=[], top=[])
-    if campaign.combine == "each":
-        return ChampionReport(**common, champion=None, outcome="per_workload", note=_each_note(per), ranked=[], top=[])
     return _combined_report(common, per, campaign.combine, rule, top)
 
 
