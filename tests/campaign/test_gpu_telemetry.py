@@ -2,7 +2,7 @@
 nvidia-smi on PATH (tests/server/fake_nvidia_smi.py, in the real tool's shape; the real one's samples from the H200
 are tests/data/vllm-0.26.0-h200-telemetry/): each bench keeps its samples file beside its result and a summary in its
 trial, no sampler outlives its bench, a GPU held by a process outside the server's group flags every bench (red,
-never ranked), and a host without nvidia-smi says so in each trial."""
+never ranked), a host without nvidia-smi says so in each trial, and one with DCGM keeps its DRAM and SM active too."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from tests.conftest import processes_naming
 pytestmark = pytest.mark.anyio
 BIN = Path(__file__).resolve().parent.parent / "server" / "bin"
 FAKE_SMI = BIN.parent / "fake_nvidia_smi.py"
+DCGM_BIN = BIN.parent / "dcgm-bin"  # a stand-in dcgmi (tests/server/fake_dcgmi.py), on PATH only where a test says
 
 
 @pytest.fixture
@@ -82,3 +83,23 @@ async def test_a_host_without_nvidia_smi_says_so_in_each_trial(fake: Fake, monke
         assert {c.check: c.said for c in trial.checks}["gpu"] == "no GPU telemetry: nvidia-smi is not on target local"
     text = YAML(typ="safe").load((fake.campaigns / "c1" / "cells" / cell.cell / "verdict.yml").read_text())
     assert text["results"][0]["trials"][0]["telemetry"] is None
+
+
+async def test_where_the_host_has_dcgm_each_bench_also_keeps_its_dram_and_sm_active(
+    fake: Fake, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", f"{DCGM_BIN}{os.pathsep}{os.environ['PATH']}")
+    loaded, verdicts = await _run(fake)
+    (cell,) = verdicts.values()
+    assert cell.verdict == "green", cell.reason
+    for result in cell.results:
+        (trial,) = result.trials
+        t = trial.telemetry
+        assert t is not None and t.dcgm_file == f"bench-c{result.concurrency}.dcgm.txt"
+        (gpu,) = t.gpus
+        assert (gpu.sm_active_pct, gpu.dram_active_pct, gpu.memory_busy_pct) == (61.2, 35.8, 41)
+        kept = (loaded.results / "cells" / cell.cell / t.dcgm_file).read_text()
+        assert kept.startswith("#Entity   SMACT        DRAMA") and "GPU 0     0.612        0.358" in kept
+        said = {c.check: c.said for c in trial.checks}["gpu"]
+        assert "memory 41% (DCGM: DRAM active 36%, SM active 61%)" in said
+    assert processes_naming(DCGM_BIN.parent / "fake_dcgmi.py") == []  # no dmon outlives its bench

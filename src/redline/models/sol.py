@@ -57,12 +57,17 @@ class SolFigure(_Strict):
     rigour: Literal["arithmetic", "telemetry-backed"] = Field(
         "arithmetic",
         description="arithmetic: the datasheet ceiling against the measured throughput only; telemetry-backed: "
-        "with what the GPU was seen doing during the bench beside it (memory_busy_pct)",
+        "with what the GPU was seen doing during the bench beside it (memory_busy_pct; dram_active_pct with DCGM)",
     )
     memory_busy_pct: Figure | None = Field(
         None,
         description="nvidia-smi's utilization.memory during the bench, the mean over its GPUs: the share of time "
         "device memory was read or written (a time share, not bytes/s); null without telemetry",
+    )
+    dram_active_pct: Figure | None = Field(
+        None,
+        description="DCGM's DRAM active during the bench, the mean over its GPUs: the measured share of the memory "
+        "bandwidth, beside the arithmetic pct_of_ceiling; null where the host had no DCGM",
     )
 
 

@@ -28,6 +28,14 @@ class GpuSeries(BaseModel):
     memory_used_mib_peak: Amount | None = None
     power_w: Amount | None = Field(None, description="mean power draw; null where the GPU reports none")
     sm_clock_mhz: Amount | None = Field(None, description="mean SM clock")
+    sm_active_pct: Pct | None = Field(
+        None, description="DCGM's SM active (field 1002), mean: the share of cycles an SM had a warp; null without DCGM"
+    )
+    dram_active_pct: Pct | None = Field(
+        None,
+        description="DCGM's DRAM active (field 1005), mean: the share of cycles device memory moved data, the measured "
+        "share of its bandwidth; null without DCGM",
+    )
 
 
 class GpuTelemetry(BaseModel):
@@ -38,6 +46,9 @@ class GpuTelemetry(BaseModel):
 
     source: Literal["nvidia-smi"] = "nvidia-smi"
     file: str | None = Field(None, description="the samples beside the bench's result file")
+    dcgm_file: str | None = Field(
+        None, description="DCGM's profiling samples beside it (dcgmi dmon), where the host has dcgmi and they were read"
+    )
     interval_ms: int = Field(ge=1, le=60_000, description="the sampling interval asked of the tool")
     seconds: Amount = Field(description="from the first sample to the last")
     gpus: list[GpuSeries] = []

@@ -163,9 +163,10 @@ async def _telemetry(
     that sampled nothing (a warm-up)."""
     if sampling is None:
         return None, []
-    found, samples, why = await session.gpus.stop(handle, sampling)
-    if samples and write is not None and found is not None and found.file is not None:
-        write(found.file, samples)
+    found, kept, why = await session.gpus.stop(handle, sampling)
+    if write is not None:
+        for name, text in kept.items():
+            write(name, text)
     return found, [gpu_check(found, why)]
 
 

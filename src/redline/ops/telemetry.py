@@ -4,11 +4,12 @@ server's host while the bench runs, into a file beside the bench's result, and t
     sampler = GpuSampler(target)
     sampling = await sampler.start(handle, "bench-c16.json", deadline_s)   # nothing on a host without nvidia-smi
     ... the bench ...
-    telemetry, samples, why = await sampler.stop(handle, sampling)
+    telemetry, kept, why = await sampler.stop(handle, sampling)          # kept: each samples file's name and text
 
 The sampler runs on the server's host (in its pod or job where the target runs servers so), detached, bounded by
 `timeout` at the bench's deadline, so a redline killed mid-bench leaves none running past it. A host without
-nvidia-smi is asked once per sampler.
+nvidia-smi is asked once per sampler. Where the host also has dcgmi, DCGM's profiling fields (SM active, DRAM
+active: policy/dcgm.py) are sampled beside it at the same interval, into a second file.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 
 from redline.errors import CommandTimeout, TargetPathError
 from redline.models.telemetry import GpuTelemetry
+from redline.policy import dcgm
 from redline.policy import telemetry as policy
 from redline.targets import ServerHandle, Target
 from redline.targets.base import PosixLocator
@@ -30,11 +32,14 @@ START = (
     f'timeout "$2" nvidia-smi --query-gpu={",".join(policy.QUERY)} --format=csv,noheader,nounits -lms "$3" '
     '-f "$1" >/dev/null 2>&1 &\n'
     'echo $! > "$1.pid"\n'
+    "command -v dcgmi >/dev/null 2>&1 || exit 0\n"
+    f'timeout "$2" dcgmi dmon -e {",".join(map(str, dcgm.FIELDS))} -d "$3" > "$4" 2>&1 &\n'
+    'echo $! >> "$1.pid"\n'
 )
-# The sampler stopped and gone (its last row written, 2 s at most), then the host's processes by group.
+# The samplers stopped and gone (their last rows written, 2 s at most), then the host's processes by group.
 STOP = (
-    'p=$(cat "$1.pid"); kill "$p" 2>/dev/null; i=0\n'
-    'while kill -0 "$p" 2>/dev/null && [ "$i" -lt 40 ]; do sleep 0.05; i=$((i + 1)); done\n'
+    'ps=$(cat "$1.pid"); kill $ps 2>/dev/null; i=0\n'
+    'while kill -0 $ps 2>/dev/null && [ "$i" -lt 40 ]; do sleep 0.05; i=$((i + 1)); done\n'
     "ps -e -o pid=,pgid= 2>/dev/null; exit 0\n"
 )
 
@@ -53,6 +58,10 @@ def samples_name(result_name: str) -> str:
     return f"{stem}.gpu.csv"
 
 
+def _dcgm_path(samples_path: str) -> str:
+    return posixpath.join(posixpath.dirname(samples_path), dcgm.file_of(posixpath.basename(samples_path)))
+
+
 class GpuSampler:
     """Samples the GPUs of a target's servers beside their benches."""
 
@@ -64,7 +73,8 @@ class GpuSampler:
         if self.absent is not None:
             return Sampling(None, self.absent)
         path = posixpath.join(handle.run_dir, samples_name(result_name))
-        argv = ["sh", "-c", START, "sh", path, str(int(deadline_s) + 30), str(policy.INTERVAL_MS)]
+        deadline = str(int(deadline_s) + 30)
+        argv = ["sh", "-c", START, "sh", path, deadline, str(policy.INTERVAL_MS), _dcgm_path(path)]
         try:
             run = await self.target.run(argv, timeout_s=30, server=handle)
         except CommandTimeout:
@@ -76,21 +86,34 @@ class GpuSampler:
             return Sampling(None, f"the sampler did not start (exit {run.returncode}: {run.stderr.strip()[:200]})")
         return Sampling(path)
 
-    async def stop(self, handle: ServerHandle, sampling: Sampling) -> tuple[GpuTelemetry | None, str, str]:
-        """The bench's telemetry (None: none), the samples as the tool wrote them, and why there are none."""
+    async def stop(self, handle: ServerHandle, sampling: Sampling) -> tuple[GpuTelemetry | None, dict[str, str], str]:
+        """The bench's telemetry (None: none), the samples as each tool wrote them (by file name, to keep beside the
+        bench's result), and why there are none."""
         if sampling.path is None:
-            return None, "", sampling.why
+            return None, {}, sampling.why
         try:
             listed = await self.target.run(["sh", "-c", STOP, "sh", sampling.path], timeout_s=30, server=handle)
             samples = await self.target.read_text(sampling.path)
             apps = await self.target.read_text(sampling.path + ".apps")
         except (CommandTimeout, TargetPathError) as exc:
-            return None, "", f"the samples could not be read ({exc})"
+            return None, {}, f"the samples could not be read ({exc})"
         group = handle.locator.pgid if isinstance(handle.locator, PosixLocator) else None
         others = policy.others_of(apps, policy.process_groups(listed.stdout), group)
         name = posixpath.basename(sampling.path)
         found = policy.summarise(samples, policy.INTERVAL_MS, name, others)
-        return found, samples, "" if found is not None else "the sampler wrote no sample it could read"
+        profiled = await self._dcgm_text(_dcgm_path(sampling.path))
+        found = dcgm.with_dcgm(found, profiled, dcgm.file_of(name))
+        if found is None:
+            return None, {}, "the sampler wrote no sample it could read"
+        kept = {name: samples} | ({found.dcgm_file: profiled} if found.dcgm_file else {})
+        return found, kept, ""
+
+    async def _dcgm_text(self, path: str) -> str:
+        """DCGM's samples beside the bench; empty where the host has no dcgmi (no file) or they cannot be read."""
+        try:
+            return await self.target.read_text(path)
+        except (CommandTimeout, TargetPathError):
+            return ""
 
 
 __all__ = ["GpuSampler", "Sampling", "samples_name"]

@@ -125,15 +125,18 @@ def point_context(first: ContextDescriptor, records: Sequence[TrialRecord], base
 
 def point_sol(points: Sequence[TrialPoint], mean_throughput: float | None) -> SolFigure:
     """The ceiling the trials were set against, the mean output throughput's % of it, and the trials' mean measured
-    memory share beside it: telemetry-backed only where every trial's bench was sampled."""
+    memory share (and DCGM's DRAM active) beside it: telemetry-backed, or DCGM's, only where every trial's bench was
+    sampled so."""
     figure = next((p.sol for p in points if p.sol is not None), None)
     if figure is None:
         return SolFigure(key=None, basis="no ceiling was worked for these trials")
-    busy = [p.sol.memory_busy_pct for p in points if p.sol is not None and p.sol.memory_busy_pct is not None]
+    busy = [b for p in points if p.sol is not None and (b := p.sol.memory_busy_pct) is not None]
+    dram = [d for p in points if p.sol is not None and (d := p.sol.dram_active_pct) is not None]
     backed = bool(busy) and len(busy) == len(points)
     grounded = {
         "rigour": "telemetry-backed" if backed else "arithmetic",
         "memory_busy_pct": round(sum(busy) / len(busy), 2) if backed else None,
+        "dram_active_pct": round(sum(dram) / len(dram), 2) if dram and len(dram) == len(points) else None,
     }
     if figure.ceiling_tokens_per_s is None or mean_throughput is None:
         return figure.model_copy(update={"pct_of_ceiling": None, **grounded})

@@ -108,7 +108,10 @@ def with_telemetry(sol: SolFigure | None, telemetry: GpuTelemetry | None) -> Sol
     if sol is None or telemetry is None or not telemetry.gpus:
         return sol
     busy = sum(g.memory_busy_pct for g in telemetry.gpus) / len(telemetry.gpus)
-    return sol.model_copy(update={"rigour": "telemetry-backed", "memory_busy_pct": round(busy, 2)})
+    drams = [d for g in telemetry.gpus if (d := g.dram_active_pct) is not None]
+    dram = round(sum(drams) / len(drams), 2) if len(drams) == len(telemetry.gpus) else None  # every GPU, or none
+    update = {"rigour": "telemetry-backed", "memory_busy_pct": round(busy, 2), "dram_active_pct": dram}
+    return sol.model_copy(update=update)
 
 
 __all__ = ["decode_ceiling", "peaks_for", "with_telemetry"]

@@ -7,7 +7,8 @@ held a GPU and were not the server's, and the bench check that says so.
 
 A bench whose GPU another process held measured a shared GPU: flagged, never ranked. nvidia-smi's memory figure is
 the share of time device memory was read or written, not bytes/s: it is said as such, beside the arithmetic
-speed-of-light figure, never in its place (DCGM's DRAM-active field would be the bandwidth share; not read yet).
+speed-of-light figure, never in its place; DCGM's DRAM active, where the host has DCGM (policy/dcgm.py), is the
+bandwidth share.
 """
 
 from __future__ import annotations
@@ -120,6 +121,10 @@ def process_groups(ps: str) -> dict[int, int] | None:
     return groups or None
 
 
+def _profiled(g: GpuSeries) -> bool:
+    return g.dram_active_pct is not None and g.sm_active_pct is not None
+
+
 def check(telemetry: GpuTelemetry | None, why_none: str) -> BenchCheck:
     """The bench's GPU check: flagged when another process held a GPU; else what the GPUs did, or why unknown."""
     if telemetry is None:
@@ -133,6 +138,7 @@ def check(telemetry: GpuTelemetry | None, why_none: str) -> BenchCheck:
         )
     each = ", ".join(
         f"GPU {g.index} ran kernels {g.gpu_busy_pct:.0f}% of the time and read or wrote memory {g.memory_busy_pct:.0f}%"
+        + (f" (DCGM: DRAM active {g.dram_active_pct:.0f}%, SM active {g.sm_active_pct:.0f}%)" if _profiled(g) else "")
         for g in telemetry.gpus
     )
     unknown = "" if telemetry.others is not None else "; other processes on it not known"

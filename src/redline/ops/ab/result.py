@@ -168,8 +168,9 @@ def _top_text(name: str, top: ArmPoint, metric: str) -> str:
     figure = "-" if s is None else f"{s.mean:,.2f}" + (f" ± {s.std:,.2f}" if s.std is not None else "")
     sol = f", SoL: {top.sol.basis}"
     if top.sol.pct_of_ceiling is not None:
-        busy = top.sol.memory_busy_pct
+        busy, dram = top.sol.memory_busy_pct, top.sol.dram_active_pct
         seen = f", memory busy {busy:.0f}% (telemetry-backed)" if busy is not None else " (arithmetic)"
+        seen += f", DRAM active {dram:.0f}% (DCGM)" if dram is not None else ""
         sol = f", {top.sol.pct_of_ceiling:.1f}% of SoL [{top.sol.key}]{seen}"
     on = f" on {top.workload}" if top.workload else ""
     return f"{name} {figure} {metric}{on} at c={top.concurrency} (n={s.n if s else 0}){sol}"
