@@ -38,8 +38,8 @@ START = (
 )
 # The samplers stopped and gone (their last rows written, 2 s at most), then the host's processes by group.
 STOP = (
-    'ps=$(cat "$1.pid"); kill $ps 2>/dev/null; i=0\n'
-    'while kill -0 $ps 2>/dev/null && [ "$i" -lt 40 ]; do sleep 0.05; i=$((i + 1)); done\n'
+    'ps=$(cat "$1.pid"); kill $ps 2>/dev/null\n'
+    'for p in $ps; do i=0; while kill -0 "$p" 2>/dev/null && [ "$i" -lt 40 ]; do sleep 0.05; i=$((i + 1)); done; done\n'
     "ps -e -o pid=,pgid= 2>/dev/null; exit 0\n"
 )
 
