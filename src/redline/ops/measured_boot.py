@@ -2,7 +2,7 @@
 campaign cells and A/B trials run (and search steps will); a ladder's smoke test runs its second half,
 run_steps, on the server its rung left up.
 
-    steps = measured_steps(one(spec.workload), spec.concurrencies, spec.warmup_requests, trials=1)  # policy/workload.py
+    steps = measured_steps(spec.shapes(), spec.concurrencies, spec.warmup_requests, trials=1)  # policy/workload.py
     measured = await measured_boot(session, config, steps, keep=Keep(server_file, index, write), ...)
     measured.warmup_error                # the warm-up's problem: no bench ran after it
     for result in measured.benches: ...  # one result per bench step that ran, in order

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
 
 from redline.engines.base import Engine
 from redline.errors import InputError
 from redline.models import BenchWorkload, ServeConfig
+from redline.models.workloads import NamedShape, WorkloadSpec
 
 # How the target runs each engine (and each bench client), by engine name; None or a missing name: the default.
 Executables = Mapping[str, Sequence[str]]
@@ -33,29 +33,6 @@ RUN_DIR = "$RUN_DIR"  # where a bench writes, on the target: the server's run fo
 WARMUP_FILE = "warmup.json"
 PROMPTS_PER_CONCURRENCY = 4  # the default when the workload names no num_prompts
 MIN_PROMPTS_PER_CONCURRENCY = 2  # one full batch beyond ramp and drain
-
-
-class RequestShape(Protocol):
-    """What a campaign's or an A/B's workload says of every bench it sends."""
-
-    @property
-    def input_len(self) -> int: ...
-    @property
-    def output_len(self) -> int: ...
-    @property
-    def seed(self) -> int: ...
-    @property
-    def num_prompts(self) -> int | None: ...
-    @property
-    def tokens(self) -> int: ...
-    @property
-    def range_ratio(self) -> float: ...
-    @property
-    def prefix_len(self) -> int: ...
-
-
-# One workload and its name where the campaign names several (None: its only one).
-NamedShape = tuple[str | None, RequestShape]
 
 
 @dataclass(frozen=True)
@@ -103,7 +80,7 @@ def length_gate(shapes: Sequence[NamedShape], max_model_len: int, who: str, fix:
             )
 
 
-def _request(w: RequestShape) -> str:
+def _request(w: WorkloadSpec) -> str:
     """The longest request of a workload, in its parts."""
     spread = f" x {1 + w.range_ratio:g}" if w.range_ratio else ""
     prefix = f"prefix_len {w.prefix_len:,} + " if w.prefix_len else ""
@@ -138,7 +115,7 @@ def seqs_gate(
     return config.model_copy(update={"max_num_seqs": top}), [note]
 
 
-def bench_workload(shape: RequestShape, c: int, step: int) -> BenchWorkload:
+def bench_workload(shape: WorkloadSpec, c: int, step: int) -> BenchWorkload:
     """The workload of the bench at place `step` on a server. Each bench on a server gets its own seed, so none
     replays an earlier one's prompts into the prefix cache, and every server runs the same seeds in the same order."""
     return BenchWorkload(
@@ -152,7 +129,7 @@ def bench_workload(shape: RequestShape, c: int, step: int) -> BenchWorkload:
     )
 
 
-def warmup_workload(shape: RequestShape, requests: int, concurrencies: Sequence[int]) -> BenchWorkload | None:
+def warmup_workload(shape: WorkloadSpec, requests: int, concurrencies: Sequence[int]) -> BenchWorkload | None:
     """The warm-up every server gets before its first measured bench; None for a cold bench (0 requests)."""
     if requests == 0:
         return None
@@ -170,11 +147,6 @@ def warmup_workload(shape: RequestShape, requests: int, concurrencies: Sequence[
 def bench_file(c: int, trial: int = 1, trials: int = 1, workload: str | None = None) -> str:
     named = f"bench-{workload}-c{c}" if workload is not None else f"bench-c{c}"
     return f"{named}.json" if trials == 1 else f"{named}-t{trial}.json"
-
-
-def one(shape: RequestShape) -> list[NamedShape]:
-    """A single workload, unnamed: its files and figures carry no workload name."""
-    return [(None, shape)]
 
 
 def measured_steps(
@@ -237,10 +209,7 @@ __all__ = [
     "Step",
     "bench_file",
     "measured_steps",
-    "NamedShape",
-    "one",
     "PROMPTS_PER_CONCURRENCY",
-    "RequestShape",
     "bench_workload",
     "prompt_gates",
     "prompts_at",

@@ -22,7 +22,6 @@ from redline.models.campaign_results import (
 )
 from redline.models.context import ContextDescriptor, Workload
 from redline.models.load_boundary import LoadBoundary
-from redline.models.workloads import WorkloadSpec
 from redline.ops.evidence.context import ModelFiles, descriptor
 from redline.ops.measured_boot import MeasuredBoot
 from redline.policy import champion as champions
@@ -133,7 +132,7 @@ class Judge:
             predicted=cell.predicted,
             drift=plan_drift(cell.predicted, signals),
             results=results,
-            workloads={name: _shape(name, w) for name, w in self.campaign.shapes() if name is not None},
+            workloads={name: Workload.of(w, name) for name, w in self.campaign.shapes() if name is not None},
             boundary=boundary,
             commands=Commands(
                 boot=cell.boot_command,
@@ -149,7 +148,7 @@ class Judge:
     def context(self, cell: CellPlan, engine_version: str | None) -> ContextDescriptor:
         """The cell's context, built as every measured number's is (ops/evidence/context.py)."""
         shapes = self.campaign.shapes()
-        workload = _shape(*shapes[0]) if len(shapes) == 1 else Workload()  # several: each figure says its own
+        workload = Workload.of(shapes[0][1]) if len(shapes) == 1 else Workload()  # several: each figure says its own
         return descriptor(
             cell.serve,
             files=self.files.get(cell.serve.model, ModelFiles(None, None, "not read")),
@@ -161,10 +160,6 @@ class Judge:
             trials=self.campaign.trials,
             bench_backend=cell.bench_backend,
         )
-
-
-def _shape(name: str | None, w: WorkloadSpec) -> Workload:
-    return Workload.of(w, name=name)
 
 
 def trials_of(measured: MeasuredBoot) -> dict[tuple[str | None, int], list[Trial]]:
