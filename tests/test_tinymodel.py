@@ -133,6 +133,25 @@ def test_weights_are_byte_for_byte_deterministic_and_layers_must_be_positive(tmp
         write_tiny_llama(tmp_path / "c", num_hidden_layers=True)
 
 
+def test_another_seed_is_another_checkpoint_and_kv_blind_zeroes_only_the_attention_outputs(tmp_path: Path) -> None:
+    plain = write_tiny_llama(tmp_path / "a", num_hidden_layers=1, weights=True)
+    other = write_tiny_llama(tmp_path / "b", num_hidden_layers=1, weights=True, seed=7)
+    blind = write_tiny_llama(tmp_path / "c", num_hidden_layers=1, weights=True, kv_blind=True)
+    (header, a), (_, b), (_, c) = (_safetensors(d / "model.safetensors") for d in (plain, other, blind))
+    assert len(a) == len(b) == len(c)
+    for name, v in header.items():
+        if name == "__metadata__":
+            continue
+        start, end = v["data_offsets"]
+        if name.endswith("o_proj.weight"):  # no answer can read the KV cache: attention adds nothing to the stream
+            assert c[start:end] == bytes(end - start) and a[start:end] != c[start:end]
+        else:
+            assert c[start:end] == a[start:end]
+        assert (a[start:end] == b[start:end]) is name.endswith("norm.weight")  # norms are 1.0 in every checkpoint
+    with pytest.raises(ValueError, match="kv_blind zeroes written weights"):
+        write_tiny_llama(tmp_path / "d", kv_blind=True)
+
+
 def test_tokenizer_is_a_byte_level_bpe(tmp_path: Path) -> None:
     d = write_tiny_llama(tmp_path)
     raw = (d / "tokenizer.json").read_bytes()

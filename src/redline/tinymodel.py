@@ -17,7 +17,11 @@ have to exist. :func:`write_tiny_llama` writes exactly that:
 - with ``weights=True`` (``--weights``), ``model.safetensors`` too: every tensor
   of the shape, bf16, filled from one fixed seed, for a real load to read (a
   test of how loads are measured); ``num_hidden_layers`` (``--layers``) sizes
-  it: 32.8 MB plus 1.18 MB a layer (18 layers: 54.0 MB, 0.05 GiB).
+  it: 32.8 MB plus 1.18 MB a layer (18 layers: 54.0 MB, 0.05 GiB);
+  ``seed`` draws another checkpoint of the same shape (other answers), and
+  ``kv_blind=True`` zeroes every attention output projection, so no answer can
+  depend on the KV cache: an fp8 KV cache must answer as bf16 does, token for
+  token (the accuracy gate's known pass, tests/server/test_real_vllm_accuracy_gate.py).
 
 Output is deterministic (same bytes on every call) and needs nothing beyond the
 standard library: neither ``tokenizers`` nor ``transformers`` is imported,
@@ -79,6 +83,7 @@ TINY_LLAMA_SHAPE: dict[str, Any] = {
 UNK, BOS, EOS = "<unk>", "<s>", "</s>"
 _SPECIAL_TOKENS = (UNK, BOS, EOS)
 _TOKENIZER_VOCAB_SIZE = 2048
+SEED = 20261130  # the weights' default draw
 _DATA = ("data", "tiny-llama", "tokenizer.json")
 
 
@@ -149,8 +154,9 @@ def _tensors(layers: int) -> list[tuple[str, tuple[int, ...]]]:
     return out + [("model.norm.weight", (hidden,)), ("lm_head.weight", (vocab, hidden))]
 
 
-def _write_weights(path: Path, layers: int, seed: int = 20261130) -> None:
-    """model.safetensors: bf16, norms 1.0, every matrix a fixed pattern of small values (uniform in +-0.02)."""
+def _write_weights(path: Path, layers: int, seed: int, kv_blind: bool) -> None:
+    """model.safetensors: bf16, norms 1.0, every matrix a fixed pattern of small values (uniform in +-0.02) drawn
+    from `seed`; with `kv_blind`, every attention output projection zero."""
     rng = random.Random(seed)
     block = b"".join(struct.pack("<f", rng.uniform(-0.02, 0.02))[2:] for _ in range(1 << 15))  # bf16: the top half
     header: dict[str, Any] = {"__metadata__": {"format": "pt"}}
@@ -167,6 +173,8 @@ def _write_weights(path: Path, layers: int, seed: int = 20261130) -> None:
             size = header[name]["data_offsets"][1] - header[name]["data_offsets"][0]
             if len(shape) == 1:
                 f.write(struct.pack("<f", 1.0)[2:] * (size // 2))
+            elif kv_blind and name.endswith("o_proj.weight"):
+                f.write(bytes(size))
             else:
                 f.write(block * (size // len(block)) + block[: size % len(block)])
 
@@ -180,15 +188,24 @@ def _positive_int(name: str, value: object) -> int:
 
 
 def write_tiny_llama(
-    dest: Path, *, max_position_embeddings: int = 4096, num_hidden_layers: int = 4, weights: bool = False
+    dest: Path,
+    *,
+    max_position_embeddings: int = 4096,
+    num_hidden_layers: int = 4,
+    weights: bool = False,
+    seed: int = SEED,
+    kv_blind: bool = False,
 ) -> Path:
-    """Write a tiny Llama model folder (config + tokenizer; weights only with ``weights=True``) to ``dest``.
+    """Write a tiny Llama model folder (config + tokenizer; weights only with ``weights=True``, drawn from ``seed``,
+    their attention outputs zero with ``kv_blind``) to ``dest``.
 
     Creates ``dest`` (and parents) if needed and overwrites the files it
     writes; other files in ``dest`` are left alone. Returns ``dest``.
     """
     _positive_int("max_position_embeddings", max_position_embeddings)
     _positive_int("num_hidden_layers", num_hidden_layers)
+    if kv_blind and not weights:
+        raise ValueError("kv_blind zeroes written weights: write them too (weights=True)")
     dest = Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
     files = {
@@ -200,7 +217,7 @@ def write_tiny_llama(
     for name, data in files.items():
         (dest / name).write_bytes(data)
     if weights:
-        _write_weights(dest / "model.safetensors", num_hidden_layers)
+        _write_weights(dest / "model.safetensors", num_hidden_layers, seed, kv_blind)
     return dest
 
 

@@ -49,6 +49,8 @@ def test_a_bench_that_found_its_prompts_cached_is_flagged_over_one_percent(hits:
 
 def test_a_client_that_never_reached_the_concurrency_asked_is_flagged() -> None:
     assert client(bench(max_concurrent_requests=16), 16).ok
+    over = client(bench(max_concurrent_requests=32), 16)  # as the H200 saw at c=16: overlaps of one second, not load
+    assert over.ok and over.said.startswith("32 requests overlapped the client's busiest second (16 at a time asked")
     short = client(bench(max_concurrent_requests=12), 16)
     assert not short.ok and "at most 12 of the 16 requests asked were active" in short.said
 

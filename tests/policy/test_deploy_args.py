@@ -82,6 +82,7 @@ def test_a_vllm_config_gives_a_deploy_its_levers_never_its_model_port_or_load_fo
             ['--speculative-config={"method": "ngram"}'],
         ),
         ({"max_num_seqs": 8}, {}, []),
+        ({"model": "/m-FP8"}, {}, ["model /m-FP8"]),  # another checkpoint: a quantized copy's answers to check
     ],
 )
 def test_a_lever_that_risks_the_answers_is_named_against_the_baseline(

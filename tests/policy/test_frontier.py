@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from redline.models import ServeConfig
 from redline.models.frontier import Frontier, TriedLever
 from redline.models.lever import Lever
-from redline.policy.frontier import judged_levers, levers_tried, next_step, updated
+from redline.policy.frontier import levers_tried, next_step, open_levers, updated
 
 BASE = ServeConfig(model="/m", max_model_len=4096, max_num_batched_tokens=2048)
 NOW = datetime(2026, 12, 2, tzinfo=UTC)
@@ -56,7 +56,9 @@ def test_a_judged_lever_leaves_the_untried_list_and_a_drafts_stays() -> None:
         NOW,
     )
     assert [v.lever for v in after.untried] == ["fp8_kv_cache", "cuda_graphs"]  # best score first
-    assert judged_levers(after) == {"bigger_batch"}
+    predicted = [lever("bigger_batch", 9), lever("cuda_graphs", 5)]  # what a run's prediction would propose again
+    assert [v.lever for v in open_levers(predicted, after)] == ["cuda_graphs"]  # a draft's lever is still open
+    assert open_levers(predicted, None) == predicted
     again = updated(after, [tried("cuda_graphs", "improvement")], [], NOW)  # the same run again: its entry replaced
     assert [(t.lever, t.outcome) for t in again.tried] == [
         ("bigger_batch", "no_improvement"),

@@ -40,19 +40,28 @@ AB, CHAMPION, BASELINE = "l8b-mnbt", "mnbt8192", "mnbt2048"
 VALUES = "vllm:\n  extraArgs:\n    - --max-num-batched-tokens=2048   # the deploy's\n"
 
 
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    """The H200 A/B with its champion on an fp8 KV cache, closed but for the gate, and a values file to write."""
+def with_fp8_champion(tmp_path: Path, *, real_weights: bool) -> Path:
+    """The H200 A/B with its champion on an fp8 KV cache, closed but for the gate, and a values file to write; with
+    `real_weights`, every trial rewritten as if it had loaded the checkpoint (it ran on dummy weights)."""
     shutil.copytree(DATA / "ab", tmp_path / "ab")
     spec = tmp_path / "ab" / f"{AB}.yml"  # on latency, mnbt8192 is the VERDICT's champion (9% better median TPOT)
     spec.write_text(spec.read_text().replace("\nclaim: throughput\n", "\nclaim: latency\n"))
-    for trial in (tmp_path / "ab" / AB / "trials").glob(f"{CHAMPION}-*/trial.yml"):
+    for trial in (tmp_path / "ab" / AB / "trials").glob("*/trial.yml"):
         text = trial.read_text()
-        trial.write_text(text.replace("\n  kv_cache_dtype:\n", "\n  kv_cache_dtype: fp8\n", 1))
+        if real_weights:
+            text = text.replace("load_format: dummy", "load_format: auto")
+        if trial.parent.name.startswith(CHAMPION):
+            text = text.replace("\n  kv_cache_dtype:\n", "\n  kv_cache_dtype: fp8\n", 1)
+        trial.write_text(text)
     known_good_record(tmp_path, KnownGoodRecordRequest(from_ab=AB, arm=CHAMPION, why="the A/B's champion"))
     (tmp_path / "deploy").mkdir()
     (tmp_path / "deploy" / "values.yaml").write_text(VALUES)
     return tmp_path
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    return with_fp8_champion(tmp_path, real_weights=True)
 
 
 def answer(ws: Path, arm: str, rows: list[list[str]]) -> None:
@@ -91,6 +100,25 @@ def test_a_champion_on_fp8_kv_is_refused_without_the_gate_s_pass_and_written_bac
     assert close is not None and close.closed, close
     dry = champion_apply(ws, APPLY)
     assert "--kv-cache-dtype=fp8" in dry.flags and "+    - --kv-cache-dtype=fp8" in dry.diff
+
+
+def test_a_gate_on_dummy_weights_is_never_a_pass_even_when_every_answer_agrees(tmp_path: Path) -> None:
+    ws = with_fp8_champion(tmp_path, real_weights=False)  # as the H200 ran it: random weights, no checkpoint read
+    rows = [["a", "b", "c"]] * 8
+    answer(ws, BASELINE, rows)
+    answer(ws, CHAMPION, rows)
+    _, _, champion, close = ab_close(ws, AB)
+    assert champion is not None and champion.accuracy is not None
+    gate = champion.accuracy
+    assert gate.status == "dummy_weights" and gate.exact_share == 1.0  # the figures kept, the pass withheld
+    assert gate.why.startswith("dummy weights (load_format dummy) in this A/B: these figures compare random weights'")
+    assert close is not None and not close.closed
+    assert close.missing == [
+        f"an accuracy gate's pass, as it turns on kv_cache_dtype fp8: {gate.why} (ab_run against the baseline arm "
+        "runs it)"
+    ]
+    with pytest.raises(InputError, match="written back only with an accuracy"):
+        champion_apply(ws, APPLY)
 
 
 class Answering(MemoryTarget):

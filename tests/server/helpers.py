@@ -28,9 +28,10 @@ LLAMA8B = H200 / "models" / "llama8b"  # a real config.json: max_position_embedd
 KV_TOKENS = 100_000  # the fake GPU's KV cache at 8192 batched tokens: the max_model_len ceiling
 
 
-def cpu_vllm(tmp_path: Path) -> tuple[Path, LocalTarget]:
-    """The tiny model written under tmp_path, and a local target that boots it on vLLM's CPU build."""
-    model = write_tiny_llama(tmp_path / "models" / "tiny-llama", max_position_embeddings=4096)
+def cpu_vllm(tmp_path: Path, **weights: Any) -> tuple[Path, LocalTarget]:
+    """The tiny model written under tmp_path (`weights`: write_tiny_llama's, for a checkpoint to load), and a local
+    target that boots it on vLLM's CPU build."""
+    model = write_tiny_llama(tmp_path / "models" / "tiny-llama", max_position_embeddings=4096, **weights)
     (tmp_path / "tmp").mkdir()
     target = LocalTarget(
         "local", workdir=str(tmp_path / "target"), engine_command=[str(VLLM)], engine_env=cpu_env(tmp_path)

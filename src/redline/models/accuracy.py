@@ -42,7 +42,7 @@ class Answers(_Strict):
     error: str | None = Field(None, description="why the server gave no usable answers (the gate then fails)")
 
 
-GateStatus = Literal["pass", "fail", "not_run"]
+GateStatus = Literal["pass", "fail", "not_run", "dummy_weights"]
 LABEL = "consistency check against the baseline arm, not a benchmark score"
 
 

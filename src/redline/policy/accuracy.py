@@ -10,6 +10,10 @@ The figures, over the prompts in order: the share whose generated tokens are the
 of each answer's tokens that match before the first mismatch; the mean absolute difference of the chosen tokens'
 log-probabilities on that common prefix (natural log). A few late mismatches pass (a near-tie flipped by rounding
 is expected of a lower precision); answers that part early or drift in confidence do not.
+
+An arm or baseline booted on dummy weights (load_format dummy: random values, no checkpoint read) is never a pass
+nor a fail: its figures are kept, but they compare the numerics of random weights, whose logits nearly tie (every
+chosen token's log-probability about -ln(vocabulary)), and say nothing of the model's answers.
 """
 
 from __future__ import annotations
@@ -25,6 +29,10 @@ PREFIX_MIN = 0.90  # on average, 90% of each answer matches before its first mis
 LOGPROB_MAX = 0.10  # nats: the chosen tokens' mean |log-probability difference| on the common prefix
 THRESHOLDS = f"exact >= {EXACT_MIN:.0%}, prefix >= {PREFIX_MIN:.0%}, |dlogprob| <= {LOGPROB_MAX} nats"
 ANSWERS_FILE = "accuracy.json"
+DUMMY_SAID = (
+    "dummy weights (load_format dummy) in this A/B: these figures compare random weights' numerics and say nothing "
+    "of the model's answers; boot both arms on the real checkpoint and run ab_run again for a pass"
+)
 
 
 def answers_of(text: str, prompts: PromptSet) -> Answers:
@@ -71,9 +79,16 @@ def figures(baseline: Sequence[Answer], arm: Sequence[Answer]) -> tuple[float, f
 
 
 def judge(
-    arm: str, baseline: str, risks: list[str], base_answers: Answers | None, arm_answers: Answers | None
+    arm: str,
+    baseline: str,
+    risks: list[str],
+    base_answers: Answers | None,
+    arm_answers: Answers | None,
+    *,
+    dummy_weights: bool = False,
 ) -> AccuracyGate:
-    """The gate of `arm` (which turns on `risks`) against `baseline`, from the answers each recorded (None: none)."""
+    """The gate of `arm` (which turns on `risks`) against `baseline`, from the answers each recorded (None: none);
+    `dummy_weights`: either booted on random weights (load_format dummy), so its figures prove nothing."""
     gate = AccuracyGate(arm=arm, baseline=baseline, status="not_run", risks=risks, why="")
     cannot = _cannot_compare(baseline, base_answers, arm_answers)
     if cannot is not None:
@@ -83,13 +98,15 @@ def judge(
     exact, prefix, delta = figures(base_answers.answers, arm_answers.answers)
     held = exact >= EXACT_MIN and prefix >= PREFIX_MIN and (delta is None or delta <= LOGPROB_MAX)
     said = f"{delta:.4f} nats" if delta is not None else "none (no common prefix)"
+    status = "dummy_weights" if dummy_weights else "pass" if held else "fail"
     why = (
-        f"{'pass' if held else 'fail'} against {baseline!r} on {len(arm_answers.answers)} prompts x "
-        f"{arm_answers.max_tokens} tokens: exact {exact:.0%}, prefix {prefix:.0%}, |dlogprob| {said} ({THRESHOLDS})"
+        f"against {baseline!r} on {len(arm_answers.answers)} prompts x {arm_answers.max_tokens} tokens: "
+        f"exact {exact:.0%}, prefix {prefix:.0%}, |dlogprob| {said} ({THRESHOLDS})"
     )
+    why = f"{DUMMY_SAID}; {why}" if dummy_weights else f"{status} {why}"
     return gate.model_copy(
         update={
-            "status": "pass" if held else "fail",
+            "status": status,
             "why": why,
             "exact_share": round(exact, 4),
             "prefix_share": round(prefix, 4),
@@ -114,11 +131,21 @@ def _cannot_compare(baseline: str, base_answers: Answers | None, arm_answers: An
     return None
 
 
+def said_of(gate: AccuracyGate) -> str:
+    """The gate's status in words, as a headline names it."""
+    if gate.status == "dummy_weights":
+        return "not judged: it ran on dummy weights"
+    return gate.status.replace("_", " ")
+
+
 def gate_missing(risks: list[str], gate: AccuracyGate | None) -> str | None:
     """What a champion that turns on `risks` still needs from the accuracy gate (None: nothing: no risk, or a pass)."""
     if not risks or (gate is not None and gate.status == "pass"):
         return None
-    said = f"it is {gate.status.replace('_', ' ')}: {gate.why}" if gate is not None else "it has not run"
+    if gate is None:
+        said = "it has not run"
+    else:
+        said = gate.why if gate.status == "dummy_weights" else f"it is {said_of(gate)}: {gate.why}"
     return (
         f"an accuracy gate's pass, as it turns on {', '.join(risks)}: {said} (ab_run against the baseline arm runs it)"
     )
@@ -126,6 +153,7 @@ def gate_missing(risks: list[str], gate: AccuracyGate | None) -> str | None:
 
 __all__ = [
     "ANSWERS_FILE",
+    "DUMMY_SAID",
     "EXACT_MIN",
     "LOGPROB_MAX",
     "PREFIX_MIN",
@@ -133,5 +161,6 @@ __all__ = [
     "answers_of",
     "figures",
     "gate_missing",
+    "said_of",
     "judge",
 ]

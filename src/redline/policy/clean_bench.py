@@ -58,7 +58,8 @@ def client(result: BenchResult, requested: int) -> BenchCheck:
     return BenchCheck(
         check="client",
         ok=True,
-        said=f"{reached} requests were active in the client's busiest second ({requested} asked)",
+        said=f"{reached} requests overlapped the client's busiest second ({requested} at a time asked; a request "
+        "ending and the next starting in one second both count)",
     )
 
 

@@ -75,9 +75,10 @@ def next_step(frontier: Frontier) -> str:
     )
 
 
-def judged_levers(frontier: Frontier | None) -> set[str]:
-    """The levers a VERDICT already judged on this frontier: not worth proposing again."""
-    return set() if frontier is None else {t.lever for t in frontier.tried if t.outcome in JUDGED}
+def open_levers(levers: Sequence[Lever], frontier: Frontier | None) -> list[Lever]:
+    """The levers no VERDICT on this frontier judged yet: one an A/B already refuted is not proposed again."""
+    judged = set() if frontier is None else {t.lever for t in frontier.tried if t.outcome in JUDGED}
+    return [lever for lever in levers if lever.lever not in judged]
 
 
-__all__ = ["FLAG_LEVERS", "KNOB_LEVERS", "judged_levers", "levers_tried", "next_step", "updated"]
+__all__ = ["FLAG_LEVERS", "KNOB_LEVERS", "levers_tried", "next_step", "open_levers", "updated"]

@@ -5,6 +5,9 @@ accuracy gate has passed (policy/accuracy.py, run by the A/B: ops/ab/accuracy.py
 lever named.
 
     quality_risks(champion, baseline)   # ["kv_cache_dtype fp8"]: what the champion risks that the baseline did not
+
+Another checkpoint than the baseline's (an FP8 or otherwise quantized copy of the model, as a weight-quantization
+lever is usually tried) is a risk too: its answers are the ones to check.
 """
 
 from __future__ import annotations
@@ -29,7 +32,10 @@ def _risks(config: ServeConfig) -> set[str]:
 
 def quality_risks(champion: ServeConfig, baseline: ServeConfig | None) -> list[str]:
     """What the champion risks for the model's answers that its baseline did not already (all of it, with none)."""
-    return sorted(_risks(champion) - (_risks(baseline) if baseline is not None else set()))
+    if baseline is None:
+        return sorted(_risks(champion))
+    other = {f"model {champion.model}"} if champion.model != baseline.model else set()
+    return sorted((_risks(champion) - _risks(baseline)) | other)
 
 
 __all__ = ["RISKY_OPTIONS", "quality_risks"]

@@ -26,6 +26,7 @@ from redline.models.accuracy import AccuracyGate, Answers, PromptSet
 from redline.ops.measured_boot import StepResult, Then
 from redline.ops.session import ServeSession, say
 from redline.policy.accuracy import ANSWERS_FILE, answers_of, judge
+from redline.policy.model_load import DUMMY
 from redline.policy.quality_risk import quality_risks
 from redline.targets import ServerHandle
 
@@ -91,7 +92,8 @@ def accuracy_gates(paths: AbPaths, spec: AbSpec, arms: Sequence[ArmSummary]) -> 
         risks = quality_risks(arm.serve, base.serve if base is not None else None) if arm.arm != spec.baseline else []
         if risks:
             mine, theirs = answered(paths, arm.arm, spec.trials), answered(paths, spec.baseline, spec.trials)
-            gates[arm.arm] = judge(arm.arm, spec.baseline, risks, theirs, mine)
+            dummy = DUMMY in (arm.serve.load_format, base.serve.load_format if base is not None else None)
+            gates[arm.arm] = judge(arm.arm, spec.baseline, risks, theirs, mine, dummy_weights=dummy)
     return gates
 
 

@@ -22,13 +22,13 @@ from redline.ops.ab.accuracy import accuracy_gates
 from redline.ops.ab.plan import Prepared, done_trials
 from redline.ops.campaign.ceiling import ladder_ceiling
 from redline.ops.campaign.load import load_named
-from redline.ops.evidence.frontier import record_ab
+from redline.ops.evidence.frontier import frontier_for, record_ab
 from redline.ops.evidence.known_good_apply import recorded_for, registry_path
 from redline.ops.request_base import MAX_TEXT
 from redline.policy import ab as plans
-from redline.policy.accuracy import gate_missing
+from redline.policy.accuracy import gate_missing, said_of
 from redline.policy.close import close_status
-from redline.policy.frontier import next_step
+from redline.policy.frontier import next_step, open_levers
 from redline.policy.known_good import hardware_key
 from redline.policy.levers import LeverInput, next_levers
 from redline.policy.quality_risk import quality_risks
@@ -141,7 +141,9 @@ def close_of(
 def ab_close(workspace: Path, name: str) -> tuple[AbSpec, list[ArmSummary], ArmSummary | None, CloseStatus | None]:
     """An A/B already run, from its files: its spec, its arms, its champion's (None: no champion) and its close."""
     spec, arms, verdict = ab_summary(workspace, name)
-    close = close_of(workspace, arms, verdict, levers_for(workspace, spec, arms, verdict))
+    base = next((a for a in arms if a.arm == verdict.compared_with and a.points), None)
+    frontier = frontier_for(workspace, base.points[0].context) if base is not None else None
+    close = close_of(workspace, arms, verdict, open_levers(levers_for(workspace, spec, arms, verdict), frontier))
     return spec, arms, next((a for a in arms if a.arm == verdict.champion), None), close
 
 
@@ -158,7 +160,7 @@ def headline(arms: Sequence[ArmSummary], verdict: AbVerdict) -> str:
         parts += [_top_text(name, top, verdict.metric) for top in tops.values()]
     champion = next((a for a in arms if a.arm == verdict.champion), None)
     won = f" ({champion.engine} won)" if across and champion is not None else ""
-    gates = [f"{a.arm} {a.accuracy.status.replace('_', ' ')}" for a in arms if a.accuracy is not None]
+    gates = [f"{a.arm} {said_of(a.accuracy)}" for a in arms if a.accuracy is not None]
     said = f". Accuracy gate ({ACCURACY_LABEL}): {'; '.join(gates)}" if gates else ""
     return f"{verdict.summary}{won}. " + "; ".join(parts) + said
 
@@ -181,9 +183,10 @@ def ab_result(workspace: Path, prepared: Prepared, plan: AbPlan, *, ran: list[st
     spec = prepared.spec
     arms, verdict = plans.summarize(spec, prepared.arms, trial_records(paths, spec))
     arms = with_gates(paths, spec, arms)
-    levers = levers_for(workspace, spec, arms, verdict)
+    predicted = levers_for(workspace, spec, arms, verdict)
+    frontier = record_ab(workspace, spec, arms, verdict, predicted)
+    levers = open_levers(predicted, frontier)
     close = close_of(workspace, arms, verdict, levers)
-    frontier = record_ab(workspace, spec, arms, verdict, levers)
     if verdict.rigor == "DRAFT":
         hint = "read the failed rules: fix each and run again (ab_run resumes and can add trials)"
     elif verdict.champion:

@@ -21,7 +21,7 @@ from redline.ops.evidence.sol import sol_figure
 from redline.ops.evidence.sources import cell_context
 from redline.policy.accuracy import gate_missing
 from redline.policy.close import close_status
-from redline.policy.frontier import judged_levers
+from redline.policy.frontier import open_levers
 from redline.policy.known_good import hardware_key
 from redline.policy.levers import LeverInput, next_levers
 from redline.policy.quality_risk import quality_risks
@@ -108,8 +108,7 @@ def close_champion(
     chosen = verdicts.get(report.champion or report.baseline)
     levers = cell_levers(report.focus, chosen, ceiling) if chosen is not None else []
     if chosen is not None:
-        judged = judged_levers(frontier_for(workspace, chosen.context))
-        levers = [lever for lever in levers if lever.lever not in judged]
+        levers = open_levers(levers, frontier_for(workspace, chosen.context))
     champion, baseline = verdicts.get(report.champion or ""), verdicts.get(report.baseline or "")
     close = champion_close(report, champion, levers, registry_path(workspace), baseline)
     return report.model_copy(update={"close": close, "next_levers": levers})
