@@ -135,6 +135,7 @@ async def test_a_three_trial_ab_is_a_verdict_and_its_arms_become_a_baseline_and_
         ("max_num_batched_tokens", "improvement", "ab/mnbt.yml, arm large")
     ]
     assert "max_num_batched_tokens" not in {v.lever for v in frontier.untried}
+    assert [v.lever for v in result.next_levers] == [v.lever for v in frontier.untried][: len(result.next_levers)]
     assert result.frontier is not None and result.frontier.startswith(f"{fake.model}: ")
     assert any("known_good_record" in m for m in result.close.missing)
     assert not paths.server_file.exists() and processes_naming(fake.root) == []
