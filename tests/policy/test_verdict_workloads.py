@@ -75,3 +75,18 @@ def test_a_rule_broken_on_one_workload_makes_the_whole_a_draft_and_names_it() ->
     assert v.rigor == "DRAFT" and v.failed == ["same_node"]
     rule = next(r for r in v.rules if r.rule == "same_node")
     assert not rule.held and rule.why.startswith("chat: ")
+
+
+def test_a_rule_held_on_every_workload_says_each_workload_s_own_prompts() -> None:
+    chat = on("chat", BETTER)
+    long = judge([replace(t, workload=("random", 4096, 256)) for t in trials(BASE, BETTER)])
+    v = across_workloads([chat, long.model_copy(update={"workload": "long"})], "each")
+    rule = next(r for r in v.rules if r.rule == "same_workload")
+    assert (
+        rule.held
+        and rule.why.startswith("chat: every trial sent random ")
+        and "; long: every trial sent " in (rule.why)
+    )
+    assert "random 4096/256 tokens" in rule.why
+    same_node = next(r for r in v.rules if r.rule == "same_node")
+    assert not same_node.why.startswith("chat: ")  # the same words on each: said once

@@ -82,12 +82,16 @@ def _arm(arm: str, per: Sequence[AbVerdict]) -> ArmOutcome:
 
 
 def _rules(per: Sequence[AbVerdict]) -> list[RuleCheck]:
-    """Each rule as it held over every workload: held only where it held on each, with the first failure's why."""
+    """Each rule as it held over every workload: held only where it held on each, with the first failure's why, or
+    each workload's why where they differ (the prompts each sent)."""
     out = []
     for rule in per[0].rules:
         checks = [next(r for r in v.rules if r.rule == rule.rule) for v in per]
         broken = [(v.workload, r) for v, r in zip(per, checks, strict=True) if not r.held]
+        whys = [f"{v.workload}: {r.why}" for v, r in zip(per, checks, strict=True)]
         why = f"{broken[0][0]}: {broken[0][1].why}" if broken else rule.why
+        if not broken and len({r.why for r in checks}) > 1:
+            why = "; ".join(whys)
         out.append(RuleCheck(rule=rule.rule, held=not broken, why=why))
     return out
 
