@@ -204,3 +204,15 @@ def test_points_of_two_workloads_at_one_concurrency_pair_by_workload_never_one_o
     ]
     only = diff("prod", base, current[1:], SOURCE)
     assert only.unmatched == ["long c=16: only the baseline"]
+
+
+def test_a_baseline_of_no_named_workload_pairs_each_named_one_by_the_shape_it_sent() -> None:
+    old = [point(16, output_throughput=1000.0)]  # recorded before runs named their workloads
+    longer = context(16)
+    longer = longer.model_copy(update={"workload": longer.workload.model_copy(update={"input_len": 4096})})
+    current = [point(16, _named("long", longer), output_throughput=400.0), point(16, _named("chat"))]
+    d = diff("prod", old, current, SOURCE)  # chat sent the old run's 1024/128; long's 4096 has no baseline
+    assert [(p.baseline_context.workload.name, p.current_context.workload.name) for p in d.points] == [(None, "chat")]
+    assert d.points[0].why.startswith("no improvement: output_throughput no change") and d.unmatched == [
+        "random 4096/128 c=16: only the current result"
+    ]

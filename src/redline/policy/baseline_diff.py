@@ -116,9 +116,15 @@ def _concurrency(point: BaselinePoint) -> int:
     return c
 
 
-def _key(point: BaselinePoint) -> tuple[str, int]:
-    """What pairs two points: their workload's name (where the run benched several) and their concurrency."""
-    return point.context.workload.name or "", _concurrency(point)
+def _key(point: BaselinePoint, by_shape: bool = False) -> tuple[str, int]:
+    """What pairs two points: their workload's name (where the run benched several), or with `by_shape` the shape
+    it sent, and their concurrency."""
+    w = point.context.workload
+    if not by_shape:
+        return w.name or "", _concurrency(point)
+    spread = f" +-{w.range_ratio:g}" if w.range_ratio else ""
+    shared = f" prefix {w.prefix_len}" if w.prefix_len else ""
+    return f"{w.dataset} {w.input_len}/{w.output_len}{spread}{shared}", _concurrency(point)
 
 
 def _where(key: tuple[str, int]) -> str:
@@ -129,9 +135,11 @@ def match_points(
     base: Sequence[BaselinePoint],
     current: Sequence[BaselinePoint],
 ) -> tuple[list[tuple[int, BaselinePoint, BaselinePoint]], list[str]]:
-    """Pairs by workload and concurrency, and the points only one side has; InputError when no pair is left."""
-    b = {_key(p): p for p in base}
-    c = {_key(p): p for p in current}
+    """Pairs by workload and concurrency, and the points only one side has; InputError when no pair is left. Where
+    either side names no workload (one recorded before runs named them), the workloads pair by the shape each sent."""
+    by_shape = len({bool(p.context.workload.name) for p in (*base, *current)}) > 1
+    b = {_key(p, by_shape): p for p in base}
+    c = {_key(p, by_shape): p for p in current}
     pairs = [(k[1], b[k], c[k]) for k in sorted(set(b) & set(c))]
     unmatched = [f"{_where(k)}: only the baseline" for k in sorted(set(b) - set(c))]
     unmatched += [f"{_where(k)}: only the current result" for k in sorted(set(c) - set(b))]
