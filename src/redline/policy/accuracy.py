@@ -161,6 +161,6 @@ __all__ = [
     "answers_of",
     "figures",
     "gate_missing",
-    "said_of",
     "judge",
+    "said_of",
 ]

@@ -88,10 +88,12 @@ def _rules(per: Sequence[AbVerdict]) -> list[RuleCheck]:
     for rule in per[0].rules:
         checks = [next(r for r in v.rules if r.rule == rule.rule) for v in per]
         broken = [(v.workload, r) for v, r in zip(per, checks, strict=True) if not r.held]
-        whys = [f"{v.workload}: {r.why}" for v, r in zip(per, checks, strict=True)]
-        why = f"{broken[0][0]}: {broken[0][1].why}" if broken else rule.why
-        if not broken and len({r.why for r in checks}) > 1:
-            why = "; ".join(whys)
+        if broken:
+            why = f"{broken[0][0]}: {broken[0][1].why}"
+        elif len({r.why for r in checks}) > 1:
+            why = "; ".join(f"{v.workload}: {r.why}" for v, r in zip(per, checks, strict=True))
+        else:
+            why = rule.why
         out.append(RuleCheck(rule=rule.rule, held=not broken, why=why))
     return out
 
