@@ -51,6 +51,25 @@ async def test_a_search_boots_under_half_the_grid_and_finds_the_grid_s_best(fake
     assert fake_servers(fake.port) == [] and wait_until_gone(fake.root) == []
 
 
+async def test_a_search_across_two_workloads_finds_the_cell_the_champion_crowns_across_them(fake: Fake) -> None:
+    workloads = {"chat": {"input_len": 128, "output_len": 16}, "long": {"input_len": 512, "output_len": 32}}
+    path = searched(fake, workload=None, workloads=workloads, combine="all")
+    async with fake.target() as target:
+        result = await campaign_run(path, target, i_understand_this_submits_jobs=True)
+    loaded = load(path)
+    verdicts = read_verdicts(loaded.results, loaded.names)
+    assert boots(fake) == len(verdicts) == result.boots <= len(loaded.names) // 2, result.reason
+    assert all({r.workload for r in v.results} == {"chat", "long"} for v in verdicts.values())
+    log = read_search_log(loaded.results)
+    assert log is not None and log.steps[0].measured == 1.0  # the baseline: no gain over itself, on every workload
+    champion = champion_select(path)
+    assert champion.combine == "all" and champion.champion is not None
+    best = max((s for s in log.steps if s.measured is not None), key=lambda s: s.measured or 0.0)
+    assert best.cell == champion.champion  # the cell the search scored best is the one crowned across workloads
+    assert verdicts[champion.champion].levers["max_num_batched_tokens"] == 32768
+    assert fake_servers(fake.port) == [] and wait_until_gone(fake.root) == []
+
+
 def _booting_second(fake: Fake):  # type: ignore[no-untyped-def]
     """The search's second step once its cell's server is started and recorded (it boots for 3 s then)."""
     log = read_search_log(results(fake))

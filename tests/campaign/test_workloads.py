@@ -10,6 +10,7 @@ from redline.models import ServeConfig
 from redline.models.campaign_results import CellVerdict
 from redline.models.context import Workload
 from redline.ops.campaign.report import plots_of, render_markdown
+from redline.ops.campaign.search import scores
 from redline.policy import champion as figures
 from redline.policy.campaign import plan_campaign
 from redline.policy.workload import measured_steps
@@ -60,7 +61,11 @@ CELLS = [
         ({**NAMED, "combine": {"weights": {"chat": 1, "lang": 2}}}, "combine.weights: give a weight for each"),
         ({**NAMED, "workloads": {"only": SHAPES["chat"]}}, "at least 2 items"),
         ({**NAMED, "workloads": {"Chat!": SHAPES["chat"], "long": SHAPES["long"]}}, "should match pattern"),
-        ({**NAMED, "search": {"method": "model"}}, "search: works on one workload"),
+        ({**NAMED, "search": {"method": "model"}}, "search: climbs one answer across the workloads: set combine: all"),
+        (
+            {**NAMED, "focus": "goodput", "sla": {"p99_ttft_ms": 600}, "boundary": {"highest": 64}},
+            "boundary: works on one workload",
+        ),
     ],
 )
 def test_a_campaign_says_its_workloads_one_way_and_refuses_what_it_cannot_judge(changes: dict, said: str) -> None:
@@ -240,3 +245,27 @@ def test_under_each_every_workload_keeps_its_own_answer_even_where_one_has_nothi
         ("long", "no_improvement", None),
     ]
     assert "(chat: champion 'a'; long: no improvement)" in report.note
+
+
+@pytest.mark.parametrize(
+    ("combine", "expected"), [("all", {"a": 1.025, "b": 1.05, "c": 0.9}), ({"weights": {"chat": 3, "long": 1}}, None)]
+)
+def test_a_search_across_workloads_climbs_the_gain_the_champion_ranks_by(combine: object, expected: object) -> None:
+    c = campaign(**NAMED, combine=combine, search={"method": "model"})
+    verdicts = {v.cell: v for v in CELLS}
+    found = scores(c, "base", verdicts)
+    report = select(c, list(verdicts), "base", verdicts)
+    assert found["base"] == 1.0  # the baseline: no gain over itself
+    for cell in report.ranked:  # the search's score and the champion's ranking are one figure
+        if cell.cell != "base":
+            assert found[cell.cell] == pytest.approx(1 + (cell.delta_pct or 0) / 100)
+    if expected is not None:  # all: the smallest gain over the workloads (at the top concurrency, as ranked)
+        assert {n: round(s or 0, 3) for n, s in found.items() if n != "base"} == expected
+    best = max((n for n in found if found[n] is not None), key=lambda n: found[n] or 0)
+    assert report.champion in (None, best)
+
+
+def test_a_search_across_workloads_has_no_score_while_the_baseline_has_none_on_one() -> None:
+    c = campaign(**NAMED, combine="all", search={"method": "model"})
+    verdicts = {v.cell: v for v in CELLS[1:]}  # the baseline not booted yet
+    assert scores(c, "base", verdicts) == dict.fromkeys(verdicts)

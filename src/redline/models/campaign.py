@@ -300,9 +300,15 @@ class Campaign(Strict, NamedWorkloads):
 
     def _one_way_to_say_the_workloads(self) -> None:
         self.check_workloads()
-        for what, spec in (("search", self.search), ("boundary", self.boundary)):
-            if spec is not None and self.workloads is not None:
-                raise ValueError(f"{what}: works on one workload; give workload: or run one campaign per workload")
+        if self.workloads is None:
+            return
+        if self.boundary is not None:
+            raise ValueError("boundary: works on one workload; give workload: or run one campaign per workload")
+        if self.search is not None and self.combine == "each":
+            raise ValueError(
+                "search: climbs one answer across the workloads: set combine: all or combine: {weights: {...}}, "
+                "or run one campaign per workload"
+            )
 
     def _not_a_bomb(self) -> None:
         cells = len(self.cells) + (self.grid.size() if self.grid else 0)

@@ -39,7 +39,11 @@ class SearchStep(_Strict):
     why: str
     estimate: float | None = Field(None, description="the model's estimate of the cell's score (predicted)")
     upper: float | None = Field(None, description="its upper bound (predicted)")
-    measured: float | None = Field(None, description="the score its verdict gave, once booted (signed: higher better)")
+    measured: float | None = Field(
+        None,
+        description="the score its verdict gave, once booted (signed: higher better; across several workloads, 1 plus "
+        "the combined gain over the baseline)",
+    )
 
 
 class SearchLog(_Strict):

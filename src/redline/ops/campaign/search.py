@@ -24,6 +24,7 @@ from redline.ops.campaign.load import Loaded
 from redline.policy.noise import DEFAULT_BAND_PCT
 from redline.policy.ranking import cell_sample
 from redline.policy.search import Candidate, Measured, Stop, propose
+from redline.policy.workload_champion import select
 
 RunCell = Callable[[CellPlan, int, int], Awaitable[CellVerdict]]
 
@@ -43,17 +44,29 @@ def score_of(campaign: Campaign, verdict: CellVerdict) -> float | None:
     return -sample.mean if campaign.focus == "latency" else sample.mean
 
 
+def scores(campaign: Campaign, baseline: str, verdicts: dict[str, CellVerdict]) -> dict[str, float | None]:
+    """Each measured cell's score, higher better. Across several workloads: 1 plus the gain over the baseline that the
+    champion's combine rule ranks it by (policy/workload_champion: the smallest for all, the weighted mean for
+    weights), so the search climbs what the champion will be chosen by; None for a cell not ranked on every
+    workload, and for every cell while the baseline is not."""
+    if campaign.workloads is None:
+        return {n: score_of(campaign, v) for n, v in verdicts.items()}
+    base = verdicts.get(baseline)
+    if base is None or any(score_of(campaign, base.of_workload(w)) is None for w in campaign.workloads):
+        return dict.fromkeys(verdicts)
+    gains = {c.cell: c.delta_pct for c in select(campaign, list(verdicts), baseline, verdicts).ranked}
+    return {n: 1.0 if n == baseline else None if (g := gains.get(n)) is None else 1 + g / 100 for n in verdicts}
+
+
 def candidates(plan: CampaignPlan) -> list[Candidate]:
     """Each cell as the search sees it: its levers, and its engine where the cells boot more than one."""
     several = len(plan.engines) > 1
     return [Candidate(c.name, {**c.levers, **({"engine": c.engine} if several else {})}) for c in plan.cells]
 
 
-def _measured(loaded: Loaded, verdicts: dict[str, CellVerdict]) -> dict[str, Measured]:
-    return {
-        n: Measured(score_of(loaded.campaign, v), gpu_s=v.wall_s * max(v.context.hardware.gpu_count, 1))
-        for n, v in verdicts.items()
-    }
+def _measured(loaded: Loaded, baseline: str, verdicts: dict[str, CellVerdict]) -> dict[str, Measured]:
+    score = scores(loaded.campaign, baseline, verdicts)
+    return {n: Measured(score[n], gpu_s=v.wall_s * max(v.context.hardware.gpu_count, 1)) for n, v in verdicts.items()}
 
 
 def _history(log: SearchLog, verdicts: dict[str, CellVerdict]) -> list[str]:
@@ -74,7 +87,7 @@ def _next(loaded: Loaded, plan: CampaignPlan, log: SearchLog, verdicts: dict[str
     found = propose(
         candidates(plan),
         plan.baseline,
-        _measured(loaded, verdicts),
+        _measured(loaded, plan.baseline, verdicts),
         _history(log, verdicts),
         spec,
         band=band,
@@ -104,9 +117,10 @@ async def search(loaded: Loaded, plan: CampaignPlan, run_cell: RunCell) -> tuple
             write_search_log(results, log)  # the proposal is on disk before its boot
         verdict = await run_cell(cells[step.cell], len(verdicts), len(plan.cells))
         made.append(verdict)
-        done = step.model_copy(update={"measured": score_of(loaded.campaign, verdict)})
+        measured = scores(loaded.campaign, plan.baseline, {**verdicts, verdict.cell: verdict})[verdict.cell]
+        done = step.model_copy(update={"measured": measured})
         log = log.model_copy(update={"steps": [*log.steps[:-1], done]})
         write_search_log(results, log)
 
 
-__all__ = ["Searched", "candidates", "score_of", "search"]
+__all__ = ["Searched", "candidates", "score_of", "scores", "search"]
