@@ -201,6 +201,13 @@ def test_cli_writes_the_folder(tmp_path: Path) -> None:
     weighted = tmp_path / "w"
     subprocess.run([sys.executable, "-m", "redline.tinymodel", str(weighted), "--weights"], check=True)
     assert (weighted / "model.safetensors").stat().st_size > 2 * (16_384_256 + 4 * 590_336)
+    blind = tmp_path / "b"
+    cli = [sys.executable, "-m", "redline.tinymodel", str(blind), "--layers", "1", "--weights", "--seed", "7"]
+    subprocess.run([*cli, "--kv-blind"], check=True)
+    api = write_tiny_llama(tmp_path / "api", num_hidden_layers=1, weights=True, seed=7, kv_blind=True)
+    assert (blind / "model.safetensors").read_bytes() == (api / "model.safetensors").read_bytes()
+    refused = subprocess.run([*cli[:6], "--kv-blind"], capture_output=True, text=True)
+    assert refused.returncode == 2 and "--kv-blind zeroes written weights: add --weights" in refused.stderr
 
 
 def _byte_level_alphabet() -> set[str]:

@@ -34,7 +34,7 @@ vLLM venv)::
 
 Usage::
 
-    python -m redline.tinymodel DEST [--max-position-embeddings N] [--layers N] [--weights]
+    python -m redline.tinymodel DEST [--max-position-embeddings N] [--layers N] [--weights [--seed N] [--kv-blind]]
 """
 
 from __future__ import annotations
@@ -300,6 +300,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max-position-embeddings", type=int, default=4096)
     p.add_argument("--layers", type=int, default=4, help="num_hidden_layers (default 4)")
     p.add_argument("--weights", action="store_true", help="also write model.safetensors, for a real load")
+    p.add_argument("--seed", type=int, default=SEED, help="the weights' draw: another seed, another checkpoint")
+    p.add_argument(
+        "--kv-blind", action="store_true", help="zero every attention output: no answer can read the KV cache"
+    )
     p.add_argument(
         "--train-tokenizer",
         action="store_true",
@@ -312,11 +316,15 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.max_position_embeddings < 1 or args.layers < 1:
         p.error("--max-position-embeddings and --layers must be >= 1")
+    if args.kv_blind and not args.weights:
+        p.error("--kv-blind zeroes written weights: add --weights")
     dest = write_tiny_llama(
         args.dest,
         max_position_embeddings=args.max_position_embeddings,
         num_hidden_layers=args.layers,
         weights=args.weights,
+        seed=args.seed,
+        kv_blind=args.kv_blind,
     )
     print(dest)
     return 0
