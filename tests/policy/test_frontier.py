@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
+
 from redline.models import ServeConfig
 from redline.models.frontier import Frontier, TriedLever
 from redline.models.lever import Lever
-from redline.policy.frontier import levers_tried, next_step, open_levers, updated
+from redline.policy.frontier import covers, levers_tried, next_step, open_levers, under_of, updated
 
 BASE = ServeConfig(model="/m", max_model_len=4096, max_num_batched_tokens=2048)
 NOW = datetime(2026, 12, 2, tzinfo=UTC)
@@ -79,3 +81,29 @@ def test_nothing_left_is_said_only_with_an_empty_untried_list_and_what_emptied_i
     )
     said = next_step(done)
     assert said.startswith("/m: nothing left on the frontier: won bigger_batch; refuted fp8_kv_cache (regression: w)")
+
+
+EAGER_128 = under_of("eager", [16, 128], 4352)  # where the H200 refuted fp8 KV (tests/data/vllm-0.26.0-h200-ab-fp8kv)
+
+
+@pytest.mark.parametrize(
+    ("now", "proposed"),
+    [
+        (under_of("eager", [1, 64], 576), False),  # inside where it lost: not again
+        (under_of("eager", [128], 4352), False),
+        (under_of("graphs", [128], 4352), True),  # another regime
+        (under_of("eager", [256], 4352), True),  # a higher concurrency than it was tried at
+        (under_of("eager", [64], 32768), True),  # longer requests: the KV cache may bind where it did not
+        (None, False),  # a run that says nothing of where it is
+    ],
+)
+def test_a_refuted_lever_is_proposed_again_only_beyond_where_it_was_refuted(now: object, proposed: bool) -> None:
+    refuted = tried("fp8_kv_cache", "no_improvement").model_copy(update={"under": EAGER_128})
+    frontier = Frontier(model="/m", hardware="h200-sxm", engine="vllm", engine_version="0.26.0", updated_at=NOW)
+    frontier = updated(frontier, [refuted], [lever("fp8_kv_cache", 34), lever("cuda_graphs", 15)], NOW, EAGER_128)
+    assert [v.lever for v in frontier.untried] == ["cuda_graphs"]  # where this run was, it is judged
+    predicted = [lever("fp8_kv_cache", 34), lever("cuda_graphs", 15)]
+    assert ("fp8_kv_cache" in [v.lever for v in open_levers(predicted, frontier, now)]) is proposed  # type: ignore[arg-type]
+    assert covers(refuted, now) is not proposed  # type: ignore[arg-type]
+    older = refuted.model_copy(update={"under": None})  # recorded before where was kept: taken as everywhere
+    assert covers(older, now)  # type: ignore[arg-type]

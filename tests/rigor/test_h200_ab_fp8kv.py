@@ -15,8 +15,11 @@ from ruamel.yaml import YAML
 from redline.engines import get_engine
 from redline.ledger.ab_file import AbPaths, read_spec
 from redline.ops.ab.accuracy import answered
-from redline.ops.ab.result import ab_close, ab_summary
+from redline.ops.ab.result import ab_close, ab_summary, levers_for
 from redline.ops.ab.run import ab_run
+from redline.ops.evidence.frontier import lever_frontier
+from redline.ops.requests_verdict import LeverFrontierRequest
+from redline.policy.frontier import open_levers, under_of
 from redline.policy.noise import Sample, judge
 from tests.targets.memory_target import MemoryTarget
 
@@ -142,3 +145,11 @@ async def test_the_refuted_lever_is_kept_on_the_frontier_and_not_proposed_again(
     # the bf16 baseline's prediction still ranks an fp8 KV cache first (+69%); the VERDICT on it has the last word
     assert [lever.lever for lever in result.next_levers] == untried and untried[0] == "cuda_graphs"
     assert result.frontier is not None and "try cuda_graphs" in result.frontier
+    # judged again, the refutation now says where it holds: eager, up to c=128, requests of up to 4,352 tokens
+    [frontier_now] = lever_frontier(ws, LeverFrontierRequest()).frontiers
+    [refuted] = frontier_now.tried
+    assert refuted.lever == "fp8_kv_cache" and refuted.under == under_of("eager", [128], 4096 + 256)
+    predicted = levers_for(ws, *ab_summary(ws, AB))  # the bf16 baseline's prediction: fp8 KV first
+    assert predicted[0].lever == "fp8_kv_cache"
+    assert open_levers(predicted, frontier_now, under_of("graphs", [128], 4352))[0].lever == "fp8_kv_cache"  # again
+    assert "fp8_kv_cache" not in [v.lever for v in open_levers(predicted, frontier_now, under_of("eager", [64], 576))]

@@ -19,12 +19,24 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class TriedUnder(_Strict):
+    """Where a lever was tried: its verdict holds there, not beyond (policy/frontier.py `covers`). A lever refuted
+    eager at c <= 128 on short prompts may still win under CUDA graphs, or where the KV cache binds."""
+
+    graphs: Literal["eager", "graphs"] = Field(description="how the trials ran: eager or CUDA graphs")
+    top_concurrency: int = Field(ge=1, description="the highest concurrency benched")
+    tokens_per_request: int | None = Field(None, description="the longest workload's tokens per request")
+
+
 class TriedLever(_Strict):
     lever: str = Field(description="the lever's name (policy/levers.py), or the knob that changed")
     change: str = Field(description="what the arm changed against the baseline, in serve-config terms")
     run: str = Field(description="the A/B and arm that tried it: ab/<name>.yml, arm <arm>")
     outcome: TriedOutcome = Field(description="the A/B's outcome for that arm; draft: the A/B was not a VERDICT")
     why: str = Field(description="why: the verdict's words for the arm (why it lost, when it did)")
+    under: TriedUnder | None = Field(
+        None, description="where it was tried; null (an older record): its verdict is taken to hold everywhere"
+    )
     at: datetime
 
 
@@ -50,4 +62,4 @@ class FrontierList(_Strict):
     next: list[str] = Field(description="per frontier: its top untried lever, or why nothing is left")
 
 
-__all__ = ["JUDGED", "Frontier", "FrontierFile", "FrontierList", "TriedLever", "TriedOutcome"]
+__all__ = ["JUDGED", "Frontier", "FrontierFile", "FrontierList", "TriedLever", "TriedOutcome", "TriedUnder"]

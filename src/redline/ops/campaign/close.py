@@ -21,7 +21,7 @@ from redline.ops.evidence.sol import sol_figure
 from redline.ops.evidence.sources import cell_context
 from redline.policy.accuracy import gate_missing
 from redline.policy.close import close_status
-from redline.policy.frontier import open_levers
+from redline.policy.frontier import open_levers, under_of
 from redline.policy.known_good import hardware_key
 from redline.policy.levers import LeverInput, next_levers
 from redline.policy.quality_risk import quality_risks
@@ -106,9 +106,11 @@ def close_champion(
     ladder's max_num_batched_tokens (ops/campaign/ceiling.py ladder_ceiling), above which no lever goes. A lever an
     A/B already judged on this model, hardware and engine version (the workspace's frontier.yml) is left out."""
     chosen = verdicts.get(report.champion or report.baseline)
-    levers = cell_levers(report.focus, chosen, ceiling) if chosen is not None else []
-    if chosen is not None:
-        levers = open_levers(levers, frontier_for(workspace, chosen.context))
+    levers: list[Lever] = []
+    if chosen is not None:  # where the cell ran: a lever judged only elsewhere (eager, lower c) is proposed again
+        said = lever_input(report.focus, chosen, ceiling)
+        under = under_of(chosen.context.regime.graphs, said.concurrencies, said.tokens_per_request)
+        levers = open_levers(next_levers(said), frontier_for(workspace, chosen.context), under)
     champion, baseline = verdicts.get(report.champion or ""), verdicts.get(report.baseline or "")
     close = champion_close(report, champion, levers, registry_path(workspace), baseline)
     return report.model_copy(update={"close": close, "next_levers": levers})

@@ -14,11 +14,11 @@ from pathlib import Path
 from redline.ledger.edited_yaml import read_edited, update_edited
 from redline.models.ab import AbSpec, ArmSummary
 from redline.models.context import ContextDescriptor
-from redline.models.frontier import Frontier, FrontierFile, FrontierList, TriedLever
+from redline.models.frontier import Frontier, FrontierFile, FrontierList, TriedLever, TriedUnder
 from redline.models.lever import Lever
 from redline.models.verdict import AbVerdict
 from redline.ops.requests_verdict import LeverFrontierRequest
-from redline.policy.frontier import levers_tried, next_step, updated
+from redline.policy.frontier import levers_tried, next_step, under_of, updated
 from redline.policy.known_good import hardware_key
 
 FRONTIER = "frontier.yml"
@@ -47,6 +47,12 @@ def frontier_for(workspace: Path, context: ContextDescriptor) -> Frontier | None
     return _of(read_edited(frontier_path(workspace), FrontierFile, WHAT).frontiers, _key(context))
 
 
+def ab_under(spec: AbSpec, context: ContextDescriptor) -> TriedUnder:
+    """Where an A/B measured (its baseline's regime, its top concurrency, its longest workload): where its verdicts
+    on the levers it tried hold."""
+    return under_of(context.regime.graphs, spec.concurrencies, spec.longest)
+
+
 def record_ab(
     workspace: Path, spec: AbSpec, arms: Sequence[ArmSummary], verdict: AbVerdict, levers: Sequence[Lever]
 ) -> Frontier | None:
@@ -57,6 +63,7 @@ def record_ab(
     if base is None or not base.points:
         return None
     key, now = _key(base.points[0].context), datetime.now(UTC)
+    under = ab_under(spec, base.points[0].context)
     outcomes = {o.arm: o for o in verdict.arms}
     tried = []
     for arm in arms:
@@ -67,13 +74,15 @@ def record_ab(
         said = outcome.outcome if verdict.rigor == "VERDICT" and outcome.outcome != "baseline" else "draft"
         run = f"ab/{spec.name}.yml, arm {arm.arm}"
         for lever, what in levers_tried(base.serve, arm.serve):
-            tried.append(TriedLever(lever=lever, change=what, run=run, outcome=said, why=outcome.why, at=now))
+            tried.append(
+                TriedLever(lever=lever, change=what, run=run, outcome=said, why=outcome.why, under=under, at=now)
+            )
 
     def merge(current: FrontierFile) -> tuple[FrontierFile, Frontier]:
         old = _of(current.frontiers, key) or Frontier(
             model=key[0], hardware=key[1], engine=key[2], engine_version=key[3], updated_at=now
         )
-        new = updated(old, tried, levers, now)
+        new = updated(old, tried, levers, now, under)
         others = [f for f in current.frontiers if f is not old]
         return current.model_copy(update={"frontiers": [*others, new]}), new
 
@@ -86,4 +95,4 @@ def lever_frontier(workspace: Path, request: LeverFrontierRequest) -> FrontierLi
     return FrontierList(path=FRONTIER, frontiers=chosen, next=[next_step(f) for f in chosen])
 
 
-__all__ = ["FRONTIER", "frontier_for", "frontier_path", "lever_frontier", "record_ab"]
+__all__ = ["FRONTIER", "ab_under", "frontier_for", "frontier_path", "lever_frontier", "record_ab"]
