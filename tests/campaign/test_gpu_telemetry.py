@@ -13,6 +13,8 @@ import pytest
 from ruamel.yaml import YAML
 
 from redline.ledger.campaign_file import read_verdicts
+from redline.models.campaign_results import CellVerdict
+from redline.ops.campaign.load import Loaded
 from redline.ops.campaign.plan import load
 from redline.ops.campaign.run import campaign_run
 from tests.campaign.helpers import Fake, make_fake
@@ -38,10 +40,16 @@ async def _run(fake: Fake):  # type: ignore[no-untyped-def]
     return loaded, read_verdicts(loaded.results, loaded.names)
 
 
-async def test_each_bench_keeps_its_gpu_samples_beside_it_and_no_sampler_outlives_it(fake: Fake) -> None:
+async def _green(fake: Fake) -> tuple[Loaded, CellVerdict]:
+    """The one cell's run, green."""
     loaded, verdicts = await _run(fake)
     (cell,) = verdicts.values()
     assert cell.verdict == "green", cell.reason
+    return loaded, cell
+
+
+async def test_each_bench_keeps_its_gpu_samples_beside_it_and_no_sampler_outlives_it(fake: Fake) -> None:
+    loaded, cell = await _green(fake)
     for result in cell.results:
         (trial,) = result.trials
         t = trial.telemetry
@@ -89,9 +97,7 @@ async def test_where_the_host_has_dcgm_each_bench_also_keeps_its_dram_and_sm_act
     fake: Fake, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("PATH", f"{DCGM_BIN}{os.pathsep}{os.environ['PATH']}")
-    loaded, verdicts = await _run(fake)
-    (cell,) = verdicts.values()
-    assert cell.verdict == "green", cell.reason
+    loaded, cell = await _green(fake)
     for result in cell.results:
         (trial,) = result.trials
         t = trial.telemetry
