@@ -22,7 +22,7 @@ from redline.ops.ab.accuracy import accuracy_gates
 from redline.ops.ab.plan import Prepared, done_trials
 from redline.ops.campaign.ceiling import ladder_ceiling
 from redline.ops.campaign.load import load_named
-from redline.ops.evidence.frontier import ab_under, frontier_for, record_ab
+from redline.ops.evidence.frontier import ab_under, baseline_of, frontier_for, record_ab
 from redline.ops.evidence.known_good_apply import recorded_for, registry_path
 from redline.ops.request_base import MAX_TEXT
 from redline.policy import ab as plans
@@ -141,11 +141,9 @@ def close_of(
 def ab_close(workspace: Path, name: str) -> tuple[AbSpec, list[ArmSummary], ArmSummary | None, CloseStatus | None]:
     """An A/B already run, from its files: its spec, its arms, its champion's (None: no champion) and its close."""
     spec, arms, verdict = ab_summary(workspace, name)
-    base = next((a for a in arms if a.arm == verdict.compared_with and a.points), None)
-    context = base.points[0].context if base is not None else None
-    frontier = frontier_for(workspace, context) if context is not None else None
-    under = ab_under(spec, context) if context is not None else None
-    levers = open_levers(levers_for(workspace, spec, arms, verdict), frontier, under)
+    base = baseline_of(arms, verdict)
+    frontier = frontier_for(workspace, base.points[0].context) if base is not None else None
+    levers = open_levers(levers_for(workspace, spec, arms, verdict), frontier, ab_under(spec, arms, verdict))
     close = close_of(workspace, arms, verdict, levers)
     return spec, arms, next((a for a in arms if a.arm == verdict.champion), None), close
 
@@ -188,9 +186,7 @@ def ab_result(workspace: Path, prepared: Prepared, plan: AbPlan, *, ran: list[st
     arms = with_gates(paths, spec, arms)
     predicted = levers_for(workspace, spec, arms, verdict)
     frontier = record_ab(workspace, spec, arms, verdict, predicted)
-    base = next((a for a in arms if a.arm == verdict.compared_with and a.points), None)
-    under = ab_under(spec, base.points[0].context) if base is not None else None
-    levers = open_levers(predicted, frontier, under)
+    levers = open_levers(predicted, frontier, ab_under(spec, arms, verdict))
     close = close_of(workspace, arms, verdict, levers)
     if verdict.rigor == "DRAFT":
         hint = "read the failed rules: fix each and run again (ab_run resumes and can add trials)"

@@ -47,10 +47,16 @@ def frontier_for(workspace: Path, context: ContextDescriptor) -> Frontier | None
     return _of(read_edited(frontier_path(workspace), FrontierFile, WHAT).frontiers, _key(context))
 
 
-def ab_under(spec: AbSpec, context: ContextDescriptor) -> TriedUnder:
+def baseline_of(arms: Sequence[ArmSummary], verdict: AbVerdict) -> ArmSummary | None:
+    """The arm the A/B set the others against, where it measured anything (its context keys the frontier)."""
+    return next((a for a in arms if a.arm == verdict.compared_with and a.points), None)
+
+
+def ab_under(spec: AbSpec, arms: Sequence[ArmSummary], verdict: AbVerdict) -> TriedUnder | None:
     """Where an A/B measured (its baseline's regime, its top concurrency, its longest workload): where its verdicts
-    on the levers it tried hold."""
-    return under_of(context.regime.graphs, spec.concurrencies, spec.longest)
+    on the levers it tried hold; None when its baseline measured nothing."""
+    base = baseline_of(arms, verdict)
+    return None if base is None else under_of(base.points[0].context.regime.graphs, spec.concurrencies, spec.longest)
 
 
 def record_ab(
@@ -59,11 +65,11 @@ def record_ab(
     """Each arm's levers against the baseline, with the A/B's outcome for it (draft unless a VERDICT), and the next
     levers, into the frontier of the baseline's model, hardware and engine version; None when the baseline has no
     figures (nothing ran) to key it by."""
-    base = next((a for a in arms if a.arm == verdict.compared_with), None)
-    if base is None or not base.points:
+    base = baseline_of(arms, verdict)
+    if base is None:
         return None
     key, now = _key(base.points[0].context), datetime.now(UTC)
-    under = ab_under(spec, base.points[0].context)
+    under = ab_under(spec, arms, verdict)
     outcomes = {o.arm: o for o in verdict.arms}
     tried = []
     for arm in arms:
@@ -95,4 +101,4 @@ def lever_frontier(workspace: Path, request: LeverFrontierRequest) -> FrontierLi
     return FrontierList(path=FRONTIER, frontiers=chosen, next=[next_step(f) for f in chosen])
 
 
-__all__ = ["FRONTIER", "ab_under", "frontier_for", "frontier_path", "lever_frontier", "record_ab"]
+__all__ = ["FRONTIER", "ab_under", "baseline_of", "frontier_for", "frontier_path", "lever_frontier", "record_ab"]
