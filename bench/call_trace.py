@@ -1,0 +1,147 @@
+"""How wide one MCP call is: the redline modules it runs code in, and the redline function calls it makes.
+
+    .venv/bin/python bench/call_trace.py [--json]
+
+Drives the real MCP server in this process (mcp.Client over build_server, as an agent's calls reach it) against
+the fake engine (tests/server/fake_vllm.py, real child processes on this host) and traces two calls:
+
+- campaign_run of a one-cell campaign (two concurrencies and a warm-up), waited on until its job ends;
+- rung_run of a new ladder's floor rung, waited on likewise.
+
+Every module is imported before the trace starts, so what is counted is the call's own work: a Python function
+call (sys.setprofile's 'call' event, every thread) whose code is in src/redline. The figures are deterministic up
+to the fake engine's timing (a health poll more or less); docs/architecture.md's walk states them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+import threading
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT))
+
+import anyio  # noqa: E402
+from mcp import Client  # noqa: E402
+
+from redline.server.app import build_server  # noqa: E402
+from tests.server.helpers import LLAMA8B, Env, call, write_env  # noqa: E402
+
+SRC = str(ROOT / "src" / "redline") + "/"
+
+
+class Trace:
+    """Counts calls into redline's own code, per module (its path under src/redline)."""
+
+    def __init__(self) -> None:
+        self.calls: Counter[str] = Counter()
+
+    def profile(self, frame: FrameType, event: str, _: Any) -> None:
+        if event == "call" and (name := frame.f_code.co_filename).startswith(SRC):
+            self.calls[name[len(SRC) :]] += 1
+
+    @contextmanager
+    def on(self) -> Iterator[Trace]:
+        threading.setprofile(self.profile)  # type: ignore[arg-type]
+        sys.setprofile(self.profile)  # type: ignore[arg-type]
+        try:
+            yield self
+        finally:
+            sys.setprofile(None)
+            threading.setprofile(None)  # type: ignore[arg-type]
+
+    def figures(self) -> dict[str, Any]:
+        folders = {m.rpartition("/")[0] or "." for m in self.calls}
+        return {
+            "modules": len(self.calls),
+            "folders": len(folders),
+            "calls": sum(self.calls.values()),
+            "busiest": dict(self.calls.most_common(8)),
+            "module_list": sorted(self.calls),
+        }
+
+
+def _campaign(env: Env) -> str:
+    model = env.workspace / "models" / "llama8b"
+    model.mkdir(parents=True, exist_ok=True)
+    shutil.copy(LLAMA8B / "config.json", model / "config.json")
+    spec = {
+        "name": "trace",
+        "target": "local",
+        "model": str(model),
+        "base": {"max_model_len": 4096, "port": env.port},
+        "workload": {"input_len": 128, "output_len": 16},
+        "concurrencies": [1, 4],
+        "warmup_requests": 2,
+        "cells": [{"name": "only", "max_num_batched_tokens": 2048}],
+    }
+    path = env.workspace / "campaigns" / "trace.yml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(spec))
+    return "campaigns/trace.yml"
+
+
+async def _traced(client: Client, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    with Trace().on() as trace:
+        answer = await call(client, tool, **args)
+        while not answer.get("done", True):  # a job still running: wait on it as an agent does
+            answer = await call(client, "job_status", job_id=answer["job_id"], wait_s=60)
+    if answer.get("state") not in (None, "succeeded"):
+        raise SystemExit(f"{tool} did not succeed: {answer.get('message')}")
+    return trace.figures()
+
+
+async def measure() -> dict[str, dict[str, Any]]:
+    root = Path(tempfile.mkdtemp(prefix="redline-trace-"))
+    try:
+        env = write_env(root / "srv")
+        campaign = _campaign(env)
+        ladder = {
+            "ladder": "ladders/l8b.yml",
+            "model": "llama8b",
+            "model_path": str(LLAMA8B),
+            "floor_max_model_len": 32768,
+            "floor_max_num_batched_tokens": 8192,
+            "fixed": {"port": env.port},
+        }
+        async with Client(build_server(env.config)) as client:
+            await call(client, "ladder_init", **ladder)
+            ack = {"i_understand_this_submits_jobs": True, "wait_s": 120}
+            calls: dict[str, Callable[[], Awaitable[dict[str, Any]]]] = {
+                "campaign_run (one cell)": lambda: _traced(client, "campaign_run", {"campaign": campaign, **ack}),
+                "rung_run (the floor)": lambda: _traced(client, "rung_run", {"ladder": "ladders/l8b.yml", "target": "local", **ack}),
+            }
+            return {name: await run() for name, run in calls.items()}
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", action="store_true", help="every figure and module, as JSON")
+    parser.add_argument("--modules", action="store_true", help="list the modules each call runs code in")
+    args = parser.parse_args()
+    figures = anyio.run(measure)
+    if args.json:
+        print(json.dumps(figures, indent=2))
+        return
+    for name, f in figures.items():
+        print(f"{name:<26} {f['modules']:>3} modules in {f['folders']:>2} folders, {f['calls']:>7,} redline calls")
+        print("    busiest: " + ", ".join(f"{m} {n:,}" for m, n in f["busiest"].items()))
+        if args.modules:
+            print("    " + "\n    ".join(f["module_list"]))
+
+
+if __name__ == "__main__":
+    main()
