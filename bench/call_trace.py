@@ -118,9 +118,10 @@ async def measure() -> dict[str, dict[str, Any]]:
         async with Client(build_server(env.config)) as client:
             await call(client, "ladder_init", **ladder)
             ack = {"i_understand_this_submits_jobs": True, "wait_s": 120}
+            rung = {"ladder": "ladders/l8b.yml", "target": "local", **ack}
             calls: dict[str, Callable[[], Awaitable[dict[str, Any]]]] = {
                 "campaign_run (one cell)": lambda: _traced(client, "campaign_run", {"campaign": campaign, **ack}),
-                "rung_run (the floor)": lambda: _traced(client, "rung_run", {"ladder": "ladders/l8b.yml", "target": "local", **ack}),
+                "rung_run (the floor)": lambda: _traced(client, "rung_run", rung),
             }
             return {name: await run() for name, run in calls.items()}
     finally:

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from redline.ledger.campaign_file import cells_of
 from redline.models import BootSignals, BootStatus, ServeConfig
 from redline.models.campaign import Campaign
 from redline.models.campaign_results import BootRecord, CellVerdict, Commands, ConcurrencyResult, Stat
@@ -208,3 +209,8 @@ def _stat(values: list[float]) -> Stat:
         n=len(values),
         values=values,
     )
+
+
+def write_verdict(results: Path, v: CellVerdict) -> Path:
+    """Plant a cell's verdict in a results folder, as a run writes it (last, through the one layout)."""
+    return cells_of(results).write_record(v.cell, v)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from redline.ledger.campaign_file import read_verdict, write_campaign, write_verdict
+from redline.ledger.campaign_file import read_verdict, write_campaign
 from redline.models.baseline import BaselinePoint
 from redline.models.campaign_results import CellVerdict
 from redline.models.context import Hardware, Parallelism, device_of
@@ -16,7 +16,7 @@ from redline.ops.campaign.report import campaign_report
 from redline.policy import champion as figures
 from redline.policy.baseline_diff import classify
 from redline.policy.noise import stated_band
-from tests.campaign.helpers import campaign, verdict
+from tests.campaign.helpers import campaign, verdict, write_verdict
 
 H200 = Path(__file__).resolve().parents[1] / "data" / "vllm-0.26.0-sglang-0.5.17-h200-campaign"
 

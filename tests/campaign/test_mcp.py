@@ -13,7 +13,7 @@ import pytest
 from mcp import Client
 
 from redline.ledger import campaign_file
-from redline.ledger.campaign_file import read_verdict, server_files
+from redline.ledger.campaign_file import cells_of, read_verdict
 from redline.server.app import build_server
 from tests.campaign.helpers import wait_until_gone
 from tests.conftest import processes_naming
@@ -136,7 +136,7 @@ async def test_job_cancel_of_a_running_campaign_leaves_no_server(env: Env) -> No
         cancelled = await call(client, "job_cancel", job_id=job["job_id"])
     assert cancelled["state"] == "cancelled"
     assert fake_servers(env.port) == [] and wait_until_gone(env.root) == []
-    assert read_verdict(results(env), "mnbt2048") is None and server_files(results(env)) == []
+    assert read_verdict(results(env), "mnbt2048") is None and cells_of(results(env)).server_files() == []
 
 
 async def test_a_second_run_of_a_running_campaign_is_refused(env: Env) -> None:

@@ -12,8 +12,8 @@ from ruamel.yaml import YAML
 from redline.ledger.campaign_file import read_verdict
 from redline.models.context import ContextDescriptor, differing_fields
 from redline.ops.ab.run import ab_run
+from redline.ops.campaign.outcome import time_taken
 from redline.ops.campaign.run import campaign_run
-from redline.ops.campaign.runner import time_taken
 from tests.campaign.helpers import Fake, make_fake, verdict
 from tests.conftest import DATA
 from tests.rigor.helpers import ab_spec

@@ -19,7 +19,7 @@ import anyio
 import pytest
 
 from redline.errors import InputError
-from redline.ledger.campaign_file import read_verdict, server_files
+from redline.ledger.campaign_file import cells_of, read_verdict
 from redline.ledger.server_record import load_server
 from redline.ops.campaign.results import campaign_status
 from redline.ops.campaign.run import campaign_run
@@ -64,7 +64,7 @@ async def test_two_cells_at_once_take_about_one_cells_time(fake: Fake) -> None:
     assert result.gpu_s == 0  # this host has no GPU: no GPU time, and no GPU words
     assert "up to 2 cells at once" in result.reason and "all green" in result.reason
     assert "no GPU on this host" in result.reason and "GPU-seconds" not in result.reason
-    assert server_files(results(fake)) == [] and wait_until_gone(fake.root) == []
+    assert cells_of(results(fake)).server_files() == [] and wait_until_gone(fake.root) == []
 
 
 async def test_more_cells_at_once_than_the_target_runs_servers_is_refused_before_anything_starts(fake: Fake) -> None:
@@ -109,11 +109,11 @@ async def test_a_cancelled_campaign_stops_every_running_cell_s_server(fake: Fake
     async with at_once(fake, FAKE_VLLM_BENCH_S="30") as target, anyio.create_task_group() as tg:
         tg.start_soon(lambda: campaign_run(path, target, i_understand_this_submits_jobs=True))
         with anyio.fail_after(60):
-            while len(server_files(results(fake))) < 2:
+            while len(cells_of(results(fake)).server_files()) < 2:
                 await anyio.sleep(0.05)
         assert campaign_status(path).running == ["mnbt2048", "mnbt8192"]
         tg.cancel_scope.cancel()
-    assert server_files(results(fake)) == [] and read_verdict(results(fake), "mnbt2048") is None
+    assert cells_of(results(fake)).server_files() == [] and read_verdict(results(fake), "mnbt2048") is None
     assert processes_naming(fake.root) == []
 
 
@@ -130,14 +130,14 @@ async def test_a_killed_runner_leaves_a_record_per_server_and_the_next_run_stops
     )
     try:  # kill -9 the runner once both cells' servers are started and recorded
         deadline = time.monotonic() + 60
-        while len(records := [r for f in server_files(results(fake)) if (r := load_server(f))]) < 2:
+        while len(records := [r for f in cells_of(results(fake)).server_files() if (r := load_server(f))]) < 2:
             assert time.monotonic() < deadline and runner.poll() is None, runner.stderr and runner.stderr.read()
             time.sleep(0.05)
     finally:
         runner.send_signal(signal.SIGKILL)
         runner.communicate(timeout=30)
     orphans = [r.handle.locator.pid for r in records]
-    assert [f.parent.name for f in server_files(results(fake))] == ["mnbt2048", "mnbt8192"]
+    assert [f.parent.name for f in cells_of(results(fake)).server_files()] == ["mnbt2048", "mnbt8192"]
     assert all(pid_running(pid) for pid in orphans)
     assert campaign_status(path).running == ["mnbt2048", "mnbt8192"]
 
@@ -145,5 +145,5 @@ async def test_a_killed_runner_leaves_a_record_per_server_and_the_next_run_stops
         result = await campaign_run(path, target, i_understand_this_submits_jobs=True)
     assert not any(pid_running(pid) for pid in orphans)
     assert [(o.cell, o.verdict) for o in result.ran] == [("mnbt2048", "green"), ("mnbt8192", "green")]
-    assert server_files(results(fake)) == [] and campaign_status(path).running == []
+    assert cells_of(results(fake)).server_files() == [] and campaign_status(path).running == []
     assert wait_until_gone(fake.root) == []

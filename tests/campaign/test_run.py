@@ -18,7 +18,7 @@ import anyio
 import pytest
 
 from redline.errors import InputError
-from redline.ledger.campaign_file import read_verdict, server_file, server_files
+from redline.ledger.campaign_file import cells_of, read_verdict
 from redline.ledger.server_record import load_server
 from redline.ops.campaign.plan import campaign_plan
 from redline.ops.campaign.results import campaign_aggregate, campaign_status, champion_select
@@ -118,7 +118,7 @@ async def test_a_full_campaign_boots_each_cell_once_and_leaves_its_verdicts(fake
         assert any("max_num_seqs was unset" in g for g in v.gates)
         # the server's log, not the bench client's
         assert "Starting main benchmark run" not in (folder / "boot.log").read_text()
-    assert server_files(results(fake)) == [] and processes_naming(fake.root) == []
+    assert cells_of(results(fake)).server_files() == [] and processes_naming(fake.root) == []
     assert any("cell 2 of 2 (mnbt8192)" in text and "concurrency 4" in text for _, text in seen)
     assert seen[-1][0] == 1.0
 
@@ -253,7 +253,7 @@ def _wait_for(check, timeout_s: float = 60):  # type: ignore[no-untyped-def]
 
 
 def _second_cell_started(fake: Fake):  # type: ignore[no-untyped-def]
-    record = load_server(server_file(results(fake), "mnbt2048"))
+    record = load_server(cells_of(results(fake)).server_file("mnbt2048"))
     return record if record is not None and record.rung_index == 2 else None
 
 
@@ -291,7 +291,7 @@ async def test_a_killed_runner_resumes_after_its_last_finished_cell_and_leaves_n
     assert all(o.verdict == "green" for o in result.ran)
     assert first.read_bytes() == finished  # the finished cell was not run again
     assert boots(fake) == 4  # 1024, 2048 (killed), 2048 again, 4096
-    assert server_files(results(fake)) == []
+    assert cells_of(results(fake)).server_files() == []
     assert fake_servers(fake.port) == [] and wait_until_gone(fake.root) == []
 
 
@@ -320,7 +320,7 @@ async def test_a_cancelled_campaign_leaves_no_server_and_no_verdict(
         await anyio.sleep(0.3)
         tg.cancel_scope.cancel()
     assert read_verdict(results(fake), "mnbt2048") is None
-    assert server_files(results(fake)) == []
+    assert cells_of(results(fake)).server_files() == []
     assert fake_servers(fake.port) == [] and processes_naming(fake.root) == []
 
 
@@ -329,7 +329,7 @@ async def test_one_runner_per_campaign(fake: Fake) -> None:
     async with fake.target(FAKE_VLLM_BENCH_S="2") as target, anyio.create_task_group() as tg:
         tg.start_soon(lambda: campaign_run(path, target, i_understand_this_submits_jobs=True))
         with anyio.fail_after(30):
-            while load_server(server_file(results(fake), "mnbt2048")) is None:
+            while load_server(cells_of(results(fake)).server_file("mnbt2048")) is None:
                 await anyio.sleep(0.05)
         with pytest.raises(InputError, match="another campaign_run is running this campaign"):
             await campaign_run(path, fake.target(), i_understand_this_submits_jobs=True)

@@ -9,7 +9,7 @@ import signal
 
 import pytest
 
-from redline.ledger.campaign_file import read_verdicts, server_file
+from redline.ledger.campaign_file import cells_of, read_verdicts
 from redline.ledger.search_file import read_search_log
 from redline.ledger.server_record import load_server
 from redline.ops.campaign.plan import load
@@ -75,7 +75,7 @@ def _booting_second(fake: Fake):  # type: ignore[no-untyped-def]
     log = read_search_log(results(fake))
     if log is None or len(log.steps) != 2 or log.steps[1].cell is None:
         return None
-    return log.steps[1] if load_server(server_file(results(fake), log.steps[1].cell)) is not None else None
+    return log.steps[1] if load_server(cells_of(results(fake)).server_file(log.steps[1].cell)) is not None else None
 
 
 async def test_a_killed_search_runs_the_cell_it_was_in_again_before_it_proposes_anything(fake: Fake) -> None:

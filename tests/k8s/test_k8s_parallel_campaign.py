@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from redline.ledger.campaign_file import read_verdict, server_files
+from redline.ledger.campaign_file import cells_of, read_verdict
 from redline.ops.campaign.run import campaign_run
 from redline.ops.ladder.demo import KV_CACHE_BYTES
 from redline.targets.kubernetes import KubernetesTarget
@@ -92,4 +92,4 @@ async def test_two_cells_at_once_in_pods_of_their_own_take_about_one_cells_time(
             assert check.ok and re.fullmatch(
                 r"0\.\d% of [\d,]+ prompt tokens were found in the prefix cache", check.said
             )
-    assert server_files(results) == [] and names(k8s_cluster, k8s_namespace) == []
+    assert cells_of(results).server_files() == [] and names(k8s_cluster, k8s_namespace) == []

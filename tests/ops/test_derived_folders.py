@@ -13,21 +13,14 @@ from pathlib import Path
 import pytest
 
 from redline.errors import DerivedPathError
-from redline.ledger.ab_file import AbPaths, read_trial, write_trial_file
-from redline.ledger.campaign_file import (
-    cell_dir,
-    result_path,
-    server_file,
-    write_cell_file,
-    write_result,
-    write_verdict,
-)
+from redline.ledger.ab_file import AbPaths, read_trial
+from redline.ledger.campaign_file import cells_of
 from redline.ledger.derived import derived_write
 from redline.ledger.ladder_file import runs_dir
 from redline.ledger.server_record import ServerRecord, clear_server, load_server, save_server
 from redline.models import ServeConfig
 from redline.targets import PosixLocator, ServerHandle
-from tests.campaign.helpers import verdict
+from tests.campaign.helpers import verdict, write_verdict
 
 HANDLE = ServerHandle(
     target="local",
@@ -75,22 +68,22 @@ def test_derived_folder_a_campaign_folder_swapped_between_cells_refuses_every_wr
 ) -> None:
     results = tmp_path / "campaigns" / "c"
     results.parent.mkdir()  # the campaign file's folder: a person's
-    write_cell_file(results, "a", "boot.log", "cell a ran\n")  # the first cell: all real folders
+    cells_of(results).write_unit_file("a", "boot.log", "cell a ran\n")  # the first cell: all real folders
     write_verdict(results, verdict("a", {1: 1.0}))
-    write_cell_file(results, "b", "bench-c1.json", "{}")  # the second cell has begun
+    cells_of(results).write_unit_file("b", "bench-c1.json", "{}")  # the second cell has begun
     folder, target = SWAPPED[where]
     before = tree(outside)
     swap_for_a_link((results / folder).resolve(), (outside / target).resolve())
     writes = [
-        lambda: write_cell_file(results, "b", "boot.log", "cell b's log\n"),
+        lambda: cells_of(results).write_unit_file("b", "boot.log", "cell b's log\n"),
         lambda: write_verdict(results, verdict("b", {1: 1.0})),
-        lambda: save_server(server_file(results, "b"), RECORD, results.parent),
-        lambda: clear_server(server_file(results, "b"), results.parent),
+        lambda: save_server(cells_of(results).server_file("b"), RECORD, results.parent),
+        lambda: clear_server(cells_of(results).server_file("b"), results.parent),
     ]
     if folder == ".":  # the report and its plots go to the results folder itself
         writes += [
-            lambda: write_result(results, results / "report.md", "# report\n"),
-            lambda: result_path(results, results / "throughput.png"),
+            lambda: cells_of(results).write(results / "report.md", "# report\n"),
+            lambda: cells_of(results).checked(results / "throughput.png", create=True),
         ]
     for write in writes:
         with pytest.raises(
@@ -104,27 +97,27 @@ def test_derived_folder_each_write_checks_again_so_a_folder_made_real_again_is_w
     results = tmp_path / "campaigns" / "c"
     results.parent.mkdir()
     path = derived_write(tmp_path / "campaigns", "c/cells/a/boot.log", "x")
-    assert path == cell_dir(results, "a") / "boot.log" and path.read_text() == "x"
-    save_server(server_file(results, "a"), RECORD, results.parent)
-    assert load_server(server_file(results, "a"), results.parent) == RECORD
-    clear_server(server_file(results, "a"), results.parent)
-    assert not server_file(results, "a").exists()
+    assert path == cells_of(results).unit_dir("a") / "boot.log" and path.read_text() == "x"
+    save_server(cells_of(results).server_file("a"), RECORD, results.parent)
+    assert load_server(cells_of(results).server_file("a"), results.parent) == RECORD
+    clear_server(cells_of(results).server_file("a"), results.parent)
+    assert not cells_of(results).server_file("a").exists()
 
 
 def test_derived_folder_an_ab_trials_folder_swapped_between_trials_refuses_the_next_trial(
     tmp_path: Path, outside: Path
 ) -> None:
     paths = AbPaths(tmp_path, "ab1")
-    write_trial_file(paths, "a", 1, "boot.log", "trial a-1\n")
+    paths.results.write_unit_file("a-1", "boot.log", "trial a-1\n")
     before = tree(outside)
-    swap_for_a_link(paths.results / "trials", outside / "trials")
+    swap_for_a_link(paths.results.root / "trials", outside / "trials")
     with pytest.raises(DerivedPathError, match="trials is a symlink"):
-        write_trial_file(paths, "a", 2, "boot.log", "trial a-2\n")
+        paths.results.write_unit_file("a-2", "boot.log", "trial a-2\n")
     with pytest.raises(DerivedPathError, match="trials is a symlink"):
         read_trial(paths, "a", 1)  # nor is anything read through it
-    swap_for_a_link(paths.results, outside)  # the A/B's own folder, then ab/ itself
+    swap_for_a_link(paths.results.root, outside)  # the A/B's own folder, then ab/ itself
     with pytest.raises(DerivedPathError, match="ab1 is a symlink"):
-        save_server(paths.server_file, RECORD, paths.workspace)
+        save_server(paths.results.server_file("a-2"), RECORD, paths.workspace)
     assert tree(outside) == before
 
 

@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from redline.errors import InputError
 from redline.ledger.ab_file import AbPaths
-from redline.ledger.campaign_file import cell_dir
+from redline.ledger.campaign_file import cells_of
 from redline.models.slug import check_slug
 from redline.ops.campaign.ceiling import ladder_ceiling
 from redline.ops.campaign.load import load, load_named
@@ -187,7 +187,7 @@ def test_path_checker_ab_cell_arm_and_baseline_names_are_slugs_in_the_request_an
             said = refusal(request, **others, **{field: name})
             assert field in said and ("'s name" in said or "at most" in said), (field, said)
     assert "A/B: " in refusal(AbPaths, ws, name)
-    assert "cell: " in refusal(cell_dir, ws / "campaigns" / "c", name)
+    assert "cell: " in refusal(cells_of(ws / "campaigns" / "c").unit_dir, name)
     assert "arm: " in refusal(AbPaths(ws, "fine").trial_dir, name, 1)
 
 

@@ -12,8 +12,7 @@ import pytest
 from redline.engines import get_engine
 from redline.errors import InputError
 from redline.ledger import server_file
-from redline.ledger.campaign_file import server_file as cell_server_file
-from redline.ledger.campaign_file import server_files
+from redline.ledger.campaign_file import cells_of
 from redline.ledger.server_record import load_server, save_server
 from redline.models import ServeConfig
 from redline.ops.ladder.rung import stop_server
@@ -42,13 +41,13 @@ async def test_every_cell_a_killed_campaign_left_is_stopped_by_its_record_and_th
     tmp_path: Path,
 ) -> None:
     target, results = MemoryTarget(), tmp_path / "campaigns" / "c1"
-    a = await left_up(target, cell_server_file(results, "a"), 1, results.parent)
-    b = await left_up(target, cell_server_file(results, "b"), 2, results.parent)
+    a = await left_up(target, cells_of(results).server_file("a"), 1, results.parent)
+    b = await left_up(target, cells_of(results).server_file("b"), 2, results.parent)
     other = await target.start(["vllm", "serve"], env={}, cwd=None, log_path="boot.log")  # on no record: left alone
-    assert await stop_left_servers(server_files(results), target, "cell", results.parent) == 2
+    assert await stop_left_servers(cells_of(results).server_files(), target, "cell", results.parent) == 2
     assert target.stopped == [a, b] and await target.is_alive(other)
-    assert server_files(results) == []
-    assert await stop_left_servers(server_files(results), target, "cell", results.parent) == 0
+    assert cells_of(results).server_files() == []
+    assert await stop_left_servers(cells_of(results).server_files(), target, "cell", results.parent) == 0
 
 
 async def test_a_ladder_s_rung_and_an_ab_s_trial_go_through_the_same_stop(tmp_path: Path) -> None:
@@ -64,12 +63,12 @@ async def test_a_ladder_s_rung_and_an_ab_s_trial_go_through_the_same_stop(tmp_pa
 
 async def test_a_record_on_another_target_is_refused_before_any_server_is_stopped(tmp_path: Path) -> None:
     target, results = MemoryTarget(), tmp_path / "campaigns" / "c1"
-    await left_up(target, cell_server_file(results, "a"), 1, results.parent)
-    await left_up(target, cell_server_file(results, "b"), 2, results.parent, on="gpu-1")
+    await left_up(target, cells_of(results).server_file("a"), 1, results.parent)
+    await left_up(target, cells_of(results).server_file("b"), 2, results.parent, on="gpu-1")
     with pytest.raises(InputError) as refused:
-        await stop_left_servers(server_files(results), target, "cell", results.parent)
+        await stop_left_servers(cells_of(results).server_files(), target, "cell", results.parent)
     assert "the server of cell 2 runs on target 'gpu-1', not 'local'" in str(refused.value)
-    assert target.stopped == [] and len(server_files(results)) == 2  # refused means untouched: both kept
+    assert target.stopped == [] and len(cells_of(results).server_files()) == 2  # refused means untouched: both kept
 
 
 async def test_a_record_a_redline_in_another_pid_namespace_left_is_refused_naming_it(tmp_path: Path) -> None:

@@ -138,7 +138,7 @@ async def test_a_three_trial_ab_is_a_verdict_and_its_arms_become_a_baseline_and_
     assert [v.lever for v in result.next_levers] == [v.lever for v in frontier.untried][: len(result.next_levers)]
     assert result.frontier is not None and result.frontier.startswith(f"{fake.model}: ")
     assert any("known_good_record" in m for m in result.close.missing)
-    assert not paths.server_file.exists() and processes_naming(fake.root) == []
+    assert paths.results.server_files() == [] and processes_naming(fake.root) == []
 
     # the arms' results, recorded and diffed
     recorded = perf_baseline_record(ws, PerfBaselineRecordRequest(name="small", ab="mnbt", arm="small"))
@@ -321,7 +321,7 @@ async def test_a_cancel_leaves_nothing_running_and_a_rerun_resumes(fake: Fake, w
     async with fake.target(FAKE_VLLM_BOOT_S="30") as target:
         with anyio.move_on_after(3):  # cancelled while the first trial's server boots
             await ab_run(ws, spec, target, i_understand_this_submits_jobs=True)
-    assert wait_until_gone(fake.root) == [] and not AbPaths(ws, "mnbt").server_file.exists()
+    assert wait_until_gone(fake.root) == [] and AbPaths(ws, "mnbt").results.server_files() == []
     assert read_trial(AbPaths(ws, "mnbt"), "small", 1) is None
     async with fake.target() as target:
         result = await ab_run(ws, spec, target, i_understand_this_submits_jobs=True)

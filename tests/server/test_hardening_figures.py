@@ -19,9 +19,9 @@ import jsonschema
 import pytest
 from mcp import Client, StdioServerParameters
 
-from redline.ledger.campaign_file import verdict_file, write_verdict
+from redline.ledger.campaign_file import cells_of
 from redline.server.app import build_server
-from tests.campaign.helpers import verdict
+from tests.campaign.helpers import verdict, write_verdict
 from tests.rigor.scenario import ab_spec
 from tests.server.helpers import Env, call, free_port, text_of
 from tests.server.scenario import CAMPAIGN, campaign_spec
@@ -107,7 +107,7 @@ async def test_planted_figures_in_a_verdict_are_refused_by_every_reader_naming_f
     async with Client(build_server(env.config)) as client:
         results = await campaign_with_verdicts(client, env)
         out = await schemas(client)
-        plant(verdict_file(results, "mnbt8192"), field, text)
+        plant(cells_of(results).record_file("mnbt8192"), field, text)
         for tool in CAMPAIGN_READERS:
             refused(await answer(client, out, tool, campaign=CAMPAIGN), field, "verdict.yml", words)
         for tool, args in (
@@ -186,7 +186,7 @@ async def test_planted_figures_every_good_answer_keeps_its_output_schema(env: En
 async def test_planted_figures_over_stdio(env: Env) -> None:
     async with Client(build_server(env.config)) as client:
         results = await campaign_with_verdicts(client, env)
-    plant(verdict_file(results, "mnbt8192"), "mean", ".nan")
+    plant(cells_of(results).record_file("mnbt8192"), "mean", ".nan")
     plant(env.workspace / "baselines.yml", "std", ".inf")
     argv = [sys.executable, "-m", "redline", "mcp", "--config", str(env.config_path)]
     params = StdioServerParameters(command=argv[0], args=argv[1:], env=dict(os.environ))

@@ -15,11 +15,10 @@ from typing import Any
 import pytest
 from mcp import Client, StdioServerParameters
 
-from redline.ledger.campaign_file import write_verdict
 from redline.models.campaign import MAX_BENCHES, MAX_CELLS
 from redline.ops.campaign.report import code, md
 from redline.server.app import build_server
-from tests.campaign.helpers import verdict
+from tests.campaign.helpers import verdict, write_verdict
 from tests.server.helpers import Env, call, call_error, free_port, hand_run_log, new_ladder
 from tests.server.scenario import CAMPAIGN, bench_json, campaign_spec
 

@@ -9,14 +9,14 @@ from mcp import Client
 from pydantic import BaseModel
 from ruamel.yaml import YAML
 
-from redline.ledger.campaign_file import write_campaign, write_verdict
+from redline.ledger.campaign_file import write_campaign
 from redline.models.campaign_results import ChampionReport, RankedCell
 from redline.models.ladder import Route
 from redline.models.verdict import AbVerdict, ArmOutcome, Outcome
 from redline.ops.requests import OPERATIONS
 from redline.server.app import build_server
 from tests.campaign.helpers import campaign as campaign_file
-from tests.campaign.helpers import verdict
+from tests.campaign.helpers import verdict, write_verdict
 from tests.server.helpers import Env, call
 from tests.server.scenario import CAMPAIGN_TOOLS, EVERY_TOOL
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from redline.ledger.campaign_file import read_verdict, server_files
+from redline.ledger.campaign_file import cells_of, read_verdict
 from redline.ops.campaign.run import campaign_run
 from redline.targets.slurm import SlurmTarget
 from tests.campaign.helpers import make_fake, wait_until_gone
@@ -43,7 +43,7 @@ async def test_a_parallel_campaign_runs_its_two_cells_as_two_jobs_at_once_each_w
     for v in (a, b):  # the server's metrics read around each bench by a step inside its job (bash's /dev/tcp)
         assert v.results[1].trials[0].checks[0].said == "0.0% of 2,048 prompt tokens were found in the prefix cache"
     print(f"slurm parallel 2: wall {result.wall_s}s; cells {a.wall_s}s and {b.wall_s}s; jobs {jobs} on {sorted(gpus)}")
-    assert server_files(fake.campaigns / "c1") == []
+    assert cells_of(fake.campaigns / "c1").server_files() == []
     assert slurm_cluster.jobs(slurm_target_name) == [] and wait_until_gone(tmp_path) == []
 
 

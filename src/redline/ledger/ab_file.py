@@ -4,11 +4,11 @@
     ab/<name>/trials/<arm>-<k>/trial.yml     one trial's record: its presence means the trial is done
     ab/<name>/trials/<arm>-<k>/boot.log      the server's whole log: boot, warm-up, benches
     ab/<name>/trials/<arm>-<k>/bench-c<C>.json   each bench's own result file
-    ab/<name>/server.json                    the running trial's server, recorded before its boot is waited on
+    ab/<name>/trials/<arm>-<k>/server.json   the running trial's server, recorded before its boot is waited on
     ab/<name>/ab.lock                        held by the one runner
 
-Every file is written whole by the one derived writer (ledger/derived.py: ab/ and each folder below it checked
-right before each write, so one swapped for a symlink during a run is refused); a trial's record is written last.
+The results are the one layout of every experiment (ledger/results.py): every file written whole by the one derived
+writer, ab/ and each folder below it checked right before each write; a trial's record is written last.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pydantic import ValidationError
 from redline.errors import InputError, LadderError
 from redline.inputs import explain
 from redline.ledger import yamlfile
-from redline.ledger.derived import derived_file, derived_write
+from redline.ledger.results import Results
 from redline.models.ab import AbSpec, TrialRecord
 from redline.models.slug import plain_name
 
@@ -35,7 +35,8 @@ HEADER = (
 
 @dataclass(frozen=True)
 class AbPaths:
-    """Where one A/B's files live, inside the workspace."""
+    """Where one A/B's files live, inside the workspace: its spec, and its results in the one layout
+    (ledger/results.py: a folder per trial under ab/<name>/trials)."""
 
     workspace: Path
     name: str
@@ -48,31 +49,19 @@ class AbPaths:
         return self.workspace / AB_DIR / f"{self.name}.yml"
 
     @property
-    def results(self) -> Path:
-        return self.workspace / AB_DIR / self.name
-
-    @property
-    def server_file(self) -> Path:
-        return self.results / "server.json"
-
-    @property
-    def lock_file(self) -> Path:
-        return self.results / "ab.lock"
+    def results(self) -> Results:
+        return Results(self.workspace, f"{AB_DIR}/{self.name}", "trials", TRIAL, "ab.lock", "trial")
 
     def trial_dir(self, arm: str, trial: int) -> Path:
-        return self.results / "trials" / f"{plain_name(arm, 'arm')}-{trial}"
+        return self.results.unit_dir(trial_name(arm, trial))
 
     def relative(self, path: Path) -> str:
         return path.relative_to(self.workspace).as_posix()
 
-    def checked(self, path: Path, *, create: bool = False) -> Path:
-        """One of this A/B's files: ab/ and every folder below it real ones (made when `create`), the file absent
-        or a plain one; DerivedPathError otherwise (a symlink there could lead out of the workspace)."""
-        return derived_file(self.workspace, self.relative(path), create=create)
 
-    def write(self, path: Path, text: str) -> Path:
-        """One of this A/B's files written whole, its folders checked right before (a run lasts hours)."""
-        return derived_write(self.workspace, self.relative(path), text)
+def trial_name(arm: str, trial: int) -> str:
+    """A trial's name, its folder's: <arm>-<k>."""
+    return f"{plain_name(arm, 'arm')}-{trial}"
 
 
 def _parse(path: Path) -> object:
@@ -84,7 +73,7 @@ def _parse(path: Path) -> object:
 
 def read_spec(paths: AbPaths) -> AbSpec | None:
     """The A/B's spec; None when there is none yet."""
-    path = paths.checked(paths.spec_file)
+    path = paths.results.checked(paths.spec_file)
     if not path.exists():
         return None
     doc = _parse(path)
@@ -97,7 +86,7 @@ def read_spec(paths: AbPaths) -> AbSpec | None:
 def write_spec(paths: AbPaths, spec: AbSpec) -> None:
     """Write the spec, or change the one there in place (only a resume's trials differ), keeping its comments."""
     new = spec.model_dump(mode="json", exclude_none=True)
-    path = paths.checked(paths.spec_file, create=True)
+    path = paths.results.checked(paths.spec_file, create=True)
     with yamlfile.locked(path):
         if path.exists():
             doc = _parse(path)
@@ -105,31 +94,12 @@ def write_spec(paths: AbPaths, spec: AbSpec) -> None:
         else:
             doc = yamlfile.to_yaml(new)
             doc.yaml_set_start_comment(HEADER)
-        paths.write(path, yamlfile.dumps(doc))
+        paths.results.write(path, yamlfile.dumps(doc))
 
 
 def read_trial(paths: AbPaths, arm: str, trial: int) -> TrialRecord | None:
     """The trial's record; None when it has none (the trial is not done)."""
-    path = paths.checked(paths.trial_dir(arm, trial) / TRIAL)
-    if not path.exists():
-        return None
-    hint = f"; delete {path.parent} to run the trial again"
-    try:
-        return TrialRecord.model_validate(yamlfile.load_plain(path))
-    except LadderError as exc:
-        raise InputError(f"{exc}{hint}") from exc
-    except ValidationError as exc:
-        raise InputError(f"{path}: not a trial record ({explain(exc)}){hint}") from exc
+    return paths.results.read_record(trial_name(arm, trial), TrialRecord)
 
 
-def write_trial(paths: AbPaths, record: TrialRecord) -> Path:
-    path = paths.trial_dir(record.arm, record.trial) / TRIAL
-    return paths.write(path, yamlfile.dumps(yamlfile.to_yaml(record.model_dump(mode="json"))))
-
-
-def write_trial_file(paths: AbPaths, arm: str, trial: int, name: str, text: str) -> str:
-    """A trial's side file (boot.log, bench-c8.json); its path relative to the workspace."""
-    return paths.relative(paths.write(paths.trial_dir(arm, trial) / name, text))
-
-
-__all__ = ["AB_DIR", "AbPaths", "read_spec", "read_trial", "write_spec", "write_trial", "write_trial_file"]
+__all__ = ["AB_DIR", "AbPaths", "read_spec", "read_trial", "trial_name", "write_spec"]

@@ -24,10 +24,10 @@ from redline.errors import InputError, LadderError
 from redline.inputs import read_text
 from redline.ledger import yamlfile
 from redline.ledger.atomic import atomic_write
-from redline.ledger.derived import check_file, derived_dir, derived_file, derived_write
+from redline.ledger.derived import check_file, derived_dir
+from redline.ledger.results import Results
 from redline.models.campaign import AXES, Campaign
 from redline.models.campaign_results import CellVerdict
-from redline.models.slug import plain_name
 
 HEADER = (
     "redline campaign: a grid of serve configs over one base, each booted once and benched at every\n"
@@ -44,30 +44,10 @@ def results_dir(path: Path, campaign: Campaign) -> Path:
     return path.parent / campaign.name
 
 
-def cell_dir(results: Path, cell: str) -> Path:
-    return results / "cells" / plain_name(cell, "cell")  # a name, never a path
-
-
-def verdict_file(results: Path, cell: str) -> Path:
-    return cell_dir(results, cell) / VERDICT
-
-
-def server_file(results: Path, cell: str) -> Path:
-    """Where the record of a running cell's server is kept: one per cell, as cells may run at once."""
-    return cell_dir(results, cell) / "server.json"
-
-
-def server_files(results: Path) -> list[Path]:
-    """Every server record a runner left, by cell (and the one file of a runner from before cells ran at once)."""
-    cells = derived_dir(results, "cells")
-    found = sorted(cells.glob("*/server.json")) if cells.is_dir() else []
-    legacy = results / "server.json"
-    return [legacy, *found] if legacy.exists() else found
-
-
-def lock_file(results: Path) -> Path:
-    """Held by a runner for its whole run: one runner per campaign."""
-    return results / "campaign.lock"
+def cells_of(results: Path) -> Results:
+    """The campaign's results folder in the one layout of every experiment (ledger/results.py): a folder per cell
+    under cells/, its verdict.yml written last, checked from the folder the campaign file is in."""
+    return Results(results.parent, results.name, "cells", VERDICT, "campaign.lock", "cell")
 
 
 def check_results(path: Path, campaign: Campaign) -> None:
@@ -163,21 +143,14 @@ def write_campaign(path: Path, campaign: Campaign, *, replace: bool = False) -> 
 
 def read_verdict(results: Path, cell: str) -> CellVerdict | None:
     """The cell's verdict, None when it has none (the cell is not done)."""
-    path = verdict_file(results, cell)
-    if not path.exists():
-        return None
-    hint = f"; delete {path.parent} to run the cell again"
-    try:
-        doc = yamlfile.load_plain(path)
-        verdict = CellVerdict.model_validate(doc)
-    except LadderError as exc:
-        raise InputError(f"{exc}{hint}") from exc
-    except ValidationError as exc:
-        raise InputError(f"{path}: not a cell verdict ({explain(exc)}){hint}") from exc
-    if (verdict.campaign, verdict.cell) != (results.name, cell):  # one campaign name, one results folder
+    layout = cells_of(results)
+    verdict = layout.read_record(cell, CellVerdict)
+    if verdict is not None and (verdict.campaign, verdict.cell) != (results.name, cell):  # one name, one folder
+        path = layout.record_file(cell)
         raise InputError(
             f"{path}: a verdict of campaign {verdict.campaign!r}, cell {verdict.cell!r}, not of this campaign "
-            f"({results.name!r}, cell {cell!r}): another campaign's results are in this folder{hint}"
+            f"({results.name!r}, cell {cell!r}): another campaign's results are in this folder; delete {path.parent} "
+            "to run the cell again"
         )
     return verdict
 
@@ -201,26 +174,3 @@ def names_in_use(folder: Path, name: str, besides: Path) -> list[Path]:
         if isinstance(doc, dict) and doc.get("name") == name:
             found.append(other)
     return found
-
-
-def result_path(results: Path, path: Path) -> Path:
-    """A file of the results folder about to be written: the results folder and every folder down to the file
-    real ones (made where missing), the file absent or a plain one, checked now."""
-    return derived_file(results.parent, path.relative_to(results.parent).as_posix(), create=True)
-
-
-def write_result(results: Path, path: Path, text: str) -> Path:
-    """A file of the results folder, written by the one derived writer: the results folder and every folder down
-    to the file checked right before the write (a run lasts hours; one swapped for a symlink is refused then)."""
-    return derived_write(results.parent, path.relative_to(results.parent).as_posix(), text)
-
-
-def write_verdict(results: Path, verdict: CellVerdict) -> Path:
-    text = yamlfile.dumps(yamlfile.to_yaml(verdict.model_dump(mode="json")))
-    return write_result(results, verdict_file(results, verdict.cell), text)
-
-
-def write_cell_file(results: Path, cell: str, name: str, text: str) -> str:
-    """A cell's side file (boot.log, bench-c8.json); returns its path relative to the cell's folder."""
-    write_result(results, cell_dir(results, cell) / name, text)
-    return name

@@ -10,7 +10,7 @@ from pydantic import ValidationError
 from redline.errors import InputError, LadderError
 from redline.inputs import explain
 from redline.ledger import yamlfile
-from redline.ledger.campaign_file import write_result
+from redline.ledger.campaign_file import cells_of
 from redline.models.search import SearchLog
 
 SEARCH_LOG = "search.yml"
@@ -34,7 +34,7 @@ def read_search_log(results: Path) -> SearchLog | None:
 
 
 def write_search_log(results: Path, log: SearchLog) -> Path:
-    return write_result(results, results / SEARCH_LOG, yamlfile.dumps(yamlfile.to_yaml(log.model_dump(mode="json"))))
+    return cells_of(results).write(results / SEARCH_LOG, yamlfile.dumps(yamlfile.to_yaml(log.model_dump(mode="json"))))
 
 
 __all__ = ["SEARCH_LOG", "read_search_log", "write_search_log"]

@@ -10,9 +10,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, model_validator
 
-from redline.engines.names import DEFAULT_ENGINE, EngineName
+from redline.engines.names import EngineName
 from redline.models.accuracy import AccuracyGate
 from redline.models.bench import BenchResult, Figure
 from redline.models.boot import BootStatus, ModelLoad
@@ -21,17 +21,17 @@ from redline.models.campaign_plan import CellPrediction, Submits
 from redline.models.campaign_results import Stat
 from redline.models.clean_bench import BenchCheck
 from redline.models.context import ContextDescriptor, Node
+from redline.models.experiment import ExperimentSpec
 from redline.models.known_good import KnownGoodUse
 from redline.models.lever import CloseStatus, Lever
 from redline.models.metrics import metric
 from redline.models.serve import ServeConfig
 from redline.models.slug import Slug
 from redline.models.sol import SolFigure
+from redline.models.strict import Strict
 from redline.models.telemetry import GpuTelemetry
 from redline.models.verdict import AbVerdict, Claim
-from redline.models.workloads import NamedWorkloads, Workloads, WorkloadSpec
 
-Count = Annotated[int, Field(gt=0, le=1 << 26)]
 Metric = Literal[
     "output_throughput",
     "output_throughput_per_gpu",
@@ -55,11 +55,7 @@ TRIAL_METRICS = tuple(
 )
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class ArmSpec(_Strict):
+class ArmSpec(Strict):
     """One arm: a serve config given inline, or a campaign's cell named; booted by its engine."""
 
     name: Slug
@@ -85,24 +81,11 @@ class ArmSpec(_Strict):
         return self
 
 
-class AbSpec(_Strict, NamedWorkloads):
-    """The A/B to run: its arms, the baseline named, the workload, the trials, the claim."""
+class AbSpec(ExperimentSpec):
+    """The A/B to run: its arms, the trials, the claim (and what every experiment says: models/experiment.py)."""
 
-    name: Slug
-    target: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=200)]
-    engine: EngineName = DEFAULT_ENGINE
     arms: Annotated[list[ArmSpec], Field(min_length=2, max_length=8)]
-    baseline: Slug | None = Field(None, description="the arm the others are set against; a VERDICT needs one named")
-    workload: WorkloadSpec | None = Field(None, description="what every bench of every trial sends (or workloads:)")
-    workloads: Workloads | None = None
-    combine: Literal["each", "all"] = Field(
-        "each",
-        description="how a champion across workloads is named: each (default: a verdict per workload, none across "
-        "them) or all (an improvement on every workload, by each one's own test)",
-    )
-    concurrencies: Annotated[list[Count], Field(min_length=1, max_length=16)]
     trials: Annotated[int, Field(ge=1, le=20, description="clean boots per arm; a VERDICT needs at least 3")] = 3
-    warmup_requests: Annotated[int, Field(ge=0, le=1 << 20, description="0: a cold bench")] = 8
     claim: Claim = "throughput"
     metric: Metric | None = Field(
         None,
@@ -110,15 +93,6 @@ class AbSpec(_Strict, NamedWorkloads):
         "throughput, median_tpot_ms for latency",
     )
     alpha: Annotated[float, Field(gt=0, lt=0.5, description="Welch's t-test level")] = 0.05
-    boot_deadline_s: Annotated[float, Field(gt=0, le=86400)] = 3600
-    bench_deadline_s: Annotated[float, Field(gt=0, le=86400)] = 3600
-
-    @field_validator("concurrencies")
-    @classmethod
-    def _unique(cls, values: list[int]) -> list[int]:
-        if len(set(values)) != len(values):
-            raise ValueError(f"each concurrency once: {values}")
-        return sorted(values)
 
     @model_validator(mode="after")
     def _arms_differ(self) -> AbSpec:
@@ -127,7 +101,8 @@ class AbSpec(_Strict, NamedWorkloads):
             raise ValueError(f"arms: two arms share a name: {sorted({n for n in names if names.count(n) > 1})}")
         if self.baseline is not None and self.baseline not in names:
             raise ValueError(f"baseline: no arm is named {self.baseline!r}; the arms are {', '.join(names)}")
-        self.check_workloads()
+        if self.combine not in ("each", "all"):  # a weighted mean of gains would lose each workload's own test
+            raise ValueError("combine: an A/B says each (a verdict per workload) or all (an improvement on every one)")
         check_benches(
             "trials",
             {"arms": len(self.arms), "trials": self.trials}
@@ -144,7 +119,7 @@ class AbSpec(_Strict, NamedWorkloads):
 # ---- the plan ----------------------------------------------------------------------------------------------
 
 
-class ArmPlan(_Strict):
+class ArmPlan(Strict):
     name: str
     baseline: bool
     engine: str = Field(description="the engine this arm boots")
@@ -157,7 +132,7 @@ class ArmPlan(_Strict):
     )
 
 
-class TrialStep(_Strict):
+class TrialStep(Strict):
     """One trial in run order: a clean boot of one arm, a warm-up, a bench per concurrency, a stop."""
 
     order: int
@@ -170,7 +145,7 @@ class TrialStep(_Strict):
     done: bool = Field(False, description="its trial.yml exists: a run skips it")
 
 
-class AbPlan(_Strict):
+class AbPlan(Strict):
     ab: str
     target: str
     engine: str = Field(description="the A/B's engine: each arm's unless the arm (or its campaign cell) names another")
@@ -186,7 +161,7 @@ class AbPlan(_Strict):
 # ---- one trial, on disk --------------------------------------------------------------------------------------
 
 
-class TrialPoint(_Strict):
+class TrialPoint(Strict):
     """One concurrency (of one workload) of one trial: the bench's figures, in their exact context."""
 
     workload: str | None = Field(None, description="which named workload; null: the A/B's only one")
@@ -211,7 +186,7 @@ class TrialPoint(_Strict):
     sol: SolFigure | None = Field(None, description="the output throughput against the decode ceiling")
 
 
-class TrialRecord(_Strict):
+class TrialRecord(Strict):
     """trials/<arm>-<k>/trial.yml: one clean boot of one arm and its benches; its presence means done."""
 
     schema_version: Literal[1] = 1
@@ -243,7 +218,7 @@ class TrialRecord(_Strict):
 # ---- the result -----------------------------------------------------------------------------------------------
 
 
-class TrialFigures(_Strict):
+class TrialFigures(Strict):
     """One trial's figures at one concurrency, as the summary shows them."""
 
     trial: int
@@ -255,7 +230,7 @@ class TrialFigures(_Strict):
     sol_pct: Figure | None = Field(None, description="output throughput as % of the decode ceiling (sol.key)")
 
 
-class ArmPoint(_Strict):
+class ArmPoint(Strict):
     """One arm at one concurrency (of one workload): per trial and mean ± std, in its exact context, against its SoL
     ceiling."""
 
@@ -267,7 +242,7 @@ class ArmPoint(_Strict):
     sol: SolFigure
 
 
-class ArmSummary(_Strict):
+class ArmSummary(Strict):
     arm: str
     baseline: bool
     engine: str = Field(description="the engine the arm booted")
@@ -282,7 +257,7 @@ class ArmSummary(_Strict):
     )
 
 
-class AbResult(_Strict):
+class AbResult(Strict):
     """ab_run's answer: the plan (dry run), or the trials, the verdict and the next levers."""
 
     ab: str

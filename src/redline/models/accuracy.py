@@ -9,14 +9,12 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from redline.models.strict import Strict
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class PromptSet(_Strict):
+class PromptSet(Strict):
     """src/redline/data/accuracy-prompts.yaml: what every arm is asked, greedily, for max_tokens tokens."""
 
     schema_version: Literal[1] = 1
@@ -25,14 +23,14 @@ class PromptSet(_Strict):
     prompts: list[str] = Field(min_length=1, max_length=128)
 
 
-class Answer(_Strict):
+class Answer(Strict):
     """One prompt's greedy answer: its tokens as the server named them and each one's log-probability."""
 
     tokens: list[str] = Field(description="the generated tokens, as the server returned them (ids where it can)")
     logprobs: list[float | None] = Field(description="each chosen token's log-probability (natural log)")
 
 
-class Answers(_Strict):
+class Answers(Strict):
     """An arm's answers to the prompt set, asked once on a booted server after its benches (accuracy.json)."""
 
     schema_version: Literal[1] = 1
@@ -46,7 +44,7 @@ GateStatus = Literal["pass", "fail", "not_run", "dummy_weights"]
 LABEL = "consistency check against the baseline arm, not a benchmark score"
 
 
-class AccuracyGate(_Strict):
+class AccuracyGate(Strict):
     """One arm's accuracy gate against the baseline arm: a consistency check, not a benchmark score."""
 
     arm: str

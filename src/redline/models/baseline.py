@@ -9,22 +9,19 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from redline.models.campaign_results import Stat
 from redline.models.context import ContextDescriptor
 from redline.models.metrics import MetricFlag, NoiseJudgement
 from redline.models.sol import SolFigure
+from redline.models.strict import Strict
 
 Colour = Literal["GREEN", "YELLOW", "RED"]
 SourceKind = Literal["campaign_cell", "ab_arm", "bench_file", "baseline"]
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class BaselineSource(_Strict):
+class BaselineSource(Strict):
     """Where a result came from: a campaign cell, an A/B arm, a bench result file, or a recorded baseline."""
 
     kind: SourceKind
@@ -40,7 +37,7 @@ class BaselineSource(_Strict):
         return f"{self.kind.replace('_', ' ')} {self.ref}" + (f" ({self.item})" if self.item else "")
 
 
-class BaselinePoint(_Strict):
+class BaselinePoint(Strict):
     """One concurrency of a result: its context, its metrics, its % of the decode ceiling."""
 
     context: ContextDescriptor
@@ -48,26 +45,26 @@ class BaselinePoint(_Strict):
     sol: SolFigure | None = None
 
 
-class Baseline(_Strict):
+class Baseline(Strict):
     source: BaselineSource
     note: Annotated[str | None, Field(max_length=2000)] = None
     recorded_at: datetime
     points: Annotated[list[BaselinePoint], Field(min_length=1)]
 
 
-class BaselinesFile(_Strict):
+class BaselinesFile(Strict):
     schema_version: Literal[1] = 1
     baselines: dict[str, Baseline] = {}
 
 
-class BaselineRecorded(_Strict):
+class BaselineRecorded(Strict):
     name: str
     path: str
     replaced: bool = Field(description="a baseline of this name was there and is replaced")
     baseline: Baseline
 
 
-class MetricDiff(_Strict):
+class MetricDiff(Strict):
     metric: str
     role: Literal["focus", "guarded"]
     direction: Literal["higher", "lower"]
@@ -83,7 +80,7 @@ class MetricDiff(_Strict):
     )
 
 
-class PointDiff(_Strict):
+class PointDiff(Strict):
     concurrency: int
     colour: Colour
     why: str
@@ -95,7 +92,7 @@ class PointDiff(_Strict):
     flags: list[MetricFlag] = Field([], description="implausible figures on either side: named, never judged")
 
 
-class BaselineDiff(_Strict):
+class BaselineDiff(Strict):
     """The current result against a baseline: GREEN, YELLOW or RED, each metric with both contexts."""
 
     baseline: str

@@ -9,19 +9,17 @@ one client for every engine, so cells of two engines compare. What a run leaves
 
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
+from pydantic import AfterValidator, Field, create_model, field_validator, model_validator
 
-from redline.engines.names import DEFAULT_ENGINE, EngineName, check_engine_name
-from redline.errors import InputError
+from redline.engines.names import EngineName
+from redline.models.experiment import ExperimentSpec
 from redline.models.load_boundary import BoundarySpec
 from redline.models.metrics import DIRECTIONS, Direction
 from redline.models.search import SearchSpec
 from redline.models.serve import FLAG_RE, MODEL_RE, ServeConfig
 from redline.models.slug import Slug
-from redline.models.workloads import COMBINE_HELP, Combine, NamedWorkloads, Workloads, WorkloadSpec
+from redline.models.strict import Strict
 
-Count = Annotated[int, Field(gt=0, le=1 << 26)]
-TargetName = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=200)]
 Focus = Literal["throughput", "latency", "goodput"]
 Verdict = Literal["green", "red"]
 
@@ -65,19 +63,6 @@ def check_benches(field: str, counts: dict[str, int]) -> None:
             f"{field}: {made} make {total:,} benches, over the {MAX_BENCHES:,} redline plans at once; "
             "give fewer values, or split it into several"
         )
-
-
-class Strict(BaseModel):
-    """Every campaign shape: an unknown field is an error naming it."""
-
-    model_config = ConfigDict(extra="forbid")
-
-
-def _engine(name: str) -> str:
-    try:
-        return check_engine_name(name)
-    except InputError as exc:  # a ValueError, so that pydantic names the field
-        raise ValueError(str(exc)) from exc
 
 
 def _flag(value: str) -> str:
@@ -201,12 +186,11 @@ else:
     )
 
 
-class Campaign(Strict, NamedWorkloads):
-    """campaign.yml: the grid, the workload and the focus of one tuning campaign."""
+class Campaign(ExperimentSpec):
+    """campaign.yml: the grid, the workload and the focus of one tuning campaign (and what every experiment says:
+    models/experiment.py)."""
 
     schema_version: Literal[1] = 1
-    name: Slug
-    target: TargetName = Field(description="a name in the targets file")
     model: Annotated[
         str | None,
         Field(
@@ -216,17 +200,11 @@ class Campaign(Strict, NamedWorkloads):
             description="path or hub id; taken from the ladder with base.from_ladder",
         ),
     ] = None
-    engine: Annotated[str, AfterValidator(_engine)] = DEFAULT_ENGINE
     base: BaseServe
     focus: Focus = "throughput"
     sla: dict[str, Annotated[float, Field(gt=0)]] = Field(
         default_factory=dict, description="limits on named metrics: a maximum on *_ms, a minimum on throughputs"
     )
-    workload: WorkloadSpec | None = Field(None, description="what every bench sends (or workloads:)")
-    workloads: Workloads | None = None
-    combine: Combine = Field("each", description=COMBINE_HELP)
-    concurrencies: Annotated[list[Count], Field(min_length=1, max_length=32)]
-    warmup_requests: Annotated[int, Field(ge=0, le=1 << 20)] = 8
     trials: Annotated[int, Field(ge=1, le=20, description="benches per concurrency on the cell's one boot")] = 1
     parallel: Annotated[
         int,
@@ -248,13 +226,10 @@ class Campaign(Strict, NamedWorkloads):
     ] = None
     grid: Grid | None = None
     cells: list[CellSpec] = []
-    baseline: Slug | None = Field(None, description="the cell others are compared with; default: the first")
     continue_on_red: bool = False
     noise_band_pct: Annotated[float | None, Field(gt=0, le=100)] = Field(
         None, description="below this difference a cell is no improvement; default: from trials, else 3%"
     )
-    boot_deadline_s: Annotated[float, Field(gt=0, le=86400)] = 3600
-    bench_deadline_s: Annotated[float, Field(gt=0, le=86400)] = 3600
     search: SearchSpec | None = Field(
         None, description="boot only the cells a search proposes (policy/search.py), not the whole grid"
     )
@@ -271,13 +246,6 @@ class Campaign(Strict, NamedWorkloads):
             if metric not in METRICS:
                 raise ValueError(f"no metric {metric!r}; metrics are {', '.join(METRICS)}")
         return sla
-
-    @field_validator("concurrencies")
-    @classmethod
-    def _unique(cls, values: list[int]) -> list[int]:
-        if len(set(values)) != len(values):
-            raise ValueError(f"each concurrency once: {values}")
-        return sorted(values)
 
     @model_validator(mode="after")
     def _consistent(self) -> "Campaign":
@@ -299,7 +267,6 @@ class Campaign(Strict, NamedWorkloads):
         return self
 
     def _one_way_to_say_the_workloads(self) -> None:
-        self.check_workloads()
         if self.workloads is None:
             return
         if self.boundary is not None:
@@ -350,7 +317,6 @@ __all__ = [
     "MAX_BENCHES",
     "MAX_CELLS",
     "METRICS",
-    "Strict",
     "Verdict",
     "check_benches",
 ]

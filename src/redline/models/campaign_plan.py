@@ -5,9 +5,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from redline.models.campaign import Focus, Strict, Verdict
+from redline.models.campaign import Focus, Verdict
 from redline.models.context import RegimeLabel
 from redline.models.serve import ServeConfig
+from redline.models.strict import Strict
 
 
 class CellPrediction(Strict):

@@ -15,7 +15,7 @@ from pydantic import Field, model_validator
 
 from redline.models.bench import BenchResult, Figure
 from redline.models.boot import BootSignals, BootStatus
-from redline.models.campaign import Direction, Focus, Strict, Verdict
+from redline.models.campaign import Direction, Focus, Verdict
 from redline.models.campaign_plan import CampaignPlan, CellPrediction
 from redline.models.clean_bench import BenchCheck
 from redline.models.context import ContextDescriptor, Workload
@@ -24,6 +24,7 @@ from redline.models.lever import CloseStatus, Lever
 from redline.models.load_boundary import LoadBoundary
 from redline.models.metrics import MetricFlag, NoiseJudgement
 from redline.models.serve import ServeConfig
+from redline.models.strict import Strict
 from redline.models.telemetry import GpuTelemetry
 
 # ---- one cell's verdict --------------------------------------------------------------------------------

@@ -12,20 +12,17 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from redline.models.serve import ServeConfig, is_eager
+from redline.models.strict import Strict
 from redline.models.workloads import most_tokens
 
 Provenance = Literal["measured", "simulated", "predicted"]
 Name = Annotated[str, Field(max_length=200)]
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class ModelIdentity(_Strict):
+class ModelIdentity(Strict):
     """The model as served, and what tells two copies of it apart."""
 
     name: Annotated[str, Field(max_length=4096, description="the model as the serve command takes it: path or hub id")]
@@ -40,7 +37,7 @@ class ModelIdentity(_Strict):
     dtype: Annotated[str | None, Field(max_length=32, description="torch_dtype from config.json")] = None
 
 
-class Hardware(_Strict):
+class Hardware(Strict):
     """The accelerators a figure was measured on; gpu_name null on a host without a GPU."""
 
     gpu_name: Name | None = None
@@ -48,13 +45,13 @@ class Hardware(_Strict):
     gpu_count: Annotated[int, Field(ge=0, le=1 << 16, description="GPUs the serve config uses (TP x PP x DP)")] = 0
 
 
-class Parallelism(_Strict):
+class Parallelism(Strict):
     tp: Annotated[int, Field(ge=1, le=1024)] = 1
     dp: Annotated[int, Field(ge=1, le=1024)] = 1
     pp: Annotated[int, Field(ge=1, le=1024)] = 1
 
 
-class Workload(_Strict):
+class Workload(Strict):
     """What the bench sent: its exact shape, per figure (never one descriptor smoothed over several points)."""
 
     name: Name | None = Field(None, description="the workload's name where the run benched several; null: its only one")
@@ -90,7 +87,7 @@ class Workload(_Strict):
         )
 
 
-class RegimeLabel(_Strict):
+class RegimeLabel(Strict):
     """How the server was measured: warmed up or cold, eager or CUDA graphs, prefix caching on or off."""
 
     cache: Literal["warm", "cold"]
@@ -112,12 +109,12 @@ def regime_of(config: ServeConfig, warmup_requests: int) -> RegimeLabel:
     )
 
 
-class EngineIdentity(_Strict):
+class EngineIdentity(Strict):
     name: Name
     version: Annotated[str | None, Field(max_length=64)] = None
 
 
-class BenchIdentity(_Strict):
+class BenchIdentity(Strict):
     """The bench client: the engine's own, its backend as the command pins it, and its version."""
 
     client: Name
@@ -125,7 +122,7 @@ class BenchIdentity(_Strict):
     version: Annotated[str | None, Field(max_length=64)] = None
 
 
-class Node(_Strict):
+class Node(Strict):
     """The machine itself: two figures came from one node only when all three agree."""
 
     hostname: Annotated[str | None, Field(max_length=255)] = None
@@ -140,7 +137,7 @@ class Node(_Strict):
         return f"{self.hostname or '?'} (machine {(self.machine_id or '?')[:12]}{gpus})"
 
 
-class ContextDescriptor(_Strict):
+class ContextDescriptor(Strict):
     """Everything one figure (or one set of trials of it) depends on."""
 
     provenance: Provenance = Field(description="measured on a real run, simulated (a replay), or predicted")

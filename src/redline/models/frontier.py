@@ -7,19 +7,16 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from redline.models.lever import Lever
+from redline.models.strict import Strict
 
 TriedOutcome = Literal["improvement", "no_improvement", "regression", "mixed", "untestable", "draft"]
 JUDGED: frozenset[str] = frozenset({"improvement", "no_improvement", "regression", "mixed"})  # a VERDICT said so
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class TriedUnder(_Strict):
+class TriedUnder(Strict):
     """Where a lever was tried: its verdict holds there, not beyond (policy/frontier.py `covers`). A lever refuted
     eager at c <= 128 on short prompts may still win under CUDA graphs, or where the KV cache binds."""
 
@@ -28,7 +25,7 @@ class TriedUnder(_Strict):
     tokens_per_request: int | None = Field(None, description="the longest workload's tokens per request")
 
 
-class TriedLever(_Strict):
+class TriedLever(Strict):
     lever: str = Field(description="the lever's name (policy/levers.py), or the knob that changed")
     change: str = Field(description="what the arm changed against the baseline, in serve-config terms")
     run: str = Field(description="the A/B and arm that tried it: ab/<name>.yml, arm <arm>")
@@ -40,7 +37,7 @@ class TriedLever(_Strict):
     at: datetime
 
 
-class Frontier(_Strict):
+class Frontier(Strict):
     model: str
     hardware: str
     engine: str
@@ -50,11 +47,11 @@ class Frontier(_Strict):
     updated_at: datetime
 
 
-class FrontierFile(_Strict):
+class FrontierFile(Strict):
     frontiers: list[Frontier] = []
 
 
-class FrontierList(_Strict):
+class FrontierList(Strict):
     """lever_frontier's answer: the workspace's frontiers (or one model's), and what each says to do next."""
 
     path: str

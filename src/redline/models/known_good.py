@@ -9,18 +9,15 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, RootModel, field_validator
+from pydantic import AfterValidator, ConfigDict, Field, RootModel, field_validator
 
 from redline.engines.names import DEFAULT_ENGINE, EngineName
 from redline.models.serve import ENV_NAME_RE, FLAG_RE, MODEL_RE, ServeConfig
+from redline.models.strict import Strict
 
 NO_GPU = "cpu"  # the hardware key of a host without a GPU
 # Knobs an entry may pin: every serve knob but the model, where the server listens, and the lists held apart.
 KNOBS = tuple(f for f in ServeConfig.model_fields if f not in ("model", "host", "port", "extra_flags", "env"))
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
 
 
 def _flag(value: str) -> str:
@@ -33,7 +30,7 @@ Flag = Annotated[str, AfterValidator(_flag)]
 Text = Annotated[str, Field(min_length=1, max_length=2000)]
 
 
-class Evidence(_Strict):
+class Evidence(Strict):
     """What proves an entry: a file in the workspace and the item in it."""
 
     kind: Literal["ladder_rung", "ladder_ceiling", "campaign_cell", "ab_arm", "note"]
@@ -42,7 +39,7 @@ class Evidence(_Strict):
     note: Annotated[str | None, Field(max_length=2000)] = None
 
 
-class KnownGoodKey(_Strict):
+class KnownGoodKey(Strict):
     model: Annotated[str, Field(min_length=1, max_length=4096, pattern=MODEL_RE.pattern)]
     hardware: Annotated[str, Field(min_length=1, max_length=200, description=f"the GPU name, or {NO_GPU}")]
     engine: EngineName = DEFAULT_ENGINE
@@ -87,12 +84,12 @@ class KnownGoodEntry(KnownGoodKey):
         )
 
 
-class KnownGoodFile(_Strict):
+class KnownGoodFile(Strict):
     schema_version: Literal[1] = 1
     entries: list[KnownGoodEntry] = []
 
 
-class KnownGoodUse(_Strict):
+class KnownGoodUse(Strict):
     """What a run did with the registry: the entry it applied (and what that added), or why none."""
 
     applied: bool
@@ -102,7 +99,7 @@ class KnownGoodUse(_Strict):
     note: str
 
 
-class KnownGoodRecorded(_Strict):
+class KnownGoodRecorded(Strict):
     path: str
     replaced: bool = Field(description="an entry of this key was there and is updated in place")
     entry: KnownGoodEntry
@@ -116,13 +113,13 @@ class KnownGoodRecorded(_Strict):
     note: str = Field("", description="what was recorded and what was left out, and why")
 
 
-class KnownGoodFound(_Strict):
+class KnownGoodFound(Strict):
     found: bool
     entry: KnownGoodEntry | None = None
     note: str
 
 
-class KnownGoodList(_Strict):
+class KnownGoodList(Strict):
     path: str
     entries: list[KnownGoodEntry]
 

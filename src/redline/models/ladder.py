@@ -8,7 +8,7 @@ names the rung it re-runs (`replay_of`).
 from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
+from pydantic import Field, create_model, model_validator
 
 from redline.engines.names import DEFAULT_ENGINE, EngineName
 from redline.models.bench import BenchResult, BenchWorkload
@@ -17,6 +17,7 @@ from redline.models.context import ContextDescriptor
 from redline.models.known_good import KnownGoodUse
 from redline.models.serve import MODEL_RE, ServeConfig
 from redline.models.shape import ModelShape
+from redline.models.strict import Strict
 
 Policy = Literal["predict", "signal", "doubling"]
 Variable = Literal["max_model_len", "max_num_batched_tokens"]
@@ -29,11 +30,7 @@ Count = Annotated[int, Field(gt=0, le=1 << 26)]
 CLIMBED = ("model", "max_model_len", "max_num_batched_tokens")
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class _FixedBase(_Strict):
+class _FixedBase(Strict):
     if TYPE_CHECKING:
         # mypy's view of the one fixed knob read by name; the real field is ServeConfig's, added by create_model below.
         gpu_memory_utilization: float = 0.9
@@ -60,7 +57,7 @@ else:
     )
 
 
-class ModelRef(_Strict):
+class ModelRef(Strict):
     key: Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:/-]*$")]
     path: Annotated[
         str,
@@ -77,13 +74,13 @@ class ModelRef(_Strict):
     )
 
 
-class GpuProfile(_Strict):
+class GpuProfile(Strict):
     name: Annotated[str | None, Field(max_length=200)] = None
     memory_gib: Annotated[float | None, Field(gt=0)] = None
     count: Annotated[int, Field(ge=1, le=1024)] = 1
 
 
-class Floor(_Strict):
+class Floor(Strict):
     """The known-good boot the climb starts from."""
 
     max_model_len: Count
@@ -94,7 +91,7 @@ class SmokeWorkload(BenchWorkload):
     """The load a smoke test puts on a rung: near-max-length requests at the concurrency floor."""
 
 
-class SmokeTest(_Strict):
+class SmokeTest(Strict):
     attempted: bool = False
     outcome: Literal["pass", "fail"] | None = None
     reason: str | None = None
@@ -123,7 +120,7 @@ class SmokeTest(_Strict):
         return self.outcome == "fail"
 
 
-class Prediction(_Strict):
+class Prediction(Strict):
     """A rung's KV cache as the memory model predicted it before the boot (never a measured figure)."""
 
     provenance: Literal["predicted"] = "predicted"
@@ -135,7 +132,7 @@ class Prediction(_Strict):
     basis: str
 
 
-class JointPlan(_Strict):
+class JointPlan(Strict):
     """The predict policy's whole ceiling: the largest max_model_len whose KV cache holds min_concurrency requests
     with max_num_batched_tokens at its target, predicted from the floor's boot."""
 
@@ -145,7 +142,7 @@ class JointPlan(_Strict):
     reason: str
 
 
-class Rung(_Strict):
+class Rung(Strict):
     """One clean boot of one serve config, as its log told it."""
 
     index: Annotated[int, Field(ge=1)]
@@ -183,7 +180,7 @@ class Rung(_Strict):
         return self.serve.max_model_len, self.serve.max_num_batched_tokens
 
 
-class Ceiling(_Strict):
+class Ceiling(Strict):
     """The highest config that booted and passed its smoke test."""
 
     tradeoff: str | None = Field(
@@ -200,7 +197,7 @@ class Ceiling(_Strict):
     recorded_at: datetime
 
 
-class AdoptedFrom(_Strict):
+class AdoptedFrom(Strict):
     """Where a ladder climbed elsewhere was copied in from (ladder_adopt): the file, when, and its bytes' digest."""
 
     path: Annotated[str, Field(min_length=1, max_length=4096, description="the ladder file it was copied from")]
@@ -208,7 +205,7 @@ class AdoptedFrom(_Strict):
     sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$", description="of that file's bytes, as read")]
 
 
-class Ladder(_Strict):
+class Ladder(Strict):
     schema_version: Literal[1] = 1
     model: ModelRef
     gpu: GpuProfile | None = Field(None, description="null until given at init or read from the first run's host")
@@ -252,7 +249,7 @@ class Ladder(_Strict):
         return self
 
 
-class NextStep(_Strict):
+class NextStep(Strict):
     """What the ladder needs next, and why. `rung` is the serve config to boot, smoke-test or keep."""
 
     route: Route
@@ -268,7 +265,7 @@ class NextStep(_Strict):
     )
 
 
-class RungRow(_Strict):
+class RungRow(Strict):
     """One line of `ladder status`."""
 
     index: int
@@ -284,14 +281,14 @@ class RungRow(_Strict):
     boot_s: float | None
 
 
-class LadderStatus(_Strict):
+class LadderStatus(Strict):
     path: str
     ladder: Ladder
     rows: list[RungRow]
     next: NextStep
 
 
-class LadderAdopted(_Strict):
+class LadderAdopted(Strict):
     """ladder_adopt's answer: the ladder now in the workspace, where it came from, the rung files copied with it."""
 
     path: str = Field(description="the adopted ladder, in the workspace (name it as `ladder` in the other tools)")

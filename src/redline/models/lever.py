@@ -4,16 +4,14 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from redline.models.strict import Strict
 
 Cost = Literal["low", "medium", "high"]
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class Lever(_Strict):
+class Lever(Strict):
     """One next step toward speed-of-light, with the gate that would prove or refute it."""
 
     lever: str = Field(description="a short name, such as fp8_kv_cache")
@@ -29,7 +27,7 @@ class Lever(_Strict):
     provenance: Literal["predicted"] = "predicted"
 
 
-class CloseStatus(_Strict):
+class CloseStatus(Strict):
     """A champion is closed only when its known-good config is recorded and a next lever is named."""
 
     champion: str | None

@@ -5,27 +5,24 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from redline.models.boot import BootSignals
 from redline.models.serve import ServeConfig
 from redline.models.shape import ModelShape
+from redline.models.strict import Strict
 
 GIB = 1 << 30
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class GpuSpec(_Strict):
+class GpuSpec(Strict):
     """One GPU as nvidia-smi names it (its total memory in GiB: memory.total MiB / 1024)."""
 
     name: Annotated[str, Field(min_length=1, max_length=200)]
     memory_gib: Annotated[float, Field(gt=0, le=100_000)]
 
 
-class Observation(_Strict):
+class Observation(Strict):
     """A recorded boot the model learns from: the model's shape, the config it booted, the GPU, what its log said."""
 
     source: str = Field(description="where the boot is recorded: a shipped corpus file or a workspace file")
@@ -38,7 +35,7 @@ class Observation(_Strict):
     signals: BootSignals
 
 
-class Fit(_Strict):
+class Fit(Strict):
     """One term's fitted coefficients, and how far the boots it was fitted on stray from it (GiB)."""
 
     coefficients: dict[str, float]
@@ -47,7 +44,7 @@ class Fit(_Strict):
     basis: str
 
 
-class Calibration(_Strict):
+class Calibration(Strict):
     """An engine's memory terms fitted on recorded boots of one engine version (and GPU, where one is named)."""
 
     engine: str
@@ -61,7 +58,7 @@ class Calibration(_Strict):
     left_out: list[str] = Field([], description="architectures held out of this fit (a leave-one-out check)")
 
 
-class Terms(_Strict):
+class Terms(Strict):
     """Where a boot's device memory goes, in GiB (per GPU)."""
 
     device_total_gib: float | None = Field(None, description="the memory the engine sees on the device")
@@ -73,7 +70,7 @@ class Terms(_Strict):
     available_kv_cache_gib: float
 
 
-class MemoryPrediction(_Strict):
+class MemoryPrediction(Strict):
     """What a boot of a serve config would report, predicted before it runs: never a measured figure."""
 
     provenance: Literal["predicted"] = "predicted"
@@ -99,7 +96,7 @@ class MemoryPrediction(_Strict):
     warnings: list[str] = []
 
 
-class CorpusBoot(_Strict):
+class CorpusBoot(Strict):
     """One boot of a shipped corpus: its log, the model (a folder of the corpus root's models/) and its config."""
 
     log: Annotated[str, Field(pattern=r"^[A-Za-z0-9._-]+\.log$")]
@@ -107,7 +104,7 @@ class CorpusBoot(_Strict):
     serve: dict[str, object] = Field(description="the serve config it booted, less the model")
 
 
-class Corpus(_Strict):
+class Corpus(Strict):
     """A folder of real boot logs of one engine version on one GPU (or a CPU host), and what each booted."""
 
     engine: str

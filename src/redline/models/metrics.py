@@ -13,7 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from redline.models.strict import Strict
 
 Direction = Literal["higher", "lower"]
 Basis = Literal["trials", "measured", "stated", "default"]
@@ -79,11 +81,7 @@ def change_words(delta_pct: float | None, digits: int = 2) -> str:
     return f"{'better' if delta_pct > 0 else 'worse'} by {size}"
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class MetricFlag(_Strict):
+class MetricFlag(Strict):
     """A figure too implausible to rest a claim on: named, never averaged into one."""
 
     metric: str
@@ -95,7 +93,7 @@ class MetricFlag(_Strict):
     why: str
 
 
-class NoiseJudgement(_Strict):
+class NoiseJudgement(Strict):
     """One difference as the noise model (policy/noise.py) judged it: on which basis, and the smallest effect it could
     have seen."""
 

@@ -6,14 +6,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from redline.models.strict import Strict
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class SearchSpec(_Strict):
+class SearchSpec(Strict):
     """`search:` in a campaign file: the grid's cells become a space the search walks (policy/search.py)."""
 
     method: Literal["model"] = Field(
@@ -30,7 +28,7 @@ class SearchSpec(_Strict):
     seed: Annotated[int, Field(ge=0, le=2**31, description="breaks ties between equal proposals")] = 0
 
 
-class SearchStep(_Strict):
+class SearchStep(Strict):
     """One step of a search's log: the cell it proposed and why, or why it stopped."""
 
     step: Annotated[int, Field(ge=1)]
@@ -46,7 +44,7 @@ class SearchStep(_Strict):
     )
 
 
-class SearchLog(_Strict):
+class SearchLog(Strict):
     """search.yml: every step in order (append-only); a resumed search carries on after the last."""
 
     schema_version: Literal[1] = 1

@@ -4,19 +4,16 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from redline.models.bench import MAX_TOKENS, Figure
+from redline.models.strict import Strict
 
 Bytes = Annotated[int, Field(ge=0, le=MAX_TOKENS)]  # a model's bytes: past any real one
 ByteFigure = Annotated[float, Field(ge=0, le=MAX_TOKENS, allow_inf_nan=False)]
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class GpuPeaks(_Strict):
+class GpuPeaks(Strict):
     """One GPU's datasheet peaks (per GPU), and the datasheet they come from."""
 
     name: str
@@ -28,14 +25,14 @@ class GpuPeaks(_Strict):
     datasheet: Annotated[str, Field(min_length=1)]
 
 
-class SolTable(_Strict):
+class SolTable(Strict):
     """sol-ceilings.yaml."""
 
     schema_version: Literal[1] = 1
     ceilings: dict[str, GpuPeaks]
 
 
-class SolFigure(_Strict):
+class SolFigure(Strict):
     """A throughput figure against the decode memory-bound ceiling of its hardware, model and batch."""
 
     key: str | None = Field(None, description="the sol-ceilings.yaml entry the ceiling is set against; null: none")

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from redline.models.metrics import MetricFlag, NoiseJudgement
+from redline.models.strict import Strict
 
 Rigor = Literal["VERDICT", "DRAFT"]
 Claim = Literal["throughput", "latency"]
@@ -34,23 +35,19 @@ Rule = Literal[
 ]
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class RuleCheck(_Strict):
+class RuleCheck(Strict):
     rule: Rule
     held: bool
     why: str
 
 
-class WelchFigures(_Strict):
+class WelchFigures(Strict):
     t: float | None = Field(description="(arm - baseline) / standard error; null: infinite (no spread, means differ)")
     df: float
     p_value: float
 
 
-class Comparison(_Strict):
+class Comparison(Strict):
     """One arm against the baseline at one concurrency, on the claim's metric."""
 
     arm: str
@@ -74,13 +71,13 @@ class Comparison(_Strict):
     )
 
 
-class ArmOutcome(_Strict):
+class ArmOutcome(Strict):
     arm: str
     outcome: Literal["baseline", "improvement", "regression", "mixed", "no_improvement", "untestable"]
     why: str
 
 
-class AbVerdict(_Strict):
+class AbVerdict(Strict):
     """VERDICT only when every rule held; a DRAFT lists each rule that failed."""
 
     rigor: Rigor

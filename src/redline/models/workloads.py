@@ -15,9 +15,10 @@ Each figure keeps its own workload (two shapes are never one "random"); the poli
 import math
 from typing import TYPE_CHECKING, Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from redline.models.slug import Slug
+from redline.models.strict import Strict
 
 Count = Annotated[int, Field(gt=0, le=1 << 26)]
 MAX_WORKLOADS = 8
@@ -30,11 +31,7 @@ def most_tokens(input_len: int, output_len: int, range_ratio: float = 0.0, prefi
     return prefix_len + math.ceil(input_len * spread) + math.ceil(output_len * spread)
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class WorkloadSpec(_Strict):
+class WorkloadSpec(Strict):
     """What a bench sends: random prompts of fixed lengths; every request decodes output_len tokens."""
 
     dataset: Literal["random"] = "random"
@@ -64,7 +61,7 @@ Workloads = Annotated[
 ]
 
 
-class Weights(_Strict):
+class Weights(Strict):
     """combine: {weights: {...}}: the champion by the weighted mean of its gains over the workloads."""
 
     weights: Annotated[dict[Slug, Annotated[float, Field(gt=0, le=1e6)]], Field(min_length=2)]

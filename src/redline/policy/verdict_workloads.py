@@ -19,11 +19,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from redline.models.verdict import AbVerdict, ArmOutcome, RuleCheck
+from redline.models.workloads import Combine
 from redline.policy.verdict import overall
 
 
-def across_workloads(per: Sequence[AbVerdict], combine: str) -> AbVerdict:
-    """One verdict over the workloads' verdicts (each with its `workload` set), by `combine` (each or all)."""
+def across_workloads(per: Sequence[AbVerdict], combine: Combine) -> AbVerdict:
+    """One verdict over the workloads' verdicts (each with its `workload` set), by `combine` (each or all: an A/B
+    takes no weights)."""
     first = per[0]
     arms = [_arm(a.arm, per) for a in first.arms]
     comparisons = [c for v in per for c in v.comparisons]

@@ -15,7 +15,6 @@ from pydantic import Field
 
 from redline.errors import InputError
 from redline.ledger.campaign_file import check_results, read_campaign
-from redline.models import Widenings
 from redline.models.campaign import Campaign
 from redline.models.campaign_plan import CampaignPlan
 from redline.models.campaign_results import (
@@ -31,6 +30,8 @@ from redline.ops.campaign import results
 from redline.ops.campaign import run as run_ops
 from redline.ops.campaign.load import Loaded, load
 from redline.ops.campaign.report import campaign_report as write_report
+from redline.ops.campaign.verdict import Judge
+from redline.ops.experiment.run import Opener
 from redline.ops.request_base import require_ack
 from redline.ops.requests import (
     CampaignAggregateRequest,
@@ -43,15 +44,14 @@ from redline.ops.requests import (
 )
 from redline.ops.session import Progress
 from redline.server.config import LADDER_PART, LADDER_SUFFIXES, relative_name, resolve_in_workspace
-from redline.server.jobs import WAIT_DEFAULT_S, JobView
-from redline.server.launch import dry_run_view, launch
+from redline.server.jobs import WAIT_DEFAULT_S
+from redline.server.launch import RunView, launch_experiment
 from redline.server.toolkit import (
     BOOTS,
     READ_ONLY,
     WRITE_ONCE,
     State,
     WaitArg,
-    call_progress,
     off_loop,
     state_of,
     tool,
@@ -74,12 +74,7 @@ CampaignArg = Annotated[
 ]
 
 
-class CampaignRunView(JobView[CampaignRunResult]):
-    """campaign_run's answer: the job that runs the campaign, or a dry run's plan (no job at all)."""
-
-    job_id: str | None = Field(  # type: ignore[assignment]
-        description="Pass to job_status (to wait for it) or job_cancel; null for a dry run, which queues no job"
-    )
+CampaignRunView = RunView[CampaignRunResult]
 
 
 # ---- the campaign file -------------------------------------------------------------------------------------
@@ -172,44 +167,42 @@ async def campaign_run(
     # each engine's widening, from the server config (never a tool argument); the workspace base.from_ladder stays in
     widening, workspace = state.config.widen, state.config.workspace
     loaded = await off_loop(load, path, workspace, read)  # the file as checked: parsed once for the call
-    if request.dry_run:
-        return await _dry_run(ctx, loaded, target, request, widening)
-    await off_loop(run_ops.prepare, loaded, target, widening)  # a campaign that cannot run is refused now, not as a job
-
-    async def run(t: Target, progress: Progress) -> CampaignRunResult:  # reads the file again (it may have changed)
-        return await run_ops.campaign_run(
-            path,
-            t,
-            i_understand_this_submits_jobs=True,
-            progress=progress,
-            skip_known_good=request.skip_known_good,
-            widening=widening,
-            workspace=workspace,
-            versions=state.versions,
-        )
-
-    args = {"campaign": relative_name(state.config.workspace, path), "name": loaded.campaign.name}
-    return await launch(
-        ctx, CampaignRunView, CampaignRunResult, "campaign_run", run, target=target.name, args=args, wait_s=wait_s
+    if not request.dry_run:
+        await off_loop(run_ops.prepare, loaded, target, widening)  # a campaign that cannot run is refused now
+    args = {"campaign": relative_name(workspace, path), "name": loaded.campaign.name}
+    opener = _opener(state, loaded, request)
+    return await launch_experiment(
+        ctx,
+        CampaignRunView,
+        CampaignRunResult,
+        "campaign_run",
+        opener,
+        target=target,
+        dry_run=request.dry_run,
+        said=lambda r: (r.reason, r.next),
+        args=args,
+        wait_s=wait_s,
     )
 
 
-async def _dry_run(
-    ctx: Context, loaded: Loaded, target: Target, request: CampaignRunRequest, widening: Widenings
-) -> CampaignRunView:
-    """campaign_run's dry run, answered at once from the campaign the call read: the plan, every command, nothing
-    started and no job; its progress as notifications, the engine's version kept for the session."""
-    async with target:  # the dry run reads the target's GPU and engine version, for the known-good entry
-        result = await run_ops.campaign_dry_run(
-            loaded,
-            target,
-            widening,
-            request.skip_known_good,
-            state_of(ctx).versions,
-            call_progress(ctx),
+def _opener(state: State, loaded: Loaded, request: CampaignRunRequest) -> Opener[CampaignRunResult]:
+    """How the campaign opens on a target: a dry run from the file as the call read it, a job from the file as it
+    reads it at its start (it may have changed since)."""
+
+    async def opened(t: Target, dry_run: bool, progress: Progress | None) -> tuple[run_ops.Cells, Judge]:
+        workspace = state.config.workspace
+        now = loaded if dry_run else await off_loop(load, loaded.path, workspace)
+        return await run_ops.opened(
+            now,
+            t,
+            dry_run=dry_run,
+            widening=state.config.widen,
+            skip_known_good=request.skip_known_good,
+            versions=state.versions,
+            progress=progress,
         )
-    where, message = result.plan.target if result.plan else None, result.reason
-    return dry_run_view(CampaignRunView, "campaign_run", result, target=where, message=message, next=result.next)
+
+    return opened
 
 
 @tool(READ_ONLY, "Campaign status", CampaignStatusRequest)

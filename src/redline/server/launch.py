@@ -1,11 +1,12 @@
-"""The one launcher of the tools that boot servers (rung_run, smoke_test, campaign_run, ab_run).
+"""The one launcher of the tools that boot servers (rung_run, smoke_test, and the experiments: campaign_run, ab_run).
 
-    return await launch(ctx, AbRunView, AbResult, "ab_run", run, target=spec.target, args={...}, wait_s=wait_s)
-    return dry_run_view(AbRunView, "ab_run", result, target=spec.target, message=result.summary, next=result.next)
+    return await launch(ctx, RungView, RungRunResult, "rung_run", run, target=..., args={...}, wait_s=wait_s)
+    return await launch_experiment(ctx, AbRunView, AbResult, "ab_run", opened, target=target, dry_run=..., ...)
 
 A tool checks what it can refuse at once (the acknowledgement first, then its inputs), then either answers a dry
 run at once (no job: the plan in `result`) or launches its operation as a job on a recording target, so a cancel
-stops every server the job started; the view answers the call, finished or still running.
+stops every server the job started; the view answers the call, finished or still running. An experiment's tool gives
+how its experiment is opened on a target (ops/experiment/run.py: a plan and a judge), and the one wing runs it.
 """
 
 from __future__ import annotations
@@ -15,12 +16,14 @@ from contextlib import AbstractAsyncContextManager
 from typing import Any, TypeVar
 
 from mcp.server.mcpserver import Context
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
+from redline.ops.experiment import run as experiment
+from redline.ops.experiment.run import Opener
 from redline.ops.session import Progress
 from redline.server.job_record import now
 from redline.server.jobs import JobContext, JobView
-from redline.server.toolkit import run_job, state_of
+from redline.server.toolkit import call_progress, run_job, state_of
 from redline.targets import Target
 
 R = TypeVar("R", bound=BaseModel)
@@ -54,7 +57,46 @@ async def launch(
     return job if isinstance(job, view) else view.model_validate(job.model_dump())
 
 
-def dry_run_view(view: type[V], tool: str, result: BaseModel, *, target: str | None, message: str, next: str) -> V:
+class RunView(JobView[R]):
+    """An experiment tool's answer (campaign_run, ab_run): the job that runs it, or a dry run's plan (no job)."""
+
+    job_id: str | None = Field(  # type: ignore[assignment]
+        description="Pass to job_status (to wait for it) or job_cancel; null for a dry run, which queues no job"
+    )
+
+
+async def launch_experiment(
+    ctx: Context,
+    view: type[RunView[R]],
+    result: type[R],
+    tool: str,
+    opened: Opener[R],
+    *,
+    target: Target,
+    dry_run: bool,
+    said: Callable[[R], tuple[str, str]],
+    args: dict[str, Any],
+    wait_s: float,
+) -> RunView[R]:
+    """A dry run answered at once on `target` (its progress as notifications, nothing started, no job; `said`: its
+    answer's headline and next step); else the experiment opened and run as a job on the target of that name,
+    recorded, so a cancel stops its servers."""
+    widening = state_of(ctx).config.widen  # each engine's, from the server config: never a tool argument
+    if dry_run:
+        progress, target.dry_run = call_progress(ctx), True  # a dry run creates nothing, on any target
+        async with target:  # a dry run reads the target's GPU and engine versions, for the known-good entry
+            plan, judge = await opened(target, True, progress)
+            answer = await experiment.dry_run(plan, judge, target, progress)
+        return _dry_run_view(view, tool, answer, *said(answer), target=target.name)
+
+    async def run(t: Target, progress: Progress) -> R:
+        plan, judge = await opened(t, False, None)
+        return await experiment.run(plan, judge, t, tool=tool, progress=progress, widening=widening)
+
+    return await launch(ctx, view, result, tool, run, target=target.name, args=args, wait_s=wait_s)
+
+
+def _dry_run_view(view: type[V], tool: str, result: BaseModel, message: str, next: str, *, target: str | None) -> V:
     """A dry run as its tool answers: done at once, the plan in `result`, no job behind it."""
     at = now()
     return view.model_validate(
@@ -75,4 +117,4 @@ def dry_run_view(view: type[V], tool: str, result: BaseModel, *, target: str | N
     )
 
 
-__all__ = ["JobView", "Operation", "dry_run_view", "launch"]
+__all__ = ["JobView", "Operation", "RunView", "launch", "launch_experiment"]

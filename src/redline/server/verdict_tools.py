@@ -9,10 +9,8 @@ from __future__ import annotations
 
 from mcp.server.mcpserver import Context
 from mcp.types import ToolAnnotations
-from pydantic import Field
 
 from redline.ledger.ab_file import AbPaths
-from redline.models import Widenings
 from redline.models.ab import AbResult
 from redline.models.baseline import BaselineDiff, BaselineRecorded
 from redline.models.deploy import ChampionApplied
@@ -25,6 +23,7 @@ from redline.ops.ab import run as ab_ops
 from redline.ops.evidence import baseline as baseline_ops
 from redline.ops.evidence import frontier as frontier_ops
 from redline.ops.evidence import known_good as known_good_ops
+from redline.ops.experiment.run import Opener
 from redline.ops.request_base import require_ack
 from redline.ops.requests_verdict import (
     AbRunRequest,
@@ -38,9 +37,9 @@ from redline.ops.requests_verdict import (
     PerfBaselineRecordRequest,
 )
 from redline.ops.session import Progress
-from redline.server.jobs import WAIT_DEFAULT_S, JobView
-from redline.server.launch import dry_run_view, launch
-from redline.server.toolkit import BOOTS, READ_ONLY, State, WaitArg, call_progress, state_of, tool
+from redline.server.jobs import WAIT_DEFAULT_S
+from redline.server.launch import RunView, launch_experiment
+from redline.server.toolkit import BOOTS, READ_ONLY, State, WaitArg, state_of, tool
 from redline.targets import Target
 
 # changes one entry of a file a person also edits in the workspace (baselines.yml, known-good.yml); the same call
@@ -48,12 +47,7 @@ from redline.targets import Target
 ENTRY_WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
 
 
-class AbRunView(JobView[AbResult]):
-    """ab_run's answer: the job that runs the A/B, or a dry run's plan (no job at all)."""
-
-    job_id: str | None = Field(  # type: ignore[assignment]
-        description="Pass to job_status (to wait for it) or job_cancel; null for a dry run, which queues no job"
-    )
+AbRunView = RunView[AbResult]
 
 
 @tool(BOOTS, "Run an A/B", AbRunRequest)
@@ -72,26 +66,39 @@ async def ab_run(ctx: Context, request: AbRunRequest, wait_s: WaitArg = WAIT_DEF
     resumes (and may add trials); job_cancel stops it and its server.
     """
     r, state = request, state_of(ctx)
-    workspace, spec = state.config.workspace, request.spec
     await _check_ab(state, r)
-    widening = state.config.widen  # each engine's, from the server config: never a tool argument
-    if r.dry_run:
-        return await _dry_run(ctx, r, widening)
+    args = {"ab": r.spec.name, "arms": [a.name for a in r.spec.arms], "trials": r.spec.trials}
+    target = state.config.open_target(r.spec.target)
+    return await launch_experiment(
+        ctx,
+        AbRunView,
+        AbResult,
+        "ab_run",
+        _opener(state, r),
+        target=target,
+        dry_run=r.dry_run,
+        said=lambda a: (a.summary, a.next),
+        args=args,
+        wait_s=wait_s,
+    )
 
-    async def run(t: Target, progress: Progress) -> AbResult:
-        return await ab_ops.ab_run(
-            workspace,
-            spec,
+
+def _opener(state: State, r: AbRunRequest) -> Opener[AbResult]:
+    """How the A/B opens on a target, each engine widened as the server config says (never a tool argument)."""
+
+    async def opened(t: Target, dry_run: bool, progress: Progress | None) -> tuple[ab_ops.Trials, ab_ops.TrialJudge]:
+        return await ab_ops.opened(
+            state.config.workspace,
+            r.spec,
             t,
-            i_understand_this_submits_jobs=True,
+            dry_run=dry_run,
+            widening=state.config.widen,
             skip_known_good=r.skip_known_good,
-            progress=progress,
-            widening=widening,
             versions=state.versions,
+            progress=progress,
         )
 
-    args = {"ab": spec.name, "arms": [a.name for a in spec.arms], "trials": spec.trials}
-    return await launch(ctx, AbRunView, AbResult, "ab_run", run, target=spec.target, args=args, wait_s=wait_s)
+    return opened
 
 
 async def _check_ab(state: State, r: AbRunRequest) -> None:
@@ -103,25 +110,6 @@ async def _check_ab(state: State, r: AbRunRequest) -> None:
     await off_loop(ab_ops.check_spec, AbPaths(workspace, spec.name), spec)
     for arm in spec.arms:
         await off_loop(ab_plan.resolve_arm, workspace, arm, spec.engine)
-
-
-async def _dry_run(ctx: Context, r: AbRunRequest, widening: Widenings) -> AbRunView:
-    """ab_run's dry run, answered at once: the plan, every command, nothing started and no job; its progress as
-    notifications, the engine's version kept for the session."""
-    spec, state = r.spec, state_of(ctx)
-    async with state.config.open_target(spec.target) as target:
-        result = await ab_ops.ab_run(
-            state.config.workspace,
-            spec,
-            target,
-            i_understand_this_submits_jobs=False,
-            dry_run=True,
-            skip_known_good=r.skip_known_good,
-            widening=widening,
-            progress=call_progress(ctx),
-            versions=state.versions,
-        )
-    return dry_run_view(AbRunView, "ab_run", result, target=spec.target, message=result.summary, next=result.next)
 
 
 @tool(ENTRY_WRITE, "Record a baseline", PerfBaselineRecordRequest)

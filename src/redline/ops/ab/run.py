@@ -3,32 +3,27 @@
     result = await ab_run(workspace, spec, target, i_understand_this_submits_jobs=True)
     result.verdict.rigor        # VERDICT only when every rule held (policy/verdict.py); else DRAFT naming each
 
-Each trial is one measured boot (ops/measured_boot.py): it boots its arm once through ServeSession, warms it
-up, benches it at every concurrency with the engine's own client (the same prompts in every trial of every arm),
-stops it, and writes trials/<arm>-<k>/trial.yml last, with the node it ran on (host_info, per
-trial). The running trial's server is recorded in ab/<name>/server.json before its boot is
-waited on, so a killed runner leaves a record the next run stops it by; a cancelled run stops
-it at once. A trial with a record is done: a re-run resumes after it, and may add trials.
-A known-good entry matching the model, hardware and engine version is applied to every arm
-unless skip_known_good; the result says which. The plan (a dry run) comes from ops/ab/plan.py, the result,
-read from the trial files, from ops/ab/result.py.
+An A/B is an experiment of the one wing (ops/experiment/run.py): its plan is `Trials` (every trial in run order, one
+at a time), its judge `TrialJudge` (each trial's record; the A/B's result, ops/ab/result.py). Each trial is one
+measured boot: its arm booted once, warmed up, benched at every concurrency with the engine's own client (the same
+prompts in every trial of every arm), stopped; trials/<arm>-<k>/trial.yml is written last, with the node it ran on
+(host_info, per trial). A trial with a record is done: a re-run resumes after it, and may add trials. A known-good
+entry matching the model, hardware and engine version is applied to every arm unless skip_known_good; the result
+says which. The plan (a dry run) comes from ops/ab/plan.py.
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from filelock import FileLock, Timeout
-
 from redline.engines import get_engine
 from redline.errors import InputError
-from redline.ledger.ab_file import AbPaths, read_spec, write_spec, write_trial, write_trial_file
-from redline.models import BenchWorkload, Widenings
+from redline.ledger.ab_file import AbPaths, read_spec, trial_name, write_spec
+from redline.ledger.results import Results
+from redline.models import BenchWorkload, ServeConfig, Widenings
 from redline.models.ab import AbPlan, AbResult, AbSpec, ArmPlan, TrialPoint, TrialRecord, TrialStep
 from redline.models.context import ContextDescriptor, Node, Workload
 from redline.ops.ab.accuracy import answered, ask_answers, gate_needed
@@ -37,14 +32,15 @@ from redline.ops.ab.result import ab_result
 from redline.ops.evidence.context import descriptor, node_of
 from redline.ops.evidence.sol import sol_figure
 from redline.ops.evidence.versions import EngineVersions
-from redline.ops.measured_boot import Keep, MeasuredBoot, StepResult, Then, measured_boot, stop_left_servers
+from redline.ops.experiment import run as experiment
+from redline.ops.experiment.run import Stop, Unit, Write
+from redline.ops.measured_boot import MeasuredBoot, StepResult, Then
 from redline.ops.request_base import ACK_FLAG, require_ack
-from redline.ops.session import Boot, Progress, ServeSession, say
+from redline.ops.session import Boot, Progress, ServeSession
 from redline.policy.drift import plan_drift
 from redline.policy.sol import with_telemetry
 from redline.policy.workload import RUN_DIR, WARMUP_FILE, Step
 from redline.targets import HostInfo, Target
-from redline.targets.unit import boot_unit
 
 # ---- the run -------------------------------------------------------------------------------------------------------
 
@@ -59,166 +55,97 @@ def check_spec(paths: AbPaths, spec: AbSpec) -> None:
         )
 
 
-@asynccontextmanager
-async def runner_lock(paths: AbPaths) -> AsyncIterator[None]:
-    """One runner per A/B; the OS drops the lock of a runner that is killed."""
-    lock = FileLock(str(paths.checked(paths.lock_file, create=True)), timeout=0)  # real folders, a plain lock
-    try:
-        lock.acquire()
-    except Timeout as exc:
-        raise InputError(
-            f"another ab_run is running this A/B ({paths.lock_file} is held): wait for it or cancel its job"
-        ) from exc
-    try:
-        yield
-    finally:
-        lock.release()
-
-
-async def ab_run(
-    workspace: Path,
-    spec: AbSpec,
-    target: Target,
-    *,
-    i_understand_this_submits_jobs: bool,
-    dry_run: bool = False,
-    skip_known_good: bool = False,
-    progress: Progress | None = None,
-    widening: Widenings | None = None,
-    versions: EngineVersions | None = None,
-) -> AbResult:
-    """Run the A/B on target (the spec's); fails closed without the acknowledgement; a dry run starts nothing.
-    `versions`: the engine versions the session knows (a dry run reuses them, a run asks again); none: asked."""
-    paths = AbPaths(workspace, spec.name)
-    _check_target(spec, target, i_understand_this_submits_jobs or dry_run)
-    check_spec(paths, spec)
-    target.dry_run, known = dry_run, versions or EngineVersions()
-    prepared = await prepare(
-        workspace,
-        spec,
-        target,
-        skip_known_good=skip_known_good,
-        widening=widening,
-        versions=known if dry_run else known.fresh(),  # a run asks again: the engine may have changed since
-        progress=progress if dry_run else None,
-    )
-    plan = plan_of(prepared, paths, target)
-    target.experiment = spec.name  # a target that labels its servers (kubernetes) files them under the A/B
-    if dry_run:
-        return await _dry_run(spec, paths, plan, target, progress)
-    check_resumable(paths, plan)
-    write_spec(paths, spec)
-    async with runner_lock(paths):
-        if await stop_left_servers([paths.server_file], target, "trial", paths.workspace):
-            await say(progress, 0.0, "stopped the server a killed run left behind")
-        sessions = {e: ServeSession(target, get_engine(e), None, (widening or {}).get(e)) for e in prepared.engines}
-        runner = Runner(prepared, plan, paths, target, sessions, progress)
-        ran = await runner.run()
-    return ab_result(workspace, prepared, plan, ran=ran)
-
-
-def _check_target(spec: AbSpec, target: Target, ack: bool) -> None:
-    """An A/B runs on the target its spec names; a run needs the acknowledgement (a dry run does not)."""
-    if target.name != spec.target:
-        raise InputError(
-            f"the A/B runs on target {spec.target!r}, not {target.name!r}: run it there, or change its target"
-        )
-    require_ack(ack, "ab_run")
-
-
-async def _dry_run(spec: AbSpec, paths: AbPaths, plan: AbPlan, target: Target, progress: Progress | None) -> AbResult:
-    """A dry run's answer: the plan, each arm with what its boot would submit; nothing started."""
-    arms = [a.model_copy(update={"submits": await _submits(target, a)}) for a in plan.arms]
-    await say(progress, 1.0, f"planned {plan.boots} boots; none started")
-    return AbResult(
-        ab=spec.name,
-        path=paths.relative(paths.spec_file),
-        dry_run=True,
-        plan=plan.model_copy(update={"arms": arms}),
-        skipped=done_trials(plan),
-        known_good=plan.known_good,
-        summary=f"dry run: {plan.boots} boots, each warmed up and benched at "
-        f"{len(spec.concurrencies)} concurrencies; none started. {plan.known_good.note}",
-        next=f"call ab_run with {ACK_FLAG}=true to run them",
-    )
-
-
 @dataclass
-class Runner:
-    """One run of an A/B: its trials in order, each a clean boot on the one target by its arm's engine."""
+class Trials:
+    """An A/B's plan as the wing runs it: every trial not done, in run order (A B A B ...), one at a time."""
 
     prepared: Prepared
     plan: AbPlan
     paths: AbPaths
-    target: Target
-    sessions: dict[str, ServeSession]  # one per engine the arms boot
-    progress: Progress | None
-    t0: float = field(default_factory=time.monotonic)
+
+    kind = "A/B"
+    parallel = 1
 
     @property
     def spec(self) -> AbSpec:
         return self.prepared.spec
 
     @property
-    def steps(self) -> list[Step]:
+    def results(self) -> Results:
+        return self.paths.results
+
+    def arm(self, name: str) -> ArmPlan:
+        return next(a for a in self.plan.arms if a.name == name)
+
+    def step(self, unit: Unit) -> TrialStep:
+        return next(s for s in self.plan.steps if trial_name(s.arm, s.trial) == unit.name)
+
+    def todo(self) -> int:
+        return sum(not s.done for s in self.plan.steps)
+
+    def next(self, ran: Mapping[str, TrialRecord | None]) -> Unit | Stop:
+        for step in self.plan.steps:
+            name = trial_name(step.arm, step.trial)
+            if not step.done and name not in ran:
+                arm = self.arm(step.arm)
+                return Unit(name, step.order, arm.engine, arm.serve)
+        return Stop()
+
+    def steps(self, unit: Unit) -> list[Step]:
         """Every trial's benches: the same prompts in every trial of every arm."""
         return steps_of(self.spec)
 
-    async def run(self) -> list[str]:
-        arms = {a.name: a for a in self.plan.arms}
-        todo = [s for s in self.plan.steps if not s.done]
-        ran = []
-        for i, step in enumerate(todo):
-            await self.run_trial(step, arms[step.arm], self._progress(step, i, len(todo)))
-            ran.append(f"{step.arm}-{step.trial}")
-        return ran
-
-    def _progress(self, step: TrialStep, i: int, n: int) -> Progress:
-        async def report(fraction: float, text: str) -> None:
-            await say(
-                self.progress,
-                (i + fraction) / n,
-                f"trial {i + 1} of {n} ({step.arm}-{step.trial}), {time.monotonic() - self.t0:.0f}s elapsed: {text}",
-            )
-
-        return report
-
-    async def run_trial(self, step: TrialStep, arm: ArmPlan, progress: Progress) -> TrialRecord:
-        """Boot the arm, measure it, stop it, record the trial; the server is stopped whatever happens."""
-        started, t0 = datetime.now(UTC), time.monotonic()
-        session = self.sessions[arm.engine]
-        session.progress = progress
-        host = await self.target.host_info()  # the node, per trial: a trial on another node must show
-
-        def write(name: str, text: str) -> None:
-            write_trial_file(self.paths, step.arm, step.trial, name, text)
-
-        boot_unit(f"trial-{step.arm}-{step.trial}")  # a target that names its jobs (slurm) says which trial
-        measured = await measured_boot(
-            session,
-            arm.serve,
-            self.steps,
-            keep=Keep(self.paths.server_file, step.order, write, base=self.paths.workspace),
-            boot_deadline_s=self.spec.boot_deadline_s,
-            bench_deadline_s=self.spec.bench_deadline_s,
-            then=self._ask(step, arm, session, write),
-        )
-        trial = self._record(step, arm, measured, host, started, time.monotonic() - t0)
-        write("boot.log", measured.log_text)
-        write_trial(self.paths, trial)  # last: its presence means the trial is done
-        await progress(1.0, f"{'ok' if trial.ok else 'failed'}: {trial.reason}")
-        return trial
-
-    def _ask(
-        self, step: TrialStep, arm: ArmPlan, session: ServeSession, write: Callable[[str, str], object]
-    ) -> Then | None:
+    def then(self, unit: Unit, session: ServeSession, write: Write) -> Then | None:
         """The accuracy gate's ask (ops/ab/accuracy.py), where the arms differ by a lever that can change the model's
         answers, on each arm's first trial to bench in full: none of its earlier trials kept answers."""
+        step = self.step(unit)
         if not gate_needed({a.name: a.serve for a in self.plan.arms}, self.spec.baseline):
             return None
         if answered(self.paths, step.arm, step.trial - 1) is not None:
             return None
-        return ask_answers(session, arm.serve, write)
+        return ask_answers(session, unit.serve, write)
+
+    def configs(self) -> dict[str, tuple[str, ServeConfig]]:
+        return {a.name: (a.engine, a.serve) for a in self.plan.arms}
+
+
+@dataclass
+class TrialJudge:
+    """An A/B's judge: each trial's record (its node, boot, figures per concurrency), and the A/B's result."""
+
+    trials: Trials
+    target: str
+
+    @property
+    def prepared(self) -> Prepared:
+        return self.trials.prepared
+
+    @property
+    def spec(self) -> AbSpec:
+        return self.prepared.spec
+
+    def said(self, record: TrialRecord) -> str:
+        return f"{'ok' if record.ok else 'failed'}: {record.reason}"
+
+    def outcome(self, made: list[TrialRecord], stop: Stop, wall_s: float) -> AbResult:
+        ran = [trial_name(r.arm, r.trial) for r in made]
+        return ab_result(self.trials.paths.workspace, self.prepared, self.trials.plan, ran=ran)
+
+    def planned(self, submits: dict[str, str | None]) -> AbResult:
+        """A dry run's answer: the plan, each arm with what its boot would submit; nothing started."""
+        plan, paths = self.trials.plan, self.trials.paths
+        arms = [a.model_copy(update={"submits": submits.get(a.name)}) for a in plan.arms]
+        return AbResult(
+            ab=self.spec.name,
+            path=paths.relative(paths.spec_file),
+            dry_run=True,
+            plan=plan.model_copy(update={"arms": arms}),
+            skipped=done_trials(plan),
+            known_good=plan.known_good,
+            summary=f"dry run: {plan.boots} boots, each warmed up and benched at "
+            f"{len(self.spec.concurrencies)} concurrencies; none started. {plan.known_good.note}",
+            next=f"call ab_run with {ACK_FLAG}=true to run them",
+        )
 
     def _point(self, arm: ArmPlan, boot: Boot, host: HostInfo, result: StepResult) -> TrialPoint:
         workload, figures = result.step.workload, result.figures
@@ -266,10 +193,11 @@ class Runner:
             baseline=self.spec.baseline,
         )
 
-    def _record(
-        self, step: TrialStep, arm: ArmPlan, measured: MeasuredBoot, host: HostInfo, started: datetime, wall_s: float
+    def record(
+        self, unit: Unit, measured: MeasuredBoot, host: HostInfo, started: datetime, wall_s: float
     ) -> TrialRecord:
-        boot = measured.boot
+        step = self.trials.step(unit)
+        arm, boot = self.trials.arm(step.arm), measured.boot
         points = [self._point(arm, boot, host, r) for r in measured.benches]
         ok, reason = _judge(measured, points, len(self.spec.concurrencies) * len(self.spec.shapes()))
         warmup = measured.command(WARMUP_FILE)
@@ -285,7 +213,7 @@ class Runner:
             order=step.order,
             ok=ok,
             reason=reason,
-            target=self.target.name,
+            target=self.target,
             node=node_of(host) or Node(),
             engine=arm.engine,
             engine_version=self._version(arm, boot),
@@ -305,10 +233,6 @@ class Runner:
         )
 
 
-async def _submits(target: Target, arm: ArmPlan) -> str | None:
-    return await ServeSession(target, get_engine(arm.engine)).submission_preview(arm.serve)
-
-
 def _judge(measured: MeasuredBoot, points: list[TrialPoint], benches: int) -> tuple[bool, str]:
     boot = measured.boot
     if not boot.ready:
@@ -323,4 +247,77 @@ def _judge(measured: MeasuredBoot, points: list[TrialPoint], benches: int) -> tu
     return True, f"every request completed at every concurrency ({boot.signals.status.value})"
 
 
-__all__ = ["ab_run", "check_spec"]
+async def opened(
+    workspace: Path,
+    spec: AbSpec,
+    target: Target,
+    *,
+    dry_run: bool,
+    widening: Widenings | None,
+    skip_known_good: bool,
+    versions: EngineVersions,
+    progress: Progress | None,
+) -> tuple[Trials, TrialJudge]:
+    """The A/B as the wing runs it: its arms resolved and identified on the target (each engine's version there: a
+    dry run reuses the session's, a run asks again), the known-good entry applied, every trial planned; for a run,
+    the trials already done checked to be of this plan and the spec written."""
+    paths = AbPaths(workspace, spec.name)
+    check_spec(paths, spec)
+    prepared = await prepare(
+        workspace,
+        spec,
+        target,
+        skip_known_good=skip_known_good,
+        widening=widening,
+        versions=versions if dry_run else versions.fresh(),  # the engine may have changed since a dry run
+        progress=progress,
+    )
+    plan = plan_of(prepared, paths, target)
+    if not dry_run:
+        check_resumable(paths, plan)
+        write_spec(paths, spec)
+    trials = Trials(prepared, plan, paths)
+    return trials, TrialJudge(trials, target.name)
+
+
+async def ab_run(
+    workspace: Path,
+    spec: AbSpec,
+    target: Target,
+    *,
+    i_understand_this_submits_jobs: bool,
+    dry_run: bool = False,
+    skip_known_good: bool = False,
+    progress: Progress | None = None,
+    widening: Widenings | None = None,
+    versions: EngineVersions | None = None,
+) -> AbResult:
+    """Run the A/B on target (the spec's); fails closed without the acknowledgement; a dry run starts nothing.
+    `versions`: the engine versions the session knows (a dry run reuses them, a run asks again); none: asked."""
+    _check_target(spec, target, i_understand_this_submits_jobs or dry_run)
+    target.dry_run = dry_run
+    trials, judge = await opened(
+        workspace,
+        spec,
+        target,
+        dry_run=dry_run,
+        widening=widening,
+        skip_known_good=skip_known_good,
+        versions=versions or EngineVersions(),
+        progress=progress if dry_run else None,
+    )
+    if dry_run:
+        return await experiment.dry_run(trials, judge, target, progress)
+    return await experiment.run(trials, judge, target, tool="ab_run", progress=progress, widening=widening)
+
+
+def _check_target(spec: AbSpec, target: Target, ack: bool) -> None:
+    """An A/B runs on the target its spec names; a run needs the acknowledgement (a dry run does not)."""
+    if target.name != spec.target:
+        raise InputError(
+            f"the A/B runs on target {spec.target!r}, not {target.name!r}: run it there, or change its target"
+        )
+    require_ack(ack, "ab_run")
+
+
+__all__ = ["TrialJudge", "Trials", "ab_run", "check_spec", "opened"]

@@ -16,7 +16,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from redline.ledger.campaign_file import read_verdicts, result_path, write_result
+from redline.ledger.campaign_file import cells_of, read_verdicts
 from redline.models.campaign import METRICS, Campaign
 from redline.models.campaign_results import (
     CampaignReport,
@@ -359,10 +359,11 @@ def campaign_report(
     table = champions.campaign_table(loaded.campaign, loaded.names, verdicts)
     champion = workload_champion.select(loaded.campaign, loaded.names, loaded.baseline, verdicts)
     plots = plots_of(table, champion, device_of(v.context for v in verdicts.values()))
+    layout = cells_of(loaded.results)
     for plot in plots:
-        draw(plot, result_path(loaded.results, loaded.results / plot.file))  # checked right before
-    report = loaded.results / "report.md"
-    write_result(loaded.results, report, render_markdown(loaded.campaign, table, champion, plots, verdicts))
+        draw(plot, layout.checked(layout.root / plot.file, create=True))  # checked right before
+    report = layout.root / "report.md"
+    layout.write(report, render_markdown(loaded.campaign, table, champion, plots, verdicts))
     return CampaignReport(
         campaign=loaded.campaign.name, report=str(report), plots=plots, table=table, champion=champion
     )

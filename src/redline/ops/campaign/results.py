@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from redline.ledger.campaign_file import read_verdicts, server_files
+from redline.ledger.campaign_file import cells_of, read_verdicts
 from redline.ledger.server_record import load_server
 from redline.models.campaign_results import CampaignStatus, CampaignTable, CellState, CellVerdict, ChampionReport
 from redline.ops.campaign.close import close_champion
@@ -29,7 +29,7 @@ def campaign_status(
     """Which cells are done (green or red), which ones a runner is in, which are pending; what to do next."""
     loaded = load(path, workspace)
     verdicts = read_verdicts(loaded.results, loaded.names)
-    indexes = {r.rung_index for f in server_files(loaded.results) if (r := load_server(f)) is not None}
+    indexes = {r.rung_index for f in cells_of(loaded.results).server_files() if (r := load_server(f)) is not None}
     running = [c.name for i, c in enumerate(loaded.cells, 1) if i in indexes]
     states = [_state(name, verdicts.get(name), name in running) for name in loaded.names]
     green = sum(s.state == "green" for s in states)

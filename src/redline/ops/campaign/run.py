@@ -2,160 +2,124 @@
 
     result = await campaign_run(path, target, i_understand_this_submits_jobs=True)
 
-A run boots each cell once (one clean boot, through ServeSession), warms it up,
-benches it at every concurrency on that one server, stops it and writes the
-cell's verdict; with `parallel: N`, up to N cells at once, each on a server of its
-own. A running cell's server is recorded in `<results>/cells/<cell>/server.json`
-as soon as it starts, so a runner killed at any point leaves a record per server
-that the next run (or a person) stops it by. A cell with a verdict is done: a
-re-run resumes after it.
+A campaign is an experiment of the one wing (ops/experiment/run.py): its plan is `Cells` (the grid's cells in
+order, up to `parallel` at once; or, with `search:`, the cell the search proposes next), its judge the cell verdict
+(ops/campaign/verdict.py). A cell with a verdict is done: a re-run resumes after it. A red cell stops further cells
+from starting unless the campaign says continue_on_red.
 
-Here: the acknowledgement, the checks before anything boots, and the lock that
-keeps one runner per campaign; the Runner that boots the cells is in
-ops/campaign/runner.py.
+Here: the acknowledgement, the checks before anything boots (also made by the MCP wiring before it queues a job),
+and the plan the wing runs.
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-
-from filelock import FileLock, Timeout
 
 from redline.engines import get_engine
 from redline.errors import InputError
-from redline.ledger.campaign_file import lock_file, read_verdict
-from redline.ledger.derived import check_file, derived_dir
-from redline.models import Widenings
+from redline.ledger.campaign_file import cells_of, read_verdict
+from redline.ledger.results import Results
+from redline.models import ServeConfig, Widenings
+from redline.models.campaign import Campaign
 from redline.models.campaign_plan import CampaignPlan, CellPlan
-from redline.models.campaign_results import CampaignRunResult
+from redline.models.campaign_results import CampaignRunResult, CellVerdict
+from redline.ops.campaign.boundary import boundary_probes
 from redline.ops.campaign.load import Loaded, load
 from redline.ops.campaign.plan import plan_for
-from redline.ops.campaign.runner import Runner, skipped
+from redline.ops.campaign.search import Search
+from redline.ops.campaign.verdict import Judge
+from redline.ops.evidence.context import model_files
 from redline.ops.evidence.known_good_apply import KnownGoodRun, campaign_known_good
 from redline.ops.evidence.versions import EngineVersions
+from redline.ops.experiment import run as experiment
+from redline.ops.experiment.run import Stop, Unit, Write
+from redline.ops.measured_boot import Then
 from redline.ops.request_base import ACK_FLAG, require_ack
 from redline.ops.session import Progress, ServeSession, say
+from redline.policy.workload import Step, measured_steps
 from redline.targets import Target
 
-# ---- the run ------------------------------------------------------------------------------------------------
+
+@dataclass
+class Cells:
+    """A campaign's plan as the wing runs it: its cells without a verdict, in order (or as its search proposes them)."""
+
+    loaded: Loaded
+    plan: CampaignPlan
+    search: Search | None = field(init=False, default=None)
+
+    def __post_init__(self) -> None:
+        if self.loaded.campaign.search is not None:
+            self.search = Search(self.loaded, self.plan)
+
+    kind = "campaign"
+
+    @property
+    def spec(self) -> Campaign:
+        return self.loaded.campaign
+
+    @property
+    def results(self) -> Results:
+        return cells_of(self.loaded.results)
+
+    @property
+    def parallel(self) -> int:
+        return self.loaded.campaign.parallel
+
+    def todo(self) -> int:
+        pending = sum(c.done is None for c in self.plan.cells)
+        spec = self.loaded.campaign.search
+        return min(pending, spec.budget_boots or pending) if spec is not None else pending
+
+    def unit(self, cell: CellPlan) -> Unit:
+        return Unit(cell.name, cell.index, cell.engine, cell.serve)
+
+    def next(self, ran: Mapping[str, CellVerdict | None]) -> Unit | Stop:
+        """The search's proposal; else the next cell without a verdict, unless a red one stops the campaign."""
+        cells = {c.name: c for c in self.plan.cells}
+        if self.search is not None:  # a red cell is feedback to a search, not its end
+            found = self.search.next()
+            return found if isinstance(found, Stop) else self.unit(cells[found])
+        if any(v is not None and v.verdict == "red" for v in ran.values()) and not self.loaded.campaign.continue_on_red:
+            return Stop("a red cell stops the campaign (continue_on_red is false)")
+        todo = [c for c in self.plan.cells if c.done is None and c.name not in ran]
+        return self.unit(todo[0]) if todo else Stop()
+
+    def steps(self, unit: Unit) -> list[Step]:
+        campaign = self.loaded.campaign
+        return measured_steps(campaign.shapes(), campaign.concurrencies, campaign.warmup_requests, campaign.trials)
+
+    def then(self, unit: Unit, session: ServeSession, write: Write) -> Then | None:
+        campaign = self.loaded.campaign
+        if campaign.boundary is None:
+            return None
+        return boundary_probes(
+            session, unit.serve, campaign, campaign.boundary, deadline_s=campaign.bench_deadline_s, write=write
+        )
+
+    def configs(self) -> dict[str, tuple[str, ServeConfig]]:
+        return {c.name: (c.engine, c.serve) for c in self.plan.cells}
 
 
 def _check_resumable(loaded: Loaded, plan: CampaignPlan) -> None:
     """A finished cell is skipped only if it ran the config planned now; a red one stops a fail-fast campaign."""
     for cell in plan.cells:
-        if cell.done is None:
+        verdict = read_verdict(loaded.results, cell.name) if cell.done is not None else None
+        if verdict is None:
             continue
-        verdict = read_verdict(loaded.results, cell.name)
-        assert verdict is not None
+        folder = cells_of(loaded.results).unit_dir(cell.name)
         if verdict.context.serve != cell.serve or verdict.context.engine.name != cell.engine:
             raise InputError(
                 f"cell {cell.name!r} has a verdict made with another serve config (or engine) than the campaign "
-                f"plans now: delete {verdict_dir(loaded, cell.name)} to run it again, or restore the file"
+                f"plans now: delete {folder} to run it again, or restore the file"
             )
         if verdict.verdict == "red" and not loaded.campaign.continue_on_red:
             raise InputError(
-                f"cell {cell.name!r} is red ({verdict.reason}): delete {verdict_dir(loaded, cell.name)} "
+                f"cell {cell.name!r} is red ({verdict.reason}): delete {folder} "
                 "to run it again, or set continue_on_red: true to go on past it"
             )
-
-
-def verdict_dir(loaded: Loaded, cell: str) -> Path:
-    return loaded.results / "cells" / cell
-
-
-@asynccontextmanager
-async def _runner_lock(results: Path) -> AsyncIterator[None]:
-    """One runner per campaign; the OS drops the lock of a runner that is killed."""
-    derived_dir(results.parent, results.name, create=True)  # a real folder, and the lock a plain file
-    lock = FileLock(str(check_file(lock_file(results))), timeout=0)
-    try:
-        lock.acquire()
-    except Timeout as exc:
-        raise InputError(
-            f"another campaign_run is running this campaign ({lock_file(results)} is held): wait for it "
-            "(campaign_status) or cancel its job"
-        ) from exc
-    try:
-        yield
-    finally:
-        lock.release()
-
-
-async def campaign_run(
-    path: str | Path,
-    target: Target,
-    *,
-    i_understand_this_submits_jobs: bool,
-    dry_run: bool = False,
-    progress: Progress | None = None,
-    widening: Widenings | None = None,
-    skip_known_good: bool = False,
-    workspace: Path | None = None,
-    versions: EngineVersions | None = None,
-) -> CampaignRunResult:
-    """Run the campaign on target: each cell without a verdict is booted once, benched, stopped and judged.
-
-    Fails closed without the acknowledgement; a dry run returns the plan and starts nothing.
-    Up to the campaign's `parallel` cells run at once (a target that runs that many servers at once).
-    A red cell stops further cells from starting unless the campaign says continue_on_red.
-    A matching known-good entry is applied to every cell unless skip_known_good; the plan's gates say so.
-    `widening`: the server config's, per engine (each cell is admitted with its engine's). `workspace`: the
-    server's, that base.from_ladder stays in (default: the one the file's layout names). `versions`: the engine
-    versions the session knows (a dry run reuses them, a run asks again); none: asked.
-    """
-    target.dry_run = dry_run
-    versions = versions or EngineVersions()
-    require_ack(i_understand_this_submits_jobs, "campaign_run", dry_run=dry_run)
-    loaded = load(path, workspace)  # read once here: the file may have changed since a call checked it
-    if dry_run:
-        return await campaign_dry_run(loaded, target, widening, skip_known_good, versions, progress)
-    t0 = time.monotonic()  # the run's wall time counts its checks on the target too
-    # the known-good hook: the engine versions asked again (an engine may have changed since a dry run)
-    known_good = await campaign_known_good(loaded, target, skip_known_good, versions=versions.fresh())
-    plan = prepare(loaded, target, widening, known_good)
-    target.experiment = loaded.campaign.name  # a target that labels its servers (kubernetes) files them under it
-    async with _runner_lock(loaded.results):
-        heard = {name: run.identity.engine_version for name, run in known_good.items()}
-        runner = Runner(loaded, plan, target, progress, widening, heard, t0=t0)
-        return await runner.run()
-
-
-async def campaign_dry_run(
-    loaded: Loaded,
-    target: Target,
-    widening: Widenings | None,
-    skip_known_good: bool,
-    versions: EngineVersions,
-    progress: Progress | None,
-) -> CampaignRunResult:
-    """A dry run's answer: the plan, each cell with what its boot would submit; nothing started. Said on `progress`
-    as it goes (the target's GPU and engine version are the slow part: the version is kept for the session)."""
-    target.dry_run = True
-    known_good = await campaign_known_good(loaded, target, skip_known_good, versions=versions, progress=progress)
-    await say(progress, 0.7, "planning every cell with the known-good entry (if any) applied")
-    plan = plan_for(loaded, target, widening, known_good)
-    target.experiment = plan.campaign
-    cells = [c.model_copy(update={"submits": await _submits(target, c)}) for c in plan.cells]
-    await say(progress, 1.0, f"planned {plan.boots} boots and {plan.benches} benches; none started")
-    return CampaignRunResult(
-        campaign=plan.campaign,
-        dry_run=True,
-        plan=plan.model_copy(update={"cells": cells}),
-        skipped=skipped(plan),
-        reason=f"dry run: {plan.boots} boots and {plan.benches} benches would run{_at_once(plan)}; none started",
-        next=f"call campaign_run with {ACK_FLAG}=true to run them",
-    )
-
-
-async def _submits(target: Target, cell: CellPlan) -> str | None:
-    return await ServeSession(target, get_engine(cell.engine)).submission_preview(cell.serve)
-
-
-def _at_once(plan: CampaignPlan) -> str:
-    return f", {plan.parallel} cells at once" if plan.parallel > 1 else ""
 
 
 def prepare(
@@ -179,4 +143,68 @@ def prepare(
     return plan
 
 
-__all__ = ["ACK_FLAG", "Runner", "campaign_dry_run", "campaign_run", "prepare"]
+async def opened(
+    loaded: Loaded,
+    target: Target,
+    *,
+    dry_run: bool,
+    widening: Widenings | None,
+    skip_known_good: bool,
+    versions: EngineVersions,
+    progress: Progress | None,
+) -> tuple[Cells, Judge]:
+    """The campaign as the wing runs it, after the known-good hook (the target's GPU and each engine's version there:
+    a dry run reuses the session's, a run asks again) and, for a run, its checks on the target."""
+    asked = versions if dry_run else versions.fresh()  # an engine may have changed since a dry run
+    known_good = await campaign_known_good(loaded, target, skip_known_good, versions=asked, progress=progress)
+    if dry_run:
+        await say(progress, 0.7, "planning every cell with the known-good entry (if any) applied")
+        plan = plan_for(loaded, target, widening, known_good)
+    else:
+        plan = prepare(loaded, target, widening, known_good)
+        fix = "fix model: (or base.from_ladder) in the campaign"
+        await ServeSession(target, get_engine(plan.engine)).check_model_path(loaded.base.model, fix)
+    files = {m: await model_files(target, m) for m in dict.fromkeys(c.serve.model for c in plan.cells)}
+    heard = {name: kg.identity.engine_version for name, kg in known_good.items()}
+    return Cells(loaded, plan), Judge(loaded, plan, heard, files)
+
+
+async def campaign_run(
+    path: str | Path,
+    target: Target,
+    *,
+    i_understand_this_submits_jobs: bool,
+    dry_run: bool = False,
+    progress: Progress | None = None,
+    widening: Widenings | None = None,
+    skip_known_good: bool = False,
+    workspace: Path | None = None,
+    versions: EngineVersions | None = None,
+) -> CampaignRunResult:
+    """Run the campaign on target: each cell without a verdict is booted once, benched, stopped and judged.
+
+    Fails closed without the acknowledgement; a dry run returns the plan and starts nothing.
+    Up to the campaign's `parallel` cells run at once (a target that runs that many servers at once).
+    A matching known-good entry is applied to every cell unless skip_known_good; the plan's gates say so.
+    `widening`: the server config's, per engine (each cell is admitted with its engine's). `workspace`: the
+    server's, that base.from_ladder stays in (default: the one the file's layout names). `versions`: the engine
+    versions the session knows (a dry run reuses them, a run asks again); none: asked.
+    """
+    target.dry_run = dry_run
+    require_ack(i_understand_this_submits_jobs, "campaign_run", dry_run=dry_run)
+    loaded = load(path, workspace)  # read once here: the file may have changed since a call checked it
+    cells, judge = await opened(
+        loaded,
+        target,
+        dry_run=dry_run,
+        widening=widening,
+        skip_known_good=skip_known_good,
+        versions=versions or EngineVersions(),
+        progress=progress if dry_run else None,
+    )
+    if dry_run:
+        return await experiment.dry_run(cells, judge, target, progress)
+    return await experiment.run(cells, judge, target, tool="campaign_run", progress=progress, widening=widening)
+
+
+__all__ = ["ACK_FLAG", "Cells", "campaign_run", "opened", "prepare"]

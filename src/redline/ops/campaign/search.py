@@ -1,6 +1,7 @@
-"""A campaign's search at the edge: the runner boots the cell policy/search.py proposes, one at a time, each by the
-one measurement loop (it leaves the same verdict.yml a grid's cell does), and keeps search.yml, a step per proposal
-(what and why, the model's estimate, what it measured) and why it stopped.
+"""A campaign's search at the edge: the campaign's plan in the experiment wing when it searches. The wing boots the
+cell policy/search.py proposes, one at a time, each by the one measurement loop (it leaves the same verdict.yml a
+grid's cell does); this keeps search.yml, a step per proposal (what and why, the model's estimate, what it
+measured) and why it stopped.
 
 A search resumes like a grid: the verdicts on disk are what it measured, and a step whose cell has no verdict yet
 (a run killed while it booted) is run again before anything new is proposed. A red cell is feedback, not the end
@@ -10,30 +11,20 @@ memory model predicts infeasible on the target (the plan's `predicted`) is never
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
-from typing import NamedTuple
 
 from redline.ledger.campaign_file import read_verdicts
 from redline.ledger.search_file import read_search_log, write_search_log
 from redline.models.campaign import Campaign
-from redline.models.campaign_plan import CampaignPlan, CellPlan
+from redline.models.campaign_plan import CampaignPlan
 from redline.models.campaign_results import CellVerdict
 from redline.models.search import SearchLog, SearchStep
 from redline.ops.campaign.load import Loaded
+from redline.ops.experiment.run import Stop
+from redline.policy import search as policy
 from redline.policy.noise import DEFAULT_BAND_PCT
 from redline.policy.ranking import cell_sample
-from redline.policy.search import Candidate, Measured, Stop, propose
 from redline.policy.workload_champion import select
-
-RunCell = Callable[[CellPlan, int, int], Awaitable[CellVerdict]]
-
-
-class Searched(NamedTuple):
-    """Why a search stopped, and every cell it measured: those of this run and of the runs it resumed."""
-
-    why: str
-    verdicts: list[CellVerdict]
 
 
 def score_of(campaign: Campaign, verdict: CellVerdict) -> float | None:
@@ -58,15 +49,17 @@ def scores(campaign: Campaign, baseline: str, verdicts: dict[str, CellVerdict]) 
     return {n: 1.0 if n == baseline else None if (g := gains.get(n)) is None else 1 + g / 100 for n in verdicts}
 
 
-def candidates(plan: CampaignPlan) -> list[Candidate]:
+def candidates(plan: CampaignPlan) -> list[policy.Candidate]:
     """Each cell as the search sees it: its levers, and its engine where the cells boot more than one."""
     several = len(plan.engines) > 1
-    return [Candidate(c.name, {**c.levers, **({"engine": c.engine} if several else {})}) for c in plan.cells]
+    return [policy.Candidate(c.name, {**c.levers, **({"engine": c.engine} if several else {})}) for c in plan.cells]
 
 
-def _measured(loaded: Loaded, baseline: str, verdicts: dict[str, CellVerdict]) -> dict[str, Measured]:
+def _measured(loaded: Loaded, baseline: str, verdicts: dict[str, CellVerdict]) -> dict[str, policy.Measured]:
     score = scores(loaded.campaign, baseline, verdicts)
-    return {n: Measured(score[n], gpu_s=v.wall_s * max(v.context.hardware.gpu_count, 1)) for n, v in verdicts.items()}
+    return {
+        n: policy.Measured(score[n], gpu_s=v.wall_s * max(v.context.hardware.gpu_count, 1)) for n, v in verdicts.items()
+    }
 
 
 def _history(log: SearchLog, verdicts: dict[str, CellVerdict]) -> list[str]:
@@ -84,7 +77,7 @@ def _next(loaded: Loaded, plan: CampaignPlan, log: SearchLog, verdicts: dict[str
     assert spec is not None  # only a campaign with search: is searched
     infeasible = {c.name: c.predicted.why for c in plan.cells if c.predicted and c.predicted.feasible == "no"}
     band = (loaded.campaign.noise_band_pct or DEFAULT_BAND_PCT) / 100
-    found = propose(
+    found = policy.propose(
         candidates(plan),
         plan.baseline,
         _measured(loaded, plan.baseline, verdicts),
@@ -94,33 +87,38 @@ def _next(loaded: Loaded, plan: CampaignPlan, log: SearchLog, verdicts: dict[str
         infeasible=infeasible,
     )
     at, n = datetime.now(UTC), len(log.steps) + 1
-    if isinstance(found, Stop):
+    if isinstance(found, policy.Stop):
         return SearchStep(step=n, at=at, why=found.why)
     return SearchStep(step=n, at=at, cell=found.cell, why=found.why, estimate=found.estimate, upper=found.upper)
 
 
-async def search(loaded: Loaded, plan: CampaignPlan, run_cell: RunCell) -> tuple[list[CellVerdict], Searched]:
-    """Boot what the search proposes until it stops; the verdicts it made now, and why it stopped with every
-    verdict it holds (a resumed search's earlier runs included)."""
-    results, cells = loaded.results, {c.name: c for c in plan.cells}
-    log = read_search_log(results) or SearchLog(campaign=loaded.campaign.name)
-    made: list[CellVerdict] = []
-    while True:
-        verdicts = read_verdicts(results, loaded.names)
-        step = _next(loaded, plan, log, verdicts)
+class Search:
+    """A campaign's plan when it searches: the cell to boot next is the one the search proposes from the verdicts on
+    disk, each proposal kept in search.yml before its boot, and what it measured once its verdict is there."""
+
+    def __init__(self, loaded: Loaded, plan: CampaignPlan) -> None:
+        self.loaded, self.plan = loaded, plan
+        self.log = read_search_log(loaded.results) or SearchLog(campaign=loaded.campaign.name)
+
+    def _write(self, steps: list[SearchStep], stopped: str | None = None) -> None:
+        self.log = self.log.model_copy(update={"steps": steps, "stopped": stopped})
+        write_search_log(self.loaded.results, self.log)
+
+    def next(self) -> str | Stop:
+        """The cell to boot now (a proposal killed before its verdict first), or why the search stops."""
+        verdicts = read_verdicts(self.loaded.results, self.loaded.names)
+        last = self.log.steps[-1] if self.log.steps else None
+        if last is not None and last.cell in verdicts and last.measured is None:  # what the last proposal measured
+            measured = scores(self.loaded.campaign, self.plan.baseline, verdicts)[last.cell]
+            if measured is not None:  # a red cell measured no score
+                self._write([*self.log.steps[:-1], last.model_copy(update={"measured": measured})])
+        step = _next(self.loaded, self.plan, self.log, verdicts)
         if step.cell is None:
-            log = log.model_copy(update={"steps": [*log.steps, step], "stopped": step.why})
-            write_search_log(results, log)
-            return made, Searched(step.why, list(verdicts.values()))
-        if not log.steps or log.steps[-1] is not step:
-            log = log.model_copy(update={"steps": [*log.steps, step]})
-            write_search_log(results, log)  # the proposal is on disk before its boot
-        verdict = await run_cell(cells[step.cell], len(verdicts), len(plan.cells))
-        made.append(verdict)
-        measured = scores(loaded.campaign, plan.baseline, {**verdicts, verdict.cell: verdict})[verdict.cell]
-        done = step.model_copy(update={"measured": measured})
-        log = log.model_copy(update={"steps": [*log.steps[:-1], done]})
-        write_search_log(results, log)
+            self._write([*self.log.steps, step], stopped=step.why)
+            return Stop(step.why)
+        if not self.log.steps or self.log.steps[-1] is not step:
+            self._write([*self.log.steps, step])  # the proposal is on disk before its boot
+        return step.cell
 
 
-__all__ = ["Searched", "candidates", "score_of", "scores", "search"]
+__all__ = ["Search", "candidates", "score_of", "scores"]

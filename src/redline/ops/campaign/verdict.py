@@ -1,7 +1,7 @@
 """A cell's verdict from what its boot and benches gave: the figures per concurrency, the context, green or red.
 
-ops/campaign/runner.py boots and benches the cell (ops/measured_boot.py); this only reads what that left
-(no I/O), and policy/champion.py holds the rules that judge it.
+The experiment wing (ops/experiment/run.py) boots and benches the cell (ops/measured_boot.py) and writes what this
+judge makes of it; this only reads what the boot left (no I/O), and policy/champion.py holds the rules.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from redline.models.campaign import Campaign, Verdict
 from redline.models.campaign_plan import CampaignPlan, CellPlan
 from redline.models.campaign_results import (
     BootRecord,
+    CampaignRunResult,
     CellVerdict,
     Commands,
     ConcurrencyResult,
@@ -22,7 +23,10 @@ from redline.models.campaign_results import (
 )
 from redline.models.context import ContextDescriptor, Workload
 from redline.models.load_boundary import LoadBoundary
+from redline.ops.campaign.load import Loaded
+from redline.ops.campaign.outcome import planned_result, run_result
 from redline.ops.evidence.context import ModelFiles, descriptor
+from redline.ops.experiment.run import Stop, Unit
 from redline.ops.measured_boot import MeasuredBoot
 from redline.policy import champion as champions
 from redline.policy import clean_bench, load_boundary
@@ -34,13 +38,34 @@ from redline.targets import HostInfo
 
 @dataclass(frozen=True)
 class Judge:
-    """What every verdict of one run shares: the campaign, its plan, the host, each engine's version there."""
+    """A campaign's judge in the experiment wing: each cell's verdict from what its measured boot gave, and the run's
+    answer. What every verdict of one run shares: the campaign, its plan, each engine's version there, the model's
+    files."""
 
-    campaign: Campaign
+    loaded: Loaded
     plan: CampaignPlan
-    host: HostInfo | None
     versions: Mapping[str, str | None]
     files: Mapping[str, ModelFiles]  # each model's config.json as the target has it: its hash, quantization
+
+    @property
+    def campaign(self) -> Campaign:
+        return self.loaded.campaign
+
+    def record(
+        self, unit: Unit, measured: MeasuredBoot, host: HostInfo, started: datetime, wall_s: float
+    ) -> CellVerdict:
+        cell = next(c for c in self.plan.cells if c.name == unit.name)
+        return self.verdict(cell, measured, host, started, wall_s)
+
+    def said(self, record: CellVerdict) -> str:
+        return f"{record.verdict}: {record.reason}"
+
+    def outcome(self, made: list[CellVerdict], stop: Stop, wall_s: float) -> CampaignRunResult:
+        return run_result(self.loaded, self.plan, made, stop, wall_s)
+
+    def planned(self, submits: dict[str, str | None]) -> CampaignRunResult:
+        cells = [c.model_copy(update={"submits": submits.get(c.name)}) for c in self.plan.cells]
+        return planned_result(self.plan.model_copy(update={"cells": cells}))
 
     def result_at(self, cell: CellPlan, c: int, trials: list[Trial], workload: str | None = None) -> ConcurrencyResult:
         n = prompts_at(self.campaign.shape(workload).num_prompts, c)[0]
@@ -107,7 +132,7 @@ class Judge:
         return verdict, reason + (f"; load boundary: {boundary.why}" if boundary else ""), boundary
 
     def verdict(
-        self, cell: CellPlan, measured: MeasuredBoot, log_file: str, started: datetime, wall_s: float
+        self, cell: CellPlan, measured: MeasuredBoot, host: HostInfo | None, started: datetime, wall_s: float
     ) -> CellVerdict:
         boot, results = measured.boot, self.results(cell, measured)
         verdict, reason, boundary = self.judged(cell, measured, results)
@@ -126,7 +151,7 @@ class Judge:
                 status=signals.status,
                 reason=signals.reason,
                 boot_s=round(boot.boot_s, 2),
-                log_file=log_file,
+                log_file="boot.log",
                 signals=signals,
             ),
             predicted=cell.predicted,
@@ -139,20 +164,20 @@ class Judge:
                 warmup=measured.command(WARMUP_FILE),
                 bench=[r.run.argv for r in measured.benches],
             ),
-            context=self.context(cell, signals.engine_version or self.versions.get(cell.engine)),
+            context=self.context(cell, signals.engine_version or self.versions.get(cell.engine), host),
             started_at=started,
             ended_at=datetime.now(UTC),
             wall_s=round(wall_s, 2),
         )
 
-    def context(self, cell: CellPlan, engine_version: str | None) -> ContextDescriptor:
+    def context(self, cell: CellPlan, engine_version: str | None, host: HostInfo | None) -> ContextDescriptor:
         """The cell's context, built as every measured number's is (ops/evidence/context.py)."""
         shapes = self.campaign.shapes()
         workload = Workload.of(shapes[0][1]) if len(shapes) == 1 else Workload()  # several: each figure says its own
         return descriptor(
             cell.serve,
             files=self.files.get(cell.serve.model, ModelFiles(None, None, "not read")),
-            host=self.host,
+            host=host,
             engine=cell.engine,
             engine_version=engine_version,
             workload=workload,

@@ -1,0 +1,108 @@
+"""What campaign_run answers: the cells a run booted, how long they held the GPUs, why it stopped and what to do
+next; or, for a dry run, the plan. Read from the verdicts, no I/O beyond reading them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from redline.ledger.campaign_file import read_verdicts
+from redline.models.campaign_plan import CampaignPlan
+from redline.models.campaign_results import CampaignRunResult, CellOutcome, CellVerdict
+from redline.ops.campaign.load import Loaded
+from redline.ops.experiment.run import Stop
+from redline.ops.request_base import ACK_FLAG
+
+
+def skipped(plan: CampaignPlan) -> list[str]:
+    return [c.name for c in plan.cells if c.done is not None]
+
+
+def time_taken(verdicts: Sequence[CellVerdict], wall_s: float, parallel: int) -> tuple[float, str]:
+    """The GPU-seconds the cells held (each cell's wall time x the GPUs its config used), and the run's time in
+    words; on a host that showed no GPU, 0 and no GPU words."""
+    gpu_s = sum(v.wall_s * v.context.hardware.gpu_count for v in verdicts)
+    at_once = f", up to {parallel} cells at once" if parallel > 1 else ""
+    gpus = any(v.context.hardware.gpu_name for v in verdicts)
+    held = f"{gpu_s:.0f} GPU-seconds" if gpus else "no GPU on this host"
+    return gpu_s, f"{wall_s:.0f}s of wall time{at_once}, {held}"
+
+
+def _search_said(loaded: Loaded, why: str | None, this_run: int, cells: int) -> str:
+    """What the whole search booted and held, however many runs it took, and why it stopped."""
+    every = list(read_verdicts(loaded.results, loaded.names).values())
+    gpu_s, _ = time_taken(every, 0.0, 1)
+    earlier = f" ({len(every) - this_run} in earlier runs)" if len(every) > this_run else ""
+    held = f", {gpu_s:.0f} GPU-seconds in all" if any(v.context.hardware.gpu_name for v in every) else ""
+    return f"the search booted {len(every)} of {cells} cells{earlier}{held} and stopped: {why}"
+
+
+def _reds(verdicts: Iterable[CellVerdict]) -> list[CellVerdict]:
+    return [v for v in verdicts if v.verdict == "red"]
+
+
+def _said(
+    loaded: Loaded, plan: CampaignPlan, verdicts: list[CellVerdict], stop: Stop, took: str
+) -> tuple[str, str, CellVerdict | None]:
+    """Why the run ended, what to do next, and the red cell that stopped it (None: none did)."""
+    campaign = loaded.campaign
+    reds = _reds(verdicts)
+    if campaign.search is not None:  # a red cell is feedback to a search, not its end
+        said = _search_said(loaded, stop.why, len(verdicts), len(plan.cells))
+        return f"{said}; this run: {took}", SEARCHED, None
+    if reds and not campaign.continue_on_red:
+        red = reds[0]
+        return (
+            f"cell {red.cell!r} is red ({red.reason}); the campaign stopped there (continue_on_red is false); "
+            f"{len(verdicts)} cells ran in {took}",
+            f"read cells/{red.cell}/verdict.yml; delete that folder to run the cell again, or set "
+            "continue_on_red: true to go on past it",
+            red,
+        )
+    red_cells = f"; red: {', '.join(v.cell for v in reds)}" if reds else ", all green"
+    return f"ran {len(verdicts)} cells{red_cells}; {took}", RAN, None
+
+
+SEARCHED = "call champion_select for the champion (a DRAFT: confirm it with ab_run); search.yml has each step"
+RAN = "call champion_select for the champion, campaign_report for the report and plots"
+
+
+def run_result(
+    loaded: Loaded, plan: CampaignPlan, verdicts: list[CellVerdict], stop: Stop, wall_s: float
+) -> CampaignRunResult:
+    """A run's answer: the cells it booted (in the plan's order), its time, why it stopped, what to do next."""
+    order = {c.name: c.index for c in plan.cells}
+    if loaded.campaign.search is None:
+        verdicts = sorted(verdicts, key=lambda v: order[v.cell])
+    gpu_s, took = time_taken(verdicts, wall_s, loaded.campaign.parallel)
+    reason, hint, stopped = _said(loaded, plan, verdicts, stop, took)
+    return CampaignRunResult(
+        campaign=loaded.campaign.name,
+        dry_run=False,
+        ran=[
+            CellOutcome(cell=v.cell, verdict=v.verdict, reason=v.reason, boot_s=v.boot.boot_s, wall_s=v.wall_s)
+            for v in verdicts
+        ],
+        skipped=skipped(plan),
+        boots=len(verdicts),
+        stopped_early=stopped is not None,
+        wall_s=round(wall_s, 2),
+        gpu_s=round(gpu_s, 2),
+        reason=reason,
+        next=hint,
+    )
+
+
+def planned_result(plan: CampaignPlan) -> CampaignRunResult:
+    """A dry run's answer: the plan, each cell with what its boot would submit; nothing started."""
+    at_once = f", {plan.parallel} cells at once" if plan.parallel > 1 else ""
+    return CampaignRunResult(
+        campaign=plan.campaign,
+        dry_run=True,
+        plan=plan,
+        skipped=skipped(plan),
+        reason=f"dry run: {plan.boots} boots and {plan.benches} benches would run{at_once}; none started",
+        next=f"call campaign_run with {ACK_FLAG}=true to run them",
+    )
+
+
+__all__ = ["planned_result", "run_result", "skipped", "time_taken"]

@@ -1,0 +1,232 @@
+"""The experiment wing: one run of an experiment (a campaign, an A/B) on its target, a measured boot per unit.
+
+    outcome = await run(plan, judge, target, progress=progress, widening=widening)   # the run, in a job
+    outcome = await dry_run(plan, judge, target, progress=progress)                  # the plan, nothing started
+
+An experiment is a plan and a judge over one results layout (ledger/results.py). The plan says what to boot: its
+units (one measured boot each: a campaign's cell, an A/B's trial of an arm), which to boot next given what this run
+has measured (a grid's next cell, a search's proposal, an A/B's next trial; or why to stop), each unit's bench steps
+and what it runs after them on the same server (a campaign's load-boundary probes, an A/B's accuracy gate). The
+judge says what a unit's boot gave (its record, written last: its presence means the unit is done) and what the
+whole run gave (the tool's answer).
+
+The run holds the experiment's lock (one runner; the OS drops a killed runner's), stops every server a killed run
+left on record, then boots the plan's units in its order, up to `parallel` at once, each through the one
+measurement loop (ops/measured_boot.py) on a session of its own; progress is the mean of the units' own.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Generic, Protocol, TypeVar
+
+import anyio
+from filelock import FileLock, Timeout
+from pydantic import BaseModel
+
+from redline.engines import get_engine
+from redline.errors import InputError
+from redline.ledger.results import Results
+from redline.models import ServeConfig, Widenings
+from redline.models.experiment import ExperimentSpec
+from redline.ops.measured_boot import Keep, MeasuredBoot, Then, measured_boot, stop_left_servers
+from redline.ops.session import Progress, ServeSession, say
+from redline.policy.workload import Step
+from redline.targets import HostInfo, Target
+from redline.targets.unit import boot_unit
+
+R = TypeVar("R", bound=BaseModel)  # a unit's record: a cell's verdict, a trial's record
+R_contra = TypeVar("R_contra", bound=BaseModel, contravariant=True)
+A = TypeVar("A")  # the run's answer
+A_co = TypeVar("A_co", covariant=True)
+Write = Callable[[str, str], object]  # (file name, text): a file beside the unit's other results
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One measured boot an experiment plans: a cell of a campaign, a trial of an A/B's arm."""
+
+    name: str  # its folder under the layout's units: a cell's name, a trial's <arm>-<k>
+    index: int  # the number its server record carries (a cell's index, a trial's order)
+    engine: str
+    serve: ServeConfig
+
+
+@dataclass(frozen=True)
+class Stop:
+    """Nothing more to boot, and why (None: every unit planned was booted)."""
+
+    why: str | None = None
+
+
+class Plan(Protocol[R_contra]):
+    """What an experiment boots, and in which order."""
+
+    @property
+    def spec(self) -> ExperimentSpec: ...  # what every experiment says: its name, deadlines, workloads
+
+    @property
+    def kind(self) -> str: ...  # campaign, A/B
+
+    @property
+    def results(self) -> Results: ...
+
+    @property
+    def parallel(self) -> int: ...  # units booted at once, each on a server of its own
+
+    def todo(self) -> int: ...  # how many units this run boots at most (its progress counts them)
+
+    def next(self, ran: Mapping[str, R_contra | None]) -> Unit | Stop: ...  # ran: this run's units, None while running
+
+    def steps(self, unit: Unit) -> list[Step]: ...
+
+    def then(self, unit: Unit, session: ServeSession, write: Write) -> Then | None: ...
+
+    def configs(self) -> dict[str, tuple[str, ServeConfig]]: ...  # each config a dry run previews: (engine, serve)
+
+
+class Judge(Protocol[R, A_co]):
+    """What a unit's boot gave, and what the run gave."""
+
+    def record(self, unit: Unit, measured: MeasuredBoot, host: HostInfo, started: datetime, wall_s: float) -> R: ...
+
+    def said(self, record: R) -> str: ...  # the unit's last progress line
+
+    def outcome(self, made: list[R], stop: Stop, wall_s: float) -> A_co: ...
+
+    def planned(self, submits: dict[str, str | None]) -> A_co: ...  # a dry run's answer, each config's preview
+
+
+# How a tool opens its experiment on a target: (target, dry run?, progress) -> its plan and its judge.
+Opener = Callable[[Target, bool, Progress | None], Awaitable[tuple[Plan[Any], Judge[Any, A]]]]
+
+
+@asynccontextmanager
+async def runner_lock(results: Results, tool: str, kind: str) -> AsyncIterator[None]:
+    """One runner per experiment (`kind`: campaign, A/B); the OS drops the lock of a runner that is killed."""
+    lock = FileLock(str(results.checked(results.lock_file, create=True)), timeout=0)  # real folders, a plain lock
+    try:
+        lock.acquire()
+    except Timeout as exc:
+        raise InputError(
+            f"another {tool} is running this {kind} ({results.lock_file} is held): wait for it (job_status) or cancel "
+            "its job"
+        ) from exc
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+async def dry_run(plan: Plan[R], judge: Judge[R, A], target: Target, progress: Progress | None) -> A:
+    """A dry run's answer: the plan, each config with what its boot would submit (a cluster's manifests); nothing
+    started."""
+    target.dry_run, target.experiment = True, plan.spec.name
+    submits = {
+        name: await ServeSession(target, get_engine(engine)).submission_preview(serve)
+        for name, (engine, serve) in plan.configs().items()
+    }
+    await say(progress, 1.0, f"planned {plan.todo()} boots; none started")
+    return judge.planned(submits)
+
+
+async def run(
+    plan: Plan[R],
+    judge: Judge[R, A],
+    target: Target,
+    *,
+    tool: str,
+    progress: Progress | None = None,
+    widening: Widenings | None = None,
+) -> A:
+    """Boot the plan's units until it stops, each measured and judged, its record written last; the run's answer."""
+    target.experiment = plan.spec.name  # a target that labels its servers (kubernetes) files them under it
+    async with runner_lock(plan.results, tool, plan.kind):
+        return await _Run(plan, judge, target, progress, widening or {}).run()
+
+
+@dataclass
+class _Run(Generic[R, A]):
+    plan: Plan[R]
+    judge: Judge[R, A]
+    target: Target
+    progress: Progress | None
+    widening: Widenings
+
+    async def run(self) -> A:
+        self.t0, self.fractions = time.monotonic(), dict[str, float]()
+        results = self.plan.results
+        if left := await stop_left_servers(results.server_files(), self.target, results.word, results.base):
+            await say(self.progress, 0.0, f"stopped the {left} server(s) a killed run left behind")
+        ran: dict[str, R | None] = {}
+        slots, stop = anyio.Semaphore(self.plan.parallel), Stop()
+
+        async def in_slot(unit: Unit) -> None:
+            try:
+                ran[unit.name] = await self.measure(unit, len(ran))
+            finally:
+                slots.release()
+
+        try:
+            async with anyio.create_task_group() as tg:  # cancelled: each unit stops its own server
+                while True:
+                    await slots.acquire()
+                    found = self.plan.next(ran)
+                    if isinstance(found, Stop):
+                        stop = found
+                        break  # those running finish and are judged
+                    ran[found.name] = None
+                    tg.start_soon(in_slot, found)
+        except BaseExceptionGroup as group:  # a unit's error ends the run, raised as it was one unit at a time
+            if len(group.exceptions) == 1:
+                raise group.exceptions[0] from None
+            raise
+        made = [r for r in ran.values() if r is not None]
+        return self.judge.outcome(made, stop, time.monotonic() - self.t0)
+
+    def _progress(self, unit: Unit, k: int) -> Progress:
+        n, word = max(self.plan.todo(), k), self.plan.results.word
+
+        async def report(fraction: float, text: str) -> None:
+            self.fractions[unit.name] = fraction
+            elapsed = time.monotonic() - self.t0
+            overall = sum(self.fractions.values()) / n
+            await say(self.progress, overall, f"{word} {k} of {n} ({unit.name}), {elapsed:.0f}s elapsed: {text}")
+
+        return report
+
+    async def measure(self, unit: Unit, k: int) -> R:
+        """Boot the unit, measure it, stop it, judge it, write its record last; the server is stopped whatever
+        happens."""
+        started, t0 = datetime.now(UTC), time.monotonic()
+        results, plan, progress = self.plan.results, self.plan, self._progress(unit, k)
+
+        def write(name: str, text: str) -> None:
+            results.write_unit_file(unit.name, name, text)
+
+        keep = Keep(results.server_file(unit.name), unit.index, write, base=results.base)
+        boot_unit(f"{results.word}-{unit.name}")  # a target that names its jobs (slurm) says which unit each is
+        session = ServeSession(self.target, get_engine(unit.engine), progress, self.widening.get(unit.engine))
+        host = await self.target.host_info()  # the node, per unit: a unit on another node must show
+        measured = await measured_boot(
+            session,
+            unit.serve,
+            plan.steps(unit),
+            keep=keep,
+            boot_deadline_s=plan.spec.boot_deadline_s,
+            bench_deadline_s=plan.spec.bench_deadline_s,
+            exclusive=plan.parallel == 1,  # units at once share the target, each server with its own resources
+            then=plan.then(unit, session, write),
+        )
+        write("boot.log", measured.log_text)
+        record = self.judge.record(unit, measured, host, started, time.monotonic() - t0)
+        results.write_record(unit.name, record)  # last: its presence means the unit is done
+        await progress(1.0, self.judge.said(record))
+        return record
+
+
+__all__ = ["Judge", "Opener", "Plan", "Stop", "Unit", "Write", "dry_run", "run", "runner_lock"]
