@@ -35,6 +35,7 @@ sys.path.insert(0, str(ROOT))
 import anyio  # noqa: E402
 from mcp import Client  # noqa: E402
 
+from redline.ops.ladder.rung import stop_server  # noqa: E402
 from redline.server.app import build_server  # noqa: E402
 from tests.server.helpers import LLAMA8B, Env, call, write_env  # noqa: E402
 
@@ -123,7 +124,11 @@ async def measure() -> dict[str, dict[str, Any]]:
                 "campaign_run (one cell)": lambda: _traced(client, "campaign_run", {"campaign": campaign, **ack}),
                 "rung_run (the floor)": lambda: _traced(client, "rung_run", rung),
             }
-            return {name: await run() for name, run in calls.items()}
+            try:
+                return {name: await run() for name, run in calls.items()}
+            finally:  # the rung's server is left up for its smoke test: stopped here
+                async with env.config.open_target("local") as target:
+                    await stop_server(env.workspace / "ladders" / "l8b.yml", target)
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
