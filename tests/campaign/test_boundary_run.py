@@ -33,6 +33,7 @@ SPEC = {
     "concurrencies": [1, 8],
     "grid": {"max_num_batched_tokens": [8192]},
     "boundary": {"lowest": 1, "highest": 64, "replicates": 1},
+    "replicates": 0,  # one cell: its boundary, not its noise
 }
 
 

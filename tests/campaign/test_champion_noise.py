@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 from redline.policy import champion as figures
-from redline.policy.noise import measured_band
 from tests.campaign.helpers import campaign, verdict
 
 
@@ -24,13 +23,37 @@ def test_a_one_trial_campaign_says_its_band_is_the_default_and_what_it_could_det
     assert "; smallest detectable effect: 3% (a, default). DRAFT" in report.note
 
 
-def test_a_band_measured_on_the_host_turns_a_one_trial_win_into_noise() -> None:
-    """The host's run-to-run CV was 15-39%: a 10% lead over one boot each is not a win at 15%."""
-    host = measured_band(0.15, trials=3, source="the host's run-to-run CV of 15% over 3 boots")
-    report = select(campaign(), [verdict("base", {1: 50, 8: 100}), verdict("a", {1: 55, 8: 110})], band=host)
+def boot(cell: str, k: int, top: float):  # type: ignore[no-untyped-def]
+    """The k-th boot of a cell, its focus figure `top` at c=8."""
+    return verdict(cell, {1: top / 2, 8: top}).model_copy(update={"replicate": k})
+
+
+def test_the_boot_to_boot_spread_of_the_replicated_cells_is_the_band_and_turns_a_one_boot_win_into_noise() -> None:
+    """The H200's own landscape measured 2-18% between two boots of one cell: a 12% lead of a cell booted once is
+    not a win against a spread measured so; two cells booted twice are judged by Welch's test over their boots."""
+    cells = [verdict("base", {1: 50, 8: 100}), verdict("a", {1: 55, 8: 110}), verdict("b", {1: 56, 8: 112})]
+    replicates = {"base": [boot("base", 2, 84)], "a": [boot("a", 2, 128)]}
+    report = select(campaign(), cells, replicates=replicates)
+    ranked = {c.cell: c for c in report.ranked}
+    assert report.champion is None and report.outcome == "no_improvement"
+    assert ranked["b"].outcome == "no_improvement" and ranked["b"].band_source == "measured"
+    assert "the baseline's spread over 2 trials" in ranked["b"].why  # base's boots, each a trial of it
+    assert ranked["a"].outcome == "no_improvement" and ranked["a"].band_source == "trials"  # Welch over the boots
+    assert ranked["a"].score == pytest.approx(119)  # a cell booted twice is its boots' mean
+    # a cell booted once, judged against a baseline booted once, is judged by the measured band
+    once = select(campaign(), cells, replicates={"a": replicates["a"]})
+    b = next(c for c in once.ranked if c.cell == "b")
+    assert (b.outcome, b.band_source) == ("no_improvement", "measured")
+    # a's two boots, 110 and 128, about their mean: cv 10.7% on 1 df; t(0.025, 1) = 12.706; for two single boots x sqrt 2
+    cv = (2 * (9 / 119) ** 2) ** 0.5
+    assert b.noise_band_pct == pytest.approx(12.706 * cv * 2**0.5 * 100, abs=0.05)
+    assert "the boot-to-boot spread of a (2 boots): a spread of 11% (cv, 1 df)" in b.why
+
+
+def test_without_a_replicate_the_band_is_the_default_and_says_nothing_was_measured() -> None:
+    report = select(campaign(replicates=0), [verdict("base", {1: 50, 8: 100}), verdict("a", {1: 55, 8: 110})])
     a = next(c for c in report.ranked if c.cell == "a")
-    assert (a.outcome, a.band_source, report.champion) == ("no_improvement", "measured", None)
-    assert a.noise_band_pct == pytest.approx(4.303 * 15 * 2**0.5, abs=1e-2) and "CV of 15%" in a.why
+    assert a.outcome == "win" and a.band_source == "default" and "no cell was booted twice: nothing measured" in a.why
 
 
 def test_a_cell_whose_focus_spread_exceeds_its_mean_is_not_ranked_and_cannot_be_champion() -> None:

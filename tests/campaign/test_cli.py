@@ -70,7 +70,9 @@ def test_a_run_then_every_view_and_the_report(fake: Fake) -> None:
     assert (
         "mnbt2048: green" in run.stdout
         and "ran 2 cells, all green; " in run.stdout
-        and "no GPU on this host; 2 boots" in run.stdout  # a CPU host: no GPU words
+        and "no GPU on this host; 2 replicate boot(s) of the top cells; noise band" in run.stdout  # no GPU words
+        and "mnbt8192 (boot 2): green" in run.stdout
+        and run.stdout.count("; 4 boots\n") == 1
     )
     assert "cell 2 of 2 (mnbt8192)" in run.stderr  # progress on stderr, results on stdout
     status = redline("status", "--campaign", str(path), "--json")

@@ -244,7 +244,7 @@ def fake(tmp_path: Path) -> Fake:
 
 @pytest.mark.anyio
 async def test_a_campaign_across_engines_runs_each_cell_on_its_engine_and_crowns_sglang(fake: Fake) -> None:
-    path = fake.write(grid={"engine": ["vllm", "sglang"]})
+    path = fake.write(grid={"engine": ["vllm", "sglang"]}, replicates=0)
     dry = await campaign_run(path, fake.two_engine_target(), i_understand_this_submits_jobs=False, dry_run=True)
     assert dry.plan is not None and [(c.name, c.engine) for c in dry.plan.cells] == [
         ("vllm", "vllm"),

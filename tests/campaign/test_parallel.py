@@ -51,7 +51,7 @@ def boots(fake: Fake) -> int:
 
 
 async def test_two_cells_at_once_take_about_one_cells_time(fake: Fake) -> None:
-    path = fake.write(parallel=2)
+    path = fake.write(parallel=2, replicates=0)
     async with at_once(fake, **SLOW_BENCH) as target:
         result = await campaign_run(path, target, i_understand_this_submits_jobs=True)
     assert [(o.cell, o.verdict) for o in result.ran] == [("mnbt2048", "green"), ("mnbt8192", "green")]
@@ -68,7 +68,7 @@ async def test_two_cells_at_once_take_about_one_cells_time(fake: Fake) -> None:
 
 
 async def test_more_cells_at_once_than_the_target_runs_servers_is_refused_before_anything_starts(fake: Fake) -> None:
-    path = fake.write(parallel=2)
+    path = fake.write(parallel=2, replicates=0)
     for dry_run in (True, False):
         with pytest.raises(InputError) as exc:
             await campaign_run(path, fake.target(), i_understand_this_submits_jobs=True, dry_run=dry_run)
@@ -83,7 +83,7 @@ async def test_more_cells_at_once_than_the_target_runs_servers_is_refused_before
 def _red_first(fake: Fake, **changes: object) -> Path:
     # the fake GPU runs out of memory profiling more than 4096 batched tokens: the first cell is red at its boot,
     # while the second (at once with it) benches for seconds
-    return fake.write(grid={"max_num_batched_tokens": [8192, 2048, 1024]}, parallel=2, **changes)
+    return fake.write(grid={"max_num_batched_tokens": [8192, 2048, 1024]}, parallel=2, replicates=0, **changes)
 
 
 async def test_a_red_cell_stops_further_cells_from_starting_while_the_running_one_finishes(fake: Fake) -> None:
@@ -105,7 +105,7 @@ async def test_continue_on_red_runs_every_cell_at_once(fake: Fake) -> None:
 
 
 async def test_a_cancelled_campaign_stops_every_running_cell_s_server(fake: Fake) -> None:
-    path = fake.write(parallel=2)
+    path = fake.write(parallel=2, replicates=0)
     async with at_once(fake, FAKE_VLLM_BENCH_S="30") as target, anyio.create_task_group() as tg:
         tg.start_soon(lambda: campaign_run(path, target, i_understand_this_submits_jobs=True))
         with anyio.fail_after(60):
@@ -118,7 +118,7 @@ async def test_a_cancelled_campaign_stops_every_running_cell_s_server(fake: Fake
 
 
 async def test_a_killed_runner_leaves_a_record_per_server_and_the_next_run_stops_them_all(fake: Fake) -> None:
-    path = fake.write(parallel=2)
+    path = fake.write(parallel=2, replicates=0)
     env = json.dumps({**fake.engine_env, "FAKE_VLLM_BENCH_S": "30"})
     runner = subprocess.Popen(
         [sys.executable, "-m", "tests.campaign.runner", str(path), str(fake.root / "target"), env, "at-once"],

@@ -9,7 +9,7 @@ import signal
 
 import pytest
 
-from redline.ledger.campaign_file import cells_of, read_verdicts
+from redline.ledger.campaign_file import cells_of, read_boots, read_verdicts
 from redline.ledger.search_file import read_search_log
 from redline.ledger.server_record import load_server
 from redline.ops.campaign.plan import load
@@ -37,9 +37,12 @@ async def test_a_search_boots_under_half_the_grid_and_finds_the_grid_s_best(fake
     async with fake.target() as target:
         result = await campaign_run(path, target, i_understand_this_submits_jobs=True)
     loaded = load(path)
-    verdicts = read_verdicts(loaded.results, loaded.names)
-    assert boots(fake) == len(verdicts) == result.boots <= len(loaded.names) // 2, result.reason
+    verdicts, replicates = read_boots(loaded.results, loaded.names)
+    again = sum(len(r) for r in replicates.values())
+    assert boots(fake) == len(verdicts) + again == result.boots and len(verdicts) <= len(loaded.names) // 2
     assert "the search booted" in result.reason and "stopped" in result.reason
+    # the best booted again once the opening cells were judged, so the stop rule's band was measured; then the top two
+    assert again == 2 and "noise band" in result.reason and "(measured: the boot-to-boot spread" in result.reason
     assert max(v.levers["max_num_batched_tokens"] for v in verdicts.values()) == 32768  # where the grid's best is
     champion = champion_select(path)
     assert champion.rigor == "DRAFT" and champion.champion is not None
@@ -53,7 +56,7 @@ async def test_a_search_boots_under_half_the_grid_and_finds_the_grid_s_best(fake
 
 async def test_a_search_across_two_workloads_finds_the_cell_the_champion_crowns_across_them(fake: Fake) -> None:
     workloads = {"chat": {"input_len": 128, "output_len": 16}, "long": {"input_len": 512, "output_len": 32}}
-    path = searched(fake, workload=None, workloads=workloads, combine="all")
+    path = searched(fake, workload=None, workloads=workloads, combine="all", replicates=0)
     async with fake.target() as target:
         result = await campaign_run(path, target, i_understand_this_submits_jobs=True)
     loaded = load(path)
@@ -79,7 +82,7 @@ def _booting_second(fake: Fake):  # type: ignore[no-untyped-def]
 
 
 async def test_a_killed_search_runs_the_cell_it_was_in_again_before_it_proposes_anything(fake: Fake) -> None:
-    path = searched(fake)
+    path = searched(fake, replicates=0)
     runner = _runner(fake, path, FAKE_VLLM_BOOT_S="3")
     try:  # kill -9 while the second proposed cell boots: its step is on disk, its verdict is not
         second = _wait_for(lambda: _booting_second(fake))

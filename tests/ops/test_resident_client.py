@@ -49,7 +49,7 @@ def clients(fake: Fake) -> list[Path]:
 
 async def test_every_bench_of_a_cell_goes_to_one_resident_client_stopped_with_its_server(tmp_path: Path) -> None:
     fake = make_fake(tmp_path)
-    path = fake.write()
+    path = fake.write(replicates=0)
     async with as_package(fake) as target:
         result = await campaign_run(path, target, i_understand_this_submits_jobs=True)
     assert [(o.cell, o.verdict) for o in result.ran] == [(c, "green") for c in CELLS]

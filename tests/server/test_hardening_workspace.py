@@ -279,7 +279,7 @@ async def test_derived_folder_an_ab_trials_folder_swapped_between_trials_stops_t
         started = await call(client, "ab_run", spec=spec, i_understand_this_submits_jobs=True, wait_s=0)
         ab = env.workspace / "ab" / "ab1"
         await appears(ab / "trials" / "a-1" / "trial.yml")
-        await appears(ab / "server.json")  # the next trial (b-1) booting
+        await appears(ab / "trials" / "b-1" / "server.json")  # the next trial (b-1) booting
         swap_for_a_link(ab / "trials", outside)
         job = await finished(client, started["job_id"])
     assert job["state"] == "failed" and "trials is a symlink" in job["error"], job

@@ -225,7 +225,11 @@ def plan_text(plan: CampaignPlan) -> str:
 def run_text(result: CampaignRunResult) -> str:
     if result.dry_run and result.plan is not None:
         return f"{plan_text(result.plan)}\n{result.reason}\nnext: {result.next}"
-    lines = [f"{o.cell}: {o.verdict} ({o.reason}), boot {_n(o.boot_s, 0)}s, {o.wall_s:.0f}s in all" for o in result.ran]
+    lines = [
+        f"{o.cell}{f' (boot {o.replicate})' if o.replicate > 1 else ''}: {o.verdict} ({o.reason}), "
+        f"boot {_n(o.boot_s, 0)}s, {o.wall_s:.0f}s in all"
+        for o in result.ran
+    ]
     if result.skipped:
         lines.append(f"skipped (already done): {', '.join(result.skipped)}")
     return "\n".join([*lines, f"{result.reason}; {result.boots} boots", f"next: {result.next}"])

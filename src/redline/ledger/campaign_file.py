@@ -26,7 +26,7 @@ from redline.ledger import yamlfile
 from redline.ledger.atomic import atomic_write
 from redline.ledger.derived import check_file, derived_dir
 from redline.ledger.results import Results
-from redline.models.campaign import AXES, Campaign
+from redline.models.campaign import AXES, REPLICATE, Campaign
 from redline.models.campaign_results import CellVerdict
 
 HEADER = (
@@ -141,18 +141,48 @@ def write_campaign(path: Path, campaign: Campaign, *, replace: bool = False) -> 
 # ---- verdicts and cell files ---------------------------------------------------------------------------------
 
 
-def read_verdict(results: Path, cell: str) -> CellVerdict | None:
-    """The cell's verdict, None when it has none (the cell is not done)."""
-    layout = cells_of(results)
-    verdict = layout.read_record(cell, CellVerdict)
-    if verdict is not None and (verdict.campaign, verdict.cell) != (results.name, cell):  # one name, one folder
-        path = layout.record_file(cell)
+def boot_name(cell: str, replicate: int = 1) -> str:
+    """The folder of a cell's boot: the cell's name for its first, <cell>.boot<k> for a replicate."""
+    return cell if replicate == 1 else f"{cell}.boot{replicate}"
+
+
+def boot_of(name: str) -> tuple[str, int]:
+    """The cell and which of its boots a folder's name is (boot_name read back)."""
+    found = REPLICATE.search(name)
+    return (name[: found.start()], int(found.group()[5:])) if found else (name, 1)
+
+
+def read_verdict(results: Path, cell: str, replicate: int = 1) -> CellVerdict | None:
+    """The verdict of the cell's boot (its first, or a replicate), None when it has none (that boot is not done)."""
+    layout, unit = cells_of(results), boot_name(cell, replicate)
+    verdict = layout.read_record(unit, CellVerdict)
+    if verdict is not None and (verdict.campaign, verdict.cell, verdict.replicate) != (results.name, cell, replicate):
+        path = layout.record_file(unit)
+        boot = f" (boot {verdict.replicate})" if (verdict.replicate, replicate) != (1, 1) else ""
         raise InputError(
-            f"{path}: a verdict of campaign {verdict.campaign!r}, cell {verdict.cell!r}, not of this campaign "
-            f"({results.name!r}, cell {cell!r}): another campaign's results are in this folder; delete {path.parent} "
-            "to run the cell again"
+            f"{path}: a verdict of campaign {verdict.campaign!r}, cell {verdict.cell!r}{boot}, not of this campaign "
+            f"({results.name!r}, cell {cell!r}{f' boot {replicate}' if boot else ''}): another campaign's results "
+            f"are in this folder; delete {path.parent} to run the cell again"
         )
     return verdict
+
+
+def read_replicates(results: Path, cells: Iterable[str]) -> dict[str, list[CellVerdict]]:
+    """Each cell's replicates on disk (its boots after the first, in order), for the cells that have any."""
+    found: dict[str, list[CellVerdict]] = {}
+    for cell in cells:
+        boots: list[CellVerdict] = []
+        while (v := read_verdict(results, cell, len(boots) + 2)) is not None:
+            boots.append(v)
+        if boots:
+            found[cell] = boots
+    return found
+
+
+def read_boots(results: Path, cells: Iterable[str]) -> tuple[dict[str, CellVerdict], dict[str, list[CellVerdict]]]:
+    """Every boot's verdict: each cell's first, and the replicates of those booted again."""
+    names = list(cells)
+    return read_verdicts(results, names), read_replicates(results, names)
 
 
 def read_verdicts(results: Path, cells: Iterable[str]) -> dict[str, CellVerdict]:

@@ -7,6 +7,7 @@ one client for every engine, so cells of two engines compare. What a run leaves
 (verdicts, the table, the champion) is in models/campaign_results.py.
 """
 
+import re
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from pydantic import AfterValidator, Field, create_model, field_validator, model_validator
@@ -49,6 +50,7 @@ AXES = ("engine", *LEVERS)  # what a cell or the grid may set, in the grid's ord
 # The largest plan redline makes (issue 19, class 1): checked from the lever lengths before a cell is built, so a
 # 32^9-cell grid is one line in milliseconds. A bench is one concurrency of one trial of one cell (or A/B arm).
 MAX_CELLS = 256
+REPLICATE = re.compile(r"\.boot[0-9]+$")  # a replicate's folder, cells/<cell>.boot<k>: no cell is named so
 MAX_BENCHES = 2048
 
 
@@ -104,6 +106,13 @@ class CellSpec(Levers):
     """A named cell: its levers over the base config."""
 
     name: Slug
+
+    @field_validator("name")
+    @classmethod
+    def _not_a_replicate(cls, name: str) -> str:
+        if REPLICATE.search(name):
+            raise ValueError(f"{name!r} ends as a replicate's folder does (<cell>.boot<k>): name the cell otherwise")
+        return name
 
 
 _V = TypeVar("_V")
@@ -205,7 +214,17 @@ class Campaign(ExperimentSpec):
     sla: dict[str, Annotated[float, Field(gt=0)]] = Field(
         default_factory=dict, description="limits on named metrics: a maximum on *_ms, a minimum on throughputs"
     )
-    trials: Annotated[int, Field(ge=1, le=20, description="benches per concurrency on the cell's one boot")] = 1
+    trials: Annotated[int, Field(ge=1, le=20, description="benches per concurrency on each boot of a cell")] = 1
+    replicates: Annotated[
+        int,
+        Field(
+            ge=0,
+            le=8,
+            description="fresh boots of the top two cells (the champion and the runner-up) beyond their first: the "
+            "boot-to-boot spread every cell is judged by; 0: none (the band is then noise_band_pct, else the 3% "
+            "default, and says so)",
+        ),
+    ] = 1
     parallel: Annotated[
         int,
         Field(
@@ -228,7 +247,9 @@ class Campaign(ExperimentSpec):
     cells: list[CellSpec] = []
     continue_on_red: bool = False
     noise_band_pct: Annotated[float | None, Field(gt=0, le=100)] = Field(
-        None, description="below this difference a cell is no improvement; default: from trials, else 3%"
+        None,
+        description="below this difference a cell is no improvement, where no boot-to-boot spread was measured "
+        "(replicates: 0); default: 3%",
     )
     search: SearchSpec | None = Field(
         None, description="boot only the cells a search proposes (policy/search.py), not the whole grid"

@@ -97,11 +97,19 @@ class Commands(Strict):
 
 
 class CellVerdict(Strict):
-    """cells/<cell>/verdict.yml: one cell's boot, its figures per concurrency, and whether it held."""
+    """cells/<cell>/verdict.yml: one cell's boot, its figures per concurrency, and whether it held (a replicate's:
+    cells/<cell>.boot<k>/verdict.yml)."""
 
     schema_version: Literal[1] = 1
     campaign: str
     cell: str
+    replicate: int = Field(
+        1,
+        ge=1,
+        le=64,
+        description="which boot of the cell: 1 its first; 2 and on, a fresh boot that measures the "
+        "boot-to-boot spread the champion is judged by",
+    )
     index: int
     baseline: bool
     levers: dict[str, Any]
@@ -282,6 +290,7 @@ class ChampionReport(Strict):
 
 class CellOutcome(Strict):
     cell: str
+    replicate: int = Field(1, description="which boot of the cell (2 and on: a replicate)")
     verdict: Verdict
     reason: str
     boot_s: float | None

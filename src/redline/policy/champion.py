@@ -31,8 +31,8 @@ from redline.models.campaign_results import (
 from redline.models.context import device_of
 from redline.models.metrics import DIRECTIONS as METRICS
 from redline.models.metrics import MetricFlag
-from redline.policy.noise import DEFAULT_BAND_PCT, Band, Sample, detectable
-from redline.policy.ranking import base_of, cell_flags, rank
+from redline.policy.noise import DEFAULT_BAND_PCT, detectable
+from redline.policy.ranking import Replicates, base_of, campaign_band, cell_flags, rank
 
 DEFAULT_NOISE_BAND_PCT = DEFAULT_BAND_PCT  # METHODOLOGY.md: the band where no trials give a spread
 DRAFT_NOTE = (
@@ -178,16 +178,16 @@ def select_champion(
     verdicts: dict[str, CellVerdict],
     *,
     top: int = 3,
-    band: Band | None = None,
+    replicates: Replicates | None = None,
 ) -> ChampionReport:
     """The champion: the best win over the baseline, in the baseline's regime, beyond the noise (policy/noise.py;
-    `band`: one measured elsewhere, where the cells have no trials of their own). DRAFT."""
+    the band measured between the boots of the cells booted more than once, `replicates`: policy/ranking.py). DRAFT."""
     metric = FOCUS_METRIC[campaign.focus]
     direction = METRICS[metric]
     base_v = verdicts.get(baseline)
     base_ok = base_v is not None and base_v.verdict == "green"
     base_regime = base_v.context.regime.label if base_v is not None else None
-    groups = _groups(campaign, cells, baseline, verdicts, base_of(campaign, base_v) if base_ok else None, band)
+    groups = _groups(campaign, cells, baseline, verdicts, replicates or {})
     ranked = _order(groups.pop(base_regime, []), direction) if base_regime else []
     wins = [c for c in ranked if c.outcome == "win"]
     engines = list(dict.fromkeys(verdicts[name].context.engine.name for name in cells if name in verdicts))
@@ -223,15 +223,18 @@ def _groups(
     cells: Sequence[str],
     baseline: str,
     verdicts: dict[str, CellVerdict],
-    base: tuple[Sample, list[MetricFlag]] | None,
-    band: Band | None,
+    replicates: Replicates,
 ) -> dict[str, list[RankedCell]]:
-    """The green cells ranked against the baseline, by regime."""
+    """The green cells ranked against the (green) baseline, by regime, by the campaign's band."""
+    band, base_v = campaign_band(campaign, verdicts, replicates), verdicts.get(baseline)
+    ok = base_v is not None and base_v.verdict == "green"
+    base = base_of(campaign, base_v, replicates.get(baseline, ()), band) if ok else None
     groups: dict[str, list[RankedCell]] = {}
     for name in cells:
         v = verdicts.get(name)
         if v is not None and v.verdict == "green":
-            groups.setdefault(v.context.regime.label, []).append(rank(campaign, name, v, base, baseline, band))
+            ranked = rank(campaign, name, v, base, baseline, band, replicates.get(name, ()))
+            groups.setdefault(v.context.regime.label, []).append(ranked)
     return groups
 
 

@@ -73,11 +73,26 @@ class Band:
     mde_pct: float | None = None  # a measured band's smallest detectable effect; a stated one's is the band
 
 
-def stated_band(pct: float | None, source: str) -> Band:
-    """The band a caller states, or METHODOLOGY.md's default where it states none (or states the default)."""
+def stated_band(pct: float | None, source: str, unmeasured: str = "") -> Band:
+    """The band a caller states, or METHODOLOGY.md's default where it states none (or states the default);
+    `unmeasured`: why nothing was measured, said with the default."""
     if pct is None or pct == DEFAULT_BAND_PCT:
-        return Band(pct=DEFAULT_BAND_PCT, basis="default", source="METHODOLOGY.md's default")
+        why = f" ({unmeasured})" if unmeasured else ""
+        return Band(pct=DEFAULT_BAND_PCT, basis="default", source=f"METHODOLOGY.md's default{why}")
     return Band(pct=pct, basis="stated", source=source)
+
+
+def pooled_band(groups: Mapping[str, Sequence[float]], source: str, alpha: float = DEFAULT_ALPHA) -> Band | None:
+    """A band from repeated runs of several configs (a campaign's cells booted more than once): each run relative to
+    its own config's mean, the variance pooled over the configs (df: runs - configs), as measured_band takes it;
+    None where no config ran twice. `source` is said with the spread measured."""
+    repeated = [values for values in groups.values() if len(values) >= 2 and statistics.fmean(values)]
+    df = sum(len(values) - 1 for values in repeated)
+    if df < 1:
+        return None
+    squares = sum((v / statistics.fmean(values) - 1) ** 2 for values in repeated for v in values)
+    cv = math.sqrt(squares / df)
+    return measured_band(cv, df + 1, f"{source}: a spread of {100 * cv:.2g}% (cv, {df} df)", alpha)
 
 
 def measured_band(cv: float, trials: int, source: str, alpha: float = DEFAULT_ALPHA) -> Band:
@@ -264,5 +279,6 @@ __all__ = [
     "flags_on",
     "judge",
     "measured_band",
+    "pooled_band",
     "stated_band",
 ]

@@ -1,19 +1,28 @@
 """A campaign's green cell ranked against its baseline cell by the one noise model (policy/noise.py): the cell's
 score as a sample (mean, spread, trials), its implausible figures, and the call (win, worse, no improvement, or not
 ranked on a flagged figure) with its basis and the smallest effect it could detect. policy/champion.py orders them.
+
+The noise that matters is boot-to-boot: a campaign boots its top cells again (`replicates`), and the spread of their
+boots is the band every cell is judged by (`campaign_band`). A cell booted more than once is its boots' sample; a
+cell booted once is its one figure, its benches' spread on that one boot set aside (it is not the noise between
+boots). Only where no cell was booted twice is the band the campaign's noise_band_pct, else the 3% default, and the
+band says so.
 """
 
 from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from redline.models.campaign import FOCUS_METRIC, Campaign
 from redline.models.campaign_results import CellVerdict, RankedCell, Stat
 from redline.models.metrics import MetricFlag, NoiseJudgement
 from redline.policy import noise
-from redline.policy.noise import Band, Sample, flags_of, flags_on, stated_band
+from redline.policy.noise import Band, Sample, flags_of, flags_on, pooled_band, stated_band
+
+Replicates = Mapping[str, Sequence[CellVerdict]]  # each cell's boots after its first
 
 BAND_SOURCE = {"trials": "trials", "measured": "measured", "stated": "campaign", "default": "default"}
 
@@ -54,12 +63,46 @@ def cell_flags(verdict: CellVerdict) -> list[MetricFlag]:
     ]
 
 
+def boot_scores(campaign: Campaign, verdict: CellVerdict, replicates: Sequence[CellVerdict]) -> list[float]:
+    """The cell's score on each of its boots that has one (its first, then its replicates)."""
+    samples = [cell_sample(campaign, v)[0] for v in (verdict, *replicates) if v.verdict == "green"]
+    return [s.mean for s in samples if s is not None and s.mean is not None]
+
+
+def campaign_band(campaign: Campaign, verdicts: Mapping[str, CellVerdict], replicates: Replicates) -> Band:
+    """The band every cell of the campaign is judged by: the boot-to-boot spread of the cells booted more than once
+    (measured); else the campaign's noise_band_pct, else METHODOLOGY.md's 3% default, saying that nothing was
+    measured."""
+    groups = {c: boot_scores(campaign, verdicts[c], r) for c, r in replicates.items() if c in verdicts}
+    said = ", ".join(f"{c} ({len(scores)} boots)" for c, scores in groups.items() if len(scores) > 1)
+    measured = pooled_band(groups, f"the boot-to-boot spread of {said}")
+    if measured is not None:
+        return measured
+    why = "no cell was booted twice: nothing measured" if not campaign.replicates else "no replicate has a score yet"
+    return stated_band(
+        campaign.noise_band_pct, f"the campaign's noise_band_pct {campaign.noise_band_pct}% (nothing measured)", why
+    )
+
+
+def boots_sample(
+    campaign: Campaign, verdict: CellVerdict, replicates: Sequence[CellVerdict], band: Band
+) -> tuple[Sample | None, int | None]:
+    """A green cell's score as the ranking judges it: over its boots where it has several; one boot's figure alone
+    where the band was measured between boots; else its benches' own sample (cell_sample)."""
+    sample, at = cell_sample(campaign, verdict)
+    if sample is None or sample.mean is None:
+        return sample, at
+    scores = boot_scores(campaign, verdict, replicates)
+    if len(scores) > 1:
+        return Sample.of(scores), at
+    return (Sample(mean=sample.mean, std=None, n=1) if band.basis == "measured" else sample), at
+
+
 def _judged(
-    campaign: Campaign, cell: Sample, base: Sample, flags: list[MetricFlag], band: Band | None, per: str = "GPU"
+    campaign: Campaign, cell: Sample, base: Sample, flags: list[MetricFlag], band: Band, per: str = "GPU"
 ) -> NoiseJudgement:
-    stated = band or stated_band(campaign.noise_band_pct, f"the campaign's noise_band_pct {campaign.noise_band_pct}%")
     focus = FOCUS_METRIC[campaign.focus]
-    return noise.judge(focus, base, cell, band=stated, flags=flags_on(focus, flags), per=per)
+    return noise.judge(focus, base, cell, band=band, flags=flags_on(focus, flags), per=per)
 
 
 OUTCOME = {"better": "win", "worse": "worse", "inside_noise": "no_improvement", "flagged": "not_ranked"}
@@ -71,9 +114,10 @@ def rank(
     verdict: CellVerdict,
     base: tuple[Sample, list[MetricFlag]] | None,
     baseline: str,
-    band: Band | None = None,
+    band: Band,
+    replicates: Sequence[CellVerdict] = (),
 ) -> RankedCell:
-    sample, at = cell_sample(campaign, verdict)
+    sample, at = boots_sample(campaign, verdict, replicates, band)
     flags = cell_flags(verdict)
     ranked = RankedCell(
         cell=name,
@@ -98,9 +142,21 @@ def rank(
     return ranked.model_copy(update=update)
 
 
-def base_of(campaign: Campaign, base_v: CellVerdict | None) -> tuple[Sample, list[MetricFlag]] | None:
-    sample = cell_sample(campaign, base_v)[0] if base_v is not None else None
+def base_of(
+    campaign: Campaign, base_v: CellVerdict | None, replicates: Sequence[CellVerdict], band: Band
+) -> tuple[Sample, list[MetricFlag]] | None:
+    sample = boots_sample(campaign, base_v, replicates, band)[0] if base_v is not None else None
     return None if sample is None or base_v is None else (sample, cell_flags(base_v))
 
 
-__all__ = ["BAND_SOURCE", "base_of", "cell_flags", "cell_sample", "rank"]
+__all__ = [
+    "BAND_SOURCE",
+    "Replicates",
+    "base_of",
+    "boot_scores",
+    "boots_sample",
+    "campaign_band",
+    "cell_flags",
+    "cell_sample",
+    "rank",
+]

@@ -23,24 +23,45 @@ from redline.models.campaign import Campaign
 from redline.models.campaign_results import CellVerdict, ChampionReport, RankedCell
 from redline.models.workloads import Weights
 from redline.policy.champion import DRAFT_NOTE, select_champion
+from redline.policy.ranking import Replicates
 
 SAID = {"all": "a win on every workload", "each": "one champion per workload"}
 
 
 def select(
-    campaign: Campaign, cells: Sequence[str], baseline: str, verdicts: dict[str, CellVerdict], *, top: int = 3
+    campaign: Campaign,
+    cells: Sequence[str],
+    baseline: str,
+    verdicts: dict[str, CellVerdict],
+    *,
+    top: int = 3,
+    replicates: Replicates | None = None,
 ) -> ChampionReport:
-    """The campaign's champion report: per workload where it has several, and across them by `combine`."""
+    """The campaign's champion report: per workload where it has several, and across them by `combine`.
+    `replicates`: each cell's boots after its first, whose spread is the band every cell is judged by."""
     names = [name for name, _ in campaign.shapes()]
+    reps = replicates or {}
     if names == [None]:
-        return select_champion(campaign, cells, baseline, verdicts, top=top)
+        return select_champion(campaign, cells, baseline, verdicts, top=top, replicates=reps)
     per = [
         select_champion(
-            campaign, cells, baseline, {c: v.of_workload(w) for c, v in verdicts.items()}, top=top
+            campaign,
+            cells,
+            baseline,
+            {c: v.of_workload(w) for c, v in verdicts.items()},
+            top=top,
+            replicates={c: [v.of_workload(w) for v in boots] for c, boots in reps.items()},
         ).model_copy(update={"workload": w})
         for w in names
     ]
     return across(campaign, per, top)
+
+
+def top_cells(report: ChampionReport, n: int) -> list[str]:
+    """The n cells ranked first (the champion and the runner-up, for 2); across workloads judged each alone, each
+    workload's n first."""
+    tops = report.top[:n] or [cell for r in report.workloads for cell in r.top[:n]]
+    return list(dict.fromkeys(tops))
 
 
 def rule_of(campaign: Campaign) -> str:
@@ -152,4 +173,4 @@ def _weighted(out: RankedCell, judged: list[tuple[str, RankedCell]], combine: We
     return out.model_copy(update=update)
 
 
-__all__ = ["across", "combined", "rule_of", "select"]
+__all__ = ["across", "combined", "rule_of", "select", "top_cells"]

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from redline.ledger.campaign_file import read_verdicts
+from redline.ledger.campaign_file import read_boots, read_verdicts
 from redline.models.campaign_plan import CampaignPlan
 from redline.models.campaign_results import CampaignRunResult, CellOutcome, CellVerdict
 from redline.ops.campaign.load import Loaded
 from redline.ops.experiment.run import Stop
 from redline.ops.request_base import ACK_FLAG
+from redline.policy.ranking import campaign_band
 
 
 def skipped(plan: CampaignPlan) -> list[str]:
@@ -72,14 +73,22 @@ def run_result(
     """A run's answer: the cells it booted (in the plan's order), its time, why it stopped, what to do next."""
     order = {c.name: c.index for c in plan.cells}
     if loaded.campaign.search is None:
-        verdicts = sorted(verdicts, key=lambda v: order[v.cell])
+        verdicts = sorted(verdicts, key=lambda v: (v.replicate, order[v.cell]))
     gpu_s, took = time_taken(verdicts, wall_s, loaded.campaign.parallel)
-    reason, hint, stopped = _said(loaded, plan, verdicts, stop, took)
+    firsts = [v for v in verdicts if v.replicate == 1]
+    reason, hint, stopped = _said(loaded, plan, firsts, stop, took)
     return CampaignRunResult(
         campaign=loaded.campaign.name,
         dry_run=False,
         ran=[
-            CellOutcome(cell=v.cell, verdict=v.verdict, reason=v.reason, boot_s=v.boot.boot_s, wall_s=v.wall_s)
+            CellOutcome(
+                cell=v.cell,
+                replicate=v.replicate,
+                verdict=v.verdict,
+                reason=v.reason,
+                boot_s=v.boot.boot_s,
+                wall_s=v.wall_s,
+            )
             for v in verdicts
         ],
         skipped=skipped(plan),
@@ -87,9 +96,18 @@ def run_result(
         stopped_early=stopped is not None,
         wall_s=round(wall_s, 2),
         gpu_s=round(gpu_s, 2),
-        reason=reason,
+        reason=f"{reason}; {noise_said(loaded)}",
         next=hint,
     )
+
+
+def noise_said(loaded: Loaded) -> str:
+    """The band the campaign's cells are judged by, and where it came from (measured between boots, or not)."""
+    verdicts, replicates = read_boots(loaded.results, loaded.names)
+    band = campaign_band(loaded.campaign, verdicts, replicates)
+    booted = sum(len(r) for r in replicates.values())
+    again = f"{booted} replicate boot(s) of the top cells; " if booted else ""
+    return f"{again}noise band {band.pct:.3g}% ({band.basis}: {band.source})"
 
 
 def planned_result(plan: CampaignPlan) -> CampaignRunResult:

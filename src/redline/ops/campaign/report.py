@@ -16,7 +16,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from redline.ledger.campaign_file import cells_of, read_verdicts
+from redline.ledger.campaign_file import cells_of, read_boots
 from redline.models.campaign import METRICS, Campaign
 from redline.models.campaign_results import (
     CampaignReport,
@@ -355,9 +355,9 @@ def campaign_report(
 ) -> CampaignReport:
     """Write report.md and the PNG plots into the campaign's results folder; return the data behind them."""
     loaded = load(path, workspace)
-    verdicts = read_verdicts(loaded.results, loaded.names)
+    verdicts, replicates = read_boots(loaded.results, loaded.names)
     table = champions.campaign_table(loaded.campaign, loaded.names, verdicts)
-    champion = workload_champion.select(loaded.campaign, loaded.names, loaded.baseline, verdicts)
+    champion = workload_champion.select(loaded.campaign, loaded.names, loaded.baseline, verdicts, replicates=replicates)
     plots = plots_of(table, champion, device_of(v.context for v in verdicts.values()))
     layout = cells_of(loaded.results)
     for plot in plots:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from redline.ledger.campaign_file import cells_of, read_verdicts
+from redline.ledger.campaign_file import cells_of, read_boots, read_verdicts
 from redline.ledger.server_record import load_server
 from redline.models.campaign_results import CampaignStatus, CampaignTable, CellState, CellVerdict, ChampionReport
 from redline.ops.campaign.close import close_champion
@@ -83,8 +83,10 @@ def champion_select(
     """The champion under the SLA in the baseline's regime, or "no improvement" inside the noise band. DRAFT."""
     request = request or ChampionSelectRequest()
     loaded = load(path, workspace)
-    verdicts = read_verdicts(loaded.results, loaded.names)
-    report = workload_champion.select(loaded.campaign, loaded.names, loaded.baseline, verdicts, top=request.top)
+    verdicts, replicates = read_boots(loaded.results, loaded.names)
+    report = workload_champion.select(
+        loaded.campaign, loaded.names, loaded.baseline, verdicts, top=request.top, replicates=replicates
+    )
     return close_champion(
         report, verdicts, workspace_of(loaded.path.resolve())
     )  # the close: next levers, what is missing

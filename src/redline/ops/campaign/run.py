@@ -19,11 +19,11 @@ from pathlib import Path
 
 from redline.engines import get_engine
 from redline.errors import InputError
-from redline.ledger.campaign_file import cells_of, read_verdict
+from redline.ledger.campaign_file import boot_name, cells_of, read_boots, read_verdict
 from redline.ledger.results import Results
 from redline.models import ServeConfig, Widenings
 from redline.models.campaign import Campaign
-from redline.models.campaign_plan import CampaignPlan, CellPlan
+from redline.models.campaign_plan import CampaignPlan
 from redline.models.campaign_results import CampaignRunResult, CellVerdict
 from redline.ops.campaign.boundary import boundary_probes
 from redline.ops.campaign.load import Loaded, load
@@ -39,6 +39,7 @@ from redline.ops.measured_boot import Then
 from redline.ops.request_base import ACK_FLAG, require_ack
 from redline.ops.session import Progress, ServeSession, say
 from redline.policy.workload import Step, measured_steps
+from redline.policy.workload_champion import select, top_cells
 from redline.targets import Target
 
 
@@ -49,6 +50,7 @@ class Cells:
     loaded: Loaded
     plan: CampaignPlan
     search: Search | None = field(init=False, default=None)
+    stopped: Stop | None = field(init=False, default=None)  # why the search stopped, once it has
 
     def __post_init__(self) -> None:
         if self.loaded.campaign.search is not None:
@@ -73,19 +75,49 @@ class Cells:
         spec = self.loaded.campaign.search
         return min(pending, spec.budget_boots or pending) if spec is not None else pending
 
-    def unit(self, cell: CellPlan) -> Unit:
-        return Unit(cell.name, cell.index, cell.engine, cell.serve)
+    def unit(self, name: str, replicate: int = 1) -> Unit:
+        cell = next(c for c in self.plan.cells if c.name == name)
+        return Unit(boot_name(name, replicate), cell.index, cell.engine, cell.serve)
 
-    def next(self, ran: Mapping[str, CellVerdict | None]) -> Unit | Stop:
-        """The search's proposal; else the next cell without a verdict, unless a red one stops the campaign."""
-        cells = {c.name: c for c in self.plan.cells}
-        if self.search is not None:  # a red cell is feedback to a search, not its end
-            found = self.search.next()
-            return found if isinstance(found, Stop) else self.unit(cells[found])
-        if any(v is not None and v.verdict == "red" for v in ran.values()) and not self.loaded.campaign.continue_on_red:
+    def next(self, ran: Mapping[str, CellVerdict | None]) -> Unit | Stop | None:
+        """The next cell without a verdict (or the search's proposal), unless a red one stops the campaign; once every
+        cell planned is judged (or the search stopped), the fresh boots the top two cells owe (`replicates`); None
+        while a running cell must be judged before that is known."""
+        if self.search is not None:
+            return self._searched()
+        if any(v is not None and v.verdict == "red" for v in ran.values()) and not self.spec.continue_on_red:
             return Stop("a red cell stops the campaign (continue_on_red is false)")
         todo = [c for c in self.plan.cells if c.done is None and c.name not in ran]
-        return self.unit(todo[0]) if todo else Stop()
+        if todo:
+            return self.unit(todo[0].name)
+        if None in ran.values():
+            return None  # the top cells are known once every cell is judged
+        return self.replicate(top=2) or Stop()
+
+    def _searched(self) -> Unit | Stop:
+        """The search's proposal (a red cell is feedback to it, not its end); once its first cells are judged, the
+        best of them booted again first, so the band its stop rule uses is measured; once it stops, the top two's."""
+        assert self.search is not None
+        if self.stopped is None:
+            spec = self.spec.search
+            found = self.replicate(top=1, judged=spec.initial if spec else 0) or self.search.next()
+            if not isinstance(found, Stop):
+                return found if isinstance(found, Unit) else self.unit(found)
+            self.stopped = found
+        return self.replicate(top=2) or self.stopped
+
+    def replicate(self, top: int, judged: int = 0) -> Unit | None:
+        """A fresh boot of one of the `top` cells the champion ranks first that has fewer boots than the campaign
+        asks (1 + replicates); None where none owes one, or fewer than `judged` cells have a verdict."""
+        verdicts, replicates = read_boots(self.loaded.results, self.loaded.names)
+        if not self.spec.replicates or len(verdicts) < max(judged, 1):
+            return None
+        report = select(self.spec, self.loaded.names, self.plan.baseline, verdicts, replicates=replicates)
+        for cell in top_cells(report, top):
+            booted = 1 + len(replicates.get(cell, []))
+            if booted <= self.spec.replicates:
+                return self.unit(cell, booted + 1)
+        return None
 
     def steps(self, unit: Unit) -> list[Step]:
         campaign = self.loaded.campaign

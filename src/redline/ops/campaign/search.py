@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from redline.ledger.campaign_file import read_verdicts
+from redline.ledger.campaign_file import read_boots
 from redline.ledger.search_file import read_search_log, write_search_log
 from redline.models.campaign import Campaign
 from redline.models.campaign_plan import CampaignPlan
@@ -22,8 +22,7 @@ from redline.models.search import SearchLog, SearchStep
 from redline.ops.campaign.load import Loaded
 from redline.ops.experiment.run import Stop
 from redline.policy import search as policy
-from redline.policy.noise import DEFAULT_BAND_PCT
-from redline.policy.ranking import cell_sample
+from redline.policy.ranking import campaign_band, cell_sample
 from redline.policy.workload_champion import select
 
 
@@ -68,7 +67,9 @@ def _history(log: SearchLog, verdicts: dict[str, CellVerdict]) -> list[str]:
     return [n for n in verdicts if n not in logged] + [c for c in logged if c is not None]
 
 
-def _next(loaded: Loaded, plan: CampaignPlan, log: SearchLog, verdicts: dict[str, CellVerdict]) -> SearchStep:
+def _next(
+    loaded: Loaded, plan: CampaignPlan, log: SearchLog, verdicts: dict[str, CellVerdict], band: float
+) -> SearchStep:
     """The cell to boot now (a step killed before its verdict first), or the stop."""
     last = log.steps[-1] if log.steps else None
     if last is not None and last.cell is not None and last.cell not in verdicts:
@@ -76,7 +77,6 @@ def _next(loaded: Loaded, plan: CampaignPlan, log: SearchLog, verdicts: dict[str
     spec = loaded.campaign.search
     assert spec is not None  # only a campaign with search: is searched
     infeasible = {c.name: c.predicted.why for c in plan.cells if c.predicted and c.predicted.feasible == "no"}
-    band = (loaded.campaign.noise_band_pct or DEFAULT_BAND_PCT) / 100
     found = policy.propose(
         candidates(plan),
         plan.baseline,
@@ -106,13 +106,14 @@ class Search:
 
     def next(self) -> str | Stop:
         """The cell to boot now (a proposal killed before its verdict first), or why the search stops."""
-        verdicts = read_verdicts(self.loaded.results, self.loaded.names)
+        verdicts, replicates = read_boots(self.loaded.results, self.loaded.names)
         last = self.log.steps[-1] if self.log.steps else None
         if last is not None and last.cell in verdicts and last.measured is None:  # what the last proposal measured
             measured = scores(self.loaded.campaign, self.plan.baseline, verdicts)[last.cell]
             if measured is not None:  # a red cell measured no score
                 self._write([*self.log.steps[:-1], last.model_copy(update={"measured": measured})])
-        step = _next(self.loaded, self.plan, self.log, verdicts)
+        band = campaign_band(self.loaded.campaign, verdicts, replicates)  # the champion's own: measured once it can be
+        step = _next(self.loaded, self.plan, self.log, verdicts, band.pct / 100)
         if step.cell is None:
             self._write([*self.log.steps, step], stopped=step.why)
             return Stop(step.why)

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from redline.ledger.campaign_file import boot_of
 from redline.models import ServeConfig
 from redline.models.campaign import Campaign, Verdict
 from redline.models.campaign_plan import CampaignPlan, CellPlan
@@ -54,11 +55,14 @@ class Judge:
     def record(
         self, unit: Unit, measured: MeasuredBoot, host: HostInfo, started: datetime, wall_s: float
     ) -> CellVerdict:
-        cell = next(c for c in self.plan.cells if c.name == unit.name)
-        return self.verdict(cell, measured, host, started, wall_s)
+        name, replicate = boot_of(unit.name)
+        cell = next(c for c in self.plan.cells if c.name == name)
+        verdict = self.verdict(cell, measured, host, started, wall_s)
+        return verdict.model_copy(update={"replicate": replicate})
 
     def said(self, record: CellVerdict) -> str:
-        return f"{record.verdict}: {record.reason}"
+        boot = f" (boot {record.replicate}, a replicate)" if record.replicate > 1 else ""
+        return f"{record.verdict}{boot}: {record.reason}"
 
     def outcome(self, made: list[CellVerdict], stop: Stop, wall_s: float) -> CampaignRunResult:
         return run_result(self.loaded, self.plan, made, stop, wall_s)

@@ -80,7 +80,9 @@ class Plan(Protocol[R_contra]):
 
     def todo(self) -> int: ...  # how many units this run boots at most (its progress counts them)
 
-    def next(self, ran: Mapping[str, R_contra | None]) -> Unit | Stop: ...  # ran: this run's units, None while running
+    # The unit to boot now, why to stop, or None: nothing until a running unit is judged. ran: this run's units (None
+    # while running).
+    def next(self, ran: Mapping[str, R_contra | None]) -> Unit | Stop | None: ...
 
     def steps(self, unit: Unit) -> list[Step]: ...
 
@@ -163,19 +165,26 @@ class _Run(Generic[R, A]):
         if left := await stop_left_servers(results.server_files(), self.target, results.word, results.base):
             await say(self.progress, 0.0, f"stopped the {left} server(s) a killed run left behind")
         ran: dict[str, R | None] = {}
-        slots, stop = anyio.Semaphore(self.plan.parallel), Stop()
+        slots, stop, judged = anyio.Semaphore(self.plan.parallel), Stop(), anyio.Event()
 
         async def in_slot(unit: Unit) -> None:
+            nonlocal judged
             try:
                 ran[unit.name] = await self.measure(unit, len(ran))
             finally:
                 slots.release()
+                judged.set()
+                judged = anyio.Event()
 
         try:
             async with anyio.create_task_group() as tg:  # cancelled: each unit stops its own server
                 while True:
                     await slots.acquire()
                     found = self.plan.next(ran)
+                    if found is None:  # nothing to start until a running unit is judged
+                        slots.release()
+                        await judged.wait()
+                        continue
                     if isinstance(found, Stop):
                         stop = found
                         break  # those running finish and are judged
