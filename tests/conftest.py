@@ -59,6 +59,7 @@ SLOW_FILES = (
     "campaign/test_real_vllm_workloads.py",  # two real vLLM CPU boots, each benched on two workloads
     "campaign/test_run.py",  # every cell a fake engine boot; killed runners and their resumes
     "campaign/test_search_run.py",  # searches of fake engine boots, a killed one and its resume
+    "campaign/test_search_seen.py",  # a search of fake engine boots, read over MCP before and after
     "campaign/test_real_vllm_search.py",  # a real grid and a real search on the vLLM CPU build (5 boots)
     "campaign/test_gpu_telemetry.py",  # fake engine boots sampled by a stand-in nvidia-smi
     "test_gpu_scripts.py",  # the GPU scripts on the fake engine: 3 runs of gpu-campaign.py (about 8 s)

@@ -74,7 +74,7 @@ def test_a_run_then_every_view_and_the_report(fake: Fake) -> None:
         and "mnbt8192 (boot 2): green" in run.stdout
         and run.stdout.count("; 4 boots\n") == 1
     )
-    assert "cell 2 of 2 (mnbt8192)" in run.stderr  # progress on stderr, results on stdout
+    assert "cell 2 of 4 (mnbt8192)" in run.stderr  # progress on stderr, results on stdout
     status = redline("status", "--campaign", str(path), "--json")
     assert json.loads(status.stdout)["green"] == 2
     table = redline("aggregate", "--campaign", str(path))

@@ -130,7 +130,7 @@ async def test_job_cancel_of_a_running_campaign_leaves_no_server(env: Env) -> No
     async with Client(build_server(env.config)) as client:
         started = await call(client, "campaign_run", campaign=CAMPAIGN, i_understand_this_submits_jobs=True, wait_s=0)
         job = await _wait_for_bench(client, started["job_id"])
-        assert job["message"].startswith("cell 1 of 2 (mnbt2048)") and fake_servers(env.port)
+        assert job["message"].startswith("cell 1 of 4 (mnbt2048)") and fake_servers(env.port)
         record = json.loads((env.config.state_dir / "jobs" / f"{job['job_id']}.json").read_text())
         assert [p["target"] for p in record["processes"]] == ["local"]  # the job knows the server it started
         cancelled = await call(client, "job_cancel", job_id=job["job_id"])

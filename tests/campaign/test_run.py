@@ -126,7 +126,7 @@ async def test_a_full_campaign_boots_each_cell_once_and_leaves_its_verdicts(fake
         # the server's log, not the bench client's
         assert "Starting main benchmark run" not in (folder / "boot.log").read_text()
     assert cells_of(results(fake)).server_files() == [] and processes_naming(fake.root) == []
-    assert any("cell 2 of 2 (mnbt8192)" in text and "concurrency 4" in text for _, text in seen)
+    assert any("cell 2 of 4 (mnbt8192)" in text and "concurrency 4" in text for _, text in seen)
     assert any("cell 4 of 4 (mnbt8192.boot2)" in text for _, text in seen)
     for cell in ("mnbt2048", "mnbt8192"):
         replicate = read_verdict(results(fake), cell, 2)

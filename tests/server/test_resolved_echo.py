@@ -199,7 +199,7 @@ async def test_dry_runs_say_their_progress_and_ask_the_engine_version_once_per_s
         assert heard.messages[0] == "reading local: its GPUs"
         assert "asking local for vllm's version (kept for the session)" in heard.messages
         assert "vllm 0.26.0 on local" in heard.messages
-        assert heard.messages[-1] == "planned 2 boots; none started"
+        assert heard.messages[-1] == "planned 4 boots at most; none started"
 
         second, heard = await dry(client, "campaign_run", campaign="campaigns/c1.yml")
         assert probes_in(probes) == 1  # the second dry run asked nobody
@@ -210,7 +210,7 @@ async def test_dry_runs_say_their_progress_and_ask_the_engine_version_once_per_s
         ab, heard = await dry(client, "ab_run", spec=ab_spec(port))  # another tool, the same target: the same answer
         assert probes_in(probes) == 1
         assert "vllm 0.26.0 on local (asked earlier this session)" in heard.messages
-        assert heard.messages[-1] == "planned 6 boots; none started" and heard.grows()
+        assert heard.messages[-1] == "planned 6 boots at most; none started" and heard.grows()
         assert ab["result"]["plan"]["boots"] == 6
 
     async with Client(stdio(env)) as client:  # a new session asks again
@@ -245,6 +245,9 @@ async def test_the_cli_dry_run_prints_its_progress_and_asks_the_version_once(env
     lines = done.stderr.splitlines()
     assert "[ 10%] reading local: its GPUs" in lines
     assert "[ 20%] asking local for vllm's version (kept for the session)" in lines
-    assert lines[-1] == "[100%] planned 2 boots; none started"
-    assert "dry run: 2 boots and 4 benches would run; none started" in done.stdout
+    assert lines[-1] == "[100%] planned 4 boots at most; none started"
+    assert (
+        "dry run: 2 boots and 4 benches would run, then up to 2 replicate boots of the top cells; none started"
+        in done.stdout
+    )
     assert probes_in(probes) == 1

@@ -7,6 +7,7 @@ from pydantic import Field
 
 from redline.models.campaign import Focus, Verdict
 from redline.models.context import RegimeLabel
+from redline.models.search import SearchState
 from redline.models.serve import ServeConfig
 from redline.models.strict import Strict
 
@@ -84,8 +85,14 @@ class CampaignPlan(Strict):
     bench_backend: str | None = Field(description="the backend every cell's bench pins; null where cells differ")
     gates: list[str] = Field(description="campaign-wide gate notes")
     cells: list[CellPlan]
-    boots: int = Field(description="boots a run would do now: one per cell without a verdict")
+    boots: int = Field(
+        description="boots a run would do now: one per cell without a verdict (a search: at most its budget left)"
+    )
     benches: int
+    replicates: int = Field(
+        0, description="replicate boots a run may add at most: the top cells booted again, to measure the noise"
+    )
+    search: SearchState | None = Field(None, description="the search: its budget, spend, proposals, stop, resume")
     parallel: int = Field(1, description="cells run at once, each on a server of its own")
     note: str = "the bench commands write into the server's run folder on the target, shown as $RUN_DIR"
 

@@ -23,6 +23,7 @@ from redline.models.legacy_context import legacy_context
 from redline.models.lever import CloseStatus, Lever
 from redline.models.load_boundary import LoadBoundary
 from redline.models.metrics import MetricFlag, NoiseJudgement
+from redline.models.search import SearchState
 from redline.models.serve import ServeConfig
 from redline.models.strict import Strict
 from redline.models.telemetry import GpuTelemetry
@@ -187,6 +188,8 @@ class CampaignStatus(Strict):
     red: int
     cells: list[CellState]
     running: list[str] = Field([], description="the cells whose servers a runner recorded as running")
+    noise: str = Field("", description="the noise band the cells are judged by, and where it came from")
+    search: SearchState | None = Field(None, description="the search: its budget, spend, proposals, stop, resume")
     next: str = Field(description="what to do next, in one sentence")
 
 

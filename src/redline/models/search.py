@@ -53,4 +53,17 @@ class SearchLog(Strict):
     stopped: str | None = Field(None, description="why the search stopped; null while it runs")
 
 
-__all__ = ["SearchLog", "SearchSpec", "SearchStep"]
+class SearchState(Strict):
+    """A search seen from outside (campaign_plan, a dry run, campaign_status): what it may spend, what it spent,
+    what it proposed and why it stopped, as search.yml and the verdicts say; and what a resume would do."""
+
+    budget_boots: int | None = Field(description="cells it may boot at most (null: the grid's size)")
+    budget_gpu_s: float | None = Field(description="GPU-seconds it may spend at most (null: no limit)")
+    booted: int = Field(description="cells with a verdict, of the grid (booted by the search or before it)")
+    gpu_s: float = Field(description="the GPU-seconds those cells held (0 on a host that showed no GPU)")
+    proposals: list[SearchStep] = Field(description="search.yml's steps, in order")
+    stopped: str | None = Field(description="why it stopped; null while it may still propose")
+    resume: str = Field(description="what campaign_run would do now")
+
+
+__all__ = ["SearchLog", "SearchSpec", "SearchState", "SearchStep"]

@@ -113,12 +113,15 @@ def noise_said(loaded: Loaded) -> str:
 def planned_result(plan: CampaignPlan) -> CampaignRunResult:
     """A dry run's answer: the plan, each cell with what its boot would submit; nothing started."""
     at_once = f", {plan.parallel} cells at once" if plan.parallel > 1 else ""
+    again = f", then up to {plan.replicates} replicate boots of the top cells" if plan.replicates else ""
+    searched = f"; the search {plan.search.resume}" if plan.search is not None else ""
     return CampaignRunResult(
         campaign=plan.campaign,
         dry_run=True,
         plan=plan,
         skipped=skipped(plan),
-        reason=f"dry run: {plan.boots} boots and {plan.benches} benches would run{at_once}; none started",
+        reason=f"dry run: {plan.boots} boots and {plan.benches} benches would run{at_once}{again}{searched}; "
+        "none started",
         next=f"call campaign_run with {ACK_FLAG}=true to run them",
     )
 

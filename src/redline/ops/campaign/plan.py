@@ -22,6 +22,8 @@ from redline.models.campaign_plan import CampaignPlan
 from redline.models.campaign_results import CampaignCreated
 from redline.ops.campaign.load import Loaded, ladder_path, load  # re-exported: the file read and resolved
 from redline.ops.campaign.predictions import predict_cells
+from redline.ops.campaign.replicates import replicates_left
+from redline.ops.campaign.search import search_state
 from redline.ops.evidence.known_good_apply import KnownGoodRun, default_registry, found_entries, known_good_outlook
 from redline.ops.requests import (
     CampaignInitRequest,
@@ -143,7 +145,21 @@ def plan_for(
     found = found_entries(known_good, loaded.base.model)  # the known-good hook: applied to each cell before its gates
     plan = plans.plan_campaign(loaded.campaign, loaded.base, exes, path=str(loaded.path), done=done, known_good=found)
     plan = predict_cells(plan, loaded.campaign, known_good, loaded.path)  # the memory model's hook
-    return _admit(plan, widening)
+    return _outlook(loaded, _admit(plan, widening))
+
+
+def _outlook(loaded: Loaded, plan: CampaignPlan) -> CampaignPlan:
+    """The boots a run may do now: a search's within its budget left (none once it stopped), and the replicates the
+    top cells may still owe; with the search as search.yml says it."""
+    update: dict[str, object] = {"replicates": replicates_left(loaded)}
+    spec = loaded.campaign.search
+    if spec is not None:
+        state = search_state(loaded, plan)
+        todo = [c for c in plan.cells if c.done is None]
+        left = max(0, (spec.budget_boots or len(plan.cells)) - state.booted) if state.stopped is None else 0
+        boots = min(len(todo), left)
+        update |= {"search": state, "boots": boots, "benches": sum(len(c.benches) for c in todo[:boots])}
+    return plan.model_copy(update=update)
 
 
 def campaign_plan(

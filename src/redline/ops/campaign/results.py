@@ -13,8 +13,13 @@ from pathlib import Path
 from redline.ledger.campaign_file import cells_of, read_boots, read_verdicts
 from redline.ledger.server_record import load_server
 from redline.models.campaign_results import CampaignStatus, CampaignTable, CellState, CellVerdict, ChampionReport
+from redline.models.search import SearchState
+from redline.ops.campaign import plan as plan_ops
 from redline.ops.campaign.close import close_champion
 from redline.ops.campaign.load import Loaded, load
+from redline.ops.campaign.outcome import noise_said
+from redline.ops.campaign.replicates import replicate_owed
+from redline.ops.campaign.search import search_state
 from redline.ops.requests import CampaignAggregateRequest, CampaignStatusRequest, ChampionSelectRequest
 from redline.ops.workspace import workspace_of
 from redline.policy import champion as champions
@@ -34,6 +39,7 @@ def campaign_status(
     states = [_state(name, verdicts.get(name), name in running) for name in loaded.names]
     green = sum(s.state == "green" for s in states)
     red = sum(s.state == "red" for s in states)
+    search = search_state(loaded, plan_ops.plan_for(loaded, None, None)) if loaded.campaign.search else None
     return CampaignStatus(
         campaign=loaded.campaign.name,
         path=str(loaded.path),
@@ -44,7 +50,9 @@ def campaign_status(
         red=red,
         cells=states,
         running=running,
-        next=_next_hint(loaded, states, running),
+        noise=noise_said(loaded),
+        search=search,
+        next=_next_hint(loaded, states, running, search),
     )
 
 
@@ -54,7 +62,7 @@ def _state(name: str, verdict: CellVerdict | None, running: bool) -> CellState:
     return CellState(cell=name, state="running" if running else "pending")
 
 
-def _next_hint(loaded: Loaded, states: Sequence[CellState], running: list[str]) -> str:
+def _next_hint(loaded: Loaded, states: Sequence[CellState], running: list[str], search: SearchState | None) -> str:
     pending = [s.cell for s in states if s.state in ("pending", "running")]
     reds = [s.cell for s in states if s.state == "red"]
     if running:
@@ -62,10 +70,14 @@ def _next_hint(loaded: Loaded, states: Sequence[CellState], running: list[str]) 
             f"a server is recorded as running for {', '.join(repr(c) for c in running)}: wait for its job, or "
             "run the campaign again to stop what a killed run left and resume"
         )
+    if search is not None:
+        return f"campaign_run: the search {search.resume}"
     if reds and pending and not loaded.campaign.continue_on_red:
         return f"cell {reds[0]!r} is red: read its verdict.yml; delete its folder to re-run it, or set continue_on_red"
     if pending:
         return f"{len(pending)} cells to run: campaign_run resumes at {pending[0]!r}"
+    if (owed := replicate_owed(loaded, loaded.baseline, 2)) is not None:
+        return f"campaign_run boots {owed[0]} again (its boot {owed[1]}): the noise band is measured between boots"
     return "every cell has a verdict: call champion_select, then campaign_report"
 
 

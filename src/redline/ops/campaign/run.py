@@ -19,7 +19,7 @@ from pathlib import Path
 
 from redline.engines import get_engine
 from redline.errors import InputError
-from redline.ledger.campaign_file import boot_name, cells_of, read_boots, read_verdict
+from redline.ledger.campaign_file import boot_name, cells_of, read_verdict
 from redline.ledger.results import Results
 from redline.models import ServeConfig, Widenings
 from redline.models.campaign import Campaign
@@ -28,6 +28,7 @@ from redline.models.campaign_results import CampaignRunResult, CellVerdict
 from redline.ops.campaign.boundary import boundary_probes
 from redline.ops.campaign.load import Loaded, load
 from redline.ops.campaign.plan import plan_for
+from redline.ops.campaign.replicates import replicate_owed
 from redline.ops.campaign.search import Search
 from redline.ops.campaign.verdict import Judge
 from redline.ops.evidence.context import model_files
@@ -39,7 +40,6 @@ from redline.ops.measured_boot import Then
 from redline.ops.request_base import ACK_FLAG, require_ack
 from redline.ops.session import Progress, ServeSession, say
 from redline.policy.workload import Step, measured_steps
-from redline.policy.workload_champion import select, top_cells
 from redline.targets import Target
 
 
@@ -71,9 +71,7 @@ class Cells:
         return self.loaded.campaign.parallel
 
     def todo(self) -> int:
-        pending = sum(c.done is None for c in self.plan.cells)
-        spec = self.loaded.campaign.search
-        return min(pending, spec.budget_boots or pending) if spec is not None else pending
+        return self.plan.boots + self.plan.replicates  # the plan's own count: what a dry run said
 
     def unit(self, name: str, replicate: int = 1) -> Unit:
         cell = next(c for c in self.plan.cells if c.name == name)
@@ -107,17 +105,8 @@ class Cells:
         return self.replicate(top=2) or self.stopped
 
     def replicate(self, top: int, judged: int = 0) -> Unit | None:
-        """A fresh boot of one of the `top` cells the champion ranks first that has fewer boots than the campaign
-        asks (1 + replicates); None where none owes one, or fewer than `judged` cells have a verdict."""
-        verdicts, replicates = read_boots(self.loaded.results, self.loaded.names)
-        if not self.spec.replicates or len(verdicts) < max(judged, 1):
-            return None
-        report = select(self.spec, self.loaded.names, self.plan.baseline, verdicts, replicates=replicates)
-        for cell in top_cells(report, top):
-            booted = 1 + len(replicates.get(cell, []))
-            if booted <= self.spec.replicates:
-                return self.unit(cell, booted + 1)
-        return None
+        owed = replicate_owed(self.loaded, self.plan.baseline, top, judged)
+        return self.unit(*owed) if owed is not None else None
 
     def steps(self, unit: Unit) -> list[Step]:
         campaign = self.loaded.campaign

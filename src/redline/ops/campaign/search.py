@@ -18,8 +18,9 @@ from redline.ledger.search_file import read_search_log, write_search_log
 from redline.models.campaign import Campaign
 from redline.models.campaign_plan import CampaignPlan
 from redline.models.campaign_results import CellVerdict
-from redline.models.search import SearchLog, SearchStep
+from redline.models.search import SearchLog, SearchState, SearchStep
 from redline.ops.campaign.load import Loaded
+from redline.ops.campaign.replicates import replicate_owed
 from redline.ops.experiment.run import Stop
 from redline.policy import search as policy
 from redline.policy.ranking import campaign_band, cell_sample
@@ -105,7 +106,10 @@ class Search:
         write_search_log(self.loaded.results, self.log)
 
     def next(self) -> str | Stop:
-        """The cell to boot now (a proposal killed before its verdict first), or why the search stops."""
+        """The cell to boot now (a proposal killed before its verdict first), or why the search stops (a search
+        that stopped stays stopped: delete search.yml to search again)."""
+        if self.log.stopped is not None:
+            return Stop(self.log.stopped)
         verdicts, replicates = read_boots(self.loaded.results, self.loaded.names)
         last = self.log.steps[-1] if self.log.steps else None
         if last is not None and last.cell in verdicts and last.measured is None:  # what the last proposal measured
@@ -122,4 +126,46 @@ class Search:
         return step.cell
 
 
-__all__ = ["Search", "candidates", "score_of", "scores"]
+def search_state(loaded: Loaded, plan: CampaignPlan) -> SearchState:
+    """The search as search.yml and the verdicts say it, and what campaign_run would do now: what a dry run, the plan
+    and campaign_status all show."""
+    spec = loaded.campaign.search
+    assert spec is not None  # only a campaign with search: is searched
+    log = read_search_log(loaded.results) or SearchLog(campaign=loaded.campaign.name)
+    verdicts, replicates = read_boots(loaded.results, loaded.names)
+    return SearchState(
+        budget_boots=spec.budget_boots,
+        budget_gpu_s=spec.budget_gpu_s,
+        booted=len(verdicts),
+        gpu_s=round(sum(v.wall_s * v.context.hardware.gpu_count for v in verdicts.values()), 2),
+        proposals=log.steps,
+        stopped=log.stopped,
+        resume=_resume(loaded, plan, log, verdicts, replicates),
+    )
+
+
+def _resume(
+    loaded: Loaded,
+    plan: CampaignPlan,
+    log: SearchLog,
+    verdicts: dict[str, CellVerdict],
+    replicates: dict[str, list[CellVerdict]],
+) -> str:
+    last = log.steps[-1] if log.steps else None
+    if last is not None and last.cell is not None and last.cell not in verdicts:
+        return f"boots {last.cell} again: step {last.step} proposed it and has no verdict (its run was stopped)"
+    initial = loaded.campaign.search.initial if loaded.campaign.search else 0
+    if log.stopped is None:  # as the run: the best booted again once the opening cells are judged
+        owed = replicate_owed(loaded, plan.baseline, 1, initial)
+    else:  # then the top two's
+        owed = replicate_owed(loaded, plan.baseline, 2)
+    if owed is not None:
+        return f"boots {owed[0]} again (its boot {owed[1]}): the noise band is measured between the top cells' boots"
+    if log.stopped is not None:
+        return f"boots nothing: it stopped ({log.stopped}); delete search.yml to search again"
+    band = campaign_band(loaded.campaign, verdicts, replicates)
+    step = _next(loaded, plan, log, verdicts, band.pct / 100)
+    return f"proposes {step.cell}: {step.why}" if step.cell is not None else f"stops: {step.why}"
+
+
+__all__ = ["Search", "candidates", "score_of", "scores", "search_state"]

@@ -132,7 +132,7 @@ async def dry_run(plan: Plan[R], judge: Judge[R, A], target: Target, progress: P
         name: await ServeSession(target, get_engine(engine)).submission_preview(serve)
         for name, (engine, serve) in plan.configs().items()
     }
-    await say(progress, 1.0, f"planned {plan.todo()} boots; none started")
+    await say(progress, 1.0, f"planned {plan.todo()} boots at most; none started")
     return judge.planned(submits)
 
 
