@@ -145,19 +145,23 @@ def _by_one_spread(base: Sample, cur: Sample, alpha: float) -> _Call:
     return _Call("measured", band, p, mde, p < alpha, f"{which} spread over {side.n} trials, p = {p:.3g}")
 
 
-def _by_band(band: Band, delta: float) -> _Call:
+def _by_band(band: Band, base: float, current: float) -> _Call:
+    """A band is a factor either way: the figures differ for real where one is more than (1 + band) times the other,
+    so a fall is judged as a rise of the same factor (a 5x fall is -80%, beyond a 160% band measured between boots)."""
     mde = band.mde_pct if band.mde_pct is not None else band.pct
     how = f"no spread on either side: the {band.pct:.3g}% band, {band.source}"
-    return _Call(band.basis, band.pct, None, max(mde, band.pct), abs(delta) > band.pct, how)
+    fold = max(current / base, base / current) if base > 0 and current > 0 else math.inf
+    return _Call(band.basis, band.pct, None, max(mde, band.pct), fold > 1 + band.pct / 100, how)
 
 
-def _call(base: Sample, current: Sample, alpha: float, band: Band | None, delta: float) -> _Call:
+def _call(base: Sample, current: Sample, alpha: float, band: Band | None) -> _Call:
     """The basis, in order: both sides' trials, one side's spread, the band given, the default band."""
     if base.spread and current.spread:
         return _by_trials(base, current, alpha)
     if base.spread or current.spread:
         return _by_one_spread(base, current, alpha)
-    return _by_band(band or stated_band(None, ""), delta)
+    assert base.mean is not None and current.mean is not None
+    return _by_band(band or stated_band(None, ""), base.mean, current.mean)
 
 
 def judge(
@@ -181,7 +185,7 @@ def judge(
         none = dict.fromkeys(("delta_pct", "band_pct", "mde_pct"))
         return NoiseJudgement(**found, **none, change="not measured", basis="default", outcome="untestable", says=says)
     delta = better_by_pct(base.mean, current.mean, info.direction)
-    call = _call(base, current, alpha, band, delta)
+    call = _call(base, current, alpha, band)
     outcome: Judged = ("better" if delta > 0 else "worse") if call.real else "inside_noise"
     if flags:
         outcome = "flagged"

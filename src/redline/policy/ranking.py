@@ -3,10 +3,9 @@ score as a sample (mean, spread, trials), its implausible figures, and the call 
 ranked on a flagged figure) with its basis and the smallest effect it could detect. policy/champion.py orders them.
 
 The noise that matters is boot-to-boot: a campaign boots its top cells again (`replicates`), and the spread of their
-boots is the band every cell is judged by (`campaign_band`). A cell booted more than once is its boots' sample; a
-cell booted once is its one figure, its benches' spread on that one boot set aside (it is not the noise between
-boots). Only where no cell was booted twice is the band the campaign's noise_band_pct, else the 3% default, and the
-band says so.
+boots, pooled, is the band every cell is judged by (`campaign_band`): a cell's score is then the mean of its boots,
+its benches' spread on one boot set aside (it is not the noise between boots). Only where no cell was booted twice
+is the band the campaign's noise_band_pct, else the 3% default, and the band says so.
 """
 
 from __future__ import annotations
@@ -87,15 +86,14 @@ def campaign_band(campaign: Campaign, verdicts: Mapping[str, CellVerdict], repli
 def boots_sample(
     campaign: Campaign, verdict: CellVerdict, replicates: Sequence[CellVerdict], band: Band
 ) -> tuple[Sample | None, int | None]:
-    """A green cell's score as the ranking judges it: over its boots where it has several; one boot's figure alone
-    where the band was measured between boots; else its benches' own sample (cell_sample)."""
+    """A green cell's score as the ranking judges it. With a band measured between boots: the mean of its boots'
+    scores, judged by that band (pooled over every cell booted twice, it has the most degrees of freedom; a cell's
+    own two boots have one); else its benches' own sample (cell_sample)."""
     sample, at = cell_sample(campaign, verdict)
-    if sample is None or sample.mean is None:
+    if sample is None or sample.mean is None or band.basis != "measured":
         return sample, at
     scores = boot_scores(campaign, verdict, replicates)
-    if len(scores) > 1:
-        return Sample.of(scores), at
-    return (Sample(mean=sample.mean, std=None, n=1) if band.basis == "measured" else sample), at
+    return Sample(mean=statistics.fmean(scores), std=None, n=len(scores)), at
 
 
 def _judged(
