@@ -29,6 +29,7 @@ MAX_YAML_BYTES = 16 << 20  # a ladder of a thousand rungs is about 10 MB
 MAX_JSON_BYTES = 64 << 20  # the largest bench result file read
 MAX_DIGITS = 4300  # Python's own limit on an integer's digits (sys.get_int_max_str_digits): past it a parser crashes
 _INTEGER = re.compile(r"^[-+]?(0[xob])?[0-9a-fA-F_]+$")
+_LONG_JSON_NUMBER = re.compile(r'"([^"\\]{1,80})"[ \t\r\n]{0,80}:[ \t\r\n]{0,80}-?[0-9]{%d}' % (MAX_DIGITS + 1))
 
 try:
     from ruamel.yaml.cyaml import CParser  # type: ignore[attr-defined]  # ruamel re-exports the C class untyped
@@ -96,6 +97,10 @@ def load_json(text: str, what: str, error: type[RedlineError] = InputError, *, h
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise error(f"{what} is not JSON ({exc.msg} at line {exc.lineno}){hint}") from exc
+    except ValueError as exc:  # an integer past Python's digit limit (sys.get_int_max_str_digits): its key named
+        found = _LONG_JSON_NUMBER.search(text)
+        key = f"{found.group(1)} is" if found else "it has"
+        raise error(f"{what}: {key} a number of over {MAX_DIGITS:,} digits{hint or ': is it the right file?'}") from exc
     except RecursionError as exc:  # the C parser checks its depth against Python's recursion limit
         raise error(f"{what} nests deeper than redline reads: is it the right file?") from exc
 
