@@ -29,7 +29,7 @@ MAX_YAML_BYTES = 16 << 20  # a ladder of a thousand rungs is about 10 MB
 MAX_JSON_BYTES = 64 << 20  # the largest bench result file read
 MAX_DIGITS = 4300  # Python's own limit on an integer's digits (sys.get_int_max_str_digits): past it a parser crashes
 _INTEGER = re.compile(r"^[-+]?(0[xob])?[0-9a-fA-F_]+$")
-_LONG_JSON_NUMBER = re.compile(r'"([^"\\]{1,80})"[ \t\r\n]{0,80}:[ \t\r\n]{0,80}-?[0-9]{%d}' % (MAX_DIGITS + 1))
+_LONG_JSON_NUMBER = re.compile(r'"([^"\\]{1,80})"[ \t\r\n]{0,80}:[ \t\r\n]{0,80}-?[0-9]{' + str(MAX_DIGITS + 1) + "}")
 
 try:
     from ruamel.yaml.cyaml import CParser  # type: ignore[attr-defined]  # ruamel re-exports the C class untyped

@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from types import TracebackType
 from typing import Annotated, Any, Literal, Self, TypedDict
 
+import anyio
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -202,12 +203,29 @@ def check_env(env: dict[str, str]) -> None:
         raise InputError(f"environment names must look like NAME_1 (letters, digits, _): {bad!r}")
 
 
+MAX_TARGET_TEXT = 1 << 30  # a boot log past 1 GiB is not a log redline can use
 MAX_URL_TEXT = 8 << 20  # what http_text keeps of a body: a metrics page is tens of KB
 
 
-def body_if_ok(response: httpx.Response) -> str | None:
-    """A response's text when it is a 200, cut at MAX_URL_TEXT; None otherwise."""
-    return response.text[:MAX_URL_TEXT] if response.status_code == 200 else None
+async def read_body(
+    client: httpx.AsyncClient, url: httpx.URL, timeout_s: float, body: str | None = None, **headers: str
+) -> str | None:
+    """The body of a request to an engine's port (http_args: a GET, or a POST of the JSON body) when it answers 200,
+    else None. Whoever listens on that port may be a neighbour, so the body is streamed as sent (no decoding) and
+    the connection dropped at MAX_URL_TEXT, and the whole exchange has timeout_s (httpx's own timeout is per read:
+    a trickle would never end it), past which httpx.ReadTimeout; other httpx.HTTPError as httpx raises them."""
+    with anyio.move_on_after(timeout_s):
+        args = http_args(body, {**headers, "Accept-Encoding": "identity"})
+        async with client.stream(url=url, timeout=timeout_s, **args) as response:
+            if response.status_code != 200:
+                return None
+            data = bytearray()
+            async for chunk in response.aiter_raw():
+                data += chunk[: MAX_URL_TEXT - len(data)]
+                if len(data) >= MAX_URL_TEXT:
+                    break  # what is past the cap is never read: the connection is closed unread
+            return data.decode("utf-8", errors="replace")
+    raise httpx.ReadTimeout(f"{url} gave no whole answer within {timeout_s:g}s")
 
 
 def http_args(body: str | None, headers: dict[str, str] | None = None) -> dict[str, Any]:
@@ -346,8 +364,9 @@ class Target(abc.ABC):
         """
 
     @abc.abstractmethod
-    async def read_text(self, path: str) -> str:
-        """The text of a file on the target (undecodable bytes replaced)."""
+    async def read_text(self, path: str, max_bytes: int = MAX_TARGET_TEXT) -> str:
+        """The text of a file on the target (undecodable bytes replaced); TargetPathError for a file over max_bytes
+        or one that is not a regular file (a FIFO or a device is never waited on or read without end)."""
 
     @abc.abstractmethod
     async def fetch(self, remote_path: str, local_path: str) -> None:

@@ -25,6 +25,7 @@ import httpx
 
 from redline.errors import InputError, TargetBusy, TargetError, TargetPathError
 from redline.targets.base import (
+    MAX_TARGET_TEXT,
     HostInfo,
     Launch,
     PodLocator,
@@ -32,11 +33,10 @@ from redline.targets.base import (
     ServerHandle,
     Target,
     WaitOutcome,
-    body_if_ok,
     check_argv,
     check_env,
     check_health_url,
-    http_args,
+    read_body,
 )
 from redline.targets.kubernetes_cli import Cluster, Json, PortForwards, labels, meta
 from redline.targets.kubernetes_cluster import (
@@ -315,9 +315,8 @@ class KubernetesTarget(Target):
             return None
         if self._http is None:
             self._http = httpx.AsyncClient(trust_env=False)
-        args = http_args(body, {"Host": url.netloc.decode()})
         try:
-            return body_if_ok(await self._http.request(url=where, timeout=timeout_s, **args))
+            return await read_body(self._http, where, timeout_s, body, Host=url.netloc.decode())
         except httpx.HTTPError:
             # kubectl's port-forward can stay up yet forward nothing after a refused connection (its streams
             # time out from then on): a forward that failed once is made afresh for the next look
@@ -367,8 +366,11 @@ class KubernetesTarget(Target):
         done = await self.pods.exec(argv, cwd, timeout_s, env, self._locator(server).run_id if server else None)
         return RunResult(returncode=done.returncode, stdout=done.text, stderr=done.stderr)
 
-    async def read_text(self, path: str) -> str:
-        return (await self.pods.read(path)).decode(errors="replace")
+    async def read_text(self, path: str, max_bytes: int = MAX_TARGET_TEXT) -> str:
+        data = await self.pods.read(path)
+        if len(data) > max_bytes:
+            raise TargetPathError(f"{path} on {self.name} is over the {max_bytes >> 20} MiB redline reads")
+        return data.decode(errors="replace")
 
     async def fetch(self, remote_path: str, local_path: str) -> None:
         data = await self.pods.read(remote_path)

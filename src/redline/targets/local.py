@@ -19,12 +19,10 @@ import anyio
 import httpx
 
 from redline.errors import CommandTimeout, TargetPathError
-from redline.targets.base import EngineSettings, RunResult, body_if_ok, http_args
+from redline.targets.base import MAX_TARGET_TEXT, EngineSettings, RunResult, read_body
 from redline.targets.posix import PosixTarget
 from redline.targets.spec import BaseSpec, abspath
 from redline.untrusted import read_regular
-
-MAX_TARGET_TEXT = 1 << 30  # a boot log past 1 GiB is not a log redline can use
 
 
 class LocalSpec(BaseSpec):
@@ -105,14 +103,14 @@ class LocalTarget(PosixTarget):
         if self._http is None:
             self._http = httpx.AsyncClient(trust_env=False)  # no proxy between us and localhost
         try:
-            return body_if_ok(await self._http.request(url=url, timeout=timeout_s, **http_args(body)))
+            return await read_body(self._http, url, timeout_s, body)
         except httpx.HTTPError:
             return None
 
-    async def read_text(self, path: str) -> str:
+    async def read_text(self, path: str, max_bytes: int = MAX_TARGET_TEXT) -> str:
         """A plain file's text, read in a thread; a FIFO or device is refused at once, never waited on."""
         try:
-            return await anyio.to_thread.run_sync(read_regular, Path(path), MAX_TARGET_TEXT, path, TargetPathError)
+            return await anyio.to_thread.run_sync(read_regular, Path(path), max_bytes, path, TargetPathError)
         except OSError as exc:
             raise TargetPathError(f"cannot read {path} on {self.name}: {exc.strerror or exc}") from exc
 

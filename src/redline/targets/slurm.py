@@ -27,6 +27,7 @@ import httpx
 
 from redline.errors import CommandTimeout, InputError, TargetBusy, TargetError, TargetPathError
 from redline.targets.base import (
+    MAX_TARGET_TEXT,
     MAX_URL_TEXT,
     RUN_ID_RE,
     HostInfo,
@@ -341,8 +342,8 @@ class SlurmTarget(Target):
             await self.cli.cancel(steps)  # srun gone does not end its step: scancel does
             raise
 
-    async def read_text(self, path: str) -> str:
-        return await self.login.read_text(path)
+    async def read_text(self, path: str, max_bytes: int = MAX_TARGET_TEXT) -> str:
+        return await self.login.read_text(path, max_bytes)
 
     async def fetch(self, remote_path: str, local_path: str) -> None:
         await self.login.fetch(remote_path, local_path)

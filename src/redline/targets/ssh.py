@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import shlex
 import signal
+import stat
 import time
 from pathlib import Path
 from typing import Literal, Self
@@ -31,7 +32,7 @@ from redline.errors import (
     TargetPathError,
     TargetUnreachable,
 )
-from redline.targets.base import RunResult, body_if_ok, http_args
+from redline.targets.base import MAX_TARGET_TEXT, RunResult, read_body
 from redline.targets.posix import PosixTarget
 from redline.targets.spec import BaseSpec, abspath
 
@@ -187,8 +188,7 @@ class SSHTarget(PosixTarget):
             self._http = httpx.AsyncClient(trust_env=False)
         local = url.copy_with(host="127.0.0.1", port=port)
         try:
-            args = http_args(body, {"Host": url.netloc.decode()})
-            return body_if_ok(await self._http.request(url=local, timeout=timeout_s, **args))
+            return await read_body(self._http, local, timeout_s, body, Host=url.netloc.decode())
         except httpx.HTTPError:
             return None
 
@@ -203,16 +203,22 @@ class SSHTarget(PosixTarget):
             self._forwards[(host, port)] = listener
         return listener.get_port()
 
-    async def read_text(self, path: str) -> str:
+    async def read_text(self, path: str, max_bytes: int = MAX_TARGET_TEXT) -> str:
+        """A plain file's text, at most max_bytes of it: a FIFO or a device there is refused, never read."""
         conn = await self._connection()
         try:
-            async with conn.start_sftp_client() as sftp, sftp.open(path, "rb") as f:
-                data = await f.read()
+            async with conn.start_sftp_client() as sftp:
+                if not stat.S_ISREG((await sftp.stat(path)).permissions or 0):
+                    raise TargetPathError(f"{path} on {self.name} is not a regular file: redline reads plain files")
+                async with sftp.open(path, "rb") as f:
+                    data = await f.read(max_bytes + 1)
         except asyncssh.SFTPError as exc:
             raise TargetPathError(f"cannot read {path} on {self.name}: {exc.reason}") from exc
         except (asyncssh.Error, OSError) as exc:
             raise self._unreachable(exc) from exc
         assert isinstance(data, bytes)  # opened "rb"
+        if len(data) > max_bytes:
+            raise TargetPathError(f"{path} on {self.name} is over the {max_bytes >> 20} MiB redline reads")
         return data.decode(errors="replace")
 
     async def fetch(self, remote_path: str, local_path: str) -> None:

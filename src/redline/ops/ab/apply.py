@@ -24,8 +24,8 @@ from typing import Any
 from redline.engines import get_engine
 from redline.errors import InputError
 from redline.ledger import yamlfile
-from redline.ledger.atomic import atomic_write
 from redline.ledger.ab_file import TRIAL, AbPaths, read_trial
+from redline.ledger.atomic import atomic_write
 from redline.models.ab import AbSpec, ArmSummary
 from redline.models.deploy import ChampionApplied
 from redline.ops.ab.result import ab_close, accuracy_missing

@@ -101,11 +101,9 @@ async def model_files(target: Target, model: str) -> ModelFiles:
     if not _is_path(model):
         return ModelFiles(None, None, f"{model} is a hub id, not a folder redline can read")
     try:
-        text = await target.read_text(posixpath.join(model, CONFIG_JSON))
+        text = await target.read_text(posixpath.join(model, CONFIG_JSON), MAX_CONFIG_BYTES)
     except RedlineError as exc:
         return ModelFiles(None, None, f"{model}/{CONFIG_JSON} on {target.name}: {exc}")
-    if len(text) > MAX_CONFIG_BYTES:
-        return ModelFiles(None, None, f"{model}/{CONFIG_JSON} on {target.name} is over {MAX_CONFIG_BYTES >> 20} MiB")
     return files_from_text(text)
 
 
