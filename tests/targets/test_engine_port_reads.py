@@ -17,7 +17,7 @@ import pytest
 
 from redline.errors import TargetPathError
 from redline.targets import ServerHandle, Target
-from redline.targets.base import MAX_URL_TEXT
+from redline.targets.port_reads import MAX_URL_TEXT
 
 from .conftest import PY, free_port
 from .test_processes import script, started, wait_for_file
@@ -81,7 +81,9 @@ async def test_engine_port_reads_have_a_total_deadline(
         assert await target.http_text(handle, url, timeout_s=1) is None
 
 
-async def test_untrusted_reads_on_a_target_refuse_a_fifo_and_a_file_over_the_cap(target: Target, tmp_path: Path) -> None:
+async def test_untrusted_reads_on_a_target_refuse_a_fifo_and_a_file_over_the_cap(
+    target: Target, tmp_path: Path
+) -> None:
     fifo, big = tmp_path / "config.json", tmp_path / "big.json"
     os.mkfifo(fifo)
     big.write_bytes(b"x" * 4097)

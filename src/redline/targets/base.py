@@ -18,11 +18,10 @@ from datetime import UTC, datetime
 from types import TracebackType
 from typing import Annotated, Any, Literal, Self, TypedDict
 
-import anyio
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from redline.errors import InputError
+from redline.errors import InputError, TargetPathError
 
 # ---- the handle ----------------------------------------------------------------------
 
@@ -204,35 +203,13 @@ def check_env(env: dict[str, str]) -> None:
 
 
 MAX_TARGET_TEXT = 1 << 30  # a boot log past 1 GiB is not a log redline can use
-MAX_URL_TEXT = 8 << 20  # what http_text keeps of a body: a metrics page is tens of KB
 
 
-async def read_body(
-    client: httpx.AsyncClient, url: httpx.URL, timeout_s: float, body: str | None = None, **headers: str
-) -> str | None:
-    """The body of a request to an engine's port (http_args: a GET, or a POST of the JSON body) when it answers 200,
-    else None. Whoever listens on that port may be a neighbour, so the body is streamed as sent (no decoding) and
-    the connection dropped at MAX_URL_TEXT, and the whole exchange has timeout_s (httpx's own timeout is per read:
-    a trickle would never end it), past which httpx.ReadTimeout; other httpx.HTTPError as httpx raises them."""
-    with anyio.move_on_after(timeout_s):
-        args = http_args(body, {**headers, "Accept-Encoding": "identity"})
-        async with client.stream(url=url, timeout=timeout_s, **args) as response:
-            if response.status_code != 200:
-                return None
-            data = bytearray()
-            async for chunk in response.aiter_raw():
-                data += chunk[: MAX_URL_TEXT - len(data)]
-                if len(data) >= MAX_URL_TEXT:
-                    break  # what is past the cap is never read: the connection is closed unread
-            return data.decode("utf-8", errors="replace")
-    raise httpx.ReadTimeout(f"{url} gave no whole answer within {timeout_s:g}s")
-
-
-def http_args(body: str | None, headers: dict[str, str] | None = None) -> dict[str, Any]:
-    """The method, headers and content of a http_text request: a GET, or a POST of the JSON body."""
-    if body is None:
-        return {"method": "GET", "headers": headers or {}}
-    return {"method": "POST", "content": body, "headers": {**(headers or {}), "Content-Type": "application/json"}}
+def within(data: bytes, max_bytes: int, what: str) -> str:
+    """The text of a file's bytes (undecodable ones replaced), or TargetPathError where they are over max_bytes."""
+    if len(data) > max_bytes:
+        raise TargetPathError(f"{what} is over the {max_bytes >> 20} MiB redline reads")
+    return data.decode(errors="replace")
 
 
 def check_health_url(url: str) -> httpx.URL:

@@ -36,7 +36,7 @@ from redline.targets.base import (
     check_argv,
     check_env,
     check_health_url,
-    read_body,
+    within,
 )
 from redline.targets.kubernetes_cli import Cluster, Json, PortForwards, labels, meta
 from redline.targets.kubernetes_cluster import (
@@ -63,6 +63,7 @@ from redline.targets.kubernetes_names import (
 from redline.targets.kubernetes_pins import read_pin, write_pin
 from redline.targets.kubernetes_pods import PodIO, RunFolders
 from redline.targets.kubernetes_spec import KubernetesSpec
+from redline.targets.port_reads import read_body
 
 __all__ = ["KubernetesSpec", "KubernetesTarget", "from_spec"]
 
@@ -367,10 +368,7 @@ class KubernetesTarget(Target):
         return RunResult(returncode=done.returncode, stdout=done.text, stderr=done.stderr)
 
     async def read_text(self, path: str, max_bytes: int = MAX_TARGET_TEXT) -> str:
-        data = await self.pods.read(path)
-        if len(data) > max_bytes:
-            raise TargetPathError(f"{path} on {self.name} is over the {max_bytes >> 20} MiB redline reads")
-        return data.decode(errors="replace")
+        return within(await self.pods.read(path), max_bytes, f"{path} on {self.name}")
 
     async def fetch(self, remote_path: str, local_path: str) -> None:
         data = await self.pods.read(remote_path)

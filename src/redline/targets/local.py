@@ -19,7 +19,8 @@ import anyio
 import httpx
 
 from redline.errors import CommandTimeout, TargetPathError
-from redline.targets.base import MAX_TARGET_TEXT, EngineSettings, RunResult, read_body
+from redline.targets.base import MAX_TARGET_TEXT, EngineSettings, RunResult
+from redline.targets.port_reads import read_body
 from redline.targets.posix import PosixTarget
 from redline.targets.spec import BaseSpec, abspath
 from redline.untrusted import read_regular

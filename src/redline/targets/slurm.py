@@ -28,7 +28,6 @@ import httpx
 from redline.errors import CommandTimeout, InputError, TargetBusy, TargetError, TargetPathError
 from redline.targets.base import (
     MAX_TARGET_TEXT,
-    MAX_URL_TEXT,
     RUN_ID_RE,
     HostInfo,
     Launch,
@@ -42,6 +41,7 @@ from redline.targets.base import (
     check_health_url,
 )
 from redline.targets.local import LocalTarget
+from redline.targets.port_reads import MAX_URL_TEXT
 from redline.targets.posix import PosixTarget
 from redline.targets.slurm_cli import SlurmCli
 from redline.targets.slurm_hold import Holds

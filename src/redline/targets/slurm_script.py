@@ -13,7 +13,7 @@ import posixpath
 import shlex
 from dataclasses import dataclass, field
 
-from redline.targets.base import MAX_URL_TEXT
+from redline.targets.port_reads import MAX_URL_TEXT
 from redline.targets.slurm_spec import SlurmSpec
 
 SCRIPT_NAME = "job.sbatch"

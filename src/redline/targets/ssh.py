@@ -32,7 +32,8 @@ from redline.errors import (
     TargetPathError,
     TargetUnreachable,
 )
-from redline.targets.base import MAX_TARGET_TEXT, RunResult, read_body
+from redline.targets.base import MAX_TARGET_TEXT, RunResult, within
+from redline.targets.port_reads import read_body
 from redline.targets.posix import PosixTarget
 from redline.targets.spec import BaseSpec, abspath
 
@@ -217,9 +218,7 @@ class SSHTarget(PosixTarget):
         except (asyncssh.Error, OSError) as exc:
             raise self._unreachable(exc) from exc
         assert isinstance(data, bytes)  # opened "rb"
-        if len(data) > max_bytes:
-            raise TargetPathError(f"{path} on {self.name} is over the {max_bytes >> 20} MiB redline reads")
-        return data.decode(errors="replace")
+        return within(data, max_bytes, f"{path} on {self.name}")
 
     async def fetch(self, remote_path: str, local_path: str) -> None:
         conn = await self._connection()
