@@ -8,6 +8,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+Finite = Annotated[float, Field(allow_inf_nan=False)]  # a figure read back from search.yml: never NaN or Infinity
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -37,9 +39,9 @@ class SearchStep(_Strict):
     at: datetime
     cell: str | None = Field(None, description="the cell proposed; null: the search stopped")
     why: str
-    estimate: float | None = Field(None, description="the model's estimate of the cell's score (predicted)")
-    upper: float | None = Field(None, description="its upper bound (predicted)")
-    measured: float | None = Field(
+    estimate: Finite | None = Field(None, description="the model's estimate of the cell's score (predicted)")
+    upper: Finite | None = Field(None, description="its upper bound (predicted)")
+    measured: Finite | None = Field(
         None,
         description="the score its verdict gave, once booted (signed: higher better; across several workloads, 1 plus "
         "the combined gain over the baseline)",

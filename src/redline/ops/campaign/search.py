@@ -103,7 +103,7 @@ async def search(loaded: Loaded, plan: CampaignPlan, run_cell: RunCell) -> tuple
     """Boot what the search proposes until it stops; the verdicts it made now, and why it stopped with every
     verdict it holds (a resumed search's earlier runs included)."""
     results, cells = loaded.results, {c.name: c for c in plan.cells}
-    log = read_search_log(results) or SearchLog(campaign=loaded.campaign.name)
+    log = read_search_log(results, cells) or SearchLog(campaign=loaded.campaign.name)
     made: list[CellVerdict] = []
     while True:
         verdicts = read_verdicts(results, loaded.names)
