@@ -32,7 +32,9 @@ def planted(tmp_path: Path, step: str) -> Path:
 
 
 def step(cell: str, estimate: str = "3000.0") -> str:
-    return f"  - step: 6\n    at: '2026-12-02T22:15:42Z'\n    cell: {cell}\n    why: planted\n    estimate: {estimate}\n"
+    return (
+        f"  - step: 6\n    at: '2026-12-02T22:15:42Z'\n    cell: {cell}\n    why: planted\n    estimate: {estimate}\n"
+    )
 
 
 async def never(*_: object) -> object:
