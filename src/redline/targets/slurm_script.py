@@ -14,6 +14,7 @@ import shlex
 from dataclasses import dataclass, field
 
 from redline.targets.port_reads import MAX_URL_TEXT
+from redline.targets.posix_scripts import PRIVATE
 from redline.targets.slurm_spec import SlurmSpec
 
 SCRIPT_NAME = "job.sbatch"
@@ -143,8 +144,8 @@ head -c "$MAX" <&3
 # Starts argv detached on the login host (a held allocation's step outlives this call), its output in $1.
 DETACH_SCRIPT = 'out=$1; shift; setsid "$@" </dev/null >>"$out" 2>&1 & echo $!'
 
-# Writes $1's text to the file $2.
-WRITE_SCRIPT = 'printf %s "$1" >"$2"'
+# Writes $3's text to the file $4, in the folder $2 of the work folder $1, which must be the caller's alone (PRIVATE).
+WRITE_SCRIPT = "w=$1; " + PRIVATE + 'mkdir -p -- "$2" && printf %s "$3" >"$4"'
 
 
 def probe_argv(host: str, port: int, path: str, timeout_s: int = 5, body: str | None = None) -> list[str]:

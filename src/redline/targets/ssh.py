@@ -11,17 +11,18 @@ string is built; the remote login shell must therefore be POSIX (sh, bash, zsh).
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import signal
 import stat
 import time
 from pathlib import Path
-from typing import Literal, Self
+from typing import Any, Literal, Self
 
 import anyio
 import asyncssh
 import httpx
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from redline.errors import (
     CommandTimeout,
@@ -47,8 +48,17 @@ class SSHSpec(BaseSpec):
     user: str = Field(min_length=1, pattern=r"^[^-\s]")
     key_file: str | None = None
     known_hosts: str = "~/.ssh/known_hosts"
-    workdir: str = "/tmp/redline"
+    workdir: str = "/tmp/redline"  # never used as such: _own_workdir names the user
     connect_timeout_s: float = Field(10.0, gt=0)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _own_workdir(cls, data: Any) -> Any:
+        """Without a workdir, the user's own on the remote host, /tmp/redline-<user>: made 0700 at the first start,
+        and refused if another user made it (posix_scripts.PRIVATE)."""
+        if isinstance(data, dict) and data.get("workdir") is None and isinstance(data.get("user"), str):
+            data = {**data, "workdir": f"/tmp/redline-{own_name(data['user'])}"}
+        return data
 
     @field_validator("workdir")
     @classmethod
@@ -63,6 +73,11 @@ class SSHSpec(BaseSpec):
         if self.key_file:
             update["key_file"] = abspath(self.key_file, base)
         return self.model_copy(update=update)
+
+
+def own_name(user: str) -> str:
+    """A user's name as one part of a folder's name."""
+    return re.sub(r"[^A-Za-z0-9._-]", "_", user)[:64]
 
 
 def from_spec(name: str, spec: SSHSpec) -> SSHTarget:
