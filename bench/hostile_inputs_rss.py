@@ -125,10 +125,9 @@ async def _said(client, tool: str, args: dict) -> str:  # type: ignore[no-untype
 
 
 async def _port(folder: Path, answer_bytes: int) -> str:
-    import anyio
 
     from redline.targets import LocalTarget
-    from tests.targets.conftest import free_port
+    from tests.targets.conftest import free_port, wait_port
 
     port = free_port()
     script = folder / "neighbour.py"
@@ -138,13 +137,7 @@ async def _port(folder: Path, answer_bytes: int) -> str:
             [sys.executable, str(script), str(port), str(answer_bytes)], env={}, cwd=None, log_path="n.log"
         )
         try:
-            with anyio.fail_after(10):
-                while True:
-                    try:
-                        await (await anyio.connect_tcp("127.0.0.1", port)).aclose()
-                        break
-                    except OSError:
-                        await anyio.sleep(0.05)
+            await wait_port(port)
             try:
                 text = await target.http_text(handle, f"http://127.0.0.1:{port}/metrics", timeout_s=120)
             except MemoryError:

@@ -19,7 +19,7 @@ from redline.errors import TargetPathError
 from redline.targets import ServerHandle, Target
 from redline.targets.port_reads import MAX_URL_TEXT
 
-from .conftest import PY, free_port
+from .conftest import PY, free_port, wait_port
 from .test_processes import script, started, wait_for_file
 
 pytestmark = pytest.mark.anyio
@@ -53,13 +53,7 @@ async def neighbour(target: Target, spawn: list[ServerHandle], tmp_path: Path, m
     port = free_port()
     argv = [PY, script(tmp_path, "neighbour.py", NEIGHBOUR), str(port), mode, str(tmp_path / "sent")]
     handle = await started(target, spawn, argv)
-    with anyio.fail_after(10):
-        while True:
-            try:
-                await (await anyio.connect_tcp("127.0.0.1", port)).aclose()
-                break
-            except OSError:
-                await anyio.sleep(0.05)
+    await wait_port(port)
     (tmp_path / "sent").unlink(missing_ok=True)  # the probe's own connection
     return handle, f"http://127.0.0.1:{port}/metrics"
 
