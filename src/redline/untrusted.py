@@ -3,9 +3,10 @@
 A file in the workspace may have been written by anyone. A deep nest of brackets
 makes the YAML parser quadratic and Python's recursion overflow; an alias
 bomb (`&a [*b, *b]` ten levels deep) expands to billions of nodes when walked.
-So a text is size-capped, then its events are read (in C where ruamel.yaml.clib
-is there) only until an alias or a nest deeper than MAX_DEPTH shows up, before
-any object is built.
+A flat list of millions of short items under the size cap takes minutes and gigabytes
+to build. So a text is size-capped, then its events are read (in C where ruamel.yaml.clib
+is there) only until an alias, a nest deeper than MAX_DEPTH or the node past
+MAX_YAML_NODES shows up, before any object is built.
 """
 
 import errno
@@ -25,10 +26,14 @@ from ruamel.yaml.error import YAMLError
 from redline.errors import InputError, RedlineError
 
 MAX_DEPTH = 64  # no redline file nests deeper than about 8; a person's never comes near this
-MAX_YAML_BYTES = 16 << 20  # a ladder of a thousand rungs is about 10 MB
+MAX_YAML_BYTES = 16 << 20  # a ladder of a thousand rungs is about 5 MB
+# Values, lists and mappings one YAML text may hold: a ladder of a thousand rungs has about 150,000. The walk stops at
+# the first one past it, so a flat list of millions of items is refused in a fraction of a second, never built.
+MAX_YAML_NODES = 400_000
 MAX_JSON_BYTES = 64 << 20  # the largest bench result file read
 MAX_DIGITS = 4300  # Python's own limit on an integer's digits (sys.get_int_max_str_digits): past it a parser crashes
 _INTEGER = re.compile(r"^[-+]?(0[xob])?[0-9a-fA-F_]+$")
+_LONG_JSON_NUMBER = re.compile(r'"([^"\\]{1,80})"[ \t\r\n]{0,80}:[ \t\r\n]{0,80}-?[0-9]{' + str(MAX_DIGITS + 1) + "}")
 
 try:
     from ruamel.yaml.cyaml import CParser  # type: ignore[attr-defined]  # ruamel re-exports the C class untyped
@@ -37,6 +42,7 @@ except ImportError:  # pragma: no cover - only where the C extension is missing
 
 _STARTS = (ev.SequenceStartEvent, ev.MappingStartEvent)
 _ENDS = (ev.SequenceEndEvent, ev.MappingEndEvent)
+_NODES = (ev.ScalarEvent, *_STARTS)
 
 
 def _events(text: str) -> Iterator[ev.Event]:
@@ -49,14 +55,21 @@ def _events(text: str) -> Iterator[ev.Event]:
 
 
 def check_yaml(text: str, what: str, error: type[RedlineError] = InputError) -> None:
-    """Refuse a YAML text that is too big, uses an alias, or nests deeper than MAX_DEPTH."""
+    """Refuse a YAML text that is too big, holds more than MAX_YAML_NODES nodes, uses an alias, or nests deeper than
+    MAX_DEPTH."""
     if len(text) > MAX_YAML_BYTES:
         raise error(
             f"{what} is {len(text) >> 20} MiB, over the {MAX_YAML_BYTES >> 20} MiB redline reads: is it the right file?"
         )
-    depth, key = 0, ""
+    depth, key, nodes = 0, "", 0
     try:
         for event in _events(text):
+            nodes += isinstance(event, _NODES)
+            if nodes > MAX_YAML_NODES:
+                raise error(
+                    f"{what} holds over {MAX_YAML_NODES:,} YAML nodes (values, lists and mappings), more than "
+                    "redline's files ever hold: is it the right file?"
+                )
             if isinstance(event, ev.ScalarEvent):
                 _check_scalar(event, key, what, error)
                 key = str(event.value)[:80]
@@ -96,6 +109,10 @@ def load_json(text: str, what: str, error: type[RedlineError] = InputError, *, h
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise error(f"{what} is not JSON ({exc.msg} at line {exc.lineno}){hint}") from exc
+    except ValueError as exc:  # an integer past Python's digit limit (sys.get_int_max_str_digits): its key named
+        found = _LONG_JSON_NUMBER.search(text)
+        key = f"{found.group(1)} is" if found else "it has"
+        raise error(f"{what}: {key} a number of over {MAX_DIGITS:,} digits{hint or ': is it the right file?'}") from exc
     except RecursionError as exc:  # the C parser checks its depth against Python's recursion limit
         raise error(f"{what} nests deeper than redline reads: is it the right file?") from exc
 

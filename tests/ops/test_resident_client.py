@@ -55,6 +55,8 @@ async def test_every_bench_of_a_cell_goes_to_one_resident_client_stopped_with_it
     assert [(o.cell, o.verdict) for o in result.ran] == [(c, "green") for c in CELLS]
     folders = clients(fake)
     assert len(folders) == 2  # one client per cell's server, not one per bench
+    for private in (fake.root / "target", fake.root / "target" / "runs"):  # its requests and answers: the user's alone
+        assert private.stat().st_mode & 0o777 == 0o700, private
     for folder in folders:  # the warm-up and the two benches, in order, each ended 0
         ready = json.loads((folder / "ready.json").read_text())
         assert ready["version"] == "0.26.0" and ready["import_s"] >= 0

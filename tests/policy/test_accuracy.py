@@ -82,7 +82,7 @@ def test_a_completions_response_is_read_in_prompt_order_and_a_short_one_is_an_er
     assert read.prompt_set == prompts.version and read.max_tokens == prompts.max_tokens
     short = answers_of(json.dumps({"choices": choices[:3]}), prompts)
     assert short.answers == [] and short.error == f"the server answered 3 of {len(prompts.prompts)} prompts"
-    assert "not a completions response" in (answers_of("<html>", prompts).error or "")
+    assert (answers_of("<html>", prompts).error or "").startswith("the server's answer is not JSON")
 
 
 def test_each_engine_asks_greedily_with_logprobs_and_vllm_names_its_tokens_by_id() -> None:
@@ -100,3 +100,45 @@ def test_each_engine_asks_greedily_with_logprobs_and_vllm_names_its_tokens_by_id
     }
     _, body = get_engine("sglang").completions_request(config, ["hi"], 32)
     assert "return_tokens_as_token_ids" not in json.loads(body) and json.loads(body)["temperature"] == 0
+
+
+def _response(logprobs: object, n: int | None = None) -> str:
+    """A completions response whose every choice carries `logprobs`."""
+    count = len(prompt_set().prompts) if n is None else n
+    return json.dumps({"choices": [{"index": i, "text": "", "logprobs": logprobs} for i in range(count)]})
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ('{"choices": ' + "[" * 100_000 + "]" * 100_000 + "}", "nests deeper than redline reads"),
+        (_response(None), "not a completions response with log-probabilities (TypeError"),
+        (_response({"tokens": ["a"]}), "not a completions response with log-probabilities (KeyError"),
+        (_response({"tokens": [{"x": 1}], "token_logprobs": [-1.0]}), "logprobs.tokens must be a list of tokens"),
+        (_response({"tokens": ["a", "b"], "token_logprobs": [-1.0]}), "one log-probability per token"),
+        (_response({"tokens": ["a"], "token_logprobs": [float("nan")]}), "logprobs.0: Input should be a finite"),
+        (_response({"tokens": ["a"], "token_logprobs": [3.0]}), "logprobs.0: Input should be less than or equal to 0"),
+        ('{"choices": [{"index": "x"}]}', "(ValueError"),
+    ],
+    ids=["deep nest", "null logprobs", "no token_logprobs", "object token", "short", "NaN", "positive", "bad index"],
+)
+def test_accuracy_gate_untrusted_a_hostile_answer_is_one_line_naming_its_source(text: str, words: str) -> None:
+    """Issue 32, item 8: whatever a server (or a neighbour on its port) answers, the gate reads it to an error of one
+    line naming where it came from, and an arm with that error fails its gate."""
+    read = answers_of(text, prompt_set(), "the answer to POST http://127.0.0.1:8000/v1/completions")
+    error = read.error or ""
+    assert read.answers == [] and error.startswith("the answer to POST http://127.0.0.1:8000/v1/completions ")
+    assert words in error and "\n" not in error and len(error) <= 300, error
+    assert judge("fp8", "auto", RISK, answers(BASE), read).status == "fail"
+
+
+def test_accuracy_gate_untrusted_an_arm_without_log_probabilities_fails_the_log_probability_test() -> None:
+    """The same tokens with no log-probability (the arm's, or the baseline's) never meet |dlogprob| by default."""
+    tokens = [Answer(tokens=r, logprobs=[None] * len(r)) for r in BASE]
+    bare = Answers(prompt_set=1, max_tokens=4, answers=tokens)
+    for base, arm in ((answers(BASE), bare), (bare, answers(BASE)), (bare, bare)):
+        gate = judge("fp8", "auto", RISK, base, arm)
+        assert gate.status == "fail" and gate.exact_share == 1.0 and gate.logprob_delta is None
+        assert "|dlogprob| none (no log-probabilities on a common prefix)" in gate.why
+    read = answers_of(_response({"tokens": ["a"], "token_logprobs": [None]}), prompt_set())
+    assert read.error is None and judge("fp8", "auto", RISK, read, read).status == "fail"

@@ -6,6 +6,7 @@ tool's csv,noheader,nounits shape.
     nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv,noheader,nounits
 
 FAKE_GPU_PIDS: the pids the compute-apps query lists (space-separated); none by default.
+FAKE_GPU_VALUES: `field=value` pairs (`;`-separated) that replace the values below: a hostile tool's rows.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ def main(args: list[str]) -> int:
             app = {"pid": pid, "process_name": "python3", "used_memory": "1024"}
             print(", ".join(app[f] for f in opts["--query-compute-apps"].split(",")))
         return 0
+    given = os.environ.get("FAKE_GPU_VALUES", "")
+    VALUES.update(dict(pair.split("=", 1) for pair in given.split(";") if pair))
     fields = opts["--query-gpu"].split(",")
     interval = int(args[args.index("-lms") + 1]) / 1000 if "-lms" in args else None
     out = open(args[args.index("-f") + 1], "a") if "-f" in args else sys.stdout  # noqa: SIM115 - open until killed

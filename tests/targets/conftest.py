@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import anyio
 import pytest
 
 from redline.targets import LocalTarget, ServerHandle, SSHSpec, SSHTarget, Target
@@ -27,6 +28,17 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+async def wait_port(port: int, timeout_s: float = 10) -> None:
+    """Until something listens on 127.0.0.1:port."""
+    with anyio.fail_after(timeout_s):
+        while True:
+            try:
+                await (await anyio.connect_tcp("127.0.0.1", port)).aclose()
+                return
+            except OSError:
+                await anyio.sleep(0.05)
 
 
 def keygen(path: Path) -> str:

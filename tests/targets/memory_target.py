@@ -155,7 +155,7 @@ class MemoryTarget(Target):
         self.files[posixpath.join(_flag(argv, "--result-dir"), name)] = json.dumps(result)
         return RunResult(returncode=0, stdout="", stderr="")
 
-    async def read_text(self, path: str) -> str:
+    async def read_text(self, path: str, max_bytes: int = 1 << 30) -> str:
         if path in self.files:
             return self.files[path]
         try:

@@ -6,27 +6,16 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-import anyio
 import pytest
 
 from redline.errors import TargetBusy, TargetError
 from redline.targets import PosixLocator, ServerHandle, Target
 from tests.conftest import pid_running
 
-from .conftest import PY, free_port
+from .conftest import PY, free_port, wait_port
 from .test_processes import SLEEP, http_server, started
 
 pytestmark = pytest.mark.anyio
-
-
-async def _wait_port(port: int) -> None:
-    with anyio.fail_after(10):
-        while True:
-            try:
-                await (await anyio.connect_tcp("127.0.0.1", port)).aclose()
-                return
-            except OSError:
-                await anyio.sleep(0.05)
 
 
 async def test_the_server_that_answers_is_ours_a_neighbour_on_the_port_is_port_taken(
@@ -36,7 +25,7 @@ async def test_the_server_that_answers_is_ours_a_neighbour_on_the_port_is_port_t
     port = free_port()
     neighbour = subprocess.Popen(http_server(tmp_path, port), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        await _wait_port(port)
+        await wait_port(port)
         ours = await started(target, spawn, [PY, *SLEEP])  # a server still loading: not on the port yet
         outcome = await target.wait_ready(ours, f"http://127.0.0.1:{port}/health", 20, 0.05)
         assert outcome.status == "taken"

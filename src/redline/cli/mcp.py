@@ -30,6 +30,8 @@ from redline.server_config import ServerConfig, default_server_config, load_serv
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
+    from redline.server.http import Token
+
 log = logging.getLogger("redline.server")
 
 DEFAULT_CONFIG = "redline-server.yml"
@@ -89,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
     # The server, and with it the MCP SDK and uvicorn, loads only for this command: not for every `redline` one.
     import uvicorn
 
-    from redline.server.app import build_server, http_app
+    from redline.server.app import build_server, guarded_protocol, http_app
     from redline.server.http import bind_address, server_token
     from redline.server.jobs import CLEANUP_BOUND_S
 
@@ -102,6 +104,15 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--port {port} is not a TCP port (1-65535)")
     token = server_token(config, host, args.token_file, args.no_token)
     app = http_app(build_server(config), host, token)
+    _announce(config, host, port, token)
+    # uvicorn handles SIGTERM and SIGINT itself: it shuts down the app, whose lifespan ends the jobs
+    guarded = guarded_protocol(token)  # a connection shows the token within seconds or is closed
+    uvicorn.run(app, host=host, port=port, log_level=args.log_level.lower(), lifespan="on", http=guarded)
+    return 0
+
+
+def _announce(config: ServerConfig, host: str, port: int, token: Token | None) -> None:
+    """Where the HTTP server listens, and its token where it made one (or that it has none), on stderr."""
     shown = f"[{host}]" if ":" in host else host
     print(
         f"redline MCP server on http://{shown}:{port}/mcp (workspace {config.workspace})", file=sys.stderr, flush=True
@@ -114,9 +125,6 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
             flush=True,
         )
-    # uvicorn handles SIGTERM and SIGINT itself: it shuts down the app, whose lifespan ends the jobs
-    uvicorn.run(app, host=host, port=port, log_level=args.log_level.lower(), lifespan="on")
-    return 0
 
 
 def _config(given: Path | None) -> ServerConfig:

@@ -12,6 +12,7 @@ import json
 from collections.abc import Sequence
 from typing import ClassVar, Protocol
 
+from redline.errors import InputError
 from redline.models import BenchResult, BenchWorkload, BootSignals, ServeConfig, Widening
 from redline.models.clean_bench import PrefixCounters
 from redline.models.memory import Calibration, GpuSpec, MemoryPrediction, Observation
@@ -81,6 +82,15 @@ class Engine(abc.ABC):
 
         Owned knobs in another spelling are refused whatever the widening: the config must say what ran.
         """
+
+    def admit_written(self, config: ServeConfig, what: str, fix: str) -> None:
+        """Refuse a config a workspace file holds (a known-good entry, an A/B's trial record) whose flags or env the
+        allowlist refuses, with no widening (a widening is the server config's, never a file's): `what` names the
+        config and its file, `fix` says what to do."""
+        try:
+            self.admit(config)
+        except InputError as exc:
+            raise InputError(f"{what} is refused: {exc}; {fix}") from exc
 
     @abc.abstractmethod
     def bench_argv(

@@ -3,6 +3,7 @@ through the one derived writer after every step, so a killed search resumes from
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -16,8 +17,9 @@ from redline.models.search import SearchLog
 SEARCH_LOG = "search.yml"
 
 
-def read_search_log(results: Path) -> SearchLog | None:
-    """The search's log, None before its first step."""
+def read_search_log(results: Path, cells: Collection[str] | None = None) -> SearchLog | None:
+    """The search's log, None before its first step; with `cells` (the campaign's), a step naming another cell is
+    refused, naming it and the file (a planted or stale log would send the search to a cell it cannot plan)."""
     path = results / SEARCH_LOG
     if not path.exists():
         return None
@@ -30,6 +32,12 @@ def read_search_log(results: Path) -> SearchLog | None:
         raise InputError(f"{path}: not a search log ({explain(exc)}){hint}") from exc
     if log.campaign != results.name:
         raise InputError(f"{path}: the search log of campaign {log.campaign!r}, not {results.name!r}{hint}")
+    stray = next((s for s in log.steps if cells is not None and s.cell is not None and s.cell not in cells), None)
+    if stray is not None:
+        raise InputError(
+            f"{path}: step {stray.step} names cell {str(stray.cell)[:64]!r}, which campaign {results.name!r} does not "
+            f"have{hint}"
+        )
     return log
 
 

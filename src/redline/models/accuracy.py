@@ -7,11 +7,13 @@ does, never how well either answers.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
 from redline.models.strict import Strict
+
+LogProb = Annotated[float, Field(le=0, ge=-1e6, allow_inf_nan=False)]  # a chosen token's: never NaN, never over 0
 
 
 class PromptSet(Strict):
@@ -26,8 +28,12 @@ class PromptSet(Strict):
 class Answer(Strict):
     """One prompt's greedy answer: its tokens as the server named them and each one's log-probability."""
 
-    tokens: list[str] = Field(description="the generated tokens, as the server returned them (ids where it can)")
-    logprobs: list[float | None] = Field(description="each chosen token's log-probability (natural log)")
+    tokens: list[Annotated[str, Field(max_length=256)]] = Field(
+        max_length=4096, description="the generated tokens, as the server returned them (ids where it can)"
+    )
+    logprobs: list[LogProb | None] = Field(
+        max_length=4096, description="each chosen token's log-probability (natural log)"
+    )
 
 
 class Answers(Strict):

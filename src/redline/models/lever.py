@@ -16,13 +16,18 @@ class Lever(Strict):
 
     lever: str = Field(description="a short name, such as fp8_kv_cache")
     change: str = Field(description="what to set, in serve-config terms")
-    expected_gain_pct: float = Field(
-        description="a rough expected gain on the claim's metric, in percent: a prediction, never a measurement"
+    expected_gain_pct: float = Field(  # bounded, as frontier.yml, a workspace file, is read back into it
+        ge=0,
+        le=1e6,
+        allow_inf_nan=False,
+        description="a rough expected gain on the claim's metric, in percent: a prediction, never a measurement",
     )
     expected: str = Field(description="the direction and rough size of the unlock, and where the estimate comes from")
     cost: Cost
-    cost_boots: int = Field(description="clean boots the gate takes (an A/B of 2 arms x 3 trials is 6)")
-    score: float = Field(description="expected gain per unit of cost: the rank")
+    cost_boots: int = Field(
+        ge=1, le=100_000, description="clean boots the gate takes (an A/B of 2 arms x 3 trials is 6)"
+    )
+    score: float = Field(ge=0, le=1e6, allow_inf_nan=False, description="expected gain per unit of cost: the rank")
     gate: str = Field(description="the run that proves or refutes it, and what it must show")
     provenance: Literal["predicted"] = "predicted"
 

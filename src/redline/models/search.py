@@ -10,6 +10,8 @@ from pydantic import Field
 
 from redline.models.strict import Strict
 
+Finite = Annotated[float, Field(allow_inf_nan=False)]  # a figure read back from search.yml: never NaN or Infinity
+
 
 class SearchSpec(Strict):
     """`search:` in a campaign file: the grid's cells become a space the search walks (policy/search.py)."""
@@ -35,9 +37,9 @@ class SearchStep(Strict):
     at: datetime
     cell: str | None = Field(None, description="the cell proposed; null: the search stopped")
     why: str
-    estimate: float | None = Field(None, description="the model's estimate of the cell's score (predicted)")
-    upper: float | None = Field(None, description="its upper bound (predicted)")
-    measured: float | None = Field(
+    estimate: Finite | None = Field(None, description="the model's estimate of the cell's score (predicted)")
+    upper: Finite | None = Field(None, description="its upper bound (predicted)")
+    measured: Finite | None = Field(
         None,
         description="the score its verdict gave, once booted (signed: higher better; across several workloads, 1 plus "
         "the combined gain over the baseline)",

@@ -67,10 +67,76 @@ UNSIZED = {  # a config key whose presence means per-layer KV redline does not s
 }
 
 
+class ConfigValueError(ValueError):
+    """A config.json value of the wrong kind or size: its one line names the field and what it should be."""
+
+
+# The largest whole number each field may hold: far past any model today (hidden 16,384, vocab 262,144, 128 experts,
+# 10M positions), small enough that no sum on a shape overflows a float.
+LIMITS = {
+    "num_hidden_layers": 1 << 12,
+    "hidden_size": 1 << 20,
+    "intermediate_size": 1 << 22,
+    "num_attention_heads": 1 << 14,
+    "num_key_value_heads": 1 << 14,
+    "head_dim": 1 << 14,
+    "vocab_size": 1 << 24,
+    "max_position_embeddings": 1 << 30,
+    "moe_intermediate_size": 1 << 22,
+    "shared_expert_intermediate_size": 1 << 22,
+    "num_experts_per_tok": 1 << 14,
+    "moe_topk": 1 << 14,
+    **dict.fromkeys(EXPERT_KEYS, 1 << 14),
+}
+
+
+def said(value: object) -> str:
+    """A config value as one short phrase: its kind where it is not a scalar, never a huge number spelled out."""
+    if isinstance(value, bool) or value is None:
+        return {True: "true", False: "false", None: "null"}[value]
+    if isinstance(value, int):
+        return (
+            f"a number of {int(value.bit_length() * 0.30103) + 1:,} digits" if value.bit_length() > 64 else str(value)
+        )
+    if isinstance(value, float | str):
+        return repr(value)[:40]
+    return "a list" if isinstance(value, list) else "an object" if isinstance(value, Mapping) else type(value).__name__
+
+
+def whole(c: Mapping[str, Any], key: str, low: int = 1) -> int | None:
+    """config.json's `key` as a whole number from `low` to its limit; None where it is absent (or null)."""
+    value, high = c.get(key), LIMITS[key]
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ConfigValueError(f"config.json: {key} is {said(value)}: it must be a whole number from {low} to {high:,}")
+    return value
+
+
+def _of(c: Mapping[str, Any], key: str, kind: type | tuple[type, ...], words: str) -> Any:
+    """config.json's `key` where it is of `kind` (None where absent or null), else the one line that says so."""
+    value = c.get(key)
+    if value is not None and (not isinstance(value, kind) or (kind is not bool and isinstance(value, bool))):
+        raise ConfigValueError(f"config.json: {key} is {said(value)}: it must be {words}")
+    return value
+
+
+def _fraction(c: Mapping[str, Any], key: str) -> float:
+    value = _of(c, key, (int, float), "a number over 0, at most 1")
+    if value is not None and not 0 < value <= 1:  # NaN and Infinity fail this too
+        raise ConfigValueError(f"config.json: {key} is {said(value)}: it must be a number over 0, at most 1")
+    return 1.0 if value is None else float(value)
+
+
 def text_config(config: Mapping[str, Any]) -> Mapping[str, Any]:
     """The language model's part of a config (multimodal configs nest it under text_config)."""
-    inner = config.get("text_config")
-    return inner if isinstance(inner, Mapping) else config
+    inner = _of(config, "text_config", Mapping, "an object (the language model's config)")
+    return config if inner is None else inner
+
+
+def max_positions(config: Mapping[str, Any]) -> int | None:
+    """max_position_embeddings, the language model's where a multimodal config nests it; None where absent."""
+    return whole(config, "max_position_embeddings") or whole(text_config(config), "max_position_embeddings")
 
 
 def _unsized(c: Mapping[str, Any]) -> str | None:
@@ -79,7 +145,8 @@ def _unsized(c: Mapping[str, Any]) -> str | None:
             return f"{why} ({key} in config.json)"
     kinds = c.get("layer_types")
     if isinstance(kinds, list) and any(k != "full_attention" for k in kinds):
-        return f"layers of kinds {sorted({str(k) for k in kinds})}: only some keep full-length KV (layer_types)"
+        named = sorted({said(k) if not isinstance(k, str) else k[:40] for k in kinds[:4096]})[:8]
+        return f"layers of kinds {named}: only some keep full-length KV (layer_types)"
     if c.get("use_sliding_window") is True:
         return "sliding-window attention (use_sliding_window): its layers keep a window of KV, not the whole context"
     return None
@@ -88,47 +155,78 @@ def _unsized(c: Mapping[str, Any]) -> str | None:
 def _experts(c: Mapping[str, Any]) -> dict[str, int]:
     """An MoE config's routed experts, their width and the shared experts' width (Mixtral's experts are its
     intermediate_size; Qwen's are moe_intermediate_size)."""
-    experts = next((c[k] for k in EXPERT_KEYS if isinstance(c.get(k), int) and c[k] > 0), 0)
+    experts = next((n for k in EXPERT_KEYS if (n := whole(c, k, 0))), 0)
     if not experts:
         return {}
+    per_token = whole(c, "num_experts_per_tok") or whole(c, "moe_topk") or 1
+    if per_token > experts:
+        raise ConfigValueError(
+            f"config.json: num_experts_per_tok is {per_token}: it must be at most the {experts} experts"
+        )
     return {
         "experts": experts,
-        "experts_per_token": int(c.get("num_experts_per_tok") or c.get("moe_topk") or 1),
-        "moe_intermediate": int(c.get("moe_intermediate_size") or c["intermediate_size"]),
-        "shared_intermediate": int(c.get("shared_expert_intermediate_size") or 0),
+        "experts_per_token": per_token,
+        "moe_intermediate": whole(c, "moe_intermediate_size") or c["intermediate_size"],
+        "shared_intermediate": whole(c, "shared_expert_intermediate_size", 0) or 0,
     }
 
 
+def _architecture(config: Mapping[str, Any]) -> str | None:
+    names = _of(config, "architectures", list, "a list of class names")
+    if names and not isinstance(names[0], str):
+        raise ConfigValueError(f"config.json: architectures holds {said(names[0])}: it must be a list of class names")
+    return names[0][:200] if names else None
+
+
 def shape_of(config: Mapping[str, Any]) -> tuple[ModelShape | None, str]:
-    """The decoder a config.json describes, or None and why redline cannot size it."""
+    """The decoder a config.json describes, or None and why redline cannot size it. ConfigValueError (one line
+    naming the field and what it should be) for a value of the wrong kind or size."""
     c = text_config(config)
     if why := _unsized(c):
         return None, why
     need = ("num_hidden_layers", "hidden_size", "intermediate_size", "num_attention_heads", "vocab_size")
-    missing = [k for k in need if not isinstance(c.get(k), int)]
+    sizes = {k: whole(c, k) for k in need}
+    missing = [k for k, v in sizes.items() if v is None]
     if missing:
         return None, f"config.json lacks {', '.join(missing)}"
-    heads = c["num_attention_heads"]
-    dtype = str(c.get("torch_dtype") or c.get("dtype") or config.get("torch_dtype") or "bfloat16")
+    named = (
+        _of(where, key, str, "a dtype's name")
+        for where, key in ((c, "torch_dtype"), (c, "dtype"), (config, "torch_dtype"))
+    )
+    dtype = next((d for d in named if d), "bfloat16")
     if dtype not in DTYPE_BYTES:
-        return None, f"torch_dtype {dtype!r} is not one redline sizes ({', '.join(DTYPE_BYTES)})"
-    head_dim = c.get("head_dim") or c["hidden_size"] // heads
-    model_type = str(c.get("model_type") or "")
+        return None, f"torch_dtype {dtype[:40]!r} is not one redline sizes ({', '.join(DTYPE_BYTES)})"
+    return _shape(config, c, sizes, DTYPE_BYTES[dtype])
+
+
+def _shape(
+    config: Mapping[str, Any], c: Mapping[str, Any], sizes: dict[str, Any], dtype: float
+) -> tuple[ModelShape, str]:
+    """The shape of `sizes`, already checked, and the rest of the text config `c`, checked here."""
+    hidden, heads = sizes["hidden_size"], sizes["num_attention_heads"]
+    head_dim = whole(c, "head_dim") or hidden // heads
+    if head_dim < 1:
+        raise ConfigValueError(
+            f"config.json: hidden_size {hidden} is under num_attention_heads {heads}: write head_dim"
+        )
+    model_type = _of(c, "model_type", str, "a model type's name") or ""
+    tied = _of(c, "tie_word_embeddings", bool, "true or false")
+    bias = _of(c, "attention_bias", bool, "true or false")
     shape = ModelShape(
-        architecture=(config.get("architectures") or [None])[0],
-        layers=c["num_hidden_layers"],
-        hidden=c["hidden_size"],
-        intermediate=c["intermediate_size"],
+        architecture=_architecture(config),
+        layers=sizes["num_hidden_layers"],
+        hidden=hidden,
+        intermediate=sizes["intermediate_size"],
         heads=heads,
-        kv_heads=c.get("num_key_value_heads") or heads,
+        kv_heads=whole(c, "num_key_value_heads") or heads,
         head_dim=head_dim,
-        vocab=c["vocab_size"],
-        tied_embeddings=bool(c.get("tie_word_embeddings", config.get("tie_word_embeddings", False))),
-        attention_bias=bool(c.get("attention_bias", model_type in ("qwen2", "qwen2_moe"))),
+        vocab=sizes["vocab_size"],
+        tied_embeddings=bool(_of(config, "tie_word_embeddings", bool, "true or false") if tied is None else tied),
+        attention_bias=model_type in ("qwen2", "qwen2_moe") if bias is None else bias,
         qk_norm=model_type.startswith("qwen3"),
-        dtype_bytes=DTYPE_BYTES[dtype],
-        max_positions=c.get("max_position_embeddings"),
-        rotary_dim=int(head_dim * float(c.get("partial_rotary_factor") or 1.0)),
+        dtype_bytes=dtype,
+        max_positions=whole(c, "max_position_embeddings"),
+        rotary_dim=max(1, int(head_dim * _fraction(c, "partial_rotary_factor"))),
         **_experts(c),
     )
     return shape, "mixture-of-experts decoder" if shape.is_moe else "dense decoder"
@@ -209,12 +307,14 @@ def mlp_activation_bytes(s: ModelShape) -> float:
 
 __all__ = [
     "DTYPE_BYTES",
+    "ConfigValueError",
     "KV_BYTES",
     "QUANT_BYTES",
     "ModelShape",
     "active_weight_bytes",
     "embedding_params",
     "kv_bytes_per_token",
+    "max_positions",
     "layer_params",
     "mlp_activation_bytes",
     "param_count",

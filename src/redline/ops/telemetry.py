@@ -17,7 +17,7 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass
 
-from redline.errors import CommandTimeout, TargetPathError
+from redline.errors import CommandTimeout, InputError, TargetPathError
 from redline.models.telemetry import GpuTelemetry
 from redline.policy import dcgm
 from redline.policy import telemetry as policy
@@ -100,9 +100,13 @@ class GpuSampler:
         group = handle.locator.pgid if isinstance(handle.locator, PosixLocator) else None
         others = policy.others_of(apps, policy.process_groups(listed.stdout), group)
         name = posixpath.basename(sampling.path)
-        found = policy.summarise(samples, policy.INTERVAL_MS, name, others)
         profiled = await self._dcgm_text(_dcgm_path(sampling.path))
-        found = dcgm.with_dcgm(found, profiled, dcgm.file_of(name))
+        try:  # the tools' output is untrusted: a row neither writes is refused, and the bench goes on without it
+            found = dcgm.with_dcgm(
+                policy.summarise(samples, policy.INTERVAL_MS, name, others), profiled, dcgm.file_of(name)
+            )
+        except InputError as exc:
+            return None, {}, str(exc)
         if found is None:
             return None, {}, "the sampler wrote no sample it could read"
         kept = {name: samples} | ({found.dcgm_file: profiled} if found.dcgm_file else {})

@@ -18,11 +18,15 @@ chosen token's log-probability about -ln(vocabulary)), and say nothing of the mo
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
+from pydantic import ValidationError
+
+from redline.errors import InputError
+from redline.inputs import explain
 from redline.models.accuracy import AccuracyGate, Answer, Answers, PromptSet
+from redline.untrusted import load_json
 
 EXACT_MIN = 0.75  # at least 3 prompts in 4 answered token for token as the baseline does
 PREFIX_MIN = 0.90  # on average, 90% of each answer matches before its first mismatch
@@ -35,15 +39,22 @@ DUMMY_SAID = (
 )
 
 
-def answers_of(text: str, prompts: PromptSet) -> Answers:
+def answers_of(text: str, prompts: PromptSet, source: str = "the server's answer") -> Answers:
     """The answers an OpenAI-style completions response (one choice per prompt, logprobs asked) holds, or an
-    Answers whose error says why it holds none."""
+    Answers whose error says, in one line naming `source`, why it holds none (not JSON, nested past the parser, a
+    choice without its tokens' log-probabilities, a figure no log-probability can be)."""
     empty = Answers(prompt_set=prompts.version, max_tokens=prompts.max_tokens)
     try:
-        choices = sorted(json.loads(text)["choices"], key=lambda c: c["index"])
+        choices = sorted(load_json(text, source)["choices"], key=lambda c: int(c["index"]))
         answers = [_answer(c) for c in choices]
-    except (ValueError, KeyError, TypeError) as exc:
-        return empty.model_copy(update={"error": f"the server's answer is not a completions response: {exc!r}"[:300]})
+    except InputError as exc:
+        return empty.model_copy(update={"error": str(exc)[:300]})
+    except ValidationError as exc:
+        why = f"{source} is not a completions response with log-probabilities ({explain(exc)})"
+        return empty.model_copy(update={"error": why[:300]})
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        why = f"{source} is not a completions response with log-probabilities ({type(exc).__name__}: {exc})"
+        return empty.model_copy(update={"error": " ".join(why.split())[:300]})
     if len(answers) != len(prompts.prompts):
         why = f"the server answered {len(answers)} of {len(prompts.prompts)} prompts"
         return empty.model_copy(update={"error": why})
@@ -52,7 +63,12 @@ def answers_of(text: str, prompts: PromptSet) -> Answers:
 
 def _answer(choice: dict[str, Any]) -> Answer:
     logprobs = choice["logprobs"]
-    return Answer(tokens=[str(t) for t in logprobs["tokens"]], logprobs=list(logprobs["token_logprobs"]))
+    tokens, values = logprobs["tokens"], logprobs["token_logprobs"]
+    if not isinstance(tokens, list) or not all(isinstance(t, str | int) and not isinstance(t, bool) for t in tokens):
+        raise TypeError("logprobs.tokens must be a list of tokens")
+    if not isinstance(values, list) or len(values) != len(tokens):
+        raise TypeError("logprobs.token_logprobs must hold one log-probability per token")
+    return Answer(tokens=[str(t) for t in tokens], logprobs=values)
 
 
 def _prefix(a: Answer, b: Answer) -> int:
@@ -96,8 +112,9 @@ def judge(
         return gate.model_copy(update={"status": status, "why": why})
     assert base_answers is not None and arm_answers is not None
     exact, prefix, delta = figures(base_answers.answers, arm_answers.answers)
-    held = exact >= EXACT_MIN and prefix >= PREFIX_MIN and (delta is None or delta <= LOGPROB_MAX)
-    said = f"{delta:.4f} nats" if delta is not None else "none (no common prefix)"
+    # no log-probability on the common prefix (an arm, or a baseline, that returned none) is not a test met
+    held = exact >= EXACT_MIN and prefix >= PREFIX_MIN and delta is not None and delta <= LOGPROB_MAX
+    said = f"{delta:.4f} nats" if delta is not None else "none (no log-probabilities on a common prefix)"
     status = "dummy_weights" if dummy_weights else "pass" if held else "fail"
     why = (
         f"against {baseline!r} on {len(arm_answers.answers)} prompts x {arm_answers.max_tokens} tokens: "

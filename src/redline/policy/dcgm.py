@@ -17,28 +17,24 @@ from __future__ import annotations
 import statistics
 
 from redline.models.telemetry import GpuSeries, GpuTelemetry
+from redline.policy.telemetry import figure, gpu_index
 
 FIELDS = (1002, 1005)  # DCGM_FI_PROF_SM_ACTIVE, DCGM_FI_PROF_DRAM_ACTIVE: dmon's columns SMACT, DRAMA, in this order
+NAMES = ("SMACT", "DRAMA")
 
 
-def _ratio(text: str) -> float | None:
-    try:
-        value = float(text)
-    except ValueError:  # N/A
-        return None
-    return value if 0.0 <= value <= 1.0 else None
-
-
-def samples(text: str) -> dict[int, list[tuple[float | None, float | None]]]:
-    """Each GPU's (SM active, DRAM active) rows, by GPU id."""
+def samples(text: str, where: str = "dcgmi's samples") -> dict[int, list[tuple[float | None, float | None]]]:
+    """Each GPU's (SM active, DRAM active) rows, by GPU id; InputError, naming `where`, for a row no dmon writes (a
+    ratio of `inf`, `²` or past 1)."""
     found: dict[int, list[tuple[float | None, float | None]]] = {}
-    for line in text.splitlines():
+    for n, line in enumerate(text.splitlines(), 1):
         cells = line.split()
-        if len(cells) != 2 + len(FIELDS) or cells[0] != "GPU" or not cells[1].isdigit():
+        if len(cells) != 2 + len(FIELDS) or cells[0] != "GPU":
             continue
-        sm, dram = (_ratio(c) for c in cells[2:])
+        gpu = gpu_index(cells[1], f"{where} line {n}")
+        sm, dram = (figure(c, name, 1.0, f"{where} line {n}") for c, name in zip(cells[2:], NAMES, strict=True))
         if sm is not None or dram is not None:
-            found.setdefault(int(cells[1]), []).append((sm, dram))
+            found.setdefault(gpu, []).append((sm, dram))
     return found
 
 
@@ -60,7 +56,7 @@ def file_of(samples_name: str) -> str:
 
 def with_dcgm(telemetry: GpuTelemetry | None, text: str, file: str) -> GpuTelemetry | None:
     """The telemetry with each GPU's DCGM ratios where dmon sampled it (its `dcgm_file` said), else as it was."""
-    found = samples(text)
+    found = samples(text, f"dcgmi's samples ({file})")
     if telemetry is None or not any(g.index in found for g in telemetry.gpus):
         return telemetry
     gpus = [_with(g, found[g.index]) if g.index in found else g for g in telemetry.gpus]

@@ -13,10 +13,12 @@ bandwidth share.
 
 from __future__ import annotations
 
+import re
 import statistics
 from collections.abc import Sequence
 from datetime import datetime
 
+from redline.errors import InputError
 from redline.models.clean_bench import BenchCheck
 from redline.models.telemetry import GpuSeries, GpuTelemetry
 
@@ -34,21 +36,56 @@ INTERVAL_MS = 200
 APPS_QUERY = ("pid", "process_name", "used_memory")
 
 
-def _number(text: str) -> float | None:
+HIGHEST = {
+    "utilization.gpu": 100.0,
+    "utilization.memory": 100.0,
+    "memory.used": 1e9,
+    "power.draw": 1e9,
+    "clocks.sm": 1e9,
+}
+_UNAVAILABLE = re.compile(r"^\[?[A-Za-z][A-Za-z /]{0,30}\]?$")  # [N/A], [Not Supported], N/A: the tool has none
+
+
+def figure(text: str, field: str, highest: float, where: str) -> float | None:
+    """A figure as the tool wrote it, None where it says it has none ([N/A]); InputError, naming `where` and the field,
+    for anything else (`inf`, `²`, a 5,000-digit number, one past `highest`): the tool's output is refused."""
     try:
-        value = float(text)
-    except ValueError:  # [N/A], [Not Supported]
+        value = float(text) if text.isascii() and len(text) <= 32 else None
+    except ValueError:
+        value = None
+    if value is None and _UNAVAILABLE.match(text):
         return None
-    return value if value >= 0 else None
+    if value is None or not 0 <= value <= highest:  # NaN fails too
+        raise InputError(f"{where}: {field} is {text[:40]!r}, not a figure from 0 to {highest:g}: refused")
+    return value
 
 
-def rows(text: str) -> list[dict[str, str]]:
-    """The sampler's rows it could read whole (a line cut off by the stop is left out)."""
+def gpu_index(text: str, where: str) -> int:
+    """A GPU's index as the tool wrote it: a whole number up to 1,024, else InputError naming `where`."""
+    if not (text.isascii() and text.isdigit() and len(text) <= 4 and int(text) <= 1024):
+        raise InputError(f"{where}: GPU index {text[:40]!r} is not a GPU index: refused")
+    return int(text)
+
+
+def _number(text: str) -> float | None:
+    return None if _UNAVAILABLE.match(text) else float(text)  # a figure rows() checked
+
+
+def rows(text: str, where: str = "nvidia-smi's samples") -> list[dict[str, str]]:
+    """The sampler's rows it could read whole (a line cut off by the stop is left out; one whose GPU had no
+    utilization figure too), each figure checked: InputError, naming `where`, for a row no nvidia-smi writes."""
     found = []
-    for line in text.splitlines():
+    for n, line in enumerate(text.splitlines(), 1):
         cells = [c.strip() for c in line.split(",")]
-        if len(cells) == len(QUERY) and cells[1].isdigit() and _number(cells[3]) is not None:
-            found.append(dict(zip(QUERY, cells, strict=True)))
+        if len(cells) != len(QUERY):
+            continue
+        row = dict(zip(QUERY, cells, strict=True))
+        gpu_index(row["index"], f"{where} line {n}")
+        if len(row["uuid"]) > 128:
+            raise InputError(f"{where} line {n}: uuid {row['uuid'][:40]!r}... is not a GPU's uuid: refused")
+        said = [figure(row[f], f, highest, f"{where} line {n}") for f, highest in HIGHEST.items()]
+        if said[0] is not None:
+            found.append(row)
     return found
 
 
@@ -85,7 +122,7 @@ def _span_s(found: list[dict[str, str]]) -> float:
 
 def summarise(text: str, interval_ms: int, file: str | None, others: list[str] | None) -> GpuTelemetry | None:
     """The samples per GPU; None where the sampler wrote no row it could read."""
-    found = rows(text)
+    found = rows(text, f"nvidia-smi's samples{f' ({file})' if file else ''}")
     if not found:
         return None
     by_gpu: dict[int, list[dict[str, str]]] = {}
@@ -104,10 +141,10 @@ def others_of(apps: str, groups: dict[int, int] | None, server_group: int | None
     found = []
     for line in apps.splitlines():
         cells = [c.strip() for c in line.split(",")]
-        if len(cells) == len(APPS_QUERY) and cells[0].isdigit():
+        if len(cells) == len(APPS_QUERY) and cells[0].isascii() and cells[0].isdigit() and len(cells[0]) <= 10:
             pid = int(cells[0])
             if pid in groups and groups[pid] != server_group:
-                found.append(f"pid {pid} ({cells[1]}, {cells[2]} MiB)")
+                found.append(f"pid {pid} ({cells[1][:64]}, {cells[2][:16]} MiB)")
     return found
 
 
@@ -116,7 +153,7 @@ def process_groups(ps: str) -> dict[int, int] | None:
     groups = {}
     for line in ps.splitlines():
         cells = line.split()
-        if len(cells) == 2 and cells[0].isdigit() and cells[1].isdigit():
+        if len(cells) == 2 and all(c.isascii() and c.isdigit() and len(c) <= 10 for c in cells):
             groups[int(cells[0])] = int(cells[1])
     return groups or None
 

@@ -28,12 +28,13 @@ from redline.server import (  # importing them registers their tools
 )
 from redline.server.cache import LadderCache
 from redline.server.http import http_app
+from redline.server.http_guard import guarded_protocol
 from redline.server.jobs import running_jobs
 from redline.server.resources import add_resources
 from redline.server.toolkit import TOOL_TABLE, State, StrictTool, ToolEntry, stop_server
 from redline.server_config import STATE_DIR, ServerConfig
 
-__all__ = ["build_server", "http_app"]
+__all__ = ["build_server", "guarded_protocol", "http_app"]
 
 log = logging.getLogger("redline.server")
 

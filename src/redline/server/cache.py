@@ -7,6 +7,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from redline.errors import RedlineError
+from redline.untrusted import MAX_YAML_BYTES, read_regular
+
 T = TypeVar("T")
 
 
@@ -23,10 +26,11 @@ class LadderCache:
         self._size = size
 
     def get(self, fn: Callable[..., T], path: Path, *args: Any) -> T:
-        try:
-            digest = hashlib.blake2b(path.read_bytes(), digest_size=16).digest()
-        except OSError:
-            return fn(path, *args)  # missing or unreadable: let fn say so in its own words
+        try:  # as every ladder read: a plain file only (a FIFO is not waited on), capped
+            text = read_regular(path, MAX_YAML_BYTES, str(path))
+        except (OSError, RedlineError):
+            return fn(path, *args)  # missing, unreadable or refused: let fn say so in its own words
+        digest = hashlib.blake2b(text.encode(), digest_size=16).digest()
         key = (fn.__module__, fn.__qualname__, str(path), args, digest)
         with self._lock:
             if key in self._data:

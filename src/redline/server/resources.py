@@ -13,6 +13,7 @@ from redline.server.cache import LadderCache
 from redline.server.config import LADDER_SUFFIXES, ladder_path, relative_name
 from redline.server.toolkit import off_loop
 from redline.server_config import ServerConfig
+from redline.untrusted import MAX_YAML_BYTES, read_regular
 
 MAX_LISTED_LADDERS = 200
 
@@ -84,7 +85,7 @@ def add_resources(server: MCPServer, config: ServerConfig, cache: LadderCache) -
     async def ladder(name: str) -> str:
         try:
             path = ladder_path(config.workspace, name)
-            return await off_loop(path.read_text, encoding="utf-8")
+            return await off_loop(read_regular, path, MAX_YAML_BYTES, f"ladder {name!r}")  # a FIFO is not waited on
         except RedlineError as exc:
             raise ResourceError(str(exc)) from exc
         except OSError as exc:

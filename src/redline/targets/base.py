@@ -21,7 +21,7 @@ from typing import Annotated, Any, Literal, Self, TypedDict
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from redline.errors import InputError
+from redline.errors import InputError, TargetPathError
 
 # ---- the handle ----------------------------------------------------------------------
 
@@ -202,19 +202,14 @@ def check_env(env: dict[str, str]) -> None:
         raise InputError(f"environment names must look like NAME_1 (letters, digits, _): {bad!r}")
 
 
-MAX_URL_TEXT = 8 << 20  # what http_text keeps of a body: a metrics page is tens of KB
+MAX_TARGET_TEXT = 1 << 30  # a boot log past 1 GiB is not a log redline can use
 
 
-def body_if_ok(response: httpx.Response) -> str | None:
-    """A response's text when it is a 200, cut at MAX_URL_TEXT; None otherwise."""
-    return response.text[:MAX_URL_TEXT] if response.status_code == 200 else None
-
-
-def http_args(body: str | None, headers: dict[str, str] | None = None) -> dict[str, Any]:
-    """The method, headers and content of a http_text request: a GET, or a POST of the JSON body."""
-    if body is None:
-        return {"method": "GET", "headers": headers or {}}
-    return {"method": "POST", "content": body, "headers": {**(headers or {}), "Content-Type": "application/json"}}
+def within(data: bytes, max_bytes: int, what: str) -> str:
+    """The text of a file's bytes (undecodable ones replaced), or TargetPathError where they are over max_bytes."""
+    if len(data) > max_bytes:
+        raise TargetPathError(f"{what} is over the {max_bytes >> 20} MiB redline reads")
+    return data.decode(errors="replace")
 
 
 def check_health_url(url: str) -> httpx.URL:
@@ -346,8 +341,9 @@ class Target(abc.ABC):
         """
 
     @abc.abstractmethod
-    async def read_text(self, path: str) -> str:
-        """The text of a file on the target (undecodable bytes replaced)."""
+    async def read_text(self, path: str, max_bytes: int = MAX_TARGET_TEXT) -> str:
+        """The text of a file on the target (undecodable bytes replaced); TargetPathError for a file over max_bytes
+        or one that is not a regular file (a FIFO or a device is never waited on or read without end)."""
 
     @abc.abstractmethod
     async def fetch(self, remote_path: str, local_path: str) -> None:

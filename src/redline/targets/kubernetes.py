@@ -25,6 +25,7 @@ import httpx
 
 from redline.errors import InputError, TargetBusy, TargetError, TargetPathError
 from redline.targets.base import (
+    MAX_TARGET_TEXT,
     HostInfo,
     Launch,
     PodLocator,
@@ -32,11 +33,10 @@ from redline.targets.base import (
     ServerHandle,
     Target,
     WaitOutcome,
-    body_if_ok,
     check_argv,
     check_env,
     check_health_url,
-    http_args,
+    within,
 )
 from redline.targets.kubernetes_cli import Cluster, Json, PortForwards, labels, meta
 from redline.targets.kubernetes_cluster import (
@@ -63,6 +63,7 @@ from redline.targets.kubernetes_names import (
 from redline.targets.kubernetes_pins import read_pin, write_pin
 from redline.targets.kubernetes_pods import PodIO, RunFolders
 from redline.targets.kubernetes_spec import KubernetesSpec
+from redline.targets.port_reads import read_body
 
 __all__ = ["KubernetesSpec", "KubernetesTarget", "from_spec"]
 
@@ -315,9 +316,8 @@ class KubernetesTarget(Target):
             return None
         if self._http is None:
             self._http = httpx.AsyncClient(trust_env=False)
-        args = http_args(body, {"Host": url.netloc.decode()})
         try:
-            return body_if_ok(await self._http.request(url=where, timeout=timeout_s, **args))
+            return await read_body(self._http, where, timeout_s, body, Host=url.netloc.decode())
         except httpx.HTTPError:
             # kubectl's port-forward can stay up yet forward nothing after a refused connection (its streams
             # time out from then on): a forward that failed once is made afresh for the next look
@@ -367,8 +367,8 @@ class KubernetesTarget(Target):
         done = await self.pods.exec(argv, cwd, timeout_s, env, self._locator(server).run_id if server else None)
         return RunResult(returncode=done.returncode, stdout=done.text, stderr=done.stderr)
 
-    async def read_text(self, path: str) -> str:
-        return (await self.pods.read(path)).decode(errors="replace")
+    async def read_text(self, path: str, max_bytes: int = MAX_TARGET_TEXT) -> str:
+        return within(await self.pods.read(path), max_bytes, f"{path} on {self.name}")
 
     async def fetch(self, remote_path: str, local_path: str) -> None:
         data = await self.pods.read(remote_path)

@@ -1,4 +1,5 @@
-"""The local target: this host, through asyncio subprocesses.
+"""The local target: this host, through asyncio subprocesses. Its run folders are under its workdir (default: this
+user's own, default_workdir), which must be the caller's alone (posix_scripts.PRIVATE).
 
 targets:
   here: {kind: local, workdir: runs, engine_commands: {NAME: [.venv/bin/NAME]}, env: {KEY: value}}
@@ -11,6 +12,7 @@ import contextlib
 import os
 import shutil
 import signal
+import stat
 import tempfile
 from pathlib import Path
 from typing import Literal, Self, Unpack
@@ -19,12 +21,11 @@ import anyio
 import httpx
 
 from redline.errors import CommandTimeout, TargetPathError
-from redline.targets.base import EngineSettings, RunResult, body_if_ok, http_args
+from redline.targets.base import MAX_TARGET_TEXT, EngineSettings, RunResult
+from redline.targets.port_reads import read_body
 from redline.targets.posix import PosixTarget
 from redline.targets.spec import BaseSpec, abspath
 from redline.untrusted import read_regular
-
-MAX_TARGET_TEXT = 1 << 30  # a boot log past 1 GiB is not a log redline can use
 
 
 class LocalSpec(BaseSpec):
@@ -48,6 +49,19 @@ class LocalSpec(BaseSpec):
         )
 
 
+def default_workdir() -> Path:
+    """This user's own work folder: redline in $XDG_RUNTIME_DIR where that is a folder only this user may use, else
+    redline-<uid> in the temporary folder (made 0700 at the first start, refused there if another user made it)."""
+    runtime = os.environ.get("XDG_RUNTIME_DIR", "")
+    try:
+        info = os.stat(runtime) if runtime.startswith("/") else None
+    except OSError:
+        info = None
+    if info is not None and stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid() and not info.st_mode & 0o077:
+        return Path(runtime) / "redline"
+    return Path(tempfile.gettempdir()) / f"redline-{os.geteuid()}"
+
+
 def from_spec(name: str, spec: LocalSpec) -> LocalTarget:
     return LocalTarget(name, workdir=spec.workdir, **spec.engine_settings())
 
@@ -58,8 +72,7 @@ class LocalTarget(PosixTarget):
     same_host_as_redline = True  # its handles name processes of the machine and PID namespace redline runs in
 
     def __init__(self, name: str = "local", *, workdir: str | None = None, **engines: Unpack[EngineSettings]) -> None:
-        default = Path(tempfile.gettempdir()) / "redline"
-        super().__init__(name, str(Path(workdir or default).expanduser().resolve()), **engines)
+        super().__init__(name, str(Path(workdir or default_workdir()).expanduser().resolve()), **engines)
         self._http: httpx.AsyncClient | None = None
 
     async def _exec(self, argv: list[str], timeout_s: float) -> RunResult:
@@ -105,14 +118,14 @@ class LocalTarget(PosixTarget):
         if self._http is None:
             self._http = httpx.AsyncClient(trust_env=False)  # no proxy between us and localhost
         try:
-            return body_if_ok(await self._http.request(url=url, timeout=timeout_s, **http_args(body)))
+            return await read_body(self._http, url, timeout_s, body)
         except httpx.HTTPError:
             return None
 
-    async def read_text(self, path: str) -> str:
+    async def read_text(self, path: str, max_bytes: int = MAX_TARGET_TEXT) -> str:
         """A plain file's text, read in a thread; a FIFO or device is refused at once, never waited on."""
         try:
-            return await anyio.to_thread.run_sync(read_regular, Path(path), MAX_TARGET_TEXT, path, TargetPathError)
+            return await anyio.to_thread.run_sync(read_regular, Path(path), max_bytes, path, TargetPathError)
         except OSError as exc:
             raise TargetPathError(f"cannot read {path} on {self.name}: {exc.strerror or exc}") from exc
 

@@ -35,10 +35,12 @@ from redline.targets.posix_scripts import (
     LAUNCH_SCRIPT,
     LISTENERS_SCRIPT,
     NO_CWD,
+    PRIVATE_EXIT,
     RUN_SCRIPT,
     WRAP_SCRIPT,
     ProcStat,
     env_cwd_args,
+    not_private,
     parse_gpus,
     parse_stats,
 )
@@ -116,13 +118,7 @@ class PosixTarget(Target):
         args = [run_dir, log, WRAP_SCRIPT, self.workdir, "1" if exclusive else "0", *env_cwd_args(env, cwd), *argv]
         result = await self._exec(["sh", "-c", LAUNCH_SCRIPT, "sh", *args], 60)
         self._raise_no_cwd(result)
-        if result.returncode == BUSY_EXIT:
-            busy, _, run = result.stderr.strip().partition(" ")
-            raise TargetBusy(
-                f"target {self.name} is busy: process group {busy} ({run.rstrip('/')}) that redline "
-                "started there still runs, and one server at a time holds a target's GPU and port; "
-                "stop it first (redline ladder stop, or job_cancel on its job)"
-            )
+        self._raise_refused(result)
         if result.returncode != 0 or not result.stdout.strip().isdigit():
             raise TargetError(f"could not start {argv[0]} on {self.name}: {result.stderr.strip()}")
         pid = int(result.stdout)
@@ -258,6 +254,18 @@ class PosixTarget(Target):
         if not isinstance(handle.locator, PosixLocator):
             raise InputError(f"{handle.describe()} is not a process group; target {self.name!r} cannot act on it")
         return handle.locator
+
+    def _raise_refused(self, result: RunResult) -> None:
+        """A launch the script refused: a work folder not the caller's alone, or a target busy with another server."""
+        if result.returncode == PRIVATE_EXIT:
+            raise TargetError(not_private(self.name, result.stderr))
+        if result.returncode == BUSY_EXIT:
+            busy, _, run = result.stderr.strip().partition(" ")
+            raise TargetBusy(
+                f"target {self.name} is busy: process group {busy} ({run.rstrip('/')}) that redline "
+                "started there still runs, and one server at a time holds a target's GPU and port; "
+                "stop it first (redline ladder stop, or job_cancel on its job)"
+            )
 
     def _raise_no_cwd(self, result: RunResult) -> None:
         if result.returncode != 0 and result.stderr.startswith(NO_CWD):

@@ -41,9 +41,18 @@ WRAP_SCRIPT = 'd=$1; shift; "$@"; echo $? >"$d/exit.tmp" && mv -f "$d/exit.tmp" 
 # work folder, any exclusive run whose leader still leads its group (same start time, where recorded)
 # makes the target busy, and the launch exits BUSY_EXIT. The lock's fd is not handed to the server.
 BUSY_EXIT = 75
+# The work folder $w and its runs/ are the caller's alone (a host is shared: another user who could write there could
+# plant a run folder that makes the target busy, or swap a file of a run): each is made 0700 where missing, and must
+# be a folder (not a link) the caller owns that no one else may write, else PRIVATE_EXIT with its `ls -ldn` line.
+PRIVATE_EXIT = 76
+PRIVATE = (
+    'for f in "$w" "$w/runs"; do (umask 077 && mkdir -p -- "$f") || exit 1; '
+    'if [ -L "$f" ] || [ ! -d "$f" ] || [ ! -O "$f" ] || '
+    '[ -n "$(find "$f" -prune \\( -perm -020 -o -perm -002 \\) -print)" ]; then '
+    'ls -ldn -- "$f" >&2; exit ' + str(PRIVATE_EXIT) + "; fi; done; "
+)
 BUSY_CHECK = (
-    'mkdir -p -- "$w/runs" || exit 1; '
-    'if command -v flock >/dev/null; then exec 9>>"$w/.start.lock" && flock 9 || exit 1; fi; '
+    PRIVATE + 'if command -v flock >/dev/null; then exec 9>>"$w/.start.lock" && flock 9 || exit 1; fi; '
     # in a $(subshell): `set --` there leaves the launch's own arguments alone
     'if [ "$x" = 1 ]; then busy=$(for r in "$w"/runs/*/; do '
     '[ -f "$r/exclusive" ] && [ -f "$r/pid" ] && [ ! -f "$r/exit" ] || continue; '
@@ -71,6 +80,15 @@ LISTENERS_SCRIPT = (
     "/proc/net/tcp /proc/net/tcp6 2>/dev/null); do "
     'find /proc/[0-9]*/fd -maxdepth 1 -lname "socket:\\[$i\\]" 2>/dev/null; echo "inode $i"; done'
 )
+
+
+def not_private(target: str, said: str) -> str:
+    """Why target's work folder is refused, from the `ls -ldn` line PRIVATE wrote."""
+    return (
+        f"the work folder of target {target} is not yours alone ({said.strip()[:300]}): redline keeps its run folders "
+        "in a folder it made 0700, that you own and no one else may write (another user could plant a run there "
+        "or swap a file of one); remove it, or name a workdir of your own in the targets file"
+    )
 
 
 def env_cwd_args(env: dict[str, str] | None, cwd: str | None) -> list[str]:

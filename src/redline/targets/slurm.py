@@ -27,7 +27,7 @@ import httpx
 
 from redline.errors import CommandTimeout, InputError, TargetBusy, TargetError, TargetPathError
 from redline.targets.base import (
-    MAX_URL_TEXT,
+    MAX_TARGET_TEXT,
     RUN_ID_RE,
     HostInfo,
     Launch,
@@ -41,6 +41,7 @@ from redline.targets.base import (
     check_health_url,
 )
 from redline.targets.local import LocalTarget
+from redline.targets.port_reads import MAX_URL_TEXT
 from redline.targets.posix import PosixTarget
 from redline.targets.slurm_cli import SlurmCli
 from redline.targets.slurm_hold import Holds
@@ -341,8 +342,8 @@ class SlurmTarget(Target):
             await self.cli.cancel(steps)  # srun gone does not end its step: scancel does
             raise
 
-    async def read_text(self, path: str) -> str:
-        return await self.login.read_text(path)
+    async def read_text(self, path: str, max_bytes: int = MAX_TARGET_TEXT) -> str:
+        return await self.login.read_text(path, max_bytes)
 
     async def fetch(self, remote_path: str, local_path: str) -> None:
         await self.login.fetch(remote_path, local_path)

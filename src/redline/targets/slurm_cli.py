@@ -11,6 +11,7 @@ import posixpath
 
 from redline.errors import TargetError
 from redline.targets.base import RunResult, Target
+from redline.targets.posix_scripts import PRIVATE_EXIT, not_private
 from redline.targets.slurm_parse import (
     SACCT_FIELDS,
     SINFO_FIELDS,
@@ -109,9 +110,12 @@ class SlurmCli:
     # ---- acting ----------------------------------------------------------------------------------------------
 
     async def write(self, path: str, text: str) -> None:
-        """Write a file on the login host (the shared work folder), its folder made first."""
-        made = await self.login.run(["mkdir", "-p", "--", posixpath.dirname(path)])
-        wrote = await self.login.run(["sh", "-c", WRITE_SCRIPT, "sh", text, path]) if made.returncode == 0 else made
+        """Write a file on the login host (the shared work folder, the caller's alone: posix_scripts.PRIVATE), its
+        folder made first."""
+        argv = ["sh", "-c", WRITE_SCRIPT, "sh", self.spec.workdir, posixpath.dirname(path), text, path]
+        wrote = await self.login.run(argv)
+        if wrote.returncode == PRIVATE_EXIT:
+            raise TargetError(not_private(self.login.name, wrote.stderr))
         if wrote.returncode != 0:
             raise TargetError(f"cannot write {path} on the login host of {self.login.name}: {wrote.stderr.strip()}")
 

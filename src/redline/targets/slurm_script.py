@@ -13,6 +13,8 @@ import posixpath
 import shlex
 from dataclasses import dataclass, field
 
+from redline.targets.port_reads import MAX_URL_TEXT
+from redline.targets.posix_scripts import PRIVATE
 from redline.targets.slurm_spec import SlurmSpec
 
 SCRIPT_NAME = "job.sbatch"
@@ -121,25 +123,29 @@ def step_argv(job_id: str, name: str, *, output: str | None = None, gpus: str | 
 
 
 # A GET of the engine's health or metrics (or a POST of the accuracy gate's JSON) inside the allocation, with bash's
-# own /dev/tcp (no curl needed on the nodes): the body on stdout after a 200, exit 1 otherwise.
-PROBE_SCRIPT = r"""exec 3<>"/dev/tcp/$1/$2" || exit 1
+# own /dev/tcp (no curl needed on the nodes): the body on stdout after a 200 (MAX_URL_TEXT of it at most: the rest is
+# never read, and the probe's `timeout` bounds the whole exchange), exit 1 otherwise.
+PROBE_SCRIPT = (
+    f"MAX={MAX_URL_TEXT}\n"
+    + r"""exec 3<>"/dev/tcp/$1/$2" || exit 1
 if [ $# -ge 4 ]; then
   printf 'POST %s HTTP/1.0\r\nHost: %s:%s\r\nContent-Type: application/json\r\nContent-Length: %s\r\n\r\n%s' \
     "$3" "$1" "$2" "${#4}" "$4" >&3
 else
   printf 'GET %s HTTP/1.0\r\nHost: %s:%s\r\n\r\n' "$3" "$1" "$2" >&3
 fi
-read -r _ code _ <&3
-while IFS= read -r line <&3 && [ -n "${line%$'\r'}" ]; do :; done
+read -r -n 4096 _ code _ <&3
+while IFS= read -r -n 4096 line <&3 && [ -n "${line%$'\r'}" ]; do :; done
 [ "$code" = 200 ] || exit 1
-cat <&3
+head -c "$MAX" <&3
 """
+)
 
 # Starts argv detached on the login host (a held allocation's step outlives this call), its output in $1.
 DETACH_SCRIPT = 'out=$1; shift; setsid "$@" </dev/null >>"$out" 2>&1 & echo $!'
 
-# Writes $1's text to the file $2.
-WRITE_SCRIPT = 'printf %s "$1" >"$2"'
+# Writes $3's text to the file $4, in the folder $2 of the work folder $1, which must be the caller's alone (PRIVATE).
+WRITE_SCRIPT = "w=$1; " + PRIVATE + 'mkdir -p -- "$2" && printf %s "$3" >"$4"'
 
 
 def probe_argv(host: str, port: int, path: str, timeout_s: int = 5, body: str | None = None) -> list[str]:

@@ -27,13 +27,14 @@ targets:
 
 from __future__ import annotations
 
+import getpass
 from pathlib import Path
-from typing import Annotated, Literal, Self
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import Field, model_validator
 
 from redline.targets.spec import BaseSpec, abspath
-from redline.targets.ssh import SSHSpec
+from redline.targets.ssh import SSHSpec, own_name
 
 # What Slurm takes as a partition, account, QOS or gres type: no space, quote, comma or shell character.
 SlurmWord = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$", max_length=128)]
@@ -63,7 +64,7 @@ class SlurmSpec(BaseSpec):
     mem: Memory | None = None
     exclusive: bool = False
     time_limit: TimeLimit = "01:00:00"
-    workdir: AbsolutePath = "/tmp/redline-slurm"
+    workdir: AbsolutePath = "/tmp/redline-slurm"  # never used as such: _own_workdir names the user
     allocation: Literal["per_boot", "held"] = "per_boot"
     hold_idle_s: int = Field(600, ge=30, le=86400)  # held: the allocation ends itself this long after its last use
     reach: Literal["step", "node"] = "step"
@@ -76,6 +77,17 @@ class SlurmSpec(BaseSpec):
     slurm_conf: AbsolutePath | None = None
     slurm_bin: AbsolutePath | None = None  # the folder of sbatch, srun, squeue...; absent: PATH
     login: SSHSpec | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _own_workdir(cls, data: Any) -> Any:
+        """Without a workdir, the user's own under /tmp (the login user's, else this one's): made 0700 and refused if
+        another user made it (posix_scripts.PRIVATE); a real cluster names storage its nodes share."""
+        if isinstance(data, dict) and data.get("workdir") is None:
+            login = data.get("login")
+            user = login.get("user") if isinstance(login, dict) else getattr(login, "user", None)
+            data = {**data, "workdir": f"/tmp/redline-slurm-{own_name(user or getpass.getuser())}"}
+        return data
 
     @model_validator(mode="after")
     def _options(self) -> Self:

@@ -11,16 +11,18 @@ string is built; the remote login shell must therefore be POSIX (sh, bash, zsh).
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import signal
+import stat
 import time
 from pathlib import Path
-from typing import Literal, Self
+from typing import Any, Literal, Self
 
 import anyio
 import asyncssh
 import httpx
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from redline.errors import (
     CommandTimeout,
@@ -31,7 +33,8 @@ from redline.errors import (
     TargetPathError,
     TargetUnreachable,
 )
-from redline.targets.base import RunResult, body_if_ok, http_args
+from redline.targets.base import MAX_TARGET_TEXT, RunResult, within
+from redline.targets.port_reads import read_body
 from redline.targets.posix import PosixTarget
 from redline.targets.spec import BaseSpec, abspath
 
@@ -45,8 +48,17 @@ class SSHSpec(BaseSpec):
     user: str = Field(min_length=1, pattern=r"^[^-\s]")
     key_file: str | None = None
     known_hosts: str = "~/.ssh/known_hosts"
-    workdir: str = "/tmp/redline"
+    workdir: str = "/tmp/redline"  # never used as such: _own_workdir names the user
     connect_timeout_s: float = Field(10.0, gt=0)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _own_workdir(cls, data: Any) -> Any:
+        """Without a workdir, the user's own on the remote host, /tmp/redline-<user>: made 0700 at the first start,
+        and refused if another user made it (posix_scripts.PRIVATE)."""
+        if isinstance(data, dict) and data.get("workdir") is None and isinstance(data.get("user"), str):
+            data = {**data, "workdir": f"/tmp/redline-{own_name(data['user'])}"}
+        return data
 
     @field_validator("workdir")
     @classmethod
@@ -61,6 +73,11 @@ class SSHSpec(BaseSpec):
         if self.key_file:
             update["key_file"] = abspath(self.key_file, base)
         return self.model_copy(update=update)
+
+
+def own_name(user: str) -> str:
+    """A user's name as one part of a folder's name."""
+    return re.sub(r"[^A-Za-z0-9._-]", "_", user)[:64]
 
 
 def from_spec(name: str, spec: SSHSpec) -> SSHTarget:
@@ -187,8 +204,7 @@ class SSHTarget(PosixTarget):
             self._http = httpx.AsyncClient(trust_env=False)
         local = url.copy_with(host="127.0.0.1", port=port)
         try:
-            args = http_args(body, {"Host": url.netloc.decode()})
-            return body_if_ok(await self._http.request(url=local, timeout=timeout_s, **args))
+            return await read_body(self._http, local, timeout_s, body, Host=url.netloc.decode())
         except httpx.HTTPError:
             return None
 
@@ -203,17 +219,21 @@ class SSHTarget(PosixTarget):
             self._forwards[(host, port)] = listener
         return listener.get_port()
 
-    async def read_text(self, path: str) -> str:
+    async def read_text(self, path: str, max_bytes: int = MAX_TARGET_TEXT) -> str:
+        """A plain file's text, at most max_bytes of it: a FIFO or a device there is refused, never read."""
         conn = await self._connection()
         try:
-            async with conn.start_sftp_client() as sftp, sftp.open(path, "rb") as f:
-                data = await f.read()
+            async with conn.start_sftp_client() as sftp:
+                if not stat.S_ISREG((await sftp.stat(path)).permissions or 0):
+                    raise TargetPathError(f"{path} on {self.name} is not a regular file: redline reads plain files")
+                async with sftp.open(path, "rb") as f:
+                    data = await f.read(max_bytes + 1)
         except asyncssh.SFTPError as exc:
             raise TargetPathError(f"cannot read {path} on {self.name}: {exc.reason}") from exc
         except (asyncssh.Error, OSError) as exc:
             raise self._unreachable(exc) from exc
         assert isinstance(data, bytes)  # opened "rb"
-        return data.decode(errors="replace")
+        return within(data, max_bytes, f"{path} on {self.name}")
 
     async def fetch(self, remote_path: str, local_path: str) -> None:
         conn = await self._connection()

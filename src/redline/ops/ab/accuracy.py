@@ -55,7 +55,7 @@ async def ask(session: ServeSession, handle: ServerHandle, config: ServeConfig) 
     if text is None:
         why = f"the server did not answer 200 to a POST of {url} within {ASK_TIMEOUT_S:.0f}s"
         return Answers(prompt_set=prompts.version, max_tokens=prompts.max_tokens, error=why)
-    return answers_of(text, prompts)
+    return answers_of(text, prompts, f"the answer to POST {url}")
 
 
 def ask_answers(session: ServeSession, config: ServeConfig, write: Callable[[str, str], object]) -> Then:

@@ -24,8 +24,9 @@ from typing import Any
 from redline.engines import get_engine
 from redline.errors import InputError
 from redline.ledger import yamlfile
+from redline.ledger.ab_file import TRIAL, AbPaths, read_trial
 from redline.ledger.atomic import atomic_write
-from redline.models.ab import ArmSummary
+from redline.models.ab import AbSpec, ArmSummary
 from redline.models.deploy import ChampionApplied
 from redline.ops.ab.result import ab_close, accuracy_missing
 from redline.ops.evidence.baseline import perf_baseline_record
@@ -39,10 +40,11 @@ ACK = "i_understand_this_writes_the_deploy"
 def champion_apply(workspace: Path, request: ChampionApplyRequest) -> ChampionApplied:
     r = request
     path = inside(workspace, r.values, "values", example="deploy/values.yaml")
-    champion = _closed_champion(workspace, r.ab)
+    spec, champion = _closed_champion(workspace, r.ab)
+    _admitted(workspace, spec, champion)
+    engine = get_engine(champion.engine)
     if not r.dry_run and r.i_understand_this_writes_the_deploy is not True:
         raise InputError(f"champion_apply writes {r.values}: pass dry_run=true to read the diff, then {ACK}=true")
-    engine = get_engine(champion.engine)
     flags, left = engine.deploy_flags(champion.serve)
     name, key = relative(workspace, path), r.args_key or engine.values_args_key
     edits, diff, diff_id = _write_back(path, name, r, key, flags)
@@ -72,10 +74,10 @@ def champion_apply(workspace: Path, request: ChampionApplyRequest) -> ChampionAp
     )
 
 
-def _closed_champion(workspace: Path, ab: str) -> ArmSummary:
+def _closed_champion(workspace: Path, ab: str) -> tuple[AbSpec, ArmSummary]:
     """The A/B's champion, refused unless its accuracy gate passed where it turns on a lever that risks the model's
     answers, and it is closed."""
-    _, arms, champion, close = ab_close(workspace, ab)
+    spec, arms, champion, close = ab_close(workspace, ab)
     if champion is None or close is None:
         raise InputError(f"A/B {ab!r} has no champion (its verdict crowned no arm): there is nothing to write back")
     gate = accuracy_missing(arms, champion)
@@ -86,7 +88,22 @@ def _closed_champion(workspace: Path, ab: str) -> ArmSummary:
         )
     if not close.closed:
         raise InputError(f"the champion {champion.arm!r} of A/B {ab!r} is not closed: {'; '.join(close.missing)}")
-    return champion
+    return spec, champion
+
+
+def _admitted(workspace: Path, spec: AbSpec, champion: ArmSummary) -> None:
+    """Each of the champion's trial records (workspace files) passes its engine's allowlist as a serve config does at
+    init, before a dry run shows a diff: a flag edited into one after the A/B closed is refused, naming the file."""
+    paths, engine = AbPaths(workspace, spec.name), get_engine(champion.engine)
+    for k in range(1, spec.trials + 1):
+        record = read_trial(paths, champion.arm, k)
+        if record is not None:
+            file = paths.relative(paths.trial_dir(champion.arm, k) / TRIAL)
+            engine.admit_written(
+                record.serve,
+                f"the champion {champion.arm!r} of A/B {spec.name!r} ({file})",
+                "a trial record says what the A/B booted, and one edited since is not written back: run the A/B again",
+            )
 
 
 def _write_back(
@@ -108,9 +125,13 @@ def _write_back(
         if r.dry_run or not edits:
             return edits, diff, diff_id
         if r.expect != diff_id:
-            raise InputError(
-                f"expect must be the diff_id of the dry run whose diff you read ({diff_id} now): "
-                + ("run the dry run again" if r.expect else "run champion_apply with dry_run=true first")
+            raise InputError(  # never the id itself: the write follows a dry run whose diff was read
+                "expect must be the diff_id of the dry run whose diff you read: "
+                + (
+                    "the values file or the champion changed since, run the dry run again"
+                    if r.expect
+                    else "run champion_apply with dry_run=true first"
+                )
             )
         atomic_write(path, after)
     return edits, diff, diff_id

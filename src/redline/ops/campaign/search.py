@@ -99,7 +99,7 @@ class Search:
 
     def __init__(self, loaded: Loaded, plan: CampaignPlan) -> None:
         self.loaded, self.plan = loaded, plan
-        self.log = read_search_log(loaded.results) or SearchLog(campaign=loaded.campaign.name)
+        self.log = read_search_log(loaded.results, loaded.names) or SearchLog(campaign=loaded.campaign.name)
 
     def _write(self, steps: list[SearchStep], stopped: str | None = None) -> None:
         self.log = self.log.model_copy(update={"steps": steps, "stopped": stopped})
@@ -131,7 +131,7 @@ def search_state(loaded: Loaded, plan: CampaignPlan) -> SearchState:
     and campaign_status all show."""
     spec = loaded.campaign.search
     assert spec is not None  # only a campaign with search: is searched
-    log = read_search_log(loaded.results) or SearchLog(campaign=loaded.campaign.name)
+    log = read_search_log(loaded.results, loaded.names) or SearchLog(campaign=loaded.campaign.name)
     verdicts, replicates = read_boots(loaded.results, loaded.names)
     return SearchState(
         budget_boots=spec.budget_boots,

@@ -8,14 +8,13 @@ model's config.json where it can be read (here, or on the target), for its hash,
 from __future__ import annotations
 
 import hashlib
-import json
 import posixpath
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from redline.engines import get_engine
-from redline.errors import RedlineError
+from redline.errors import InputError, RedlineError
 from redline.models.context import (
     BenchIdentity,
     ContextDescriptor,
@@ -29,8 +28,9 @@ from redline.models.context import (
     regime_of,
 )
 from redline.models.serve import ServeConfig, gpus_of
-from redline.models.shape import ModelShape, shape_of
+from redline.models.shape import ConfigValueError, ModelShape, shape_of
 from redline.targets import HostInfo, Target
+from redline.untrusted import load_json, read_regular
 
 CONFIG_JSON = "config.json"
 MAX_CONFIG_BYTES = 1 << 20
@@ -48,7 +48,10 @@ class ModelFiles:
     def shape(self) -> tuple[ModelShape | None, str]:
         if self.config is None:
             return None, self.why or "config.json was not readable"
-        return shape_of(self.config)
+        try:
+            return shape_of(self.config)
+        except ConfigValueError as exc:  # a value of the wrong kind or size: its one line
+            return None, str(exc)
 
 
 def _is_path(model: str) -> bool:
@@ -58,23 +61,39 @@ def _is_path(model: str) -> bool:
 def files_from_text(text: str) -> ModelFiles:
     digest = "sha256:" + hashlib.sha256(text.encode()).hexdigest()
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        return ModelFiles(None, digest, f"config.json is not JSON ({exc.msg})")
-    return ModelFiles(data if isinstance(data, dict) else None, digest)
+        data = load_json(text, CONFIG_JSON)
+    except InputError as exc:  # not JSON, nested past the parser, a number too long to build
+        return ModelFiles(None, digest, str(exc))
+    if not isinstance(data, dict):
+        return ModelFiles(None, digest, f"{CONFIG_JSON} is not a JSON object")
+    return ModelFiles(data, digest)
+
+
+def read_config(folder: str) -> str | None:
+    """The text of the config.json of a model folder on this machine, or None where it has none; InputError where it
+    cannot be read. Through the one untrusted reader: a link is followed (a hub cache links to its blobs), but only
+    a regular file is read, checked on the opened file, at most MAX_CONFIG_BYTES + 1 bytes; a FIFO or a device (a
+    link to /dev/zero) is refused at once."""
+    path = Path(folder).expanduser() / CONFIG_JSON
+    try:
+        return read_regular(path, MAX_CONFIG_BYTES, str(path))
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        raise InputError(f"{path}: {exc.strerror or exc}") from exc
 
 
 def local_model_files(model: str) -> ModelFiles:
     """config.json of a model folder on this machine; nothing for a hub id or an unreadable folder."""
     if not _is_path(model):
         return ModelFiles(None, None, f"{model} is a hub id, not a folder redline can read")
-    path = Path(model).expanduser() / CONFIG_JSON
     try:
-        if path.stat().st_size > MAX_CONFIG_BYTES:
-            return ModelFiles(None, None, f"{path} is over {MAX_CONFIG_BYTES >> 20} MiB")
-        return files_from_text(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        return ModelFiles(None, None, f"{path}: {exc.strerror or exc}")
+        text = read_config(model)
+    except InputError as exc:
+        return ModelFiles(None, None, str(exc))
+    if text is None:
+        return ModelFiles(None, None, f"{Path(model).expanduser() / CONFIG_JSON}: no such file")
+    return files_from_text(text)
 
 
 async def model_files(target: Target, model: str) -> ModelFiles:
@@ -82,10 +101,10 @@ async def model_files(target: Target, model: str) -> ModelFiles:
     if not _is_path(model):
         return ModelFiles(None, None, f"{model} is a hub id, not a folder redline can read")
     try:
-        text = await target.read_text(posixpath.join(model, CONFIG_JSON))
+        text = await target.read_text(posixpath.join(model, CONFIG_JSON), MAX_CONFIG_BYTES)
     except RedlineError as exc:
         return ModelFiles(None, None, f"{model}/{CONFIG_JSON} on {target.name}: {exc}")
-    return files_from_text(text[:MAX_CONFIG_BYTES])
+    return files_from_text(text)
 
 
 def flag_value(flags: list[str], name: str) -> str | None:
@@ -99,8 +118,12 @@ def quantization_of(config: ServeConfig, files: ModelFiles) -> str | None:
     if given:
         return given
     q = (files.config or {}).get("quantization_config")
-    method = q.get("quant_method") if isinstance(q, dict) else None
-    return str(method) if method else None
+    return _word(q.get("quant_method") if isinstance(q, dict) else None, 64)
+
+
+def _word(value: object, longest: int) -> str | None:
+    """A config.json name the context records (a dtype, a quantization method): a string that fits, else unknown."""
+    return value if isinstance(value, str) and 0 < len(value) <= longest else None
 
 
 def node_of(host: HostInfo | None) -> Node | None:
@@ -117,12 +140,11 @@ def hardware_of(config: ServeConfig, host: HostInfo | None) -> Hardware:
 
 
 def model_identity_of(config: ServeConfig, files: ModelFiles) -> ModelIdentity:
-    dtype = (files.config or {}).get("torch_dtype")
     return ModelIdentity(
         name=config.model,
         config_hash=files.config_hash,
         quantization=quantization_of(config, files),
-        dtype=str(dtype) if dtype else None,
+        dtype=_word((files.config or {}).get("torch_dtype"), 32),
     )
 
 
@@ -179,6 +201,7 @@ __all__ = [
     "local_model_files",
     "model_files",
     "model_identity_of",
+    "read_config",
     "node_of",
     "quantization_of",
 ]

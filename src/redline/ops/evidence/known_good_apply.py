@@ -21,7 +21,6 @@ from typing import Any
 
 from redline.engines import get_engine
 from redline.engines.base import Engine
-from redline.errors import InputError
 from redline.ledger.edited_yaml import read_edited
 from redline.models.known_good import NO_GPU, KnownGoodEntry, KnownGoodFile, KnownGoodUse
 from redline.models.serve import ServeConfig
@@ -53,13 +52,11 @@ def admit_entry(entry: KnownGoodEntry, where: str) -> None:
     """Refuse an entry whose flags or env its engine's allowlist refuses (no widening: the registry is a workspace
     file, and a widening is the server config's), naming the entry."""
     probe = ServeConfig(model=entry.model, max_model_len=1, extra_flags=entry.flags, env=entry.env)
-    try:
-        get_engine(entry.engine).admit(probe)
-    except InputError as exc:
-        raise InputError(
-            f"{where}known-good entry {entry.key().describe()} is refused: {exc}; an entry holds only the flags and "
-            "env the engine's allowlist admits: fix or remove it"
-        ) from exc
+    get_engine(entry.engine).admit_written(
+        probe,
+        f"{where}known-good entry {entry.key().describe()}",
+        "an entry holds only the flags and env the engine's allowlist admits: fix or remove it",
+    )
 
 
 def read_entries(path: Path) -> list[KnownGoodEntry]:

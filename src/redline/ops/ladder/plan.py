@@ -5,7 +5,6 @@ Each returns a pydantic model and raises a RedlineError whose message says what
 to do. A refused input changes nothing on disk.
 """
 
-import json
 import shlex
 from pathlib import Path
 from typing import Any
@@ -29,7 +28,8 @@ from redline.models.ladder import (
     Rung,
     RungRow,
 )
-from redline.models.shape import ModelShape, shape_of
+from redline.models.shape import ConfigValueError, ModelShape, max_positions, shape_of
+from redline.ops.evidence.context import CONFIG_JSON, files_from_text, read_config
 from redline.ops.evidence.known_good_apply import apply_to_ladder, default_registry
 from redline.ops.ladder.ceiling import ceiling_record  # re-exported: callers name it as a ladder operation
 from redline.ops.ladder.record import (  # re-exported: callers name them as ladder operations
@@ -49,22 +49,34 @@ def _path(path: str | Path) -> Path:
 
 
 def _local_config(model_path: str) -> dict[str, Any] | None:
-    """The model folder's config.json, when the folder is here."""
-    config = Path(model_path) / "config.json"
-    if not config.is_file():
-        return None
+    """The model folder's config.json, when the folder is here (read as every model-folder file is)."""
+    fix = "fix it or pass --max-position-embeddings"
     try:
-        data = json.loads(config.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise InputError(f"{config}: cannot be read as JSON ({exc}); fix it or pass --max-position-embeddings") from exc
-    return data if isinstance(data, dict) else None
-
-
-def _max_position_embeddings(config: dict[str, Any] | None) -> int | None:
-    if config is None:
+        text = read_config(model_path)
+    except InputError as exc:
+        raise InputError(f"{exc}; {fix}") from exc
+    if text is None:
         return None
-    value = config.get("max_position_embeddings") or (config.get("text_config") or {}).get("max_position_embeddings")
-    return value if isinstance(value, int) and value > 0 else None
+    files = files_from_text(text)
+    if files.config is None:
+        raise InputError(f"{Path(model_path) / CONFIG_JSON}: {files.why}; {fix}")
+    return files.config
+
+
+def _model_of(r: LadderInitRequest) -> tuple[int | None, ModelShape | None]:
+    """The model's positions (the request's, else its config.json's) and shape; a value of the wrong kind or size in
+    its config.json is one line naming the field."""
+    config = _local_config(r.model_path)
+    if config is None:
+        return r.max_position_embeddings, None
+    try:
+        mpe = r.max_position_embeddings or max_positions(config)
+    except ConfigValueError as exc:
+        raise InputError(f"{r.model_path}/{exc}; fix it or pass --max-position-embeddings") from exc
+    try:
+        return mpe, shape_of(config)[0]
+    except ConfigValueError as exc:
+        raise InputError(f"{r.model_path}/{exc}; fix it (is it the model's own config.json?)") from exc
 
 
 def _one_line(exc: ValidationError) -> str:
@@ -83,10 +95,9 @@ def ladder_init(
     """
     r = request
     eng = get_engine(r.engine)
-    config = _local_config(r.model_path)
-    mpe = r.max_position_embeddings or _max_position_embeddings(config)
+    mpe, shape = _model_of(r)
     knobs, used = _fixed_knobs(r, eng, known_good or default_registry(_path(path)))
-    ladder = _ladder(r, mpe, knobs, used, shape_of(config)[0] if config else None)
+    ladder = _ladder(r, mpe, knobs, used, shape)
     _check_floor(r, mpe)
     floor = serve_config(ladder, r.floor_max_model_len, r.floor_max_num_batched_tokens)
     eng.admit(floor, widening)  # refused knobs are refused now, not at the first boot

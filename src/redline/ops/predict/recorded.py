@@ -14,6 +14,7 @@ from pydantic import ValidationError
 
 from redline.engines import get_engine
 from redline.errors import InputError, RedlineError
+from redline.inputs import read_text
 from redline.ledger.campaign_file import read_verdict
 from redline.ledger.ladder_file import read_ladder
 from redline.ledger.yamlfile import load_plain
@@ -23,6 +24,7 @@ from redline.models.memory import GpuSpec, Observation
 from redline.models.serve import ServeConfig
 from redline.models.shape import ModelShape
 from redline.ops.evidence.context import local_model_files
+from redline.ops.request_base import MAX_TEXT
 from redline.ops.workspace import inside
 
 MAX_FILES = 2000  # records read per kind: a workspace is a person's, not a dump
@@ -116,7 +118,7 @@ def _trials(ws: Path, engine: str, found: Recorded) -> None:
             record = TrialRecord.model_validate(load_plain(trial_path))
             if (record.engine or engine) != engine or not log.is_file():
                 continue
-            signals = get_engine(engine).parse_boot_log(log.read_text(encoding="utf-8", errors="replace"))
+            signals = get_engine(engine).parse_boot_log(read_text(log, "a trial's boot log", max_bytes=MAX_TEXT))
         except (RedlineError, ValidationError, OSError) as exc:
             found.left_out.append(f"{trial_path.relative_to(ws)}: {str(exc).splitlines()[0]}")
             continue

@@ -1,0 +1,183 @@
+"""The server's peak RSS (VmHWM) and time under issue 32's big and blocking inputs, each case in a child process of
+its own: the real MCP server in-process (build_server, the in-memory MCP client) for the tool calls, and the real
+LocalTarget's http_text (what a session calls for health, metrics and the accuracy gate) for the engine's port.
+
+  config.json -> /dev/zero      memory_predict on a model folder whose config.json links to /dev/zero (item 2)
+  config.json a FIFO x 50       fifty memory_predict calls at once on a FIFO, then job_list (item 2)
+  2 GiB on the engine's port    http_text of a neighbour that answers 2 GiB on the port (item 5)
+  15.6 MB flat-list ladder      ladder_status on a ladder of 7.8 million list items (item 7)
+
+Each row: the peak RSS after the server answered one cheap call (job_list), the peak after the case, the seconds the
+case took, and what it said. A case the old code would read without end runs under an address-space limit (--limit).
+
+Run: python bench/hostile_inputs_rss.py [--limit-gib 4] [--answer-gib 2]
+"""
+
+import argparse
+import json
+import os
+import re
+import resource
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+CASES = (
+    "config.json -> /dev/zero",
+    "config.json a FIFO x 50",
+    "2 GiB on the engine's port",
+    "15.6 MB flat-list ladder",
+)
+NEIGHBOUR = """
+import socket, sys
+listener = socket.create_server(("127.0.0.1", int(sys.argv[1])))
+size = int(sys.argv[2])
+while True:
+    conn, _ = listener.accept()
+    conn.recv(65536)
+    conn.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Length: %d\\r\\n\\r\\n" % size)
+    sent, chunk = 0, b"0" * (1 << 20)
+    try:
+        while sent < size:
+            sent += conn.send(chunk[: size - sent])
+    except OSError:
+        pass
+    conn.close()
+"""
+
+
+def hwm_mib() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def unblocker(fifo: Path, done: threading.Event) -> None:
+    """Readers the old code left waiting on the FIFO are given its end after 10 s, so the case ends."""
+    if done.wait(10):
+        return
+    while not done.wait(0.05):
+        try:
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        except OSError:
+            pass
+
+
+async def run_case(case: str, folder: Path, answer_bytes: int) -> str:
+    import anyio
+    from mcp import Client
+
+    from redline.server.app import build_server
+    from tests.server.helpers import write_env
+
+    env = write_env(folder / "srv")
+    model = folder / "model"
+    model.mkdir()
+    args = {"model": str(model), "max_model_len": 4096, "gpu_name": "NVIDIA H200", "gpu_memory_gib": 139.8}
+    async with Client(build_server(env.config)) as client:
+        await client.call_tool("job_list", {})
+        base = hwm_mib()
+        start = time.perf_counter()
+        if case == CASES[0]:
+            (model / "config.json").symlink_to("/dev/zero")
+            said = await _said(client, "memory_predict", args)
+        elif case == CASES[1]:
+            os.mkfifo(model / "config.json")
+            done = threading.Event()
+            threading.Thread(target=unblocker, args=(model / "config.json", done), daemon=True).start()
+            said_all: list[str] = []
+
+            async def one() -> None:
+                said_all.append(await _said(client, "memory_predict", args))
+
+            async with anyio.create_task_group() as group:
+                for _ in range(50):
+                    group.start_soon(one)
+            await client.call_tool("job_list", {})
+            done.set()
+            said = f"{len(said_all)} answered; {said_all[0]}"
+        elif case == CASES[2]:
+            said = await _port(folder, answer_bytes)
+        else:
+            ladders = env.workspace / "ladders"
+            ladders.mkdir(parents=True, exist_ok=True)
+            (ladders / "flat.yml").write_text("[" + "1," * 7_799_999 + "1]\n")
+            said = await _said(client, "ladder_status", {"ladder": "ladders/flat.yml"})
+        took = time.perf_counter() - start
+    return json.dumps({"base": base, "peak": hwm_mib(), "s": took, "said": said.replace(str(folder), "")[:110]})
+
+
+async def _said(client, tool: str, args: dict) -> str:  # type: ignore[no-untyped-def]
+    try:
+        result = await client.call_tool(tool, args)
+    except MemoryError:
+        return "MemoryError (the address-space limit)"
+    text = result.content[0].text if result.content else ""  # type: ignore[union-attr]
+    text = re.sub(r"^Error executing tool \w+: ", "", " ".join(text.split()))
+    return ("refused: " if result.is_error else "answered: ") + text
+
+
+async def _port(folder: Path, answer_bytes: int) -> str:
+
+    from redline.targets import LocalTarget
+    from tests.targets.conftest import free_port, wait_port
+
+    port = free_port()
+    script = folder / "neighbour.py"
+    script.write_text(NEIGHBOUR)
+    async with LocalTarget("local", workdir=str(folder / "work")) as target:
+        handle = await target.start(
+            [sys.executable, str(script), str(port), str(answer_bytes)], env={}, cwd=None, log_path="n.log"
+        )
+        try:
+            await wait_port(port)
+            try:
+                text = await target.http_text(handle, f"http://127.0.0.1:{port}/metrics", timeout_s=120)
+            except MemoryError:
+                return "MemoryError (the address-space limit)"
+            return f"read {len(text or ''):,} characters of {answer_bytes:,} bytes"
+        finally:
+            await target.stop(handle, grace_s=0)
+
+
+def child(case: str, answer_bytes: int, limit_gib: float) -> None:
+    import anyio
+
+    if case == CASES[0] and limit_gib > 0:
+        cap = int(limit_gib * (1 << 30))
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+    with tempfile.TemporaryDirectory() as folder:
+        print(anyio.run(run_case, case, Path(folder), answer_bytes))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--limit-gib", type=float, default=4, help="address space of the /dev/zero case (0: none)")
+    parser.add_argument("--answer-gib", type=float, default=2, help="the neighbour's answer on the engine's port")
+    parser.add_argument("--timeout", type=float, default=900, help="seconds one case may take")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    answer = int(args.answer_gib * (1 << 30))
+    if args.child:
+        return child(args.child, answer, args.limit_gib)
+    print(f"{'case':30s}{'base MiB':>10s}{'peak MiB':>10s}{'s':>9s}  what it said")
+    for case in CASES:
+        argv = [sys.executable, __file__, "--child", case, "--answer-gib", str(args.answer_gib)]
+        argv += ["--limit-gib", str(args.limit_gib)]
+        try:
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=args.timeout)
+            got = json.loads(done.stdout.strip().splitlines()[-1])
+            print(f"{case:30s}{got['base']:10.0f}{got['peak']:10.0f}{got['s']:9.2f}  {got['said']}")
+        except (subprocess.TimeoutExpired, IndexError, json.JSONDecodeError) as exc:
+            print(f"{case:30s}{'-':>10s}{'-':>10s}{'-':>9s}  did not finish ({type(exc).__name__})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,70 @@
+"""The HTTP server's bound on connections that have not shown the bearer token.
+
+A loopback port is open to every user of the host, and the server keeps a connection open as long as its client
+does: a connection that sends nothing (or half a request) holds a file descriptor for ever, so enough of them from
+another user (about a thousand, the usual limit on open files) leave the owner's client nothing to connect with.
+So each connection must send a request that carries the token (with `--no-token`: any whole request) within
+AUTH_WITHIN_S of connecting, or it is closed; and at most MAX_WAITING connections wait to do so at once: past it the
+one that has waited longest is closed, so a caller that sends its request at once (as every MCP client does) always
+gets through. A connection that has shown the token is the token holder's, as every request on it is checked again.
+
+    uvicorn.run(app, host=host, port=port, http=guarded_protocol(token))
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+from collections import OrderedDict
+
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from redline.server.http import Token
+
+MAX_WAITING = 64  # connections at once that have not yet shown the token
+AUTH_WITHIN_S = 5.0  # how long a new connection has to send a request that carries it
+
+
+def guarded_protocol(
+    token: Token | None, *, within_s: float = AUTH_WITHIN_S, max_waiting: int = MAX_WAITING
+) -> type[H11Protocol]:
+    """uvicorn's HTTP/1.1 protocol, each connection closed unless it shows `token` within `within_s`, at most
+    `max_waiting` waiting at once (the one that waited longest closed past it)."""
+    expected = None if token is None else f"Bearer {token.value}".encode()
+    waiting: OrderedDict[H11Protocol, asyncio.TimerHandle] = OrderedDict()
+
+    class Guarded(H11Protocol):
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            if len(waiting) >= max_waiting:
+                oldest, timer = waiting.popitem(last=False)
+                timer.cancel()
+                oldest.transport.close()
+            waiting[self] = self.loop.call_later(within_s, self._unproven)
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            if self in waiting and self.headers is not None and _shows(self.headers, expected):
+                waiting.pop(self).cancel()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            timer = waiting.pop(self, None)
+            if timer is not None:
+                timer.cancel()
+            super().connection_lost(exc)
+
+        def _unproven(self) -> None:
+            if waiting.pop(self, None) is not None:
+                self.transport.close()
+
+    return Guarded
+
+
+def _shows(headers: list[tuple[bytes, bytes]], expected: bytes | None) -> bool:
+    """Whether a whole request's headers carry the token (with none to check: any whole request does)."""
+    if expected is None:
+        return True
+    return hmac.compare_digest(dict(headers).get(b"authorization", b""), expected)
+
+
+__all__ = ["AUTH_WITHIN_S", "MAX_WAITING", "guarded_protocol"]
