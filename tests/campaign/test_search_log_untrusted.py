@@ -49,8 +49,10 @@ def test_search_log_untrusted_a_planted_step_is_refused_naming_the_file(
     tmp_path: Path, cell: str, estimate: str, words: str
 ) -> None:
     path = planted(tmp_path, step(cell, estimate))
-    loaded, plan = load(path), campaign_plan(path)
-    with pytest.raises(InputError) as refused:  # refused as the search reads its log, before it proposes a cell
-        Search(loaded, plan)
+    loaded = load(path)
+    with pytest.raises(InputError) as refused:  # refused by the plan that reads the log, before any cell boots
+        campaign_plan(path)
     message = str(refused.value)
+    with pytest.raises(InputError, match="search.yml"):  # and by the search itself, however it is reached
+        Search(loaded, campaign_plan(DATA / "campaign.yml"))
     assert message.startswith(f"{loaded.results / 'search.yml'}") and words in message and "\n" not in message, message
