@@ -296,6 +296,9 @@ class AbResult(_Strict):
     verdict: AbVerdict | None = None
     summary: str
     next: str
+    failed: str | None = Field(
+        None, description="why the A/B measured nothing usable (every trial failed): its job ends failed; next fixes it"
+    )
     close: CloseStatus | None = None
     next_levers: list[Lever] = Field([], description="what to try next, best expected gain per cost first")
     frontier: str | None = Field(

@@ -132,6 +132,7 @@ async def run_steps(
     for i, step in enumerate(steps):
         await say(session.progress, BOOTED_AT + (1 - BOOTED_AT) * i / len(steps), step.label)
         offset = since if i == 0 and since is not None else len((await session.read_log(handle)).encode())
+        reset = await session.empty_prefix_cache(handle, config) if step.ranked else None
         before = await session.prefix_counters(handle, config) if step.ranked else None
         sampling = await session.gpus.start(handle, step.result_name, deadline_s) if step.ranked else None
         run = await session.bench(
@@ -144,7 +145,7 @@ async def run_steps(
         found = []
         if step.ranked and figures is not None:
             after = await session.prefix_counters(handle, config)
-            found = [*clean_bench.checks(figures, step.workload, before, after), *gpu_checks]
+            found = [*clean_bench.checks(figures, step.workload, before, after, reset), *gpu_checks]
         problem = unreadable or bench_problem(run, figures) or clean_bench.flagged(found)
         result = StepResult(step, run, figures, problem, unreadable, warm=i > 0, checks=found, telemetry=telemetry)
         results.append(result)

@@ -33,6 +33,7 @@ from redline.targets import RunResult, ServerHandle, Target, WaitOutcome
 
 Progress = Callable[[float, str], Awaitable[None]]
 BOOT_POLL_S = 10.0  # how often a waiting boot reports progress
+LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})  # a server listening there is reached from its host alone
 HEALTH_AFTER_BENCH_S = 10.0
 
 
@@ -140,12 +141,15 @@ class ServeSession:
     def serve_argv(self, config: ServeConfig) -> list[str]:
         return self.engine.serve_argv(config, self.executable)
 
-    def launch_env(self, config: ServeConfig) -> dict[str, str]:
-        return {**self.target.engine_env, **config.env}
+    def launch_env(self, config: ServeConfig, benches: bool = False) -> dict[str, str]:
+        """The server's environment: the target's and the config's, and where ranked benches follow on a server
+        listening on loopback alone, what lets it empty its prefix cache between them (the target's env wins)."""
+        reset = self.engine.cache_reset_env if benches and config.host in LOOPBACK else {}
+        return {**reset, **self.target.engine_env, **config.env}
 
     async def submission_preview(self, config: ServeConfig) -> str | None:
-        """What booting config would submit to the target's cluster (exact commands and manifests), or None."""
-        return await self.target.submission_preview(self.serve_argv(config), env=self.launch_env(config))
+        """What booting config for benches would submit to the target's cluster (exact commands and manifests)."""
+        return await self.target.submission_preview(self.serve_argv(config), env=self.launch_env(config, True))
 
     def admit(self, config: ServeConfig) -> list[str]:
         """Refuse what the engine's allowlist and the target's own env forbid; the widenings used."""
@@ -182,7 +186,7 @@ class ServeSession:
         `benches`: benches follow a ready boot, so the resident bench client starts while the server boots.
         """
         widened = self.admit(config)
-        argv, env = self.serve_argv(config), self.launch_env(config)
+        argv, env = self.serve_argv(config), self.launch_env(config, benches)
         started = datetime.now(UTC)
         handle = await self.target.start(argv, env=env, cwd=None, log_path="boot.log", exclusive=exclusive)
         t0 = time.monotonic()
@@ -278,6 +282,25 @@ class ServeSession:
         url = self.engine.metrics_url(config)
         text = await self.target.http_text(handle, url) if url is not None else None
         return self.engine.prefix_cache_counters(text) if text is not None else None
+
+    async def empty_prefix_cache(self, handle: ServerHandle, config: ServeConfig) -> tuple[bool, str]:
+        """Empty the running server's prefix cache before a ranked bench, where the engine serves that: whether it
+        was emptied, and how (or why not), as the bench's record says it."""
+        url = self.engine.cache_reset_url(config)
+        if url is None:
+            return False, f"{self.engine.title} serves no prefix-cache reset"
+        answer = await self.target.http_text(handle, url, body="{}")
+        if answer is not None and self.engine.cache_reset_done(answer):
+            return True, f"emptied just before the bench (POST {url})"
+        said = "no 200 answer" if answer is None else f"answered {' '.join(answer.split())[:80]!r}"
+        needs = ", ".join(f"{k}={v}" for k, v in self.engine.cache_reset_env.items())
+        why = (
+            f"; {self.engine.title} serves it only with {needs}, which redline sets on a server listening on loopback "
+            "alone, unless the target's env sets it"
+            if needs
+            else ""
+        )
+        return False, f"not emptied before the bench (POST {url}: {said}{why})"
 
     async def read_log(self, handle: ServerHandle) -> str:
         """The server's whole log so far: its boot, and every bench since."""

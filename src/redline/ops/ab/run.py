@@ -33,7 +33,7 @@ from redline.models.ab import AbPlan, AbResult, AbSpec, ArmPlan, TrialPoint, Tri
 from redline.models.context import ContextDescriptor, Node, Workload
 from redline.ops.ab.accuracy import answered, ask_answers, gate_needed
 from redline.ops.ab.plan import Prepared, check_resumable, done_trials, plan_of, prepare, steps_of
-from redline.ops.ab.result import ab_result
+from redline.ops.ab.result import ab_result, ended
 from redline.ops.evidence.context import descriptor, node_of
 from redline.ops.evidence.sol import sol_figure
 from redline.ops.evidence.versions import EngineVersions
@@ -114,7 +114,7 @@ async def ab_run(
         sessions = {e: ServeSession(target, get_engine(e), None, (widening or {}).get(e)) for e in prepared.engines}
         runner = Runner(prepared, plan, paths, target, sessions, progress)
         ran = await runner.run()
-    return ab_result(workspace, prepared, plan, ran=ran)
+    return ended(ab_result(workspace, prepared, plan, ran=ran))  # every trial failed: RunFailed, the answer kept
 
 
 def _check_target(spec: AbSpec, target: Target, ack: bool) -> None:

@@ -31,6 +31,7 @@ from redline.ledger.derived import check_file, derived_dir
 from redline.models import Widenings
 from redline.models.campaign_plan import CampaignPlan, CellPlan
 from redline.models.campaign_results import CampaignRunResult
+from redline.ops.campaign.ended import ended
 from redline.ops.campaign.load import Loaded, load
 from redline.ops.campaign.plan import plan_for
 from redline.ops.campaign.runner import Runner, skipped
@@ -120,7 +121,7 @@ async def campaign_run(
     async with _runner_lock(loaded.results):
         heard = {name: run.identity.engine_version for name, run in known_good.items()}
         runner = Runner(loaded, plan, target, progress, widening, heard, t0=t0)
-        return await runner.run()
+        return ended(loaded, await runner.run())  # every cell flagged: RunFailed, the answer kept
 
 
 async def campaign_dry_run(
