@@ -17,7 +17,6 @@ Every message says what to do next. Foreign errors (OSError, YAML, SSH) are
 translated where they enter, with ``raise ... from exc``.
 """
 
-
 from pydantic import BaseModel
 
 

@@ -39,9 +39,7 @@ def prefix_cache(
     emptied, how = reset if reset is not None else (False, "not emptied before the bench")
     head = f"prefix cache {how}: "
     if before is None or after is None:
-        return BenchCheck(
-            check="prefix_cache", ok=True, said=head + "its counters not read (the engine exposes none)"
-        )
+        return BenchCheck(check="prefix_cache", ok=True, said=head + "its counters not read (the engine exposes none)")
     queries, hits = after.queries - before.queries, after.hits - before.hits
     if queries <= 0:
         return BenchCheck(check="prefix_cache", ok=True, said=head + "no prompt token was looked up in it")

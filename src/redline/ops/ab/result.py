@@ -26,6 +26,7 @@ from redline.ops.evidence.frontier import ab_under, baseline_of, frontier_for, r
 from redline.ops.evidence.known_good_apply import recorded_for, registry_path
 from redline.ops.request_base import MAX_TEXT
 from redline.policy import ab as plans
+from redline.policy.ab_guards import guard_arms, guards_said
 from redline.policy.accuracy import gate_missing, said_of
 from redline.policy.close import close_status
 from redline.policy.frontier import next_step, open_levers
@@ -207,6 +208,7 @@ def ab_result(workspace: Path, prepared: Prepared, plan: AbPlan, *, ran: list[st
     levers = open_levers(predicted, frontier, ab_under(spec, arms, verdict))
     close = close_of(workspace, arms, verdict, levers)
     failed = failed_trials(paths, records)
+    guards = guard_arms(paths.relative(paths.spec_file), arms, verdict.compared_with, verdict.metric)
     if failed is not None:
         hint = failed.fix
     elif verdict.rigor == "DRAFT":
@@ -225,9 +227,12 @@ def ab_result(workspace: Path, prepared: Prepared, plan: AbPlan, *, ran: list[st
         known_good=prepared.known_good,
         arms=arms,
         verdict=verdict,
-        summary=headline(arms, verdict) + (f". FAILED: {failed.cause}" if failed is not None else ""),
+        summary=". ".join(
+            s for s in (headline(arms, verdict), guards_said(guards), failed and f"FAILED: {failed.cause}") if s
+        ),
         next=hint,
         failed=failed.cause if failed is not None else None,
+        guards=guards,
         close=close,
         next_levers=levers,
         frontier=next_step(frontier) if frontier is not None else None,
