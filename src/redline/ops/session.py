@@ -33,6 +33,8 @@ from redline.targets import RunResult, ServerHandle, Target, WaitOutcome
 
 Progress = Callable[[float, str], Awaitable[None]]
 BOOT_POLL_S = 10.0  # how often a waiting boot reports progress
+BOOTED_AT = 0.3  # the share of an operation's progress a boot takes where benches follow; they take the rest
+BOOT_SHOWN = 0.9  # the most of its share a boot still waiting shows: the rest comes when it is ready
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})  # a server listening there is reached from its host alone
 HEALTH_AFTER_BENCH_S = 10.0
 
@@ -126,6 +128,9 @@ class ServeSession:
         self.progress = progress
         self.widening = widening
         self.clients = Clients(target, get_engine(engine.bench_client), self.bench_executable)
+        # how long a boot is expected to take, for its progress: the last ready boot this session saw (or one the
+        # caller knows, a ladder's last rung); None: the deadline stands in
+        self.expected_boot_s: float | None = None
         self.gpus = GpuSampler(target)  # GPU telemetry beside each ranked bench, where the host has the tools
 
     @property
@@ -194,6 +199,9 @@ class ServeSession:
             if on_start is not None:
                 await on_start(handle)
             outcome, ended, boot_s = await self._wait_beside_client(handle, config, deadline_s, t0, benches)
+            if outcome.status == "ready":
+                self.expected_boot_s = boot_s
+                await say(self.progress, BOOTED_AT if benches else 1.0, f"ready after {boot_s:.0f}s")
             log_text = await self.target.read_text(handle.log_path)
         except BaseException:
             with anyio.CancelScope(shield=True):  # a cancelled or failed wait leaves nothing running
@@ -215,14 +223,18 @@ class ServeSession:
         async with anyio.create_task_group() as group:
             if benches:
                 group.start_soon(self.clients.start, handle)
-            outcome = await self._wait(handle, config, deadline_s, t0)
+            outcome = await self._wait(handle, config, deadline_s, t0, BOOTED_AT if benches else 1.0)
             ended, boot_s = datetime.now(UTC), time.monotonic() - t0
             if outcome.status != "ready":
                 group.cancel_scope.cancel()  # a client still importing for a server that failed: stopped
         return outcome, ended, boot_s
 
-    async def _wait(self, handle: ServerHandle, config: ServeConfig, deadline_s: float, t0: float) -> WaitOutcome:
-        url = self.engine.health_url(config)
+    async def _wait(
+        self, handle: ServerHandle, config: ServeConfig, deadline_s: float, t0: float, share: float
+    ) -> WaitOutcome:
+        """The wait for health, its progress advancing through the boot's `share` of the operation against the boot
+        time expected (never past BOOT_SHOWN of it while it waits)."""
+        url, expected = self.engine.health_url(config), self.expected_boot_s
         while True:
             left = deadline_s - (time.monotonic() - t0)
             outcome = await self.target.wait_ready(handle, url, max(0.0, min(BOOT_POLL_S, left)))
@@ -230,7 +242,9 @@ class ServeSession:
             if outcome.status != "timeout" or elapsed >= deadline_s:
                 return outcome
             tail = self.last_line(await self.target.read_text(handle.log_path))
-            await say(self.progress, elapsed / deadline_s, f"booting for {elapsed:.0f}s: {tail}")
+            fraction = share * min(elapsed / (expected or deadline_s), BOOT_SHOWN)
+            took = f" (the last boot took {expected:.0f}s)" if expected else ""
+            await say(self.progress, fraction, f"booting for {elapsed:.0f}s{took}: {tail}")
 
     def last_line(self, log_text: str) -> str:
         return last_line(self.engine, log_text)
