@@ -86,6 +86,7 @@ SLOW_FILES = (
 SLOW_TESTS = frozenset(
     {
         # boots of the fake engine, benches, deadlines and waits
+        "test_a_waiting_boot_advances_against_the_last_boot_s_time",
         "test_a_campaign_across_engines_runs_each_cell_on_its_engine_and_crowns_sglang",
         "test_a_three_trial_ab_across_engines_is_a_verdict_that_says_sglang_won",
         "test_champion_select_ends_with_the_next_levers_and_says_what_the_close_lacks",

@@ -33,6 +33,8 @@ def test_the_doc_shows_a_cpu_target_with_the_demos_env_beside_a_gpu_target(doc: 
     cpu = specs["cpu"]
     assert cpu.kind == "local" and cpu.env == cpu_env(FOLDER)
     assert f"--kv-cache-memory-bytes={KV_CACHE_BYTES}" in text  # the KV cap, in bytes, as the demo holds it
+    at = text.index(f"--kv-cache-memory-bytes={KV_CACHE_BYTES}")  # the ladder's fixed knobs, as the demo's
+    assert '"load_format": "dummy"' in text[max(0, at - 200) : at]  # the tiny model has no weights: else no boot
     assert "per host" in text  # and what a per-GPU figure is there
 
 

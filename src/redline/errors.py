@@ -5,6 +5,7 @@
     │   └── DerivedPathError     a derived folder or file (`<ladder>.runs`, `.redline/jobs`) that is a link or FIFO
     ├── LogParseError            a text that is not the engine's boot log
     ├── LadderError              a ladder.yml that cannot be used as it is
+    ├── RunFailed                a run whose every trial or cell failed: its result (on disk too) names the cause
     └── TargetError              a target that failed to start, run, read or stop something
         ├── TargetConfigError    (also an InputError) a targets file or target name to fix
         ├── TargetUnreachable, HostKeyRejected, TargetAuthRejected   SSH
@@ -15,6 +16,8 @@
 Every message says what to do next. Foreign errors (OSError, YAML, SSH) are
 translated where they enter, with ``raise ... from exc``.
 """
+
+from pydantic import BaseModel
 
 
 class RedlineError(Exception):
@@ -31,6 +34,15 @@ class LogParseError(RedlineError):
 
 class LadderError(RedlineError):
     """A ladder file that is missing, invalid, or asked to do something out of order."""
+
+
+class RunFailed(RedlineError):
+    """A run that measured nothing usable: every trial (or every cell) it ran failed. `result` is the answer it would
+    have given, naming the cause and the fix; its job ends failed and keeps it."""
+
+    def __init__(self, message: str, result: BaseModel | None = None) -> None:
+        super().__init__(message)
+        self.result = result
 
 
 class TargetError(RedlineError):

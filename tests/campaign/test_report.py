@@ -8,7 +8,7 @@ import pytest
 
 from redline.models.context import Node
 from redline.ops.campaign.plan import load
-from redline.ops.campaign.report import campaign_report, pareto_plot, plots_of
+from redline.ops.campaign.report import campaign_report, md, pareto_plot, plots_of, sentence
 from redline.ops.campaign.verdict import Judge
 from redline.ops.evidence.sources import cell_context
 from redline.policy import campaign as policy
@@ -70,6 +70,17 @@ def test_the_report_and_its_plots_are_written_with_their_series(recorded: tuple[
     assert "champion **mnbt8192** (DRAFT)" in text and "| mnbt8192 | warm/graphs | 42.00 | 180.00 |" in text
     for plot in report.plots:
         assert f"]({plot.file})" in text
+    # the report reads as the terminal does (issue 31): an arrow is an arrow, and a note's own stop is not doubled
+    assert "&gt;" not in text and ".." not in text.replace("...", ""), [
+        line for line in text.splitlines() if "&gt;" in line or ".." in line
+    ]
+    assert "before calling it a VERDICT." in text
+
+
+def test_md_keeps_an_arrow_and_quotes_nothing() -> None:
+    assert md("batched tokens 2,048 -> 8,192") == "batched tokens 2,048 -> 8,192"
+    assert md("> quoted") == "\\> quoted" and md("a <b> c") == "a &lt;b> c"
+    assert sentence("a VERDICT.") == "a VERDICT." and sentence("a VERDICT") == "a VERDICT."
 
 
 def test_with_no_improvement_the_baseline_is_marked_and_the_report_says_so(tmp_path: Path) -> None:

@@ -17,9 +17,10 @@ from pathlib import Path
 import anyio
 import pytest
 
-from redline.errors import InputError
+from redline.errors import InputError, RunFailed
 from redline.ledger.campaign_file import cells_of, read_verdict
 from redline.ledger.server_record import load_server
+from redline.models.campaign_results import CampaignRunResult
 from redline.ops.campaign.plan import campaign_plan
 from redline.ops.campaign.results import campaign_aggregate, campaign_status, champion_select
 from redline.ops.campaign.run import campaign_run
@@ -108,7 +109,9 @@ async def test_a_full_campaign_boots_each_cell_once_and_leaves_its_verdicts(fake
         assert v.results[1].metrics["output_throughput"].mean > 0 and v.results[1].num_prompts == 16
         checks = v.results[1].trials[0].checks  # read around the bench from the server's GET /metrics
         assert [c.check for c in checks] == ["prefix_cache", "client", "window", "gpu"] and all(c.ok for c in checks)
-        assert checks[0].said == "0.0% of 2,048 prompt tokens were found in the prefix cache"  # 16 x 128
+        said = checks[0].said  # the cache emptied just before the bench (the server's dev mode, on loopback)
+        assert said.startswith("prefix cache emptied just before the bench (POST http://127.0.0.1:")
+        assert said.endswith("/reset_prefix_cache): 0.0% of 2,048 prompt tokens were found in it")  # 16 x 128
         assert v.commands.boot[v.commands.boot.index("--max-num-batched-tokens") + 1] == str(mnbt)
         assert len(v.commands.bench) == 2 and all("--result-dir" in a and "$RUN_DIR" not in a for a in v.commands.bench)
         ctx = v.context
@@ -150,17 +153,40 @@ async def test_a_full_campaign_boots_each_cell_once_and_leaves_its_verdicts(fake
     assert again.boots == 0 and again.skipped == ["mnbt2048", "mnbt8192"] and boots(fake) == 4
 
 
-async def test_a_cell_whose_benches_found_their_prompts_cached_is_red_and_never_ranked(tmp_path: Path) -> None:
-    fake = make_fake(tmp_path, FAKE_VLLM_PREFIX_HITS="0.4")  # the server's metrics: 40% of prompt tokens found
+async def test_a_cell_whose_benches_found_their_prompts_cached_is_red_and_a_run_of_only_such_cells_fails(
+    tmp_path: Path,
+) -> None:
+    # the server's metrics: 40% of prompt tokens found; its target turns vLLM's dev mode off, so no reset empties it
+    fake = make_fake(tmp_path, FAKE_VLLM_PREFIX_HITS="0.4", VLLM_SERVER_DEV_MODE="0")
     path = fake.write(grid={"max_num_batched_tokens": [8192]})
     async with fake.target() as target:
-        result = await campaign_run(path, target, i_understand_this_submits_jobs=True)
+        with pytest.raises(RunFailed) as failed:
+            await campaign_run(path, target, i_understand_this_submits_jobs=True)
+    result = failed.value.result
+    assert isinstance(result, CampaignRunResult) and [o.verdict for o in result.ran] == ["red"]
     v = read_verdict(results(fake), "mnbt8192")
-    assert v is not None and v.verdict == "red" and [o.verdict for o in result.ran] == ["red"]
-    assert "40.0% of 512 prompt tokens were found in the prefix cache" in v.reason and "not ranked" in v.reason
+    assert v is not None and v.verdict == "red"
+    assert "40.0% of 512 prompt tokens were found in it" in v.reason and "not ranked" in v.reason
+    assert "no 200 answer; vLLM serves it only with VLLM_SERVER_DEV_MODE=1" in v.reason  # why it was not emptied
     flagged = [c for r in v.results for t in r.trials for c in t.checks if not c.ok]
     assert [c.check for c in flagged] == ["prefix_cache", "prefix_cache"]  # both concurrencies ran, both flagged
     assert champion_select(path).champion is None
+    # the run ends failed, naming the cause (the cell's reason) and the fix (empty the cache, or another seed)
+    assert result.failed is not None and result.failed.startswith("every cell failed (1 of 1): concurrency 1")
+    assert "let redline empty it before each bench" in result.next and "another seed" in result.next
+    assert result.next.endswith("delete cells/mnbt8192 in the results folder c1/ and run campaign_run again")
+    assert str(failed.value) == f"{result.failed}. Fix: {result.next}"
+
+
+async def test_a_warm_server_emptied_before_each_bench_leaves_its_cells_clean(tmp_path: Path) -> None:
+    fake = make_fake(tmp_path, FAKE_VLLM_PREFIX_HITS="0.4")  # what the server served before is in its cache...
+    path = fake.write(grid={"max_num_batched_tokens": [8192]})
+    async with fake.target() as target:
+        result = await campaign_run(path, target, i_understand_this_submits_jobs=True)  # ...and emptied each time
+    v = read_verdict(results(fake), "mnbt8192")
+    assert v is not None and v.verdict == "green" and result.failed is None, v.reason
+    said = [c.said for r in v.results for t in r.trials for c in t.checks if c.check == "prefix_cache"]
+    assert len(said) == 2 and all("emptied just before the bench" in s and ": 0.0% of" in s for s in said)
 
 
 async def test_a_campaign_on_another_target_is_refused(fake: Fake) -> None:

@@ -18,7 +18,7 @@ from redline.models.shape import shape_of
 from redline.ops.ladder.ceiling import ceiling_change
 from redline.ops.ladder.record import record_boot
 from redline.policy import next_step
-from redline.policy.joint import tradeoff
+from redline.policy.tradeoff import tradeoff
 from tests.ladder.helpers import LLAMA, boot, force, ladder, q32_oom, retarget, smoke
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -124,12 +124,13 @@ def test_without_a_plan_the_predict_policy_climbs_as_the_signal_policy_does() ->
     )
 
 
-def test_the_ceiling_states_what_the_batched_tokens_cost_in_context() -> None:
-    state = smoke(joint_boot(floor_booted(), 56_048, 898_368))
+def test_the_ceiling_states_what_its_knobs_cost_and_never_blames_one_it_cannot_tell() -> None:
+    state = smoke(joint_boot(floor_booted(), 56_048, 898_368))  # the joint rung moved both knobs from the floor
     said = tradeoff(state, state.rungs[-1])
     assert said == (
-        "max_num_batched_tokens 2,048 -> 8,192 (2 doublings) cost 5,600 KV tokens (0.62% of the floor's 903,968): "
-        "175 tokens of max_model_len per doubling at 16 requests"
+        "max_model_len 8,192 -> 56,048 and max_num_batched_tokens 2,048 -> 8,192 together cost 5,600 KV tokens "
+        "(0.62% of the floor's 903,968): which knob cost them is unknown: no two booted rungs differ in one of them "
+        "alone (boot max_model_len 56,048 at max_num_batched_tokens 2,048 to tell)"
     )
     change = ceiling_change(state)
     assert change.result.tradeoff == said and change.result.max_num_batched_tokens == 8192

@@ -13,8 +13,9 @@ from pathlib import Path
 import anyio
 import pytest
 
-from redline.errors import InputError
+from redline.errors import InputError, RunFailed
 from redline.ledger.ab_file import AbPaths, read_trial
+from redline.models.ab import AbResult
 from redline.models.known_good import Evidence
 from redline.ops.ab.apply import champion_apply
 from redline.ops.ab.run import ab_run
@@ -287,6 +288,26 @@ async def test_an_arm_that_fails_to_boot_leaves_a_draft(fake: Fake, ws: Path) ->
     assert large.trials_ok == 0 and len(large.trials_failed) == 3 and "boot failed: oom_cuda" in large.trials_failed[0]
     assert result.verdict is not None and result.verdict.rigor == "DRAFT" and "min_trials" in result.verdict.failed
     assert processes_naming(fake.root) == []
+
+
+async def test_an_ab_whose_every_trial_was_flagged_fails_naming_the_cause_and_the_fix(tmp_path: Path, ws: Path) -> None:
+    # a warm cache on every server (40% of prompt tokens found), no reset to empty it (dev mode off by the target)
+    fake = make_fake(tmp_path, FAKE_VLLM_DECODE_MODEL="1", FAKE_VLLM_PREFIX_HITS="0.4", VLLM_SERVER_DEV_MODE="0")
+    async with fake.target() as target:
+        with pytest.raises(RunFailed) as failed:
+            await ab_run(ws, ab_spec(fake, trials=1), target, i_understand_this_submits_jobs=True)
+    result = failed.value.result
+    assert isinstance(result, AbResult) and result.ran == ["small-1", "large-1"]
+    assert result.failed is not None and result.failed.startswith("every trial failed (2 of 2): concurrency ")
+    assert "prefix cache not emptied before the bench" in result.failed and "not ranked" in result.failed
+    assert result.summary.endswith(f"FAILED: {result.failed}")
+    assert "let redline empty it before each bench" in result.next and "another seed" in result.next
+    assert result.next.endswith("then delete ab/mnbt/trials (or give the A/B another name) and run it again")
+    async with fake.target(VLLM_SERVER_DEV_MODE="1") as target:  # the same servers, emptied: every trial clean
+        clean = await ab_run(
+            ws, ab_spec(fake, name="mnbt-emptied", trials=1), target, i_understand_this_submits_jobs=True
+        )
+    assert clean.failed is None and all(a.trials_ok == 1 for a in clean.arms)
 
 
 async def test_a_known_good_entry_is_applied_by_default_and_can_be_turned_off(fake: Fake, ws: Path) -> None:

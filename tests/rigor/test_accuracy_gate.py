@@ -131,8 +131,8 @@ class Answering(MemoryTarget):
     async def http_text(
         self, handle: ServerHandle, url: str, *, body: str | None = None, timeout_s: float = 5.0
     ) -> str | None:
-        if body is None or not await self.is_alive(handle):
-            return await super().http_text(handle, url)
+        if body is None or not url.endswith("/v1/completions") or not await self.is_alive(handle):
+            return await super().http_text(handle, url)  # its metrics; a prefix-cache reset it does not serve
         self.asked.append((url, body, timeout_s))
         n = len(prompt_set().prompts)
         choices = [{"index": i, "logprobs": {"tokens": [str(i)], "token_logprobs": [-1.0]}} for i in range(n)]

@@ -25,7 +25,9 @@ Environment (the target's engine env):
     FAKE_VLLM_SATURATION           the concurrency past which the server saturates: every TTFT and TPOT figure
                                    x (c / it) ** 3 above it (a load boundary to find)
     FAKE_VLLM_PREFIX_HITS          the share of each bench's prompt tokens GET /metrics counts as found in the
-                                   prefix cache (default 0: random prompts find none); a bench's
+                                   prefix cache, left there by what the server served before (default 0: random
+                                   prompts find none); none right after a POST /reset_prefix_cache, which the
+                                   server serves (as vLLM does) only with VLLM_SERVER_DEV_MODE=1; a bench's
                                    --random-prefix-len is found for each of its prompts but the first
     FAKE_VLLM_DECODE_MODEL         1: bench figures set by the server's --max-num-batched-tokens (see
                                    _decode_model), not by this host's timing: A/B arms that differ for real
@@ -86,6 +88,7 @@ class Boot:
         self.kv_gib = round(self.kv_tokens * KV_BYTES_PER_TOKEN / GIB, 2)
         self.pid = os.getpid()
         self.prefix = {"queries": 0.0, "hits": 0.0}  # prompt tokens looked up in the prefix cache, and found
+        self.emptied = False  # the cache was reset since the last bench: nothing served before is in it
 
     def rewrite(self, line: str) -> str:
         a = self.args
@@ -226,6 +229,13 @@ def _handler(boot: Boot) -> type[BaseHTTPRequestHandler]:
 
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))) or b"{}")
+            if self.path.startswith("/reset_prefix_cache"):
+                if os.environ.get("VLLM_SERVER_DEV_MODE") != "1":
+                    self._send(404, {"detail": "Not Found"})
+                    return
+                boot.emptied = True
+                self._send(200, {"success": True})
+                return
             prompt, out, conc = (
                 int(body.get("prompt_tokens", 1)),
                 int(body.get("max_tokens", 1)),
@@ -233,7 +243,9 @@ def _handler(boot: Boot) -> type[BaseHTTPRequestHandler]:
             )
             looked_up = prompt * int(body.get("num_prompts", 1))
             boot.prefix["queries"] += looked_up
-            boot.prefix["hits"] += float(os.environ.get("FAKE_VLLM_PREFIX_HITS", "0")) * looked_up
+            if not boot.emptied:
+                boot.prefix["hits"] += float(os.environ.get("FAKE_VLLM_PREFIX_HITS", "0")) * looked_up
+            boot.emptied = False
             # the bench's shared prefix, found for every prompt but the first (as vLLM's block cache finds it)
             boot.prefix["hits"] += int(body.get("prefix_tokens", 0)) * (int(body.get("num_prompts", 1)) - 1)
             if prompt + out > boot.mml:

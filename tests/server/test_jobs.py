@@ -12,7 +12,7 @@ import anyio
 import pytest
 from pydantic import BaseModel
 
-from redline.errors import InputError, LadderError
+from redline.errors import InputError, LadderError, RunFailed
 from redline.server.jobs import JobContext, JobRecord, JobView, running_jobs
 from redline.targets import LocalTarget, ServerHandle
 from tests.conftest import pid_running
@@ -136,6 +136,19 @@ async def test_an_unexpected_exception_fails_the_job_not_the_server(tmp_path: Pa
         ok = await jobs.wait((await jobs.start("smoke_test", _quick)).id, 5)
     assert record.state == "failed" and "unexpected ZeroDivisionError: boom" in record.error
     assert ok.state == "succeeded"
+
+
+async def test_a_run_that_measured_nothing_usable_fails_and_keeps_its_answer(tmp_path: Path, stop) -> None:
+    async def op(ctx: JobContext) -> Done:
+        raise RunFailed("every trial failed (2 of 2): c=4: flagged. Fix: empty the cache", Done(value=7))
+
+    async with running_jobs(tmp_path / "jobs", stop[1]) as jobs:
+        record = await jobs.wait((await jobs.start("ab_run", op)).id, 5)
+    assert (
+        record.state == "failed" and record.error == "every trial failed (2 of 2): c=4: flagged. Fix: empty the cache"
+    )
+    view = JobView[Done].of(record)  # job_status: failed, the answer kept beside the error
+    assert view.result == Done(value=7) and view.hint.startswith("failed: every trial failed (2 of 2)")
 
 
 async def _quick(ctx: JobContext) -> Done:

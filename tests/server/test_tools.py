@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -71,6 +72,15 @@ LADDER_TOOLS = {
     "rung_record",
     "ceiling_record",
 }
+
+
+def test_docs_mcp_md_lists_every_tool_with_its_annotations() -> None:
+    """docs/mcp.md's tool table: a row per tool the server has, its four annotations as the server declares them."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "mcp.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| `([a-z_]+)` \| .* \| (yes|no) \| (yes|no) \| (yes|no) \| (yes|no) \|$", text, re.MULTILINE)
+    table = {name: tuple(v == "yes" for v in hints) for name, *hints in rows}
+    assert set(table) == EVERY_TOOL, (EVERY_TOOL - set(table), set(table) - EVERY_TOOL)
+    assert table == ANNOTATIONS
 
 
 async def test_every_tool_is_declared_with_truthful_annotations_and_typed_output(env: Env) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import abc
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import ClassVar, Protocol
 
 from redline.errors import InputError
@@ -71,6 +71,10 @@ class Engine(abc.ABC):
     # Whether a boot caches prompt prefixes when its config leaves enable_prefix_caching unset. Two engines' figures
     # compare only with caching matched (a prefix-cache replay can fake a win), so each engine states its default.
     prefix_caching_default: ClassVar[bool]
+    # Where a running server empties its prefix cache on a POST (None: it cannot), so each ranked bench starts from
+    # an empty cache; and the environment its server needs to serve that (vLLM: its dev mode, docs/security.md).
+    cache_reset_path: ClassVar[str | None] = None
+    cache_reset_env: ClassVar[Mapping[str, str]] = {}
 
     @abc.abstractmethod
     def serve_argv(self, config: ServeConfig, executable: Sequence[str] | None = None) -> list[str]:
@@ -192,6 +196,14 @@ class Engine(abc.ABC):
     def _url(self, config: ServeConfig, path: str) -> str:
         host = "127.0.0.1" if config.host in ("0.0.0.0", "::") else config.host
         return f"http://{host}:{config.port}{path}"
+
+    def cache_reset_url(self, config: ServeConfig) -> str | None:
+        """Where to POST to empty the booted server's prefix cache, from the host it runs on; None: it cannot."""
+        return self._url(config, self.cache_reset_path) if self.cache_reset_path is not None else None
+
+    def cache_reset_done(self, answer: str) -> bool:
+        """Whether the server's 200 answer to that POST says the cache was emptied."""
+        return True
 
     def prefix_cache_counters(self, metrics_text: str) -> PrefixCounters | None:
         """The prefix cache's counters (prompt tokens looked up, found) in the server's metrics; None: not there."""

@@ -22,6 +22,7 @@ from redline.models.campaign_results import Stat
 from redline.models.clean_bench import BenchCheck
 from redline.models.context import ContextDescriptor, Node
 from redline.models.experiment import ExperimentSpec
+from redline.models.guards import ArmGuard
 from redline.models.known_good import KnownGoodUse
 from redline.models.lever import CloseStatus, Lever
 from redline.models.metrics import metric
@@ -271,6 +272,15 @@ class AbResult(Strict):
     verdict: AbVerdict | None = None
     summary: str
     next: str
+    failed: str | None = Field(
+        None, description="why the A/B measured nothing usable (every trial failed): its job ends failed; next fixes it"
+    )
+    guards: list[ArmGuard] = Field(
+        [],
+        description="each arm against the baseline arm on every metric (focus and guarded: TPOT, ITL, TTFT), judged "
+        "as perf_baseline_diff judges the same trials, with its colours; the summary names every guarded metric "
+        "worse beyond its noise",
+    )
     close: CloseStatus | None = None
     next_levers: list[Lever] = Field([], description="what to try next, best expected gain per cost first")
     frontier: str | None = Field(

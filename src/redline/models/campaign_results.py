@@ -334,6 +334,11 @@ class CampaignRunResult(Strict):
     )
     reason: str
     next: str
+    failed: str | None = Field(
+        None,
+        description="why the run measured nothing usable (every cell it ran failed a clean-bench check): its job ends "
+        "failed; next fixes it",
+    )
 
 
 class Series(Strict):

@@ -184,7 +184,9 @@ class Ceiling(Strict):
     """The highest config that booted and passed its smoke test."""
 
     tradeoff: str | None = Field(
-        None, description="what the batched tokens cost in context, measured between the floor and the ceiling"
+        None,
+        description="what the ceiling's knobs cost in KV tokens against the floor's, each knob's share measured "
+        "between rungs that differ in it alone, or said as unknown",
     )
     max_model_len: Count
     max_num_batched_tokens: Count

@@ -21,7 +21,7 @@ ladder's rung alike) before the next one boots; a ladder's rung, booted without 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import anyio
@@ -33,14 +33,12 @@ from redline.models import BenchResult, ServeConfig
 from redline.models.clean_bench import BenchCheck
 from redline.models.telemetry import GpuTelemetry
 from redline.offload import off_loop
-from redline.ops.session import BenchRun, Boot, ServeSession, say
+from redline.ops.session import BOOTED_AT, BenchRun, Boot, ServeSession, say
 from redline.ops.telemetry import Sampling
 from redline.policy import clean_bench
 from redline.policy.telemetry import check as gpu_check
 from redline.policy.workload import Step
 from redline.targets import ServerHandle, Target
-
-BOOTED_AT = 0.3  # the share of an operation's progress a boot takes; its benches take the rest
 
 
 @dataclass(frozen=True)
@@ -124,7 +122,8 @@ async def run_steps(
     write: Callable[[str, str], object] | None = None,
     since: int | None = None,
 ) -> list[StepResult]:
-    """Run the steps on the running server in order, up to the first that leaves it unable to take the next.
+    """Run the steps on the running server in order, up to the first that leaves it unable to take the next; the
+    progress moves as each starts and as each ends.
 
     `since`: where in the log the first step's lines start (default: the log's end when it starts).
     """
@@ -132,25 +131,51 @@ async def run_steps(
     for i, step in enumerate(steps):
         await say(session.progress, BOOTED_AT + (1 - BOOTED_AT) * i / len(steps), step.label)
         offset = since if i == 0 and since is not None else len((await session.read_log(handle)).encode())
-        before = await session.prefix_counters(handle, config) if step.ranked else None
-        sampling = await session.gpus.start(handle, step.result_name, deadline_s) if step.ranked else None
-        run = await session.bench(
-            handle, config, step.workload, step.result_name, deadline_s=deadline_s, log_offset=offset
-        )
-        if run.result_text is not None and write is not None:
-            write(step.result_name, run.result_text)
-        telemetry, gpu_checks = await _telemetry(session, handle, sampling, write)
-        figures, unreadable = read_figures(session, run)
-        found = []
-        if step.ranked and figures is not None:
-            after = await session.prefix_counters(handle, config)
-            found = [*clean_bench.checks(figures, step.workload, before, after), *gpu_checks]
-        problem = unreadable or bench_problem(run, figures) or clean_bench.flagged(found)
-        result = StepResult(step, run, figures, problem, unreadable, warm=i > 0, checks=found, telemetry=telemetry)
+        result = await run_step(session, handle, config, step, deadline_s=deadline_s, write=write, log_offset=offset)
+        result = replace(result, warm=i > 0)
         results.append(result)
+        done = BOOTED_AT + (1 - BOOTED_AT) * (i + 1) / len(steps)
+        await say(session.progress, done, f"{step.label}: {_said(result)}")
         if (step.warmup and result.problem is not None) or not result.server_usable:
             break
     return results
+
+
+async def run_step(
+    session: ServeSession,
+    handle: ServerHandle,
+    config: ServeConfig,
+    step: Step,
+    *,
+    deadline_s: float,
+    write: Callable[[str, str], object] | None,
+    log_offset: int,
+) -> StepResult:
+    """One bench on the running server; a ranked one from an emptied prefix cache where the engine serves that,
+    checked clean (policy/clean_bench.py) with the GPUs sampled beside it."""
+    reset = await session.empty_prefix_cache(handle, config) if step.ranked else None
+    before = await session.prefix_counters(handle, config) if step.ranked else None
+    sampling = await session.gpus.start(handle, step.result_name, deadline_s) if step.ranked else None
+    run = await session.bench(
+        handle, config, step.workload, step.result_name, deadline_s=deadline_s, log_offset=log_offset
+    )
+    if run.result_text is not None and write is not None:
+        write(step.result_name, run.result_text)
+    telemetry, gpu_checks = await _telemetry(session, handle, sampling, write)
+    figures, unreadable = read_figures(session, run)
+    found = []
+    if step.ranked and figures is not None:
+        after = await session.prefix_counters(handle, config)
+        found = [*clean_bench.checks(figures, step.workload, before, after, reset), *gpu_checks]
+    problem = unreadable or bench_problem(run, figures) or clean_bench.flagged(found)
+    return StepResult(step, run, figures, problem, unreadable, warm=False, checks=found, telemetry=telemetry)
+
+
+def _said(result: StepResult) -> str:
+    """A step as its progress line ends it."""
+    figures = result.figures
+    done = f"{figures.output_throughput:,.1f} output tok/s" if figures is not None else "no figures"
+    return f"{done}; {result.problem}" if result.problem else done
 
 
 async def _telemetry(

@@ -33,6 +33,9 @@ from redline.targets import RunResult, ServerHandle, Target, WaitOutcome
 
 Progress = Callable[[float, str], Awaitable[None]]
 BOOT_POLL_S = 10.0  # how often a waiting boot reports progress
+BOOTED_AT = 0.3  # the share of an operation's progress a boot takes where benches follow; they take the rest
+BOOT_SHOWN = 0.9  # the most of its share a boot still waiting shows: the rest comes when it is ready
+LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})  # a server listening there is reached from its host alone
 HEALTH_AFTER_BENCH_S = 10.0
 
 
@@ -125,6 +128,9 @@ class ServeSession:
         self.progress = progress
         self.widening = widening
         self.clients = Clients(target, get_engine(engine.bench_client), self.bench_executable)
+        # how long a boot is expected to take, for its progress: the last ready boot this session saw (or one the
+        # caller knows, a ladder's last rung); None: the deadline stands in
+        self.expected_boot_s: float | None = None
         self.gpus = GpuSampler(target)  # GPU telemetry beside each ranked bench, where the host has the tools
 
     @property
@@ -140,12 +146,15 @@ class ServeSession:
     def serve_argv(self, config: ServeConfig) -> list[str]:
         return self.engine.serve_argv(config, self.executable)
 
-    def launch_env(self, config: ServeConfig) -> dict[str, str]:
-        return {**self.target.engine_env, **config.env}
+    def launch_env(self, config: ServeConfig, benches: bool = False) -> dict[str, str]:
+        """The server's environment: the target's and the config's, and where ranked benches follow on a server
+        listening on loopback alone, what lets it empty its prefix cache between them (the target's env wins)."""
+        reset = self.engine.cache_reset_env if benches and config.host in LOOPBACK else {}
+        return {**reset, **self.target.engine_env, **config.env}
 
     async def submission_preview(self, config: ServeConfig) -> str | None:
-        """What booting config would submit to the target's cluster (exact commands and manifests), or None."""
-        return await self.target.submission_preview(self.serve_argv(config), env=self.launch_env(config))
+        """What booting config for benches would submit to the target's cluster (exact commands and manifests)."""
+        return await self.target.submission_preview(self.serve_argv(config), env=self.launch_env(config, True))
 
     def admit(self, config: ServeConfig) -> list[str]:
         """Refuse what the engine's allowlist and the target's own env forbid; the widenings used."""
@@ -182,7 +191,7 @@ class ServeSession:
         `benches`: benches follow a ready boot, so the resident bench client starts while the server boots.
         """
         widened = self.admit(config)
-        argv, env = self.serve_argv(config), self.launch_env(config)
+        argv, env = self.serve_argv(config), self.launch_env(config, benches)
         started = datetime.now(UTC)
         handle = await self.target.start(argv, env=env, cwd=None, log_path="boot.log", exclusive=exclusive)
         t0 = time.monotonic()
@@ -190,6 +199,9 @@ class ServeSession:
             if on_start is not None:
                 await on_start(handle)
             outcome, ended, boot_s = await self._wait_beside_client(handle, config, deadline_s, t0, benches)
+            if outcome.status == "ready":
+                self.expected_boot_s = boot_s
+                await say(self.progress, BOOTED_AT if benches else 1.0, f"ready after {boot_s:.0f}s")
             log_text = await self.target.read_text(handle.log_path)
         except BaseException:
             with anyio.CancelScope(shield=True):  # a cancelled or failed wait leaves nothing running
@@ -211,14 +223,18 @@ class ServeSession:
         async with anyio.create_task_group() as group:
             if benches:
                 group.start_soon(self.clients.start, handle)
-            outcome = await self._wait(handle, config, deadline_s, t0)
+            outcome = await self._wait(handle, config, deadline_s, t0, BOOTED_AT if benches else 1.0)
             ended, boot_s = datetime.now(UTC), time.monotonic() - t0
             if outcome.status != "ready":
                 group.cancel_scope.cancel()  # a client still importing for a server that failed: stopped
         return outcome, ended, boot_s
 
-    async def _wait(self, handle: ServerHandle, config: ServeConfig, deadline_s: float, t0: float) -> WaitOutcome:
-        url = self.engine.health_url(config)
+    async def _wait(
+        self, handle: ServerHandle, config: ServeConfig, deadline_s: float, t0: float, share: float
+    ) -> WaitOutcome:
+        """The wait for health, its progress advancing through the boot's `share` of the operation against the boot
+        time expected (never past BOOT_SHOWN of it while it waits)."""
+        url, expected = self.engine.health_url(config), self.expected_boot_s
         while True:
             left = deadline_s - (time.monotonic() - t0)
             outcome = await self.target.wait_ready(handle, url, max(0.0, min(BOOT_POLL_S, left)))
@@ -226,7 +242,9 @@ class ServeSession:
             if outcome.status != "timeout" or elapsed >= deadline_s:
                 return outcome
             tail = self.last_line(await self.target.read_text(handle.log_path))
-            await say(self.progress, elapsed / deadline_s, f"booting for {elapsed:.0f}s: {tail}")
+            fraction = share * min(elapsed / (expected or deadline_s), BOOT_SHOWN)
+            took = f" (the last boot took {expected:.0f}s)" if expected else ""
+            await say(self.progress, fraction, f"booting for {elapsed:.0f}s{took}: {tail}")
 
     def last_line(self, log_text: str) -> str:
         return last_line(self.engine, log_text)
@@ -278,6 +296,25 @@ class ServeSession:
         url = self.engine.metrics_url(config)
         text = await self.target.http_text(handle, url) if url is not None else None
         return self.engine.prefix_cache_counters(text) if text is not None else None
+
+    async def empty_prefix_cache(self, handle: ServerHandle, config: ServeConfig) -> tuple[bool, str]:
+        """Empty the running server's prefix cache before a ranked bench, where the engine serves that: whether it
+        was emptied, and how (or why not), as the bench's record says it."""
+        url = self.engine.cache_reset_url(config)
+        if url is None:
+            return False, f"{self.engine.title} serves no prefix-cache reset"
+        answer = await self.target.http_text(handle, url, body="{}")
+        if answer is not None and self.engine.cache_reset_done(answer):
+            return True, f"emptied just before the bench (POST {url})"
+        said = "no 200 answer" if answer is None else f"answered {' '.join(answer.split())[:80]!r}"
+        needs = ", ".join(f"{k}={v}" for k, v in self.engine.cache_reset_env.items())
+        why = (
+            f"; {self.engine.title} serves it only with {needs}, which redline sets on a server listening on loopback "
+            "alone, unless the target's env sets it"
+            if needs
+            else ""
+        )
+        return False, f"not emptied before the bench (POST {url}: {said}{why})"
 
     async def read_log(self, handle: ServerHandle) -> str:
         """The server's whole log so far: its boot, and every bench since."""

@@ -1,9 +1,16 @@
 """Clean-bench checks: a bench's figures are ranked only if it is clean (policy, pure).
 
-- Prefix cache: the server's hit counters read before and after the bench (its metrics endpoint, through the
-  engine). A random-prompt bench that found more than HIT_LIMIT of its prompt tokens already cached measured a warm
-  cache it did not ask for (a repeated seed, a warm-up with the same prompts): vLLM's issues #52884 and #54227 saw
-  throughput inflated by up to 86%, differently per concurrency. Flagged, never ranked.
+- Prefix cache: emptied just before each ranked bench where the engine serves that (vLLM's POST
+  /reset_prefix_cache in its dev mode, SGLang's /flush_cache), so no bench finds what the server served before it
+  (the warm-up, an earlier bench); the record says whether it was, and how. The server's hit counters are read
+  before and after the bench (its metrics endpoint, through the engine). After the reset, a hit is one prompt of the
+  bench finding an earlier prompt of the same bench: vLLM's random prompts are runs of consecutive token ids from a
+  random start, so two of a bench start alike with odds of about prompts^2 / (2 x vocabulary) (the tiny model's
+  2,048 tokens: 16 prompts of 512 tokens with seed 1 repeat one whole prompt, 6.2% of the bench's tokens). The
+  seeds are the same on every server compared, so every arm and cell sends those same prompts: said, and ranked.
+  Without the reset, a random-prompt bench that found more than HIT_LIMIT of its prompt tokens cached may have
+  measured a warm cache it did not ask for (the warm-up's prompts, an earlier bench's): vLLM's issues #52884 and
+  #54227 saw throughput inflated by up to 86%, differently per concurrency. Flagged, never ranked.
 - Client: the client's own peak against the concurrency asked. vLLM's client counts the requests active in each
   second of the run (any overlap with the second), which is never below the requests in flight at any moment of
   it: a peak under the concurrency asked proves the client never held that load (too few prompts, a slow client,
@@ -20,26 +27,37 @@ from redline.models.clean_bench import BenchCheck, PrefixCounters
 HIT_LIMIT = 0.01  # the share of prompt tokens a random-prompt bench may find cached (vLLM's own warning: 1%)
 
 
-def prefix_cache(before: PrefixCounters | None, after: PrefixCounters | None, shared: float = 0.0) -> BenchCheck:
+Reset = tuple[bool, str]  # whether the prefix cache was emptied just before the bench, and how (or why not)
+
+
+def prefix_cache(
+    before: PrefixCounters | None, after: PrefixCounters | None, shared: float = 0.0, reset: Reset | None = None
+) -> BenchCheck:
     """`shared`: the share of the bench's prompt tokens its workload shares on purpose (a prefix every prompt
-    starts with), which it may find cached; only hits beyond that (and HIT_LIMIT) were not asked for."""
+    starts with), which it may find cached; only hits beyond that (and HIT_LIMIT) were not asked for. `reset`: the
+    cache was emptied just before the bench (True: every hit is the bench's own prompts finding each other)."""
+    emptied, how = reset if reset is not None else (False, "not emptied before the bench")
+    head = f"prefix cache {how}: "
     if before is None or after is None:
-        return BenchCheck(
-            check="prefix_cache", ok=True, said="prefix-cache counters not read (the engine exposes none)"
-        )
+        return BenchCheck(check="prefix_cache", ok=True, said=head + "its counters not read (the engine exposes none)")
     queries, hits = after.queries - before.queries, after.hits - before.hits
     if queries <= 0:
-        return BenchCheck(check="prefix_cache", ok=True, said="no prompt token was looked up in the prefix cache")
+        return BenchCheck(check="prefix_cache", ok=True, said=head + "no prompt token was looked up in it")
     rate = max(hits, 0.0) / queries
-    said = f"{rate:.1%} of {queries:,.0f} prompt tokens were found in the prefix cache"
+    said = f"{head}{rate:.1%} of {queries:,.0f} prompt tokens were found in it"
     if shared:
         said += f" (its workload shares a prefix: up to {shared:.1%} asked for)"
-    if rate > shared + HIT_LIMIT:
+    if emptied and rate > shared:
+        said += (
+            ": the bench's own prompts repeating each other (random prompts can start alike in a small "
+            "vocabulary); every arm and cell sends the same prompts"
+        )
+    if not emptied and rate > shared + HIT_LIMIT:
         return BenchCheck(
             check="prefix_cache",
             ok=False,
-            said=f"{said}: the bench measured a warm cache it did not ask for (over {shared + HIT_LIMIT:.0%}); "
-            "not ranked",
+            said=f"{said}: over {shared + HIT_LIMIT:.0%}, a warm cache the bench did not ask for (prompts the server "
+            "served before it, or its own repeating each other); not ranked",
         )
     return BenchCheck(check="prefix_cache", ok=True, said=said)
 
@@ -72,10 +90,14 @@ def window(result: BenchResult) -> BenchCheck:
 
 
 def checks(
-    result: BenchResult, sent: BenchWorkload, before: PrefixCounters | None, after: PrefixCounters | None
+    result: BenchResult,
+    sent: BenchWorkload,
+    before: PrefixCounters | None,
+    after: PrefixCounters | None,
+    reset: Reset | None = None,
 ) -> list[BenchCheck]:
     """Every check of one bench (`sent`: what it sent); any not ok keeps its figures out of a ranking."""
-    return [prefix_cache(before, after, sent.shared), client(result, sent.concurrency), window(result)]
+    return [prefix_cache(before, after, sent.shared, reset), client(result, sent.concurrency), window(result)]
 
 
 def flagged(found: list[BenchCheck]) -> str | None:
@@ -84,4 +106,4 @@ def flagged(found: list[BenchCheck]) -> str | None:
     return "; ".join(failed) if failed else None
 
 
-__all__ = ["HIT_LIMIT", "checks", "client", "flagged", "prefix_cache", "window"]
+__all__ = ["HIT_LIMIT", "Reset", "checks", "client", "flagged", "prefix_cache", "window"]

@@ -15,8 +15,6 @@ signal policy's climb, one knob at a time from the floor, as the redline workflo
 
 from __future__ import annotations
 
-import math
-
 from redline.engines import get_engine
 from redline.models.ladder import JointPlan, Ladder, NextStep, Prediction, Rung
 from redline.models.memory import MemoryPrediction
@@ -121,21 +119,4 @@ def step(ladder: Ladder, view: list[Rung]) -> NextStep | None:
     return None
 
 
-def tradeoff(ladder: Ladder, ceiling: Rung) -> str | None:
-    """What the ceiling's batched tokens cost in context against the floor's, both measured: KV tokens lost, and
-    max_model_len lost per doubling at the concurrency floor."""
-    floor = ladder.rungs[0]
-    low, high = floor.serve.max_num_batched_tokens or 0, ceiling.serve.max_num_batched_tokens or 0
-    before, after = signal.kv_tokens(floor), signal.kv_tokens(ceiling)
-    if high <= low or not low or before is None or after is None:
-        return None
-    doublings, lost = math.log2(high / low), before - after
-    per = lost / ladder.min_concurrency / doublings
-    return (
-        f"max_num_batched_tokens {low:,} -> {high:,} ({doublings:.2g} doublings) cost {lost:,} KV tokens "
-        f"({100 * lost / before:.2f}% of the floor's {before:,}): {per:,.0f} tokens of max_model_len per doubling "
-        f"at {ladder.min_concurrency} requests"
-    )
-
-
-__all__ = ["fitting", "plan", "step", "target_batched_tokens", "tradeoff"]
+__all__ = ["fitting", "plan", "step", "target_batched_tokens"]

@@ -17,13 +17,37 @@ LADDER_SUFFIXES = (".yml", ".yaml")
 LADDER_PART = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+=,-]*$")
 
 
+# What each kind of file a tool names looks like, and how one that lives outside the workspace comes in
+EXAMPLES = {
+    "ladder": "ladders/llama8b.yml",
+    "campaign": "campaigns/llama8b-h200.yml",
+    "log_file": "logs/boot.log",
+    "bench_file": "logs/bench.json",
+}
+ELSEWHERE = {
+    "ladder": "a ladder climbed outside the workspace comes in with ladder_adopt (it copies the ladder and its rung "
+    "files)",
+    "campaign": "write one with campaign_init, or copy the file into campaigns/",
+    "log_file": "paste the log as log_text instead, or copy the file into the workspace",
+    "bench_file": "paste the result as bench_json_text instead, or copy the file into the workspace",
+}
+
+
 def resolve_in_workspace(workspace: Path, name: str, *, what: str = "path") -> Path:
-    """The absolute path of `name` inside the workspace, or InputError: the one path checker (ops/workspace.py).
+    """The absolute path of `name` inside the workspace, or InputError: the one path checker (ops/workspace.py),
+    its example of the kind of file named, and, for a file outside the workspace, how it comes in.
 
     Refused: an empty or over-long name, control characters, an absolute path or `~`, `..`, a part starting
     with `-`, the server's own `.redline` folder, and a path whose symlinks lead out of the workspace.
     """
-    return inside(workspace, name, what, example="ladders/llama8b.yml")
+    try:
+        return inside(workspace, name, what, example=EXAMPLES.get(what, "notes/file.txt"))
+    except InputError as exc:
+        pure = PurePosixPath(str(name).replace("\\", "/"))
+        outside = pure.is_absolute() or str(name).startswith("~") or ".." in pure.parts or "leads out" in str(exc)
+        if not outside or what not in ELSEWHERE:
+            raise
+        raise InputError(f"{exc}; {ELSEWHERE[what]}") from None
 
 
 def ladder_path(workspace: Path, name: str) -> Path:
@@ -46,6 +70,8 @@ def relative_name(workspace: Path, path: Path) -> str:
 
 # (*) for the server modules and tests that still name them here; redline.server_config is where they live.
 __all__ = [
+    "ELSEWHERE",
+    "EXAMPLES",
     "LADDER_PART",
     "LADDER_SUFFIXES",
     "MAX_NAME",

@@ -96,7 +96,11 @@ class JobView(BaseModel, Generic[ResultT]):
     started_at: str | None = None
     finished_at: str | None = None
     error: str | None = Field(None, description="Why the job failed, was cancelled or was interrupted")
-    result: ResultT | None = Field(None, description="The operation's result, once it succeeded")
+    result: ResultT | None = Field(
+        None,
+        description="The operation's result, once it succeeded; or once it failed for measuring nothing usable "
+        "(every trial or cell failed): its summary and next name the cause and the fix",
+    )
     hint: str = Field(description="What to do next, in one sentence")
 
     @classmethod
@@ -131,4 +135,6 @@ def hint(record: JobRecord) -> str:
         return "the job did not finish; ladder_status shows what was recorded, then run the step again"
     if record.state == "cancelled":
         return "cancelled; its server was stopped; ladder_next_rung says what to do next"
+    if record.result is not None:
+        return f"failed: {record.error}; the result has every trial's or cell's figures and checks"
     return f"failed: {record.error}"

@@ -40,7 +40,7 @@ from anyio.abc import TaskGroup
 from filelock import FileLock
 from pydantic import BaseModel
 
-from redline.errors import InputError, RedlineError
+from redline.errors import InputError, RedlineError, RunFailed
 from redline.ledger.derived import check_file
 from redline.ops.request_base import WAIT_MAX_S, JobState
 from redline.server.job_files import JobFiles, Records
@@ -221,6 +221,9 @@ class Jobs(JobFiles):
                 self._changed(live, force_save=True)
                 done = await operation(JobContext(self, live))
                 outcome = ("succeeded", done.model_dump(mode="json"), None)
+        except RunFailed as exc:  # measured nothing usable: failed, with the answer naming the cause and the fix
+            kept = exc.result.model_dump(mode="json") if exc.result is not None else None
+            outcome = ("failed", kept, str(exc))
         except RedlineError as exc:
             outcome = ("failed", None, str(exc))
         except Exception as exc:

@@ -23,6 +23,7 @@ class SGLang(Engine):
     pool_bounds_context = True
     bench_engine = "vllm"  # one client for both engines: their figures compare by construction
     prefix_caching_default = True  # the radix cache is on unless --disable-radix-cache
+    cache_reset_path = "/flush_cache"  # always served; 200 once flushed (400 while requests run)
 
     def memory_model(self) -> MemoryModel:
         return memory

@@ -16,11 +16,16 @@ class VLLM(Engine):
     kv_block_size = 16
     prefix_caching_default = True  # vLLM v1 caches prefixes unless --no-enable-prefix-caching
     metrics_path = metrics.PATH
+    cache_reset_path = metrics.RESET_PATH
+    cache_reset_env = {metrics.DEV_MODE: "1"}  # vLLM serves the reset only in its dev mode
     resident_script = resident.SCRIPT
     completions_extras = {"return_tokens_as_token_ids": True}  # an id beyond the tokenizer decodes to ''
 
     def prefix_cache_counters(self, metrics_text: str) -> PrefixCounters | None:
         return metrics.prefix_counters(metrics_text)
+
+    def cache_reset_done(self, answer: str) -> bool:
+        return metrics.reset_done(answer)
 
     def memory_model(self) -> MemoryModel:
         return memory

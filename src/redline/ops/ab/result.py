@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from redline.engines import get_engine
-from redline.errors import InputError, RedlineError
+from redline.errors import InputError, RedlineError, RunFailed
 from redline.inputs import read_text
 from redline.ledger.ab_file import AbPaths, read_spec, read_trial
 from redline.models.ab import AbPlan, AbResult, AbSpec, ArmPlan, ArmPoint, ArmSummary, TrialRecord
@@ -26,12 +26,14 @@ from redline.ops.evidence.frontier import ab_under, baseline_of, frontier_for, r
 from redline.ops.evidence.known_good_apply import recorded_for, registry_path
 from redline.ops.request_base import MAX_TEXT
 from redline.policy import ab as plans
+from redline.policy.ab_guards import guard_arms, guards_said
 from redline.policy.accuracy import gate_missing, said_of
 from redline.policy.close import close_status
 from redline.policy.frontier import next_step, open_levers
 from redline.policy.known_good import hardware_key
 from redline.policy.levers import LeverInput, next_levers
 from redline.policy.quality_risk import quality_risks
+from redline.policy.unusable import Unusable, unusable
 
 # ---- the result -----------------------------------------------------------------------------------------------------
 
@@ -179,16 +181,37 @@ def _top_text(name: str, top: ArmPoint, metric: str) -> str:
     return f"{name} {figure} {metric}{on} at c={top.concurrency} (n={s.n if s else 0}){sol}"
 
 
+def failed_trials(paths: AbPaths, records: dict[str, list[TrialRecord]]) -> Unusable | None:
+    """Why the A/B measured nothing usable (every trial on record failed) and the fix; None: a trial succeeded."""
+    every = [r for done in records.values() for r in done]
+    measured = [p for r in every for p in r.points if p.figures is not None and p.figures.all_completed]
+    checks = [c.check for p in measured if p.healthy_after for c in p.checks if not c.ok]  # what flagged a measure
+    again = f"delete {paths.relative(paths.results.root / 'trials')} (or give the A/B another name) and run it again"
+    return unusable("trial", {f"{r.arm}-{r.trial}": None if r.ok else r.reason for r in every}, checks, again)
+
+
+def ended(result: AbResult) -> AbResult:
+    """The run's answer; RunFailed (its job ends failed, the answer kept) where every trial failed."""
+    if result.failed is not None:
+        raise RunFailed(f"{result.failed}. Fix: {result.next}", result)
+    return result
+
+
 def ab_result(workspace: Path, prepared: Prepared, plan: AbPlan, *, ran: list[str]) -> AbResult:
     paths = AbPaths(workspace, prepared.spec.name)
     spec = prepared.spec
-    arms, verdict = plans.summarize(spec, prepared.arms, trial_records(paths, spec))
+    records = trial_records(paths, spec)
+    arms, verdict = plans.summarize(spec, prepared.arms, records)
     arms = with_gates(paths, spec, arms)
     predicted = levers_for(workspace, spec, arms, verdict)
     frontier = record_ab(workspace, spec, arms, verdict, predicted)
     levers = open_levers(predicted, frontier, ab_under(spec, arms, verdict))
     close = close_of(workspace, arms, verdict, levers)
-    if verdict.rigor == "DRAFT":
+    failed = failed_trials(paths, records)
+    guards = guard_arms(paths.relative(paths.spec_file), arms, verdict.compared_with, verdict.metric)
+    if failed is not None:
+        hint = failed.fix
+    elif verdict.rigor == "DRAFT":
         hint = "read the failed rules: fix each and run again (ab_run resumes and can add trials)"
     elif verdict.champion:
         hint = "record the champion's known-good config (known_good_record) and try the next lever"
@@ -204,8 +227,12 @@ def ab_result(workspace: Path, prepared: Prepared, plan: AbPlan, *, ran: list[st
         known_good=prepared.known_good,
         arms=arms,
         verdict=verdict,
-        summary=headline(arms, verdict),
+        summary=". ".join(
+            s for s in (headline(arms, verdict), guards_said(guards), failed and f"FAILED: {failed.cause}") if s
+        ),
         next=hint,
+        failed=failed.cause if failed is not None else None,
+        guards=guards,
         close=close,
         next_levers=levers,
         frontier=next_step(frontier) if frontier is not None else None,
@@ -243,6 +270,8 @@ __all__ = [
     "ab_result",
     "ab_summary",
     "close_of",
+    "ended",
+    "failed_trials",
     "headline",
     "levers_for",
     "trial_records",

@@ -28,7 +28,7 @@ from redline.models.ab import AbPlan, AbResult, AbSpec, ArmPlan, TrialPoint, Tri
 from redline.models.context import ContextDescriptor, Node, Workload
 from redline.ops.ab.accuracy import answered, ask_answers, gate_needed
 from redline.ops.ab.plan import Prepared, check_resumable, done_trials, plan_of, prepare, steps_of
-from redline.ops.ab.result import ab_result
+from redline.ops.ab.result import ab_result, ended
 from redline.ops.evidence.context import descriptor, node_of
 from redline.ops.evidence.sol import sol_figure
 from redline.ops.evidence.versions import EngineVersions
@@ -129,7 +129,8 @@ class TrialJudge:
 
     def outcome(self, made: list[TrialRecord], stop: Stop, wall_s: float) -> AbResult:
         ran = [trial_name(r.arm, r.trial) for r in made]
-        return ab_result(self.trials.paths.workspace, self.prepared, self.trials.plan, ran=ran)
+        answer = ab_result(self.trials.paths.workspace, self.prepared, self.trials.plan, ran=ran)
+        return ended(answer)  # every trial failed: RunFailed, the answer kept
 
     def planned(self, submits: dict[str, str | None]) -> AbResult:
         """A dry run's answer: the plan, each arm with what its boot would submit; nothing started."""

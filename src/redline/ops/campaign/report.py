@@ -169,14 +169,22 @@ def draw(plot: Plot, path: Path) -> None:
 # Every text report.md interpolates (names, GPU, gates, notes: anything a file or a tool argument carried) is
 # escaped (issue 19, class 9): HTML as entities, markdown's punctuation with a backslash, a line break as a space,
 # and `://`, `@` and `www.` broken so that no autolink forms: no name can put live HTML, a script or a link there.
-_MARKUP = re.compile(r"([\\`*_\[\]!|~@]|:(?=//))")
-_HTML = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"})
+# `>` stays as written (no tag opens without `<`), so the report's own "2,048 -> 8,192" reads as it does in a
+# terminal; one that starts a line, where markdown would quote it, is escaped.
+_MARKUP = re.compile(r"([\\`*_\[\]!|~@]|:(?=//)|^>)")
+_HTML = str.maketrans({"&": "&amp;", "<": "&lt;", '"': "&quot;"})
 
 
 def md(value: object) -> str:
     """value as literal text in markdown: no HTML, link, image, emphasis, code, heading or table cell break."""
     text = " ".join(str(value).split()).translate(_HTML)
     return re.sub(r"(?i)www\.", lambda m: m.group(0)[:3] + "\\.", _MARKUP.sub(r"\\\1", text))
+
+
+def sentence(value: object) -> str:
+    """value as md's, ending in one full stop (a note that ends in its own is not given a second)."""
+    text = md(value)
+    return text if text.endswith(".") else f"{text}."
 
 
 def code(value: object) -> str:
@@ -285,7 +293,7 @@ def render_markdown(
         "",
         f"Result: {head}.",
         "",
-        f"{md(champion.note)}.",
+        sentence(champion.note),
         "",
         *_context_lines(campaign, verdicts),
         "",
@@ -369,4 +377,4 @@ def campaign_report(
     )
 
 
-__all__ = ["campaign_report", "code", "draw", "md", "plots_of", "render_markdown"]
+__all__ = ["campaign_report", "code", "draw", "md", "plots_of", "render_markdown", "sentence"]

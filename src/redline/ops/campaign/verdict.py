@@ -24,6 +24,7 @@ from redline.models.campaign_results import (
 )
 from redline.models.context import ContextDescriptor, Workload
 from redline.models.load_boundary import LoadBoundary
+from redline.ops.campaign.ended import ended
 from redline.ops.campaign.load import Loaded
 from redline.ops.campaign.outcome import planned_result, run_result
 from redline.ops.evidence.context import ModelFiles, descriptor
@@ -65,7 +66,7 @@ class Judge:
         return f"{record.verdict}{boot}: {record.reason}"
 
     def outcome(self, made: list[CellVerdict], stop: Stop, wall_s: float) -> CampaignRunResult:
-        return run_result(self.loaded, self.plan, made, stop, wall_s)
+        return ended(self.loaded, run_result(self.loaded, self.plan, made, stop, wall_s))  # every cell flagged: failed
 
     def planned(self, submits: dict[str, str | None]) -> CampaignRunResult:
         cells = [c.model_copy(update={"submits": submits.get(c.name)}) for c in self.plan.cells]

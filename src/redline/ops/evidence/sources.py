@@ -30,6 +30,7 @@ from redline.ops.evidence.context import local_model_files, quantization_of
 from redline.ops.evidence.sol import sol_figure
 from redline.ops.workspace import inside, relative
 from redline.policy.ab import trial_metrics
+from redline.policy.ab_guards import points_of
 from redline.policy.figures import stat
 
 
@@ -132,7 +133,7 @@ def from_ab(workspace: Path, ab: str, arm: str) -> Resolved:
         raise InputError(f"A/B {ab!r} has no arm {arm!r}; its arms are {', '.join(a.arm for a in arms)}")
     if not summary.points:
         raise InputError(f"A/B {ab!r}: arm {arm!r} has no successful trial ({'; '.join(summary.trials_failed)})")
-    points = [BaselinePoint(context=p.context, metrics=p.metrics, sol=p.sol) for p in summary.points]
+    points = points_of(summary)  # as the A/B's own guards take it (policy/ab_guards.py)
     return Resolved(BaselineSource(kind="ab_arm", ref=f"ab/{spec.name}.yml", item=arm), summary.serve, points)
 
 

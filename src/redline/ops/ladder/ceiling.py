@@ -1,5 +1,6 @@
-"""A ladder's ceiling recorded: the rung the route says to keep, the command that boots it, what the batched
-tokens cost in context, and the headroom a higher utilisation would buy."""
+"""A ladder's ceiling recorded: the rung the route says to keep, the command that boots it, what its knobs cost in
+KV tokens (each knob's share measured, or said as unknown: policy/tradeoff.py), and the headroom a higher
+utilisation would buy."""
 
 import shlex
 from datetime import UTC, datetime
@@ -10,9 +11,9 @@ from redline.ledger import Change, set_ceiling, update_ladder
 from redline.models.ladder import Ceiling, Ladder, Rung
 from redline.ops.ladder.record import not_now
 from redline.policy import next_step
-from redline.policy.joint import tradeoff
 from redline.policy.rungs import proof
 from redline.policy.signal import headroom, kv_tokens
+from redline.policy.tradeoff import tradeoff
 
 
 def ceiling_of(ladder: Ladder, rung: Rung, reason: str, proven_by: list[int]) -> Ceiling:

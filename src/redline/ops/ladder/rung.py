@@ -61,7 +61,10 @@ def _session(
     progress: Progress | None,
     widening: Widening | None = None,
 ) -> ServeSession:
-    return ServeSession(target, get_engine(ladder.engine), progress, widening)
+    session = ServeSession(target, get_engine(ladder.engine), progress, widening)
+    # a boot's progress advances against the last rung's boot time (the deadline where no rung booted yet)
+    session.expected_boot_s = next((r.boot_s for r in reversed(ladder.rungs) if r.status.booted and r.boot_s), None)
+    return session
 
 
 async def rung_run(

@@ -1,0 +1,92 @@
+"""Every metric an A/B reports, judged by the baseline diff's one judge (policy/baseline_diff.py): each arm against the
+baseline arm on the same trials, focus and guarded metrics alike, with the diff's colours; pure.
+
+    guards = guard_arms("ab/l8b.yml", arms, baseline="small", focus="output_throughput")
+    guards[0].colour, guards[0].regressed   # "RED", ["median_tpot_ms worse by 163.92% at chat c=8"]
+
+The A/B's verdict rests on its focus metric alone (policy/verdict.py); these say beside it what perf_baseline_diff
+would say of the same arms, so the two never tell a different story.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from redline.errors import InputError
+from redline.models.ab import ArmSummary
+from redline.models.baseline import BaselinePoint, BaselineSource, PointDiff
+from redline.models.guards import ArmGuard, GuardedPoint
+from redline.policy.baseline_diff import DEFAULT_GUARDED, diff
+
+
+def points_of(arm: ArmSummary) -> list[BaselinePoint]:
+    """An arm's points as a baseline's (perf_baseline_record takes an A/B arm the same way)."""
+    return [BaselinePoint(context=p.context, metrics=p.metrics, sol=p.sol) for p in arm.points]
+
+
+def _where(p: PointDiff) -> str:
+    name = p.current_context.workload.name
+    return f"{name} c={p.concurrency}" if name else f"c={p.concurrency}"
+
+
+def guard_arm(ref: str, base: ArmSummary, arm: ArmSummary, focus: str) -> ArmGuard:
+    """One arm against the baseline arm, every metric judged as the diff judges it."""
+    errors = f"{len(arm.trials_failed)} trial(s) failed: {arm.trials_failed[0]}" if arm.trials_failed else None
+    errors = errors if len(arm.trials_failed) > len(base.trials_failed) else None
+    if not base.points or not arm.points:
+        why = f"not compared: {'the baseline arm' if not base.points else arm.arm} has no successful trial"
+        return ArmGuard(arm=arm.arm, against=base.arm, colour=None, why=why, errors=errors)
+    source = BaselineSource(kind="ab_arm", ref=ref, item=arm.arm)
+    try:
+        found = diff(base.arm, points_of(base), points_of(arm), source, focus=focus, guarded=DEFAULT_GUARDED)
+    except InputError as exc:  # contexts that differ on a comparable field (a regime): the diff refuses them
+        return ArmGuard(arm=arm.arm, against=base.arm, colour=None, why=f"not compared: {exc}", errors=errors)
+    regressed = [
+        f"{m.metric} {m.noise.change if m.noise else m.status} at {_where(p)}"
+        for p in found.points
+        for m in p.metrics
+        if m.role == "guarded" and m.status in ("regressed", "regressed_loose")
+    ]
+    points = [
+        GuardedPoint(
+            workload=p.current_context.workload.name,
+            concurrency=p.concurrency,
+            colour=p.colour,
+            why=p.why,
+            metrics=p.metrics,
+        )
+        for p in found.points
+    ]
+    return ArmGuard(
+        arm=arm.arm,
+        against=base.arm,
+        colour=found.colour,
+        why=found.reason,
+        regressed=regressed,
+        errors=errors,
+        points=points,
+    )
+
+
+def guard_arms(ref: str, arms: Sequence[ArmSummary], baseline: str, focus: str) -> list[ArmGuard]:
+    """Every arm but the baseline against it (`ref`: the A/B's file, as a diff's source names it)."""
+    base = next((a for a in arms if a.arm == baseline), None)
+    if base is None:
+        return []
+    return [guard_arm(ref, base, arm, focus) for arm in arms if arm.arm != baseline]
+
+
+def guards_said(guards: Sequence[ArmGuard]) -> str:
+    """The guards in one sentence, beside the verdict: each arm's colour, every guarded metric worse beyond its noise
+    and every failed trial named."""
+    parts = []
+    for g in guards:
+        if g.colour is None:
+            parts.append(f"{g.arm} {g.why}")
+            continue
+        worse = f": {'; '.join(g.regressed)}" if g.regressed else ": no guarded metric worse beyond its noise"
+        parts.append(f"{g.arm} {g.colour}{worse}" + (f"; errors: {g.errors}" if g.errors else ""))
+    return "Every metric, as perf_baseline_diff judges it: " + "; ".join(parts) if parts else ""
+
+
+__all__ = ["guard_arm", "guard_arms", "guards_said", "points_of"]
