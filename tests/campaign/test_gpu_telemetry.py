@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from ruamel.yaml import YAML
 
+from redline.errors import RunFailed
 from redline.ledger.campaign_file import read_verdicts
 from redline.models.campaign_results import CellVerdict
 from redline.ops.campaign.load import Loaded
@@ -72,8 +73,10 @@ async def test_a_gpu_another_process_holds_flags_every_bench_and_the_cell_is_nev
     fake: Fake, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("FAKE_GPU_PIDS", str(os.getpid()))  # this test's own process: not in the server's group
-    _, verdicts = await _run(fake)
-    (cell,) = verdicts.values()
+    with pytest.raises(RunFailed, match="another process held the GPU during the benches: run where"):
+        await _run(fake)  # its only cell measured a shared GPU: the run measured nothing usable, and fails
+    loaded = load(fake.campaigns / "c1.yml")
+    (cell,) = read_verdicts(loaded.results, loaded.names).values()
     assert cell.verdict == "red"
     for result in cell.results:
         gpu = {c.check: c for t in result.trials for c in t.checks}["gpu"]
