@@ -165,7 +165,7 @@ def test_parameter_counts_of_the_corpus_shapes_are_their_published_sizes(model: 
 def test_every_corpus_manifest_names_the_config_its_logs_booted() -> None:
     """boots.yml says what each log booted; the log's own reading (the engine's reader) must agree."""
     for name in corpus_names():
-        corpus = read_corpus(name)
+        corpus = read_corpus(BOOTS / name, name)
         for o in corpus_observations(name):
             s = o.signals
             assert s.engine == corpus.engine and s.status.booted, o.source

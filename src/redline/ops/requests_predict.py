@@ -7,7 +7,7 @@ from typing import Annotated
 from pydantic import Field
 
 from redline.engines import DEFAULT_ENGINE, EngineName
-from redline.ops.request_base import ENGINES, Request, Tokens
+from redline.ops.request_base import ENGINES, ModelConfigFile, Request, Tokens
 
 
 class MemoryPredictRequest(Request):
@@ -16,6 +16,7 @@ class MemoryPredictRequest(Request):
     model: Annotated[
         str, Field(min_length=1, max_length=4096, description="The model's folder on this machine (its config.json)")
     ]
+    model_config_file: ModelConfigFile = None
     engine: Annotated[EngineName, Field(description=f"The engine, one of: {', '.join(ENGINES)}")] = DEFAULT_ENGINE
     engine_version: Annotated[
         str | None, Field(max_length=64, description="The engine version the boot would run (the calibration's)")

@@ -353,13 +353,12 @@ def predict(
     ask = Asked(serve, gpu, cal, model, architecture, version, anchor)
     sized = _sized(shape, ask)
     block = BLOCK if gpu is not None else CPU_BLOCK
-    usable = sized.tokens[0] - sized.reserved
     return prediction(
         "vllm",
         ask,
         sized,
-        concurrency=usable / block / math.ceil(serve.max_model_len / block),
-        boots=usable >= serve.max_model_len,
+        concurrency=sized.tokens[0] / block / math.ceil(serve.max_model_len / block),  # as the log prints it
+        boots=sized.tokens[0] - sized.reserved >= serve.max_model_len,
         warnings=_warnings(shape, serve, cal, version),
     )
 

@@ -40,7 +40,7 @@ from redline.ops.evidence.versions import EngineVersions
 from redline.ops.measured_boot import Keep, MeasuredBoot, StepResult, Then, measured_boot, stop_left_servers
 from redline.ops.request_base import ACK_FLAG, require_ack
 from redline.ops.session import Boot, Progress, ServeSession, say
-from redline.policy.drift import plan_drift
+from redline.policy.drift import kv_drift
 from redline.policy.sol import with_telemetry
 from redline.policy.workload import RUN_DIR, WARMUP_FILE, Step
 from redline.targets import HostInfo, Target
@@ -294,7 +294,7 @@ class Runner:
             boot_reason=boot.signals.reason,
             boot_s=round(boot.boot_s, 2),
             model_load=boot.signals.model_load,
-            drift=plan_drift(arm.predicted, boot.signals),
+            drift=kv_drift(arm.predicted, boot.signals),
             warm=warmup is not None and measured.warmup_error is None,
             warmup_error=measured.warmup_error,
             points=points,
