@@ -140,8 +140,6 @@ def record_boot(
             ladder = ladder.model_copy(update={"engine_version": seen.signals.engine_version})  # the first boot says it
         updated = append_rung(_with_shape(ladder, shape), rung)
         if plan := plan_joint(updated, boots, ladder_source(path)):  # the floor booted: the whole ceiling
-            updated, boots, ladder_source(path)
-        ):  # the floor booted: the predict policy's whole ceiling
             updated = updated.model_copy(update={"joint": plan})
         return Change(updated, (rung, updated), {log_file: log_text})
 
