@@ -23,12 +23,18 @@ class GpuSpec(_Strict):
 
     name: Annotated[str, Field(min_length=1, max_length=200)]
     memory_gib: Annotated[float, Field(gt=0, le=100_000)]
+    reserved_gib: Annotated[
+        float | None,
+        Field(ge=0, le=100_000, description="what the driver keeps of the total: nvidia-smi's memory.reserved / 1024"),
+    ] = None
 
 
-def gpu_spec(name: str | None, memory_gib: float | None) -> GpuSpec | None:
+def gpu_spec(name: str | None, memory_gib: float | None, reserved_gib: float | None = None) -> GpuSpec | None:
     """A GPU as every prediction takes it: nvidia-smi's name and its total in GiB to a tenth (as a ladder or a
     verdict records it), so the same GPU is the same input wherever it was read; None where either is unknown."""
-    return GpuSpec(name=name, memory_gib=round(memory_gib, 1)) if name and memory_gib else None
+    if not name or not memory_gib:
+        return None
+    return GpuSpec(name=name, memory_gib=round(memory_gib, 1), reserved_gib=reserved_gib)
 
 
 class Observation(_Strict):
@@ -76,6 +82,9 @@ class Terms(_Strict):
     activation_gib: float | None = Field(None, description="the profile run's peak, set by max_num_batched_tokens")
     non_torch_gib: float | None = None
     cuda_graph_gib: float | None = Field(None, description="captured after the KV cache is sized; 0 when eager")
+    cuda_graph_budget_gib: float | None = Field(
+        None, description="what vLLM estimates its graphs take and subtracts from the KV budget (its V1 runner)"
+    )
     available_kv_cache_gib: float
 
 

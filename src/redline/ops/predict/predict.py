@@ -59,25 +59,25 @@ def calibration_boots(engine: str, workspace: Path | None, own: Sequence[Observa
     return Boots(found, recorded.left_out if recorded is not None else [])
 
 
-def _matches(o: Observation, version: str | None, gpu: GpuSpec | None) -> bool:
-    same_version = version is None or o.engine_version is None or same_release(o.engine_version, version)
-    return same_version and (gpu is None or o.gpu is None or o.gpu.name == gpu.name)
+def _same_release(o: Observation, version: str | None) -> bool:
+    return version is None or o.engine_version is None or same_release(o.engine_version, version)
 
 
 def _calibration(q: Question, boots: Boots) -> tuple[Calibration, list[Observation], list[str]]:
-    """The engine's calibration on the boots of its release and GPU (else all of its boots, said so), and the
-    boots of the same model (the anchor's candidates)."""
+    """The engine's calibration on the boots of its release (else all of its boots, said so), the GPU's own terms
+    on that GPU's boots where there are any, and the boots of the same model (the anchor's candidates)."""
     model, warnings = get_engine(q.engine).memory_model(), []
-    picked = [o for o in boots.observations if o.engine == q.engine and _matches(o, q.version, q.gpu)]
-    calibration = model.calibrate(picked)
+    picked = [o for o in boots.observations if o.engine == q.engine and _same_release(o, q.version)]
+    calibration = model.calibrate(picked, gpu=q.gpu)
     if calibration.boots == 0:
         picked = [o for o in boots.observations if o.engine == q.engine]
-        calibration = model.calibrate(picked)
+        calibration = model.calibrate(picked, gpu=q.gpu)
         if calibration.boots:
             warnings.append(
-                f"no recorded boot of {q.engine} {q.version or ''} on {q.gpu.name if q.gpu else 'this host'}: "
-                f"calibrated on {calibration.engine_version} on {calibration.gpu_name}"
+                f"no recorded boot of {q.engine} {q.version or ''}: calibrated on {calibration.engine_version}"
             )
+    if q.gpu is not None and calibration.boots and calibration.gpu_name != q.gpu.name:
+        warnings.append(f"no recorded boot on {q.gpu.name}: its terms are the other GPUs' (and nvidia-smi's)")
     if boots.left_out:
         warnings.append(f"{len(boots.left_out)} recorded boots left out, such as {boots.left_out[0]}")
     return calibration, [o for o in picked if o.shape == q.shape], warnings
