@@ -42,8 +42,8 @@ class MemoryBreakdown(BaseModel):
     cudagraph_gib: float | None = None
     cudagraph_estimate_gib: float | None = Field(
         None,
-        description="the CUDA graph memory vLLM's profile estimated before sizing the KV cache and took from it (its "
-        "'CUDA graph pool memory: ... (estimated)' line: the V1 model runner, graphs on)",
+        description="the CUDA graph memory the engine's profile estimated before sizing the KV cache and took from "
+        "it, where its log says so",
     )
     device_total_gib: float | None = None
     requested_gib: float | None = None

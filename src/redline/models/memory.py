@@ -83,7 +83,7 @@ class Terms(_Strict):
     non_torch_gib: float | None = None
     cuda_graph_gib: float | None = Field(None, description="captured after the KV cache is sized; 0 when eager")
     cuda_graph_budget_gib: float | None = Field(
-        None, description="what vLLM estimates its graphs take and subtracts from the KV budget (its V1 runner)"
+        None, description="what the engine estimates its graphs take and subtracts from the KV budget before sizing it"
     )
     available_kv_cache_gib: float
 
