@@ -27,6 +27,15 @@ class MemoryPredictRequest(Request):
     gpu_memory_gib: Annotated[
         float | None, Field(gt=0, le=100_000, description="The GPU's memory in GiB: nvidia-smi's memory.total / 1024")
     ] = None
+    gpu_reserved_gib: Annotated[
+        float | None,
+        Field(
+            ge=0,
+            le=100_000,
+            description="What the driver keeps of it: nvidia-smi's memory.reserved / 1024 (used for a GPU no "
+            "recorded boot ran on)",
+        ),
+    ] = None
     max_model_len: Annotated[Tokens, Field(description="The boot's max_model_len")]
     max_num_batched_tokens: Annotated[Tokens | None, Field(description="The boot's max_num_batched_tokens")] = None
     max_num_seqs: Annotated[int | None, Field(gt=0, le=1 << 20, description="The boot's max_num_seqs")] = None

@@ -41,7 +41,9 @@ def predicted_for(
     """A config's KV cache on the target's GPU against the workload (a campaign's cell, an A/B's arm); None where
     nothing predicts (no model shape, or no GPU and no KV size given)."""
     host = identity.host
-    gpu = gpu_spec(host.gpus[0].name, host.gpus[0].memory_mib / 1024) if host and host.gpus else None
+    first = host.gpus[0] if host and host.gpus else None
+    kept = first.reserved_mib / 1024 if first and first.reserved_mib is not None else None
+    gpu = gpu_spec(first.name, first.memory_mib / 1024, kept) if first else None
     if shape is None:
         return None
     try:

@@ -119,7 +119,7 @@ def _serve(r: MemoryPredictRequest) -> ServeConfig:
 def _gpu(r: MemoryPredictRequest) -> GpuSpec | None:
     if (r.gpu_name is None) != (r.gpu_memory_gib is None):
         raise InputError("gpu_name and gpu_memory_gib: give both (the GPU as nvidia-smi shows it), or neither")
-    return gpu_spec(r.gpu_name, r.gpu_memory_gib)
+    return gpu_spec(r.gpu_name, r.gpu_memory_gib, r.gpu_reserved_gib)
 
 
 def memory_predict(
