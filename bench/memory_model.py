@@ -1,6 +1,7 @@
-"""Predicted against observed for every boot log redline ships, each with its own architecture left out of the
-calibration: the KV tokens and every term, and the worst error per term. Figures, not a test
-(tests/engines/test_memory_model.py holds the 1% line).
+"""Predicted against observed for every boot log redline ships, per GPU, each with its own architecture left out of
+the calibration: the KV tokens and every term, and the worst error per term. A GPU's boots are also predicted from
+the other GPUs' boots alone (what a user on a GPU redline has never seen gets: its reserve from nvidia-smi). Figures,
+not a test (tests/engines/test_memory_model.py and test_memory_gpus.py hold the lines).
 
     python bench/memory_model.py [--markdown]
 """
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -24,41 +26,61 @@ TERMS = (
     ("non-torch", "non_torch_gib", "non_torch_gib"),
     ("cuda graphs", "cuda_graph_gib", "cudagraph_gib"),
 )
+Training = Callable[[Observation], list[Observation]]
 
 
-def left_out(o: Observation) -> MemoryPrediction:
+def left_out(o: Observation) -> list[Observation]:
+    """Every shipped boot of the engine but those of the boot's own architecture."""
+    return [x for x in shipped(o.engine) if x.shape != o.shape]
+
+
+def other_gpus(o: Observation) -> list[Observation]:
+    """The shipped boots of the engine on other GPUs, of other architectures too."""
+    return [x for x in left_out(o) if x.gpu is not None and o.gpu is not None and x.gpu.name != o.gpu.name]
+
+
+def predicted(o: Observation, training: Training) -> MemoryPrediction:
     model = get_engine(o.engine).memory_model()
-    cal = model.calibrate([x for x in shipped(o.engine) if x.shape != o.shape])
+    cal = model.calibrate(training(o), gpu=o.gpu)
     return model.predict(o.shape, o.serve, o.gpu, cal, model=o.architecture, architecture=o.architecture, version=None)
 
 
-def rows() -> list[tuple[Observation, MemoryPrediction]]:
-    return [(o, left_out(o)) for engine in ("vllm", "sglang") for o in shipped(engine) if o.gpu is not None]
+def error(o: Observation, p: MemoryPrediction) -> float:
+    real = o.signals.kv_cache_tokens or 0
+    return 100 * (p.kv_cache_tokens - real) / real
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--markdown", action="store_true")
-    args = parser.parse_args()
-    sep = " | " if args.markdown else "  "
-    head = ["boot", "predicted KV tokens", "observed", "error", "inside band", *(t[0] for t in TERMS)]
-    print(sep.join(head))
+def table(title: str, boots: list[Observation], training: Training, sep: str) -> None:
+    print(f"\n{title}")
+    print(sep.join(["boot", "predicted KV tokens", "observed", "error", "inside band", *(t[0] for t in TERMS)]))
     worst: dict[str, float] = {"kv tokens %": 0.0, **{t[0] + " GiB": 0.0 for t in TERMS}}
-    for o, p in rows():
-        real = o.signals.kv_cache_tokens or 0
-        err = 100 * (p.kv_cache_tokens - real) / real
-        worst["kv tokens %"] = max(worst["kv tokens %"], abs(err))
+    for o in boots:
+        p, real = predicted(o, training), o.signals.kv_cache_tokens or 0
+        worst["kv tokens %"] = max(worst["kv tokens %"], abs(error(o, p)))
         cells = []
-        for name, predicted, observed in TERMS:
-            a, b = getattr(p.terms, predicted), getattr(o.signals.memory, observed)
+        for name, guess, seen in TERMS:
+            a, b = getattr(p.terms, guess), getattr(o.signals.memory, seen)
             if a is None or b is None:
                 cells.append("-")
                 continue
             worst[name + " GiB"] = max(worst[name + " GiB"], abs(a - b))
             cells.append(f"{a:.2f} vs {b:.2f}")
         inside = p.kv_cache_tokens_low <= real <= p.kv_cache_tokens_high
-        print(sep.join([o.source, f"{p.kv_cache_tokens:,}", f"{real:,}", f"{err:+.2f}%", str(inside), *cells]))
+        print(sep.join([o.source, f"{p.kv_cache_tokens:,}", f"{real:,}", f"{error(o, p):+.2f}%", str(inside), *cells]))
     print("worst: " + ", ".join(f"{k} {v:.2f}" for k, v in worst.items()))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--markdown", action="store_true")
+    sep = " | " if parser.parse_args().markdown else "  "
+    for engine in ("vllm", "sglang"):
+        boots = [o for o in shipped(engine) if o.gpu is not None]
+        for gpu in dict.fromkeys(o.gpu.name for o in boots if o.gpu):
+            here = [o for o in boots if o.gpu and o.gpu.name == gpu]
+            table(f"{engine} on {gpu}: its own architecture left out", here, left_out, sep)
+            if any(o.gpu and o.gpu.name != gpu for o in boots):
+                table(f"{engine} on {gpu}: from the other GPUs' boots alone", here, other_gpus, sep)
 
 
 if __name__ == "__main__":

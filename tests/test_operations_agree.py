@@ -86,8 +86,9 @@ SURFACES = {
     "rung_record": Surfaces(
         LADDER,
         functions=(ladder_ops.record_boot, ladder_ops.record_smoke),
-        resolved=frozenset({"log_file", "bench_file"}),
-        why="`redline ladder record` reads local files (--log, --smoke), not text or workspace paths",
+        resolved=frozenset({"log_file", "bench_file", "model_config_file"}),
+        why="`redline ladder record` reads local files (--log, --smoke, --model-config-file), not text or workspace "
+        "paths; the config.json it gives is the model's shape (record_boot's `shape`)",
     ),
     "ceiling_record": Surfaces(
         LADDER,
@@ -101,6 +102,7 @@ SURFACES = {
             "--ended-at",
             "--boot-s",
             "--server-healthy-after",
+            "--model-config-file",
             "--json",
         },
         functions=(rung_ops.ceiling_record,),
@@ -316,6 +318,7 @@ LANDS = {
     "smoke_deadline_s": lambda lad: lad.smoke_deadline_s,
     "skip_known_good": lambda lad: "turned off by the request" in lad.known_good.note,
 }
+SHAPED = "model_config_file"  # the config.json given lands as the model's shape (read by the edge, as text)
 
 
 def test_every_ladder_init_field_reaches_the_ladder(tmp_path: Path) -> None:
@@ -341,9 +344,12 @@ def test_every_ladder_init_field_reaches_the_ladder(tmp_path: Path) -> None:
         boot_deadline_s=60.0,
         smoke_deadline_s=90.0,
         skip_known_good=True,
+        model_config_file="config.json",
     )
-    assert set(given) == set(LANDS) == set(LadderInitRequest.model_fields)
-    written: Ladder = ladder_ops.ladder_init(tmp_path / "l.yml", LadderInitRequest(**given))
+    assert set(given) == {*LANDS, SHAPED} == set(LadderInitRequest.model_fields)
+    config = (Path(__file__).parent / "data" / "vllm-0.26.0-h200" / "models" / "llama8b" / "config.json").read_text()
+    written: Ladder = ladder_ops.ladder_init(tmp_path / "l.yml", LadderInitRequest(**given), config_text=config)
+    assert written.model.shape is not None and written.model.shape.hidden == 4096
     for name, read in LANDS.items():
         assert read(written) == given[name], name
     assert ladder_ops.ladder_status(tmp_path / "l.yml").ladder == written  # and it is what the file holds

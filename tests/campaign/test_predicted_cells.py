@@ -13,8 +13,7 @@ from redline.models.shape import shape_of
 from redline.ops.campaign.plan import campaign_plan
 from redline.ops.campaign.predictions import judge
 from redline.ops.evidence.known_good_apply import Identity, KnownGoodRun
-from redline.ops.predict.corpus import shipped
-from redline.ops.predict.predict import memory_basis, predict_with
+from redline.ops.predict.predict import Question, calibration_boots, predict_config
 from redline.targets import GpuInfo, HostInfo
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "vllm-0.26.0-h200" / "models" / "qwen32b"
@@ -63,11 +62,13 @@ def test_without_a_target_the_plan_predicts_nothing(tmp_path: Path) -> None:
 def test_the_workload_s_fit_is_judged_against_the_band() -> None:
     shape, _ = shape_of(json.loads((DATA / "config.json").read_text()))
     gpu = GpuSpec(name="NVIDIA H200", memory_gib=140.4)
-    basis = memory_basis(shipped("vllm"), "vllm", shape, version="0.26.0", gpu=gpu)
-    p = predict_with(basis, shape, ServeConfig(model="/m", max_model_len=32768), gpu, version="0.26.0")
+    boots = calibration_boots("vllm", None)
+    p = predict_config(Question("vllm", "0.26.0", gpu, shape, ServeConfig(model="/m", max_model_len=32768)), boots)
     assert judge(p, p.kv_cache_tokens_low).feasible == "yes"
     assert judge(p, p.kv_cache_tokens_low + 1).feasible == "at risk"
     assert judge(p, p.kv_cache_tokens_high + 1).feasible == "no"
-    too_long = predict_with(basis, shape, ServeConfig(model="/m", max_model_len=400_000), gpu, version="0.26.0")
+    too_long = predict_config(
+        Question("vllm", "0.26.0", gpu, shape, ServeConfig(model="/m", max_model_len=400_000)), boots
+    )
     said = judge(too_long, 1)
     assert said.feasible == "no" and "one request of max_model_len 400,000" in said.why

@@ -8,7 +8,7 @@ from redline.engines.vllm import parse_boot_log
 from redline.ledger import append_rung, set_smoke_test
 from redline.models.ladder import Floor, Ladder, ModelRef, Rung, SmokeTest
 from redline.policy import place_boot
-from redline.policy.rungs import drift
+from redline.policy.drift import kv_drift
 from tests.conftest import H200, h200_log
 
 QWEN = "/models/qwen32b"
@@ -95,7 +95,7 @@ def boot(state: Ladder, log_text: str, *, replay_of: int | None = None) -> Ladde
         serve=place.serve,
         signals=signals,
         predicted=place.predicted,
-        drift=drift(place.predicted, signals),
+        drift=kv_drift(place.predicted, signals),
     )
     return append_rung(state, rung)
 

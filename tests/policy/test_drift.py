@@ -14,9 +14,8 @@ from redline.models import ServeConfig
 from redline.models.memory import GpuSpec
 from redline.models.shape import shape_of
 from redline.ops.campaign.predictions import judge
-from redline.ops.predict.corpus import shipped
-from redline.ops.predict.predict import memory_basis, predict_with
-from redline.policy.drift import plan_drift
+from redline.ops.predict.predict import Question, calibration_boots, predict_config
+from redline.policy.drift import kv_drift
 
 ROOT = Path(__file__).resolve().parents[2]
 CELLS = ROOT / "tests" / "data" / "vllm-0.26.0-h200-landscape" / "landscape-h200" / "l8b-landscape" / "cells"
@@ -30,15 +29,14 @@ def planned(cell: Path):  # noqa: ANN201
     verdict = YAML(typ="safe").load((cell / "verdict.yml").read_text())
     serve = ServeConfig.model_validate(verdict["context"]["serve"])
     shape, _ = shape_of(json.loads(MODEL.read_text()))
-    basis = memory_basis(shipped("vllm"), "vllm", shape, version="0.26.0", gpu=H200)
-    prediction = predict_with(basis, shape, serve, H200, version="0.26.0")
+    prediction = predict_config(Question("vllm", "0.26.0", H200, shape, serve), calibration_boots("vllm", None))
     return judge(prediction, needed=128 * 576), VLLM.parse_boot_log((cell / "boot.log").read_text())
 
 
 @pytest.mark.parametrize("cell", sorted(CELLS.iterdir()), ids=lambda p: p.name)
 def test_a_recorded_cell_booted_inside_its_predicted_band(cell: Path) -> None:
     predicted, signals = planned(cell)
-    assert predicted.feasible == "yes" and plan_drift(predicted, signals) is None
+    assert predicted.feasible == "yes" and kv_drift(predicted, signals) is None
     assert abs(predicted.kv_cache_tokens - signals.kv_cache_tokens) / signals.kv_cache_tokens < 0.01
 
 
@@ -51,17 +49,17 @@ def test_a_prediction_off_the_boot_is_drift_with_its_numbers() -> None:
             "kv_cache_tokens_high": predicted.kv_cache_tokens_high + 50_000,
         }
     )
-    said = plan_drift(moved, signals)
+    said = kv_drift(moved, signals)
     assert said is not None and f"{signals.kv_cache_tokens:,} KV tokens booted" in said
     assert f"{moved.kv_cache_tokens:,} predicted" in said and "%" in said
 
 
-def test_the_band_is_compared_whole_with_the_reserved_tokens() -> None:
+def test_the_band_is_the_prediction_s_own_whole_counts() -> None:
+    """The cell keeps memory_predict's figures unchanged (whole, as the log counts): the workload's fit is judged
+    less the reserved tokens, the boot's drift against the whole band."""
     predicted, signals = planned(CELLS / "mnbt1024-seqs128-kvauto")
     seen = signals.kv_cache_tokens
-    edge = predicted.model_copy(  # the boot at the band's top, counted whole; the usable band ends 16 below it
-        update={"kv_cache_tokens": seen, "kv_cache_tokens_low": seen - 1000, "kv_cache_tokens_high": seen - 16}
-    )
-    assert plan_drift(edge.model_copy(update={"reserved_tokens": 16}), signals) is None
-    assert plan_drift(edge.model_copy(update={"reserved_tokens": 0}), signals) is not None
-    assert plan_drift(None, signals) is None
+    edge = predicted.model_copy(update={"kv_cache_tokens": seen, "kv_cache_tokens_low": seen - 1000})
+    assert kv_drift(edge.model_copy(update={"kv_cache_tokens_high": seen}), signals) is None
+    assert kv_drift(edge.model_copy(update={"kv_cache_tokens_high": seen - 16}), signals) is not None
+    assert kv_drift(None, signals) is None

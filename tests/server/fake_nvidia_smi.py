@@ -19,6 +19,7 @@ from datetime import datetime
 VALUES = {
     "name": "Fake GPU (redline tests)",
     "memory.total": "143771",
+    "memory.reserved": "616",
     "index": "0",
     "uuid": "GPU-00000000-fake-0000-0000-000000000000",
     "utilization.gpu": "87",

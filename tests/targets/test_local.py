@@ -50,6 +50,17 @@ async def test_host_info_reads_gpus_from_nvidia_smi(gpu_pids: Path, tmp_path: Pa
     ]
 
 
+async def test_host_info_reads_what_the_driver_reserves_where_nvidia_smi_says(gpu_pids: Path, tmp_path: Path) -> None:
+    """nvidia-smi's memory.reserved (the H100 80GB's 480 MiB): the memory model's device total for a GPU no boot
+    ran on; an nvidia-smi without the field (the fake above exits 2 for it) leaves it unknown."""
+    fake = gpu_pids.parent / "bin" / "nvidia-smi"
+    fake.write_text(
+        fake.read_text().replace("  *) exit 2", "  --query-gpu=memory.reserved) printf '480\\n480\\n' ;;\n  *) exit 2")
+    )
+    info = await LocalTarget(workdir=str(tmp_path)).host_info()
+    assert [g.reserved_mib for g in info.gpus] == [480, 480]
+
+
 async def test_host_info_names_this_node(gpu_pids: Path, tmp_path: Path) -> None:
     info = await LocalTarget(workdir=str(tmp_path)).host_info()
     assert info.hostname == socket.gethostname()

@@ -26,6 +26,7 @@ from redline.ops.ladder import adopt
 from redline.ops.ladder import ceiling as ladder_ceiling
 from redline.ops.ladder import plan as tools
 from redline.ops.ladder import record as ladder_record
+from redline.ops.predict.model_config import given_config
 from redline.ops.requests import LadderAdoptRequest, LadderInitRequest, LadderNextRequest, LadderStatusRequest
 
 
@@ -90,13 +91,21 @@ def _register_record(actions: argparse._SubParsersAction[argparse.ArgumentParser
     record.add_argument("--ended-at", type=_when, help="with --log: when it was ready or failed")
     record.add_argument("--boot-s", type=float, help="with --log: boot seconds (default: from the log's timestamps)")
     record.add_argument("--server-healthy-after", choices=("yes", "no"), help="with --smoke: was /health OK after it")
+    record.add_argument(
+        "--model-config-file",
+        type=Path,
+        metavar="CONFIG_JSON",
+        help="with --log: the model's config.json, where its folder is not on this machine (kept once: the memory "
+        "model sizes the model from it)",
+    )
     record.add_argument("--json", action="store_true", help="print one JSON object")
     record.set_defaults(handler=run_record)
 
 
 def run_init(args: argparse.Namespace) -> int:
     request = request_from_args(LadderInitRequest, args)
-    ladder = tools.ladder_init(args.ladder, request, widening=widening_from(args, request.engine))
+    given = read_text(Path(request.model_config_file)) if request.model_config_file else None  # the person's path
+    ladder = tools.ladder_init(args.ladder, request, widening=widening_from(args, request.engine), config_text=given)
     mpe = ladder.model.max_position_embeddings
     print(
         f"created {args.ladder}: {ladder.model.key}, floor {ladder.floor.max_model_len:,} / "
@@ -122,6 +131,7 @@ def run_record(args: argparse.Namespace) -> int:
             started_at=args.started_at,
             ended_at=args.ended_at,
             boot_s=args.boot_s,
+            shape=given_config(read_text(args.model_config_file))[0] if args.model_config_file else None,
         )
     else:
         healthy = None if args.server_healthy_after is None else args.server_healthy_after == "yes"

@@ -1,13 +1,14 @@
-"""`redline predict --model DIR --max-model-len N [--gpu-name NAME --gpu-memory-gib G] [...] [--json]`: what a boot
-would print about its memory, before it runs (labelled predicted)."""
+"""`redline predict --model DIR --max-model-len N [--gpu-name NAME --gpu-memory-gib G] [...] [--workspace W] [--json]`:
+what a boot would print about its memory, before it runs (labelled predicted), the same answer memory_predict gives."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
-from redline.cli.common import print_result
+from redline.cli.common import add_workspace_flags, print_result
 from redline.cli.flags import add_request_flags, request_from_args
+from redline.inputs import read_text
 from redline.models.memory import MemoryPrediction
 from redline.ops.predict.predict import memory_predict
 from redline.ops.requests_predict import MemoryPredictRequest
@@ -18,10 +19,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "predict", help="predict a boot's memory (weights, activation, KV GiB and tokens) before it runs"
     )
     add_request_flags(parser, MemoryPredictRequest)
-    parser.add_argument(
-        "--workspace", type=Path, default=None, help="also calibrate on the boots recorded in this workspace"
-    )
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    add_workspace_flags(parser)  # its recorded boots calibrate the model too, as the MCP server's workspace does
     parser.set_defaults(handler=run)
 
 
@@ -48,6 +46,7 @@ def text(p: MemoryPrediction) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    workspace = args.workspace.resolve() if args.workspace else None
-    print_result(args, memory_predict(workspace, request_from_args(MemoryPredictRequest, args)), text)
+    request = request_from_args(MemoryPredictRequest, args)
+    given = read_text(Path(request.model_config_file)) if request.model_config_file else None  # the person's path
+    print_result(args, memory_predict(args.workspace.resolve(), request, given), text)
     return 0

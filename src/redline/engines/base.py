@@ -22,8 +22,11 @@ from redline.models.shape import ModelShape
 class MemoryModel(Protocol):
     """An engine's memory at boot: fitted on recorded boots, then predicted for a config before it runs (pure)."""
 
-    def calibrate(self, observations: Sequence[Observation], left_out: Sequence[str] = ()) -> Calibration:
-        """Every term fitted on the observations (those of the `left_out` architectures held out)."""
+    def calibrate(
+        self, observations: Sequence[Observation], left_out: Sequence[str] = (), gpu: GpuSpec | None = None
+    ) -> Calibration:
+        """Every term fitted on the observations (those of the `left_out` architectures held out); a term of the GPU
+        on the boots of `gpu`, the GPU a prediction is for, where there are any."""
         ...
 
     def pick_anchor(

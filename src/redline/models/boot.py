@@ -2,7 +2,7 @@
 
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from redline.engines.names import DEFAULT_ENGINE
 
@@ -40,6 +40,11 @@ class MemoryBreakdown(BaseModel):
     peak_activation_gib: float | None = None
     non_torch_gib: float | None = None
     cudagraph_gib: float | None = None
+    cudagraph_estimate_gib: float | None = Field(
+        None,
+        description="the CUDA graph memory the engine's profile estimated before sizing the KV cache and took from "
+        "it, where its log says so",
+    )
     device_total_gib: float | None = None
     requested_gib: float | None = None
 

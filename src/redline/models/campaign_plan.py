@@ -7,21 +7,15 @@ from pydantic import Field
 
 from redline.models.campaign import Focus, Verdict
 from redline.models.context import RegimeLabel
+from redline.models.memory import PredictedKv
 from redline.models.search import SearchState
 from redline.models.serve import ServeConfig
 from redline.models.strict import Strict
 
 
-class CellPrediction(Strict):
+class CellPrediction(PredictedKv):
     """A cell's KV cache as the memory model predicts it on the target's GPU, and whether its workload fits."""
 
-    provenance: Literal["predicted"] = "predicted"
-    kv_cache_tokens: int
-    kv_cache_tokens_low: int
-    kv_cache_tokens_high: int
-    reserved_tokens: int = Field(
-        0, description="tokens of the cache no request may use: low and high are without them, kv_cache_tokens with"
-    )
     needed_tokens: int = Field(description="the top concurrency's requests at their whole length, at once")
     feasible: Literal["yes", "at risk", "no"] = Field(
         description="no: even the band's high end holds fewer tokens than the workload or one max_model_len request; "

@@ -15,6 +15,7 @@ from redline.models.bench import BenchResult, BenchWorkload
 from redline.models.boot import BootSignals, BootStatus
 from redline.models.context import ContextDescriptor
 from redline.models.known_good import KnownGoodUse
+from redline.models.memory import PredictedKv
 from redline.models.serve import MODEL_RE, ServeConfig
 from redline.models.shape import ModelShape
 from redline.models.strict import Strict
@@ -120,16 +121,8 @@ class SmokeTest(Strict):
         return self.outcome == "fail"
 
 
-class Prediction(Strict):
+class Prediction(PredictedKv):
     """A rung's KV cache as the memory model predicted it before the boot (never a measured figure)."""
-
-    provenance: Literal["predicted"] = "predicted"
-    kv_cache_tokens: int
-    kv_cache_tokens_low: int
-    kv_cache_tokens_high: int
-    reserved_tokens: int = Field(0, description="tokens of the cache no request may use (a block the engine keeps)")
-    band_gib: float
-    basis: str
 
 
 class JointPlan(Strict):

@@ -3,7 +3,7 @@ prediction, always labelled predicted, with its band and what it was calibrated 
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Self
 
 from pydantic import Field
 
@@ -20,6 +20,18 @@ class GpuSpec(Strict):
 
     name: Annotated[str, Field(min_length=1, max_length=200)]
     memory_gib: Annotated[float, Field(gt=0, le=100_000)]
+    reserved_gib: Annotated[
+        float | None,
+        Field(ge=0, le=100_000, description="what the driver keeps of the total: nvidia-smi's memory.reserved / 1024"),
+    ] = None
+
+
+def gpu_spec(name: str | None, memory_gib: float | None, reserved_gib: float | None = None) -> GpuSpec | None:
+    """A GPU as every prediction takes it: nvidia-smi's name and its total in GiB to a tenth (as a ladder or a
+    verdict records it), so the same GPU is the same input wherever it was read; None where either is unknown."""
+    if not name or not memory_gib:
+        return None
+    return GpuSpec(name=name, memory_gib=round(memory_gib, 1), reserved_gib=reserved_gib)
 
 
 class Observation(Strict):
@@ -67,6 +79,9 @@ class Terms(Strict):
     activation_gib: float | None = Field(None, description="the profile run's peak, set by max_num_batched_tokens")
     non_torch_gib: float | None = None
     cuda_graph_gib: float | None = Field(None, description="captured after the KV cache is sized; 0 when eager")
+    cuda_graph_budget_gib: float | None = Field(
+        None, description="what the engine estimates its graphs take and subtracts from the KV budget before sizing it"
+    )
     available_kv_cache_gib: float
 
 
@@ -89,11 +104,34 @@ class MemoryPrediction(Strict):
         0, description="tokens of the cache no request may use: a block the engine keeps back (a CPU build's)"
     )
     band_gib: float = Field(description="± GiB of KV cache: the calibration's spread, widened off its data")
-    max_concurrency: float = Field(description="requests of max_model_len tokens the KV cache holds")
+    max_concurrency: float = Field(
+        description="requests of max_model_len the KV cache holds, as the engine's log would print it (its whole count)"
+    )
     boots: bool = Field(description="whether one request of max_model_len fits: the engine refuses the boot if not")
     basis: str = Field(description="how each term was reached, and what the model was calibrated on")
     anchored_on: str | None = Field(None, description="a recorded boot of this model the terms were taken from")
     warnings: list[str] = []
+
+
+class PredictedKv(Strict):
+    """A KV cache as the memory model predicted it before a boot: the one answer (memory_predict's) that a ladder's
+    rung, a campaign's cell and an A/B's arm each keep, and a boot's drift is judged against. The counts are whole,
+    as the engine's log prints them; `reserved_tokens` of them no request may use."""
+
+    provenance: Literal["predicted"] = "predicted"
+    kv_cache_tokens: int = Field(description="block-rounded, as the engine's log would print it")
+    kv_cache_tokens_low: int = Field(description="the band's low end (whole, as the log would print it)")
+    kv_cache_tokens_high: int = Field(description="the band's high end (whole)")
+    reserved_tokens: int = Field(0, description="tokens of the cache no request may use (a block the engine keeps)")
+    band_gib: float | None = Field(None, description="± GiB of KV cache")
+    max_concurrency: float | None = Field(None, description="requests of max_model_len it holds, as the log says it")
+    basis: str = ""
+
+    @classmethod
+    def of(cls, p: MemoryPrediction, **more: object) -> Self:
+        """The prediction's KV figures, unchanged."""
+        keep = PredictedKv.model_fields.keys() - {"provenance"}
+        return cls.model_validate({**{k: getattr(p, k) for k in keep}, **more})
 
 
 class CorpusBoot(Strict):
@@ -113,4 +151,16 @@ class Corpus(Strict):
     boots: Annotated[list[CorpusBoot], Field(min_length=1)]
 
 
-__all__ = ["GIB", "Calibration", "Corpus", "CorpusBoot", "Fit", "GpuSpec", "MemoryPrediction", "Observation", "Terms"]
+__all__ = [
+    "GIB",
+    "Calibration",
+    "Corpus",
+    "CorpusBoot",
+    "Fit",
+    "GpuSpec",
+    "MemoryPrediction",
+    "Observation",
+    "PredictedKv",
+    "Terms",
+    "gpu_spec",
+]

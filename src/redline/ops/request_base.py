@@ -19,6 +19,16 @@ Text = Annotated[str, Field(max_length=MAX_TEXT)]
 # Optional text is "" when not given, never None: the MCP SDK would parse a JSON-looking string given for a
 # `str | None` argument into a dict (its pre_parse_json), and a bench result is JSON.
 WorkspaceFile = Annotated[str, Field(max_length=1024)]
+ModelConfigFile = Annotated[
+    str | None,
+    Field(
+        max_length=1024,
+        description=(
+            "The model's config.json as a file (over MCP a path inside the workspace), where the model's folder "
+            "is not on this machine: the memory model sizes the model from it"
+        ),
+    ),
+]
 
 
 TargetName = Annotated[

@@ -26,6 +26,7 @@ from redline.ops.request_base import (
     Ack,
     JobId,
     JobState,
+    ModelConfigFile,
     Replay,
     Request,
     TargetName,
@@ -99,6 +100,7 @@ class LadderInitRequest(Request):
         Tokens | None,
         Field(description="The model's positional limit; read from config.json when the model path is a local folder"),
     ] = None
+    model_config_file: ModelConfigFile = None
     allow_long_context: Annotated[
         bool, Field(description="Climb past max_position_embeddings (sets the engine's long-context switch)")
     ] = False
@@ -183,6 +185,7 @@ class RungRecordRequest(Request):
         Text, Field(description="Optional: the JSON result file the engine's bench client wrote for the smoke test")
     ] = ""
     bench_file: Annotated[WorkspaceFile, Field(description="Optional: that JSON as a file inside the workspace")] = ""
+    model_config_file: ModelConfigFile = None
 
 
 class CeilingRecordRequest(Request):

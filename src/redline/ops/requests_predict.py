@@ -7,7 +7,7 @@ from typing import Annotated
 from pydantic import Field
 
 from redline.engines import DEFAULT_ENGINE, EngineName
-from redline.ops.request_base import ENGINES, Request, Tokens
+from redline.ops.request_base import ENGINES, ModelConfigFile, Request, Tokens
 
 
 class MemoryPredictRequest(Request):
@@ -16,6 +16,7 @@ class MemoryPredictRequest(Request):
     model: Annotated[
         str, Field(min_length=1, max_length=4096, description="The model's folder on this machine (its config.json)")
     ]
+    model_config_file: ModelConfigFile = None
     engine: Annotated[EngineName, Field(description=f"The engine, one of: {', '.join(ENGINES)}")] = DEFAULT_ENGINE
     engine_version: Annotated[
         str | None, Field(max_length=64, description="The engine version the boot would run (the calibration's)")
@@ -25,6 +26,15 @@ class MemoryPredictRequest(Request):
     ] = None
     gpu_memory_gib: Annotated[
         float | None, Field(gt=0, le=100_000, description="The GPU's memory in GiB: nvidia-smi's memory.total / 1024")
+    ] = None
+    gpu_reserved_gib: Annotated[
+        float | None,
+        Field(
+            ge=0,
+            le=100_000,
+            description="What the driver keeps of it: nvidia-smi's memory.reserved / 1024 (used for a GPU no "
+            "recorded boot ran on)",
+        ),
     ] = None
     max_model_len: Annotated[Tokens, Field(description="The boot's max_model_len")]
     max_num_batched_tokens: Annotated[Tokens | None, Field(description="The boot's max_num_batched_tokens")] = None

@@ -53,17 +53,10 @@ def plan(ladder: Ladder, prediction: MemoryPrediction) -> JointPlan | None:
     if mml <= ladder.floor.max_model_len:
         return None
     mnbt = min(prediction.serve.max_num_batched_tokens or target_batched_tokens(ladder), mnbt_cap(ladder, mml))
-    predicted = Prediction(
-        kv_cache_tokens=prediction.kv_cache_tokens,
-        kv_cache_tokens_low=low,
-        kv_cache_tokens_high=prediction.kv_cache_tokens_high,
-        reserved_tokens=prediction.reserved_tokens,
-        band_gib=prediction.band_gib,
-        basis=prediction.basis,
-    )
+    predicted = Prediction.of(prediction)  # memory_predict's answer, unchanged
     bound = "the model's positions" if cap and mml == signal.round_down(cap, ladder.kv_block_size) else "the cache"
     reason = (
-        f"the memory model predicts {prediction.kv_cache_tokens:,} KV tokens ({low:,} to "
+        f"the memory model predicts {prediction.kv_cache_tokens:,} KV tokens ({prediction.kv_cache_tokens_low:,} to "
         f"{prediction.kv_cache_tokens_high:,}) at max_num_batched_tokens {mnbt:,}, so {c} request(s) of "
         f"max_model_len {mml:,} fit ({bound} binds)"
     )

@@ -5,10 +5,8 @@ from dataclasses import dataclass
 
 from redline.engines import get_engine
 from redline.models import ServeConfig
-from redline.models.boot import BootSignals
-from redline.models.ladder import Climb, Ladder, Prediction, Rung, SmokeWorkload, Variable
+from redline.models.ladder import Climb, Ladder, Rung, SmokeWorkload, Variable
 from redline.policy import signal
-from redline.policy.drift import kv_drift
 
 MML: Variable = "max_model_len"
 MNBT: Variable = "max_num_batched_tokens"
@@ -81,13 +79,6 @@ def is_bad(rung: Rung, c: int) -> bool:
     tokens = signal.kv_tokens(rung)
     short = rung.status.booted and tokens is not None and tokens < c * rung.serve.max_model_len
     return rung.status.is_context_failure or short
-
-
-def drift(predicted: Prediction | None, signals: BootSignals) -> str | None:
-    """A booted rung's KV cache outside the band the memory model predicted for it, by how much; None inside."""
-    if predicted is None:
-        return None
-    return kv_drift(predicted.kv_cache_tokens, predicted.kv_cache_tokens_low, predicted.kv_cache_tokens_high, signals)
 
 
 def proof(ladder: Ladder, rung: Rung) -> list[int]:

@@ -13,12 +13,14 @@ from redline.errors import InputError, LadderError
 from redline.ledger import read_ladder
 from redline.models import BootSignals
 from redline.models.ladder import Ceiling, Ladder, LadderAdopted, LadderStatus, NextStep
+from redline.models.shape import ModelShape
 from redline.ops.evidence.known_good_apply import registry_path
 from redline.ops.ladder import adopt as adopt_ops
 from redline.ops.ladder import plan as ladder_ops
 from redline.ops.ladder import record as ladder_record
 from redline.ops.ladder import rung as rung_ops
 from redline.ops.ladder.rung import RungOutcome
+from redline.ops.predict.model_config import WHAT, given_config
 from redline.ops.requests import (
     CeilingRecordRequest,
     LadderAdoptRequest,
@@ -55,12 +57,14 @@ async def ladder_init(ctx: Context, ladder: LadderArg, request: LadderInitReques
     state = state_of(ctx)
     path, _ = state.ladder(ladder)
     await off_loop(state.check_derived, path)
+    given = await off_loop(state.read_text, request.model_config_file, WHAT) if request.model_config_file else None
     return await off_loop(
         ladder_ops.ladder_init,
         path,
         request,
         widening=state.config.widening(request.engine),
         known_good=registry_path(state.config.workspace),
+        config_text=given,
     )
 
 
@@ -174,12 +178,18 @@ async def rung_record(ctx: Context, ladder: LadderArg, request: RungRecordReques
     recorded = None
     if log:  # a long text is read in a worker process (offload.PROCESS_OVER): the other calls go on meanwhile
         named = request.log_file or "pasted by the caller"
-        recorded = await off_loop(ladder_record.record_boot, path, log, log_name=named, size=len(log))
+        shape = await off_loop(_given_shape, state, request.model_config_file)
+        recorded = await off_loop(ladder_record.record_boot, path, log, log_name=named, shape=shape, size=len(log))
     if bench:
         recorded = await off_loop(ladder_record.record_smoke, path, bench, size=len(bench))
     assert recorded is not None  # _texts refuses a request with neither
     rung, updated = recorded
     return RungOutcome(rung=rung, next=await off_loop(ladder_ops.next_of, path, updated))
+
+
+def _given_shape(state: State, name: str | None) -> ModelShape | None:
+    """The shape of the config.json a request gives as model_config_file (a workspace file), if it gives one."""
+    return given_config(state.read_text(name, WHAT))[0] if name else None
 
 
 async def _texts(state: State, request: RungRecordRequest) -> tuple[str, str]:

@@ -150,6 +150,7 @@ class GpuInfo(BaseModel):
     name: str
     memory_mib: int
     uuid: str | None = None
+    reserved_mib: int | None = None  # nvidia-smi's memory.reserved: what the driver keeps of memory_mib
 
 
 class HostInfo(BaseModel):

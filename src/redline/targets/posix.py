@@ -224,10 +224,16 @@ class PosixTarget(Target):
         uname = await self._exec(["uname", "-n"], 30)
         machine = await self._exec(["cat", "/etc/machine-id"], 30)
         csv = await self._nvidia_smi("--query-gpu=name,memory.total,uuid", "--format=csv,noheader,nounits")
+        gpus = parse_gpus(csv or "")
+        if gpus:  # what the driver keeps of each total (memory.reserved); an older nvidia-smi without it: unknown
+            kept = await self._exec(["nvidia-smi", "--query-gpu=memory.reserved", "--format=csv,noheader,nounits"], 30)
+            mibs = [line.strip() for line in kept.stdout.splitlines()] if kept.returncode == 0 else []
+            if len(mibs) == len(gpus) and all(m.isdigit() for m in mibs):
+                gpus = [g.model_copy(update={"reserved_mib": int(m)}) for g, m in zip(gpus, mibs, strict=True)]
         return HostInfo(
             hostname=uname.stdout.strip(),
             machine_id=(machine.returncode == 0 and machine.stdout.strip()) or None,
-            gpus=parse_gpus(csv or ""),
+            gpus=gpus,
         )
 
     # ---- helpers ------------------------------------------------------------------

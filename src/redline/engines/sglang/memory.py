@@ -58,10 +58,14 @@ def _pool_residual(o: Observation) -> float:
     return (o.signals.available_kv_cache_gib or 0.0) - (requested - weights)
 
 
-def calibrate(observations: Sequence[Observation], left_out: Sequence[str] = ()) -> Calibration:
+def calibrate(
+    observations: Sequence[Observation], left_out: Sequence[str] = (), gpu: GpuSpec | None = None
+) -> Calibration:
+    """Every term fitted on the boots; the reserve on those of `gpu` where there are any."""
     boots = [o for o in observations if _measured(o) and o.architecture not in left_out]
+    here = [o for o in boots if gpu is not None and o.gpu is not None and o.gpu.name == gpu.name] or boots
     weights = [(o.signals.memory.weights_gib or 0.0) - weights_formula_gib(o.shape, o.serve) for o in boots]
-    reserve = [_free_at_start(o) - o.gpu.memory_gib for o in boots if o.gpu is not None]
+    reserve = [_free_at_start(o) - o.gpu.memory_gib for o in here if o.gpu is not None]
     terms = {
         "weights_gib": offset("weights_gib", weights, 0.0, "the parameters and a float32 rope table, nothing more"),
         "reserve_gib": offset("reserve_gib", reserve, PRIOR_RESERVE, "an H200's 1.3 GiB"),

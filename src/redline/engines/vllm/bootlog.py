@@ -170,6 +170,8 @@ _RULES: tuple[_Rule, ...] = (
     _r("for peak activation", _NUM + " GiB for peak activation", _mem("peak_activation_gib")),
     _r("for non-torch memory", _NUM + " GiB for non-torch memory", _mem("non_torch_gib")),
     _r("for CUDAGraph memory", _NUM + " GiB for CUDAGraph memory", _mem("cudagraph_gib")),
+    # the estimate vLLM took from the KV budget (gpu_worker.py); its `--kv-cache-memory=` suggestion is never read
+    _r("CUDA graph pool memory", r"GiB \(actual\), " + _NUM + r" GiB \(estimated\)", _mem("cudagraph_estimate_gib")),
     _r("Model loading took", r"Model loading took " + _NUM + r" GiB(?: memory)? and " + _NUM + " s", _weights),
     _r("load_format=", r"\bload_format=(\w+)", _value("load_format", str)),
     # what a real load read and how long reading took (model_loader/weight_utils.py, default_loader.py): the only

@@ -4,7 +4,7 @@ part of a boot's activation peak the memory model (memory.py) adds for it."""
 from __future__ import annotations
 
 from redline.models.memory import GIB
-from redline.models.serve import ServeConfig
+from redline.models.serve import ServeConfig, is_eager
 from redline.models.shape import ModelShape
 
 DEFAULT_MNBT = 8192  # vLLM's max_num_batched_tokens for `vllm serve` on a GPU when none is given
@@ -40,12 +40,35 @@ def model_runner(shape: ModelShape, serve: ServeConfig) -> str:
     return "v2" if not shape.is_moe or shape.architecture in V2_MOE_ARCHITECTURES else "v1"
 
 
+def _requests(serve: ServeConfig) -> int:
+    """The dummy requests the profile run samples: min(max_num_seqs, batched tokens) (each runner's _dummy_run)."""
+    return min(serve.max_num_seqs or DEFAULT_SEQS, mnbt_of(serve))
+
+
+def v2_sampler_gib(shape: ModelShape, serve: ServeConfig) -> float:
+    """What the V2 runner's profile run holds while it samples, after the forward pass has freed its own: the
+    batch's hidden states, the sampled rows' and their logits at the model's dtype (gpu/model_runner.py
+    _dummy_sampler_run: compute_logits, then a Gumbel sampler that works in place, no sort). The profile's peak is
+    the larger of this and the forward's: a small model with a large vocabulary at few batched tokens peaks here."""
+    if model_runner(shape, serve) != "v2":
+        return 0.0
+    held = mnbt_of(serve) * shape.hidden + _requests(serve) * (shape.hidden + shape.vocab)
+    return held * shape.dtype_bytes / serve.tensor_parallel_size / GIB
+
+
+def graphs_in_budget(shape: ModelShape, serve: ServeConfig) -> bool:
+    """Whether vLLM takes its CUDA graphs' estimated memory from the KV budget before sizing it: the V1 runner
+    estimates it (profile_cudagraph_memory) and gpu_worker.py subtracts it while VLLM_MEMORY_PROFILER_ESTIMATE_
+    CUDAGRAPHS is on (0.26.0's default); the V2 runner's estimate is 0: it captures after the cache is sized."""
+    on = serve.env.get("VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS", "1").strip() != "0"
+    return not is_eager(serve) and on and model_runner(shape, serve) == "v1"
+
+
 def v1_sampler_gib(shape: ModelShape, serve: ServeConfig) -> float:
     """What the V1 runner's profile run holds beyond a V2 one: its dummy sampling's sort of the logits."""
     if model_runner(shape, serve) != "v1":
         return 0.0
-    requests = min(serve.max_num_seqs or DEFAULT_SEQS, mnbt_of(serve))
-    return requests * shape.vocab * V1_SAMPLER_BYTES / GIB
+    return _requests(serve) * shape.vocab * V1_SAMPLER_BYTES / GIB
 
 
 __all__ = [
@@ -53,7 +76,9 @@ __all__ = [
     "DEFAULT_SEQS",
     "V1_SAMPLER_BYTES",
     "V2_MOE_ARCHITECTURES",
+    "graphs_in_budget",
     "mnbt_of",
     "model_runner",
     "v1_sampler_gib",
+    "v2_sampler_gib",
 ]

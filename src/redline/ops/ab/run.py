@@ -37,7 +37,7 @@ from redline.ops.experiment.run import Stop, Unit, Write
 from redline.ops.measured_boot import MeasuredBoot, StepResult, Then
 from redline.ops.request_base import ACK_FLAG, require_ack
 from redline.ops.session import Boot, Progress, ServeSession
-from redline.policy.drift import plan_drift
+from redline.policy.drift import kv_drift
 from redline.policy.sol import with_telemetry
 from redline.policy.workload import RUN_DIR, WARMUP_FILE, Step
 from redline.targets import HostInfo, Target
@@ -223,7 +223,7 @@ class TrialJudge:
             boot_reason=boot.signals.reason,
             boot_s=round(boot.boot_s, 2),
             model_load=boot.signals.model_load,
-            drift=plan_drift(arm.predicted, boot.signals),
+            drift=kv_drift(arm.predicted, boot.signals),
             warm=warmup is not None and measured.warmup_error is None,
             warmup_error=measured.warmup_error,
             points=points,

@@ -12,17 +12,16 @@ from redline.errors import InputError
 from redline.models.ab import ArmPlan
 from redline.models.campaign import Campaign
 from redline.models.campaign_plan import CampaignPlan, CellPlan, CellPrediction
-from redline.models.memory import GpuSpec, MemoryPrediction, Observation
+from redline.models.memory import MemoryPrediction, gpu_spec
 from redline.models.serve import ServeConfig
 from redline.models.shape import ModelShape
 from redline.ops.evidence.known_good_apply import Identity, KnownGoodRun
-from redline.ops.predict.corpus import shipped
-from redline.ops.predict.predict import memory_basis, predict_with
-from redline.ops.predict.recorded import recorded_boots
+from redline.ops.predict.predict import Boots, Question, calibration_boots, predict_config
 
 
 def judge(prediction: MemoryPrediction, needed: int) -> CellPrediction:
-    """The cell's workload against its predicted cache: no, at risk (only the band's high end holds it), yes."""
+    """The cell's workload against its predicted cache (less the tokens the engine keeps back): no, at risk (only the
+    band's high end holds it), yes. The prediction's own figures are kept unchanged."""
     p, mml = prediction, prediction.serve.max_model_len
     low, high = p.kv_cache_tokens_low - p.reserved_tokens, p.kv_cache_tokens_high - p.reserved_tokens
     if not p.boots and high < mml:
@@ -33,42 +32,29 @@ def judge(prediction: MemoryPrediction, needed: int) -> CellPrediction:
         feasible, why = "at risk", f"the workload needs {needed:,} KV tokens at once: only the band's high end holds it"
     else:
         feasible, why = "yes", f"the workload's {needed:,} KV tokens fit in the band's low end ({low:,})"
-    return CellPrediction(
-        kv_cache_tokens=p.kv_cache_tokens,
-        kv_cache_tokens_low=low,
-        kv_cache_tokens_high=high,
-        reserved_tokens=p.reserved_tokens,
-        needed_tokens=needed,
-        feasible=feasible,
-        why=f"predicted: {why} ({p.basis})",
-    )
+    return CellPrediction.of(p, needed_tokens=needed, feasible=feasible, why=f"predicted: {why} ({p.basis})")
 
 
 def predicted_for(
-    engine: str,
-    serve: ServeConfig,
-    shape: ModelShape | None,
-    identity: Identity,
-    observations: list[Observation],
-    needed: int,
+    engine: str, serve: ServeConfig, shape: ModelShape | None, identity: Identity, boots: Boots, needed: int
 ) -> CellPrediction | None:
     """A config's KV cache on the target's GPU against the workload (a campaign's cell, an A/B's arm); None where
     nothing predicts (no model shape, or no GPU and no KV size given)."""
     host = identity.host
-    gpu = GpuSpec(name=host.gpus[0].name, memory_gib=host.gpus[0].memory_mib / 1024) if host and host.gpus else None
+    first = host.gpus[0] if host and host.gpus else None
+    kept = first.reserved_mib / 1024 if first and first.reserved_mib is not None else None
+    gpu = gpu_spec(first.name, first.memory_mib / 1024, kept) if first else None
     if shape is None:
         return None
-    version = identity.engine_version
-    basis = memory_basis(observations, engine, shape, version=version, gpu=gpu)
     try:
-        return judge(predict_with(basis, shape, serve, gpu, version=version), needed)
+        return judge(predict_config(Question(engine, identity.engine_version, gpu, shape, serve), boots), needed)
     except InputError:
         return None
 
 
-def engine_observations(engine: str, workspace: Path) -> list[Observation]:
+def engine_observations(engine: str, workspace: Path) -> Boots:
     """What the memory model calibrates on for an engine: the boots redline ships and those the workspace recorded."""
-    return shipped(engine) + recorded_boots(workspace, engine).observations
+    return calibration_boots(engine, workspace)
 
 
 def predict_cells(
@@ -78,7 +64,7 @@ def predict_cells(
     if not runs:
         return plan
     needed = max(plan.concurrencies) * campaign.longest
-    observations: dict[str, list[Observation]] = {}
+    observations: dict[str, Boots] = {}
     cells = []
     for cell in plan.cells:
         run = runs.get(cell.engine)

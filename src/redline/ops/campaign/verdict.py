@@ -32,7 +32,7 @@ from redline.ops.experiment.run import Stop, Unit
 from redline.ops.measured_boot import MeasuredBoot
 from redline.policy import champion as champions
 from redline.policy import clean_bench, load_boundary
-from redline.policy.drift import plan_drift
+from redline.policy.drift import kv_drift
 from redline.policy.figures import metrics_of, summarize
 from redline.policy.workload import WARMUP_FILE, prompts_at
 from redline.targets import HostInfo
@@ -160,7 +160,7 @@ class Judge:
                 signals=signals,
             ),
             predicted=cell.predicted,
-            drift=plan_drift(cell.predicted, signals),
+            drift=kv_drift(cell.predicted, signals),
             results=results,
             workloads={name: Workload.of(w, name) for name, w in self.campaign.shapes() if name is not None},
             boundary=boundary,

@@ -11,65 +11,47 @@ from pathlib import Path
 
 from redline.errors import InputError
 from redline.models.ladder import JointPlan, Ladder
-from redline.models.memory import GpuSpec, Observation
-from redline.ops.predict.corpus import shipped
-from redline.ops.predict.predict import memory_basis, predict_with
-from redline.ops.predict.recorded import recorded_boots
+from redline.ops.predict.predict import Boots, Question, calibration_boots, predict_config
+from redline.ops.predict.recorded import ladder_boots, ladder_gpu
 from redline.policy import joint
 from redline.policy.rungs import is_good
-
-
-def ladder_gpu(ladder: Ladder) -> GpuSpec | None:
-    g = ladder.gpu
-    return GpuSpec(name=g.name, memory_gib=g.memory_gib) if g and g.name and g.memory_gib else None
-
-
-def own_boots(ladder: Ladder, source: str) -> list[Observation]:
-    """The ladder's booted rungs, as the memory model reads a recorded boot."""
-    if ladder.model.shape is None:
-        return []
-    return [
-        Observation(
-            source=f"{source} rung {r.index}",
-            architecture=ladder.model.key,
-            shape=ladder.model.shape,
-            serve=r.serve,
-            engine=ladder.engine,
-            engine_version=r.signals.engine_version or ladder.engine_version,
-            gpu=ladder_gpu(ladder),
-            signals=r.signals,
-        )
-        for r in ladder.rungs
-        if r.status.booted
-    ]
 
 
 def wants_plan(ladder: Ladder) -> bool:
     return ladder.policy == "predict" and ladder.joint is None and ladder.model.shape is not None
 
 
-def memory_observations(path: Path, ladder: Ladder) -> list[Observation]:
+def workspace_of(path: Path) -> Path | None:
+    """The workspace a ladder file is in (ladders/<name>.yml), if it is in one."""
+    return path.parent.parent if path.parent.name == "ladders" else None
+
+
+def ladder_source(path: Path) -> str:
+    """How a ladder's rungs are named as calibration boots (as the workspace's records name them)."""
+    ws = workspace_of(path)
+    return path.relative_to(ws).as_posix() if ws is not None else path.name
+
+
+def memory_observations(path: Path, ladder: Ladder) -> Boots:
     """Every boot the ladder's engine is calibrated on: shipped, and the workspace's if the ladder is in one."""
-    found = shipped(ladder.engine)
-    if path.parent.name == "ladders":
-        found += recorded_boots(path.parent.parent, ladder.engine).observations
-    return found
+    return calibration_boots(ladder.engine, workspace_of(path))
 
 
-def plan_joint(ladder: Ladder, observations: list[Observation], source: str) -> JointPlan | None:
+def plan_joint(ladder: Ladder, boots: Boots, source: str) -> JointPlan | None:
     """The joint ceiling for a predict ladder whose floor booted good; None otherwise, or where nothing predicts."""
     if not wants_plan(ladder) or not ladder.rungs or not is_good(ladder.rungs[0], ladder.min_concurrency):
         return None
     shape, gpu = ladder.model.shape, ladder_gpu(ladder)
     assert shape is not None  # wants_plan
     serve = ladder.rungs[0].serve.model_copy(update={"max_num_batched_tokens": joint.target_batched_tokens(ladder)})
-    everything = [*observations, *own_boots(ladder, source)]
-    basis = memory_basis(everything, ladder.engine, shape, version=ladder.engine_version, gpu=gpu)
+    own = ladder_boots(ladder, source)  # its rungs as they are now (the floor just booted: not on disk yet)
+    mine = {o.source for o in own}
+    everything = Boots([*(o for o in boots.observations if o.source not in mine), *own], boots.left_out)
     try:
-        prediction = predict_with(basis, shape, serve, gpu, version=ladder.engine_version)
+        prediction = predict_config(Question(ladder.engine, ladder.engine_version, gpu, shape, serve), everything)
     except InputError:
         return None
     return joint.plan(ladder, prediction)
 
 
-__all__ = ["ladder_gpu", "memory_observations", "own_boots", "plan_joint", "wants_plan"]
+__all__ = ["ladder_source", "memory_observations", "plan_joint", "wants_plan", "workspace_of"]

@@ -39,6 +39,7 @@ from redline.ops.ladder.record import (  # re-exported: callers name them as lad
     rung_record,
     smoke_record,
 )
+from redline.ops.predict.model_config import given_config
 from redline.ops.requests import LadderInitRequest
 from redline.policy import next_step, serve_config
 from redline.policy.signal import kv_tokens
@@ -63,20 +64,22 @@ def _local_config(model_path: str) -> dict[str, Any] | None:
     return files.config
 
 
-def _model_of(r: LadderInitRequest) -> tuple[int | None, ModelShape | None]:
-    """The model's positions (the request's, else its config.json's) and shape; a value of the wrong kind or size in
-    its config.json is one line naming the field."""
-    config = _local_config(r.model_path)
-    if config is None:
-        return r.max_position_embeddings, None
+def _model_of(r: LadderInitRequest, config_text: str | None) -> tuple[int | None, ModelShape | None]:
+    """The model's positions (the request's, else its config.json's) and shape, from the config.json given (the
+    request's model_config_file) or the model folder's here; a value of the wrong kind or size is one line naming
+    the field."""
+    where = "model_config_file: " if config_text is not None else f"{r.model_path}/"
     try:
+        config = given_config(config_text)[1] if config_text is not None else _local_config(r.model_path)
+        if config is None:
+            return r.max_position_embeddings, None
         mpe = r.max_position_embeddings or max_positions(config)
     except ConfigValueError as exc:
-        raise InputError(f"{r.model_path}/{exc}; fix it or pass --max-position-embeddings") from exc
+        raise InputError(f"{where}{exc}; fix it or pass --max-position-embeddings") from exc
     try:
         return mpe, shape_of(config)[0]
     except ConfigValueError as exc:
-        raise InputError(f"{r.model_path}/{exc}; fix it (is it the model's own config.json?)") from exc
+        raise InputError(f"{where}{exc}; fix it (is it the model's own config.json?)") from exc
 
 
 def _one_line(exc: ValidationError) -> str:
@@ -85,17 +88,24 @@ def _one_line(exc: ValidationError) -> str:
 
 
 def ladder_init(
-    path: str | Path, request: LadderInitRequest, *, widening: Widening | None = None, known_good: Path | None = None
+    path: str | Path,
+    request: LadderInitRequest,
+    *,
+    widening: Widening | None = None,
+    known_good: Path | None = None,
+    config_text: str | None = None,
 ) -> Ladder:
     """A new ladder.yml at `path` (refused if one is there); max_position_embeddings from config.json if not given.
 
     `request.fixed` holds more serve knobs fixed through the climb (e.g. load_format dummy, enforce_eager).
     `widening` is what the person running redline allows the engine beyond its allowlist (never the caller's to ask).
     `known_good` is the registry whose matching entry is applied to the fixed knobs (default: the workspace's).
+    `config_text`: the model's config.json as the request's model_config_file gave it (read by the caller), for a
+    model whose folder is not on this machine; else the folder's own, when it is here.
     """
     r = request
     eng = get_engine(r.engine)
-    mpe, shape = _model_of(r)
+    mpe, shape = _model_of(r, config_text)
     knobs, used = _fixed_knobs(r, eng, known_good or default_registry(_path(path)))
     ladder = _ladder(r, mpe, knobs, used, shape)
     _check_floor(r, mpe)

@@ -19,9 +19,10 @@ from redline.models.context import ContextDescriptor, Hardware, Workload
 from redline.models.ladder import Ladder, NextStep, Rung, SmokeTest, SmokeWorkload
 from redline.models.shape import ModelShape
 from redline.ops.evidence.context import descriptor, local_model_files
-from redline.ops.ladder.joint import memory_observations, plan_joint, wants_plan
+from redline.ops.ladder.joint import ladder_source, memory_observations, plan_joint, wants_plan
+from redline.ops.predict.predict import Boots
 from redline.policy import Placement, place_boot
-from redline.policy.rungs import drift
+from redline.policy.drift import kv_drift
 
 # A smoke test confirms a ceiling only if its requests come this close to max_model_len.
 NEAR_CEILING = 0.9
@@ -128,7 +129,7 @@ def record_boot(
     path = Path(path)
     seen = _read_log(path, log_text, signals, serve, boot_s, started_at, ended_at)
     before = _with_shape(read_ladder(path), shape)
-    boots = memory_observations(path, before) if wants_plan(before) else []  # read before the lock: files
+    boots = memory_observations(path, before) if wants_plan(before) else Boots([])  # read before the lock: files
 
     def change(ladder: Ladder) -> Change[tuple[Rung, Ladder]]:
         place = _checked_place(ladder, seen, serve, replay_of)
@@ -138,7 +139,7 @@ def record_boot(
         if ladder.engine_version is None and seen.signals.engine_version:
             ladder = ladder.model_copy(update={"engine_version": seen.signals.engine_version})  # the first boot says it
         updated = append_rung(_with_shape(ladder, shape), rung)
-        if plan := plan_joint(updated, boots, path.name):  # the floor booted: the predict policy's whole ceiling
+        if plan := plan_joint(updated, boots, ladder_source(path)):  # the floor booted: the whole ceiling
             updated = updated.model_copy(update={"joint": plan})
         return Change(updated, (rung, updated), {log_file: log_text})
 
@@ -196,7 +197,7 @@ class _Seen:
             log_source=log_name,
             widened=list(widened),
             predicted=place.predicted,
-            drift=drift(place.predicted, self.signals),
+            drift=kv_drift(place.predicted, self.signals),
         )
 
 

@@ -2,7 +2,7 @@
 
 Each corpus folder holds real boot logs and a boots.yml naming, per log, the model (a config.json under
 boots/models/) and the config it booted. A log is read by its engine's own reader, so every figure the model learns
-from is one the log printed.
+from is one the log printed. Each corpus is read once per process: a plan or a record after the first reads no log.
 """
 
 from __future__ import annotations
@@ -40,25 +40,30 @@ def corpus_shape(model: str) -> ModelShape:
     return shape
 
 
-def read_corpus(name: str) -> Corpus:
-    text = _root().joinpath(name, "boots.yml").read_text(encoding="utf-8")
+def read_corpus(folder: Traversable, label: str) -> Corpus:
+    text = folder.joinpath("boots.yml").read_text(encoding="utf-8")
     try:
         return Corpus.model_validate(YAML(typ="safe", pure=True).load(text))
     except ValidationError as exc:
-        raise InputError(f"boots/{name}/boots.yml: {explain(exc)}") from exc
+        raise InputError(f"{label}/boots.yml: {explain(exc)}") from exc
 
 
-@cache
-def corpus_observations(name: str) -> tuple[Observation, ...]:
-    """Every boot of one corpus, read from its log."""
-    corpus, folder = read_corpus(name), _root().joinpath(name)
+def read_log(folder: Traversable, log: str) -> str:
+    """One boot log's text (the only place a corpus log is read)."""
+    return folder.joinpath(log).read_text(encoding="utf-8")
+
+
+def observations_in(folder: Traversable, label: str) -> tuple[Observation, ...]:
+    """Every boot of a corpus folder (a shipped one, or a held-out set in its format), read from its log; the
+    models are the shipped corpus's (boots/models/)."""
+    corpus = read_corpus(folder, label)
     engine = get_engine(corpus.engine)
     seen = []
     for boot in corpus.boots:
-        signals = engine.parse_boot_log(folder.joinpath(boot.log).read_text(encoding="utf-8"))
+        signals = engine.parse_boot_log(read_log(folder, boot.log))
         seen.append(
             Observation(
-                source=f"boots/{name}/{boot.log}",
+                source=f"{label}/{boot.log}",
                 architecture=boot.model,
                 shape=corpus_shape(boot.model),
                 serve=ServeConfig.model_validate({"model": boot.model, **boot.serve}),
@@ -71,9 +76,15 @@ def corpus_observations(name: str) -> tuple[Observation, ...]:
     return tuple(seen)
 
 
+@cache
+def corpus_observations(name: str) -> tuple[Observation, ...]:
+    """Every boot of one shipped corpus, read from its logs once per process."""
+    return observations_in(_root().joinpath(name), f"boots/{name}")
+
+
 def shipped(engine: str) -> list[Observation]:
     """Every shipped boot of an engine, of every corpus."""
     return [o for name in corpus_names() for o in corpus_observations(name) if o.engine == engine]
 
 
-__all__ = ["corpus_names", "corpus_observations", "corpus_shape", "read_corpus", "shipped"]
+__all__ = ["corpus_names", "corpus_observations", "corpus_shape", "observations_in", "read_corpus", "shipped"]

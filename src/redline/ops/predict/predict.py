@@ -1,4 +1,6 @@
-"""memory_predict: what a boot would print about its memory, before it runs, from the engine's calibrated model.
+"""The one prediction entry: every tool that predicts a boot's memory (memory_predict and `redline predict`, a
+ladder's joint plan, a campaign's and an A/B's plan) asks predict_config the same question, on the same boots, so
+one config gets one number and one band everywhere; a boot's drift is judged against that answer.
 
 The model learns from every boot it can read: the corpora redline ships (src/redline/data/boots) and the rungs,
 cells and trials recorded in the workspace, of the same engine release on the same GPU where there are such boots
@@ -8,77 +10,95 @@ measured terms are taken as they were. Every answer is labelled predicted.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from redline.engines import get_engine
 from redline.errors import InputError
-from redline.models.memory import Calibration, GpuSpec, MemoryPrediction, Observation
+from redline.models.memory import Calibration, GpuSpec, MemoryPrediction, Observation, gpu_spec
 from redline.models.serve import ServeConfig
 from redline.models.shape import ModelShape
-from redline.ops.evidence.context import local_model_files
 from redline.ops.predict.corpus import shipped
+from redline.ops.predict.model_config import request_shape
 from redline.ops.predict.recorded import recorded_boots
 from redline.ops.requests_predict import MemoryPredictRequest
 from redline.policy.known_good import same_release
 
 
 @dataclass(frozen=True)
-class MemoryBasis:
-    """What a prediction stands on beside its config: the engine's calibration, and the boots of the same model."""
+class Question:
+    """One config to predict, as every caller puts it: the engine release and the GPU it boots on, the model's shape,
+    the serve config (whose model names the model)."""
 
     engine: str
-    calibration: Calibration
-    same_model: list[Observation]
-    warnings: list[str] = field(default_factory=list)
+    version: str | None
+    gpu: GpuSpec | None
+    shape: ModelShape
+    serve: ServeConfig
+    architecture: str | None = None
 
 
-def _matches(o: Observation, version: str | None, gpu: GpuSpec | None) -> bool:
-    same_version = version is None or o.engine_version is None or same_release(o.engine_version, version)
-    return same_version and (gpu is None or o.gpu is None or o.gpu.name == gpu.name)
+@dataclass(frozen=True)
+class Boots:
+    """What an engine's model learns from: every boot it could read, and those it could not (with why)."""
+
+    observations: list[Observation]
+    left_out: list[str] = field(default_factory=list)
 
 
-def memory_basis(
-    observations: list[Observation], engine: str, shape: ModelShape, *, version: str | None, gpu: GpuSpec | None
-) -> MemoryBasis:
-    """The calibration of `engine` on the boots of its release and GPU (else all of its boots, said so)."""
-    model, warnings = get_engine(engine).memory_model(), []
-    picked = [o for o in observations if o.engine == engine and _matches(o, version, gpu)]
-    calibration = model.calibrate(picked)
+def calibration_boots(engine: str, workspace: Path | None, own: Sequence[Observation] = ()) -> Boots:
+    """The shipped boots of `engine`, the workspace's recorded ones, and `own` (a ladder's rungs not yet on disk),
+    each boot once."""
+    found = list(shipped(engine))
+    recorded = recorded_boots(workspace, engine) if workspace is not None else None
+    if recorded is not None:
+        found += recorded.observations
+    seen = {o.source for o in found}
+    found += [o for o in own if o.source not in seen]
+    return Boots(found, recorded.left_out if recorded is not None else [])
+
+
+def _same_release(o: Observation, version: str | None) -> bool:
+    return version is None or o.engine_version is None or same_release(o.engine_version, version)
+
+
+def _calibration(q: Question, boots: Boots) -> tuple[Calibration, list[Observation], list[str]]:
+    """The engine's calibration on the boots of its release (else all of its boots, said so), the GPU's own terms
+    on that GPU's boots where there are any, and the boots of the same model (the anchor's candidates)."""
+    model, warnings = get_engine(q.engine).memory_model(), []
+    picked = [o for o in boots.observations if o.engine == q.engine and _same_release(o, q.version)]
+    calibration = model.calibrate(picked, gpu=q.gpu)
     if calibration.boots == 0:
-        picked = [o for o in observations if o.engine == engine]
-        calibration = model.calibrate(picked)
+        picked = [o for o in boots.observations if o.engine == q.engine]
+        calibration = model.calibrate(picked, gpu=q.gpu)
         if calibration.boots:
             warnings.append(
-                f"no recorded boot of {engine} {version or ''} on {gpu.name if gpu else 'this host'}: calibrated on "
-                f"{calibration.engine_version} on {calibration.gpu_name}"
+                f"no recorded boot of {q.engine} {q.version or ''}: calibrated on {calibration.engine_version}"
             )
-    return MemoryBasis(engine, calibration, [o for o in picked if o.shape == shape], warnings)
+    if q.gpu is not None and calibration.boots and calibration.gpu_name != q.gpu.name:
+        warnings.append(f"no recorded boot on {q.gpu.name}: its terms are the other GPUs' (and nvidia-smi's)")
+    if boots.left_out:
+        warnings.append(f"{len(boots.left_out)} recorded boots left out, such as {boots.left_out[0]}")
+    return calibration, [o for o in picked if o.shape == q.shape], warnings
 
 
-def predict_with(
-    basis: MemoryBasis,
-    shape: ModelShape,
-    serve: ServeConfig,
-    gpu: GpuSpec | None,
-    *,
-    version: str | None,
-    architecture: str | None = None,
-) -> MemoryPrediction:
-    """One config's prediction on a basis, anchored on the boot of this model nearest it, if any."""
-    model = get_engine(basis.engine).memory_model()
-    anchor = model.pick_anchor(basis.same_model, serve, gpu)
+def predict_config(q: Question, boots: Boots) -> MemoryPrediction:
+    """The one answer for a config: the engine's model calibrated on the boots, anchored on the recorded boot of
+    this model nearest the config, if any."""
+    calibration, same_model, warnings = _calibration(q, boots)
+    model = get_engine(q.engine).memory_model()
     found = model.predict(
-        shape,
-        serve,
-        gpu,
-        basis.calibration,
-        model=serve.model,
-        architecture=architecture,
-        version=version,
-        anchor=anchor,
+        q.shape,
+        q.serve,
+        q.gpu,
+        calibration,
+        model=q.serve.model,
+        architecture=q.architecture,
+        version=q.version,
+        anchor=model.pick_anchor(same_model, q.serve, q.gpu),
     )
-    return found.model_copy(update={"warnings": [*basis.warnings, *found.warnings]}) if basis.warnings else found
+    return found.model_copy(update={"warnings": [*warnings, *found.warnings]}) if warnings else found
 
 
 def _serve(r: MemoryPredictRequest) -> ServeConfig:
@@ -99,27 +119,19 @@ def _serve(r: MemoryPredictRequest) -> ServeConfig:
 def _gpu(r: MemoryPredictRequest) -> GpuSpec | None:
     if (r.gpu_name is None) != (r.gpu_memory_gib is None):
         raise InputError("gpu_name and gpu_memory_gib: give both (the GPU as nvidia-smi shows it), or neither")
-    return GpuSpec(name=r.gpu_name, memory_gib=r.gpu_memory_gib) if r.gpu_name and r.gpu_memory_gib else None
+    return gpu_spec(r.gpu_name, r.gpu_memory_gib, r.gpu_reserved_gib)
 
 
-def memory_predict(workspace: Path | None, request: MemoryPredictRequest) -> MemoryPrediction:
-    """The prediction for one config, calibrated on the shipped boots and the workspace's."""
-    shape, why = local_model_files(str(Path(request.model).expanduser().absolute())).shape
-    if shape is None:
-        raise InputError(f"model: {why}; give the folder that holds the model's config.json")
-    gpu = _gpu(request)
-    observations = shipped(request.engine)
-    recorded = recorded_boots(workspace, request.engine) if workspace is not None else None
-    if recorded is not None:
-        observations += recorded.observations
-    basis = memory_basis(observations, request.engine, shape, version=request.engine_version, gpu=gpu)
-    found = predict_with(
-        basis, shape, _serve(request), gpu, version=request.engine_version, architecture=Path(request.model).name
+def memory_predict(
+    workspace: Path | None, request: MemoryPredictRequest, config_text: str | None = None
+) -> MemoryPrediction:
+    """The prediction for one config (memory_predict, `redline predict`), on the shipped boots and the workspace's;
+    `config_text`: the model's config.json as the request's model_config_file gave it (read by the caller)."""
+    shape = request_shape(request.model, config_text)
+    question = Question(
+        request.engine, request.engine_version, _gpu(request), shape, _serve(request), Path(request.model).name
     )
-    if recorded is not None and recorded.left_out:
-        said = f"{len(recorded.left_out)} recorded boots left out, such as {recorded.left_out[0]}"
-        found = found.model_copy(update={"warnings": [*found.warnings, said]})
-    return found
+    return predict_config(question, calibration_boots(request.engine, workspace))
 
 
-__all__ = ["MemoryBasis", "memory_basis", "memory_predict", "predict_with"]
+__all__ = ["Boots", "Question", "calibration_boots", "memory_predict", "predict_config"]

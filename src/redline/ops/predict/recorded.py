@@ -1,8 +1,9 @@
 """The boots recorded in a workspace, as the memory model learns from them: ladder rungs, campaign cells, A/B trials.
 
-Each keeps its serve config and its boot signals (an A/B trial its boot log, read again by its engine). The model's
-shape comes from config.json where the model is a folder on this machine; a boot whose model cannot be read here,
-or whose record does not read, is left out and counted, never guessed.
+Each keeps its serve config and its boot signals (an A/B trial its boot log, read again by its engine). A ladder
+keeps its model's shape (read on the target at its first boot, or given as a file); a cell's or a trial's comes from
+config.json where the model is a folder on this machine. A boot whose model's shape is nowhere to read, or whose
+record does not read, is left out and counted, never guessed.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from redline.ledger.ladder_file import read_ladder
 from redline.ledger.yamlfile import load_plain
 from redline.models.ab import TrialRecord
 from redline.models.boot import BootSignals
-from redline.models.memory import GpuSpec, Observation
+from redline.models.ladder import Ladder
+from redline.models.memory import GpuSpec, Observation, gpu_spec
 from redline.models.serve import ServeConfig
 from redline.models.shape import ModelShape
 from redline.ops.evidence.context import local_model_files
@@ -78,8 +80,28 @@ def _files(ws: Path, pattern: str, found: Recorded) -> list[Path]:
     return kept
 
 
-def _gpu(name: str | None, memory_gib: float | None) -> GpuSpec | None:
-    return GpuSpec(name=name, memory_gib=memory_gib) if name and memory_gib else None
+def ladder_gpu(ladder: Ladder) -> GpuSpec | None:
+    return gpu_spec(ladder.gpu.name, ladder.gpu.memory_gib) if ladder.gpu else None
+
+
+def ladder_boots(ladder: Ladder, source: str) -> list[Observation]:
+    """A ladder's booted rungs, with the shape the ladder keeps (none without one: nothing to size them by)."""
+    if ladder.model.shape is None:
+        return []
+    return [
+        Observation(
+            source=f"{source} rung {r.index}",
+            architecture=ladder.model.key,
+            shape=ladder.model.shape,
+            serve=r.serve,
+            engine=ladder.engine,
+            engine_version=r.signals.engine_version or ladder.engine_version,
+            gpu=ladder_gpu(ladder),
+            signals=r.signals,
+        )
+        for r in ladder.rungs
+        if r.status.booted
+    ]
 
 
 def _ladders(ws: Path, engine: str, found: Recorded) -> None:
@@ -91,9 +113,12 @@ def _ladders(ws: Path, engine: str, found: Recorded) -> None:
             continue
         if ladder.engine != engine:
             continue
-        gpu = _gpu(ladder.gpu.name, ladder.gpu.memory_gib) if ladder.gpu else None
+        name = path.relative_to(ws).as_posix()
+        if ladder.model.shape is not None:
+            found.observations += ladder_boots(ladder, name)
+            continue
         for rung in ladder.rungs:
-            found.add(f"{path.relative_to(ws)} rung {rung.index}", rung.serve, engine, gpu, rung.signals)
+            found.add(f"{name} rung {rung.index}", rung.serve, engine, ladder_gpu(ladder), rung.signals)
 
 
 def _cells(ws: Path, engine: str, found: Recorded) -> None:
@@ -108,7 +133,7 @@ def _cells(ws: Path, engine: str, found: Recorded) -> None:
             continue
         hw = verdict.context.hardware
         serve, signals = verdict.context.serve, verdict.boot.signals
-        found.add(str(verdict_path.relative_to(ws)), serve, engine, _gpu(hw.gpu_name, hw.gpu_memory_gib), signals)
+        found.add(str(verdict_path.relative_to(ws)), serve, engine, gpu_spec(hw.gpu_name, hw.gpu_memory_gib), signals)
 
 
 def _trials(ws: Path, engine: str, found: Recorded) -> None:
@@ -123,7 +148,7 @@ def _trials(ws: Path, engine: str, found: Recorded) -> None:
             found.left_out.append(f"{trial_path.relative_to(ws)}: {str(exc).splitlines()[0]}")
             continue
         hw = record.points[0].context.hardware if record.points else None
-        gpu = _gpu(hw.gpu_name, hw.gpu_memory_gib) if hw else None
+        gpu = gpu_spec(hw.gpu_name, hw.gpu_memory_gib) if hw else None
         found.add(str(trial_path.relative_to(ws)), record.serve, engine, gpu, signals)
 
 
@@ -135,4 +160,4 @@ def recorded_boots(workspace: Path, engine: str) -> Recorded:
     return found
 
 
-__all__ = ["Recorded", "recorded_boots"]
+__all__ = ["Recorded", "ladder_boots", "ladder_gpu", "recorded_boots"]

@@ -1,0 +1,44 @@
+"""A model's shape where its folder cannot be read here: a config.json the person gives by file (`--model-config-file`
+on the CLI, `model_config_file` over MCP, a path inside the workspace). The text is read by the edge that was given
+the path (the untrusted reader) and parsed here as JSON with the size and depth checks every untrusted text has."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from redline.errors import InputError
+from redline.models.shape import ConfigValueError, ModelShape, shape_of
+from redline.ops.evidence.context import local_model_files
+from redline.untrusted import load_json
+
+WHAT = "model_config_file"
+
+
+def given_config(text: str) -> tuple[ModelShape, dict[str, Any]]:
+    """The shape and the fields of a config.json given as text; one InputError naming the file otherwise."""
+    data = load_json(text, WHAT, hint=": give the model's config.json")
+    if not isinstance(data, dict):
+        raise InputError(f"{WHAT}: a config.json is one JSON object; give the model's config.json")
+    try:
+        shape, why = shape_of(data)
+    except ConfigValueError as exc:  # a value of the wrong kind or size: one line naming the field
+        raise InputError(f"{WHAT}: {exc}") from exc
+    if shape is None:
+        raise InputError(f"{WHAT}: {why}")
+    return shape, data
+
+
+def request_shape(model: str, config_text: str | None) -> ModelShape:
+    """The shape a prediction is asked for: the given config.json's, else the model folder's on this machine."""
+    if config_text is not None:
+        return given_config(config_text)[0]
+    shape, why = local_model_files(str(Path(model).expanduser().absolute())).shape
+    if shape is None:
+        raise InputError(
+            f"model: {why}; give the folder that holds the model's config.json, or the file itself as {WHAT}"
+        )
+    return shape
+
+
+__all__ = ["WHAT", "given_config", "request_shape"]
