@@ -9,8 +9,11 @@ the fake engine (tests/server/fake_vllm.py, real child processes on this host) a
 - rung_run of a new ladder's floor rung, waited on likewise.
 
 Every module is imported before the trace starts, so what is counted is the call's own work: a Python function
-call (sys.setprofile's 'call' event, every thread) whose code is in src/redline. The figures are deterministic up
-to the fake engine's timing (a health poll more or less); docs/architecture.md's walk states them.
+call (sys.setprofile's 'call' event, every thread) whose code is in src/redline. Each call is traced twice: cold,
+the first of its kind in the server process (what a one-shot CLI run pays: the calibration corpus parsed once),
+and warm, the same call again on another campaign or ladder in the same server (what a long-lived MCP server pays
+for every call after its first). The figures are deterministic up to the fake engine's timing (a health poll more
+or less); docs/architecture.md's walk states them.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import sys
 import tempfile
 import threading
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
@@ -73,12 +76,12 @@ class Trace:
         }
 
 
-def _campaign(env: Env) -> str:
+def _campaign(env: Env, name: str) -> str:
     model = env.workspace / "models" / "llama8b"
     model.mkdir(parents=True, exist_ok=True)
     shutil.copy(LLAMA8B / "config.json", model / "config.json")
     spec = {
-        "name": "trace",
+        "name": name,
         "target": "local",
         "model": str(model),
         "base": {"max_model_len": 4096, "port": env.port},
@@ -87,10 +90,10 @@ def _campaign(env: Env) -> str:
         "warmup_requests": 2,
         "cells": [{"name": "only", "max_num_batched_tokens": 2048}],
     }
-    path = env.workspace / "campaigns" / "trace.yml"
+    path = env.workspace / "campaigns" / f"{name}.yml"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(spec))
-    return "campaigns/trace.yml"
+    return f"campaigns/{name}.yml"
 
 
 async def _traced(client: Client, tool: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -107,30 +110,41 @@ async def measure() -> dict[str, dict[str, Any]]:
     root = Path(tempfile.mkdtemp(prefix="redline-trace-"))
     try:
         env = write_env(root / "srv")
-        campaign = _campaign(env)
-        ladder = {
-            "ladder": "ladders/l8b.yml",
-            "model": "llama8b",
-            "model_path": str(LLAMA8B),
-            "floor_max_model_len": 32768,
-            "floor_max_num_batched_tokens": 8192,
-            "fixed": {"port": env.port},
-        }
+        ack = {"i_understand_this_submits_jobs": True, "wait_s": 120}
+        ladders = [f"ladders/l8b-{k}.yml" for k in ("cold", "warm")]
         async with Client(build_server(env.config)) as client:
-            await call(client, "ladder_init", **ladder)
-            ack = {"i_understand_this_submits_jobs": True, "wait_s": 120}
-            rung = {"ladder": "ladders/l8b.yml", "target": "local", **ack}
-            calls: dict[str, Callable[[], Awaitable[dict[str, Any]]]] = {
-                "campaign_run (one cell)": lambda: _traced(client, "campaign_run", {"campaign": campaign, **ack}),
-                "rung_run (the floor)": lambda: _traced(client, "rung_run", rung),
-            }
+            figures: dict[str, dict[str, Any]] = {}
             try:
-                return {name: await run() for name, run in calls.items()}
-            finally:  # the rung's server is left up for its smoke test: stopped here
-                async with env.config.open_target("local") as target:
-                    await stop_server(env.workspace / "ladders" / "l8b.yml", target)
+                for when, ladder in zip(("cold", "warm"), ladders, strict=True):
+                    campaign = {"campaign": _campaign(env, f"trace-{when}"), **ack}
+                    figures[f"campaign_run, {when}"] = await _traced(client, "campaign_run", campaign)
+                    await call(client, "ladder_init", **_ladder(env, ladder))
+                    rung = {"ladder": ladder, "target": "local", **ack}
+                    figures[f"rung_run, {when}"] = await _traced(client, "rung_run", rung)
+                    await _stop(env, ladder)  # the rung's server is left up for its smoke test: stopped here
+            finally:
+                for ladder in ladders:
+                    await _stop(env, ladder)
+            return figures
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def _ladder(env: Env, ladder: str) -> dict[str, Any]:
+    return {
+        "ladder": ladder,
+        "model": "llama8b",
+        "model_path": str(LLAMA8B),
+        "floor_max_model_len": 32768,
+        "floor_max_num_batched_tokens": 8192,
+        "fixed": {"port": env.port},
+    }
+
+
+async def _stop(env: Env, ladder: str) -> None:
+    if (env.workspace / ladder).exists():
+        async with env.config.open_target("local") as target:
+            await stop_server(env.workspace / ladder, target)
 
 
 def main() -> None:
@@ -143,7 +157,7 @@ def main() -> None:
         print(json.dumps(figures, indent=2))
         return
     for name, f in figures.items():
-        print(f"{name:<26} {f['modules']:>3} modules in {f['folders']:>2} folders, {f['calls']:>7,} redline calls")
+        print(f"{name:<24} {f['modules']:>3} modules in {f['folders']:>2} folders, {f['calls']:>7,} redline calls")
         print("    busiest: " + ", ".join(f"{m} {n:,}" for m, n in f["busiest"].items()))
         if args.modules:
             print("    " + "\n    ".join(f["module_list"]))

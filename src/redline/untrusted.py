@@ -15,7 +15,6 @@ import json
 import os
 import re
 import stat
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -45,13 +44,25 @@ _ENDS = (ev.SequenceEndEvent, ev.MappingEndEvent)
 _NODES = (ev.ScalarEvent, *_STARTS)
 
 
-def _events(text: str) -> Iterator[ev.Event]:
-    if CParser is not None:
-        parser = CParser(io.StringIO(text))
-        while parser.check_event():
-            yield parser.get_event()
-    else:  # pragma: no cover
-        yield from YAML(typ="safe", pure=True).parse(io.StringIO(text))
+class _PureEvents:  # pragma: no cover - only where the C extension is missing
+    """The pure-Python parser's events behind the C parser's two calls."""
+
+    def __init__(self, text: str) -> None:
+        self._events = YAML(typ="safe", pure=True).parse(io.StringIO(text))
+        self._next: ev.Event | None = None
+
+    def check_event(self) -> bool:
+        self._next = next(self._events, None)
+        return self._next is not None
+
+    def get_event(self) -> ev.Event:
+        assert self._next is not None
+        return self._next
+
+
+def _parser(text: str) -> Any:
+    """A parser whose check_event() and get_event() give the text's events one by one, in C where it can."""
+    return CParser(io.StringIO(text)) if CParser is not None else _PureEvents(text)
 
 
 def check_yaml(text: str, what: str, error: type[RedlineError] = InputError) -> None:
@@ -61,9 +72,10 @@ def check_yaml(text: str, what: str, error: type[RedlineError] = InputError) -> 
         raise error(
             f"{what} is {len(text) >> 20} MiB, over the {MAX_YAML_BYTES >> 20} MiB redline reads: is it the right file?"
         )
-    depth, key, nodes = 0, "", 0
+    depth, key, nodes, parser = 0, "", 0, _parser(text)
     try:
-        for event in _events(text):
+        while parser.check_event():
+            event = parser.get_event()
             nodes += isinstance(event, _NODES)
             if nodes > MAX_YAML_NODES:
                 raise error(
@@ -71,8 +83,9 @@ def check_yaml(text: str, what: str, error: type[RedlineError] = InputError) -> 
                     "redline's files ever hold: is it the right file?"
                 )
             if isinstance(event, ev.ScalarEvent):
-                _check_scalar(event, key, what, error)
-                key = str(event.value)[:80]
+                if len(event.value) > MAX_DIGITS:  # only a long value can be a number Python cannot build
+                    _check_scalar(event, key, what, error)
+                key = event.value
             if isinstance(event, ev.AliasEvent):
                 raise error(
                     f"{what} uses a YAML alias (*{event.anchor}): redline's files are read alias-free; "
@@ -96,7 +109,7 @@ def _check_scalar(event: ev.ScalarEvent, key: str, what: str, error: type[Redlin
     value = str(event.value)
     if not event.style and len(value) > MAX_DIGITS and _INTEGER.match(value):
         raise error(
-            f"{what}: {key or 'a value'} is a number of {len(value):,} digits, over the {MAX_DIGITS:,} a number "
+            f"{what}: {key[:80] or 'a value'} is a number of {len(value):,} digits, over the {MAX_DIGITS:,} a number "
             "redline reads may have: is it the right file?"
         )
 

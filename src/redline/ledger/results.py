@@ -27,6 +27,8 @@ from redline.ledger.derived import derived_dir, derived_file, derived_write
 from redline.models.slug import plain_name
 
 M = TypeVar("M", bound=BaseModel)
+_READ: dict[tuple[str, type[BaseModel]], tuple[tuple[int, int, int], BaseModel]] = {}  # records already read
+MAX_KEPT = 4096  # records kept read: a few campaigns' worth
 
 SERVER = "server.json"
 
@@ -89,17 +91,28 @@ class Results:
 
     def read_record(self, unit: str, shape: type[M]) -> M | None:
         """The boot's record, None when it has none (the boot is not done); read as untrusted input, an InputError
-        naming the file and how to run the boot again."""
+        naming the file and how to run the boot again. A record read before, its file unchanged since (the same
+        inode, time and size), is not parsed again: the one object is returned, to be read, never changed."""
         path = self.checked(self.record_file(unit))
-        if not path.exists():
+        try:
+            seen = path.stat()
+        except FileNotFoundError:
             return None
+        stamp, key = (seen.st_ino, seen.st_mtime_ns, seen.st_size), (str(path), shape)
+        kept = _READ.get(key)
+        if kept is not None and kept[0] == stamp:  # the same file as last read: a record is written whole, once
+            return kept[1]  # type: ignore[return-value]
         hint = f"; delete {path.parent} to run the {self.word} again"
         try:
-            return shape.model_validate(yamlfile.load_plain(path))
+            record = shape.model_validate(yamlfile.load_plain(path))
         except LadderError as exc:
             raise InputError(f"{exc}{hint}") from exc
         except ValidationError as exc:
             raise InputError(f"{path}: not a {self.word} record ({explain(exc)}){hint}") from exc
+        if len(_READ) >= MAX_KEPT:
+            _READ.pop(next(iter(_READ)))
+        _READ[key] = (stamp, record)
+        return record
 
 
 __all__ = ["SERVER", "Results"]
