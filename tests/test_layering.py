@@ -35,6 +35,51 @@ def _rel(path: Path) -> str:
     return path.relative_to(SRC).as_posix()
 
 
+ARCHITECTURE = SRC.parents[1] / "docs" / "architecture.md"
+ORDER_LINE = "Layers, lowest first: "
+# The one name a lower layer may take from a higher one: the engines' registry of names (engines/names.py, constants
+# and one field type, no engine code), which models name engines by.
+NAMES = "redline.engines.names"
+
+
+def _order() -> list[list[str]]:
+    """The layers as docs/architecture.md states them, lowest first; a layer of several names (`a | b`) ranks them
+    alike: none of them imports another."""
+    line = next(line for line in ARCHITECTURE.read_text().splitlines() if line.startswith(ORDER_LINE))
+    return [[name.strip(" `") for name in rank.split("|")] for rank in line.removeprefix(ORDER_LINE).split("->")]
+
+
+def _layer_of(rel: str) -> str:
+    """A module's layer: its folder under src/redline, or, for a module at the top, its own name."""
+    return rel.split("/")[0].removesuffix(".py")
+
+
+def test_every_import_points_down_the_order_docs_architecture_states() -> None:
+    """models -> engines -> targets | policy -> ledger -> ... -> cli: a module imports only from its own layer or one
+    below it (the one exception, engines/names.py, named), and the stated order names every module's layer."""
+    rank = {name: i for i, names in enumerate(_order()) for name in names}
+    bad = []
+    for path in _modules():
+        rel, here = _rel(path), _layer_of(_rel(path))
+        assert here in rank or here in ("__init__", "__main__"), f"{rel}: its layer {here!r} is not in the order"
+        for module in _imports(path):
+            parts = module.split(".")
+            if parts[0] != "redline" or len(parts) < 2 or module.startswith(NAMES) or here in ("__init__", "__main__"):
+                continue
+            there = parts[1]
+            if there in rank and rank[there] > rank[here] and not (here == "cli" and there == "server"):
+                bad.append(f"{rel} imports {module} ({there} is above {here})")
+    assert bad == []
+
+
+def test_the_server_is_started_by_one_cli_module_alone() -> None:
+    server = ("redline.server", "redline.server.")
+    users = [
+        _rel(p) for p in _modules(SRC / "cli") if any(m.startswith(server[1]) or m == server[0] for m in _imports(p))
+    ]
+    assert users == ["cli/mcp.py"]
+
+
 @pytest.mark.parametrize("layer", LOWER)
 def test_lower_layers_import_nothing_from_tools_server_or_cli(layer: str) -> None:
     assert (SRC / layer).exists()

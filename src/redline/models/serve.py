@@ -13,6 +13,8 @@ ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # A model is a path or a hub id: no leading dash (it would read as a flag), no control chars.
 MODEL_RE = re.compile(r"^[^-\x00-\x1f][^\x00-\x1f]*$")
 
+DUMMY = "dummy"  # the load format that reads no weights: random ones, a boot that proves nothing of them
+
 
 class Widening(BaseModel):
     """What a person allows one engine beyond redline's allowlist, on purpose, in the server config.

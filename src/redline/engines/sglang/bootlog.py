@@ -20,7 +20,7 @@ from redline.engines import logtime
 from redline.engines.logscan import Findings
 from redline.errors import LogParseError
 from redline.models import BootSignals, BootStatus, BootTimings, MemoryBreakdown
-from redline.policy.model_load import with_model_load
+from redline.engines.model_load import with_model_load
 
 # A number starts where no digit or dot stands before it: one regex start per number, not per digit.
 _NUM = r"(?<![\d.])(\d+(?:\.\d+)?)"

@@ -26,7 +26,7 @@ from redline.models.accuracy import AccuracyGate, Answers, PromptSet
 from redline.ops.measured_boot import StepResult, Then
 from redline.ops.session import ServeSession, say
 from redline.policy.accuracy import ANSWERS_FILE, answers_of, judge
-from redline.policy.model_load import DUMMY
+from redline.models.serve import DUMMY
 from redline.policy.quality_risk import quality_risks
 from redline.targets import ServerHandle
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from redline.engines import get_engine
-from redline.policy.model_load import FASTER, LARGE_GIB, MB_PER_GIB, SLOW_LOAD_S, SLOW_MB_S, judge
+from redline.engines.model_load import FASTER, LARGE_GIB, MB_PER_GIB, SLOW_LOAD_S, SLOW_MB_S, judge
 from tests.conftest import DATA, H200
 
 LOG = (H200 / "q32_256k.log").read_text()

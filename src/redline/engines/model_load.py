@@ -2,7 +2,7 @@
 large (10 GiB or more) or long (30 s or more) is a loud warning that names the faster ways to load, and dummy weights
 are said to prove nothing.
 
-    signals = with_model_load(signals)   # each engine's parse_boot_log ends with it
+    signals = with_model_load(signals)   # each engine's parse_boot_log ends with it: part of reading a boot log
 
 The 500 MB/s bar is the field's: a several-hundred-GB model read single-stream over a FUSE mount takes most of an
 hour, and at that rate the right move is to stop and load another way, not to wait. A model is slow to load by its
@@ -13,13 +13,13 @@ note says which bar it crossed, with the figures.
 from __future__ import annotations
 
 from redline.models.boot import BootSignals, ModelLoad
+from redline.models.serve import DUMMY
 
 SLOW_MB_S = 500.0  # under this, a real load that is large or long is flagged
 LARGE_GIB = 10.0  # from here a model is large enough for its load rate to matter (an 8B model in bf16 is 15 GiB)
 SLOW_LOAD_S = 30.0  # from here waiting on a slow load costs more than switching to a faster way of loading
 MB_PER_GIB = (1 << 30) / 1e6
 FASTER = "a fast-loading endpoint, a parallel copy to local NVMe, --load-format runai_streamer, or tensorizer"
-DUMMY = "dummy"
 
 
 def _gib(gib: float) -> str:
