@@ -36,10 +36,10 @@ import anyio
 import pytest
 
 from redline.engines import get_engine
+from redline.engines.model_load import FASTER, SLOW_LOAD_S, SLOW_MB_S
 from redline.models import ServeConfig
 from redline.ops.ladder.demo import KV_CACHE_BYTES, cpu_env
 from redline.ops.session import Boot, ServeSession
-from redline.engines.model_load import FASTER, SLOW_LOAD_S, SLOW_MB_S
 from redline.targets import LocalTarget, ServerHandle, Target
 from redline.tinymodel import write_tiny_llama
 from tests.conftest import processes_naming

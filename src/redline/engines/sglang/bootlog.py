@@ -18,9 +18,9 @@ from datetime import datetime
 
 from redline.engines import logtime
 from redline.engines.logscan import Findings
+from redline.engines.model_load import with_model_load
 from redline.errors import LogParseError
 from redline.models import BootSignals, BootStatus, BootTimings, MemoryBreakdown
-from redline.engines.model_load import with_model_load
 
 # A number starts where no digit or dot stands before it: one regex start per number, not per digit.
 _NUM = r"(?<![\d.])(\d+(?:\.\d+)?)"

@@ -12,9 +12,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from redline.engines.logscan import Findings
+from redline.engines.model_load import with_model_load
 from redline.errors import LogParseError
 from redline.models import BootSignals, BootStatus, BootTimings, MemoryBreakdown
-from redline.engines.model_load import with_model_load
 
 # A number starts where no digit or dot stands before it: the regex then tries one start per number,
 # not one per digit, and a line of a million digits stays linear.

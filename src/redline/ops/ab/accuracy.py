@@ -23,10 +23,10 @@ from redline.ledger.ab_file import AbPaths
 from redline.models import ServeConfig
 from redline.models.ab import AbSpec, ArmSummary
 from redline.models.accuracy import AccuracyGate, Answers, PromptSet
+from redline.models.serve import DUMMY
 from redline.ops.measured_boot import StepResult, Then
 from redline.ops.session import ServeSession, say
 from redline.policy.accuracy import ANSWERS_FILE, answers_of, judge
-from redline.models.serve import DUMMY
 from redline.policy.quality_risk import quality_risks
 from redline.targets import ServerHandle
 
