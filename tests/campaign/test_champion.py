@@ -168,16 +168,16 @@ BREACH = SlaCheck(metric="p99_ttft_ms", limit=500, kind="max", value=812.5, ok=F
 )
 def test_judge(kwargs: dict, verdict_: str, reason: str) -> None:
     args = {"boot_ok": True, "boot_reason": "", "warmup_error": None, "results": [], **kwargs}
-    assert figures.judge(campaign(), **args) == (verdict_, reason)
+    assert figures.cell_verdict(campaign(), **args) == (verdict_, reason)
 
 
 def test_goodput_is_red_only_when_no_concurrency_stays_inside_the_sla() -> None:
     c = campaign(focus="goodput", sla={"p99_ttft_ms": 500})
-    partial = figures.judge(
+    partial = figures.cell_verdict(
         c, boot_ok=True, boot_reason="", warmup_error=None, results=[_result(1), _result(8, sla=[BREACH])]
     )
     assert partial[0] == "green"
-    none = figures.judge(c, boot_ok=True, boot_reason="", warmup_error=None, results=[_result(8, sla=[BREACH])])
+    none = figures.cell_verdict(c, boot_ok=True, boot_reason="", warmup_error=None, results=[_result(8, sla=[BREACH])])
     assert none == ("red", "SLA: no concurrency stayed inside it (goodput needs at least one)")
 
 

@@ -11,7 +11,7 @@ from redline.models.memory import GpuSpec
 from redline.models.serve import ServeConfig
 from redline.models.shape import shape_of
 from redline.ops.campaign.plan import campaign_plan
-from redline.ops.campaign.predictions import judge
+from redline.ops.campaign.predictions import feasibility
 from redline.ops.evidence.known_good_apply import Identity, KnownGoodRun
 from redline.ops.predict.predict import Question, calibration_boots, predict_config
 from redline.targets import GpuInfo, HostInfo
@@ -64,11 +64,11 @@ def test_the_workload_s_fit_is_judged_against_the_band() -> None:
     gpu = GpuSpec(name="NVIDIA H200", memory_gib=140.4)
     boots = calibration_boots("vllm", None)
     p = predict_config(Question("vllm", "0.26.0", gpu, shape, ServeConfig(model="/m", max_model_len=32768)), boots)
-    assert judge(p, p.kv_cache_tokens_low).feasible == "yes"
-    assert judge(p, p.kv_cache_tokens_low + 1).feasible == "at risk"
-    assert judge(p, p.kv_cache_tokens_high + 1).feasible == "no"
+    assert feasibility(p, p.kv_cache_tokens_low).feasible == "yes"
+    assert feasibility(p, p.kv_cache_tokens_low + 1).feasible == "at risk"
+    assert feasibility(p, p.kv_cache_tokens_high + 1).feasible == "no"
     too_long = predict_config(
         Question("vllm", "0.26.0", gpu, shape, ServeConfig(model="/m", max_model_len=400_000)), boots
     )
-    said = judge(too_long, 1)
+    said = feasibility(too_long, 1)
     assert said.feasible == "no" and "one request of max_model_len 400,000" in said.why

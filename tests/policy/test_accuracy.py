@@ -11,7 +11,7 @@ from redline.engines import get_engine
 from redline.models import ServeConfig
 from redline.models.accuracy import Answer, Answers
 from redline.ops.ab.accuracy import prompt_set
-from redline.policy.accuracy import EXACT_MIN, LOGPROB_MAX, PREFIX_MIN, answers_of, figures, gate_missing, judge
+from redline.policy.accuracy import EXACT_MIN, LOGPROB_MAX, PREFIX_MIN, answers_of, figures, gate_missing, gate_of
 
 RISK = ["kv_cache_dtype fp8"]
 
@@ -31,7 +31,7 @@ def test_the_shipped_prompt_set_is_short_and_varied() -> None:
 
 
 def test_the_same_answers_pass_and_the_gate_says_what_it_is() -> None:
-    gate = judge("fp8", "auto", RISK, answers(BASE), answers(BASE))
+    gate = gate_of("fp8", "auto", RISK, answers(BASE), answers(BASE))
     assert gate.status == "pass" and gate.exact_share == 1.0 and gate.prefix_share == 1.0 and gate.logprob_delta == 0
     assert gate.label == "consistency check against the baseline arm, not a benchmark score"
     assert gate.why.startswith("pass against 'auto' on 8 prompts x 4 tokens: exact 100%, prefix 100%")
@@ -40,10 +40,10 @@ def test_the_same_answers_pass_and_the_gate_says_what_it_is() -> None:
 
 def test_a_late_flip_in_one_answer_passes_and_early_partings_fail() -> None:
     late = [*BASE[:7], ["a", "b", "c", "x"]]  # one near-tie flipped at the last token: 7 of 8 exact, 97% prefix
-    gate = judge("fp8", "auto", RISK, answers(BASE), answers(late))
+    gate = gate_of("fp8", "auto", RISK, answers(BASE), answers(late))
     assert gate.status == "pass" and gate.exact_share == 0.875 and gate.prefix_share == pytest.approx(0.96875, abs=1e-4)
     early = [*BASE[:5], *[["x", "b", "c", "d"]] * 3]  # 3 of 8 part at once: exact 62% < 75%
-    gate = judge("fp8", "auto", RISK, answers(BASE), answers(early))
+    gate = gate_of("fp8", "auto", RISK, answers(BASE), answers(early))
     assert gate.status == "fail" and gate.exact_share == 0.625 and f"exact >= {EXACT_MIN:.0%}" in gate.why
     assert "an accuracy gate's pass, as it turns on kv_cache_dtype fp8: it is fail" in (gate_missing(RISK, gate) or "")
 
@@ -52,22 +52,22 @@ def test_a_prefix_short_of_its_threshold_fails_even_with_enough_exact_answers() 
     rows = [*BASE[:6], ["a", "x", "c", "d"], ["x", "b", "c", "d"]]  # 75% exact, prefix (6 + 0.25) / 8 = 78%
     exact, prefix, _ = figures(answers(BASE).answers, answers(rows).answers)
     assert exact == EXACT_MIN and prefix < PREFIX_MIN
-    assert judge("a", "b", RISK, answers(BASE), answers(rows)).status == "fail"
+    assert gate_of("a", "b", RISK, answers(BASE), answers(rows)).status == "fail"
 
 
 def test_log_probabilities_that_drift_fail_though_every_token_agrees() -> None:
-    gate = judge("fp8", "auto", RISK, answers(BASE, -1.0), answers(BASE, -1.0 - 2 * LOGPROB_MAX))
+    gate = gate_of("fp8", "auto", RISK, answers(BASE, -1.0), answers(BASE, -1.0 - 2 * LOGPROB_MAX))
     assert gate.status == "fail" and gate.exact_share == 1.0 and gate.logprob_delta == pytest.approx(0.2)
 
 
 def test_what_cannot_be_compared_is_not_run_and_an_arm_that_answered_nothing_fails() -> None:
-    assert judge("fp8", "auto", RISK, answers(BASE), None).status == "not_run"
-    gate = judge("fp8", "auto", RISK, None, answers(BASE))
+    assert gate_of("fp8", "auto", RISK, answers(BASE), None).status == "not_run"
+    gate = gate_of("fp8", "auto", RISK, None, answers(BASE))
     assert gate.status == "not_run" and "the baseline 'auto' recorded no answers" in gate.why
-    assert judge("fp8", "auto", RISK, answers(BASE), answers(BASE, prompt_set=2)).status == "not_run"
+    assert gate_of("fp8", "auto", RISK, answers(BASE), answers(BASE, prompt_set=2)).status == "not_run"
     broken = Answers(prompt_set=1, max_tokens=4, error="the server did not answer 200")
-    assert judge("fp8", "auto", RISK, answers(BASE), broken).status == "fail"
-    assert judge("fp8", "auto", RISK, broken, answers(BASE)).status == "not_run"
+    assert gate_of("fp8", "auto", RISK, answers(BASE), broken).status == "fail"
+    assert gate_of("fp8", "auto", RISK, broken, answers(BASE)).status == "not_run"
     assert "it has not run" in (gate_missing(RISK, None) or "") and gate_missing([], None) is None
 
 
@@ -129,7 +129,7 @@ def test_accuracy_gate_untrusted_a_hostile_answer_is_one_line_naming_its_source(
     error = read.error or ""
     assert read.answers == [] and error.startswith("the answer to POST http://127.0.0.1:8000/v1/completions ")
     assert words in error and "\n" not in error and len(error) <= 300, error
-    assert judge("fp8", "auto", RISK, answers(BASE), read).status == "fail"
+    assert gate_of("fp8", "auto", RISK, answers(BASE), read).status == "fail"
 
 
 def test_accuracy_gate_untrusted_an_arm_without_log_probabilities_fails_the_log_probability_test() -> None:
@@ -137,8 +137,8 @@ def test_accuracy_gate_untrusted_an_arm_without_log_probabilities_fails_the_log_
     tokens = [Answer(tokens=r, logprobs=[None] * len(r)) for r in BASE]
     bare = Answers(prompt_set=1, max_tokens=4, answers=tokens)
     for base, arm in ((answers(BASE), bare), (bare, answers(BASE)), (bare, bare)):
-        gate = judge("fp8", "auto", RISK, base, arm)
+        gate = gate_of("fp8", "auto", RISK, base, arm)
         assert gate.status == "fail" and gate.exact_share == 1.0 and gate.logprob_delta is None
         assert "|dlogprob| none (no log-probabilities on a common prefix)" in gate.why
     read = answers_of(_response({"tokens": ["a"], "token_logprobs": [None]}), prompt_set())
-    assert read.error is None and judge("fp8", "auto", RISK, read, read).status == "fail"
+    assert read.error is None and gate_of("fp8", "auto", RISK, read, read).status == "fail"

@@ -13,7 +13,7 @@ from redline.engines import get_engine
 from redline.models import ServeConfig
 from redline.models.memory import GpuSpec
 from redline.models.shape import shape_of
-from redline.ops.campaign.predictions import judge
+from redline.ops.campaign.predictions import feasibility
 from redline.ops.predict.predict import Question, calibration_boots, predict_config
 from redline.policy.drift import kv_drift
 
@@ -30,7 +30,7 @@ def planned(cell: Path):  # noqa: ANN201
     serve = ServeConfig.model_validate(verdict["context"]["serve"])
     shape, _ = shape_of(json.loads(MODEL.read_text()))
     prediction = predict_config(Question("vllm", "0.26.0", H200, shape, serve), calibration_boots("vllm", None))
-    return judge(prediction, needed=128 * 576), VLLM.parse_boot_log((cell / "boot.log").read_text())
+    return feasibility(prediction, needed=128 * 576), VLLM.parse_boot_log((cell / "boot.log").read_text())
 
 
 @pytest.mark.parametrize("cell", sorted(CELLS.iterdir()), ids=lambda p: p.name)

@@ -17,7 +17,7 @@ from redline.models import campaign as campaign_models
 from redline.models.metrics import DIRECTIONS, METRICS, change_words
 from redline.ops import requests_verdict
 from redline.policy import baseline_diff, verdict_rules
-from redline.policy.noise import Sample, flags_of, judge, measured_band, stated_band
+from redline.policy.noise import Sample, compare, flags_of, measured_band, stated_band
 from redline.policy.welch import t_quantile, welch
 
 TRIALS = Path(__file__).resolve().parent.parent / "data" / "vllm-0.26.0-h200-ab" / "ab" / "l8b-mnbt" / "trials"
@@ -30,7 +30,7 @@ def throughputs(arm: str) -> list[float]:
 
 def test_with_trials_on_both_sides_it_is_welchs_test_with_its_band_and_detectable_effect_by_hand() -> None:
     base, cur = throughputs("mnbt2048"), throughputs("mnbt8192")  # 2,885.21 ± 189.91 and 3,020.26 ± 49.75
-    j = judge("output_throughput", Sample.of(base), Sample.of(cur))
+    j = compare("output_throughput", Sample.of(base), Sample.of(cur))
     test = welch(cur, base)
     assert test is not None and (j.basis, j.p_value, j.outcome) == (
         "trials",
@@ -56,24 +56,24 @@ def test_the_quantiles_are_the_t_table() -> None:
 
 def test_the_basis_is_trials_then_one_spread_then_the_band_given_then_the_default() -> None:
     three, one = Sample.of([990.0, 1000.0, 1010.0]), Sample.of([1040.0])
-    assert judge("output_throughput", three, Sample.of([1040.0, 1041.0])).basis == "trials"
-    measured = judge("output_throughput", three, one)
+    assert compare("output_throughput", three, Sample.of([1040.0, 1041.0])).basis == "trials"
+    measured = compare("output_throughput", three, one)
     assert measured.basis == "measured" and measured.band_pct == pytest.approx(4.303 * 1.0 * math.sqrt(4 / 3), 1e-3)
     host = measured_band(0.15, trials=3, source="the host's run-to-run CV of 15%")
-    j = judge("output_throughput", Sample.of([1000.0]), one, band=host)
+    j = compare("output_throughput", Sample.of([1000.0]), one, band=host)
     assert (j.basis, j.outcome) == ("measured", "inside_noise") and j.band_pct == pytest.approx(
         4.303 * 15 * 2**0.5, 1e-3
     )
-    stated = judge("output_throughput", Sample.of([1000.0]), one, band=stated_band(5.0, "the campaign's 5%"))
+    stated = compare("output_throughput", Sample.of([1000.0]), one, band=stated_band(5.0, "the campaign's 5%"))
     assert (stated.basis, stated.band_pct, stated.outcome) == ("stated", 5.0, "inside_noise")
-    default = judge("output_throughput", Sample.of([1000.0]), one)
+    default = compare("output_throughput", Sample.of([1000.0]), one)
     assert (default.basis, default.band_pct, default.mde_pct, default.outcome) == ("default", 3.0, 3.0, "better")
-    assert judge("output_throughput", Sample.of([]), one).outcome == "untestable"
+    assert compare("output_throughput", Sample.of([]), one).outcome == "untestable"
 
 
 def test_one_sign_convention_by_the_metrics_direction() -> None:
-    rising_tpot = judge("median_tpot_ms", Sample.of([4.81]), Sample.of([7.21]))
-    falling_itl = judge("median_itl_ms", Sample.of([5.7]), Sample.of([3.6]))
+    rising_tpot = compare("median_tpot_ms", Sample.of([4.81]), Sample.of([7.21]))
+    falling_itl = compare("median_itl_ms", Sample.of([5.7]), Sample.of([3.6]))
     assert (rising_tpot.outcome, rising_tpot.change) == ("worse", "worse by 49.90%")
     assert (falling_itl.outcome, falling_itl.change) == ("better", "better by 36.84%")
     assert change_words(0.001) == "no change" and change_words(-12.0, 0) == "worse by 12%"
@@ -88,7 +88,7 @@ def test_an_itl_orders_of_magnitude_below_the_tpot_and_a_spread_over_the_mean_ar
         ("median_itl_ms", "spread_over_mean"),
     ]
     assert "median_itl_ms 0.003 ms (cand at c=2) is under 1/100 of median_tpot_ms 8 ms" in flags[0].why
-    j = judge("median_itl_ms", Sample.of([4.0, 4.1, 3.9]), figures["median_itl_ms"], flags=flags)
+    j = compare("median_itl_ms", Sample.of([4.0, 4.1, 3.9]), figures["median_itl_ms"], flags=flags)
     assert j.outcome == "flagged" and "not judged, implausible" in j.says
     sane = {"median_tpot_ms": Sample.of([8.1, 7.9]), "median_itl_ms": Sample.of([7.5, 7.7])}
     assert flags_of("base at c=2", sane) == []

@@ -10,7 +10,7 @@ import pytest
 
 from redline.models.context import Node
 from redline.models.verdict import RULES
-from redline.policy.verdict import judge_ab
+from redline.policy.verdict import ab_verdict
 from redline.policy.verdict_rules import TrialObservation
 
 NODE = Node(hostname="gpu-a", machine_id="m-a", gpu_uuids=["GPU-1"])
@@ -45,7 +45,7 @@ def trials(base: list[float] = BASE, cand: list[float] = BETTER) -> list[TrialOb
 
 def judge(observed: list[TrialObservation], **kw: Any):  # noqa: ANN201
     args = {"arms": ["base", "cand"], "baseline": "base", "claim": "throughput"} | kw
-    return judge_ab(observed, **args)
+    return ab_verdict(observed, **args)
 
 
 def test_every_rule_holding_is_a_verdict() -> None:

@@ -20,7 +20,7 @@ from redline.ops.ab.run import ab_run
 from redline.ops.evidence.frontier import lever_frontier
 from redline.ops.requests_verdict import LeverFrontierRequest
 from redline.policy.frontier import open_levers, under_of
-from redline.policy.noise import Sample, judge
+from redline.policy.noise import Sample, compare
 from tests.targets.memory_target import MemoryTarget
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "vllm-0.26.0-h200-ab-fp8kv"
@@ -90,10 +90,10 @@ def test_each_workload_is_judged_alone_and_agrees_with_the_noise_judge_on_the_sa
         ("long", "no_improvement"),
     ]
     assert [(c.workload, c.concurrency) for c in verdict.comparisons] == POINTS
-    for comparison in verdict.comparisons:  # the A/B's call and the noise judge's, on the same trial figures
+    for comparison in verdict.comparisons:  # the A/B's call and the noise compare's, on the same trial figures
         base = [VLLM.parse_bench_result(f.read_text()).output_throughput for f in bench_files("bf16", *_at(comparison))]
         arm = [VLLM.parse_bench_result(f.read_text()).output_throughput for f in bench_files("fp8", *_at(comparison))]
-        said = judge("output_throughput", Sample.of(base), Sample.of(arm), alpha=spec.alpha)
+        said = compare("output_throughput", Sample.of(base), Sample.of(arm), alpha=spec.alpha)
         assert said.outcome == "inside_noise" and comparison.outcome == "no_improvement"
         assert comparison.delta_pct == pytest.approx(said.delta_pct, abs=1e-3)
     # measured: fp8 KV was 12.91% and 10.85% slower on the short workload, 8.39% slower and 1.88% faster on the long one

@@ -17,7 +17,7 @@ from redline.models.context import Node
 from redline.ops.ab.result import ab_summary
 from redline.ops.evidence.baseline import perf_baseline_diff, perf_baseline_record
 from redline.ops.requests_verdict import PerfBaselineDiffRequest, PerfBaselineRecordRequest
-from redline.policy.verdict import judge_ab
+from redline.policy.verdict import ab_verdict
 from redline.policy.verdict_rules import TrialObservation
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "vllm-0.26.0-h200-ab"
@@ -72,7 +72,7 @@ def test_a_latency_claim_on_an_implausible_itl_falls_back_to_the_tpot_and_names_
     """The CPU build's ITL (0.003 ms in some trials, 3-5 ms in others, TPOT 8 ms) averaged would be a 60% 'win'."""
     trials = [cpu_trial("base", k, itl) for k, itl in enumerate([4.1, 3.2, 4.8], 1)]
     trials += [cpu_trial("cand", k, itl, tpot=8.0 + 0.01 * k) for k, itl in enumerate([0.003, 4.9, 0.003], 1)]
-    v = judge_ab(trials, arms=["base", "cand"], baseline="base", claim="latency", metric="median_itl_ms")
+    v = ab_verdict(trials, arms=["base", "cand"], baseline="base", claim="latency", metric="median_itl_ms")
     assert v.metric == "median_tpot_ms" and v.fell_back is not None and "median_itl_ms is implausible" in v.fell_back
     assert {(f.metric, f.rule, f.where) for f in v.flags} >= {("median_itl_ms", "itl_below_tpot", "cand at c=2")}
     assert v.outcome != "improvement" and v.comparisons[0].metric == "median_tpot_ms"
@@ -82,7 +82,7 @@ def test_a_latency_claim_on_an_implausible_itl_falls_back_to_the_tpot_and_names_
 def test_a_claim_on_a_metric_whose_spread_exceeds_its_mean_is_refused() -> None:
     trials = [cpu_trial("base", k, 8.0, throughput=tp) for k, tp in enumerate([200.0, 210.0, 205.0], 1)]
     trials += [cpu_trial("cand", k, 8.0, throughput=tp) for k, tp in enumerate([5.0, 900.0, 4.0], 1)]
-    v = judge_ab(trials, arms=["base", "cand"], baseline="base", claim="throughput")
+    v = ab_verdict(trials, arms=["base", "cand"], baseline="base", claim="throughput")
     (c,) = v.comparisons
     assert c.outcome == "untestable" and c.noise is not None and c.noise.outcome == "flagged"
     assert v.outcome == "untestable" and v.champion is None

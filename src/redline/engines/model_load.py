@@ -46,7 +46,7 @@ def bars_crossed(gib: float | None, seconds: float | None, rate: float | None) -
     return bars
 
 
-def judge(load_format: str | None, gib: float | None, seconds: float | None) -> ModelLoad | None:
+def load_of(load_format: str | None, gib: float | None, seconds: float | None) -> ModelLoad | None:
     """The load a log describes; None when it says nothing of it."""
     if gib is None and seconds is None and load_format is None:
         return None
@@ -83,9 +83,9 @@ def with_model_load(signals: BootSignals, read_gib: float | None = None, read_s:
     """
     gib = read_gib if read_gib is not None else signals.memory.weights_gib
     seconds = read_s if read_s is not None else signals.timings.model_load_s
-    load = judge(signals.load_format, gib, seconds)
+    load = load_of(signals.load_format, gib, seconds)
     warnings = signals.warnings + ([load.note] if load is not None and load.slow else [])
     return signals.model_copy(update={"model_load": load, "warnings": warnings})
 
 
-__all__ = ["FASTER", "LARGE_GIB", "SLOW_LOAD_S", "SLOW_MB_S", "bars_crossed", "judge", "with_model_load"]
+__all__ = ["FASTER", "LARGE_GIB", "SLOW_LOAD_S", "SLOW_MB_S", "bars_crossed", "load_of", "with_model_load"]

@@ -31,7 +31,7 @@ from redline.models.serve import ServeConfig, is_eager
 from redline.models.sol import SolFigure
 from redline.models.verdict import AbVerdict
 from redline.policy import figures
-from redline.policy.verdict import judge_ab
+from redline.policy.verdict import ab_verdict
 from redline.policy.verdict_rules import CLAIM_METRIC, TrialObservation
 from redline.policy.verdict_workloads import across_workloads
 from redline.policy.workload import length_gate, prompt_gates, seqs_gate
@@ -226,7 +226,7 @@ def _verdict_on(
 ) -> AbVerdict:
     """The verdict over every trial's figures on one workload (None: the only one), each comparison naming it."""
     observations = [observation(r, plan.engine, workload) for plan in plans for r in records.get(plan.name, [])]
-    verdict = judge_ab(
+    verdict = ab_verdict(
         observations,
         arms=[p.name for p in plans],
         baseline=spec.baseline,

@@ -2,7 +2,7 @@
 set against the baseline arm on the fixed prompt set both answered greedily through their servers' own API. A
 consistency check against the baseline arm, not a benchmark score.
 
-    gate = judge("fp8", "auto", ["kv_cache_dtype fp8"], baseline_answers, arm_answers)
+    gate = gate_of("fp8", "auto", ["kv_cache_dtype fp8"], baseline_answers, arm_answers)
     gate.status          # "pass" only when every figure holds its threshold (below, in one place)
     missing = gate_missing(["kv_cache_dtype fp8"], gate)   # what a close or a write-back still needs, or None
 
@@ -94,7 +94,7 @@ def figures(baseline: Sequence[Answer], arm: Sequence[Answer]) -> tuple[float, f
     return exact, prefix, (sum(deltas) / len(deltas) if deltas else None)
 
 
-def judge(
+def gate_of(
     arm: str,
     baseline: str,
     risks: list[str],
@@ -178,6 +178,6 @@ __all__ = [
     "answers_of",
     "figures",
     "gate_missing",
-    "judge",
+    "gate_of",
     "said_of",
 ]

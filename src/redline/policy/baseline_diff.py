@@ -23,7 +23,7 @@ from redline.errors import InputError
 from redline.models.baseline import BaselineDiff, BaselinePoint, BaselineSource, Colour, MetricDiff, PointDiff
 from redline.models.context import ContextDescriptor, differing_fields
 from redline.models.metrics import MetricFlag, better_by_pct, metric
-from redline.policy.noise import DEFAULT_ALPHA, DEFAULT_BAND_PCT, Band, Sample, flags_of, flags_on, judge, stated_band
+from redline.policy.noise import DEFAULT_ALPHA, DEFAULT_BAND_PCT, Band, Sample, compare, flags_of, flags_on, stated_band
 
 DEFAULT_TOLERANCE_PCT = DEFAULT_BAND_PCT  # METHODOLOGY.md's default noise band
 DEFAULT_LOOSE_BAND_PCT = 10.0
@@ -57,7 +57,7 @@ def classify(
 ) -> MetricDiff:
     """One metric judged by the one noise model, with the tolerance as its band where no spread is recorded."""
     b, c = base.metrics.get(name), current.metrics.get(name)
-    j = judge(
+    j = compare(
         name,
         Sample.of_stat(b),
         Sample.of_stat(c),

@@ -1,6 +1,6 @@
 """A campaign's figures and what they make, as pure functions of its verdicts: no I/O here.
 
-    verdict, reason = judge(campaign, ...)               # green or red
+    verdict, reason = cell_verdict(campaign, ...)               # green or red
     table = campaign_table(campaign, cells, verdicts)    # cells x concurrencies, the focus metric and the guards
     report = select_champion(campaign, cells, baseline, verdicts, top=3)
 
@@ -61,7 +61,7 @@ def _breach(check: SlaCheck) -> str:
     return f"{check.metric} {check.value:.4g} {sign} {check.limit:g}"
 
 
-def judge(
+def cell_verdict(
     campaign: Campaign,
     *,
     boot_ok: bool,

@@ -1,8 +1,8 @@
 """The one noise model: whether a difference between a baseline and a current figure is real, and the smallest one
 that could have been seen (METHODOLOGY.md, "The noise model"). The A/B's verdict, the baseline diff and the campaign's
-champion all judge a difference here, so on the same figures they cannot disagree.
+champion all compare a difference here, so on the same figures they cannot disagree.
 
-    j = judge("output_throughput", Sample.of([2674, 3041, 2940]), Sample.of([3078, 2992, 2991]))
+    j = compare("output_throughput", Sample.of([2674, 3041, 2940]), Sample.of([3078, 2992, 2991]))
     j.basis, j.outcome, j.mde_pct     # "trials", "inside_noise", 14.6
 
 The basis, in order: `trials` (both sides have >= 2 trials: Welch's two-sided t-test at alpha); `measured` (one side
@@ -164,7 +164,7 @@ def _call(base: Sample, current: Sample, alpha: float, band: Band | None) -> _Ca
     return _by_band(band or stated_band(None, ""), base.mean, current.mean)
 
 
-def judge(
+def compare(
     name: str,
     base: Sample,
     current: Sample,
@@ -181,7 +181,7 @@ def judge(
     found = {"metric": name, "direction": info.direction, "unit": unit, "alpha": alpha}
     found |= {"n": (base.n, current.n), "flags": list(flags)}
     if base.mean is None or current.mean is None or not base.mean:
-        says = f"{name} is not measured on both sides: nothing to judge"
+        says = f"{name} is not measured on both sides: nothing to compare"
         none = dict.fromkeys(("delta_pct", "band_pct", "mde_pct"))
         return NoiseJudgement(**found, **none, change="not measured", basis="default", outcome="untestable", says=says)
     delta = better_by_pct(base.mean, current.mean, info.direction)
@@ -281,7 +281,7 @@ __all__ = [
     "detectable",
     "flags_of",
     "flags_on",
-    "judge",
+    "compare",
     "measured_band",
     "pooled_band",
     "stated_band",

@@ -100,7 +100,7 @@ def _judged(
     campaign: Campaign, cell: Sample, base: Sample, flags: list[MetricFlag], band: Band, per: str = "GPU"
 ) -> NoiseJudgement:
     focus = FOCUS_METRIC[campaign.focus]
-    return noise.judge(focus, base, cell, band=band, flags=flags_on(focus, flags), per=per)
+    return noise.compare(focus, base, cell, band=band, flags=flags_on(focus, flags), per=per)
 
 
 OUTCOME = {"better": "win", "worse": "worse", "inside_noise": "no_improvement", "flagged": "not_ranked"}

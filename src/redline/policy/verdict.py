@@ -1,7 +1,7 @@
 """The A/B verdict, as a pure function of the trials: VERDICT only when every rule holds (policy/verdict_rules.py),
 else a DRAFT naming each rule that failed (METHODOLOGY.md, "Verdicts").
 
-    verdict = judge_ab(trials, arms=["base", "fp8kv"], baseline="base", claim="latency",
+    verdict = ab_verdict(trials, arms=["base", "fp8kv"], baseline="base", claim="latency",
                        metric="median_tpot_ms", alpha=0.05)
 
 Whether a difference is real is the one noise model's call (policy/noise.py): Welch's two-sided t-test at `alpha`
@@ -18,7 +18,8 @@ from typing import Any
 
 from redline.models.metrics import MetricFlag
 from redline.models.verdict import AbVerdict, ArmOutcome, Claim, Comparison, Outcome, RuleCheck, WelchFigures
-from redline.policy.noise import Sample, detectable, flags_of, flags_on, judge
+from redline.policy import noise
+from redline.policy.noise import Sample, detectable, flags_of, flags_on
 from redline.policy.verdict_rules import (
     CLAIM_METRIC,
     DEFAULT_ALPHA,
@@ -70,7 +71,7 @@ def compare(
     """arm against base at concurrency c, judged by the one noise model (policy/noise.py)."""
     a, b = _values(ok, arm, c, metric), _values(ok, base, c, metric)
     mine = [f for f in flags_on(metric, flags) if f.where in (f"{arm} at c={c}", f"{base} at c={c}")]
-    j = judge(metric, Sample.of(b), Sample.of(a), alpha=alpha, flags=mine)
+    j = noise.compare(metric, Sample.of(b), Sample.of(a), alpha=alpha, flags=mine)
     test = welch(a, b)
     figures = (
         None
@@ -138,7 +139,7 @@ def _champion(arms: Sequence[ArmOutcome], comparisons: Sequence[Comparison]) -> 
     return max(winners, key=gain)
 
 
-def judge_ab(
+def ab_verdict(
     trials: Sequence[TrialObservation],
     *,
     arms: Sequence[str],
@@ -230,7 +231,7 @@ __all__ = [
     "check_rules",
     "claim_metric",
     "compare",
-    "judge_ab",
+    "ab_verdict",
     "overall",
     "point_flags",
     "samples",

@@ -26,7 +26,7 @@ from redline.models.accuracy import AccuracyGate, Answers, PromptSet
 from redline.models.serve import DUMMY
 from redline.ops.measured_boot import StepResult, Then
 from redline.ops.session import ServeSession, say
-from redline.policy.accuracy import ANSWERS_FILE, answers_of, judge
+from redline.policy.accuracy import ANSWERS_FILE, answers_of, gate_of
 from redline.policy.quality_risk import quality_risks
 from redline.targets import ServerHandle
 
@@ -93,7 +93,7 @@ def accuracy_gates(paths: AbPaths, spec: AbSpec, arms: Sequence[ArmSummary]) -> 
         if risks:
             mine, theirs = answered(paths, arm.arm, spec.trials), answered(paths, spec.baseline, spec.trials)
             dummy = DUMMY in (arm.serve.load_format, base.serve.load_format if base is not None else None)
-            gates[arm.arm] = judge(arm.arm, spec.baseline, risks, theirs, mine, dummy_weights=dummy)
+            gates[arm.arm] = gate_of(arm.arm, spec.baseline, risks, theirs, mine, dummy_weights=dummy)
     return gates
 
 

@@ -19,7 +19,7 @@ from redline.ops.evidence.known_good_apply import Identity, KnownGoodRun
 from redline.ops.predict.predict import Boots, Question, calibration_boots, predict_config
 
 
-def judge(prediction: MemoryPrediction, needed: int) -> CellPrediction:
+def feasibility(prediction: MemoryPrediction, needed: int) -> CellPrediction:
     """The cell's workload against its predicted cache (less the tokens the engine keeps back): no, at risk (only the
     band's high end holds it), yes. The prediction's own figures are kept unchanged."""
     p, mml = prediction, prediction.serve.max_model_len
@@ -47,7 +47,7 @@ def predicted_for(
     if shape is None:
         return None
     try:
-        return judge(predict_config(Question(engine, identity.engine_version, gpu, shape, serve), boots), needed)
+        return feasibility(predict_config(Question(engine, identity.engine_version, gpu, shape, serve), boots), needed)
     except InputError:
         return None
 
@@ -84,4 +84,4 @@ def infeasible_gates(planned: Sequence[CellPlan | ArmPlan]) -> list[str]:
     return [f"predicted infeasible, run only if you mean to: {'; '.join(infeasible)}"] if infeasible else []
 
 
-__all__ = ["engine_observations", "infeasible_gates", "judge", "predict_cells", "predicted_for"]
+__all__ = ["engine_observations", "infeasible_gates", "feasibility", "predict_cells", "predicted_for"]

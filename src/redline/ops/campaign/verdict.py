@@ -126,7 +126,7 @@ class Judge:
     ) -> tuple[Verdict, str, LoadBoundary | None]:
         """Green or red with its reason (policy/champion.py), and the load boundary the trials say."""
         boot = measured.boot
-        verdict, reason = champions.judge(
+        verdict, reason = champions.cell_verdict(
             self.campaign,
             boot_ok=boot.ready,
             boot_reason=f"{boot.signals.status.value}: {boot.signals.reason}",
