@@ -52,6 +52,7 @@ def write_campaign(root: Path, model: Path) -> Path:
         "concurrencies": [4],
         "warmup_requests": 2,
         "grid": {"max_num_batched_tokens": [16, 256]},
+        "replicates": 0,  # what it proves is two workloads kept apart, not the noise (test_real_vllm_search's)
     }
     path = root / "campaigns" / "shapes.yml"
     path.parent.mkdir(parents=True)

@@ -202,6 +202,7 @@ async def test_the_whole_workflow_through_mcp_over_stdio_on_the_cpu_build(tmp_pa
             "concurrencies": CONCURRENCIES,
             "warmup_requests": 2,
             "grid": {"max_num_seqs": list(CELLS.values())},
+            "replicates": 0,  # the A/B that follows is this workflow's measure of the noise (its 6 clean boots)
         }
         first = await campaign(client, CAMPAIGN, spec)
         echo = first["echo"]["base"]  # what boots: the ladder's ceiling, eager, on its port; not the defaults
