@@ -13,7 +13,7 @@ from redline.ops.campaign.report import plots_of, render_markdown
 from redline.ops.campaign.search import scores
 from redline.policy import champion as figures
 from redline.policy.campaign import plan_campaign
-from redline.policy.workload import measured_steps
+from redline.policy.workload import boot_benches
 from redline.policy.workload_champion import select
 from tests.campaign.helpers import campaign, verdict
 
@@ -76,7 +76,7 @@ def test_a_campaign_says_its_workloads_one_way_and_refuses_what_it_cannot_judge(
 
 def test_each_cell_benches_every_workload_at_every_concurrency_into_files_named_by_it() -> None:
     c = campaign(**NAMED, trials=2)
-    steps = measured_steps(c.shapes(), c.concurrencies, 2, c.trials)
+    steps = boot_benches(c.shapes(), c.concurrencies, 2, c.trials)
     warm, *benches = steps
     assert warm.warmup and (warm.workload.input_len, warm.workload.output_len) == (128, 16)  # the first workload's
     assert [s.result_name for s in benches] == [

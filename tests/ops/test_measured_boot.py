@@ -21,7 +21,7 @@ from redline.ops.ab.run import ab_run
 from redline.ops.campaign.plan import campaign_plan
 from redline.ops.measured_boot import Keep, measured_boot
 from redline.ops.session import ServeSession
-from redline.policy.workload import measured_steps
+from redline.policy.workload import boot_benches
 from tests.campaign.helpers import Fake, make_fake
 from tests.rigor.helpers import ab_spec
 from tests.targets.memory_target import MemoryTarget
@@ -67,7 +67,7 @@ def _config(fake: Fake) -> ServeConfig:
 
 
 async def test_a_measured_boot_runs_every_step_keeps_its_record_while_it_runs_and_leaves_nothing(fake: Fake) -> None:
-    steps = measured_steps([(None, WorkloadSpec(input_len=128, output_len=16))], [1, 4], 2, trials=2)
+    steps = boot_benches([(None, WorkloadSpec(input_len=128, output_len=16))], [1, 4], 2, trials=2)
     record_file = fake.root / "results" / "run" / "server.json"
     record_file.parent.mkdir(parents=True)
     written: dict[str, str] = {}
@@ -102,7 +102,7 @@ async def test_a_measured_boot_runs_every_step_keeps_its_record_while_it_runs_an
 
 
 async def test_a_failed_warm_up_ends_the_boot_with_no_bench_and_stops_the_server(fake: Fake) -> None:
-    steps = measured_steps([(None, WorkloadSpec(input_len=128, output_len=16))], [1, 4], 2, trials=1)
+    steps = boot_benches([(None, WorkloadSpec(input_len=128, output_len=16))], [1, 4], 2, trials=1)
     record_file = fake.root / "results" / "server.json"
     record_file.parent.mkdir(parents=True)
     target = MemoryTarget(failing=frozenset({"warmup.json"}))  # no warm-up request gets through
@@ -125,7 +125,7 @@ async def test_a_failed_warm_up_ends_the_boot_with_no_bench_and_stops_the_server
 async def test_every_ranked_bench_is_checked_from_the_server_s_metrics_and_a_warm_cache_is_its_problem(
     fake: Fake, cached: float
 ) -> None:
-    steps = measured_steps([(None, WorkloadSpec(input_len=128, output_len=16))], [1, 4], 2, trials=1)
+    steps = boot_benches([(None, WorkloadSpec(input_len=128, output_len=16))], [1, 4], 2, trials=1)
     record_file = fake.root / "results" / "server.json"
     record_file.parent.mkdir(parents=True)
     target = MemoryTarget(cached=cached)

@@ -13,12 +13,12 @@ from redline.models.workloads import WorkloadSpec
 from redline.ops import session as sessions
 from redline.ops.measured_boot import Keep, measured_boot
 from redline.ops.session import BOOTED_AT, ServeSession
-from redline.policy.workload import measured_steps
+from redline.policy.workload import boot_benches
 from tests.campaign.helpers import make_fake
 from tests.targets.memory_target import MemoryTarget
 
 pytestmark = pytest.mark.anyio
-STEPS = measured_steps([(None, WorkloadSpec(input_len=128, output_len=16))], [1, 4], 2, trials=1)
+STEPS = boot_benches([(None, WorkloadSpec(input_len=128, output_len=16))], [1, 4], 2, trials=1)
 
 
 class Heard:

@@ -133,7 +133,7 @@ class ArmPlan(Strict):
     )
 
 
-class TrialStep(Strict):
+class TrialPlan(Strict):
     """One trial in run order: a clean boot of one arm, a warm-up, a bench per concurrency, a stop."""
 
     order: int
@@ -152,7 +152,7 @@ class AbPlan(Strict):
     engine: str = Field(description="the A/B's engine: each arm's unless the arm (or its campaign cell) names another")
     engines: list[str] = Field(description="every engine the arms boot; more than one: a comparison across engines")
     arms: list[ArmPlan]
-    steps: list[TrialStep]
+    steps: list[TrialPlan]
     boots: int = Field(description="boots a run would do now: one per trial not done")
     gates: list[str] = Field([], description="A/B-wide gate notes: what the methodology gates changed, and why")
     known_good: KnownGoodUse
@@ -301,5 +301,5 @@ __all__ = [
     "TrialFigures",
     "TrialPoint",
     "TrialRecord",
-    "TrialStep",
+    "TrialPlan",
 ]

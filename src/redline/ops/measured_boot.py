@@ -1,8 +1,8 @@
 """The measured boot: boot a serve config through a session, run its bench steps, stop it. The one loop that
 campaign cells and A/B trials run (and search steps will); a ladder's smoke test runs its second half,
-run_steps, on the server its rung left up.
+run_benches, on the server its rung left up.
 
-    steps = measured_steps(spec.shapes(), spec.concurrencies, spec.warmup_requests, trials=1)  # policy/workload.py
+    steps = boot_benches(spec.shapes(), spec.concurrencies, spec.warmup_requests, trials=1)  # policy/workload.py
     measured = await measured_boot(session, config, steps, keep=Keep(server_file, index, write), ...)
     measured.warmup_error                # the warm-up's problem: no bench ran after it
     for result in measured.benches: ...  # one result per bench step that ran, in order
@@ -37,15 +37,15 @@ from redline.ops.session import BOOTED_AT, BenchRun, Boot, ServeSession, say
 from redline.ops.telemetry import Sampling
 from redline.policy import clean_bench
 from redline.policy.telemetry import check as gpu_check
-from redline.policy.workload import Step
+from redline.policy.workload import Bench
 from redline.targets import ServerHandle, Target
 
 
 @dataclass(frozen=True)
-class StepResult:
+class BenchOutcome:
     """One step as it ran: the client's run, its figures, why it did not measure what it asked (or None)."""
 
-    step: Step
+    step: Bench
     run: BenchRun
     figures: BenchResult | None
     problem: str | None
@@ -65,7 +65,7 @@ class MeasuredBoot:
     """A boot and the steps it ran; log_text is the server's whole log (boot, warm-up and benches)."""
 
     boot: Boot
-    steps: list[StepResult] = field(default_factory=list)
+    steps: list[BenchOutcome] = field(default_factory=list)
     log_text: str = ""
 
     @property
@@ -73,7 +73,7 @@ class MeasuredBoot:
         return next((r.problem for r in self.steps if r.step.warmup), None)
 
     @property
-    def benches(self) -> list[StepResult]:
+    def benches(self) -> list[BenchOutcome]:
         return [r for r in self.steps if not r.step.warmup]
 
     def command(self, name: str) -> list[str] | None:
@@ -112,26 +112,26 @@ def bench_problem(run: BenchRun, figures: BenchResult | None) -> str | None:
     return None
 
 
-async def run_steps(
+async def run_benches(
     session: ServeSession,
     handle: ServerHandle,
     config: ServeConfig,
-    steps: Sequence[Step],
+    steps: Sequence[Bench],
     *,
     deadline_s: float,
     write: Callable[[str, str], object] | None = None,
     since: int | None = None,
-) -> list[StepResult]:
+) -> list[BenchOutcome]:
     """Run the steps on the running server in order, up to the first that leaves it unable to take the next; the
     progress moves as each starts and as each ends.
 
     `since`: where in the log the first step's lines start (default: the log's end when it starts).
     """
-    results: list[StepResult] = []
+    results: list[BenchOutcome] = []
     for i, step in enumerate(steps):
         await say(session.progress, BOOTED_AT + (1 - BOOTED_AT) * i / len(steps), step.label)
         offset = since if i == 0 and since is not None else len((await session.read_log(handle)).encode())
-        result = await run_step(session, handle, config, step, deadline_s=deadline_s, write=write, log_offset=offset)
+        result = await run_bench(session, handle, config, step, deadline_s=deadline_s, write=write, log_offset=offset)
         result = replace(result, warm=i > 0)
         results.append(result)
         done = BOOTED_AT + (1 - BOOTED_AT) * (i + 1) / len(steps)
@@ -141,16 +141,16 @@ async def run_steps(
     return results
 
 
-async def run_step(
+async def run_bench(
     session: ServeSession,
     handle: ServerHandle,
     config: ServeConfig,
-    step: Step,
+    step: Bench,
     *,
     deadline_s: float,
     write: Callable[[str, str], object] | None,
     log_offset: int,
-) -> StepResult:
+) -> BenchOutcome:
     """One bench on the running server; a ranked one from an emptied prefix cache where the engine serves that,
     checked clean (policy/clean_bench.py) with the GPUs sampled beside it."""
     reset = await session.empty_prefix_cache(handle, config) if step.ranked else None
@@ -168,10 +168,10 @@ async def run_step(
         after = await session.prefix_counters(handle, config)
         found = [*clean_bench.checks(figures, step.workload, before, after, reset), *gpu_checks]
     problem = unreadable or bench_problem(run, figures) or clean_bench.flagged(found)
-    return StepResult(step, run, figures, problem, unreadable, warm=False, checks=found, telemetry=telemetry)
+    return BenchOutcome(step, run, figures, problem, unreadable, warm=False, checks=found, telemetry=telemetry)
 
 
-def _said(result: StepResult) -> str:
+def _said(result: BenchOutcome) -> str:
     """A step as its progress line ends it."""
     figures = result.figures
     done = f"{figures.output_throughput:,.1f} output tok/s" if figures is not None else "no figures"
@@ -197,13 +197,13 @@ async def _telemetry(
 
 # More steps on the same server once the listed ones ran, chosen from what they measured: (the server, the results
 # so far) -> the results of the steps it ran (a campaign's load-boundary probes, ops/campaign/boundary.py).
-Then = Callable[[ServerHandle, list[StepResult]], Awaitable[list[StepResult]]]
+Then = Callable[[ServerHandle, list[BenchOutcome]], Awaitable[list[BenchOutcome]]]
 
 
 async def measured_boot(
     session: ServeSession,
     config: ServeConfig,
-    steps: Sequence[Step],
+    steps: Sequence[Bench],
     *,
     keep: Keep,
     boot_deadline_s: float,
@@ -228,7 +228,7 @@ async def measured_boot(
         if not boot.ready:
             return MeasuredBoot(boot, [], boot.log_text)
         record(boot.handle, len(boot.log_text.encode()))
-        results = await run_steps(session, boot.handle, config, steps, deadline_s=bench_deadline_s, write=keep.write)
+        results = await run_benches(session, boot.handle, config, steps, deadline_s=bench_deadline_s, write=keep.write)
         if then is not None and len(results) == len(steps) and all(r.server_usable for r in results):
             results += await then(boot.handle, results)
         return MeasuredBoot(boot, results, await session.read_log(boot.handle))
@@ -273,12 +273,12 @@ __all__ = [
     "BOOTED_AT",
     "Keep",
     "MeasuredBoot",
-    "StepResult",
+    "BenchOutcome",
     "Then",
     "bench_problem",
     "measured_boot",
     "read_figures",
-    "run_steps",
+    "run_benches",
     "server_record",
     "stop_left_servers",
 ]

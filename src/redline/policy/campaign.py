@@ -35,9 +35,9 @@ from redline.policy.rungs import serve_config
 from redline.policy.workload import (
     Commands,
     Executables,
+    boot_benches,
     commands_of,
     length_gate,
-    measured_steps,
     prompt_gates,
     seqs_gate,
 )
@@ -230,7 +230,7 @@ def plan_cell(
     its regime, boot and benches are what runs: its engine's boot, its engine's bench client's benches."""
     engine = get_engine(cell_engine(campaign, cell))
     config, notes = made.config, made.notes
-    steps = measured_steps(campaign.shapes(), campaign.concurrencies, campaign.warmup_requests, campaign.trials)
+    steps = boot_benches(campaign.shapes(), campaign.concurrencies, campaign.warmup_requests, campaign.trials)
     try:
         commands = commands_of(engine, config, steps, executables)
     except InputError as exc:  # a knob the engine refuses names the cell

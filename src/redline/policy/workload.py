@@ -1,7 +1,7 @@
 """The one workload policy every measured boot follows: how many prompts a concurrency sends, the seeds, the
 warm-up. Campaign cells and A/B trials read it alike, so the two cannot drift. No I/O.
 
-    steps = measured_steps(spec.shapes(), spec.concurrencies, spec.warmup_requests, trials=1)
+    steps = boot_benches(spec.shapes(), spec.concurrencies, spec.warmup_requests, trials=1)
     n, note = prompts_at(spec.workload.num_prompts, c)     # never under 2 x c; the note says when it was raised
 
 The steps are what a measured boot runs on one server (ops/measured_boot.py) and what a plan shows as
@@ -36,7 +36,7 @@ MIN_PROMPTS_PER_CONCURRENCY = 2  # one full batch beyond ramp and drain
 
 
 @dataclass(frozen=True)
-class Step:
+class Bench:
     """One bench a measured boot runs: where its result goes, what it sends, what its progress says."""
 
     result_name: str
@@ -149,20 +149,22 @@ def bench_file(c: int, trial: int = 1, trials: int = 1, workload: str | None = N
     return f"{named}.json" if trials == 1 else f"{named}-t{trial}.json"
 
 
-def measured_steps(
+def boot_benches(
     shapes: Sequence[NamedShape], concurrencies: Sequence[int], warmup_requests: int, trials: int
-) -> list[Step]:
+) -> list[Bench]:
     """Every bench one server gets, in order: the warm-up (the first workload's), then each concurrency of each
     workload of each trial (trials outermost, so they interleave; then workloads, so each trial sees every one)."""
     steps = []
     warm = warmup_workload(shapes[0][1], warmup_requests, concurrencies)
     if warm is not None:
-        steps.append(Step(WARMUP_FILE, warm, f"warming up with {warm.num_prompts} requests", warmup=True, ranked=False))
+        steps.append(
+            Bench(WARMUP_FILE, warm, f"warming up with {warm.num_prompts} requests", warmup=True, ranked=False)
+        )
     order = [(c, t, w) for t in range(1, trials + 1) for w in shapes for c in concurrencies]
     for i, (c, t, (name, shape)) in enumerate(order):
         label = (f"{name}, " if name else "") + f"concurrency {c}" + (f", trial {t} of {trials}" if trials > 1 else "")
         file = bench_file(c, t, trials, name)
-        steps.append(Step(file, bench_workload(shape, c, i), label, trial=t, workload_name=name))
+        steps.append(Bench(file, bench_workload(shape, c, i), label, trial=t, workload_name=name))
     return steps
 
 
@@ -173,11 +175,11 @@ class Commands:
 
     boot: list[str]
     warmup: list[str] | None
-    benches: list[tuple[Step, list[str]]]
+    benches: list[tuple[Bench, list[str]]]
 
 
 def commands_of(
-    engine: Engine, config: ServeConfig, steps: Sequence[Step], executables: Executables | None
+    engine: Engine, config: ServeConfig, steps: Sequence[Bench], executables: Executables | None
 ) -> Commands:
     """The commands one server of config runs for `steps`: the engine's boot, its bench client's benches against it
     (writing into $RUN_DIR), each as the target runs that engine (`executables`; default: the engine's own)."""
@@ -206,9 +208,9 @@ __all__ = [
     "commands_of",
     "MIN_PROMPTS_PER_CONCURRENCY",
     "WARMUP_FILE",
-    "Step",
+    "Bench",
     "bench_file",
-    "measured_steps",
+    "boot_benches",
     "PROMPTS_PER_CONCURRENCY",
     "bench_workload",
     "prompt_gates",

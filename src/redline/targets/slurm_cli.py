@@ -19,8 +19,8 @@ from redline.targets.slurm_parse import (
     STEP_FIELDS,
     Job,
     JobEnd,
+    JobStep,
     NodeRoom,
-    Step,
     format_of,
     jobs,
     node_rooms,
@@ -86,7 +86,7 @@ class SlurmCli:
         found = [j for j in await self.jobs(f"--jobs={job_id}") if j.job_id == job_id]
         return found[0] if found else None
 
-    async def steps(self, job_id: str) -> list[Step]:
+    async def steps(self, job_id: str) -> list[JobStep]:
         """The steps of a job now running (none once it has ended)."""
         args = ["-h", "-s", f"--jobs={job_id}", f"--Format={format_of(STEP_FIELDS)}"]
         done = await self.call(self.argv("squeue", *args))

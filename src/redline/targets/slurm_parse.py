@@ -228,7 +228,7 @@ def jobs(squeue: str) -> list[Job]:
 
 
 @dataclass(frozen=True)
-class Step:
+class JobStep:
     """One job step as `squeue -s` shows it: `1234.5`, its name and state."""
 
     job_id: str
@@ -237,12 +237,12 @@ class Step:
     state: str
 
 
-def steps(squeue: str) -> list[Step]:
+def steps(squeue: str) -> list[JobStep]:
     """The steps of `squeue -h -s -O <STEP_FIELDS>` (the batch and extern steps included)."""
     found = []
     for r in records(squeue, STEP_FIELDS):
         job, _, step = r["StepId"].partition(".")
-        found.append(Step(job_id=job, step=step, name=r["StepName"], state=r["StepState"]))
+        found.append(JobStep(job_id=job, step=step, name=r["StepName"], state=r["StepState"]))
     return found
 
 

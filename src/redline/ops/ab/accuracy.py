@@ -24,7 +24,7 @@ from redline.models import ServeConfig
 from redline.models.ab import AbSpec, ArmSummary
 from redline.models.accuracy import AccuracyGate, Answers, PromptSet
 from redline.models.serve import DUMMY
-from redline.ops.measured_boot import StepResult, Then
+from redline.ops.measured_boot import BenchOutcome, Then
 from redline.ops.session import ServeSession, say
 from redline.policy.accuracy import ANSWERS_FILE, answers_of, gate_of
 from redline.policy.quality_risk import quality_risks
@@ -61,7 +61,7 @@ async def ask(session: ServeSession, handle: ServerHandle, config: ServeConfig) 
 def ask_answers(session: ServeSession, config: ServeConfig, write: Callable[[str, str], object]) -> Then:
     """The measured boot's `then`: the answers asked once the benches ran, kept as accuracy.json; no bench added."""
 
-    async def then(handle: ServerHandle, done: list[StepResult]) -> list[StepResult]:
+    async def then(handle: ServerHandle, done: list[BenchOutcome]) -> list[BenchOutcome]:
         await say(session.progress, 0.97, "accuracy gate: the fixed prompt set, greedily, with log-probabilities")
         write(ANSWERS_FILE, (await ask(session, handle, config)).model_dump_json(indent=1))
         return []

@@ -17,7 +17,7 @@ from redline.engines import get_engine
 from redline.errors import InputError
 from redline.ledger.ab_file import AbPaths, read_trial
 from redline.models import ServeConfig, Widenings
-from redline.models.ab import AbPlan, AbSpec, ArmPlan, ArmSpec, TrialStep
+from redline.models.ab import AbPlan, AbSpec, ArmPlan, ArmSpec, TrialPlan
 from redline.models.campaign import Campaign, CellSpec
 from redline.models.known_good import KnownGoodUse
 from redline.ops.campaign.load import load_named
@@ -30,7 +30,7 @@ from redline.policy import ab as plans
 from redline.policy import known_good as kg
 from redline.policy.campaign import cell_config, cell_engine  # the campaign's own rules make a cell's config
 from redline.policy.cross_engine import engines_of, one_bench_client, refuse_unmatched_caching
-from redline.policy.workload import Step, commands_of, measured_steps, prompt_gates
+from redline.policy.workload import Bench, boot_benches, commands_of, prompt_gates
 from redline.targets import Target
 
 # ---- the arms and the plan -----------------------------------------------------------------------------------
@@ -122,7 +122,7 @@ def _arm_plan(
     try:
         config, gates = plans.gate_arm(spec, name, config, own=own, source=source)
         engine.admit(config, (widening or {}).get(engine_name))
-        boot = commands_of(engine, config, steps_of(spec), executables(target)).boot
+        boot = commands_of(engine, config, benches_of(spec), executables(target)).boot
     except (ValueError, InputError) as exc:
         raise InputError(f"arm {name!r}: {exc}" if not str(exc).startswith("arm ") else str(exc)) from exc
     return ArmPlan(
@@ -182,18 +182,18 @@ async def prepare(
     return Prepared(spec, arms, _combined(uses), identities, files)
 
 
-def steps_of(spec: AbSpec) -> list[Step]:
+def benches_of(spec: AbSpec) -> list[Bench]:
     """What every trial's server runs: the warm-up, then each concurrency (policy/workload.py, as a campaign's)."""
-    return measured_steps(spec.shapes(), spec.concurrencies, spec.warmup_requests, trials=1)
+    return boot_benches(spec.shapes(), spec.concurrencies, spec.warmup_requests, trials=1)
 
 
 def plan_of(prepared: Prepared, paths: AbPaths, target: Target) -> AbPlan:
     """Every trial in run order with its commands; a trial with a record is marked done."""
     spec = prepared.spec
-    exes, steps = executables(target), steps_of(spec)
+    exes, steps = executables(target), benches_of(spec)
     commands = {a.name: commands_of(get_engine(a.engine), a.serve, steps, exes) for a in prepared.arms}
     trials = [
-        TrialStep(
+        TrialPlan(
             order=order,
             arm=arm,
             trial=k,
@@ -238,7 +238,7 @@ def check_resumable(paths: AbPaths, plan: AbPlan) -> None:
 
 
 __all__ = [
-    "steps_of",
+    "benches_of",
     "Prepared",
     "ResolvedArm",
     "check_resumable",

@@ -24,22 +24,22 @@ from redline.errors import InputError
 from redline.ledger.ab_file import AbPaths, read_spec, trial_name, write_spec
 from redline.ledger.results import Results
 from redline.models import BenchWorkload, ServeConfig, Widenings
-from redline.models.ab import AbPlan, AbResult, AbSpec, ArmPlan, TrialPoint, TrialRecord, TrialStep
+from redline.models.ab import AbPlan, AbResult, AbSpec, ArmPlan, TrialPlan, TrialPoint, TrialRecord
 from redline.models.context import ContextDescriptor, Node, Workload
 from redline.ops.ab.accuracy import answered, ask_answers, gate_needed
-from redline.ops.ab.plan import Prepared, check_resumable, done_trials, plan_of, prepare, steps_of
+from redline.ops.ab.plan import Prepared, benches_of, check_resumable, done_trials, plan_of, prepare
 from redline.ops.ab.result import ab_result, ended
 from redline.ops.evidence.context import descriptor, node_of
 from redline.ops.evidence.sol import sol_figure
 from redline.ops.evidence.versions import EngineVersions
 from redline.ops.experiment import run as experiment
 from redline.ops.experiment.run import Stop, Unit, Write
-from redline.ops.measured_boot import MeasuredBoot, StepResult, Then
+from redline.ops.measured_boot import BenchOutcome, MeasuredBoot, Then
 from redline.ops.request_base import ACK_FLAG, require_ack
 from redline.ops.session import Boot, Progress, ServeSession
 from redline.policy.drift import kv_drift
 from redline.policy.sol import with_telemetry
-from redline.policy.workload import RUN_DIR, WARMUP_FILE, Step
+from redline.policy.workload import RUN_DIR, WARMUP_FILE, Bench
 from redline.targets import HostInfo, Target
 
 # ---- the run -------------------------------------------------------------------------------------------------------
@@ -77,7 +77,7 @@ class Trials:
     def arm(self, name: str) -> ArmPlan:
         return next(a for a in self.plan.arms if a.name == name)
 
-    def step(self, unit: Unit) -> TrialStep:
+    def step(self, unit: Unit) -> TrialPlan:
         return next(s for s in self.plan.steps if trial_name(s.arm, s.trial) == unit.name)
 
     def todo(self) -> int:
@@ -91,9 +91,9 @@ class Trials:
                 return Unit(name, step.order, arm.engine, arm.serve)
         return Stop()
 
-    def steps(self, unit: Unit) -> list[Step]:
+    def benches(self, unit: Unit) -> list[Bench]:
         """Every trial's benches: the same prompts in every trial of every arm."""
-        return steps_of(self.spec)
+        return benches_of(self.spec)
 
     def then(self, unit: Unit, session: ServeSession, write: Write) -> Then | None:
         """The accuracy gate's ask (ops/ab/accuracy.py), where the arms differ by a lever that can change the model's
@@ -148,7 +148,7 @@ class TrialJudge:
             next=f"call ab_run with {ACK_FLAG}=true to run them",
         )
 
-    def _point(self, arm: ArmPlan, boot: Boot, host: HostInfo, result: StepResult) -> TrialPoint:
+    def _point(self, arm: ArmPlan, boot: Boot, host: HostInfo, result: BenchOutcome) -> TrialPoint:
         workload, figures = result.step.workload, result.figures
         context = self._context(arm, host, boot, workload, result.warm, result.step.workload_name)
         shape, why = self.prepared.files[arm.serve.model].shape

@@ -11,15 +11,15 @@ from collections.abc import Callable
 from redline.models import ServeConfig
 from redline.models.campaign import Campaign
 from redline.models.load_boundary import BoundarySpec
-from redline.ops.measured_boot import StepResult, Then, run_steps
+from redline.ops.measured_boot import BenchOutcome, Then, run_benches
 from redline.ops.session import ServeSession
 from redline.policy import load_boundary
 from redline.policy.figures import metrics_of
-from redline.policy.workload import Step, bench_file, bench_workload
+from redline.policy.workload import Bench, bench_file, bench_workload
 from redline.targets import ServerHandle
 
 
-def probes_of(results: list[StepResult], config: ServeConfig, sla: dict[str, float]) -> list[load_boundary.Probe]:
+def probes_of(results: list[BenchOutcome], config: ServeConfig, sla: dict[str, float]) -> list[load_boundary.Probe]:
     """Every ranked bench as a probe: one that measured nothing usable did not hold."""
     return [
         load_boundary.probe(
@@ -32,12 +32,12 @@ def probes_of(results: list[StepResult], config: ServeConfig, sla: dict[str, flo
     ]
 
 
-def probe_step(campaign: Campaign, c: int, results: list[StepResult], why: str) -> Step:
+def probe_step(campaign: Campaign, c: int, results: list[BenchOutcome], why: str) -> Bench:
     """The bench at concurrency c that comes after `results` on the server: its replicate number, its own seed."""
     trial = 1 + sum(1 for r in results if r.step.ranked and r.step.workload.concurrency == c)
     benches = sum(1 for r in results if r.step.ranked)
     name = bench_file(c, trial, max(trial, campaign.trials))
-    return Step(name, bench_workload(campaign.shape(None), c, benches), f"load boundary: {why}", trial=trial)
+    return Bench(name, bench_workload(campaign.shape(None), c, benches), f"load boundary: {why}", trial=trial)
 
 
 def boundary_probes(
@@ -53,14 +53,14 @@ def boundary_probes(
     spec's most benches have run."""
     sla = campaign.latency_sla
 
-    async def probe(handle: ServerHandle, done: list[StepResult]) -> list[StepResult]:
-        ran: list[StepResult] = []
+    async def probe(handle: ServerHandle, done: list[BenchOutcome]) -> list[BenchOutcome]:
+        ran: list[BenchOutcome] = []
         while len(ran) < spec.most_benches:
             found = load_boundary.next_probe(probes_of([*done, *ran], config, sla), sla, spec)
             if not isinstance(found, load_boundary.Next):
                 break
             step = probe_step(campaign, found.concurrency, [*done, *ran], found.why)
-            [result] = await run_steps(session, handle, config, [step], deadline_s=deadline_s, write=write)
+            [result] = await run_benches(session, handle, config, [step], deadline_s=deadline_s, write=write)
             ran.append(result)
             if not result.server_usable:
                 break

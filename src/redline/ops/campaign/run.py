@@ -39,7 +39,7 @@ from redline.ops.experiment.run import Stop, Unit, Write
 from redline.ops.measured_boot import Then
 from redline.ops.request_base import ACK_FLAG, require_ack
 from redline.ops.session import Progress, ServeSession, say
-from redline.policy.workload import Step, measured_steps
+from redline.policy.workload import Bench, boot_benches
 from redline.targets import Target
 
 
@@ -108,9 +108,9 @@ class Cells:
         owed = replicate_owed(self.loaded, self.plan.baseline, top, judged)
         return self.unit(*owed) if owed is not None else None
 
-    def steps(self, unit: Unit) -> list[Step]:
+    def benches(self, unit: Unit) -> list[Bench]:
         campaign = self.loaded.campaign
-        return measured_steps(campaign.shapes(), campaign.concurrencies, campaign.warmup_requests, campaign.trials)
+        return boot_benches(campaign.shapes(), campaign.concurrencies, campaign.warmup_requests, campaign.trials)
 
     def then(self, unit: Unit, session: ServeSession, write: Write) -> Then | None:
         campaign = self.loaded.campaign

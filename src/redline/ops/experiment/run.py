@@ -5,7 +5,7 @@
 
 An experiment is a plan and a judge over one results layout (ledger/results.py). The plan says what to boot: its
 units (one measured boot each: a campaign's cell, an A/B's trial of an arm), which to boot next given what this run
-has measured (a grid's next cell, a search's proposal, an A/B's next trial; or why to stop), each unit's bench steps
+has measured (a grid's next cell, a search's proposal, an A/B's next trial; or why to stop), each unit's benches
 and what it runs after them on the same server (a campaign's load-boundary probes, an A/B's accuracy gate). The
 judge says what a unit's boot gave (its record, written last: its presence means the unit is done) and what the
 whole run gave (the tool's answer).
@@ -35,7 +35,7 @@ from redline.models import ServeConfig, Widenings
 from redline.models.experiment import ExperimentSpec
 from redline.ops.measured_boot import Keep, MeasuredBoot, Then, measured_boot, stop_left_servers
 from redline.ops.session import Progress, ServeSession, say
-from redline.policy.workload import Step
+from redline.policy.workload import Bench
 from redline.targets import HostInfo, Target
 from redline.targets.unit import boot_unit
 
@@ -84,7 +84,7 @@ class Plan(Protocol[R_contra]):
     # while running).
     def next(self, ran: Mapping[str, R_contra | None]) -> Unit | Stop | None: ...
 
-    def steps(self, unit: Unit) -> list[Step]: ...
+    def benches(self, unit: Unit) -> list[Bench]: ...
 
     def then(self, unit: Unit, session: ServeSession, write: Write) -> Then | None: ...
 
@@ -224,7 +224,7 @@ class _Run(Generic[R, A]):
         measured = await measured_boot(
             session,
             unit.serve,
-            plan.steps(unit),
+            plan.benches(unit),
             keep=keep,
             boot_deadline_s=plan.spec.boot_deadline_s,
             bench_deadline_s=plan.spec.bench_deadline_s,

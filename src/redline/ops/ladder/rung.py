@@ -24,10 +24,10 @@ from redline.ops.evidence.context import model_files
 from redline.ops.ladder import ceiling as ladder_ceiling
 from redline.ops.ladder import plan as ladder_tools
 from redline.ops.ladder import record as ladder_record
-from redline.ops.measured_boot import run_steps, server_record, stop_left_servers
+from redline.ops.measured_boot import run_benches, server_record, stop_left_servers
 from redline.ops.request_base import require_ack
 from redline.ops.session import Boot, Progress, ServeSession, say
-from redline.policy.workload import Step
+from redline.policy.workload import Bench
 from redline.targets import ServerHandle, Target
 from redline.targets.unit import boot_unit
 
@@ -163,7 +163,7 @@ async def smoke_test(
     smoke = _smoke_step(index, workload)
     session = _session(state, target, progress)
     deadline_s, since = state.smoke_deadline_s, record.boot_log_bytes  # the bench's lines follow the boot's
-    [result] = await run_steps(session, record.handle, record.config, [smoke], deadline_s=deadline_s, since=since)
+    [result] = await run_benches(session, record.handle, record.config, [smoke], deadline_s=deadline_s, since=since)
     bench = result.run
     rung, updated = await off_loop(
         ladder_record.record_smoke,
@@ -191,13 +191,13 @@ async def _running_server(ladder: Path, target: Target, index: int | None) -> Se
     return record
 
 
-def _smoke_step(index: int | None, workload: SmokeWorkload) -> Step:
+def _smoke_step(index: int | None, workload: SmokeWorkload) -> Bench:
     """The smoke test as a bench step: the rung's workload, its result file named by the rung."""
     label = (
         f"smoke test: {workload.num_prompts} prompts of {workload.input_len} tokens "
         f"at concurrency {workload.concurrency}"
     )
-    return Step(f"smoke-rung-{index:03d}.json", workload, label, ranked=False)
+    return Bench(f"smoke-rung-{index:03d}.json", workload, label, ranked=False)
 
 
 async def ceiling_record(ladder: Path, open_target: Callable[[str], Target]) -> Ceiling:
