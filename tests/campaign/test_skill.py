@@ -10,13 +10,13 @@ import pytest
 from ruamel.yaml import YAML
 
 from redline.ops.campaign.plan import load
-from redline.ops.requests import CAMPAIGN_OPERATIONS
+from redline.ops.requests import EXPERIMENT_OPERATIONS
 from redline.policy import campaign as policy
 
 ROOT = Path(__file__).resolve().parents[2]
 SKILL = ROOT / "skills" / "inference-tune-sweep"
 DOCS = [SKILL / "SKILL.md", *sorted((SKILL / "references").glob("*.md"))]
-CAMPAIGN_TOOLS = set(CAMPAIGN_OPERATIONS)
+CAMPAIGN_TOOLS = set(EXPERIMENT_OPERATIONS)
 OTHER_TOOLS = {"job_status", "job_cancel", "job_list"}
 
 

@@ -18,7 +18,7 @@ from redline.errors import InputError
 from redline.ops.ab.apply import champion_apply
 from redline.ops.ab.result import ab_close
 from redline.ops.evidence.known_good import known_good_record
-from redline.ops.requests_verdict import ChampionApplyRequest, KnownGoodRecordRequest
+from redline.ops.requests_evidence import ChampionApplyRequest, KnownGoodRecordRequest
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "vllm-0.26.0-h200-ab"
 AB, CHAMPION = "l8b-mnbt", "mnbt8192"

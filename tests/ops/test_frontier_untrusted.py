@@ -14,7 +14,7 @@ from redline.ledger import yamlfile
 from redline.models.frontier import Frontier, FrontierFile
 from redline.models.lever import Lever
 from redline.ops.evidence.frontier import frontier_path, lever_frontier
-from redline.ops.requests_verdict import LeverFrontierRequest
+from redline.ops.requests_evidence import LeverFrontierRequest
 
 LEVER = Lever(
     lever="fp8_kv_cache",

@@ -22,7 +22,7 @@ from redline.ledger.campaign_file import cells_of
 from redline.models.slug import check_slug
 from redline.ops.campaign.ceiling import ladder_ceiling
 from redline.ops.campaign.load import load, load_named
-from redline.ops.requests_verdict import KnownGoodRecordRequest, PerfBaselineDiffRequest, PerfBaselineRecordRequest
+from redline.ops.requests_evidence import KnownGoodRecordRequest, PerfBaselineDiffRequest, PerfBaselineRecordRequest
 from redline.ops.workspace import inside
 from tests.conftest import DATA
 

@@ -1,4 +1,4 @@
-"""The verdict tools (server/verdict_tools.py), once each, through whatever client tests/server/scenario.py drives
+"""The verdict tools (server/evidence_tools.py), once each, through whatever client tests/server/scenario.py drives
 (in-process, stdio, HTTP): an A/B's dry run, its ack gate, a 3-trial A/B on the fake engine, a baseline from one arm and a diff of the
 other, and the known-good registry."""
 
@@ -38,7 +38,7 @@ def ab_spec(port: int) -> dict[str, Any]:
     }
 
 
-async def exercise_verdict_tools(ok: Any, err: Any) -> None:
+async def exercise_evidence_tools(ok: Any, err: Any) -> None:
     spec = ab_spec(free_port())
     dry = await ok("ab_run", spec=spec, dry_run=True)
     assert dry["job_id"] is None and dry["result"]["plan"]["boots"] == 6 and dry["result"]["dry_run"]

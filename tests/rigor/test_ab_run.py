@@ -22,7 +22,7 @@ from redline.ops.ab.run import ab_run
 from redline.ops.evidence.baseline import perf_baseline_diff, perf_baseline_record
 from redline.ops.evidence.frontier import lever_frontier
 from redline.ops.evidence.known_good import known_good_record
-from redline.ops.requests_verdict import (
+from redline.ops.requests_evidence import (
     ChampionApplyRequest,
     KnownGoodRecordRequest,
     LeverFrontierRequest,

@@ -28,7 +28,7 @@ from redline.ops.ab.apply import champion_apply
 from redline.ops.ab.result import ab_close
 from redline.ops.ab.run import ab_run
 from redline.ops.evidence.known_good import known_good_record
-from redline.ops.requests_verdict import ChampionApplyRequest, KnownGoodRecordRequest
+from redline.ops.requests_evidence import ChampionApplyRequest, KnownGoodRecordRequest
 from redline.ops.session import ServeSession
 from redline.targets import ServerHandle
 from tests.campaign.helpers import make_fake

@@ -18,7 +18,7 @@ from redline.ops.ab.accuracy import answered
 from redline.ops.ab.result import ab_close, ab_summary, levers_for
 from redline.ops.ab.run import ab_run
 from redline.ops.evidence.frontier import lever_frontier
-from redline.ops.requests_verdict import LeverFrontierRequest
+from redline.ops.requests_evidence import LeverFrontierRequest
 from redline.policy.frontier import open_levers, under_of
 from redline.policy.noise import Sample, compare
 from tests.targets.memory_target import MemoryTarget

@@ -13,7 +13,7 @@ from redline.ops.campaign.run import campaign_run
 from redline.ops.evidence.known_good import known_good_record
 from redline.ops.ladder.plan import ladder_init
 from redline.ops.requests import LadderInitRequest
-from redline.ops.requests_verdict import KnownGoodRecordRequest
+from redline.ops.requests_evidence import KnownGoodRecordRequest
 from tests.campaign.helpers import make_fake
 from tests.conftest import H200
 

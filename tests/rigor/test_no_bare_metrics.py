@@ -97,7 +97,7 @@ async def test_no_tool_emits_a_bare_metric(output_schemas: dict[str, dict[str, A
     assert exempted == set(EXEMPT), f"stale exemptions (those shapes carry a context now): {set(EXEMPT) - exempted}"
 
 
-async def test_the_verdict_tools_carry_the_descriptor(output_schemas: dict[str, dict[str, Any]]) -> None:
+async def test_the_evidence_tools_carry_the_descriptor(output_schemas: dict[str, dict[str, Any]]) -> None:
     for tool in ("ab_run", "perf_baseline_record", "perf_baseline_diff", "rung_run", "ladder_status"):
         assert DESCRIPTOR in output_schemas[tool].get("$defs", {}), tool
 

@@ -16,7 +16,7 @@ import pytest
 from redline.models.context import Node
 from redline.ops.ab.result import ab_summary
 from redline.ops.evidence.baseline import perf_baseline_diff, perf_baseline_record
-from redline.ops.requests_verdict import PerfBaselineDiffRequest, PerfBaselineRecordRequest
+from redline.ops.requests_evidence import PerfBaselineDiffRequest, PerfBaselineRecordRequest
 from redline.policy.verdict import ab_verdict
 from redline.policy.verdict_rules import TrialObservation
 

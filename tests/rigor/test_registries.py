@@ -15,7 +15,7 @@ from redline.models.serve import ServeConfig
 from redline.ops.evidence.baseline import perf_baseline_diff, perf_baseline_record, read_baselines
 from redline.ops.evidence.known_good import known_good_list, known_good_lookup, known_good_record
 from redline.ops.evidence.known_good_apply import Identity, apply_known_good, registry_path
-from redline.ops.requests_verdict import (
+from redline.ops.requests_evidence import (
     KnownGoodListRequest,
     KnownGoodLookupRequest,
     KnownGoodRecordRequest,

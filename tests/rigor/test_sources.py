@@ -12,7 +12,7 @@ from redline.models.ab import AbSpec
 from redline.ops.ab.run import ab_run
 from redline.ops.campaign.run import campaign_run
 from redline.ops.evidence.baseline import perf_baseline_diff, perf_baseline_record
-from redline.ops.requests_verdict import PerfBaselineDiffRequest, PerfBaselineRecordRequest
+from redline.ops.requests_evidence import PerfBaselineDiffRequest, PerfBaselineRecordRequest
 from tests.campaign.helpers import make_fake
 
 pytestmark = pytest.mark.anyio

@@ -13,7 +13,7 @@ from typing import Any
 import anyio
 from mcp import Client
 
-from tests.rigor.scenario import VERDICT_TOOLS, exercise_verdict_tools
+from tests.rigor.scenario import VERDICT_TOOLS, exercise_evidence_tools
 from tests.server.helpers import (
     H200,
     KV_TOKENS,
@@ -157,8 +157,8 @@ async def exercise_every_tool(client: Client, env: Env) -> set[str]:
     adopted = await ok("ladder_adopt", source="imports/llama8b/ladder.yml", name="llama8b-h200")
     assert adopted["path"] == "ladders/llama8b-h200.yml" and adopted["next"]["route"] == "done"
     assert len(adopted["files"]) == 6 and adopted["ceiling"]["max_model_len"] == 131072
-    await exercise_campaign_tools(ok, err)
-    await exercise_verdict_tools(ok, err)
+    await exercise_experiment_tools(ok, err)
+    await exercise_evidence_tools(ok, err)
     assert called == EVERY_TOOL
     return called
 
@@ -178,7 +178,7 @@ def campaign_spec(port: int, **changes: Any) -> dict[str, Any]:
     }
 
 
-async def exercise_campaign_tools(ok: Any, err: Any) -> None:
+async def exercise_experiment_tools(ok: Any, err: Any) -> None:
     """Every campaign tool once: init, the dry run, the ack gate, a run (2 boots), then the views and the report."""
     written = await ok("campaign_init", campaign=CAMPAIGN, spec=campaign_spec(free_port()))
     assert written["name"] == "c1" and written["base"]["max_model_len"] == 4096

@@ -24,7 +24,8 @@ from redline.models.lever import Lever
 from redline.ops.ab import apply as apply_ops
 from redline.ops.ab import run as ops
 from redline.ops.request_base import require_ack
-from redline.ops.requests_verdict import AbRunRequest, ChampionApplyRequest
+from redline.ops.requests import AbRunRequest
+from redline.ops.requests_evidence import ChampionApplyRequest
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

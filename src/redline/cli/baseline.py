@@ -9,7 +9,7 @@ from redline.cli.common import add_workspace_flags, print_result
 from redline.cli.flags import add_request_flags, request_from_args
 from redline.models.baseline import BaselineRecorded
 from redline.ops.evidence import baseline as ops
-from redline.ops.requests_verdict import PerfBaselineDiffRequest, PerfBaselineRecordRequest
+from redline.ops.requests_evidence import PerfBaselineDiffRequest, PerfBaselineRecordRequest
 from redline.policy.baseline_diff import context_line
 
 

@@ -9,7 +9,7 @@ from redline.cli.common import add_workspace_flags, print_result
 from redline.cli.flags import add_request_flags, request_from_args
 from redline.models.frontier import FrontierList
 from redline.ops.evidence import frontier as ops
-from redline.ops.requests_verdict import LeverFrontierRequest
+from redline.ops.requests_evidence import LeverFrontierRequest
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -14,7 +14,7 @@ from redline.cli.flags import add_request_flags, request_from_args
 from redline.models.known_good import KnownGoodEntry, KnownGoodFound, KnownGoodList, KnownGoodRecorded
 from redline.ops.evidence import known_good as ops
 from redline.ops.request_base import Request
-from redline.ops.requests_verdict import KnownGoodListRequest, KnownGoodLookupRequest, KnownGoodRecordRequest
+from redline.ops.requests_evidence import KnownGoodListRequest, KnownGoodLookupRequest, KnownGoodRecordRequest
 
 
 def entry_text(e: KnownGoodEntry) -> str:

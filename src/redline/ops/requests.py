@@ -18,6 +18,7 @@ from typing import Annotated, Literal
 from pydantic import Field, ValidationInfo, field_validator
 
 from redline.engines import DEFAULT_ENGINE, EngineName, detect_engine
+from redline.models.ab import AbSpec
 from redline.models.campaign import Campaign
 from redline.models.ladder import FixedKnobs, Policy
 from redline.ops.request_base import (
@@ -34,8 +35,8 @@ from redline.ops.request_base import (
     Tokens,
     WorkspaceFile,
 )
+from redline.ops.requests_evidence import EVIDENCE_OPERATIONS
 from redline.ops.requests_predict import PREDICT_OPERATIONS
-from redline.ops.requests_verdict import RIGOR_OPERATIONS
 
 
 class LadderInitRequest(Request):
@@ -314,6 +315,32 @@ class CampaignRunRequest(Request):
     ] = False
 
 
+class AbRunRequest(Request):
+    """Run an A/B: two or more arms on one target, interleaved A B A B ..., a clean boot per arm per trial."""
+
+    spec: Annotated[
+        AbSpec,
+        Field(
+            description=(
+                "The A/B: name, target, arms (each a serve config inline, or a campaign file and cell), "
+                "baseline (the arm the others are set against), workload, concurrencies, "
+                "trials (>= 3 for a VERDICT), claim, metric, alpha"
+            )
+        ),
+    ]
+    i_understand_this_submits_jobs: Ack = False
+    dry_run: Annotated[bool, Field(description="List every boot and bench command in order and start nothing")] = False
+    skip_known_good: Annotated[
+        bool,
+        Field(
+            description=(
+                "Do not apply the known-good entry that matches the model, hardware and engine version "
+                "(applied by default)"
+            )
+        ),
+    ] = False
+
+
 class CampaignStatusRequest(Request):
     """Which cells are done (green or red), running or pending, and what to do next."""
 
@@ -332,8 +359,8 @@ class CampaignReportRequest(Request):
     """Write report.md and the plots (throughput, TPOT, Pareto front) from the campaign's verdicts."""
 
 
-# Every campaign operation, by its MCP tool name (the skill routes through each of them).
-CAMPAIGN_OPERATIONS: dict[str, type[Request]] = {
+# Every experiment operation, by its MCP tool name (the skills route through each of them).
+EXPERIMENT_OPERATIONS: dict[str, type[Request]] = {
     "campaign_init": CampaignInitRequest,
     "campaign_plan": CampaignPlanRequest,
     "campaign_run": CampaignRunRequest,
@@ -341,6 +368,7 @@ CAMPAIGN_OPERATIONS: dict[str, type[Request]] = {
     "campaign_aggregate": CampaignAggregateRequest,
     "champion_select": ChampionSelectRequest,
     "campaign_report": CampaignReportRequest,
+    "ab_run": AbRunRequest,
 }
 
 # Every operation, by its MCP tool name, and the request it takes.
@@ -357,7 +385,7 @@ OPERATIONS: dict[str, type[Request]] = {
     "job_status": JobStatusRequest,
     "job_cancel": JobCancelRequest,
     "job_list": JobListRequest,
-    **CAMPAIGN_OPERATIONS,
-    **RIGOR_OPERATIONS,
+    **EXPERIMENT_OPERATIONS,
+    **EVIDENCE_OPERATIONS,
     **PREDICT_OPERATIONS,
 }

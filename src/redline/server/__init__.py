@@ -4,8 +4,8 @@
     toolkit.py          what every tool shares: @tool (the tool table), annotations, RedlineError -> ToolError,
                         State, run_job
     launch.py           the one launcher of the tools that boot servers: a dry run at once, else a job
-    ladder_tools.py     the ladder tools; campaign_tools.py, verdict_tools.py (A/B, baselines, known-good),
-                        predict_tools.py, job_tools.py the others
+    ladder_tools.py     the ladder tools; experiment_tools.py (campaigns, the A/B), evidence_tools.py (baselines,
+                        known-good, the frontier, the write-back), predict_tools.py, job_tools.py the others
     resources.py        the ladders as MCP resources
     http.py             streamable HTTP: loopback rebinding checks, a bearer token off loopback
     config.py           the server config file, and resolve_in_workspace (tool paths stay inside the workspace)

@@ -6,7 +6,7 @@ that live as long as it runs.
     async with Client(server) as client: ...            # in-process, in tests
 
 This module only builds the server. What the tools share is in toolkit.py; the tools are in
-ladder_tools.py, campaign_tools.py and job_tools.py, the resources in resources.py, the HTTP transport in http.py.
+ladder_tools.py, experiment_tools.py and job_tools.py, the resources in resources.py, the HTTP transport in http.py.
 """
 
 import functools
@@ -20,11 +20,11 @@ from mcp.server.mcpserver.tools import Tool
 from redline import __version__
 from redline.ledger.derived import derived_dir
 from redline.server import (  # importing them registers their tools
-    campaign_tools,
+    evidence_tools,
+    experiment_tools,
     job_tools,
     ladder_tools,
     predict_tools,
-    verdict_tools,
 )
 from redline.server.cache import LadderCache
 from redline.server.http import http_app
@@ -54,9 +54,10 @@ perf_baseline_diff (GREEN, YELLOW, RED against a recorded baseline), known_good_
 
 
 def _listed_order(entry: ToolEntry) -> int:
-    """Ladder tools first, then campaign tools, the verdict tools (A/B, baselines, known-good), then job tools; in
+    """Ladder tools first, then the experiment tools (campaigns, the A/B), the evidence tools (baselines, known-good,
+    the frontier, the write-back), then predict and job tools; in
     each module, in the order they are written."""
-    modules = [ladder_tools, campaign_tools, verdict_tools, predict_tools, job_tools]
+    modules = [ladder_tools, experiment_tools, evidence_tools, predict_tools, job_tools]
     return [m.__name__ for m in modules].index(entry.fn.__module__)
 
 

@@ -30,7 +30,7 @@ from redline.models.ab import AbSpec, ArmSummary
 from redline.models.deploy import ChampionApplied
 from redline.ops.ab.result import ab_close, accuracy_missing
 from redline.ops.evidence.baseline import perf_baseline_record
-from redline.ops.requests_verdict import ChampionApplyRequest, PerfBaselineRecordRequest
+from redline.ops.requests_evidence import ChampionApplyRequest, PerfBaselineRecordRequest
 from redline.ops.workspace import inside, relative
 from redline.policy.deploy_args import Edit, apply_edits, merge_args, said
 

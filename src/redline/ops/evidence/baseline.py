@@ -17,7 +17,7 @@ from redline.ledger.baselines_file import BASELINES, HEADER, WHAT, baselines_pat
 from redline.ledger.edited_yaml import update_edited
 from redline.models.baseline import Baseline, BaselineDiff, BaselineRecorded, BaselinesFile
 from redline.ops.evidence.sources import ResultRef, resolve
-from redline.ops.requests_verdict import PerfBaselineDiffRequest, PerfBaselineRecordRequest
+from redline.ops.requests_evidence import PerfBaselineDiffRequest, PerfBaselineRecordRequest
 from redline.policy import baseline_diff as diffs
 
 

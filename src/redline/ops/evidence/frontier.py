@@ -17,7 +17,7 @@ from redline.models.context import ContextDescriptor
 from redline.models.frontier import Frontier, FrontierFile, FrontierList, TriedLever, TriedUnder
 from redline.models.lever import Lever
 from redline.models.verdict import AbVerdict
-from redline.ops.requests_verdict import LeverFrontierRequest
+from redline.ops.requests_evidence import LeverFrontierRequest
 from redline.policy.frontier import levers_tried, next_step, under_of, updated
 from redline.policy.known_good import hardware_key
 

@@ -40,7 +40,7 @@ from redline.ops.evidence.context import local_model_files
 from redline.ops.evidence.known_good_apply import HEADER, REGISTRY, WHAT, admit_entry, read_entries, registry_path
 from redline.ops.evidence.sources import Resolved, from_ab, from_cell
 from redline.ops.request_base import Request
-from redline.ops.requests_verdict import (
+from redline.ops.requests_evidence import (
     KNOWN_GOOD_VERBS,
     KnownGoodConfigRequest,
     KnownGoodListRequest,

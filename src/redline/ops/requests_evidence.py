@@ -1,4 +1,4 @@
-"""The requests of the verdict operations: the A/B, baselines and the known-good registry."""
+"""The requests of the evidence operations: baselines, the known-good registry, the lever frontier, the write-back."""
 
 from __future__ import annotations
 
@@ -7,22 +7,14 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from redline.engines import DEFAULT_ENGINE, EngineName
-from redline.models.ab import AbSpec
+from redline.models.ab import Metric
 from redline.models.context import ContextDescriptor
 from redline.models.known_good import Evidence
 from redline.models.slug import slug_of
-from redline.ops.request_base import ENGINES, Ack, Request, WorkspaceFile
+from redline.ops.request_base import ENGINES, Request, WorkspaceFile
 
-# ---- verdict rigor: A/B, baselines, known-good (the workspace is the server's, or --workspace at a terminal) ----
+# ---- evidence: baselines, known-good, the frontier (the workspace is the server's, or --workspace at a terminal) ----
 
-Metric = Literal[
-    "output_throughput",
-    "output_throughput_per_gpu",
-    "total_token_throughput",
-    "median_tpot_ms",
-    "median_itl_ms",
-    "median_ttft_ms",
-]
 Name = Annotated[str, Field(max_length=200)]
 # names that become a file or folder name (ab/<name>.yml, cells/<cell>/): slugs, "" when not given
 AbName = Annotated[str, Field(max_length=1024), slug_of("A/B")]
@@ -38,32 +30,6 @@ BaselineName = Annotated[
         description="The baseline's name in baselines.yml, such as llama8b-h200-prod",
     ),
 ]
-
-
-class AbRunRequest(Request):
-    """Run an A/B: two or more arms on one target, interleaved A B A B ..., a clean boot per arm per trial."""
-
-    spec: Annotated[
-        AbSpec,
-        Field(
-            description=(
-                "The A/B: name, target, arms (each a serve config inline, or a campaign file and cell), "
-                "baseline (the arm the others are set against), workload, concurrencies, "
-                "trials (>= 3 for a VERDICT), claim, metric, alpha"
-            )
-        ),
-    ]
-    i_understand_this_submits_jobs: Ack = False
-    dry_run: Annotated[bool, Field(description="List every boot and bench command in order and start nothing")] = False
-    skip_known_good: Annotated[
-        bool,
-        Field(
-            description=(
-                "Do not apply the known-good entry that matches the model, hardware and engine version "
-                "(applied by default)"
-            )
-        ),
-    ] = False
 
 
 class PerfBaselineRecordRequest(Request):
@@ -263,8 +229,7 @@ KNOWN_GOOD_VERBS: dict[str, type[Request]] = {
     "list": KnownGoodListRequest,
 }
 
-RIGOR_OPERATIONS: dict[str, type[Request]] = {
-    "ab_run": AbRunRequest,
+EVIDENCE_OPERATIONS: dict[str, type[Request]] = {
     "perf_baseline_record": PerfBaselineRecordRequest,
     "perf_baseline_diff": PerfBaselineDiffRequest,
     "known_good_record": KnownGoodRecordRequest,

@@ -14,7 +14,9 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from redline.errors import InputError
+from redline.ledger.ab_file import AbPaths
 from redline.ledger.campaign_file import check_results, read_campaign
+from redline.models.ab import AbResult
 from redline.models.campaign import Campaign
 from redline.models.campaign_plan import CampaignPlan
 from redline.models.campaign_results import (
@@ -25,6 +27,8 @@ from redline.models.campaign_results import (
     CampaignTable,
     ChampionReport,
 )
+from redline.ops.ab import plan as ab_plan
+from redline.ops.ab import run as ab_ops
 from redline.ops.campaign import plan as plan_ops
 from redline.ops.campaign import results
 from redline.ops.campaign import run as run_ops
@@ -34,6 +38,7 @@ from redline.ops.campaign.verdict import Judge
 from redline.ops.experiment.run import Opener
 from redline.ops.request_base import require_ack
 from redline.ops.requests import (
+    AbRunRequest,
     CampaignAggregateRequest,
     CampaignInitRequest,
     CampaignPlanRequest,
@@ -170,7 +175,7 @@ async def campaign_run(
     if not request.dry_run:
         await off_loop(run_ops.prepare, loaded, target, widening)  # a campaign that cannot run is refused now
     args = {"campaign": relative_name(workspace, path), "name": loaded.campaign.name}
-    opener = _opener(state, loaded, request)
+    opener = _campaign_opener(state, loaded, request)
     return await launch_experiment(
         ctx,
         CampaignRunView,
@@ -185,7 +190,7 @@ async def campaign_run(
     )
 
 
-def _opener(state: State, loaded: Loaded, request: CampaignRunRequest) -> Opener[CampaignRunResult]:
+def _campaign_opener(state: State, loaded: Loaded, request: CampaignRunRequest) -> Opener[CampaignRunResult]:
     """How the campaign opens on a target: a dry run from the file as the call read it, a job from the file as it
     reads it at its start (it may have changed since)."""
 
@@ -243,3 +248,71 @@ async def campaign_report(ctx: Context, campaign: CampaignArg, request: Campaign
     state = state_of(ctx)
     path, _ = await checked(state, campaign)
     return await off_loop(write_report, path, request, workspace=state.config.workspace)
+
+
+# ---- the A/B ---------------------------------------------------------------------------------------------------
+
+
+AbRunView = RunView[AbResult]
+
+
+@tool(BOOTS, "Run an A/B", AbRunRequest)
+async def ab_run(ctx: Context, request: AbRunRequest, wait_s: WaitArg = WAIT_DEFAULT_S) -> AbRunView:
+    """A/B two or more serve configs on one target: interleaved A B A B ..., a clean boot per arm per trial (at
+    least 3 for a VERDICT), the same workload at every concurrency; per trial and mean ± std: median TPOT, ITL,
+    TTFT and output throughput (with its % of speed-of-light); the node of every trial. VERDICT only when every
+    rule holds (same node, >= 3 trials, matched regime and prefix caching, the claim's metric, a named baseline),
+    else a DRAFT naming each rule that failed; Welch's t-test decides what is real. Ends with the next levers.
+    Where an arm turns on a lever that can change the model's answers (KV or weight quantization, dtype,
+    speculation), every arm answers a fixed prompt set through its own server and each such arm's `accuracy` says
+    pass, fail or not run against the baseline arm (a consistency check, not a benchmark score).
+
+    Needs i_understand_this_submits_jobs=true; dry_run=true lists every boot and bench command in order and starts
+    nothing. A matching known-good entry is applied to every arm unless skip_known_good. Runs as a job; a re-run
+    resumes (and may add trials); job_cancel stops it and its server.
+    """
+    r, state = request, state_of(ctx)
+    await _check_ab(state, r)
+    args = {"ab": r.spec.name, "arms": [a.name for a in r.spec.arms], "trials": r.spec.trials}
+    target = state.config.open_target(r.spec.target)
+    return await launch_experiment(
+        ctx,
+        AbRunView,
+        AbResult,
+        "ab_run",
+        _ab_opener(state, r),
+        target=target,
+        dry_run=r.dry_run,
+        said=lambda a: (a.summary, a.next),
+        args=args,
+        wait_s=wait_s,
+    )
+
+
+def _ab_opener(state: State, r: AbRunRequest) -> Opener[AbResult]:
+    """How the A/B opens on a target, each engine widened as the server config says (never a tool argument)."""
+
+    async def opened(t: Target, dry_run: bool, progress: Progress | None) -> tuple[ab_ops.Trials, ab_ops.TrialJudge]:
+        return await ab_ops.opened(
+            state.config.workspace,
+            r.spec,
+            t,
+            dry_run=dry_run,
+            widening=state.config.widen,
+            skip_known_good=r.skip_known_good,
+            versions=state.versions,
+            progress=progress,
+        )
+
+    return opened
+
+
+async def _check_ab(state: State, r: AbRunRequest) -> None:
+    """What ab_run refuses at once, before a job: no acknowledgement, another target, another spec under the name,
+    an arm that names no real campaign cell."""
+    workspace, spec = state.config.workspace, r.spec
+    require_ack(r.i_understand_this_submits_jobs, "ab_run", dry_run=r.dry_run)  # fail closed before anything
+    state.check_target(spec.target)
+    await off_loop(ab_ops.check_spec, AbPaths(workspace, spec.name), spec)
+    for arm in spec.arms:
+        await off_loop(ab_plan.resolve_arm, workspace, arm, spec.engine)

@@ -1,4 +1,5 @@
-"""The verdict tools: ab_run (a job), perf_baseline_record and perf_baseline_diff, and the known-good registry's.
+"""The evidence tools: perf_baseline_record and perf_baseline_diff, the known-good registry's, the lever frontier
+and champion_apply (what experiments leave, read, recorded and written back).
 
 Their inputs are the request models' fields (see toolkit.expand), beside ab_run's `wait_s`. Every file
 they name is a path inside the workspace; they write only ab/<name>.yml and ab/<name>/, baselines.yml,
@@ -10,23 +11,16 @@ from __future__ import annotations
 from mcp.server.mcpserver import Context
 from mcp.types import ToolAnnotations
 
-from redline.ledger.ab_file import AbPaths
-from redline.models.ab import AbResult
 from redline.models.baseline import BaselineDiff, BaselineRecorded
 from redline.models.deploy import ChampionApplied
 from redline.models.frontier import FrontierList
 from redline.models.known_good import KnownGoodAnswer, KnownGoodFound, KnownGoodList, KnownGoodRecorded
 from redline.offload import off_loop
 from redline.ops.ab import apply as apply_ops
-from redline.ops.ab import plan as ab_plan
-from redline.ops.ab import run as ab_ops
 from redline.ops.evidence import baseline as baseline_ops
 from redline.ops.evidence import frontier as frontier_ops
 from redline.ops.evidence import known_good as known_good_ops
-from redline.ops.experiment.run import Opener
-from redline.ops.request_base import require_ack
-from redline.ops.requests_verdict import (
-    AbRunRequest,
+from redline.ops.requests_evidence import (
     ChampionApplyRequest,
     KnownGoodConfigRequest,
     KnownGoodListRequest,
@@ -36,80 +30,11 @@ from redline.ops.requests_verdict import (
     PerfBaselineDiffRequest,
     PerfBaselineRecordRequest,
 )
-from redline.ops.session import Progress
-from redline.server.jobs import WAIT_DEFAULT_S
-from redline.server.launch import RunView, launch_experiment
-from redline.server.toolkit import BOOTS, READ_ONLY, State, WaitArg, state_of, tool
-from redline.targets import Target
+from redline.server.toolkit import READ_ONLY, state_of, tool
 
 # changes one entry of a file a person also edits in the workspace (baselines.yml, known-good.yml); the same call
 # again leaves the same entry
 ENTRY_WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
-
-
-AbRunView = RunView[AbResult]
-
-
-@tool(BOOTS, "Run an A/B", AbRunRequest)
-async def ab_run(ctx: Context, request: AbRunRequest, wait_s: WaitArg = WAIT_DEFAULT_S) -> AbRunView:
-    """A/B two or more serve configs on one target: interleaved A B A B ..., a clean boot per arm per trial (at
-    least 3 for a VERDICT), the same workload at every concurrency; per trial and mean ± std: median TPOT, ITL,
-    TTFT and output throughput (with its % of speed-of-light); the node of every trial. VERDICT only when every
-    rule holds (same node, >= 3 trials, matched regime and prefix caching, the claim's metric, a named baseline),
-    else a DRAFT naming each rule that failed; Welch's t-test decides what is real. Ends with the next levers.
-    Where an arm turns on a lever that can change the model's answers (KV or weight quantization, dtype,
-    speculation), every arm answers a fixed prompt set through its own server and each such arm's `accuracy` says
-    pass, fail or not run against the baseline arm (a consistency check, not a benchmark score).
-
-    Needs i_understand_this_submits_jobs=true; dry_run=true lists every boot and bench command in order and starts
-    nothing. A matching known-good entry is applied to every arm unless skip_known_good. Runs as a job; a re-run
-    resumes (and may add trials); job_cancel stops it and its server.
-    """
-    r, state = request, state_of(ctx)
-    await _check_ab(state, r)
-    args = {"ab": r.spec.name, "arms": [a.name for a in r.spec.arms], "trials": r.spec.trials}
-    target = state.config.open_target(r.spec.target)
-    return await launch_experiment(
-        ctx,
-        AbRunView,
-        AbResult,
-        "ab_run",
-        _opener(state, r),
-        target=target,
-        dry_run=r.dry_run,
-        said=lambda a: (a.summary, a.next),
-        args=args,
-        wait_s=wait_s,
-    )
-
-
-def _opener(state: State, r: AbRunRequest) -> Opener[AbResult]:
-    """How the A/B opens on a target, each engine widened as the server config says (never a tool argument)."""
-
-    async def opened(t: Target, dry_run: bool, progress: Progress | None) -> tuple[ab_ops.Trials, ab_ops.TrialJudge]:
-        return await ab_ops.opened(
-            state.config.workspace,
-            r.spec,
-            t,
-            dry_run=dry_run,
-            widening=state.config.widen,
-            skip_known_good=r.skip_known_good,
-            versions=state.versions,
-            progress=progress,
-        )
-
-    return opened
-
-
-async def _check_ab(state: State, r: AbRunRequest) -> None:
-    """What ab_run refuses at once, before a job: no acknowledgement, another target, another spec under the name,
-    an arm that names no real campaign cell."""
-    workspace, spec = state.config.workspace, r.spec
-    require_ack(r.i_understand_this_submits_jobs, "ab_run", dry_run=r.dry_run)  # fail closed before anything
-    state.check_target(spec.target)
-    await off_loop(ab_ops.check_spec, AbPaths(workspace, spec.name), spec)
-    for arm in spec.arms:
-        await off_loop(ab_plan.resolve_arm, workspace, arm, spec.engine)
 
 
 @tool(ENTRY_WRITE, "Record a baseline", PerfBaselineRecordRequest)
