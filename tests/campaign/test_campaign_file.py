@@ -76,7 +76,8 @@ BAD = [
     ("no model", {"model": None}, "model: give the model", "from_ladder"),
     ("two cells of one name", {"cells": [{"name": "a"}, {"name": "a"}]}, "cells: two cells share a name", "a"),
     ("a cell name that is not a folder name", {"cells": [{"name": "../x"}]}, "cells[0].name:", "pattern"),
-    ("trials of 0", {"trials": 0}, "trials:", "greater than or equal to 1"),
+    ("repeats of 0", {"repeats": 0}, "repeats:", "greater than or equal to 1"),
+    ("trials of 0, as files before repeats say it", {"trials": 0}, "trials:", "greater than or equal to 1"),
 ]
 
 

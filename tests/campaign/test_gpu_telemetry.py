@@ -52,7 +52,7 @@ async def _green(fake: Fake) -> tuple[Loaded, CellVerdict]:
 async def test_each_bench_keeps_its_gpu_samples_beside_it_and_no_sampler_outlives_it(fake: Fake) -> None:
     loaded, cell = await _green(fake)
     for result in cell.results:
-        (trial,) = result.trials
+        (trial,) = result.repeats
         t = trial.telemetry
         assert (
             t is not None
@@ -79,7 +79,7 @@ async def test_a_gpu_another_process_holds_flags_every_bench_and_the_cell_is_nev
     (cell,) = read_verdicts(loaded.results, loaded.names).values()
     assert cell.verdict == "red"
     for result in cell.results:
-        gpu = {c.check: c for t in result.trials for c in t.checks}["gpu"]
+        gpu = {c.check: c for t in result.repeats for c in t.checks}["gpu"]
         assert not gpu.ok and f"pid {os.getpid()} (python3, 1024 MiB)" in gpu.said and "not ranked" in gpu.said
         assert not result.ok
 
@@ -89,11 +89,11 @@ async def test_a_host_without_nvidia_smi_says_so_in_each_trial(fake: Fake, monke
     _, verdicts = await _run(fake)
     (cell,) = verdicts.values()
     assert cell.verdict == "green"
-    for trial in (t for r in cell.results for t in r.trials):
+    for trial in (t for r in cell.results for t in r.repeats):
         assert trial.telemetry is None
         assert {c.check: c.said for c in trial.checks}["gpu"] == "no GPU telemetry: nvidia-smi is not on target local"
     text = YAML(typ="safe").load((fake.campaigns / "c1" / "cells" / cell.cell / "verdict.yml").read_text())
-    assert text["results"][0]["trials"][0]["telemetry"] is None
+    assert text["results"][0]["repeats"][0]["telemetry"] is None
 
 
 async def test_where_the_host_has_dcgm_each_bench_also_keeps_its_dram_and_sm_active(
@@ -102,7 +102,7 @@ async def test_where_the_host_has_dcgm_each_bench_also_keeps_its_dram_and_sm_act
     monkeypatch.setenv("PATH", f"{DCGM_BIN}{os.pathsep}{os.environ['PATH']}")
     loaded, cell = await _green(fake)
     for result in cell.results:
-        (trial,) = result.trials
+        (trial,) = result.repeats
         t = trial.telemetry
         assert t is not None and t.dcgm_file == f"bench-c{result.concurrency}.dcgm.txt"
         (gpu,) = t.gpus

@@ -33,7 +33,7 @@ def verdicts(path: Path):  # type: ignore[no-untyped-def]
 
 def trials(path: Path):  # type: ignore[no-untyped-def]
     loaded, found = verdicts(path)
-    return [(loaded.results / "cells" / v.cell, t) for v in found.values() for r in v.results for t in r.trials]
+    return [(loaded.results / "cells" / v.cell, t) for v in found.values() for r in v.results for t in r.repeats]
 
 
 @pytest.mark.parametrize("path", [CLEAN, SHARED], ids=["clean", "shared"])

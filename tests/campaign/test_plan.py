@@ -188,7 +188,7 @@ def test_a_campaign_asking_for_another_backend_is_refused() -> None:
 def test_trials_interleave_and_every_bench_has_its_own_seed() -> None:
     c = campaign(trials=2, workload={"input_len": 128, "output_len": 16, "seed": 7})
     benches = plan(c).cells[0].benches
-    assert [(b.concurrency, b.trial, b.result_file) for b in benches] == [
+    assert [(b.concurrency, b.repeat, b.result_file) for b in benches] == [
         (1, 1, "bench-c1-t1.json"),
         (8, 1, "bench-c8-t1.json"),
         (1, 2, "bench-c1-t2.json"),

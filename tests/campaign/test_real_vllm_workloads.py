@@ -73,7 +73,7 @@ async def test_a_two_workload_campaign_keeps_its_workloads_apart_from_bench_to_c
             shape = WORKLOADS[str(r.workload)]
             ctx = v.context_at(r).workload
             assert (ctx.name, ctx.input_len, ctx.output_len) == (r.workload, shape["input_len"], shape["output_len"])
-            (trial,) = r.trials
+            (trial,) = r.repeats
             assert trial.result_file == f"bench-{r.workload}-c4.json"
             assert trial.figures is not None and trial.figures.completed == 16
             assert trial.figures.total_output_tokens == 16 * shape["output_len"]  # this bench sent its own shape

@@ -107,7 +107,7 @@ async def test_a_full_campaign_boots_each_cell_once_and_leaves_its_verdicts(fake
         assert v.boot.signals.kv_cache_tokens and v.boot.signals.memory.weights_gib == 15.0
         assert [r.concurrency for r in v.results] == [1, 4] and all(r.ok for r in v.results)
         assert v.results[1].metrics["output_throughput"].mean > 0 and v.results[1].num_prompts == 16
-        checks = v.results[1].trials[0].checks  # read around the bench from the server's GET /metrics
+        checks = v.results[1].repeats[0].checks  # read around the bench from the server's GET /metrics
         assert [c.check for c in checks] == ["prefix_cache", "client", "window", "gpu"] and all(c.ok for c in checks)
         said = checks[0].said  # the cache emptied just before the bench (the server's dev mode, on loopback)
         assert said.startswith("prefix cache emptied just before the bench (POST http://127.0.0.1:")
@@ -168,7 +168,7 @@ async def test_a_cell_whose_benches_found_their_prompts_cached_is_red_and_a_run_
     assert v is not None and v.verdict == "red"
     assert "40.0% of 512 prompt tokens were found in it" in v.reason and "not ranked" in v.reason
     assert "no 200 answer; vLLM serves it only with VLLM_SERVER_DEV_MODE=1" in v.reason  # why it was not emptied
-    flagged = [c for r in v.results for t in r.trials for c in t.checks if not c.ok]
+    flagged = [c for r in v.results for t in r.repeats for c in t.checks if not c.ok]
     assert [c.check for c in flagged] == ["prefix_cache", "prefix_cache"]  # both concurrencies ran, both flagged
     assert champion_select(path).champion is None
     # the run ends failed, naming the cause (the cell's reason) and the fix (empty the cache, or another seed)
@@ -185,7 +185,7 @@ async def test_a_warm_server_emptied_before_each_bench_leaves_its_cells_clean(tm
         result = await campaign_run(path, target, i_understand_this_submits_jobs=True)  # ...and emptied each time
     v = read_verdict(results(fake), "mnbt8192")
     assert v is not None and v.verdict == "green" and result.failed is None, v.reason
-    said = [c.said for r in v.results for t in r.trials for c in t.checks if c.check == "prefix_cache"]
+    said = [c.said for r in v.results for t in r.repeats for c in t.checks if c.check == "prefix_cache"]
     assert len(said) == 2 and all("emptied just before the bench" in s and ": 0.0% of" in s for s in said)
 
 
@@ -238,7 +238,7 @@ async def test_failed_requests_make_a_cell_red(fake: Fake) -> None:
     assert result.ran[0].verdict == "red" and v is not None
     assert v.reason.startswith("concurrency 4: trial 1:"), v.reason
     assert v.results[0].ok and not v.results[1].ok
-    assert any("out of memory" in line for line in v.results[1].trials[0].log_lines)
+    assert any("out of memory" in line for line in v.results[1].repeats[0].log_lines)
     assert "EngineDeadError" in (results(fake) / "cells" / "only" / "boot.log").read_text()
     assert processes_naming(fake.root) == []
 

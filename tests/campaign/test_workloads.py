@@ -76,7 +76,7 @@ def test_a_campaign_says_its_workloads_one_way_and_refuses_what_it_cannot_judge(
 
 def test_each_cell_benches_every_workload_at_every_concurrency_into_files_named_by_it() -> None:
     c = campaign(**NAMED, trials=2)
-    steps = boot_benches(c.shapes(), c.concurrencies, 2, c.trials)
+    steps = boot_benches(c.shapes(), c.concurrencies, 2, c.repeats)
     warm, *benches = steps
     assert warm.warmup and (warm.workload.input_len, warm.workload.output_len) == (128, 16)  # the first workload's
     assert [s.result_name for s in benches] == [
@@ -89,7 +89,7 @@ def test_each_cell_benches_every_workload_at_every_concurrency_into_files_named_
         ("long", 1024),
     ]
     assert len({s.workload.seed for s in steps}) == len(steps)  # no bench replays another's prompts
-    assert benches[2].label == "long, concurrency 1, trial 1 of 2"
+    assert benches[2].label == "long, concurrency 1, repeat 1 of 2"
 
 
 def test_max_model_len_must_hold_the_longest_workload_and_the_refusal_names_it() -> None:

@@ -88,7 +88,7 @@ async def test_two_cells_at_once_in_pods_of_their_own_take_about_one_cells_time(
     assert a.context.engine.version == b.context.engine.version == "0.32.0"
     for v in (a, b):  # vLLM's own GET /metrics, through the pod's port-forward, around every bench
         for r in v.results:
-            check = r.trials[0].checks[0]
+            check = r.repeats[0].checks[0]
             assert check.ok and re.fullmatch(
                 r"0\.\d% of [\d,]+ prompt tokens were found in the prefix cache", check.said
             )

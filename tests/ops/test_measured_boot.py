@@ -48,7 +48,7 @@ async def test_an_ab_and_a_campaign_bench_the_same_workload_alike_with_the_2c_ga
     assert ab.plan is not None
     note = "concurrency 32: num_prompts 40 raised to 64"
     assert any(note in g for g in ab.plan.gates) and all(any(note in g for g in a.gates) for a in ab.plan.arms)
-    trial = ab.plan.steps[0]
+    trial = ab.plan.trials[0]
     assert [_flag(b, "--num-prompts") for b in trial.bench_commands] == ["40", "64"]
 
     path = fake.write(workload=SHORT, concurrencies=[4, 32], grid={"max_num_batched_tokens": [2048, 8192]})
@@ -67,7 +67,7 @@ def _config(fake: Fake) -> ServeConfig:
 
 
 async def test_a_measured_boot_runs_every_step_keeps_its_record_while_it_runs_and_leaves_nothing(fake: Fake) -> None:
-    steps = boot_benches([(None, WorkloadSpec(input_len=128, output_len=16))], [1, 4], 2, trials=2)
+    steps = boot_benches([(None, WorkloadSpec(input_len=128, output_len=16))], [1, 4], 2, repeats=2)
     record_file = fake.root / "results" / "run" / "server.json"
     record_file.parent.mkdir(parents=True)
     written: dict[str, str] = {}
@@ -84,25 +84,25 @@ async def test_a_measured_boot_runs_every_step_keeps_its_record_while_it_runs_an
         session, _config(fake), steps, keep=Keep(record_file, 7, write), boot_deadline_s=60, bench_deadline_s=60
     )
     assert measured.boot.ready and measured.warmup_error is None
-    assert [r.step.result_name for r in measured.steps] == [
+    assert [r.bench.result_name for r in measured.outcomes] == [
         "warmup.json",
         "bench-c1-t1.json",
         "bench-c4-t1.json",
         "bench-c1-t2.json",
         "bench-c4-t2.json",
     ]
-    assert [r.warm for r in measured.steps] == [False, True, True, True, True]
-    assert all(r.problem is None and r.figures is not None for r in measured.steps)
-    assert sorted(written) == sorted(r.step.result_name for r in measured.steps)
+    assert [r.warm for r in measured.outcomes] == [False, True, True, True, True]
+    assert all(r.problem is None and r.figures is not None for r in measured.outcomes)
+    assert sorted(written) == sorted(r.bench.result_name for r in measured.outcomes)
     assert all(n > 0 for n in seen_records)  # the record names where the boot ended in the log
     assert measured.log_text.startswith(measured.boot.log_text) and len(measured.log_text) > len(measured.boot.log_text)
     assert load_server(record_file) is None and not record_file.exists()
     assert target.stopped == target.started and len(target.started) == 1 and not target.alive  # one boot, stopped
-    assert [_flag(b, "--result-filename") for b in target.benches] == [r.step.result_name for r in measured.steps]
+    assert [_flag(b, "--result-filename") for b in target.benches] == [r.bench.result_name for r in measured.outcomes]
 
 
 async def test_a_failed_warm_up_ends_the_boot_with_no_bench_and_stops_the_server(fake: Fake) -> None:
-    steps = boot_benches([(None, WorkloadSpec(input_len=128, output_len=16))], [1, 4], 2, trials=1)
+    steps = boot_benches([(None, WorkloadSpec(input_len=128, output_len=16))], [1, 4], 2, repeats=1)
     record_file = fake.root / "results" / "server.json"
     record_file.parent.mkdir(parents=True)
     target = MemoryTarget(failing=frozenset({"warmup.json"}))  # no warm-up request gets through
@@ -116,7 +116,7 @@ async def test_a_failed_warm_up_ends_the_boot_with_no_bench_and_stops_the_server
         bench_deadline_s=60,
     )
     assert measured.boot.ready and measured.benches == []
-    assert measured.warmup_error == "2 of 2 requests failed (completed 0)" and len(measured.steps) == 1
+    assert measured.warmup_error == "2 of 2 requests failed (completed 0)" and len(measured.outcomes) == 1
     assert len(target.benches) == 1  # no bench after the warm-up
     assert not record_file.exists() and target.stopped == target.started and not target.alive
 
@@ -125,7 +125,7 @@ async def test_a_failed_warm_up_ends_the_boot_with_no_bench_and_stops_the_server
 async def test_every_ranked_bench_is_checked_from_the_server_s_metrics_and_a_warm_cache_is_its_problem(
     fake: Fake, cached: float
 ) -> None:
-    steps = boot_benches([(None, WorkloadSpec(input_len=128, output_len=16))], [1, 4], 2, trials=1)
+    steps = boot_benches([(None, WorkloadSpec(input_len=128, output_len=16))], [1, 4], 2, repeats=1)
     record_file = fake.root / "results" / "server.json"
     record_file.parent.mkdir(parents=True)
     target = MemoryTarget(cached=cached)
@@ -137,7 +137,7 @@ async def test_every_ranked_bench_is_checked_from_the_server_s_metrics_and_a_war
         boot_deadline_s=60,
         bench_deadline_s=60,
     )
-    warmup, *benches = measured.steps
+    warmup, *benches = measured.outcomes
     assert warmup.checks == [] and warmup.problem is None  # a warm-up is never ranked, so never checked
     assert len(benches) == 2  # a flagged bench leaves the server usable: the next one runs
     for r, prompts in zip(benches, ("512", "2,048"), strict=True):  # 4 x 128 and 16 x 128 prompt tokens

@@ -18,7 +18,7 @@ from tests.campaign.helpers import make_fake
 from tests.targets.memory_target import MemoryTarget
 
 pytestmark = pytest.mark.anyio
-STEPS = boot_benches([(None, WorkloadSpec(input_len=128, output_len=16))], [1, 4], 2, trials=1)
+STEPS = boot_benches([(None, WorkloadSpec(input_len=128, output_len=16))], [1, 4], 2, repeats=1)
 
 
 class Heard:

@@ -65,7 +65,7 @@ async def test_every_bench_of_a_cell_goes_to_one_resident_client_stopped_with_it
     for cell in CELLS:
         v = read_verdict(fake.campaigns / "c1", cell)
         assert v is not None
-        trials = [t for r in v.results for t in r.trials]
+        trials = [t for r in v.results for t in r.repeats]
         assert len(trials) == 2 and all(
             t.figures is not None and t.figures.completed == t.figures.num_prompts for t in trials
         )
@@ -83,7 +83,7 @@ async def test_a_bench_past_its_deadline_stops_the_client_and_is_exit_124(tmp_pa
         await campaign_run(path, target, i_understand_this_submits_jobs=True)
     v = read_verdict(fake.campaigns / "c1", "mnbt8192")
     assert v is not None and v.verdict == "red"
-    first = v.results[0].trials[0]
+    first = v.results[0].repeats[0]
     assert first.exit_code == 124 and "did not finish within 1s" in " ".join(first.log_lines)
     assert wait_until_gone(fake.root) == []
 
@@ -113,7 +113,7 @@ async def test_where_no_python_is_found_each_bench_starts_its_own_client_and_say
         await campaign_run(path, target, i_understand_this_submits_jobs=True)
     v = read_verdict(fake.campaigns / "c1", "mnbt8192")
     assert v is not None and v.verdict == "green" and clients(fake) == []
-    said = {t.client or "" for r in v.results for t in r.trials}
+    said = {t.client or "" for r in v.results for t in r.repeats}
     assert len(said) == 1 and said.pop().startswith("a bench client of its own (no Python found behind")
 
 

@@ -7,7 +7,7 @@ import math
 from collections.abc import Callable
 
 from redline.models.load_boundary import LoadBoundary
-from redline.policy.load_boundary import Next, Probe, step
+from redline.policy.load_boundary import Next, Probe, decide
 
 SLA = {"p99_ttft_ms": 1000.0, "median_tpot_ms": 50.0}
 
@@ -15,7 +15,7 @@ SLA = {"p99_ttft_ms": 1000.0, "median_tpot_ms": 50.0}
 def search(server: Callable[[int, int], dict[str, float]], **kw: int) -> LoadBoundary:
     probes: list[Probe] = []
     while True:
-        found = step(probes, SLA, **kw)
+        found = decide(probes, SLA, **kw)
         if isinstance(found, LoadBoundary):
             return found
         assert isinstance(found, Next) and len(probes) < 60

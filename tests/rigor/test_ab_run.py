@@ -67,7 +67,7 @@ async def test_a_dry_run_lists_every_boot_and_bench_in_order_and_starts_nothing(
     result = await ab_run(ws, ab_spec(fake), fake.target(), i_understand_this_submits_jobs=False, dry_run=True)
     plan = result.plan
     assert result.dry_run and plan is not None and plan.boots == 6 and "none started" in result.summary
-    assert [(s.order, s.arm, s.trial) for s in plan.steps] == [
+    assert [(s.order, s.arm, s.trial) for s in plan.trials] == [
         (1, "small", 1),
         (2, "large", 1),
         (3, "small", 2),
@@ -75,7 +75,7 @@ async def test_a_dry_run_lists_every_boot_and_bench_in_order_and_starts_nothing(
         (5, "small", 3),
         (6, "large", 3),
     ]
-    for step in plan.steps:
+    for step in plan.trials:
         mnbt = {"small": "2048", "large": "8192"}[step.arm]
         boot = step.boot_command
         assert boot[:3] == [fake.target().engine_command("vllm", [])[0], str(FAKE_VLLM), "serve"]

@@ -60,8 +60,8 @@ async def test_a_dry_run_boots_each_arm_by_its_engine_and_benches_both_with_the_
     plan = (await dry(ws, fake, engines_spec(fake))).plan
     assert plan is not None and plan.engines == ["vllm", "sglang"] and plan.engine == "vllm"
     assert [(a.name, a.engine) for a in plan.arms] == [("vllm", "vllm"), ("sglang", "sglang")]
-    assert [(s.arm, s.trial) for s in plan.steps][:2] == [("vllm", 1), ("sglang", 1)]  # interleaved across engines
-    for step in plan.steps:
+    assert [(s.arm, s.trial) for s in plan.trials][:2] == [("vllm", 1), ("sglang", 1)]  # interleaved across engines
+    for step in plan.trials:
         engine = {
             "vllm": [sys.executable, str(FAKE_VLLM), "serve"],
             "sglang": [sys.executable, str(FAKE_SGLANG), "serve"],
@@ -70,7 +70,7 @@ async def test_a_dry_run_boots_each_arm_by_its_engine_and_benches_both_with_the_
         for argv in [step.warmup_command, *step.bench_commands]:
             assert argv is not None and argv[:4] == [sys.executable, str(FAKE_VLLM), "bench", "serve"]
             assert argv[argv.index("--backend") + 1] == {"vllm": "vllm", "sglang": "openai"}[step.arm]
-    sglang = next(s for s in plan.steps if s.arm == "sglang")
+    sglang = next(s for s in plan.trials if s.arm == "sglang")
     assert "--context-length" in sglang.boot_command and "--max-running-requests" in sglang.boot_command
     assert processes_naming(fake.root) == []
 

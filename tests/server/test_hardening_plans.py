@@ -80,7 +80,7 @@ async def test_plan_size_bomb_cells_times_concurrencies_times_trials_is_capped(e
     async with Client(build_server(env.config)) as client:
         message = await call_error(client, "campaign_init", campaign=CAMPAIGN, spec=spec)
         assert (
-            f"concurrencies: 256 cells x 9 concurrencies x 1 trials make 2,304 benches, over the {MAX_BENCHES:,}"
+            f"concurrencies: 256 cells x 9 concurrencies x 1 repeats make 2,304 benches, over the {MAX_BENCHES:,}"
             in (message)
         )
         named = [{"name": f"n{i}"} for i in range(MAX_CELLS + 1)]

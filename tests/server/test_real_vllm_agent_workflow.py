@@ -213,7 +213,7 @@ async def test_the_whole_workflow_through_mcp_over_stdio_on_the_cpu_build(tmp_pa
         assert lines["throughput"] == set(CELLS) and (env.workspace / "campaigns" / "tiny-seqs" / "report.md").exists()
         for cell in CELLS:  # every bench of a cell went to the one client kept resident beside its server
             verdict = read_verdict(env.workspace / "campaigns" / "tiny-seqs", cell)
-            said = {t.client or "" for r in verdict.results for t in r.trials} if verdict else set()
+            said = {t.client or "" for r in verdict.results for t in r.repeats} if verdict else set()
             assert len(said) == 1 and said.pop().startswith("resident vLLM bench client 0.32.0 (imported once"), said
         champion = first["champion"]
         assert champion["rigor"] == "DRAFT" and champion["outcome"] in ("improvement", "no_improvement")

@@ -8,8 +8,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from redline.ops.requests import OPERATIONS, LadderInitRequest
-from redline.ops.requests import AbRunRequest
+from redline.ops.requests import OPERATIONS, AbRunRequest, LadderInitRequest
 from redline.validation_text import closest, explain, unknown_argument
 
 HOSTILE: list[Any] = [0, -1, 1.5, "x" * 5000, "", True, None, [], [0], {}, {"a": 1}]

@@ -96,7 +96,7 @@ def plan_text(plan: AbPlan) -> str:
             f"arm {arm.name}{' (baseline)' if arm.baseline else ''} [{arm.engine}]: {shlex.join(arm.boot_command)}"
         )
         lines += [f"  gate {g}" for g in arm.gates]
-    for step in plan.steps:
+    for step in plan.trials:
         lines.append(
             f"{step.order:3}. {step.arm}-{step.trial}{' (done)' if step.done else ''}: boot, "
             f"{'warm up, ' if step.warmup_command else ''}bench x {len(step.bench_commands)}, stop"

@@ -152,7 +152,7 @@ class AbPlan(Strict):
     engine: str = Field(description="the A/B's engine: each arm's unless the arm (or its campaign cell) names another")
     engines: list[str] = Field(description="every engine the arms boot; more than one: a comparison across engines")
     arms: list[ArmPlan]
-    steps: list[TrialPlan]
+    trials: list[TrialPlan]
     boots: int = Field(description="boots a run would do now: one per trial not done")
     gates: list[str] = Field([], description="A/B-wide gate notes: what the methodology gates changed, and why")
     known_good: KnownGoodUse

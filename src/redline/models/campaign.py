@@ -10,7 +10,7 @@ one client for every engine, so cells of two engines compare. What a run leaves
 import re
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
-from pydantic import AfterValidator, Field, create_model, field_validator, model_validator
+from pydantic import AfterValidator, AliasChoices, Field, create_model, field_validator, model_validator
 
 from redline.engines.names import EngineName
 from redline.models.experiment import ExperimentSpec
@@ -214,7 +214,15 @@ class Campaign(ExperimentSpec):
     sla: dict[str, Annotated[float, Field(gt=0)]] = Field(
         default_factory=dict, description="limits on named metrics: a maximum on *_ms, a minimum on throughputs"
     )
-    trials: Annotated[int, Field(ge=1, le=20, description="benches per concurrency on each boot of a cell")] = 1
+    repeats: Annotated[
+        int,
+        Field(
+            ge=1,
+            le=20,
+            validation_alias=AliasChoices("repeats", "trials"),  # `trials` in files written before it meant boots
+            description="benches per concurrency on each boot of a cell (`trials` in older files)",
+        ),
+    ] = 1
     replicates: Annotated[
         int,
         Field(
@@ -306,10 +314,10 @@ class Campaign(ExperimentSpec):
             "concurrencies",
             {"cells": cells}
             | ({"workloads": len(self.workloads)} if self.workloads else {})
-            | {"concurrencies": len(self.concurrencies), "trials": self.trials},
+            | {"concurrencies": len(self.concurrencies), "repeats": self.repeats},
         )
         if self.boundary is not None:
-            per_cell = len(self.concurrencies) * self.trials + self.boundary.most_benches
+            per_cell = len(self.concurrencies) * self.repeats + self.boundary.most_benches
             check_benches("boundary", {"cells": cells, "benches per cell at most": per_cell})
 
     @property

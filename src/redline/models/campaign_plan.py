@@ -24,9 +24,9 @@ class CellPrediction(PredictedKv):
     why: str
 
 
-class BenchStep(Strict):
+class PlannedBench(Strict):
     concurrency: int
-    trial: int
+    repeat: int
     num_prompts: int
     result_file: str = Field(description="in the cell's folder")
     command: list[str]
@@ -57,7 +57,7 @@ class CellPlan(Strict):
     boot_command: list[str]
     submits: Submits = None
     warmup_command: list[str] | None
-    benches: list[BenchStep]
+    benches: list[PlannedBench]
     done: Verdict | None = Field(None, description="green or red: a verdict exists, a run skips this cell")
     predicted: CellPrediction | None = Field(
         None, description="the memory model's KV cache for this cell on the target's GPU (a dry run reads it)"
@@ -91,4 +91,4 @@ class CampaignPlan(Strict):
     note: str = "the bench commands write into the server's run folder on the target, shown as $RUN_DIR"
 
 
-__all__ = ["BenchStep", "CampaignPlan", "CellPlan", "CellPrediction", "Submits"]
+__all__ = ["PlannedBench", "CampaignPlan", "CellPlan", "CellPrediction", "Submits"]

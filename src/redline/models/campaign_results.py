@@ -11,7 +11,7 @@ same-node A/B that makes a VERDICT is another tool.
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import AliasChoices, Field, model_validator
 
 from redline.models.bench import BenchResult, Figure
 from redline.models.boot import BootSignals, BootStatus
@@ -51,8 +51,12 @@ class SlaCheck(Strict):
     ok: bool
 
 
-class Trial(Strict):
-    trial: int
+class Repeat(Strict):
+    """One bench of a cell at one concurrency, on its one boot (a campaign's `repeats` bench each concurrency again)."""
+
+    repeat: int = Field(  # `trial` in verdicts written before the word was an A/B boot's alone
+        validation_alias=AliasChoices("repeat", "trial"), description="which bench at its concurrency: 1, then repeats"
+    )
     warm: bool = Field(description="the server had served requests before this bench")
     result_file: str | None
     figures: BenchResult | None
@@ -80,7 +84,7 @@ class ConcurrencyResult(Strict):
     metrics: dict[str, Stat] = {}
     sla: list[SlaCheck] = []
     sla_ok: bool = True
-    trials: list[Trial] = []
+    repeats: list[Repeat] = Field([], validation_alias=AliasChoices("repeats", "trials"))  # `trials` written before
 
 
 class BootRecord(Strict):
@@ -385,5 +389,5 @@ __all__ = [
     "SlaCheck",
     "Stat",
     "TableRow",
-    "Trial",
+    "Repeat",
 ]

@@ -6,9 +6,9 @@ from __future__ import annotations
 import math
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
 
-MAX_REPLICATES = 4  # a probe whose replicates still disagree after this many counts as failed (unstable)
+MAX_REPEATS = 4  # a probe whose repeats still disagree after this many counts as failed (unstable)
 BISECTIONS = 6  # from a doubling's failure down to 5% of the boundary: log2(20) rounds up to 5, one more for safety
 
 
@@ -21,8 +21,14 @@ class BoundarySpec(BaseModel):
     highest: Annotated[int, Field(ge=2, le=1 << 16, description="no probe above it; max_num_seqs is raised to it")] = (
         256
     )
-    replicates: Annotated[
-        int, Field(ge=1, le=MAX_REPLICATES, description="benches per probed concurrency that must agree")
+    repeats: Annotated[
+        int,
+        Field(
+            ge=1,
+            le=MAX_REPEATS,
+            validation_alias=AliasChoices("repeats", "replicates"),  # `replicates` in files written before
+            description="benches per probed concurrency that must agree",
+        ),
     ] = 2
 
     @model_validator(mode="after")
@@ -33,9 +39,9 @@ class BoundarySpec(BaseModel):
 
     @property
     def most_benches(self) -> int:
-        """The most benches a cell's probing may run: each doubling, each bisection, every replicate allowed."""
+        """The most benches a cell's probing may run: each doubling, each bisection, every repeat allowed."""
         doublings = math.ceil(math.log2(self.highest / self.lowest)) + 1
-        return (doublings + BISECTIONS) * MAX_REPLICATES
+        return (doublings + BISECTIONS) * MAX_REPEATS
 
 
 class LoadBoundary(BaseModel):
@@ -51,4 +57,4 @@ class LoadBoundary(BaseModel):
     why: str
 
 
-__all__ = ["MAX_REPLICATES", "BoundarySpec", "LoadBoundary"]
+__all__ = ["MAX_REPEATS", "BoundarySpec", "LoadBoundary"]

@@ -1,17 +1,17 @@
-"""The measured boot: boot a serve config through a session, run its bench steps, stop it. The one loop that
-campaign cells and A/B trials run (and search steps will); a ladder's smoke test runs its second half,
+"""The measured boot: boot a serve config through a session, run its benches, stop it. The one loop that
+campaign cells and A/B trials run (and a search's proposals); a ladder's smoke test runs its second half,
 run_benches, on the server its rung left up.
 
-    steps = boot_benches(spec.shapes(), spec.concurrencies, spec.warmup_requests, trials=1)  # policy/workload.py
-    measured = await measured_boot(session, config, steps, keep=Keep(server_file, index, write), ...)
+    benches = boot_benches(spec.shapes(), spec.concurrencies, spec.warmup_requests, repeats=1)  # policy/workload.py
+    measured = await measured_boot(session, config, benches, keep=Keep(server_file, index, write), ...)
     measured.warmup_error                # the warm-up's problem: no bench ran after it
-    for result in measured.benches: ...  # one result per bench step that ran, in order
+    for result in measured.benches: ...  # one result per bench that ran, in order
 
 The server's record is written as soon as it starts (and again, with where its boot ended in the log, once it
 is ready), so a runner killed at any point leaves what the next run stops it by; the server is stopped and its
 record cleared whatever happens, cancellation included. Steps run in order and stop at the first that leaves
 the server unable to take the next one (a warm-up with any problem; a bench with no figures, or after which the
-server did not answer its health check). Each step's result file is kept through `keep.write` as it comes.
+server did not answer its health check). Each bench's result file is kept through `keep.write` as it comes.
 
 A server a killed run left on record is stopped by `stop_left_servers` (the campaign's cells, the A/B's trial, the
 ladder's rung alike) before the next one boots; a ladder's rung, booted without the loop, is recorded by the same
@@ -43,41 +43,41 @@ from redline.targets import ServerHandle, Target
 
 @dataclass(frozen=True)
 class BenchOutcome:
-    """One step as it ran: the client's run, its figures, why it did not measure what it asked (or None)."""
+    """One bench as it ran: the client's run, its figures, why it did not measure what it asked (or None)."""
 
-    step: Bench
+    bench: Bench
     run: BenchRun
     figures: BenchResult | None
     problem: str | None
     unreadable: str | None  # why the result file, present, could not be read
-    warm: bool  # the server had served an earlier step of this boot
+    warm: bool  # the server had served an earlier bench of this boot
     checks: list[BenchCheck] = field(default_factory=list)  # a ranked bench's clean-bench checks (a flag: problem)
     telemetry: GpuTelemetry | None = None  # the GPUs sampled beside a ranked bench, where the host has the tools
 
     @property
     def server_usable(self) -> bool:
-        """The server can take the next step: the bench measured something and the server still answers."""
+        """The server can take the next bench: the bench measured something and the server still answers."""
         return self.figures is not None and self.run.healthy_after
 
 
 @dataclass(frozen=True)
 class MeasuredBoot:
-    """A boot and the steps it ran; log_text is the server's whole log (boot, warm-up and benches)."""
+    """A boot and the benches it ran; log_text is the server's whole log (boot, warm-up and benches)."""
 
     boot: Boot
-    steps: list[BenchOutcome] = field(default_factory=list)
+    outcomes: list[BenchOutcome] = field(default_factory=list)
     log_text: str = ""
 
     @property
     def warmup_error(self) -> str | None:
-        return next((r.problem for r in self.steps if r.step.warmup), None)
+        return next((r.problem for r in self.outcomes if r.bench.warmup), None)
 
     @property
     def benches(self) -> list[BenchOutcome]:
-        return [r for r in self.steps if not r.step.warmup]
+        return [r for r in self.outcomes if not r.bench.warmup]
 
     def command(self, name: str) -> list[str] | None:
-        return next((r.run.argv for r in self.steps if r.step.result_name == name), None)
+        return next((r.run.argv for r in self.outcomes if r.bench.result_name == name), None)
 
 
 @dataclass(frozen=True)
@@ -116,27 +116,27 @@ async def run_benches(
     session: ServeSession,
     handle: ServerHandle,
     config: ServeConfig,
-    steps: Sequence[Bench],
+    benches: Sequence[Bench],
     *,
     deadline_s: float,
     write: Callable[[str, str], object] | None = None,
     since: int | None = None,
 ) -> list[BenchOutcome]:
-    """Run the steps on the running server in order, up to the first that leaves it unable to take the next; the
+    """Run the benches on the running server in order, up to the first that leaves it unable to take the next; the
     progress moves as each starts and as each ends.
 
-    `since`: where in the log the first step's lines start (default: the log's end when it starts).
+    `since`: where in the log the first bench's lines start (default: the log's end when it starts).
     """
     results: list[BenchOutcome] = []
-    for i, step in enumerate(steps):
-        await say(session.progress, BOOTED_AT + (1 - BOOTED_AT) * i / len(steps), step.label)
+    for i, bench in enumerate(benches):
+        await say(session.progress, BOOTED_AT + (1 - BOOTED_AT) * i / len(benches), bench.label)
         offset = since if i == 0 and since is not None else len((await session.read_log(handle)).encode())
-        result = await run_bench(session, handle, config, step, deadline_s=deadline_s, write=write, log_offset=offset)
+        result = await run_bench(session, handle, config, bench, deadline_s=deadline_s, write=write, log_offset=offset)
         result = replace(result, warm=i > 0)
         results.append(result)
-        done = BOOTED_AT + (1 - BOOTED_AT) * (i + 1) / len(steps)
-        await say(session.progress, done, f"{step.label}: {_said(result)}")
-        if (step.warmup and result.problem is not None) or not result.server_usable:
+        done = BOOTED_AT + (1 - BOOTED_AT) * (i + 1) / len(benches)
+        await say(session.progress, done, f"{bench.label}: {_said(result)}")
+        if (bench.warmup and result.problem is not None) or not result.server_usable:
             break
     return results
 
@@ -145,7 +145,7 @@ async def run_bench(
     session: ServeSession,
     handle: ServerHandle,
     config: ServeConfig,
-    step: Bench,
+    bench: Bench,
     *,
     deadline_s: float,
     write: Callable[[str, str], object] | None,
@@ -153,26 +153,26 @@ async def run_bench(
 ) -> BenchOutcome:
     """One bench on the running server; a ranked one from an emptied prefix cache where the engine serves that,
     checked clean (policy/clean_bench.py) with the GPUs sampled beside it."""
-    reset = await session.empty_prefix_cache(handle, config) if step.ranked else None
-    before = await session.prefix_counters(handle, config) if step.ranked else None
-    sampling = await session.gpus.start(handle, step.result_name, deadline_s) if step.ranked else None
+    reset = await session.empty_prefix_cache(handle, config) if bench.ranked else None
+    before = await session.prefix_counters(handle, config) if bench.ranked else None
+    sampling = await session.gpus.start(handle, bench.result_name, deadline_s) if bench.ranked else None
     run = await session.bench(
-        handle, config, step.workload, step.result_name, deadline_s=deadline_s, log_offset=log_offset
+        handle, config, bench.workload, bench.result_name, deadline_s=deadline_s, log_offset=log_offset
     )
     if run.result_text is not None and write is not None:
-        write(step.result_name, run.result_text)
+        write(bench.result_name, run.result_text)
     telemetry, gpu_checks = await _telemetry(session, handle, sampling, write)
     figures, unreadable = read_figures(session, run)
     found = []
-    if step.ranked and figures is not None:
+    if bench.ranked and figures is not None:
         after = await session.prefix_counters(handle, config)
-        found = [*clean_bench.checks(figures, step.workload, before, after, reset), *gpu_checks]
+        found = [*clean_bench.checks(figures, bench.workload, before, after, reset), *gpu_checks]
     problem = unreadable or bench_problem(run, figures) or clean_bench.flagged(found)
-    return BenchOutcome(step, run, figures, problem, unreadable, warm=False, checks=found, telemetry=telemetry)
+    return BenchOutcome(bench, run, figures, problem, unreadable, warm=False, checks=found, telemetry=telemetry)
 
 
 def _said(result: BenchOutcome) -> str:
-    """A step as its progress line ends it."""
+    """A bench as its progress line ends it."""
     figures = result.figures
     done = f"{figures.output_throughput:,.1f} output tok/s" if figures is not None else "no figures"
     return f"{done}; {result.problem}" if result.problem else done
@@ -184,7 +184,7 @@ async def _telemetry(
     sampling: Sampling | None,
     write: Callable[[str, str], object] | None,
 ) -> tuple[GpuTelemetry | None, list[BenchCheck]]:
-    """A ranked bench's GPU telemetry (its samples kept beside its result) and its GPU check; nothing for a step
+    """A ranked bench's GPU telemetry (its samples kept beside its result) and its GPU check; nothing for a bench
     that sampled nothing (a warm-up)."""
     if sampling is None:
         return None, []
@@ -195,15 +195,15 @@ async def _telemetry(
     return found, [gpu_check(found, why)]
 
 
-# More steps on the same server once the listed ones ran, chosen from what they measured: (the server, the results
-# so far) -> the results of the steps it ran (a campaign's load-boundary probes, ops/campaign/boundary.py).
+# More benches on the same server once the listed ones ran, chosen from what they measured: (the server, the results
+# so far) -> the results of the benches it ran (a campaign's load-boundary probes, ops/campaign/boundary.py).
 Then = Callable[[ServerHandle, list[BenchOutcome]], Awaitable[list[BenchOutcome]]]
 
 
 async def measured_boot(
     session: ServeSession,
     config: ServeConfig,
-    steps: Sequence[Bench],
+    benches: Sequence[Bench],
     *,
     keep: Keep,
     boot_deadline_s: float,
@@ -211,7 +211,7 @@ async def measured_boot(
     exclusive: bool = True,
     then: Then | None = None,
 ) -> MeasuredBoot:
-    """Boot config, run the steps on it if it is ready (then `then`'s, while the server can take them), stop it; the
+    """Boot config, run the benches on it if it is ready (then `then`'s, while the server can take them), stop it; the
     server is stopped whatever happens."""
     started: list[ServerHandle] = []
 
@@ -224,12 +224,14 @@ async def measured_boot(
 
     await say(session.progress, 0.0, "booting")
     try:
-        boot = await session.boot(config, boot_deadline_s, on_start=on_start, exclusive=exclusive, benches=bool(steps))
+        boot = await session.boot(config, boot_deadline_s, on_start=on_start, exclusive=exclusive, benches=any(benches))
         if not boot.ready:
             return MeasuredBoot(boot, [], boot.log_text)
         record(boot.handle, len(boot.log_text.encode()))
-        results = await run_benches(session, boot.handle, config, steps, deadline_s=bench_deadline_s, write=keep.write)
-        if then is not None and len(results) == len(steps) and all(r.server_usable for r in results):
+        results = await run_benches(
+            session, boot.handle, config, benches, deadline_s=bench_deadline_s, write=keep.write
+        )
+        if then is not None and len(results) == len(benches) and all(r.server_usable for r in results):
             results += await then(boot.handle, results)
         return MeasuredBoot(boot, results, await session.read_log(boot.handle))
     finally:

@@ -25,7 +25,7 @@ from redline.engines.base import Engine
 from redline.errors import InputError
 from redline.models import ServeConfig
 from redline.models.campaign import LEVERS, Campaign, CellSpec, Verdict
-from redline.models.campaign_plan import BenchStep, CampaignPlan, CellPlan
+from redline.models.campaign_plan import CampaignPlan, CellPlan, PlannedBench
 from redline.models.context import regime_of
 from redline.models.known_good import KnownGoodUse
 from redline.models.ladder import Ladder
@@ -230,12 +230,12 @@ def plan_cell(
     its regime, boot and benches are what runs: its engine's boot, its engine's bench client's benches."""
     engine = get_engine(cell_engine(campaign, cell))
     config, notes = made.config, made.notes
-    steps = boot_benches(campaign.shapes(), campaign.concurrencies, campaign.warmup_requests, campaign.trials)
+    steps = boot_benches(campaign.shapes(), campaign.concurrencies, campaign.warmup_requests, campaign.repeats)
     try:
         commands = commands_of(engine, config, steps, executables)
     except InputError as exc:  # a knob the engine refuses names the cell
         raise InputError(f"cell {cell.name!r} ({engine.name}): {exc}") from exc
-    benches = _bench_steps(commands)
+    benches = _planned_benches(commands)
     return CellPlan(
         index=index,
         name=cell.name,
@@ -260,18 +260,18 @@ def _boundary_gate(campaign: Campaign) -> list[str]:
     limits = ", ".join(f"{m} <= {v:g}" for m, v in campaign.latency_sla.items())
     return [
         f"then each cell probes its load boundary ({limits}) on the same server: from concurrency {spec.lowest} "
-        f"doubling up to {spec.highest}, then bisecting to 5%, {spec.replicates} agreeing benches each; up to "
+        f"doubling up to {spec.highest}, then bisecting to 5%, {spec.repeats} agreeing benches each; up to "
         f"{spec.most_benches} more benches per cell, chosen as it runs (each a listed bench's command at another "
         "concurrency)"
     ]
 
 
-def _bench_steps(commands: Commands) -> list[BenchStep]:
-    """The plan's benches: every step but the warm-up, with its command."""
+def _planned_benches(commands: Commands) -> list[PlannedBench]:
+    """The plan's benches: every one but the warm-up, with its command."""
     return [
-        BenchStep(
+        PlannedBench(
             concurrency=s.workload.concurrency,
-            trial=s.trial,
+            repeat=s.repeat,
             num_prompts=s.workload.num_prompts,
             result_file=s.result_name,
             command=argv,

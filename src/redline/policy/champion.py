@@ -96,7 +96,7 @@ def _mean(result: ConcurrencyResult, metric: str) -> float | None:
 
 
 def _failed(result: ConcurrencyResult) -> int | None:
-    figures = [t.figures for t in result.trials if t.figures is not None]
+    figures = [t.figures for t in result.repeats if t.figures is not None]
     return sum(f.failed for f in figures) if figures else None
 
 

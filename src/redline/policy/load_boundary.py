@@ -2,8 +2,8 @@
 
 Probes double from the lowest concurrency until the SLA fails (or the highest allowed is reached), then bisect
 between the last that held and the first that failed until they are within PRECISION of each other (or one
-apart). A probe counts once its replicates agree (every replicate holds, or every one fails); replicates that
-disagree ask for one more, and a probe still split after MAX_REPLICATES counts as failed and is said to be unstable.
+apart). A probe counts once its repeats agree (every repeat holds, or every one fails); repeats that
+disagree ask for one more, and a probe still split after MAX_REPEATS counts as failed and is said to be unstable.
 The answer names the boundary, the binding limit (the SLA metric furthest over its limit at the first failing
 probe) and flags a cliff: the binding metric more than CLIFF times worse at the failing probe than at the boundary,
 although the load only rose by the bisection's step. Pure: each step is a function of the probes so far.
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from redline.models.load_boundary import MAX_REPLICATES, BoundarySpec, LoadBoundary
+from redline.models.load_boundary import MAX_REPEATS, BoundarySpec, LoadBoundary
 
 PRECISION = 0.05  # the boundary is known to 5% of its value
 CLIFF = 2.0
@@ -45,16 +45,16 @@ def holds(figures: Mapping[str, float], sla: Mapping[str, float]) -> bool:
     return all(figures.get(metric, float("inf")) <= limit for metric, limit in sla.items())
 
 
-def _verdicts(probes: Sequence[Probe], sla: Mapping[str, float], replicates: int) -> dict[int, bool | None]:
-    """Each probed concurrency: True (held), False (failed, or still split after MAX_REPLICATES), None (undecided)."""
+def _held(probes: Sequence[Probe], sla: Mapping[str, float], repeats: int) -> dict[int, bool | None]:
+    """Each probed concurrency: True (held), False (failed, or still split after MAX_REPEATS), None (undecided)."""
     runs: dict[int, list[bool]] = {}
     for p in probes:
         runs.setdefault(p.concurrency, []).append(holds(p.figures, sla))
     out: dict[int, bool | None] = {}
     for c, seen in runs.items():
-        if len(seen) >= replicates and len(set(seen)) == 1:
+        if len(seen) >= repeats and len(set(seen)) == 1:
             out[c] = seen[0]
-        elif len(seen) >= MAX_REPLICATES:
+        elif len(seen) >= MAX_REPEATS:
             out[c] = False
         else:
             out[c] = None
@@ -86,14 +86,14 @@ def _answer(probes: Sequence[Probe], sla: Mapping[str, float], good: int | None,
     return LoadBoundary(finished=True, concurrency=good, binding=metric, cliff=cliff, probes=n, why=why)
 
 
-def step(
-    probes: Sequence[Probe], sla: Mapping[str, float], *, lowest: int = 1, highest: int = 1024, replicates: int = 2
+def decide(
+    probes: Sequence[Probe], sla: Mapping[str, float], *, lowest: int = 1, highest: int = 1024, repeats: int = 2
 ) -> Next | LoadBoundary:
     """The next concurrency to bench, or the boundary once it is known to PRECISION."""
-    verdicts = _verdicts(probes, sla, replicates)
+    verdicts = _held(probes, sla, repeats)
     undecided = sorted(c for c, v in verdicts.items() if v is None)
     if undecided:
-        return Next(undecided[0], f"concurrency {undecided[0]}: replicates disagree or are too few; one more")
+        return Next(undecided[0], f"concurrency {undecided[0]}: repeats disagree or are too few; one more")
     held = [c for c, v in verdicts.items() if v]
     failed = [c for c, v in verdicts.items() if v is False]
     good = max(held, default=None)
@@ -114,7 +114,7 @@ def step(
 
 
 def next_probe(probes: Sequence[Probe], sla: Mapping[str, float], spec: BoundarySpec) -> Next | LoadBoundary:
-    return step(probes, sla, lowest=spec.lowest, highest=spec.highest, replicates=spec.replicates)
+    return decide(probes, sla, lowest=spec.lowest, highest=spec.highest, repeats=spec.repeats)
 
 
 def boundary_of(probes: Sequence[Probe], sla: Mapping[str, float], spec: BoundarySpec) -> LoadBoundary:
@@ -126,4 +126,4 @@ def boundary_of(probes: Sequence[Probe], sla: Mapping[str, float], spec: Boundar
     return LoadBoundary(finished=False, concurrency=None, binding=None, cliff=False, probes=len(probes), why=why)
 
 
-__all__ = ["Next", "Probe", "boundary_of", "holds", "next_probe", "probe", "step"]
+__all__ = ["Next", "Probe", "boundary_of", "holds", "next_probe", "probe", "decide"]

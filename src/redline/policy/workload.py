@@ -1,7 +1,7 @@
 """The one workload policy every measured boot follows: how many prompts a concurrency sends, the seeds, the
 warm-up. Campaign cells and A/B trials read it alike, so the two cannot drift. No I/O.
 
-    steps = boot_benches(spec.shapes(), spec.concurrencies, spec.warmup_requests, trials=1)
+    steps = boot_benches(spec.shapes(), spec.concurrencies, spec.warmup_requests, repeats=1)
     n, note = prompts_at(spec.workload.num_prompts, c)     # never under 2 x c; the note says when it was raised
 
 The steps are what a measured boot runs on one server (ops/measured_boot.py) and what a plan shows as
@@ -43,7 +43,7 @@ class Bench:
     workload: BenchWorkload
     label: str
     warmup: bool = False
-    trial: int = 1  # which trial at its concurrency, where one boot benches each concurrency several times
+    repeat: int = 1  # which bench at its concurrency, where one boot benches each concurrency several times
     ranked: bool = True  # its figures are ranked, so the clean-bench checks apply (not a warm-up's, or a smoke test's)
     workload_name: str | None = None  # which of several named workloads it sends; None: the only one
 
@@ -144,27 +144,29 @@ def warmup_workload(shape: WorkloadSpec, requests: int, concurrencies: Sequence[
     )
 
 
-def bench_file(c: int, trial: int = 1, trials: int = 1, workload: str | None = None) -> str:
+def bench_file(c: int, repeat: int = 1, repeats: int = 1, workload: str | None = None) -> str:
     named = f"bench-{workload}-c{c}" if workload is not None else f"bench-c{c}"
-    return f"{named}.json" if trials == 1 else f"{named}-t{trial}.json"
+    return f"{named}.json" if repeats == 1 else f"{named}-t{repeat}.json"
 
 
 def boot_benches(
-    shapes: Sequence[NamedShape], concurrencies: Sequence[int], warmup_requests: int, trials: int
+    shapes: Sequence[NamedShape], concurrencies: Sequence[int], warmup_requests: int, repeats: int
 ) -> list[Bench]:
     """Every bench one server gets, in order: the warm-up (the first workload's), then each concurrency of each
-    workload of each trial (trials outermost, so they interleave; then workloads, so each trial sees every one)."""
+    workload of each repeat (repeats outermost, so they interleave; then workloads, so each repeat sees every one)."""
     steps = []
     warm = warmup_workload(shapes[0][1], warmup_requests, concurrencies)
     if warm is not None:
         steps.append(
             Bench(WARMUP_FILE, warm, f"warming up with {warm.num_prompts} requests", warmup=True, ranked=False)
         )
-    order = [(c, t, w) for t in range(1, trials + 1) for w in shapes for c in concurrencies]
+    order = [(c, t, w) for t in range(1, repeats + 1) for w in shapes for c in concurrencies]
     for i, (c, t, (name, shape)) in enumerate(order):
-        label = (f"{name}, " if name else "") + f"concurrency {c}" + (f", trial {t} of {trials}" if trials > 1 else "")
-        file = bench_file(c, t, trials, name)
-        steps.append(Bench(file, bench_workload(shape, c, i), label, trial=t, workload_name=name))
+        label = (
+            (f"{name}, " if name else "") + f"concurrency {c}" + (f", repeat {t} of {repeats}" if repeats > 1 else "")
+        )
+        file = bench_file(c, t, repeats, name)
+        steps.append(Bench(file, bench_workload(shape, c, i), label, repeat=t, workload_name=name))
     return steps
 
 

@@ -184,7 +184,7 @@ async def prepare(
 
 def benches_of(spec: AbSpec) -> list[Bench]:
     """What every trial's server runs: the warm-up, then each concurrency (policy/workload.py, as a campaign's)."""
-    return boot_benches(spec.shapes(), spec.concurrencies, spec.warmup_requests, trials=1)
+    return boot_benches(spec.shapes(), spec.concurrencies, spec.warmup_requests, repeats=1)
 
 
 def plan_of(prepared: Prepared, paths: AbPaths, target: Target) -> AbPlan:
@@ -211,7 +211,7 @@ def plan_of(prepared: Prepared, paths: AbPaths, target: Target) -> AbPlan:
         engine=spec.engine,
         engines=engines_of([(a.name, a.engine, a.serve) for a in prepared.arms]),
         arms=prepared.arms,
-        steps=trials,
+        trials=trials,
         boots=sum(not s.done for s in trials),
         gates=[*prompt_gates(spec.shapes(), spec.concurrencies), *infeasible_gates(prepared.arms)],
         known_good=prepared.known_good,
@@ -220,13 +220,13 @@ def plan_of(prepared: Prepared, paths: AbPaths, target: Target) -> AbPlan:
 
 def done_trials(plan: AbPlan) -> list[str]:
     """The trials of the plan that have a record: a re-run skips them."""
-    return [f"{s.arm}-{s.trial}" for s in plan.steps if s.done]
+    return [f"{s.arm}-{s.trial}" for s in plan.trials if s.done]
 
 
 def check_resumable(paths: AbPaths, plan: AbPlan) -> None:
     """A done trial is kept only if it booted the config (and the engine) its arm boots now."""
     arms = {a.name: a for a in plan.arms}
-    for step in plan.steps:
+    for step in plan.trials:
         record = read_trial(paths, step.arm, step.trial) if step.done else None
         arm = arms[step.arm]
         if record is not None and (record.serve != arm.serve or record.engine not in (None, arm.engine)):

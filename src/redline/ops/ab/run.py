@@ -77,14 +77,14 @@ class Trials:
     def arm(self, name: str) -> ArmPlan:
         return next(a for a in self.plan.arms if a.name == name)
 
-    def step(self, unit: Unit) -> TrialPlan:
-        return next(s for s in self.plan.steps if trial_name(s.arm, s.trial) == unit.name)
+    def trial_of(self, unit: Unit) -> TrialPlan:
+        return next(s for s in self.plan.trials if trial_name(s.arm, s.trial) == unit.name)
 
     def todo(self) -> int:
-        return sum(not s.done for s in self.plan.steps)
+        return sum(not s.done for s in self.plan.trials)
 
     def next(self, ran: Mapping[str, TrialRecord | None]) -> Unit | Stop:
-        for step in self.plan.steps:
+        for step in self.plan.trials:
             name = trial_name(step.arm, step.trial)
             if not step.done and name not in ran:
                 arm = self.arm(step.arm)
@@ -98,7 +98,7 @@ class Trials:
     def then(self, unit: Unit, session: ServeSession, write: Write) -> Then | None:
         """The accuracy gate's ask (ops/ab/accuracy.py), where the arms differ by a lever that can change the model's
         answers, on each arm's first trial to bench in full: none of its earlier trials kept answers."""
-        step = self.step(unit)
+        step = self.trial_of(unit)
         if not gate_needed({a.name: a.serve for a in self.plan.arms}, self.spec.baseline):
             return None
         if answered(self.paths, step.arm, step.trial - 1) is not None:
@@ -149,17 +149,17 @@ class TrialJudge:
         )
 
     def _point(self, arm: ArmPlan, boot: Boot, host: HostInfo, result: BenchOutcome) -> TrialPoint:
-        workload, figures = result.step.workload, result.figures
-        context = self._context(arm, host, boot, workload, result.warm, result.step.workload_name)
+        workload, figures = result.bench.workload, result.figures
+        context = self._context(arm, host, boot, workload, result.warm, result.bench.workload_name)
         shape, why = self.prepared.files[arm.serve.model].shape
         sol = sol_figure(context, shape, figures.output_throughput if figures is not None else None, why)
         return TrialPoint(
-            workload=result.step.workload_name,
+            workload=result.bench.workload_name,
             concurrency=workload.concurrency,
             num_prompts=workload.num_prompts,
             ok=result.problem is None,
             problem=result.problem,
-            result_file=result.step.result_name if result.run.result_text is not None else None,
+            result_file=result.bench.result_name if result.run.result_text is not None else None,
             figures=figures,
             healthy_after=result.run.healthy_after,
             client=result.run.client,
@@ -197,7 +197,7 @@ class TrialJudge:
     def record(
         self, unit: Unit, measured: MeasuredBoot, host: HostInfo, started: datetime, wall_s: float
     ) -> TrialRecord:
-        step = self.trials.step(unit)
+        step = self.trials.trial_of(unit)
         arm, boot = self.trials.arm(step.arm), measured.boot
         points = [self._point(arm, boot, host, r) for r in measured.benches]
         ok, reason = _judge(measured, points, len(self.spec.concurrencies) * len(self.spec.shapes()))

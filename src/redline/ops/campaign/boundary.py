@@ -1,7 +1,7 @@
 """A cell's load boundary (campaign `boundary:`, focus goodput), probed on its running server after the listed
 concurrencies: each next concurrency is the one policy/load_boundary.py asks for, given every bench so far, each a
 bench of the one workload policy (its own seed, the 2 x c prompt floor) run by the one loop (ops/measured_boot.py).
-The cell's verdict reads the boundary back from its trials (ops/campaign/verdict.py), so a bench kept and a bench
+The cell's verdict reads the boundary back from its benches (ops/campaign/verdict.py), so a bench kept and a bench
 read say the same."""
 
 from __future__ import annotations
@@ -23,21 +23,21 @@ def probes_of(results: list[BenchOutcome], config: ServeConfig, sla: dict[str, f
     """Every ranked bench as a probe: one that measured nothing usable did not hold."""
     return [
         load_boundary.probe(
-            r.step.workload.concurrency,
+            r.bench.workload.concurrency,
             metrics_of(r.figures, config) if r.figures is not None and r.problem is None else None,
             sla,
         )
         for r in results
-        if r.step.ranked
+        if r.bench.ranked
     ]
 
 
 def probe_step(campaign: Campaign, c: int, results: list[BenchOutcome], why: str) -> Bench:
-    """The bench at concurrency c that comes after `results` on the server: its replicate number, its own seed."""
-    trial = 1 + sum(1 for r in results if r.step.ranked and r.step.workload.concurrency == c)
-    benches = sum(1 for r in results if r.step.ranked)
-    name = bench_file(c, trial, max(trial, campaign.trials))
-    return Bench(name, bench_workload(campaign.shape(None), c, benches), f"load boundary: {why}", trial=trial)
+    """The bench at concurrency c that comes after `results` on the server: its repeat number, its own seed."""
+    repeat = 1 + sum(1 for r in results if r.bench.ranked and r.bench.workload.concurrency == c)
+    benches = sum(1 for r in results if r.bench.ranked)
+    name = bench_file(c, repeat, max(repeat, campaign.repeats))
+    return Bench(name, bench_workload(campaign.shape(None), c, benches), f"load boundary: {why}", repeat=repeat)
 
 
 def boundary_probes(

@@ -19,7 +19,7 @@ def flagged_checks(verdict: CellVerdict) -> list[str]:
     found = [
         c.check
         for r in verdict.results
-        for t in r.trials
+        for t in r.repeats
         if t.figures is not None and t.figures.all_completed and t.server_healthy_after
         for c in t.checks
         if not c.ok

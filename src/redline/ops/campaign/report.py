@@ -221,7 +221,7 @@ def _context_lines(campaign: Campaign, verdicts: dict[str, CellVerdict]) -> list
             f"concurrencies {', '.join(map(str, campaign.concurrencies))}"
             for name, w in campaign.shapes()
         ],
-        f"- warm-up: {campaign.warmup_requests} requests; trials per concurrency: {campaign.trials}; simulated: "
+        f"- warm-up: {campaign.warmup_requests} requests; trials per concurrency: {campaign.repeats}; simulated: "
         f"{'yes' if any(v.context.provenance == 'simulated' for v in verdicts.values()) else 'no'}",
         f"- focus: {campaign.focus}; " + _sla_text(campaign),
     ]

@@ -20,7 +20,7 @@ from redline.models.campaign_results import (
     CellVerdict,
     Commands,
     ConcurrencyResult,
-    Trial,
+    Repeat,
 )
 from redline.models.context import ContextDescriptor, Workload
 from redline.models.load_boundary import LoadBoundary
@@ -72,7 +72,7 @@ class Judge:
         cells = [c.model_copy(update={"submits": submits.get(c.name)}) for c in self.plan.cells]
         return planned_result(self.plan.model_copy(update={"cells": cells}))
 
-    def result_at(self, cell: CellPlan, c: int, trials: list[Trial], workload: str | None = None) -> ConcurrencyResult:
+    def result_at(self, cell: CellPlan, c: int, trials: list[Repeat], workload: str | None = None) -> ConcurrencyResult:
         n = prompts_at(self.campaign.shape(workload).num_prompts, c)[0]
         if not trials:
             return ConcurrencyResult(
@@ -86,7 +86,7 @@ class Judge:
         per_trial = [metrics_of(t.figures, cell.serve) for t in trials if t.figures is not None]
         metrics = summarize(per_trial) if per_trial else {}
         sla = champions.sla_checks(metrics, self.campaign.sla)
-        problems = [p for t in trials if (p := trial_problem(t)) is not None]
+        problems = [p for t in trials if (p := repeat_problem(t)) is not None]
         return ConcurrencyResult(
             workload=workload,
             concurrency=c,
@@ -96,7 +96,7 @@ class Judge:
             metrics=metrics,
             sla=sla,
             sla_ok=all(s.ok for s in sla),
-            trials=trials,
+            repeats=trials,
         )
 
     def results(self, cell: CellPlan, measured: MeasuredBoot) -> list[ConcurrencyResult]:
@@ -104,7 +104,7 @@ class Judge:
         probed); none where the boot or the warm-up failed."""
         if not measured.boot.ready or measured.warmup_error is not None:
             return []
-        trials = trials_of(measured)
+        trials = repeats_of(measured)
         results = []
         for name, _ in self.campaign.shapes():
             benched = sorted({*self.campaign.concurrencies, *(c for w, c in trials if w == name)})
@@ -117,7 +117,7 @@ class Judge:
         if spec is None or not results:
             return None
         probes = [  # a trial with a problem measured nothing usable: it did not hold (as the probing counted it)
-            load_boundary.probe(r.concurrency, _usable(t, cell.serve), sla) for r in results for t in r.trials
+            load_boundary.probe(r.concurrency, _usable(t, cell.serve), sla) for r in results for t in r.repeats
         ]
         return load_boundary.boundary_of(probes, sla, spec)
 
@@ -187,20 +187,20 @@ class Judge:
             engine_version=engine_version,
             workload=workload,
             warmup_requests=self.campaign.warmup_requests,
-            trials=self.campaign.trials,
+            trials=self.campaign.repeats,
             bench_backend=cell.bench_backend,
         )
 
 
-def trials_of(measured: MeasuredBoot) -> dict[tuple[str | None, int], list[Trial]]:
-    """The benches a cell's boot ran, as trials by workload and concurrency."""
-    trials: dict[tuple[str | None, int], list[Trial]] = {}
+def repeats_of(measured: MeasuredBoot) -> dict[tuple[str | None, int], list[Repeat]]:
+    """The benches a cell's boot ran, as repeats by workload and concurrency."""
+    repeats: dict[tuple[str | None, int], list[Repeat]] = {}
     for r in measured.benches:
         lines = [*r.run.log_lines, *([r.unreadable] if r.unreadable else [])]
-        trial = Trial(
-            trial=r.step.trial,
+        repeat = Repeat(
+            repeat=r.bench.repeat,
             warm=r.warm,
-            result_file=r.step.result_name if r.run.result_text is not None else None,
+            result_file=r.bench.result_name if r.run.result_text is not None else None,
             figures=r.figures,
             server_healthy_after=r.run.healthy_after,
             exit_code=r.run.run.returncode,
@@ -209,26 +209,26 @@ def trials_of(measured: MeasuredBoot) -> dict[tuple[str | None, int], list[Trial
             telemetry=r.telemetry,
             log_lines=lines[-50:],
         )
-        trials.setdefault((r.step.workload_name, r.step.workload.concurrency), []).append(trial)
-    return trials
+        repeats.setdefault((r.bench.workload_name, r.bench.workload.concurrency), []).append(repeat)
+    return repeats
 
 
-def _usable(trial: Trial, serve: ServeConfig) -> dict[str, float] | None:
-    """A trial's metrics, or None where it has a problem."""
-    return metrics_of(trial.figures, serve) if trial.figures is not None and trial_problem(trial) is None else None
+def _usable(repeat: Repeat, serve: ServeConfig) -> dict[str, float] | None:
+    """A repeat's metrics, or None where it has a problem."""
+    return metrics_of(repeat.figures, serve) if repeat.figures is not None and repeat_problem(repeat) is None else None
 
 
-def trial_problem(trial: Trial) -> str | None:
-    if trial.figures is None:
-        why = trial.log_lines[-1] if trial.log_lines else f"the bench exited {trial.exit_code}"
-        return f"trial {trial.trial}: no result ({why})"
-    if not trial.figures.all_completed:
-        f = trial.figures
-        return f"trial {trial.trial}: {f.failed} of {f.num_prompts} requests failed (completed {f.completed})"
-    if not trial.server_healthy_after:
-        return f"trial {trial.trial}: the server did not answer its health check after the bench"
-    flag = clean_bench.flagged(trial.checks)
-    return f"trial {trial.trial}: {flag}" if flag is not None else None
+def repeat_problem(repeat: Repeat) -> str | None:
+    if repeat.figures is None:
+        why = repeat.log_lines[-1] if repeat.log_lines else f"the bench exited {repeat.exit_code}"
+        return f"bench {repeat.repeat}: no result ({why})"
+    if not repeat.figures.all_completed:
+        f = repeat.figures
+        return f"bench {repeat.repeat}: {f.failed} of {f.num_prompts} requests failed (completed {f.completed})"
+    if not repeat.server_healthy_after:
+        return f"bench {repeat.repeat}: the server did not answer its health check after the bench"
+    flag = clean_bench.flagged(repeat.checks)
+    return f"bench {repeat.repeat}: {flag}" if flag is not None else None
 
 
-__all__ = ["Judge", "trial_problem", "trials_of"]
+__all__ = ["Judge", "repeat_problem", "repeats_of"]
