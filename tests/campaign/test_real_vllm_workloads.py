@@ -84,7 +84,9 @@ async def test_a_two_workload_campaign_keeps_its_workloads_apart_from_bench_to_c
             cache = trial.checks[0]
             assert cache.check == "prefix_cache" and cache.ok, cache.said
             assert ("(its workload shares a prefix: up to 97.0% asked for)" in cache.said) == bool(prefix)
-            assert (": 0.0% of" in cache.said) is not bool(prefix)  # the prefix reached vLLM's own cache, emptied before
+            assert (": 0.0% of" in cache.said) is not bool(
+                prefix
+            )  # the prefix reached vLLM's own cache, emptied before
         assert len(v.commands.bench) == 2
     table = campaign_aggregate(path)
     assert [(r.cell, r.workload) for r in table.rows] == [

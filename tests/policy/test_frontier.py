@@ -10,7 +10,7 @@ import pytest
 from redline.models import ServeConfig
 from redline.models.frontier import Frontier, TriedLever
 from redline.models.lever import Lever
-from redline.policy.frontier import covers, levers_tried, next_step, open_levers, under_of, updated
+from redline.policy.frontier import covers, levers_tried, open_levers, said_next, under_of, updated
 
 BASE = ServeConfig(model="/m", max_model_len=4096, max_num_batched_tokens=2048)
 NOW = datetime(2026, 12, 2, tzinfo=UTC)
@@ -67,7 +67,7 @@ def test_a_judged_lever_leaves_the_untried_list_and_a_drafts_stays() -> None:
         ("cuda_graphs", "improvement"),
     ]
     assert [v.lever for v in again.untried] == ["fp8_kv_cache"]
-    assert next_step(again).startswith("/m: try fp8_kv_cache (set fp8_kv_cache; ab_run of fp8_kv_cache)")
+    assert said_next(again).startswith("/m: try fp8_kv_cache (set fp8_kv_cache; ab_run of fp8_kv_cache)")
 
 
 def test_nothing_left_is_said_only_with_an_empty_untried_list_and_what_emptied_it() -> None:
@@ -79,7 +79,7 @@ def test_nothing_left_is_said_only_with_an_empty_untried_list_and_what_emptied_i
         tried=[tried("bigger_batch", "improvement"), tried("fp8_kv_cache", "regression")],
         updated_at=NOW,
     )
-    said = next_step(done)
+    said = said_next(done)
     assert said.startswith("/m: nothing left on the frontier: won bigger_batch; refuted fp8_kv_cache (regression: w)")
 
 

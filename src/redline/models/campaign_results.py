@@ -30,8 +30,8 @@ from redline.models.telemetry import GpuTelemetry
 
 # ---- one cell's verdict --------------------------------------------------------------------------------
 
-MAX_TRIALS = 1 << 16  # trials of one figure: past any real campaign or A/B
-Trials = Annotated[int, Field(ge=1, le=MAX_TRIALS)]
+MAX_VALUES = 1 << 16  # trials of one figure: past any real campaign or A/B
+Values = Annotated[int, Field(ge=1, le=MAX_VALUES)]
 
 
 class Stat(Strict):
@@ -39,8 +39,8 @@ class Stat(Strict):
 
     mean: Figure
     std: Figure | None = Field(None, description="sample std over trials; null with one trial")
-    n: Trials
-    values: Annotated[list[Figure], Field(max_length=MAX_TRIALS)]
+    n: Values
+    values: Annotated[list[Figure], Field(max_length=MAX_VALUES)]
 
 
 class SlaCheck(Strict):

@@ -30,7 +30,7 @@ class SearchSpec(Strict):
     seed: Annotated[int, Field(ge=0, le=2**31, description="breaks ties between equal proposals")] = 0
 
 
-class Proposal(Strict):
+class ProposalRecord(Strict):
     """One step of a search's log: the cell it proposed and why, or why it stopped."""
 
     step: Annotated[int, Field(ge=1)]
@@ -51,7 +51,7 @@ class SearchLog(Strict):
 
     schema_version: Literal[1] = 1
     campaign: str
-    steps: list[Proposal] = []
+    steps: list[ProposalRecord] = []
     stopped: str | None = Field(None, description="why the search stopped; null while it runs")
 
 
@@ -63,9 +63,9 @@ class SearchState(Strict):
     budget_gpu_s: float | None = Field(description="GPU-seconds it may spend at most (null: no limit)")
     booted: int = Field(description="cells with a verdict, of the grid (booted by the search or before it)")
     gpu_s: float = Field(description="the GPU-seconds those cells held (0 on a host that showed no GPU)")
-    proposals: list[Proposal] = Field(description="search.yml's steps, in order")
+    proposals: list[ProposalRecord] = Field(description="search.yml's steps, in order")
     stopped: str | None = Field(description="why it stopped; null while it may still propose")
     resume: str = Field(description="what campaign_run would do now")
 
 
-__all__ = ["SearchLog", "SearchSpec", "SearchState", "Proposal"]
+__all__ = ["SearchLog", "SearchSpec", "SearchState", "ProposalRecord"]

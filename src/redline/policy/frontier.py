@@ -3,7 +3,7 @@ and what it says next.
 
     names = levers_tried(baseline_config, arm_config)        # ["fp8_kv_cache"], by the knobs that differ
     frontier = updated(frontier, tried, next_levers, now, under)  # tried merged by (lever, run); untried re-ranked
-    say = next_step(frontier)                                   # the top untried lever, or why nothing is left
+    say = said_next(frontier)                                   # the top untried lever, or why nothing is left
 
 A lever leaves the untried list once a VERDICT judged it (improvement, no improvement, regression, mixed) where the
 run now asking was tried (`covers`: the same eager or graphs regime, no higher a concurrency, no longer requests);
@@ -84,7 +84,7 @@ def updated(
     return frontier.model_copy(update={"tried": kept, "untried": untried, "updated_at": now})
 
 
-def next_step(frontier: Frontier) -> str:
+def said_next(frontier: Frontier) -> str:
     """What the frontier says: its top untried lever and its gate, or, with none, which tried levers emptied it."""
     if frontier.untried:
         top = frontier.untried[0]
@@ -109,4 +109,4 @@ def under_of(graphs: str, concurrencies: Sequence[int], tokens_per_request: int 
     return TriedUnder(graphs=graphs, top_concurrency=max(concurrencies), tokens_per_request=tokens_per_request)
 
 
-__all__ = ["FLAG_LEVERS", "KNOB_LEVERS", "covers", "levers_tried", "next_step", "open_levers", "under_of", "updated"]
+__all__ = ["FLAG_LEVERS", "KNOB_LEVERS", "covers", "levers_tried", "said_next", "open_levers", "under_of", "updated"]

@@ -29,7 +29,7 @@ from redline.policy import ab as plans
 from redline.policy.ab_guards import guard_arms, guards_said
 from redline.policy.accuracy import gate_missing, said_of
 from redline.policy.close import close_status
-from redline.policy.frontier import next_step, open_levers
+from redline.policy.frontier import open_levers, said_next
 from redline.policy.known_good import hardware_key
 from redline.policy.levers import LeverInput, next_levers
 from redline.policy.quality_risk import quality_risks
@@ -235,7 +235,7 @@ def ab_result(workspace: Path, prepared: Prepared, plan: AbPlan, *, ran: list[st
         guards=guards,
         close=close,
         next_levers=levers,
-        frontier=next_step(frontier) if frontier is not None else None,
+        frontier=said_next(frontier) if frontier is not None else None,
     )
 
 

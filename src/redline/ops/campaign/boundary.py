@@ -32,7 +32,7 @@ def probes_of(results: list[BenchOutcome], config: ServeConfig, sla: dict[str, f
     ]
 
 
-def probe_step(campaign: Campaign, c: int, results: list[BenchOutcome], why: str) -> Bench:
+def probe_bench(campaign: Campaign, c: int, results: list[BenchOutcome], why: str) -> Bench:
     """The bench at concurrency c that comes after `results` on the server: its repeat number, its own seed."""
     repeat = 1 + sum(1 for r in results if r.bench.ranked and r.bench.workload.concurrency == c)
     benches = sum(1 for r in results if r.bench.ranked)
@@ -59,7 +59,7 @@ def boundary_probes(
             found = load_boundary.next_probe(probes_of([*done, *ran], config, sla), sla, spec)
             if not isinstance(found, load_boundary.Next):
                 break
-            step = probe_step(campaign, found.concurrency, [*done, *ran], found.why)
+            step = probe_bench(campaign, found.concurrency, [*done, *ran], found.why)
             [result] = await run_benches(session, handle, config, [step], deadline_s=deadline_s, write=write)
             ran.append(result)
             if not result.server_usable:
@@ -69,4 +69,4 @@ def boundary_probes(
     return probe
 
 
-__all__ = ["boundary_probes", "probe_step", "probes_of"]
+__all__ = ["boundary_probes", "probe_bench", "probes_of"]

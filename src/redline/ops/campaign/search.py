@@ -18,7 +18,7 @@ from redline.ledger.search_file import read_search_log, write_search_log
 from redline.models.campaign import Campaign
 from redline.models.campaign_plan import CampaignPlan
 from redline.models.campaign_results import CellVerdict
-from redline.models.search import Proposal, SearchLog, SearchState
+from redline.models.search import ProposalRecord, SearchLog, SearchState
 from redline.ops.campaign.load import Loaded
 from redline.ops.campaign.replicates import replicate_owed
 from redline.ops.experiment.run import Stop
@@ -70,7 +70,7 @@ def _history(log: SearchLog, verdicts: dict[str, CellVerdict]) -> list[str]:
 
 def _next(
     loaded: Loaded, plan: CampaignPlan, log: SearchLog, verdicts: dict[str, CellVerdict], band: float
-) -> Proposal:
+) -> ProposalRecord:
     """The cell to boot now (a step killed before its verdict first), or the stop."""
     last = log.steps[-1] if log.steps else None
     if last is not None and last.cell is not None and last.cell not in verdicts:
@@ -89,8 +89,8 @@ def _next(
     )
     at, n = datetime.now(UTC), len(log.steps) + 1
     if isinstance(found, policy.Stop):
-        return Proposal(step=n, at=at, why=found.why)
-    return Proposal(step=n, at=at, cell=found.cell, why=found.why, estimate=found.estimate, upper=found.upper)
+        return ProposalRecord(step=n, at=at, why=found.why)
+    return ProposalRecord(step=n, at=at, cell=found.cell, why=found.why, estimate=found.estimate, upper=found.upper)
 
 
 class Search:
@@ -101,7 +101,7 @@ class Search:
         self.loaded, self.plan = loaded, plan
         self.log = read_search_log(loaded.results, loaded.names) or SearchLog(campaign=loaded.campaign.name)
 
-    def _write(self, steps: list[Proposal], stopped: str | None = None) -> None:
+    def _write(self, steps: list[ProposalRecord], stopped: str | None = None) -> None:
         self.log = self.log.model_copy(update={"steps": steps, "stopped": stopped})
         write_search_log(self.loaded.results, self.log)
 

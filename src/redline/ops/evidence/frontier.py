@@ -18,7 +18,7 @@ from redline.models.frontier import Frontier, FrontierFile, FrontierList, TriedL
 from redline.models.lever import Lever
 from redline.models.verdict import AbVerdict
 from redline.ops.requests_evidence import LeverFrontierRequest
-from redline.policy.frontier import levers_tried, next_step, under_of, updated
+from redline.policy.frontier import levers_tried, said_next, under_of, updated
 from redline.policy.known_good import hardware_key
 
 FRONTIER = "frontier.yml"
@@ -98,7 +98,7 @@ def record_ab(
 def lever_frontier(workspace: Path, request: LeverFrontierRequest) -> FrontierList:
     frontiers = read_edited(frontier_path(workspace), FrontierFile, WHAT).frontiers
     chosen = [f for f in frontiers if not request.model or f.model == request.model]
-    return FrontierList(path=FRONTIER, frontiers=chosen, next=[next_step(f) for f in chosen])
+    return FrontierList(path=FRONTIER, frontiers=chosen, next=[said_next(f) for f in chosen])
 
 
 __all__ = ["FRONTIER", "ab_under", "baseline_of", "frontier_for", "frontier_path", "lever_frontier", "record_ab"]
