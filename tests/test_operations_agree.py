@@ -40,6 +40,7 @@ from redline.ops.requests import OPERATIONS, ChampionSelectRequest, LadderInitRe
 from redline.server.app import build_server
 from redline.server.config import ServerConfig
 from redline.server.jobs import Jobs
+from redline.server.toolkit import READ_ONLY, TOOL_TABLE, tool
 
 pytestmark = pytest.mark.anyio
 
@@ -266,6 +267,18 @@ async def test_mcp_cli_and_tool_agree_on_every_operation(tools: dict[str, Any]) 
         else:
             assert surfaces.why, f"{name} has no CLI command: say why"
         _check_functions(name, request, surfaces)
+
+
+def test_a_tool_is_named_by_the_operations_table_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """@tool names a tool as OPERATIONS names its request (the functions are named apart from the ops functions they
+    call); a request the table lacks, or names twice, is no tool."""
+    assert [(e.name, e.request) for e in TOOL_TABLE] == [(n, OPERATIONS[n]) for n in (e.name for e in TOOL_TABLE)]
+    assert all(e.fn.__name__ == e.name for e in TOOL_TABLE)  # the input schema's title: <tool>Arguments, as before
+    with pytest.raises(TypeError, match=r"WiderInit exactly once .* names it \[\]"):
+        tool(READ_ONLY, "Not a tool", WiderInit)
+    monkeypatch.setitem(OPERATIONS, "ladder_init_again", LadderInitRequest)
+    with pytest.raises(TypeError, match=r"LadderInitRequest exactly once .*'ladder_init', 'ladder_init_again'"):
+        tool(READ_ONLY, "Twice", LadderInitRequest)
 
 
 class WiderInit(LadderInitRequest):

@@ -38,7 +38,7 @@ ENTRY_WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idemp
 
 
 @tool(ENTRY_WRITE, "Record a baseline", PerfBaselineRecordRequest)
-async def perf_baseline_record(ctx: Context, request: PerfBaselineRecordRequest) -> BaselineRecorded:
+async def _perf_baseline_record(ctx: Context, request: PerfBaselineRecordRequest) -> BaselineRecorded:
     """Record a named baseline in baselines.yml from a measured result: a campaign cell (campaign, cell), an A/B arm
     (ab, arm), or a bench result file (bench_file, with its context). Each concurrency is kept with its full
     context, its metrics (mean ± std) and its % of speed-of-light. Comments in the file are kept."""
@@ -46,7 +46,7 @@ async def perf_baseline_record(ctx: Context, request: PerfBaselineRecordRequest)
 
 
 @tool(READ_ONLY, "Diff against a baseline", PerfBaselineDiffRequest)
-async def perf_baseline_diff(ctx: Context, request: PerfBaselineDiffRequest) -> BaselineDiff:
+async def _perf_baseline_diff(ctx: Context, request: PerfBaselineDiffRequest) -> BaselineDiff:
     """A result (a campaign cell, an A/B arm, a bench file, or another baseline) against a recorded baseline: GREEN
     (the focus improves beyond the tolerance, no guarded metric regresses beyond it), YELLOW (within tolerance, or a
     win with a guarded regression inside the looser band), RED (a regression beyond it). Contexts that differ in
@@ -55,7 +55,7 @@ async def perf_baseline_diff(ctx: Context, request: PerfBaselineDiffRequest) -> 
 
 
 @tool(ENTRY_WRITE, "Write a champion back into its deploy", ChampionApplyRequest)
-async def champion_apply(ctx: Context, request: ChampionApplyRequest) -> ChampionApplied:
+async def _champion_apply(ctx: Context, request: ChampionApplyRequest) -> ChampionApplied:
     """Write an A/B's closed champion (a VERDICT, its known-good config recorded, a next lever named) into the
     deploy's Helm values file: its flags merged into the engine's argument list at args_key (default vllm.extraArgs;
     a flag already there is replaced in place, the rest kept; comments and indentation kept), never the model, host,
@@ -67,7 +67,7 @@ async def champion_apply(ctx: Context, request: ChampionApplyRequest) -> Champio
 
 
 @tool(READ_ONLY, "The lever frontier", LeverFrontierRequest)
-async def lever_frontier(ctx: Context, request: LeverFrontierRequest) -> FrontierList:
+async def _lever_frontier(ctx: Context, request: LeverFrontierRequest) -> FrontierList:
     """The lever frontier (frontier.yml), per model, hardware and engine version: the levers each A/B tried (the run,
     its outcome, why a refuted one lost) and those not tried yet, best expected gain per cost first (predictions),
     each with the gate that would prove it; and what each frontier says next (its top untried lever, or, with none
@@ -76,7 +76,7 @@ async def lever_frontier(ctx: Context, request: LeverFrontierRequest) -> Frontie
 
 
 @tool(ENTRY_WRITE, "Record a known-good config", KnownGoodRecordRequest)
-async def known_good_record(ctx: Context, request: KnownGoodRecordRequest) -> KnownGoodRecorded:
+async def _known_good_record(ctx: Context, request: KnownGoodRecordRequest) -> KnownGoodRecorded:
     """Record the serve flags a model needs on a hardware and engine version (to boot or survive load), why, and the
     evidence, in known-good.yml: given whole, or from a ladder's recorded ceiling (from_ladder, in one call), a
     campaign cell (from_campaign, cell) or an A/B arm (from_ab, arm). The same key again updates that entry."""
@@ -84,19 +84,19 @@ async def known_good_record(ctx: Context, request: KnownGoodRecordRequest) -> Kn
 
 
 @tool(READ_ONLY, "Look up a known-good config", KnownGoodLookupRequest)
-async def known_good_lookup(ctx: Context, request: KnownGoodLookupRequest) -> KnownGoodFound:
+async def _known_good_lookup(ctx: Context, request: KnownGoodLookupRequest) -> KnownGoodFound:
     """The known-good entry for a model on a hardware and engine version: the flags it needs and why."""
     return await off_loop(known_good_ops.known_good_lookup, state_of(ctx).config.workspace, request)
 
 
 @tool(READ_ONLY, "List known-good configs", KnownGoodListRequest)
-async def known_good_list(ctx: Context, request: KnownGoodListRequest) -> KnownGoodList:
+async def _known_good_list(ctx: Context, request: KnownGoodListRequest) -> KnownGoodList:
     """Every entry of known-good.yml (or one model's)."""
     return await off_loop(known_good_ops.known_good_list, state_of(ctx).config.workspace, request)
 
 
 @tool(ENTRY_WRITE, "Known-good config: record, look up or list", KnownGoodConfigRequest)
-async def known_good_config(ctx: Context, request: KnownGoodConfigRequest) -> KnownGoodAnswer:
+async def _known_good_config(ctx: Context, request: KnownGoodConfigRequest) -> KnownGoodAnswer:
     """The known-good registry (known-good.yml) in one tool, by its verb, with that verb's fields: record (the flags
     a model needs on a hardware and engine version, why and the evidence: given whole, or from_ladder, from_campaign
     with cell, from_ab with arm), lookup (the entry for a model, hardware and engine version, or why none applies),

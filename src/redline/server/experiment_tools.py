@@ -33,7 +33,7 @@ from redline.ops.campaign import plan as plan_ops
 from redline.ops.campaign import results
 from redline.ops.campaign import run as run_ops
 from redline.ops.campaign.load import Loaded, load
-from redline.ops.campaign.report import campaign_report as write_report
+from redline.ops.campaign.report import campaign_report
 from redline.ops.campaign.verdict import Judge
 from redline.ops.experiment.run import Opener
 from redline.ops.request_base import require_ack
@@ -119,7 +119,7 @@ def target_for(state: State, campaign: Campaign, requested: str) -> Target:
 
 
 @tool(WRITE_ONCE, "Start a campaign", CampaignInitRequest)
-async def campaign_init(ctx: Context, campaign: CampaignArg, request: CampaignInitRequest) -> CampaignCreated:
+async def _campaign_init(ctx: Context, campaign: CampaignArg, request: CampaignInitRequest) -> CampaignCreated:
     """Write a new campaign file (refused if the file exists, or if the campaign cannot plan): its grid of serve
     configs over one base, the workload, the concurrencies, the focus and the SLA. Answers with what every cell will
     boot, resolved as a run resolves it: the base (base.from_ladder's ceiling and fixed knobs under base's own
@@ -141,7 +141,7 @@ async def campaign_init(ctx: Context, campaign: CampaignArg, request: CampaignIn
 
 
 @tool(READ_ONLY, "Plan a campaign", CampaignPlanRequest)
-async def campaign_plan(ctx: Context, campaign: CampaignArg, request: CampaignPlanRequest) -> CampaignPlan:
+async def _campaign_plan(ctx: Context, campaign: CampaignArg, request: CampaignPlanRequest) -> CampaignPlan:
     """Every boot and bench command a run would do, cell by cell in order, with what the methodology gates changed
     and which cells already have a verdict. Starts nothing."""
     state = state_of(ctx)
@@ -152,7 +152,7 @@ async def campaign_plan(ctx: Context, campaign: CampaignArg, request: CampaignPl
 
 
 @tool(BOOTS, "Run a campaign", CampaignRunRequest)
-async def campaign_run(
+async def _campaign_run(
     ctx: Context,
     campaign: CampaignArg,
     request: CampaignRunRequest,
@@ -211,7 +211,7 @@ def _campaign_opener(state: State, loaded: Loaded, request: CampaignRunRequest) 
 
 
 @tool(READ_ONLY, "Campaign status", CampaignStatusRequest)
-async def campaign_status(ctx: Context, campaign: CampaignArg, request: CampaignStatusRequest) -> CampaignStatus:
+async def _campaign_status(ctx: Context, campaign: CampaignArg, request: CampaignStatusRequest) -> CampaignStatus:
     """Which cells are done (green or red), which one a runner is in, which are pending, and what to do next."""
     state = state_of(ctx)
     path, _ = await checked(state, campaign)
@@ -219,7 +219,7 @@ async def campaign_status(ctx: Context, campaign: CampaignArg, request: Campaign
 
 
 @tool(READ_ONLY, "Aggregate a campaign", CampaignAggregateRequest)
-async def campaign_aggregate(
+async def _campaign_aggregate(
     ctx: Context,
     campaign: CampaignArg,
     request: CampaignAggregateRequest,
@@ -232,7 +232,7 @@ async def campaign_aggregate(
 
 
 @tool(READ_ONLY, "Select the champion", ChampionSelectRequest)
-async def champion_select(ctx: Context, campaign: CampaignArg, request: ChampionSelectRequest) -> ChampionReport:
+async def _champion_select(ctx: Context, campaign: CampaignArg, request: ChampionSelectRequest) -> ChampionReport:
     """The champion under the SLA in the baseline's regime, or "no improvement" when no cell beats the baseline by
     more than the noise band; the top cells; other regimes listed apart. Every champion is a DRAFT."""
     state = state_of(ctx)
@@ -241,13 +241,13 @@ async def champion_select(ctx: Context, campaign: CampaignArg, request: Champion
 
 
 @tool(WRITES_REPORT, "Write the campaign report", CampaignReportRequest)
-async def campaign_report(ctx: Context, campaign: CampaignArg, request: CampaignReportRequest) -> CampaignReport:
+async def _campaign_report(ctx: Context, campaign: CampaignArg, request: CampaignReportRequest) -> CampaignReport:
     """Write report.md and its PNG plots (throughput and median TPOT against concurrency, the Pareto front with the
     champion marked) into the campaign's results folder; returns the table, the champion and the data behind
     each plot."""
     state = state_of(ctx)
     path, _ = await checked(state, campaign)
-    return await off_loop(write_report, path, request, workspace=state.config.workspace)
+    return await off_loop(campaign_report, path, request, workspace=state.config.workspace)
 
 
 # ---- the A/B ---------------------------------------------------------------------------------------------------
@@ -257,7 +257,7 @@ AbRunView = RunView[AbResult]
 
 
 @tool(BOOTS, "Run an A/B", AbRunRequest)
-async def ab_run(ctx: Context, request: AbRunRequest, wait_s: WaitArg = WAIT_DEFAULT_S) -> AbRunView:
+async def _ab_run(ctx: Context, request: AbRunRequest, wait_s: WaitArg = WAIT_DEFAULT_S) -> AbRunView:
     """A/B two or more serve configs on one target: interleaved A B A B ..., a clean boot per arm per trial (at
     least 3 for a VERDICT), the same workload at every concurrency; per trial and mean ± std: median TPOT, ITL,
     TTFT and output throughput (with its % of speed-of-light); the node of every trial. VERDICT only when every

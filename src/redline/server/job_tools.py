@@ -28,19 +28,19 @@ def view(record: JobRecord) -> AnyJob:
 
 
 @tool(READ_ONLY, "Job status", JobStatusRequest)
-async def job_status(ctx: Context, request: JobStatusRequest) -> AnyJob:
+async def _job_status(ctx: Context, request: JobStatusRequest) -> AnyJob:
     """Where a job stands (waiting up to wait_s for it to finish), and its result once it succeeded."""
     return view(await state_of(ctx).jobs.wait(request.job_id, request.wait_s, reporter(ctx)))
 
 
 @tool(STOPS, "Cancel a job", JobCancelRequest)
-async def job_cancel(ctx: Context, request: JobCancelRequest) -> AnyJob:
+async def _job_cancel(ctx: Context, request: JobCancelRequest) -> AnyJob:
     """Cancel a running job and stop the servers it started; a finished job is left as it is."""
     return view(await state_of(ctx).jobs.cancel(request.job_id))
 
 
 @tool(READ_ONLY, "List jobs", JobListRequest)
-async def job_list(ctx: Context, request: JobListRequest) -> JobList:
+async def _job_list(ctx: Context, request: JobListRequest) -> JobList:
     """The jobs of this workspace, newest first, from every server that ran them."""
     records = await off_loop(state_of(ctx).jobs.list, state=request.state, limit=request.limit)
     return JobList(jobs=[view(r) for r in records])

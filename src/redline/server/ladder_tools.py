@@ -52,7 +52,7 @@ from redline.targets import Target
 
 
 @tool(WRITE_ONCE, "Start a ladder", LadderInitRequest)
-async def ladder_init(ctx: Context, ladder: LadderArg, request: LadderInitRequest) -> Ladder:
+async def _ladder_init(ctx: Context, ladder: LadderArg, request: LadderInitRequest) -> Ladder:
     """Create a new ladder file for one model on one GPU, from a boot known to work (refused if the file exists)."""
     state = state_of(ctx)
     path, _ = state.ladder(ladder)
@@ -69,7 +69,7 @@ async def ladder_init(ctx: Context, ladder: LadderArg, request: LadderInitReques
 
 
 @tool(READ_ONLY, "Ladder status", LadderStatusRequest)
-async def ladder_status(ctx: Context, ladder: LadderArg, request: LadderStatusRequest) -> LadderStatus:
+async def _ladder_status(ctx: Context, ladder: LadderArg, request: LadderStatusRequest) -> LadderStatus:
     """Every rung of a ladder, one row each, and where the climb stands (`next.route` says what to call next)."""
     state = state_of(ctx)
     path, name = state.ladder(ladder)
@@ -78,7 +78,7 @@ async def ladder_status(ctx: Context, ladder: LadderArg, request: LadderStatusRe
 
 
 @tool(READ_ONLY, "Next rung", LadderNextRequest)
-async def ladder_next_rung(ctx: Context, ladder: LadderArg, request: LadderNextRequest) -> NextStep:
+async def _ladder_next_rung(ctx: Context, ladder: LadderArg, request: LadderNextRequest) -> NextStep:
     """The ladder's next step and why: the serve config of the next rung, or smoke_test, record_ceiling, diagnose
     or done."""
     state = state_of(ctx)
@@ -87,7 +87,7 @@ async def ladder_next_rung(ctx: Context, ladder: LadderArg, request: LadderNextR
 
 
 @tool(BOOTS, "Boot the next rung", RungRunRequest)
-async def rung_run(
+async def _rung_run(
     ctx: Context,
     ladder: LadderArg,
     request: RungRunRequest,
@@ -126,7 +126,7 @@ async def rung_run(
 
 
 @tool(BOOTS, "Smoke-test the running rung", SmokeTestRequest)
-async def smoke_test(
+async def _smoke_test(
     ctx: Context,
     ladder: LadderArg,
     request: SmokeTestRequest,
@@ -164,7 +164,7 @@ async def _recorded_target(path: Path, step: NextStep) -> str:
 
 
 @tool(APPEND, "Record a boot run by hand", RungRecordRequest)
-async def rung_record(ctx: Context, ladder: LadderArg, request: RungRecordRequest) -> RungOutcome:
+async def _rung_record(ctx: Context, ladder: LadderArg, request: RungRecordRequest) -> RungOutcome:
     """Record a boot that a person ran by hand, and optionally its smoke-test result, in the ladder.
 
     Give the boot log as text or as a workspace file. A smoke result alone fills in the last
@@ -210,7 +210,7 @@ async def _texts(state: State, request: RungRecordRequest) -> tuple[str, str]:
 
 
 @tool(STOPS, "Record the ceiling", CeilingRecordRequest)
-async def ceiling_record(ctx: Context, ladder: LadderArg, request: CeilingRecordRequest) -> Ceiling:
+async def _ceiling_record(ctx: Context, ladder: LadderArg, request: CeilingRecordRequest) -> Ceiling:
     """Record the ceiling the climb found (only when the next step is record_ceiling), and stop the server the
     ladder left up."""
     state = state_of(ctx)
@@ -221,7 +221,7 @@ async def ceiling_record(ctx: Context, ladder: LadderArg, request: CeilingRecord
 
 
 @tool(WRITE_ONCE, "Adopt a ladder climbed elsewhere", LadderAdoptRequest)
-async def ladder_adopt(ctx: Context, request: LadderAdoptRequest) -> LadderAdopted:
+async def _ladder_adopt(ctx: Context, request: LadderAdoptRequest) -> LadderAdopted:
     """Copy a ladder climbed elsewhere into the workspace as ladders/<name>.yml, with the rung files it names (boot
     logs, smoke results) re-based under the new name and its origin recorded (adopted_from: the file, when, its
     sha256); validated as a ladder, read as untrusted input, refused if the destination exists. The source is a path
@@ -233,7 +233,7 @@ async def ladder_adopt(ctx: Context, request: LadderAdoptRequest) -> LadderAdopt
 
 
 @tool(READ_ONLY, "Parse a boot log", ParseBootLogRequest)
-async def parse_boot_log(request: ParseBootLogRequest) -> BootSignals:
+async def _parse_boot_log(request: ParseBootLogRequest) -> BootSignals:
     """What an engine's boot log says: status (boot_ok, oom_*, crash_*), KV cache GiB and tokens, concurrency,
     memory, warnings."""
     text = request.text  # up to MAX_TEXT; over offload.PROCESS_OVER it is parsed in a worker process

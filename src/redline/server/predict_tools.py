@@ -7,13 +7,13 @@ from mcp.server.mcpserver import Context
 from redline.models.memory import MemoryPrediction
 from redline.offload import off_loop
 from redline.ops.predict.model_config import WHAT
-from redline.ops.predict.predict import memory_predict as predict_op
+from redline.ops.predict.predict import memory_predict
 from redline.ops.requests_predict import MemoryPredictRequest
 from redline.server.toolkit import READ_ONLY, state_of, tool
 
 
 @tool(READ_ONLY, "Predict a boot's memory", MemoryPredictRequest)
-async def memory_predict(ctx: Context, request: MemoryPredictRequest) -> MemoryPrediction:
+async def _memory_predict(ctx: Context, request: MemoryPredictRequest) -> MemoryPrediction:
     """What a boot would print about its memory, before it runs: weights, activation, non-torch, CUDA graphs, the KV
     cache in GiB and in tokens (block-rounded), the requests of max_model_len it holds, and a band, labelled
     predicted: the same answer a ladder's, a campaign's and an A/B's plan give. The engine's model is calibrated on
@@ -21,4 +21,4 @@ async def memory_predict(ctx: Context, request: MemoryPredictRequest) -> MemoryP
     `model` is the model's folder on the server's host; where it is not, give its config.json as model_config_file."""
     state = state_of(ctx)
     given = await off_loop(state.read_text, request.model_config_file, WHAT) if request.model_config_file else None
-    return await off_loop(predict_op, state.config.workspace, request, given)
+    return await off_loop(memory_predict, state.config.workspace, request, given)

@@ -1,9 +1,11 @@
 """The toolkit: what every MCP tool shares, written once.
 
-    @tool(READ_ONLY, "Ladder status", LadderStatusRequest)
-    async def ladder_status(ctx: Context, ladder: LadderArg, request: LadderStatusRequest) -> LadderStatus: ...
+    @tool(READ_ONLY, "Ladder status", LadderStatusRequest)   # named ladder_status: OPERATIONS names its request
+    async def _ladder_status(ctx: Context, ladder: LadderArg, request: LadderStatusRequest) -> LadderStatus: ...
 
 - the annotation kinds (READ_ONLY ... STOPS): what each tool promises a client;
+- the name: the one ops/requests.py's OPERATIONS gives the request (one request per tool), so a tool function is
+  named for its module alone and never as the ops function it calls;
 - the input schema: the request model's fields become the tool's parameters (`expand`), beside
   the few the tool function declares itself (ctx, ladder, wait_s), so the MCP tool and the CLI,
   both generated from the request model, cannot drift apart;
@@ -42,6 +44,7 @@ from redline.offload import (
 )
 from redline.ops.evidence.versions import EngineVersions
 from redline.ops.request_base import MAX_TEXT, WAIT_MAX_S, Request, require_ack
+from redline.ops.requests import OPERATIONS
 from redline.ops.session import Progress, ServeSession
 from redline.server.cache import LadderCache
 from redline.server.config import ServerConfig, ladder_path, relative_name, resolve_in_workspace
@@ -127,11 +130,11 @@ def field_parameters(request: type[Request]) -> list[inspect.Parameter]:
     ]
 
 
-def expand(fn: Callable[..., Awaitable[T]], request: type[Request]) -> Callable[..., Awaitable[T]]:
-    """fn(..., request: R) as the SDK sees a tool: one parameter per field of R instead of `request`.
+def expand(fn: Callable[..., Awaitable[T]], name: str, request: type[Request]) -> Callable[..., Awaitable[T]]:
+    """fn(..., request: R) as the SDK sees the tool `name`: one parameter per field of R instead of `request`.
 
-    The SDK builds the input schema from the signature, so the schema is the request model's;
-    the call gathers the fields back into one request and hands it to fn.
+    The SDK builds the input schema from the signature (titled by the function's name), so the schema is the
+    request model's; the call gathers the fields back into one request and hands it to fn.
     """
     own = inspect.signature(fn, eval_str=True)
     kept = [p for name, p in own.parameters.items() if name != "request"]
@@ -147,6 +150,7 @@ def expand(fn: Callable[..., Awaitable[T]], request: type[Request]) -> Callable[
         fields = {name: kwargs.pop(name) for name in request.model_fields if name in kwargs}
         return await fn(**kwargs, request=request(**fields))
 
+    call.__name__ = call.__qualname__ = name
     call.__signature__ = own.replace(parameters=params)  # type: ignore[attr-defined]
     call.__annotations__ = {p.name: p.annotation for p in params} | {"return": own.return_annotation}
     return mapped(call, request)
@@ -156,14 +160,11 @@ def expand(fn: Callable[..., Awaitable[T]], request: type[Request]) -> Callable[
 class ToolEntry:
     """One tool as the server adds it."""
 
+    name: str
     fn: Callable[..., Awaitable[Any]]
     annotations: ToolAnnotations
     title: str
     request: type[Request]
-
-    @property
-    def name(self) -> str:
-        return self.fn.__name__
 
 
 TOOL_TABLE: list[ToolEntry] = []
@@ -172,12 +173,22 @@ TOOL_TABLE: list[ToolEntry] = []
 ToolFn = Callable[..., Awaitable[T]]
 
 
+def tool_name(request: type[Request]) -> str:
+    """The tool that takes `request`, as OPERATIONS names it: TypeError for a request it lists under no name or
+    under several (a tool's name is written once, there)."""
+    names = [name for name, taken in OPERATIONS.items() if taken is request]
+    if len(names) != 1:
+        raise TypeError(f"OPERATIONS must name {request.__name__} exactly once to make it a tool; it names it {names}")
+    return names[0]
+
+
 def tool(annotations: ToolAnnotations, title: str, request: type[Request]) -> Callable[[ToolFn[T]], ToolFn[T]]:
-    """Add a tool to the tool table: its name is the function's, its description the docstring, its inputs the
-    request's fields."""
+    """Add a tool to the tool table: its name is the one OPERATIONS gives its request, its description the
+    function's docstring, its inputs the request's fields."""
+    name = tool_name(request)
 
     def register(fn: ToolFn[T]) -> ToolFn[T]:
-        TOOL_TABLE.append(ToolEntry(expand(fn, request), annotations, title, request))
+        TOOL_TABLE.append(ToolEntry(name, expand(fn, name, request), annotations, title, request))
         return fn
 
     return register
@@ -190,7 +201,9 @@ class StrictTool(Tool):
 
     @classmethod
     def of(cls, entry: ToolEntry) -> "StrictTool":
-        made = cls.from_function(entry.fn, title=entry.title, annotations=entry.annotations, structured_output=True)
+        made = cls.from_function(
+            entry.fn, name=entry.name, title=entry.title, annotations=entry.annotations, structured_output=True
+        )
         made.parameters["additionalProperties"] = False
         return cast(StrictTool, made)  # from_function builds cls
 
