@@ -13,7 +13,6 @@ import pytest
 
 from redline.engines import get_engine
 from redline.models import ab as ab_models
-from redline.models import campaign as campaign_models
 from redline.models.metrics import DIRECTIONS, METRICS, change_words
 from redline.ops import requests_evidence
 from redline.policy import baseline_diff, verdict_rules
@@ -101,10 +100,8 @@ def _literal_names(alias: object) -> set[str]:
 def test_every_list_of_metric_names_reads_the_one_table() -> None:
     assert set(ab_models.TRIAL_METRICS) <= set(METRICS) and _literal_names(ab_models.Metric) <= set(METRICS)
     assert _literal_names(requests_evidence.Metric) <= set(METRICS)
-    assert verdict_rules.DIRECTION is DIRECTIONS
     assert set(verdict_rules.LATENCY_METRICS + verdict_rules.THROUGHPUT_METRICS) <= set(METRICS)
     assert set(baseline_diff.DEFAULT_GUARDED) <= set(METRICS)
-    assert dict(campaign_models.METRICS) == DIRECTIONS  # models/campaign.py's copy: the same names, the same way
     assert all(m.unit for m in METRICS.values()) and {
         DIRECTIONS["median_tpot_ms"],
         DIRECTIONS["output_throughput"],

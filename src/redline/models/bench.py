@@ -14,8 +14,8 @@ MAX_FIGURE = 1e12  # tokens/s, requests/s, milliseconds or seconds: a trillion i
 MAX_TOKENS = 1 << 53  # tokens in one bench run: past any real one, and exact as a float
 Figure = Annotated[float, Field(ge=0, le=MAX_FIGURE, allow_inf_nan=False)]
 Requests = Annotated[int, Field(ge=0, le=1 << 26)]
-Tokens = Annotated[int, Field(ge=0, le=MAX_TOKENS)]
-Name = Annotated[str, Field(max_length=4096)]
+TotalTokens = Annotated[int, Field(ge=0, le=MAX_TOKENS)]
+LongName = Annotated[str, Field(max_length=4096)]  # a path or hub id, as a result file names it
 
 
 class BenchWorkload(BaseModel):
@@ -43,16 +43,16 @@ class BenchResult(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    backend: Name | None = None
-    model_id: Name | None = None
+    backend: LongName | None = None
+    model_id: LongName | None = None
     num_prompts: Requests
     max_concurrency: Requests | None = None
     max_concurrent_requests: Requests | None = Field(None, description="the most requests the client had in flight")
     completed: Requests
     failed: Requests = 0
     duration: Figure
-    total_input_tokens: Tokens | None = None
-    total_output_tokens: Tokens | None = None
+    total_input_tokens: TotalTokens | None = None
+    total_output_tokens: TotalTokens | None = None
     request_throughput: Figure | None = None
     output_throughput: Figure | None = None
     total_token_throughput: Figure | None = None

@@ -10,14 +10,14 @@ one client for every engine, so cells of two engines compare. What a run leaves
 import re
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
-from pydantic import AfterValidator, AliasChoices, Field, create_model, field_validator, model_validator
+from pydantic import AliasChoices, Field, create_model, field_validator, model_validator
 
 from redline.engines.names import EngineName
 from redline.models.experiment import ExperimentSpec
 from redline.models.load_boundary import BoundarySpec
 from redline.models.metrics import DIRECTIONS, Direction
 from redline.models.search import SearchSpec
-from redline.models.serve import FLAG_RE, MODEL_RE, ServeConfig
+from redline.models.serve import MODEL_RE, Flags, ServeConfig
 from redline.models.slug import Slug
 from redline.models.strict import Strict
 
@@ -26,7 +26,6 @@ Verdict = Literal["green", "red"]
 
 # Every metric a campaign measures, and which way is better: the one metric table's (models/metrics.py). An SLA on a
 # "lower" metric is a maximum, on a "higher" one a minimum.
-METRICS: dict[str, Direction] = DIRECTIONS
 # The metric each focus ranks cells by (goodput: the best per-GPU throughput of a concurrency inside the SLA).
 FOCUS_METRIC: dict[str, str] = {
     "throughput": "output_throughput_per_gpu",
@@ -67,14 +66,6 @@ def check_benches(field: str, counts: dict[str, int]) -> None:
         )
 
 
-def _flag(value: str) -> str:
-    if not FLAG_RE.match(value):
-        raise ValueError(f"{value!r} is not an engine flag: write it as --name or --name=value (lowercase name)")
-    return value
-
-
-Flag = Annotated[str, AfterValidator(_flag)]
-Flags = Annotated[list[Flag], Field(max_length=64)]
 Batched = Annotated[int, Field(gt=0, le=1 << 26)]
 Seqs = Annotated[int, Field(gt=0, le=1 << 20)]
 KvDtype = Annotated[str, Field(pattern=r"^[a-z0-9_]+$", max_length=32)]
@@ -117,22 +108,22 @@ class CellSpec(Levers):
 
 _V = TypeVar("_V")
 # A lever's values in a grid: null, or 1 to 32 of them.
-Values = Annotated[list[_V] | None, Field(min_length=1, max_length=32)]
+LeverValues = Annotated[list[_V] | None, Field(min_length=1, max_length=32)]
 
 
 class Grid(Strict):
     """Values per lever; the cells are every combination, in AXES order (engine first, outermost), each lever's
     values in the order given, so the first cell takes every lever's first value."""
 
-    engine: Values[EngineName] = None
-    max_num_batched_tokens: Values[Batched] = None
-    max_num_seqs: Values[Seqs] = None
-    kv_cache_dtype: Values[KvDtype] = None
-    enforce_eager: Values[bool] = None
-    cudagraph_mode: Values[GraphMode] = None
-    enable_chunked_prefill: Values[bool] = None
-    enable_prefix_caching: Values[bool] = None
-    extra_flags: Values[Flags] = None
+    engine: LeverValues[EngineName] = None
+    max_num_batched_tokens: LeverValues[Batched] = None
+    max_num_seqs: LeverValues[Seqs] = None
+    kv_cache_dtype: LeverValues[KvDtype] = None
+    enforce_eager: LeverValues[bool] = None
+    cudagraph_mode: LeverValues[GraphMode] = None
+    enable_chunked_prefill: LeverValues[bool] = None
+    enable_prefix_caching: LeverValues[bool] = None
+    extra_flags: LeverValues[Flags] = None
 
     def levers(self) -> dict[str, list[Any]]:
         return {k: v for k, v in self.model_dump().items() if v is not None}
@@ -272,8 +263,8 @@ class Campaign(ExperimentSpec):
     @classmethod
     def _sla_metrics_exist(cls, sla: dict[str, float]) -> dict[str, float]:
         for metric in sla:
-            if metric not in METRICS:
-                raise ValueError(f"no metric {metric!r}; metrics are {', '.join(METRICS)}")
+            if metric not in DIRECTIONS:
+                raise ValueError(f"no metric {metric!r}; metrics are {', '.join(DIRECTIONS)}")
         return sla
 
     @model_validator(mode="after")
@@ -323,7 +314,7 @@ class Campaign(ExperimentSpec):
     @property
     def latency_sla(self) -> dict[str, float]:
         """The SLA's maxima (its limits on metrics where lower is better): what a load boundary is probed against."""
-        return {m: limit for m, limit in self.sla.items() if METRICS[m] == "lower"}
+        return {m: limit for m, limit in self.sla.items() if DIRECTIONS[m] == "lower"}
 
     @property
     def top_concurrency(self) -> int:
@@ -345,7 +336,6 @@ __all__ = [
     "Levers",
     "MAX_BENCHES",
     "MAX_CELLS",
-    "METRICS",
     "Verdict",
     "check_benches",
 ]

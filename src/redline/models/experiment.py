@@ -13,11 +13,11 @@ from typing import Annotated
 from pydantic import Field, field_validator, model_validator
 
 from redline.engines.names import DEFAULT_ENGINE, EngineName
+from redline.models.bench import Count
 from redline.models.slug import Slug
 from redline.models.strict import Strict
 from redline.models.workloads import COMBINE_HELP, Combine, NamedWorkloads, Workloads, WorkloadSpec
 
-Count = Annotated[int, Field(gt=0, le=1 << 26)]
 TargetName = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=200)]
 
 
@@ -50,4 +50,4 @@ class ExperimentSpec(Strict, NamedWorkloads):
         return self
 
 
-__all__ = ["Count", "ExperimentSpec", "TargetName"]
+__all__ = ["ExperimentSpec", "TargetName"]

@@ -9,10 +9,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, ConfigDict, Field, RootModel, field_validator
+from pydantic import ConfigDict, Field, RootModel, field_validator
 
 from redline.engines.names import DEFAULT_ENGINE, EngineName
-from redline.models.serve import ENV_NAME_RE, FLAG_RE, MODEL_RE, ServeConfig
+from redline.models.serve import ENV_NAME_RE, MODEL_RE, Flags, ServeConfig
 from redline.models.strict import Strict
 
 NO_GPU = "cpu"  # the hardware key of a host without a GPU
@@ -20,14 +20,7 @@ NO_GPU = "cpu"  # the hardware key of a host without a GPU
 KNOBS = tuple(f for f in ServeConfig.model_fields if f not in ("model", "host", "port", "extra_flags", "env"))
 
 
-def _flag(value: str) -> str:
-    if not FLAG_RE.match(value):
-        raise ValueError(f"{value!r} is not an engine flag: write it as --name or --name=value (lowercase name)")
-    return value
-
-
-Flag = Annotated[str, AfterValidator(_flag)]
-Text = Annotated[str, Field(min_length=1, max_length=2000)]
+Reason = Annotated[str, Field(min_length=1, max_length=2000)]
 
 
 class Evidence(Strict):
@@ -54,10 +47,10 @@ class KnownGoodEntry(KnownGoodKey):
         str | None,
         Field(max_length=80, description="sha256 of the model's config.json: matches the same model at another path"),
     ] = None
-    flags: Annotated[list[Flag], Field(max_length=64)] = []
+    flags: Flags = []
     env: Annotated[dict[str, str], Field(max_length=64)] = {}
     knobs: Annotated[dict[str, Any], Field(description=f"serve knobs it needs: {', '.join(KNOBS)}")] = {}
-    why: Text
+    why: Reason
     evidence: Annotated[list[Evidence], Field(min_length=1)]
     recorded_at: datetime
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import Field, create_model, model_validator
 
 from redline.engines.names import DEFAULT_ENGINE, EngineName
-from redline.models.bench import BenchResult, BenchWorkload
+from redline.models.bench import BenchResult, BenchWorkload, Count
 from redline.models.boot import BootSignals, BootStatus
 from redline.models.context import ContextDescriptor
 from redline.models.known_good import KnownGoodUse
@@ -25,7 +25,6 @@ Variable = Literal["max_model_len", "max_num_batched_tokens"]
 # "joint": a rung at the predicted whole ceiling (both knobs at once), the predict policy's climb from the floor
 Climb = Literal["floor", "joint", "max_model_len", "max_num_batched_tokens"]
 Route = Literal["run_rung", "smoke_test", "record_ceiling", "diagnose", "done"]
-Count = Annotated[int, Field(gt=0, le=1 << 26)]
 
 # The knobs a ladder climbs; every other ServeConfig field is held fixed.
 CLIMBED = ("model", "max_model_len", "max_num_batched_tokens")

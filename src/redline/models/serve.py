@@ -4,7 +4,7 @@ import re
 from collections.abc import Mapping
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 # An engine flag: `--name` or `--name=value`. A bare value would be taken by the
 # engine's argparse as belonging to the flag before it, so values ride after `=`.
@@ -12,6 +12,16 @@ FLAG_RE = re.compile(r"^--[a-z0-9][a-z0-9._-]*(=[^\x00\n\r]*)?$")
 ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # A model is a path or a hub id: no leading dash (it would read as a flag), no control chars.
 MODEL_RE = re.compile(r"^[^-\x00-\x1f][^\x00-\x1f]*$")
+
+
+def _flag(value: str) -> str:
+    if not FLAG_RE.match(value):
+        raise ValueError(f"{value!r} is not an engine flag: write it as --name or --name=value (lowercase name)")
+    return value
+
+
+Flag = Annotated[str, AfterValidator(_flag)]
+Flags = Annotated[list[Flag], Field(max_length=64)]
 
 DUMMY = "dummy"  # the load format that reads no weights: random ones, a boot that proves nothing of them
 

@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field
 
+from redline.models.bench import Count
 from redline.models.slug import Slug
 from redline.models.strict import Strict
 
-Count = Annotated[int, Field(gt=0, le=1 << 26)]
 MAX_WORKLOADS = 8
 
 

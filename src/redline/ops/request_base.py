@@ -6,15 +6,12 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from redline.engines import engine_names
 from redline.errors import InputError
 from redline.targets import Target
 
 WAIT_MAX_S = 300.0  # the longest an MCP call blocks on a job before it returns the job id
 MAX_TEXT = 64 * 1024 * 1024  # the longest boot log or bench file a request carries
-ENGINES = list(engine_names())
 
-Tokens = Annotated[int, Field(gt=0, le=1 << 26)]
 Text = Annotated[str, Field(max_length=MAX_TEXT)]
 # Optional text is "" when not given, never None: the MCP SDK would parse a JSON-looking string given for a
 # `str | None` argument into a dict (its pre_parse_json), and a bench result is JSON.
@@ -31,9 +28,6 @@ ModelConfigFile = Annotated[
 ]
 
 
-TargetName = Annotated[
-    str, Field(min_length=1, max_length=128, description="A target name from the targets file, such as local")
-]
 Replay = Annotated[
     int | None,
     Field(ge=1, le=100_000, description="Boot rung N's exact config again, as a new rung (re-verify a past result)"),

@@ -17,12 +17,12 @@ from typing import Annotated, Literal
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from redline.engines import DEFAULT_ENGINE, EngineName, detect_engine
+from redline.engines import DEFAULT_ENGINE, EngineName, detect_engine, engine_names
 from redline.models.ab import AbSpec
+from redline.models.bench import Count
 from redline.models.campaign import Campaign
 from redline.models.ladder import FixedKnobs, Policy
 from redline.ops.request_base import (
-    ENGINES,
     WAIT_MAX_S,
     Ack,
     JobId,
@@ -30,9 +30,7 @@ from redline.ops.request_base import (
     ModelConfigFile,
     Replay,
     Request,
-    TargetName,
     Text,
-    Tokens,
     WorkspaceFile,
 )
 from redline.ops.requests_evidence import EVIDENCE_OPERATIONS
@@ -54,9 +52,9 @@ class LadderInitRequest(Request):
         ),
     ]
     floor_max_model_len: Annotated[
-        Tokens, Field(description="max_model_len of a boot known to work; the climb starts here")
+        Count, Field(description="max_model_len of a boot known to work; the climb starts here")
     ]
-    floor_max_num_batched_tokens: Annotated[Tokens, Field(description="max_num_batched_tokens of that known-good boot")]
+    floor_max_num_batched_tokens: Annotated[Count, Field(description="max_num_batched_tokens of that known-good boot")]
     gpu_memory_utilization: Annotated[float, Field(gt=0, le=1, description="Held fixed through the climb")] = 0.9
     min_concurrency: Annotated[
         int, Field(ge=1, le=1 << 16, description="Max-length requests the ceiling must hold at once")
@@ -83,9 +81,9 @@ class LadderInitRequest(Request):
         Field(gt=0, le=1 << 20, description="The GPU's memory in GiB (else read from the first boot's host)"),
     ] = None
     gpu_count: Annotated[int, Field(ge=1, le=1024, description="GPUs per boot")] = 1
-    engine: Annotated[EngineName, Field(description=f"The engine every rung boots, one of: {', '.join(ENGINES)}")] = (
-        DEFAULT_ENGINE
-    )
+    engine: Annotated[
+        EngineName, Field(description=f"The engine every rung boots, one of: {', '.join(engine_names())}")
+    ] = DEFAULT_ENGINE
     engine_version: Annotated[
         str | None, Field(max_length=64, description="The engine version every rung must boot with")
     ] = None
@@ -98,7 +96,7 @@ class LadderInitRequest(Request):
         ),
     ] = 16
     max_position_embeddings: Annotated[
-        Tokens | None,
+        Count | None,
         Field(description="The model's positional limit; read from config.json when the model path is a local folder"),
     ] = None
     model_config_file: ModelConfigFile = None
@@ -106,7 +104,7 @@ class LadderInitRequest(Request):
         bool, Field(description="Climb past max_position_embeddings (sets the engine's long-context switch)")
     ] = False
     target_max_num_batched_tokens: Annotated[
-        Tokens | None,
+        Count | None,
         Field(
             description=(
                 "predict: the max_num_batched_tokens the ceiling keeps while max_model_len takes the rest "
@@ -115,7 +113,7 @@ class LadderInitRequest(Request):
         ),
     ] = None
     max_num_batched_tokens_cap: Annotated[
-        Tokens | None, Field(description="Stop climbing max_num_batched_tokens here")
+        Count | None, Field(description="Stop climbing max_num_batched_tokens here")
     ] = None
     fixed: Annotated[
         FixedKnobs | None,
@@ -155,7 +153,9 @@ class LadderNextRequest(Request):
 class RungRunRequest(Request):
     """Boot the ladder's next rung (or replay one) on a target."""
 
-    target: TargetName
+    target: Annotated[
+        str, Field(min_length=1, max_length=128, description="A target name from the targets file, such as local")
+    ]
     replay: Replay = None
     i_understand_this_submits_jobs: Annotated[
         bool,
@@ -235,7 +235,7 @@ class ParseBootLogRequest(Request):
         Field(
             validate_default=True,
             description=(
-                f"The engine that wrote the log, one of: {', '.join(ENGINES)}; "
+                f"The engine that wrote the log, one of: {', '.join(engine_names())}; "
                 f"auto: told from the log ({DEFAULT_ENGINE} when it shows neither)"
             ),
         ),

@@ -6,16 +6,15 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from redline.engines import DEFAULT_ENGINE, EngineName
+from redline.engines import DEFAULT_ENGINE, EngineName, engine_names
 from redline.models.ab import Metric
-from redline.models.context import ContextDescriptor
+from redline.models.context import ContextDescriptor, Name
 from redline.models.known_good import Evidence
 from redline.models.slug import slug_of
-from redline.ops.request_base import ENGINES, Request, WorkspaceFile
+from redline.ops.request_base import Request, WorkspaceFile
 
 # ---- evidence: baselines, known-good, the frontier (the workspace is the server's, or --workspace at a terminal) ----
 
-Name = Annotated[str, Field(max_length=200)]
 # names that become a file or folder name (ab/<name>.yml, cells/<cell>/): slugs, "" when not given
 AbName = Annotated[str, Field(max_length=1024), slug_of("A/B")]
 CellName = Annotated[str, Field(max_length=1024), slug_of("cell")]
@@ -136,7 +135,7 @@ class KnownGoodRecordRequest(Request):
 
     model: Annotated[str, Field(max_length=4096, description="The model as served (path or hub id)")] = ""
     hardware: Annotated[Name, Field(description="The GPU name as nvidia-smi prints it, or cpu")] = ""
-    engine: Annotated[EngineName, Field(description=f"One of: {', '.join(ENGINES)}")] = DEFAULT_ENGINE
+    engine: Annotated[EngineName, Field(description=f"One of: {', '.join(engine_names())}")] = DEFAULT_ENGINE
     engine_version: Annotated[str, Field(max_length=64, description="The engine version it holds for")] = ""
     flags: Annotated[
         list[Annotated[str, Field(max_length=4096)]],
@@ -179,7 +178,7 @@ class KnownGoodLookupRequest(Request):
 
     model: Annotated[str, Field(min_length=1, max_length=4096, description="The model as served (path or hub id)")]
     hardware: Annotated[str, Field(min_length=1, max_length=200, description="The GPU name, or cpu")]
-    engine: Annotated[EngineName, Field(description=f"One of: {', '.join(ENGINES)}")] = DEFAULT_ENGINE
+    engine: Annotated[EngineName, Field(description=f"One of: {', '.join(engine_names())}")] = DEFAULT_ENGINE
     engine_version: Annotated[str, Field(min_length=1, max_length=64)]
     model_config_hash: Annotated[
         str,

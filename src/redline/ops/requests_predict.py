@@ -6,8 +6,9 @@ from typing import Annotated
 
 from pydantic import Field
 
-from redline.engines import DEFAULT_ENGINE, EngineName
-from redline.ops.request_base import ENGINES, ModelConfigFile, Request, Tokens
+from redline.engines import DEFAULT_ENGINE, EngineName, engine_names
+from redline.models.bench import Count
+from redline.ops.request_base import ModelConfigFile, Request
 
 
 class MemoryPredictRequest(Request):
@@ -17,7 +18,9 @@ class MemoryPredictRequest(Request):
         str, Field(min_length=1, max_length=4096, description="The model's folder on this machine (its config.json)")
     ]
     model_config_file: ModelConfigFile = None
-    engine: Annotated[EngineName, Field(description=f"The engine, one of: {', '.join(ENGINES)}")] = DEFAULT_ENGINE
+    engine: Annotated[EngineName, Field(description=f"The engine, one of: {', '.join(engine_names())}")] = (
+        DEFAULT_ENGINE
+    )
     engine_version: Annotated[
         str | None, Field(max_length=64, description="The engine version the boot would run (the calibration's)")
     ] = None
@@ -36,8 +39,8 @@ class MemoryPredictRequest(Request):
             "recorded boot ran on)",
         ),
     ] = None
-    max_model_len: Annotated[Tokens, Field(description="The boot's max_model_len")]
-    max_num_batched_tokens: Annotated[Tokens | None, Field(description="The boot's max_num_batched_tokens")] = None
+    max_model_len: Annotated[Count, Field(description="The boot's max_model_len")]
+    max_num_batched_tokens: Annotated[Count | None, Field(description="The boot's max_num_batched_tokens")] = None
     max_num_seqs: Annotated[int | None, Field(gt=0, le=1 << 20, description="The boot's max_num_seqs")] = None
     gpu_memory_utilization: Annotated[
         float, Field(gt=0, le=1, description="The share of the GPU's memory the engine may use, as a ladder's")

@@ -29,8 +29,7 @@ from redline.models.campaign_results import (
     TableRow,
 )
 from redline.models.context import device_of
-from redline.models.metrics import DIRECTIONS as METRICS
-from redline.models.metrics import MetricFlag
+from redline.models.metrics import DIRECTIONS, MetricFlag
 from redline.policy.noise import DEFAULT_BAND_PCT, detectable
 from redline.policy.ranking import Replicates, base_of, campaign_band, cell_flags, rank
 
@@ -48,7 +47,7 @@ def sla_checks(metrics: dict[str, Stat], sla: dict[str, float]) -> list[SlaCheck
     checks = []
     for metric, limit in sla.items():
         value = metrics[metric].mean if metric in metrics else None
-        kind: Literal["max", "min"] = "max" if METRICS[metric] == "lower" else "min"
+        kind: Literal["max", "min"] = "max" if DIRECTIONS[metric] == "lower" else "min"
         ok = value is not None and (value <= limit if kind == "max" else value >= limit)
         checks.append(SlaCheck(metric=metric, limit=limit, kind=kind, value=value, ok=ok))
     return checks
@@ -138,7 +137,7 @@ def campaign_table(campaign: Campaign, cells: Sequence[str], verdicts: dict[str,
         campaign=campaign.name,
         focus=campaign.focus,
         focus_metric=metric,
-        direction=METRICS[metric],
+        direction=DIRECTIONS[metric],
         # the listed concurrencies and any a load boundary probed, in order
         concurrencies=sorted({*campaign.concurrencies, *(row.concurrency for row in rows)}),
         cells=list(cells),
@@ -183,7 +182,7 @@ def select_champion(
     """The champion: the best win over the baseline, in the baseline's regime, beyond the noise (policy/noise.py;
     the band measured between the boots of the cells booted more than once, `replicates`: policy/ranking.py). DRAFT."""
     metric = FOCUS_METRIC[campaign.focus]
-    direction = METRICS[metric]
+    direction = DIRECTIONS[metric]
     base_v = verdicts.get(baseline)
     base_ok = base_v is not None and base_v.verdict == "green"
     base_regime = base_v.context.regime.label if base_v is not None else None

@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from redline.models.context import Node
-from redline.models.metrics import DIRECTIONS
 from redline.models.verdict import (
     RULES,
     Claim,
@@ -17,13 +16,12 @@ from redline.models.verdict import (
     RuleCheck,
 )
 from redline.policy.noise import DEFAULT_ALPHA as DEFAULT_ALPHA
+from redline.policy.workload import MIN_PROMPTS_PER_CONCURRENCY
 
 MIN_TRIALS = 3
-MIN_PROMPTS_PER_CONCURRENCY = 2  # a throughput figure needs one full batch beyond ramp and drain
 LATENCY_METRICS = ("median_tpot_ms", "median_itl_ms")
 THROUGHPUT_METRICS = ("output_throughput", "output_throughput_per_gpu", "total_token_throughput")
 CLAIM_METRIC = {"latency": "median_tpot_ms", "throughput": "output_throughput"}
-DIRECTION = DIRECTIONS  # the one metric table's (models/metrics.py)
 
 
 @dataclass(frozen=True)

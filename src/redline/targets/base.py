@@ -230,6 +230,7 @@ def new_run_id() -> str:
 
 
 RUN_ID_RE = re.compile(r"^\d{8}T\d{6}Z-[0-9a-f]{8}$")
+NO_EXPERIMENT = "adhoc"  # what a server started outside a ladder, campaign or A/B is filed under
 
 
 # ---- the interface -------------------------------------------------------------------

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from redline.errors import TargetConfigError
 from redline.inputs import load_yaml
+from redline.models.experiment import TargetName
 from redline.targets.base import Target
 from redline.targets.kinds import KINDS
 from redline.targets.spec import BaseSpec
@@ -29,8 +30,6 @@ else:
     # Built from the registry, so a new kind needs no line here.
     # Union[...] of a runtime tuple: the `X | Y` spelling cannot be built from a list
     TargetSpec = Annotated[Union[tuple(kind.spec for kind in KINDS.values())], Field(discriminator="kind")]  # noqa: UP007
-
-TargetName = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")]
 
 
 class TargetsFile(BaseModel):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from redline.errors import InputError
+from redline.targets.base import NO_EXPERIMENT
 
 MANAGED_BY_KEY = "app.kubernetes.io/managed-by"
 MANAGED_BY = "redline"
@@ -23,7 +24,6 @@ LOG_KEY = "redline.dev/log"  # the boot log's name in the run folder: what `kube
 RELEASE_KEY = "redline.dev/release"  # the Helm release that made the pod (helm mode)
 
 MAX_RELEASE = 53  # Helm's limit on a release name; pod names use it too, so both modes name alike
-NO_EXPERIMENT = "adhoc"  # what a server started outside a ladder, campaign or A/B is filed under
 
 _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
 _LABEL_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]\Z")

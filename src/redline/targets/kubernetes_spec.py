@@ -31,11 +31,10 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from redline.errors import InputError
 from redline.targets.kubernetes_names import check_labels, is_dns_subdomain, is_qualified_name
-from redline.targets.spec import BaseSpec, Command, abspath
+from redline.targets.spec import AbsolutePath, BaseSpec, Command, abspath
 
 DnsLabel = Annotated[str, Field(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)]
 Quantity = Annotated[str, Field(pattern=r"^[0-9]+(\.[0-9]+)?(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$")]
-AbsolutePath = Annotated[str, Field(pattern=r"^/[^\x00]*$")]
 ValuesPath = Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$", max_length=200)]
 
 

@@ -55,7 +55,8 @@ from redline.targets.unit import current_unit
 
 __all__ = ["SlurmSpec", "SlurmTarget", "from_spec"]
 
-LOOPBACK = ("127.0.0.1", "localhost", "0.0.0.0", "::1", "::")
+# a URL host that means "the node the server runs on": asked through the node's own address instead
+_ON_THE_NODE = ("127.0.0.1", "localhost", "0.0.0.0", "::1", "::")
 
 
 def from_spec(name: str, spec: SlurmSpec) -> SlurmTarget:
@@ -280,7 +281,7 @@ class SlurmTarget(Target):
             argv[0] = self.cli.argv("srun")[0]
             done = await self.cli.call(argv, timeout_s=25 + timeout_s)
             return done.stdout[:MAX_URL_TEXT] if done.returncode == 0 else None
-        where = url.copy_with(host=await self.jobs.address(node)) if url.host in LOOPBACK else url
+        where = url.copy_with(host=await self.jobs.address(node)) if url.host in _ON_THE_NODE else url
         return await self.login._get(where, timeout_s, body)
 
     async def is_alive(self, handle: ServerHandle) -> bool:

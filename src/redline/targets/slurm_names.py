@@ -14,9 +14,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from redline.targets.base import RUN_ID_RE
+from redline.targets.base import NO_EXPERIMENT, RUN_ID_RE
 
-NO_EXPERIMENT = "adhoc"  # what a server started outside a ladder, campaign or A/B is filed under
 COMMENT_TAG = "redline:"
 _NOT_WORD = re.compile(r"[^A-Za-z0-9._]+")
 _RUN_TAIL = re.compile(r"-(\d{8}T\d{6}Z-[0-9a-f]{8})\Z")

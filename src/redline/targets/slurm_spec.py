@@ -33,7 +33,7 @@ from typing import Annotated, Any, Literal, Self
 
 from pydantic import Field, model_validator
 
-from redline.targets.spec import BaseSpec, abspath
+from redline.targets.spec import AbsolutePath, BaseSpec, abspath
 from redline.targets.ssh import SSHSpec, own_name
 
 # What Slurm takes as a partition, account, QOS or gres type: no space, quote, comma or shell character.
@@ -41,7 +41,6 @@ SlurmWord = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$", max_l
 # Slurm's time formats: minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS, or UNLIMITED.
 TimeLimit = Annotated[str, Field(pattern=r"^(UNLIMITED|\d+(-\d+)?(:\d{1,2}){0,2})$")]
 Memory = Annotated[str, Field(pattern=r"^\d+[KMGT]?$")]
-AbsolutePath = Annotated[str, Field(pattern=r"^/[^\x00\n]*$")]
 # An extra sbatch option, one word: `--constraint=h100`. Never a script, never a positional argument.
 SbatchOption = Annotated[str, Field(pattern=r"^--[a-z][a-z-]*(=[^\x00\n]*)?$", max_length=512)]
 # Options redline sets itself: a targets file that set them would change what redline tracks.

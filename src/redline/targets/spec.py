@@ -7,11 +7,13 @@ from typing import Annotated, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from redline.engines.names import EngineName
 from redline.targets.base import EngineSettings
 
 Word = Annotated[str, Field(min_length=1, pattern=r"^[^\x00]+$")]
 Command = Annotated[list[Word], Field(min_length=1)]
-EngineName = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_-]*$")]
+# A path on the target's host: absolute, one line (it lands in scripts and manifests).
+AbsolutePath = Annotated[str, Field(pattern=r"^/[^\x00\n]*$")]
 EnvName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
 
 

@@ -14,13 +14,13 @@ RESET_PATH = "/reset_prefix_cache"
 DEV_MODE = "VLLM_SERVER_DEV_MODE"
 HITS, QUERIES = "vllm:prefix_cache_hits_total", "vllm:prefix_cache_queries_total"
 _SAMPLE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{[^}]*\})?\s+([0-9.eE+-]+)")
-MAX_TEXT = 8 << 20
+_MAX_TEXT = 8 << 20  # the longest /metrics text read
 
 
 def prefix_counters(text: str) -> PrefixCounters | None:
     """The two counters summed over their label sets (one per engine core); None when the text has neither."""
     sums: dict[str, float] = {}
-    for line in text[:MAX_TEXT].splitlines():
+    for line in text[:_MAX_TEXT].splitlines():
         if (m := _SAMPLE.match(line)) and m.group(1) in (HITS, QUERIES):
             try:
                 value = float(m.group(2))

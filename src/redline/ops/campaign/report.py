@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from redline.ledger.campaign_file import cells_of, read_boots
-from redline.models.campaign import METRICS, Campaign
+from redline.models.campaign import Campaign
 from redline.models.campaign_results import (
     CampaignReport,
     CampaignTable,
@@ -30,6 +30,7 @@ from redline.models.campaign_results import (
 )
 from redline.models.context import Node, device_of
 from redline.models.load_boundary import LoadBoundary
+from redline.models.metrics import DIRECTIONS
 from redline.ops.campaign.load import load
 from redline.ops.requests import CampaignReportRequest
 from redline.policy import champion as champions
@@ -234,7 +235,7 @@ def _sla_text(campaign: Campaign) -> str:
 
 
 def _sla_sign(metric: str) -> str:
-    return "<=" if METRICS[metric] == "lower" else ">="
+    return "<=" if DIRECTIONS[metric] == "lower" else ">="
 
 
 def _table_lines(table: CampaignTable) -> list[str]:
