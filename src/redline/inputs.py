@@ -11,7 +11,7 @@ from ruamel.yaml.error import YAMLError  # the same class ruamel.yaml re-exports
 from redline.errors import InputError, RedlineError
 from redline.untrusted import MAX_JSON_BYTES, MAX_YAML_BYTES, check_yaml, read_regular
 
-M = TypeVar("M", bound=BaseModel)
+_M = TypeVar("_M", bound=BaseModel)
 
 
 def explain(exc: ValidationError) -> str:
@@ -35,7 +35,7 @@ def read_text(path: Path, label: str | None = None, *, max_bytes: int = MAX_JSON
         raise InputError(f"{label}: cannot be read ({exc.strerror})") from exc
 
 
-def load_yaml(path: Path, model: type[M], what: str, error: type[RedlineError] = InputError, *, hint: str = "") -> M:
+def load_yaml(path: Path, model: type[_M], what: str, error: type[RedlineError] = InputError, *, hint: str = "") -> _M:
     """A YAML config file checked against its model; `what` names it in errors, `hint` says how to name another."""
     try:
         text = read_regular(path, MAX_YAML_BYTES, f"{what} {path}", error)
@@ -53,7 +53,7 @@ def load_yaml(path: Path, model: type[M], what: str, error: type[RedlineError] =
         raise error(f"{what} {path} is invalid: {explain(exc)}") from exc
 
 
-def packaged_yaml(name: str, model: type[M]) -> M:
+def packaged_yaml(name: str, model: type[_M]) -> _M:
     """A YAML file redline ships (src/redline/data/NAME), checked against its model."""
     text = resources.files("redline").joinpath("data", name).read_text(encoding="utf-8")
     try:

@@ -20,12 +20,12 @@ from anyio import BrokenWorkerProcess
 
 from redline.errors import RedlineError
 
-T = TypeVar("T")
+_T = TypeVar("_T")
 
 PROCESS_OVER = 4 << 20  # above this, a parse holds the GIL long enough to be felt by the other calls
 
 
-async def off_loop(fn: Callable[..., T], *args: Any, size: int = 0, **kwargs: Any) -> T:
+async def off_loop(fn: Callable[..., _T], *args: Any, size: int = 0, **kwargs: Any) -> _T:
     """fn(*args, **kwargs) away from the event loop: in a thread, or in a worker process when size is big."""
     call = functools.partial(fn, *args, **kwargs)
     if size <= PROCESS_OVER:

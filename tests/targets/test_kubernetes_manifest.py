@@ -8,7 +8,7 @@ import pytest
 
 from redline.errors import InputError
 from redline.targets.kubernetes_manifest import (
-    Commands,
+    ClusterCommands,
     ServerRun,
     carries_labels,
     document,
@@ -160,7 +160,7 @@ def test_set_path_makes_maps_and_refuses_to_go_through_a_value() -> None:
 
 
 def test_commands_name_the_kubeconfig_context_and_namespace_and_create_rather_than_apply() -> None:
-    commands = Commands(spec(kubeconfig="/k/config", context="gpu", kubectl=["/usr/bin/kubectl"]))
+    commands = ClusterCommands(spec(kubeconfig="/k/config", context="gpu", kubectl=["/usr/bin/kubectl"]))
     assert commands.create() == [
         "/usr/bin/kubectl", "--kubeconfig", "/k/config", "--context", "gpu", "--namespace", "bench", "create", "-f", "-",
     ]  # fmt: skip
@@ -175,7 +175,7 @@ def test_commands_name_the_kubeconfig_context_and_namespace_and_create_rather_th
         "-o",
         "json",
     ]
-    helm = Commands(spec(deploy="helm", helm=HELM, kubeconfig="/k/config", context="gpu"))
+    helm = ClusterCommands(spec(deploy="helm", helm=HELM, kubeconfig="/k/config", context="gpu"))
     assert helm.helm_install("rl-ladder-1a2b3c4d", "/w/values.json") == [
         "helm", "--kubeconfig", "/k/config", "--kube-context", "gpu", "--namespace", "bench",
         "install", "rl-ladder-1a2b3c4d", "/charts/vllm",
@@ -184,7 +184,7 @@ def test_commands_name_the_kubeconfig_context_and_namespace_and_create_rather_th
 
 
 def test_deletion_selects_by_label_only() -> None:
-    argv = Commands(spec()).delete({"redline.dev/run": RUN_ID}, 30)
+    argv = ClusterCommands(spec()).delete({"redline.dev/run": RUN_ID}, 30)
     assert argv[argv.index("-l") + 1] == f"app.kubernetes.io/managed-by=redline,redline.dev/run={RUN_ID}"
     assert "--grace-period=30" in argv and "--ignore-not-found" in argv
     assert not any(word.startswith("rl-") for word in argv)  # no name: only what carries the labels

@@ -18,7 +18,7 @@ from redline.ops.ladder import rung as rung_tools
 from redline.ops.requests import RungRunRequest, SmokeTestRequest
 from redline.targets import Target
 
-T = TypeVar("T")
+_T = TypeVar("_T")
 
 _ACTIONS = (
     ("run", RungRunRequest, "boot the next rung (or --replay N) on the target and record it"),
@@ -53,8 +53,8 @@ def _ladder_widening(args: argparse.Namespace) -> Widening | None:
     return widening_from(args, read_ladder(args.ladder).engine) if args.config is not None else None
 
 
-def _with_target(args: argparse.Namespace, operation: Callable[[Target], Awaitable[T]]) -> T:
-    async def main() -> T:
+def _with_target(args: argparse.Namespace, operation: Callable[[Target], Awaitable[_T]]) -> _T:
+    async def main() -> _T:
         async with target_named(args.targets, args.target) as target:
             return await operation(target)
 

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
     from redline.server.http import Token
 
-log = logging.getLogger("redline.server")
+_log = logging.getLogger("redline.server")
 
 DEFAULT_CONFIG = "redline-server.yml"
 CONFIG_ENV = "REDLINE_SERVER_CONFIG"
@@ -157,7 +157,7 @@ async def _serve_stdio(build: Callable[..., MCPServer], cleanup_s: float) -> Non
         async def on_signal() -> None:
             with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGHUP) as signals:
                 async for signum in signals:
-                    log.info("%s: stopping the jobs and their servers", signal.Signals(signum).name)
+                    _log.info("%s: stopping the jobs and their servers", signal.Signals(signum).name)
                     serving.cancel()
                     with anyio.move_on_after(cleanup_s):
                         await closed.wait()
@@ -170,5 +170,5 @@ async def _serve_stdio(build: Callable[..., MCPServer], cleanup_s: float) -> Non
             try:
                 await server.run_stdio_async()
             except* BrokenPipeError:  # the client closed its end before the last answer: nobody is left to read it
-                log.info("the client closed stdout before the server's last answer")
+                _log.info("the client closed stdout before the server's last answer")
         tg.cancel_scope.cancel()

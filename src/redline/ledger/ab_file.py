@@ -27,7 +27,7 @@ from redline.models.slug import plain_name
 
 AB_DIR = "ab"
 TRIAL = "trial.yml"
-HEADER = (
+_HEADER = (
     "redline A/B: arms booted cleanly in turn (A B A B ...), on one target, benched the same way.\n"
     "Comments you add here are kept. Results go to the folder named by `name`, beside this file."
 )
@@ -93,7 +93,7 @@ def write_spec(paths: AbPaths, spec: AbSpec) -> None:
             doc = yamlfile.merge(doc, yamlfile.plain(doc), new)
         else:
             doc = yamlfile.to_yaml(new)
-            doc.yaml_set_start_comment(HEADER)
+            doc.yaml_set_start_comment(_HEADER)
         paths.results.write(path, yamlfile.dumps(doc))
 
 

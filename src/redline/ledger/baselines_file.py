@@ -9,23 +9,24 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from redline.ledger.edited_yaml import read_edited
+from redline.ledger.edited_yaml import EditedFile
 from redline.models.baseline import BaselinesFile
 
-BASELINES = "baselines.yml"
-WHAT = "baselines file"
-HEADER = (
+BASELINES_FILE = EditedFile(
+    "baselines.yml",
+    BaselinesFile,
+    "baselines file",
     "redline baselines: named, recorded results (one point per concurrency, each with its full context) that\n"
-    "later results are diffed against with perf_baseline_diff. Comments you add here are kept."
+    "later results are diffed against with perf_baseline_diff. Comments you add here are kept.",
 )
 
 
 def baselines_path(workspace: Path) -> Path:
-    return workspace / BASELINES
+    return workspace / BASELINES_FILE.name
 
 
 def read_baselines(workspace: Path) -> BaselinesFile:
-    return read_edited(baselines_path(workspace), BaselinesFile, WHAT)
+    return BASELINES_FILE.read(baselines_path(workspace))
 
 
-__all__ = ["BASELINES", "HEADER", "WHAT", "baselines_path", "read_baselines"]
+__all__ = ["BASELINES_FILE", "baselines_path", "read_baselines"]

@@ -29,7 +29,7 @@ from redline.ledger.results import Results
 from redline.models.campaign import AXES, REPLICATE, Campaign
 from redline.models.campaign_results import CellVerdict
 
-HEADER = (
+_HEADER = (
     "redline campaign: a grid of serve configs over one base, each booted once and benched at every\n"
     "concurrency. Comments you add here are kept. Results go to the folder named by `name`, beside this file."
 )
@@ -134,7 +134,7 @@ def write_campaign(path: Path, campaign: Campaign, *, replace: bool = False) -> 
             doc = yamlfile.merge(doc, yamlfile.plain(doc), new)
         else:
             doc = yamlfile.to_yaml(new)
-            doc.yaml_set_start_comment(HEADER)
+            doc.yaml_set_start_comment(_HEADER)
         atomic_write(path, yamlfile.dumps(doc))
 
 

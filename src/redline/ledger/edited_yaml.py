@@ -1,8 +1,9 @@
 """The YAML files a person also edits (known-good.yml, the known-good registry; baselines.yml): read and updated
 through one reader and one locked writer, ruamel round-trip, comments kept.
 
-    entries = read_edited(path, KnownGoodFile, "known-good registry")        # empty when the file is missing
-    update_edited(path, BaselinesFile, "baselines file", HEADER, change)     # locked read-modify-write
+    BASELINES_FILE = EditedFile("baselines.yml", BaselinesFile, "baselines file", header)   # one per kind
+    BASELINES_FILE.read(path)                 # the file as its model; an empty one when it is missing
+    BASELINES_FILE.update(path, change)       # locked read-modify-write
 
 A read goes through the untrusted-YAML checks (size, aliases, depth) before it is parsed.
 A write changes only what differs (yamlfile.merge), so a person's comments and key
@@ -12,8 +13,9 @@ order survive, and goes through the one atomic writer under FILE.lock.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -22,8 +24,8 @@ from redline.inputs import explain
 from redline.ledger import yamlfile
 from redline.ledger.atomic import atomic_write
 
-M = TypeVar("M", bound=BaseModel)
-T = TypeVar("T")
+_M = TypeVar("_M", bound=BaseModel)
+_T = TypeVar("_T")
 
 
 def _document(path: Path, what: str) -> Any:
@@ -33,7 +35,7 @@ def _document(path: Path, what: str) -> Any:
         raise InputError(f"{what}: {exc}") from exc
 
 
-def _validate(doc: Any, model: type[M], path: Path, what: str) -> M:
+def _validate(doc: Any, model: type[_M], path: Path, what: str) -> _M:
     if doc is None:
         return model()
     if not isinstance(doc, dict):
@@ -44,27 +46,36 @@ def _validate(doc: Any, model: type[M], path: Path, what: str) -> M:
         raise InputError(f"{what} {path} is invalid: {explain(exc)}; fix it by hand") from exc
 
 
-def read_edited(path: Path, model: type[M], what: str) -> M:
-    """The file at path as `model`, checked; an empty one when there is no file yet."""
-    if not path.exists():
-        return model()
-    return _validate(_document(path, what), model, path, what)
+@dataclass(frozen=True)
+class EditedFile(Generic[_M]):
+    """One kind of file a person also edits: its name in the workspace, its shape, what an error calls it, and the
+    comment a new one starts with."""
+
+    name: str
+    model: type[_M]
+    what: str
+    header: str
+
+    def read(self, path: Path) -> _M:
+        """The file at path, checked; an empty one when there is no file yet."""
+        if not path.exists():
+            return self.model()
+        return _validate(_document(path, self.what), self.model, path, self.what)
+
+    def update(self, path: Path, change: Callable[[_M], tuple[_M, _T]]) -> _T:
+        """Read, change and write the file under its lock; `change` returns the new content and the result."""
+        with yamlfile.locked(path):
+            doc = _document(path, self.what) if path.exists() else None
+            current = _validate(doc, self.model, path, self.what)
+            updated, result = change(current)
+            new = updated.model_dump(mode="json", exclude_none=True)
+            if doc is None:
+                doc = yamlfile.to_yaml(new)
+                doc.yaml_set_start_comment(self.header)
+            else:
+                doc = yamlfile.merge(doc, yamlfile.plain(doc), new)
+            atomic_write(path, yamlfile.dumps(doc))
+        return result
 
 
-def update_edited(path: Path, model: type[M], what: str, header: str, change: Callable[[M], tuple[M, T]]) -> T:
-    """Read, change and write the file under its lock; `change` returns the new content and the result."""
-    with yamlfile.locked(path):
-        doc = _document(path, what) if path.exists() else None
-        current = _validate(doc, model, path, what)
-        updated, result = change(current)
-        new = updated.model_dump(mode="json", exclude_none=True)
-        if doc is None:
-            doc = yamlfile.to_yaml(new)
-            doc.yaml_set_start_comment(header)
-        else:
-            doc = yamlfile.merge(doc, yamlfile.plain(doc), new)
-        atomic_write(path, yamlfile.dumps(doc))
-    return result
-
-
-__all__ = ["read_edited", "update_edited"]
+__all__ = ["EditedFile"]

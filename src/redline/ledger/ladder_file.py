@@ -20,8 +20,8 @@ from redline.ledger.atomic import atomic_write
 from redline.ledger.derived import check_file, derived_dir, derived_file, derived_write
 from redline.models.ladder import Ceiling, GpuProfile, Ladder, Rung, SmokeTest
 
-T = TypeVar("T")
-HEADER = (
+_T = TypeVar("_T")
+_HEADER = (
     "redline ladder: one model on one GPU profile. Rungs are append-only (a replay is a new rung);\n"
     "comments you add here are kept. Change it with `redline ladder ...`, not by editing rungs."
 )
@@ -91,7 +91,7 @@ def create_ladder(path: Path, ladder: Ladder) -> None:
         raise LadderError(f"{path}: a ladder is already there; use it (`redline ladder status`) or move it away first")
     check_derived(path)
     doc = yamlfile.to_yaml(dump(ladder))
-    doc.yaml_set_start_comment(HEADER)
+    doc.yaml_set_start_comment(_HEADER)
     with yamlfile.locked(path):
         if path.exists():
             raise LadderError(f"{path}: another redline just created it; use it (`redline ladder status`)")
@@ -118,15 +118,15 @@ def create_adopted(path: Path, doc: Any, new: Ladder, files: Mapping[str, str]) 
 
 
 @dataclass
-class Change(Generic[T]):
+class Change(Generic[_T]):
     """A changed ladder, what the caller returns, and side files (relative to the ladder's folder) to write first."""
 
     ladder: Ladder
-    result: T
+    result: _T
     files: dict[str, str] = field(default_factory=dict)
 
 
-def update_ladder(path: Path, change: Callable[[Ladder], Change[T]]) -> T:
+def update_ladder(path: Path, change: Callable[[Ladder], Change[_T]]) -> _T:
     """Apply `change` as one locked read-modify-write; history is never rewritten."""
     text = yamlfile.read(path)
     doc = yamlfile.parse(text, path)

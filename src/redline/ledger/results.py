@@ -26,7 +26,7 @@ from redline.ledger import yamlfile
 from redline.ledger.derived import derived_dir, derived_file, derived_write
 from redline.models.slug import plain_name
 
-M = TypeVar("M", bound=BaseModel)
+_M = TypeVar("_M", bound=BaseModel)
 _READ: dict[tuple[str, type[BaseModel]], tuple[tuple[int, int, int], BaseModel]] = {}  # records already read
 MAX_KEPT = 4096  # records kept read: a few campaigns' worth
 
@@ -89,7 +89,7 @@ class Results:
         """The boot's record, written last: its presence means the boot is done."""
         return self.write(self.record_file(unit), yamlfile.dumps(yamlfile.to_yaml(record.model_dump(mode="json"))))
 
-    def read_record(self, unit: str, shape: type[M]) -> M | None:
+    def read_record(self, unit: str, shape: type[_M]) -> _M | None:
         """The boot's record, None when it has none (the boot is not done); read as untrusted input, an InputError
         naming the file and how to run the boot again. A record read before, its file unchanged since (the same
         inode, time and size), is not parsed again: the one object is returned, to be read, never changed."""

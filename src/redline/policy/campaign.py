@@ -33,8 +33,8 @@ from redline.policy import known_good as kg
 from redline.policy.cross_engine import engines_of, one_bench_client, refuse_unmatched_caching
 from redline.policy.rungs import serve_config
 from redline.policy.workload import (
-    Commands,
     Executables,
+    PlannedCommands,
     boot_benches,
     commands_of,
     length_gate,
@@ -266,7 +266,7 @@ def _boundary_gate(campaign: Campaign) -> list[str]:
     ]
 
 
-def _planned_benches(commands: Commands) -> list[PlannedBench]:
+def _planned_benches(commands: PlannedCommands) -> list[PlannedBench]:
     """The plan's benches: every one but the warm-up, with its command."""
     return [
         PlannedBench(

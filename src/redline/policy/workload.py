@@ -171,7 +171,7 @@ def boot_benches(
 
 
 @dataclass(frozen=True)
-class Commands:
+class PlannedCommands:
     """A measured boot's commands as a plan shows them: the boot, the warm-up's (None: a cold bench), and each bench
     step with its command."""
 
@@ -182,7 +182,7 @@ class Commands:
 
 def commands_of(
     engine: Engine, config: ServeConfig, steps: Sequence[Bench], executables: Executables | None
-) -> Commands:
+) -> PlannedCommands:
     """The commands one server of config runs for `steps`: the engine's boot, its bench client's benches against it
     (writing into $RUN_DIR), each as the target runs that engine (`executables`; default: the engine's own)."""
     exes = executables or {}
@@ -196,7 +196,7 @@ def commands_of(
         )
         for s in steps
     }
-    return Commands(
+    return PlannedCommands(
         boot=engine.serve_argv(config, exes.get(engine.name)),
         warmup=next((argv[s.result_name] for s in steps if s.warmup), None),
         benches=[(s, argv[s.result_name]) for s in steps if not s.warmup],
@@ -204,7 +204,7 @@ def commands_of(
 
 
 __all__ = [
-    "Commands",
+    "PlannedCommands",
     "Executables",
     "RUN_DIR",
     "commands_of",

@@ -36,7 +36,7 @@ from redline.server_config import STATE_DIR, ServerConfig
 
 __all__ = ["build_server", "guarded_protocol", "http_app"]
 
-log = logging.getLogger("redline.server")
+_log = logging.getLogger("redline.server")
 
 INSTRUCTIONS = """\
 redline finds the highest safe max_model_len and max_num_batched_tokens for one model on one GPU,
@@ -73,7 +73,7 @@ def build_server(config: ServerConfig, *, on_closed: Callable[[], None] | None =
         try:
             async with running_jobs(config.state_dir / "jobs", functools.partial(stop_server, config)) as jobs:
                 targets = config.targets or "built in: local only"
-                log.info("redline MCP server: workspace %s, targets %s", config.workspace, targets)
+                _log.info("redline MCP server: workspace %s, targets %s", config.workspace, targets)
                 yield State(config, jobs, cache)
         finally:
             if on_closed is not None:

@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 from redline.errors import RedlineError
 from redline.untrusted import MAX_YAML_BYTES, read_regular
 
-T = TypeVar("T")
+_T = TypeVar("_T")
 
 
 class LadderCache:
@@ -25,7 +25,7 @@ class LadderCache:
         self._lock = threading.Lock()
         self._size = size
 
-    def get(self, fn: Callable[..., T], path: Path, *args: Any) -> T:
+    def get(self, fn: Callable[..., _T], path: Path, *args: Any) -> _T:
         try:  # as every ladder read: a plain file only (a FIFO is not waited on), capped
             text = read_regular(path, MAX_YAML_BYTES, str(path))
         except (OSError, RedlineError):

@@ -25,7 +25,7 @@ from redline.untrusted import read_regular
 
 __all__ = ["JOB_ID_RE", "MAX_JOB_FILE", "JobFiles", "Records"]
 
-log = logging.getLogger("redline.server.jobs")
+_log = logging.getLogger("redline.server.jobs")
 
 JOB_ID_RE = re.compile(r"^j-\d{8}T\d{6}Z-[0-9a-f]{8}$")
 MAX_JOB_FILE = 16 << 20  # a job file holds a result and a few handles: far less
@@ -93,7 +93,7 @@ class JobFiles:
             try:
                 records.append(live.model_copy(deep=True) if live is not None else self._load(path))
             except InputError as exc:
-                log.warning("skipping %s", exc)
+                _log.warning("skipping %s", exc)
         records = [r for r in records if state is None or r.state == state]
         return sorted(records, key=lambda r: (r.created_at, r.id), reverse=True)[:limit]
 

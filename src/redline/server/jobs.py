@@ -49,7 +49,7 @@ from redline.targets import Launch, ServerHandle
 
 __all__ = ["JobContext", "JobRecord", "JobState", "JobView", "Jobs", "running_jobs"]
 
-log = logging.getLogger("redline.server.jobs")
+_log = logging.getLogger("redline.server.jobs")
 
 WAIT_DEFAULT_S = 20.0
 HEARTBEAT_S = 10.0  # a waiting call reports progress at least this often
@@ -57,7 +57,7 @@ SAVE_EVERY_S = 1.0  # progress alone is written to disk at most this often
 CLEANUP_BOUND_S = 300.0  # how long stopping a finished job's leftovers may take
 FILE_POLL_S = 1.0  # how often a wait on another server's job reads its file
 
-R = TypeVar("R", bound=BaseModel)
+_R = TypeVar("_R", bound=BaseModel)
 # Stop a server a job recorded (a handle) or may have launched (a launch, found by its run folder);
 # True: it was alive and is stopped now.
 StopServer = Callable[[ServerHandle | Launch], Awaitable[bool]]
@@ -106,7 +106,7 @@ class JobContext:
         self._jobs._changed(self._live, force_save=True)
 
 
-Operation = Callable[[JobContext], Awaitable[R]]  # any result model: a rung outcome, a campaign's, ...
+Operation = Callable[[JobContext], Awaitable[_R]]  # any result model: a rung outcome, a campaign's, ...
 Report = Callable[[JobRecord, float], Awaitable[None]]
 
 
@@ -144,7 +144,7 @@ class Jobs(JobFiles):
     async def start(
         self,
         tool: str,
-        operation: Operation[R],
+        operation: Operation[_R],
         *,
         ladder: str | None = None,
         target: str | None = None,
@@ -227,7 +227,7 @@ class Jobs(JobFiles):
         except RedlineError as exc:
             outcome = ("failed", None, str(exc))
         except Exception as exc:
-            log.exception("job %s (%s) raised an unexpected error", record.id, record.tool)
+            _log.exception("job %s (%s) raised an unexpected error", record.id, record.tool)
             outcome = ("failed", None, f"unexpected {type(exc).__name__}: {exc}; the server log has the traceback")
         finally:
             # None: cancelled, by job_cancel or by this server shutting down
@@ -262,7 +262,7 @@ class Jobs(JobFiles):
                 stopped += bool(await self._stop_server(leftover))
             except Exception as exc:  # keep going: the other handles still need stopping
                 what = f"{leftover.describe()} on {leftover.target}"
-                log.error("could not stop %s (job %s): %s", what, record.id, exc)
+                _log.error("could not stop %s (job %s): %s", what, record.id, exc)
                 record.error = f"{record.error or ''}; could not stop {what}: {exc}".lstrip("; ")
         return stopped
 
@@ -365,7 +365,7 @@ class Jobs(JobFiles):
                     stopped = await self._stop_leftovers(record)
                     record.error = (record.error or "").replace(" are being stopped", f": {stopped} stopped")
                     self._save(record)
-                    log.info("stopped %d server process(es) left by interrupted job %s", stopped, record.id)
+                    _log.info("stopped %d server process(es) left by interrupted job %s", stopped, record.id)
         finally:
             event.set()
 

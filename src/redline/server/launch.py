@@ -26,29 +26,29 @@ from redline.server.jobs import JobContext, JobView
 from redline.server.toolkit import call_progress, run_job, state_of
 from redline.targets import Target
 
-R = TypeVar("R", bound=BaseModel)
-V = TypeVar("V", bound=BaseModel)
+_R = TypeVar("_R", bound=BaseModel)
+_V = TypeVar("_V", bound=BaseModel)
 
-Operation = Callable[[Target, Progress], Awaitable[R]]
+TargetOperation = Callable[[Target, Progress], Awaitable[_R]]
 
 
 async def launch(
     ctx: Context,
-    view: type[V],
-    result: type[R],
+    view: type[_V],
+    result: type[_R],
     tool: str,
-    run: Operation[R],
+    run: TargetOperation[_R],
     *,
     target: str,
     args: dict[str, Any],
     wait_s: float,
     ladder: str | None = None,
-) -> V:
+) -> _V:
     """Run `run(target, progress)` as a job on the named target, each server it starts recorded in the job's file;
     the job's view once it ends within wait_s, else while it runs (its id for job_status)."""
     state = state_of(ctx)
 
-    async def operation(job: JobContext) -> R:
+    async def operation(job: JobContext) -> _R:
         recording: AbstractAsyncContextManager[Target] = state.recording_target(target, job)
         async with recording as t:
             return await run(t, job.progress)
@@ -57,7 +57,7 @@ async def launch(
     return job if isinstance(job, view) else view.model_validate(job.model_dump())
 
 
-class RunView(JobView[R]):
+class RunView(JobView[_R]):
     """An experiment tool's answer (campaign_run, ab_run): the job that runs it, or a dry run's plan (no job)."""
 
     job_id: str | None = Field(  # type: ignore[assignment]
@@ -67,17 +67,17 @@ class RunView(JobView[R]):
 
 async def launch_experiment(
     ctx: Context,
-    view: type[RunView[R]],
-    result: type[R],
+    view: type[RunView[_R]],
+    result: type[_R],
     tool: str,
-    opened: Opener[R],
+    opened: Opener[_R],
     *,
     target: Target,
     dry_run: bool,
-    said: Callable[[R], tuple[str, str]],
+    said: Callable[[_R], tuple[str, str]],
     args: dict[str, Any],
     wait_s: float,
-) -> RunView[R]:
+) -> RunView[_R]:
     """A dry run answered at once on `target` (its progress as notifications, nothing started, no job; `said`: its
     answer's headline and next step); else the experiment opened and run as a job on the target of that name,
     recorded, so a cancel stops its servers."""
@@ -89,14 +89,14 @@ async def launch_experiment(
             answer = await experiment.dry_run(plan, judge, target, progress)
         return _dry_run_view(view, tool, answer, *said(answer), target=target.name)
 
-    async def run(t: Target, progress: Progress) -> R:
+    async def run(t: Target, progress: Progress) -> _R:
         plan, judge = await opened(t, False, None)
         return await experiment.run(plan, judge, t, tool=tool, progress=progress, widening=widening)
 
     return await launch(ctx, view, result, tool, run, target=target.name, args=args, wait_s=wait_s)
 
 
-def _dry_run_view(view: type[V], tool: str, result: BaseModel, message: str, next: str, *, target: str | None) -> V:
+def _dry_run_view(view: type[_V], tool: str, result: BaseModel, message: str, next: str, *, target: str | None) -> _V:
     """A dry run as its tool answers: done at once, the plan in `result`, no job behind it."""
     at = now()
     return view.model_validate(
@@ -117,4 +117,4 @@ def _dry_run_view(view: type[V], tool: str, result: BaseModel, message: str, nex
     )
 
 
-__all__ = ["JobView", "Operation", "RunView", "launch", "launch_experiment"]
+__all__ = ["JobView", "TargetOperation", "RunView", "launch", "launch_experiment"]

@@ -53,8 +53,8 @@ from redline.server.jobs import JobContext, JobRecord, Jobs, JobView
 from redline.targets import Launch, ServerHandle, Target
 from redline.validation_text import explain, unknown_argument
 
-T = TypeVar("T")
-R = TypeVar("R", bound=BaseModel)
+_T = TypeVar("_T")
+_R = TypeVar("_R", bound=BaseModel)
 START_BOUND_S = 180.0  # the longest a launch may hold off a cancel (a launch over SSH takes seconds)
 
 # ---- the kinds of tool, and what their annotations promise -----------------------------------------
@@ -99,11 +99,11 @@ def validation_error(exc: ValidationError, model: type[BaseModel] | None = None)
     return ToolError(explain(exc, model))
 
 
-def mapped(fn: Callable[..., Awaitable[T]], request: type[Request] | None = None) -> Callable[..., Awaitable[T]]:
+def mapped(fn: Callable[..., Awaitable[_T]], request: type[Request] | None = None) -> Callable[..., Awaitable[_T]]:
     """fn with every RedlineError (and a pydantic ValidationError from inside) raised as a ToolError."""
 
     @functools.wraps(fn)
-    async def wrapper(*args: Any, **kwargs: Any) -> T:
+    async def wrapper(*args: Any, **kwargs: Any) -> _T:
         try:
             return await fn(*args, **kwargs)
         except RedlineError as exc:
@@ -130,7 +130,7 @@ def field_parameters(request: type[Request]) -> list[inspect.Parameter]:
     ]
 
 
-def expand(fn: Callable[..., Awaitable[T]], name: str, request: type[Request]) -> Callable[..., Awaitable[T]]:
+def expand(fn: Callable[..., Awaitable[_T]], name: str, request: type[Request]) -> Callable[..., Awaitable[_T]]:
     """fn(..., request: R) as the SDK sees the tool `name`: one parameter per field of R instead of `request`.
 
     The SDK builds the input schema from the signature (titled by the function's name), so the schema is the
@@ -146,7 +146,7 @@ def expand(fn: Callable[..., Awaitable[T]], name: str, request: type[Request]) -
     params = kept + field_parameters(request)
 
     @functools.wraps(fn)
-    async def call(**kwargs: Any) -> T:
+    async def call(**kwargs: Any) -> _T:
         fields = {name: kwargs.pop(name) for name in request.model_fields if name in kwargs}
         return await fn(**kwargs, request=request(**fields))
 
@@ -170,7 +170,7 @@ class ToolEntry:
 TOOL_TABLE: list[ToolEntry] = []
 
 
-ToolFn = Callable[..., Awaitable[T]]
+ToolFn = Callable[..., Awaitable[_T]]
 
 
 def tool_name(request: type[Request]) -> str:
@@ -182,12 +182,12 @@ def tool_name(request: type[Request]) -> str:
     return names[0]
 
 
-def tool(annotations: ToolAnnotations, title: str, request: type[Request]) -> Callable[[ToolFn[T]], ToolFn[T]]:
+def tool(annotations: ToolAnnotations, title: str, request: type[Request]) -> Callable[[ToolFn[_T]], ToolFn[_T]]:
     """Add a tool to the tool table: its name is the one OPERATIONS gives its request, its description the
     function's docstring, its inputs the request's fields."""
     name = tool_name(request)
 
-    def register(fn: ToolFn[T]) -> ToolFn[T]:
+    def register(fn: ToolFn[_T]) -> ToolFn[_T]:
         TOOL_TABLE.append(ToolEntry(name, expand(fn, name, request), annotations, title, request))
         return fn
 
@@ -348,15 +348,15 @@ def state_of(ctx: Context) -> State:
 
 async def run_job(
     ctx: Context,
-    result: type[R],
+    result: type[_R],
     tool: str,
-    operation: Callable[[JobContext], Awaitable[R]],
+    operation: Callable[[JobContext], Awaitable[_R]],
     *,
     ladder: str | None,
     target: str | None,
     args: dict[str, Any],
     wait_s: float,
-) -> JobView[R]:
+) -> JobView[_R]:
     """Start a job, wait up to wait_s reporting progress, and return it, finished or still running,
     with its result read back as `result` (RungOutcome for a rung, a campaign's outcome for a campaign)."""
     jobs = state_of(ctx).jobs

@@ -47,7 +47,7 @@ from redline.targets.kubernetes_cluster import (
     pod_state,
 )
 from redline.targets.kubernetes_deploy import Deployer, StartPreview
-from redline.targets.kubernetes_manifest import Commands, ServerRun
+from redline.targets.kubernetes_manifest import ClusterCommands, ServerRun
 from redline.targets.kubernetes_names import (
     EXCLUSIVE_KEY,
     EXPERIMENT_KEY,
@@ -84,7 +84,7 @@ class KubernetesTarget(Target):
     def __init__(self, name: str, spec: KubernetesSpec) -> None:
         super().__init__(name, spec.pod_workdir, **spec.engine_settings())
         self.spec = spec
-        self.commands = Commands(spec)
+        self.commands = ClusterCommands(spec)
         self.local_dir = Path(spec.workdir or Path(tempfile.gettempdir()) / "redline-k8s" / name)
         self.node: str | None = spec.node  # every pod this target starts goes here, once chosen
         self.cluster = Cluster(self.commands)

@@ -22,7 +22,7 @@ import anyio
 
 from redline.errors import CommandTimeout, TargetConfigError, TargetError
 from redline.targets.kubernetes_cluster import NodeRoom, events_text, node_rooms
-from redline.targets.kubernetes_manifest import Commands
+from redline.targets.kubernetes_manifest import ClusterCommands
 from redline.targets.kubernetes_names import RUN_KEY
 from redline.targets.kubernetes_spec import KubernetesSpec
 
@@ -97,7 +97,7 @@ class Cluster:
 
     poll_s: float = 1.0
 
-    def __init__(self, commands: Commands) -> None:
+    def __init__(self, commands: ClusterCommands) -> None:
         self.commands = commands
 
     async def call(self, argv: list[str], *, stdin: bytes | None = None, timeout_s: float = 60) -> Completed:
@@ -176,7 +176,7 @@ class PortForwards:
     stall it.
     """
 
-    def __init__(self, commands: Commands, folder: Path) -> None:
+    def __init__(self, commands: ClusterCommands, folder: Path) -> None:
         self.commands = commands
         self.folder = folder
         self._open: dict[tuple[str, int], tuple[asyncio.subprocess.Process, int]] = {}

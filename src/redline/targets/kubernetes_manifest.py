@@ -3,9 +3,9 @@
     run = ServerRun(name=..., run_id=..., run_dir=..., argv=[...], env={...}, labels=..., node=...)
     pod_manifest(spec, run)            -> the Pod, as `kubectl create -f -` reads it (JSON)
     helm_overlay(spec.helm, run)       -> the values laid over the chart's for this run
-    Commands(spec).create()            -> ["kubectl", "--kubeconfig", ..., "create", "-f", "-"]
+    ClusterCommands(spec).create()     -> ["kubectl", "--kubeconfig", ..., "create", "-f", "-"]
 
-Commands are argv lists from start to end: nothing here is ever parsed by a shell.
+The commands are argv lists from start to end: nothing here is ever parsed by a shell.
 """
 
 from __future__ import annotations
@@ -205,7 +205,7 @@ def carries_labels(values: Any, labels_path: str, labels: dict[str, str]) -> boo
 
 
 @dataclass(frozen=True)
-class Commands:
+class ClusterCommands:
     """The kubectl and helm argv lists for a target's cluster and namespace, exactly as they are run."""
 
     spec: KubernetesSpec

@@ -13,8 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from redline.errors import InputError
-from redline.ledger.baselines_file import BASELINES, HEADER, WHAT, baselines_path, read_baselines
-from redline.ledger.edited_yaml import update_edited
+from redline.ledger.baselines_file import BASELINES_FILE, baselines_path, read_baselines
 from redline.models.baseline import Baseline, BaselineDiff, BaselineRecorded, BaselinesFile
 from redline.ops.evidence.sources import ResultRef, resolve
 from redline.ops.requests_evidence import PerfBaselineDiffRequest, PerfBaselineRecordRequest
@@ -35,13 +34,13 @@ def perf_baseline_record(workspace: Path, request: PerfBaselineRecordRequest) ->
         there = r.name in current.baselines
         if there and not r.replace:
             raise InputError(
-                f"a baseline named {r.name!r} is already in {BASELINES}: pass replace=true to replace "
+                f"a baseline named {r.name!r} is already in {BASELINES_FILE.name}: pass replace=true to replace "
                 "it, or give another name"
             )
         return current.model_copy(update={"baselines": {**current.baselines, r.name: baseline}}), there
 
-    replaced = update_edited(path, BaselinesFile, WHAT, HEADER, change)
-    return BaselineRecorded(name=r.name, path=BASELINES, replaced=replaced, baseline=baseline)
+    replaced = BASELINES_FILE.update(path, change)
+    return BaselineRecorded(name=r.name, path=BASELINES_FILE.name, replaced=replaced, baseline=baseline)
 
 
 def perf_baseline_diff(workspace: Path, request: PerfBaselineDiffRequest) -> BaselineDiff:
@@ -49,7 +48,9 @@ def perf_baseline_diff(workspace: Path, request: PerfBaselineDiffRequest) -> Bas
     r = request
     base = read_baselines(workspace).baselines.get(r.baseline)
     if base is None:
-        raise InputError(f"no baseline named {r.baseline!r} in {BASELINES}; record one with perf_baseline_record")
+        raise InputError(
+            f"no baseline named {r.baseline!r} in {BASELINES_FILE.name}; record one with perf_baseline_record"
+        )
     current = resolve(
         workspace,
         ResultRef(
@@ -74,4 +75,4 @@ def perf_baseline_diff(workspace: Path, request: PerfBaselineDiffRequest) -> Bas
     )
 
 
-__all__ = ["BASELINES", "baselines_path", "perf_baseline_diff", "perf_baseline_record", "read_baselines"]
+__all__ = ["baselines_path", "perf_baseline_diff", "perf_baseline_record", "read_baselines"]

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from redline.ledger.edited_yaml import read_edited, update_edited
+from redline.ledger.edited_yaml import EditedFile
 from redline.models.ab import AbSpec, ArmSummary
 from redline.models.context import ContextDescriptor
 from redline.models.frontier import Frontier, FrontierFile, FrontierList, TriedLever, TriedUnder
@@ -21,17 +21,18 @@ from redline.ops.requests_evidence import LeverFrontierRequest
 from redline.policy.frontier import levers_tried, said_next, under_of, updated
 from redline.policy.known_good import hardware_key
 
-FRONTIER = "frontier.yml"
-WHAT = "lever frontier"
-HEADER = (
+FRONTIER_FILE = EditedFile(
+    "frontier.yml",
+    FrontierFile,
+    "lever frontier",
     "redline's lever frontier: per model, hardware and engine version, the levers an A/B tried (the run, its\n"
     "outcome, why a refuted one lost) and those not tried yet, best expected gain per cost first. ab_run keeps it;\n"
-    "comments you add here are kept."
+    "comments you add here are kept.",
 )
 
 
 def frontier_path(workspace: Path) -> Path:
-    return workspace / FRONTIER
+    return workspace / FRONTIER_FILE.name
 
 
 def _key(context: ContextDescriptor) -> tuple[str, str, str, str | None]:
@@ -44,7 +45,7 @@ def _of(frontiers: Sequence[Frontier], key: tuple[str, str, str, str | None]) ->
 
 def frontier_for(workspace: Path, context: ContextDescriptor) -> Frontier | None:
     """The frontier of a run's model, hardware and engine version, if one is kept."""
-    return _of(read_edited(frontier_path(workspace), FrontierFile, WHAT).frontiers, _key(context))
+    return _of(FRONTIER_FILE.read(frontier_path(workspace)).frontiers, _key(context))
 
 
 def baseline_of(arms: Sequence[ArmSummary], verdict: AbVerdict) -> ArmSummary | None:
@@ -92,13 +93,13 @@ def record_ab(
         others = [f for f in current.frontiers if f is not old]
         return current.model_copy(update={"frontiers": [*others, new]}), new
 
-    return update_edited(frontier_path(workspace), FrontierFile, WHAT, HEADER, merge)
+    return FRONTIER_FILE.update(frontier_path(workspace), merge)
 
 
 def lever_frontier(workspace: Path, request: LeverFrontierRequest) -> FrontierList:
-    frontiers = read_edited(frontier_path(workspace), FrontierFile, WHAT).frontiers
+    frontiers = FRONTIER_FILE.read(frontier_path(workspace)).frontiers
     chosen = [f for f in frontiers if not request.model or f.model == request.model]
-    return FrontierList(path=FRONTIER, frontiers=chosen, next=[said_next(f) for f in chosen])
+    return FrontierList(path=FRONTIER_FILE.name, frontiers=chosen, next=[said_next(f) for f in chosen])
 
 
-__all__ = ["FRONTIER", "ab_under", "baseline_of", "frontier_for", "frontier_path", "lever_frontier", "record_ab"]
+__all__ = ["FRONTIER_FILE", "ab_under", "baseline_of", "frontier_for", "frontier_path", "lever_frontier", "record_ab"]

@@ -21,7 +21,6 @@ from redline.errors import InputError, RedlineError
 from redline.inputs import explain
 from redline.ledger import read_ladder
 from redline.ledger.ab_file import AbPaths, read_spec
-from redline.ledger.edited_yaml import update_edited
 from redline.models.campaign import LEVERS
 from redline.models.known_good import (
     KNOBS,
@@ -37,7 +36,7 @@ from redline.models.known_good import (
 from redline.models.serve import ServeConfig
 from redline.ops.campaign.load import load_named
 from redline.ops.evidence.context import local_model_files
-from redline.ops.evidence.known_good_apply import HEADER, REGISTRY, WHAT, admit_entry, read_entries, registry_path
+from redline.ops.evidence.known_good_apply import REGISTRY_FILE, admit_entry, read_entries, registry_path
 from redline.ops.evidence.sources import Resolved, from_ab, from_cell
 from redline.ops.request_base import Request
 from redline.ops.requests_evidence import (
@@ -242,9 +241,9 @@ def known_good_record(workspace: Path, request: KnownGoodRecordRequest) -> Known
             entries[at] = entry
         return current.model_copy(update={"entries": entries}), at is not None
 
-    replaced = update_edited(registry_path(workspace), KnownGoodFile, WHAT, HEADER, change)
+    replaced = REGISTRY_FILE.update(registry_path(workspace), change)
     note = _recorded_note(entry, replaced, left)
-    return KnownGoodRecorded(path=REGISTRY, replaced=replaced, entry=entry, left_out=left, note=note)
+    return KnownGoodRecorded(path=REGISTRY_FILE.name, replaced=replaced, entry=entry, left_out=left, note=note)
 
 
 def known_good_lookup(workspace: Path, request: KnownGoodLookupRequest) -> KnownGoodFound:
@@ -254,7 +253,9 @@ def known_good_lookup(workspace: Path, request: KnownGoodLookupRequest) -> Known
     entry = found.entry
     if entry is None:
         why = f": {found.note}" if found.note else ""
-        return KnownGoodFound(found=False, note=f"no known-good entry for {run.describe()} in {REGISTRY}{why}")
+        return KnownGoodFound(
+            found=False, note=f"no known-good entry for {run.describe()} in {REGISTRY_FILE.name}{why}"
+        )
     matched = f"; {found.note}" if found.note else ""
     return KnownGoodFound(
         found=True, entry=entry, note=f"{run.describe()} needs: {_needs(entry)} ({entry.why}){matched}"
@@ -270,7 +271,7 @@ def known_good_list(workspace: Path, request: KnownGoodListRequest | None = None
     entries = read_entries(registry_path(workspace))
     if request is not None and request.model:
         entries = [e for e in entries if e.model == request.model]
-    return KnownGoodList(path=REGISTRY, entries=entries)
+    return KnownGoodList(path=REGISTRY_FILE.name, entries=entries)
 
 
 def verb_request(request: KnownGoodConfigRequest) -> Request:

@@ -21,7 +21,7 @@ from typing import Any
 
 from redline.engines import get_engine
 from redline.engines.base import Engine
-from redline.ledger.edited_yaml import read_edited
+from redline.ledger.edited_yaml import EditedFile
 from redline.models.known_good import NO_GPU, KnownGoodEntry, KnownGoodFile, KnownGoodUse
 from redline.models.serve import ServeConfig
 from redline.models.shape import ModelShape
@@ -35,17 +35,18 @@ from redline.policy.campaign import cell_engine
 from redline.policy.known_good import TURNED_OFF
 from redline.targets import HostInfo, Target
 
-REGISTRY = "known-good.yml"
-WHAT = "known-good registry"
-HEADER = (
+REGISTRY_FILE = EditedFile(
+    "known-good.yml",
+    KnownGoodFile,
+    "known-good registry",
     "redline known-good registry: the serve flags a model needs on a hardware and engine version to boot or\n"
     "survive load, why, and the evidence. ladder_init, campaign_run and ab_run apply a matching entry by\n"
-    "default. Comments you add here are kept."
+    "default. Comments you add here are kept.",
 )
 
 
 def registry_path(workspace: Path) -> Path:
-    return workspace / REGISTRY
+    return workspace / REGISTRY_FILE.name
 
 
 def admit_entry(entry: KnownGoodEntry, where: str) -> None:
@@ -61,7 +62,7 @@ def admit_entry(entry: KnownGoodEntry, where: str) -> None:
 
 def read_entries(path: Path) -> list[KnownGoodEntry]:
     """The registry's entries, each admitted by its engine's allowlist (a planted entry is refused by name)."""
-    entries = read_edited(path, KnownGoodFile, WHAT).entries
+    entries = REGISTRY_FILE.read(path).entries
     for entry in entries:
         admit_entry(entry, f"{path}: ")
     return entries
@@ -285,12 +286,10 @@ def recorded_for(
 
 
 __all__ = [
-    "HEADER",
     "Identity",
     "KnownGoodRun",
-    "REGISTRY",
+    "REGISTRY_FILE",
     "TURNED_OFF",
-    "WHAT",
     "admit_entry",
     "apply_known_good",
     "apply_known_good_to_fixed",

@@ -39,10 +39,10 @@ from redline.policy.workload import Bench
 from redline.targets import HostInfo, Target
 from redline.targets.unit import boot_unit
 
-R = TypeVar("R", bound=BaseModel)  # a unit's record: a cell's verdict, a trial's record
-R_contra = TypeVar("R_contra", bound=BaseModel, contravariant=True)
-A = TypeVar("A")  # the run's answer
-A_co = TypeVar("A_co", covariant=True)
+_R = TypeVar("_R", bound=BaseModel)  # a unit's record: a cell's verdict, a trial's record
+_R_contra = TypeVar("_R_contra", bound=BaseModel, contravariant=True)
+_A = TypeVar("_A")  # the run's answer
+_A_co = TypeVar("_A_co", covariant=True)
 Write = Callable[[str, str], object]  # (file name, text): a file beside the unit's other results
 
 
@@ -63,7 +63,7 @@ class Stop:
     why: str | None = None
 
 
-class Plan(Protocol[R_contra]):
+class Plan(Protocol[_R_contra]):
     """What an experiment boots, and in which order."""
 
     @property
@@ -82,7 +82,7 @@ class Plan(Protocol[R_contra]):
 
     # The unit to boot now, why to stop, or None: nothing until a running unit is judged. ran: this run's units (None
     # while running).
-    def next(self, ran: Mapping[str, R_contra | None]) -> Unit | Stop | None: ...
+    def next(self, ran: Mapping[str, _R_contra | None]) -> Unit | Stop | None: ...
 
     def benches(self, unit: Unit) -> list[Bench]: ...
 
@@ -91,20 +91,20 @@ class Plan(Protocol[R_contra]):
     def configs(self) -> dict[str, tuple[str, ServeConfig]]: ...  # each config a dry run previews: (engine, serve)
 
 
-class Judge(Protocol[R, A_co]):
+class Judge(Protocol[_R, _A_co]):
     """What a unit's boot gave, and what the run gave."""
 
-    def record(self, unit: Unit, measured: MeasuredBoot, host: HostInfo, started: datetime, wall_s: float) -> R: ...
+    def record(self, unit: Unit, measured: MeasuredBoot, host: HostInfo, started: datetime, wall_s: float) -> _R: ...
 
-    def said(self, record: R) -> str: ...  # the unit's last progress line
+    def said(self, record: _R) -> str: ...  # the unit's last progress line
 
-    def outcome(self, made: list[R], stop: Stop, wall_s: float) -> A_co: ...
+    def outcome(self, made: list[_R], stop: Stop, wall_s: float) -> _A_co: ...
 
-    def planned(self, submits: dict[str, str | None]) -> A_co: ...  # a dry run's answer, each config's preview
+    def planned(self, submits: dict[str, str | None]) -> _A_co: ...  # a dry run's answer, each config's preview
 
 
 # How a tool opens its experiment on a target: (target, dry run?, progress) -> its plan and its judge.
-Opener = Callable[[Target, bool, Progress | None], Awaitable[tuple[Plan[Any], Judge[Any, A]]]]
+Opener = Callable[[Target, bool, Progress | None], Awaitable[tuple[Plan[Any], Judge[Any, _A]]]]
 
 
 @asynccontextmanager
@@ -124,7 +124,7 @@ async def runner_lock(results: Results, tool: str, kind: str) -> AsyncIterator[N
         lock.release()
 
 
-async def dry_run(plan: Plan[R], judge: Judge[R, A], target: Target, progress: Progress | None) -> A:
+async def dry_run(plan: Plan[_R], judge: Judge[_R, _A], target: Target, progress: Progress | None) -> _A:
     """A dry run's answer: the plan, each config with what its boot would submit (a cluster's manifests); nothing
     started."""
     target.dry_run, target.experiment = True, plan.spec.name
@@ -137,14 +137,14 @@ async def dry_run(plan: Plan[R], judge: Judge[R, A], target: Target, progress: P
 
 
 async def run(
-    plan: Plan[R],
-    judge: Judge[R, A],
+    plan: Plan[_R],
+    judge: Judge[_R, _A],
     target: Target,
     *,
     tool: str,
     progress: Progress | None = None,
     widening: Widenings | None = None,
-) -> A:
+) -> _A:
     """Boot the plan's units until it stops, each measured and judged, its record written last; the run's answer."""
     target.experiment = plan.spec.name  # a target that labels its servers (kubernetes) files them under it
     async with runner_lock(plan.results, tool, plan.kind):
@@ -152,19 +152,19 @@ async def run(
 
 
 @dataclass
-class _Run(Generic[R, A]):
-    plan: Plan[R]
-    judge: Judge[R, A]
+class _Run(Generic[_R, _A]):
+    plan: Plan[_R]
+    judge: Judge[_R, _A]
     target: Target
     progress: Progress | None
     widening: Widenings
 
-    async def run(self) -> A:
+    async def run(self) -> _A:
         self.t0, self.fractions = time.monotonic(), dict[str, float]()
         results = self.plan.results
         if left := await stop_left_servers(results.server_files(), self.target, results.word, results.base):
             await say(self.progress, 0.0, f"stopped the {left} server(s) a killed run left behind")
-        ran: dict[str, R | None] = {}
+        ran: dict[str, _R | None] = {}
         slots, stop, judged = anyio.Semaphore(self.plan.parallel), Stop(), anyio.Event()
 
         async def in_slot(unit: Unit) -> None:
@@ -208,7 +208,7 @@ class _Run(Generic[R, A]):
 
         return report
 
-    async def measure(self, unit: Unit, k: int) -> R:
+    async def measure(self, unit: Unit, k: int) -> _R:
         """Boot the unit, measure it, stop it, judge it, write its record last; the server is stopped whatever
         happens."""
         started, t0 = datetime.now(UTC), time.monotonic()

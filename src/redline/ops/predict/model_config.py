@@ -12,20 +12,20 @@ from redline.models.shape import ConfigValueError, ModelShape, shape_of
 from redline.ops.evidence.context import local_model_files
 from redline.untrusted import load_json
 
-WHAT = "model_config_file"
+MODEL_CONFIG_FIELD = "model_config_file"  # errors name the file as the request does
 
 
 def given_config(text: str) -> tuple[ModelShape, dict[str, Any]]:
     """The shape and the fields of a config.json given as text; one InputError naming the file otherwise."""
-    data = load_json(text, WHAT, hint=": give the model's config.json")
+    data = load_json(text, MODEL_CONFIG_FIELD, hint=": give the model's config.json")
     if not isinstance(data, dict):
-        raise InputError(f"{WHAT}: a config.json is one JSON object; give the model's config.json")
+        raise InputError(f"{MODEL_CONFIG_FIELD}: a config.json is one JSON object; give the model's config.json")
     try:
         shape, why = shape_of(data)
     except ConfigValueError as exc:  # a value of the wrong kind or size: one line naming the field
-        raise InputError(f"{WHAT}: {exc}") from exc
+        raise InputError(f"{MODEL_CONFIG_FIELD}: {exc}") from exc
     if shape is None:
-        raise InputError(f"{WHAT}: {why}")
+        raise InputError(f"{MODEL_CONFIG_FIELD}: {why}")
     return shape, data
 
 
@@ -36,9 +36,10 @@ def request_shape(model: str, config_text: str | None) -> ModelShape:
     shape, why = local_model_files(str(Path(model).expanduser().absolute())).shape
     if shape is None:
         raise InputError(
-            f"model: {why}; give the folder that holds the model's config.json, or the file itself as {WHAT}"
+            f"model: {why}; give the folder that holds the model's config.json, "
+            f"or the file itself as {MODEL_CONFIG_FIELD}"
         )
     return shape
 
 
-__all__ = ["WHAT", "given_config", "request_shape"]
+__all__ = ["MODEL_CONFIG_FIELD", "given_config", "request_shape"]
