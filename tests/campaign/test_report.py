@@ -9,7 +9,7 @@ import pytest
 from redline.models.context import Node
 from redline.ops.campaign.plan import load
 from redline.ops.campaign.report import campaign_report, md, pareto_plot, plots_of, sentence
-from redline.ops.campaign.verdict import Judge
+from redline.ops.campaign.verdict import CellJudge
 from redline.ops.evidence.sources import cell_context
 from redline.policy import campaign as policy
 from redline.policy import champion as figures
@@ -135,7 +135,7 @@ def test_a_cell_on_a_host_without_a_machine_id_is_placed_by_its_gpus_uuid(record
     plan = policy.plan_campaign(loaded.campaign, policy.base_config(loaded.campaign), {}, path=str(path))
     uuid = "GPU-87e77369-5345-4073-ed4b-79c80003dc9a"
     host = HostInfo(hostname="vm", gpus=[GpuInfo(name="NVIDIA H200", memory_mib=143_771, uuid=uuid)])
-    context = Judge(loaded, plan, {"vllm": "0.26.0"}, {}).context(plan.cells[0], "0.26.0", host)
+    context = CellJudge(loaded, plan, {"vllm": "0.26.0"}, {}).context(plan.cells[0], "0.26.0", host)
     assert context.node == Node(hostname="vm", machine_id=None, gpu_uuids=[uuid])
     base = verdict("mnbt2048", {1: 40.0, 4: 150.0}).model_copy(update={"campaign": "c1"})
     base = base.model_copy(update={"context": base.context.model_copy(update={"node": context.node})})

@@ -138,7 +138,7 @@ async def test_a_ladder_climbs_on_kubernetes_to_the_ceiling_the_local_target_rea
         if kind == "kubernetes":
             spec = spec_for(k8s_cluster, k8s_namespace, tmp_path / "k8s", **engine_entry(k8s_cluster, work))
             entry = spec.model_dump(exclude_defaults=True, exclude={"engine_command", "env"}) | {"kind": "kubernetes"}
-        ladder, targets = demo.prepare(work, VLLM, port=8011, target=entry)
+        ladder, targets = demo.prepare_demo(work, VLLM, port=8011, target=entry)
         t0 = time.monotonic()
         async with open_target("demo", load_targets(targets)) as target:
             report = await climb(ladder, target, i_understand_this_submits_jobs=True)

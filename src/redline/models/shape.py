@@ -90,7 +90,7 @@ LIMITS = {
 }
 
 
-def said(value: object) -> str:
+def _phrase(value: object) -> str:
     """A config value as one short phrase: its kind where it is not a scalar, never a huge number spelled out."""
     if isinstance(value, bool) or value is None:
         return {True: "true", False: "false", None: "null"}[value]
@@ -109,7 +109,9 @@ def whole(c: Mapping[str, Any], key: str, low: int = 1) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ConfigValueError(f"config.json: {key} is {said(value)}: it must be a whole number from {low} to {high:,}")
+        raise ConfigValueError(
+            f"config.json: {key} is {_phrase(value)}: it must be a whole number from {low} to {high:,}"
+        )
     return value
 
 
@@ -117,14 +119,14 @@ def _of(c: Mapping[str, Any], key: str, kind: type | tuple[type, ...], words: st
     """config.json's `key` where it is of `kind` (None where absent or null), else the one line that says so."""
     value = c.get(key)
     if value is not None and (not isinstance(value, kind) or (kind is not bool and isinstance(value, bool))):
-        raise ConfigValueError(f"config.json: {key} is {said(value)}: it must be {words}")
+        raise ConfigValueError(f"config.json: {key} is {_phrase(value)}: it must be {words}")
     return value
 
 
 def _fraction(c: Mapping[str, Any], key: str) -> float:
     value = _of(c, key, (int, float), "a number over 0, at most 1")
     if value is not None and not 0 < value <= 1:  # NaN and Infinity fail this too
-        raise ConfigValueError(f"config.json: {key} is {said(value)}: it must be a number over 0, at most 1")
+        raise ConfigValueError(f"config.json: {key} is {_phrase(value)}: it must be a number over 0, at most 1")
     return 1.0 if value is None else float(value)
 
 
@@ -145,7 +147,7 @@ def _unsized(c: Mapping[str, Any]) -> str | None:
             return f"{why} ({key} in config.json)"
     kinds = c.get("layer_types")
     if isinstance(kinds, list) and any(k != "full_attention" for k in kinds):
-        named = sorted({said(k) if not isinstance(k, str) else k[:40] for k in kinds[:4096]})[:8]
+        named = sorted({_phrase(k) if not isinstance(k, str) else k[:40] for k in kinds[:4096]})[:8]
         return f"layers of kinds {named}: only some keep full-length KV (layer_types)"
     if c.get("use_sliding_window") is True:
         return "sliding-window attention (use_sliding_window): its layers keep a window of KV, not the whole context"
@@ -174,7 +176,9 @@ def _experts(c: Mapping[str, Any]) -> dict[str, int]:
 def _architecture(config: Mapping[str, Any]) -> str | None:
     names = _of(config, "architectures", list, "a list of class names")
     if names and not isinstance(names[0], str):
-        raise ConfigValueError(f"config.json: architectures holds {said(names[0])}: it must be a list of class names")
+        raise ConfigValueError(
+            f"config.json: architectures holds {_phrase(names[0])}: it must be a list of class names"
+        )
     return names[0][:200] if names else None
 
 

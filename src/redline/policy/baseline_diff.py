@@ -37,7 +37,7 @@ def delta_pct(baseline: float, current: float, direction: str) -> float:
     return better_by_pct(baseline, current, "lower" if direction == "lower" else "higher")
 
 
-def point_flags(base: BaselinePoint, current: BaselinePoint, c: int) -> list[MetricFlag]:
+def _point_flags(base: BaselinePoint, current: BaselinePoint, c: int) -> list[MetricFlag]:
     """The implausible figures of either side at one concurrency."""
     found = []
     for side, p in (("baseline", base), ("current", current)):
@@ -182,7 +182,7 @@ def point_diff(
     c: int, b: BaselinePoint, cur: BaselinePoint, focus: str, guards: Sequence[str], band: Band, loose: float
 ) -> PointDiff:
     """One concurrency: the focus and each guarded metric judged, the flags named, the colour."""
-    flags = point_flags(b, cur, c)
+    flags = _point_flags(b, cur, c)
     metrics = [classify(focus, "focus", b, cur, band, loose, flags)]
     metrics += [classify(g, "guarded", b, cur, band, loose, flags) for g in guards]
     colour, why = colour_of(metrics)
@@ -300,7 +300,6 @@ __all__ = [
     "diff",
     "match_points",
     "point_diff",
-    "point_flags",
     "refuse_mismatch",
     "render",
 ]

@@ -299,7 +299,7 @@ def plan_campaign(
     baseline = baseline_of(campaign, specs)
     cells, uses = _cells(campaign, base, specs, baseline, executables, done or {}, known_good or {})
     client = check_cells(cells, {name for name, use in uses.items() if use.applied})
-    said = list(dict.fromkeys(use.note for use in uses.values() if kg.said(use)))
+    said = list(dict.fromkeys(use.note for use in uses.values() if kg.shown_in_gates(use)))
     backends = {c.bench_backend for c in cells}
     todo = [c for c in cells if c.done is None]
     return CampaignPlan(

@@ -99,7 +99,8 @@ def apply_edits(items: MutableSequence[str], edits: Sequence[Edit]) -> None:
             items.append(edit.item)
 
 
-def said(edit: Edit) -> str:
+def edit_line(edit: Edit) -> str:
+    """One edit as the diff says it: `old -> new`, `+ added`, `- item i`."""
     if isinstance(edit, Replace):
         return f"{edit.was} -> {edit.item}"
     if isinstance(edit, Append):
@@ -107,4 +108,4 @@ def said(edit: Edit) -> str:
     return f"- item {edit.index}"
 
 
-__all__ = ["Append", "Delete", "Edit", "Replace", "apply_edits", "merge_args", "option", "said"]
+__all__ = ["Append", "Delete", "Edit", "Replace", "apply_edits", "merge_args", "edit_line", "option"]

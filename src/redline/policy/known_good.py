@@ -254,7 +254,7 @@ def use_entry(config: ServeConfig, found: Found) -> tuple[ServeConfig, KnownGood
     return updated, KnownGoodUse(applied=True, entry=found.entry.key(), added=added, kept=kept, note=note)
 
 
-def said(use: KnownGoodUse) -> bool:
+def shown_in_gates(use: KnownGoodUse) -> bool:
     """A use a plan's gates say: an entry applied, or the registry turned off by the request."""
     return use.applied or use.note == TURNED_OFF
 
@@ -309,8 +309,8 @@ __all__ = [
     "release_of",
     "run_knobs",
     "same_key",
-    "said",
     "same_release",
+    "shown_in_gates",
     "use_entry",
     "version_note",
 ]

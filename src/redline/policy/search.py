@@ -56,7 +56,9 @@ class Proposal:
 
 
 @dataclass(frozen=True)
-class Stop:
+class SearchStop:
+    """The search proposes no more cells, and why."""
+
     why: str
 
 
@@ -182,12 +184,12 @@ def _opening(cells: Sequence[Candidate], baseline: str, spec: SearchSpec, booted
     return None
 
 
-def _stop(spec: SearchSpec, measured: Mapping[str, Measured], history: Sequence[str], band: float) -> Stop | None:
+def _stop(spec: SearchSpec, measured: Mapping[str, Measured], history: Sequence[str], band: float) -> SearchStop | None:
     if spec.budget_boots is not None and len(measured) >= spec.budget_boots:
-        return Stop(f"the budget of {spec.budget_boots} boots is spent")
+        return SearchStop(f"the budget of {spec.budget_boots} boots is spent")
     used = sum(m.gpu_s for m in measured.values())
     if spec.budget_gpu_s is not None and used >= spec.budget_gpu_s:
-        return Stop(f"the budget of {spec.budget_gpu_s:g} GPU-seconds is spent ({used:.0f} used)")
+        return SearchStop(f"the budget of {spec.budget_gpu_s:g} GPU-seconds is spent ({used:.0f} used)")
     scores = [(n, measured[n].score) for n in history if n in measured]
     best, since = None, 0
     for _, score in scores:
@@ -196,7 +198,7 @@ def _stop(spec: SearchSpec, measured: Mapping[str, Measured], history: Sequence[
         else:
             since += 1
     if since >= spec.patience and len(scores) > spec.initial:
-        return Stop(f"{since} cells in a row did not beat the best by more than the {100 * band:.1f}% noise band")
+        return SearchStop(f"{since} cells in a row did not beat the best by more than the {100 * band:.1f}% noise band")
     return None
 
 
@@ -209,14 +211,14 @@ def propose(
     *,
     band: float,
     infeasible: Mapping[str, str] | None = None,
-) -> Proposal | Stop:
+) -> Proposal | SearchStop:
     """The next cell to boot and why, or why the search stops. `history`: the booted cells in order; `band`: the
     noise band as a fraction; `infeasible`: cells the memory model rules out, and why."""
     infeasible = infeasible or {}
     booted = set(measured)
     left = [c for c in cells if c.name not in booted and c.name not in infeasible]
     if not left:
-        return Stop("every feasible cell has booted" if booted else "no feasible cell to boot")
+        return SearchStop("every feasible cell has booted" if booted else "no feasible cell to boot")
     if stop := _stop(spec, measured, history, band):
         return stop
     if first := _opening(cells, baseline, spec, booted):
@@ -231,7 +233,7 @@ def _by_model(
     measured: Mapping[str, Measured],
     spec: SearchSpec,
     band: float,
-) -> Proposal | Stop:
+) -> Proposal | SearchStop:
     scores = {n: m.score for n, m in measured.items() if m.score is not None}
     if not scores:
         return Proposal(left[0].name, "no cell has held yet: the next in the space's order")
@@ -246,7 +248,7 @@ def _by_model(
         ranked.append((upper, rng.random(), cell, value))
     upper, _, cell, value = max(ranked, key=lambda r: (r[0], r[1]))
     if not beats(upper, best, band):
-        return Stop(
+        return SearchStop(
             f"no cell left is predicted, even at its upper bound ({upper:.4g}), to beat the best ({best:.4g}) by "
             f"more than the {100 * band:.1f}% noise band"
         )
@@ -259,4 +261,4 @@ def _by_model(
     )
 
 
-__all__ = ["Candidate", "Measured", "Model", "Proposal", "Stop", "beats", "estimate", "fit", "propose"]
+__all__ = ["Candidate", "Measured", "Model", "Proposal", "SearchStop", "beats", "estimate", "fit", "propose"]

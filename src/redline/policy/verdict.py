@@ -48,18 +48,18 @@ def _values(ok: Sequence[TrialObservation], arm: str, c: int, metric: str) -> li
     return [t.metrics[c][metric] for t in ok if t.arm == arm and metric in t.metrics.get(c, {})]
 
 
-def samples(ok: Sequence[TrialObservation], arm: str, c: int) -> dict[str, Sample]:
+def _samples(ok: Sequence[TrialObservation], arm: str, c: int) -> dict[str, Sample]:
     """Every metric one arm measured at concurrency c, over its trials."""
     names = {m for t in ok if t.arm == arm for m in t.metrics.get(c, {})}
     return {m: Sample.of(_values(ok, arm, c, m)) for m in sorted(names)}
 
 
-def point_flags(ok: Sequence[TrialObservation], arms: Sequence[str], concurrencies: Sequence[int]) -> list[MetricFlag]:
+def _point_flags(ok: Sequence[TrialObservation], arms: Sequence[str], concurrencies: Sequence[int]) -> list[MetricFlag]:
     """The implausible figures of every arm at every concurrency."""
-    return [f for c in concurrencies for arm in arms for f in flags_of(f"{arm} at c={c}", samples(ok, arm, c))]
+    return [f for c in concurrencies for arm in arms for f in flags_of(f"{arm} at c={c}", _samples(ok, arm, c))]
 
 
-def compare(
+def compare_arm(
     ok: Sequence[TrialObservation],
     arm: str,
     base: str,
@@ -152,12 +152,12 @@ def ab_verdict(
     """The rules, each arm against the baseline at every concurrency, and VERDICT or DRAFT."""
     ok = [t for t in trials if t.ok]
     concurrencies = sorted({c for t in ok for c in t.metrics})
-    flags = point_flags(ok, arms, concurrencies)
+    flags = _point_flags(ok, arms, concurrencies)
     chosen, fell_back = claim_metric(metric or CLAIM_METRIC[claim], flags)
     rules = check_rules(trials, arms=arms, baseline=baseline, claim=claim, metric=chosen, min_trials=min_trials)
     failed = [r.rule for r in rules if not r.held]
     base = baseline if baseline is not None and baseline in arms else arms[0]
-    comparisons = [compare(ok, a, base, c, chosen, alpha, flags) for a in arms if a != base for c in concurrencies]
+    comparisons = [compare_arm(ok, a, base, c, chosen, alpha, flags) for a in arms if a != base for c in concurrencies]
     outcomes = [ArmOutcome(arm=base, outcome="baseline", why="the arm the others are set against")]
     outcomes += [arm_outcome(arm, comparisons) for arm in arms if arm != base]
     champion = _champion(outcomes, comparisons)
@@ -230,10 +230,8 @@ __all__ = [
     "arm_outcome",
     "check_rules",
     "claim_metric",
-    "compare",
+    "compare_arm",
     "ab_verdict",
     "overall",
-    "point_flags",
-    "samples",
     "stated_test",
 ]

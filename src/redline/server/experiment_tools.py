@@ -34,7 +34,7 @@ from redline.ops.campaign import results
 from redline.ops.campaign import run as run_ops
 from redline.ops.campaign.load import Loaded, load
 from redline.ops.campaign.report import campaign_report
-from redline.ops.campaign.verdict import Judge
+from redline.ops.campaign.verdict import CellJudge
 from redline.ops.experiment.run import Opener
 from redline.ops.request_base import require_ack
 from redline.ops.requests import (
@@ -173,7 +173,7 @@ async def _campaign_run(
     widening, workspace = state.config.widen, state.config.workspace
     loaded = await off_loop(load, path, workspace, read)  # the file as checked: parsed once for the call
     if not request.dry_run:
-        await off_loop(run_ops.prepare, loaded, target, widening)  # a campaign that cannot run is refused now
+        await off_loop(run_ops.check_run, loaded, target, widening)  # a campaign that cannot run is refused now
     args = {"campaign": relative_name(workspace, path), "name": loaded.campaign.name}
     opener = _campaign_opener(state, loaded, request)
     return await launch_experiment(
@@ -194,10 +194,10 @@ def _campaign_opener(state: State, loaded: Loaded, request: CampaignRunRequest) 
     """How the campaign opens on a target: a dry run from the file as the call read it, a job from the file as it
     reads it at its start (it may have changed since)."""
 
-    async def opened(t: Target, dry_run: bool, progress: Progress | None) -> tuple[run_ops.Cells, Judge]:
+    async def opened(t: Target, dry_run: bool, progress: Progress | None) -> tuple[run_ops.Cells, CellJudge]:
         workspace = state.config.workspace
         now = loaded if dry_run else await off_loop(load, loaded.path, workspace)
-        return await run_ops.opened(
+        return await run_ops.open_campaign(
             now,
             t,
             dry_run=dry_run,
@@ -293,7 +293,7 @@ def _ab_opener(state: State, r: AbRunRequest) -> Opener[AbResult]:
     """How the A/B opens on a target, each engine widened as the server config says (never a tool argument)."""
 
     async def opened(t: Target, dry_run: bool, progress: Progress | None) -> tuple[ab_ops.Trials, ab_ops.TrialJudge]:
-        return await ab_ops.opened(
+        return await ab_ops.open_ab(
             state.config.workspace,
             r.spec,
             t,

@@ -32,7 +32,7 @@ from redline.ops.ab.result import ab_close, accuracy_missing
 from redline.ops.evidence.baseline import perf_baseline_record
 from redline.ops.requests_evidence import ChampionApplyRequest, PerfBaselineRecordRequest
 from redline.ops.workspace import inside, relative
-from redline.policy.deploy_args import Edit, apply_edits, merge_args, said
+from redline.policy.deploy_args import Edit, apply_edits, edit_line, merge_args
 
 ACK = "i_understand_this_writes_the_deploy"
 
@@ -61,7 +61,7 @@ def champion_apply(workspace: Path, request: ChampionApplyRequest) -> ChampionAp
         args_key=key,
         flags=flags,
         left_out=[f"{item} (the deploy's own: where it listens, the model and how it loads)" for item in left],
-        changes=[said(e) for e in edits],
+        changes=[edit_line(e) for e in edits],
         diff=diff,
         diff_id=diff_id,
         written=not r.dry_run and bool(edits),

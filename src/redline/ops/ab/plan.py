@@ -1,6 +1,6 @@
 """What an A/B will do, without booting anything: its arms as they boot, and its plan (the dry run).
 
-    prepared = await prepare(workspace, spec, target, skip_known_good=False, widening=None)
+    prepared = await prepare_arms(workspace, spec, target, skip_known_good=False, widening=None)
     plan = plan_of(prepared, paths, target)   # every trial in run order, with its commands
 
 The arms resolve to the engines and serve configs they boot (inline, or a campaign's cell), with the known-good
@@ -148,7 +148,7 @@ def _predicted(
     ]
 
 
-async def prepare(
+async def prepare_arms(
     workspace: Path,
     spec: AbSpec,
     target: Target,
@@ -244,6 +244,6 @@ __all__ = [
     "check_resumable",
     "done_trials",
     "plan_of",
-    "prepare",
+    "prepare_arms",
     "resolve_arm",
 ]

@@ -27,7 +27,7 @@ from redline.models import BenchWorkload, ServeConfig, Widenings
 from redline.models.ab import AbPlan, AbResult, AbSpec, ArmPlan, TrialPlan, TrialPoint, TrialRecord
 from redline.models.context import ContextDescriptor, Node, Workload
 from redline.ops.ab.accuracy import answered, ask_answers, gate_needed
-from redline.ops.ab.plan import Prepared, benches_of, check_resumable, done_trials, plan_of, prepare
+from redline.ops.ab.plan import Prepared, benches_of, check_resumable, done_trials, plan_of, prepare_arms
 from redline.ops.ab.result import ab_result, ended
 from redline.ops.evidence.context import descriptor, node_of
 from redline.ops.evidence.sol import sol_figure
@@ -248,7 +248,7 @@ def _judge(measured: MeasuredBoot, points: list[TrialPoint], benches: int) -> tu
     return True, f"every request completed at every concurrency ({boot.signals.status.value})"
 
 
-async def opened(
+async def open_ab(
     workspace: Path,
     spec: AbSpec,
     target: Target,
@@ -264,7 +264,7 @@ async def opened(
     the trials already done checked to be of this plan and the spec written."""
     paths = AbPaths(workspace, spec.name)
     check_spec(paths, spec)
-    prepared = await prepare(
+    prepared = await prepare_arms(
         workspace,
         spec,
         target,
@@ -297,7 +297,7 @@ async def ab_run(
     `versions`: the engine versions the session knows (a dry run reuses them, a run asks again); none: asked."""
     _check_target(spec, target, i_understand_this_submits_jobs or dry_run)
     target.dry_run = dry_run
-    trials, judge = await opened(
+    trials, judge = await open_ab(
         workspace,
         spec,
         target,
@@ -321,4 +321,4 @@ def _check_target(spec: AbSpec, target: Target, ack: bool) -> None:
     require_ack(ack, "ab_run")
 
 
-__all__ = ["TrialJudge", "Trials", "ab_run", "check_spec", "opened"]
+__all__ = ["TrialJudge", "Trials", "ab_run", "check_spec", "open_ab"]

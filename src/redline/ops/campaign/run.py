@@ -30,7 +30,7 @@ from redline.ops.campaign.load import Loaded, load
 from redline.ops.campaign.plan import plan_for
 from redline.ops.campaign.replicates import replicate_owed
 from redline.ops.campaign.search import Search
-from redline.ops.campaign.verdict import Judge
+from redline.ops.campaign.verdict import CellJudge
 from redline.ops.evidence.context import model_files
 from redline.ops.evidence.known_good_apply import KnownGoodRun, campaign_known_good
 from redline.ops.evidence.versions import EngineVersions
@@ -143,7 +143,7 @@ def _check_resumable(loaded: Loaded, plan: CampaignPlan) -> None:
             )
 
 
-def prepare(
+def check_run(
     loaded: Loaded,
     target: Target,
     widening: Widenings | None = None,
@@ -164,7 +164,7 @@ def prepare(
     return plan
 
 
-async def opened(
+async def open_campaign(
     loaded: Loaded,
     target: Target,
     *,
@@ -173,7 +173,7 @@ async def opened(
     skip_known_good: bool,
     versions: EngineVersions,
     progress: Progress | None,
-) -> tuple[Cells, Judge]:
+) -> tuple[Cells, CellJudge]:
     """The campaign as the wing runs it, after the known-good hook (the target's GPU and each engine's version there:
     a dry run reuses the session's, a run asks again) and, for a run, its checks on the target."""
     asked = versions if dry_run else versions.fresh()  # an engine may have changed since a dry run
@@ -182,12 +182,12 @@ async def opened(
         await say(progress, 0.7, "planning every cell with the known-good entry (if any) applied")
         plan = plan_for(loaded, target, widening, known_good)
     else:
-        plan = prepare(loaded, target, widening, known_good)
+        plan = check_run(loaded, target, widening, known_good)
         fix = "fix model: (or base.from_ladder) in the campaign"
         await ServeSession(target, get_engine(plan.engine)).check_model_path(loaded.base.model, fix)
     files = {m: await model_files(target, m) for m in dict.fromkeys(c.serve.model for c in plan.cells)}
     heard = {name: kg.identity.engine_version for name, kg in known_good.items()}
-    return Cells(loaded, plan), Judge(loaded, plan, heard, files)
+    return Cells(loaded, plan), CellJudge(loaded, plan, heard, files)
 
 
 async def campaign_run(
@@ -214,7 +214,7 @@ async def campaign_run(
     target.dry_run = dry_run
     require_ack(i_understand_this_submits_jobs, "campaign_run", dry_run=dry_run)
     loaded = load(path, workspace)  # read once here: the file may have changed since a call checked it
-    cells, judge = await opened(
+    cells, judge = await open_campaign(
         loaded,
         target,
         dry_run=dry_run,
@@ -228,4 +228,4 @@ async def campaign_run(
     return await experiment.run(cells, judge, target, tool="campaign_run", progress=progress, widening=widening)
 
 
-__all__ = ["ACK_FLAG", "Cells", "campaign_run", "opened", "prepare"]
+__all__ = ["ACK_FLAG", "Cells", "campaign_run", "check_run", "open_campaign"]

@@ -88,7 +88,7 @@ def _next(
         infeasible=infeasible,
     )
     at, n = datetime.now(UTC), len(log.steps) + 1
-    if isinstance(found, policy.Stop):
+    if isinstance(found, policy.SearchStop):
         return ProposalRecord(step=n, at=at, why=found.why)
     return ProposalRecord(step=n, at=at, cell=found.cell, why=found.why, estimate=found.estimate, upper=found.upper)
 

@@ -39,7 +39,7 @@ from redline.targets import HostInfo
 
 
 @dataclass(frozen=True)
-class Judge:
+class CellJudge:
     """A campaign's judge in the experiment wing: each cell's verdict from what its measured boot gave, and the run's
     answer. What every verdict of one run shares: the campaign, its plan, each engine's version there, the model's
     files."""
@@ -231,4 +231,4 @@ def repeat_problem(repeat: Repeat) -> str | None:
     return f"bench {repeat.repeat}: {flag}" if flag is not None else None
 
 
-__all__ = ["Judge", "repeat_problem", "repeats_of"]
+__all__ = ["CellJudge", "repeat_problem", "repeats_of"]

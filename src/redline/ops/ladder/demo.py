@@ -33,7 +33,9 @@ def cpu_env(workdir: Path) -> dict[str, str]:
     return env
 
 
-def prepare(workdir: Path, vllm: Path, *, port: int = 8011, target: dict[str, Any] | None = None) -> tuple[Path, Path]:
+def prepare_demo(
+    workdir: Path, vllm: Path, *, port: int = 8011, target: dict[str, Any] | None = None
+) -> tuple[Path, Path]:
     """The demo's model, targets file (one target, `demo`) and ladder in workdir; a ladder already there is kept."""
     workdir = workdir.resolve()
     (workdir / "tmp").mkdir(parents=True, exist_ok=True)
