@@ -38,16 +38,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     add_request_flags(run, AbRunRequest, skip=("spec",))
     add_workspace_flags(run)
     run.add_argument("--targets", type=Path, help=f"the targets file (default: this host as `{LOCAL}`)")
-    run.set_defaults(handler=run_ab)
+    run.set_defaults(handler=_run_ab)
     apply = actions.add_parser(
         "apply", help="write a closed champion into the deploy's values file (--dry-run first: its diff and diff_id)"
     )
     add_request_flags(apply, ChampionApplyRequest)
     add_workspace_flags(apply)
-    apply.set_defaults(handler=run_apply)
+    apply.set_defaults(handler=_run_apply)
 
 
-def run_ab(args: argparse.Namespace) -> int:
+def _run_ab(args: argparse.Namespace) -> int:
     spec = load_yaml(args.spec_file, AbSpec, "A/B spec")
     request = request_from_args(AbRunRequest, args, spec=spec)
     ack = request.i_understand_this_submits_jobs
@@ -71,7 +71,7 @@ def run_ab(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_apply(args: argparse.Namespace) -> int:
+def _run_apply(args: argparse.Namespace) -> int:
     result = apply_ops.champion_apply(args.workspace.resolve(), request_from_args(ChampionApplyRequest, args))
     print_result(args, result, applied_text)
     return 0
@@ -89,7 +89,7 @@ def applied_text(r: ChampionApplied) -> str:
     return "\n".join([*lines, f"next: {r.next}"])
 
 
-def plan_text(plan: AbPlan) -> str:
+def _plan_text(plan: AbPlan) -> str:
     lines = [f"A/B {plan.ab} on {plan.target}: {plan.boots} boots to run ({plan.note})", plan.known_good.note]
     for arm in plan.arms:
         lines.append(
@@ -119,7 +119,7 @@ def levers_text(levers: list[Lever]) -> list[str]:
 
 def ab_text(result: AbResult) -> str:
     if result.plan is not None:
-        return "\n".join([plan_text(result.plan), result.summary, f"next: {result.next}"])
+        return "\n".join([_plan_text(result.plan), result.summary, f"next: {result.next}"])
     lines = [result.summary, result.known_good.note]
     for arm in result.arms:
         lines.append(

@@ -19,11 +19,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     record = actions.add_parser("record", help="record a campaign cell, an A/B arm or a bench file as a baseline")
     add_request_flags(record, PerfBaselineRecordRequest)
     add_workspace_flags(record)
-    record.set_defaults(handler=run_record)
+    record.set_defaults(handler=_run_record)
     diff = actions.add_parser("diff", help="diff a result against a baseline: GREEN, YELLOW or RED (exit 1 on RED)")
     add_request_flags(diff, PerfBaselineDiffRequest)
     add_workspace_flags(diff)
-    diff.set_defaults(handler=run_diff)
+    diff.set_defaults(handler=_run_diff)
 
 
 def recorded_text(r: BaselineRecorded) -> str:
@@ -42,13 +42,13 @@ def recorded_text(r: BaselineRecorded) -> str:
     return "\n".join(lines)
 
 
-def run_record(args: argparse.Namespace) -> int:
+def _run_record(args: argparse.Namespace) -> int:
     result = ops.perf_baseline_record(args.workspace.resolve(), request_from_args(PerfBaselineRecordRequest, args))
     print_result(args, result, recorded_text)
     return 0
 
 
-def run_diff(args: argparse.Namespace) -> int:
+def _run_diff(args: argparse.Namespace) -> int:
     result = ops.perf_baseline_diff(args.workspace.resolve(), request_from_args(PerfBaselineDiffRequest, args))
     print_result(args, result, lambda r: r.text)
     return 1 if result.colour == "RED" else 0

@@ -22,10 +22,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument("--vllm", type=Path, default=Path(".venv-vllm/bin/vllm"), help="the CPU build's vllm command")
     parser.add_argument("--port", type=int, default=8011)
-    parser.set_defaults(handler=run)
+    parser.set_defaults(handler=_run)
 
 
-def run(args: argparse.Namespace) -> int:
+def _run(args: argparse.Namespace) -> int:
     if not args.vllm.exists():
         raise InputError(
             f"{args.vllm} not found: install vLLM's CPU build with "

@@ -16,7 +16,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser = subparsers.add_parser("frontier", help="the levers tried per model, hardware and engine, and those left")
     add_request_flags(parser, LeverFrontierRequest)
     add_workspace_flags(parser)
-    parser.set_defaults(handler=run)
+    parser.set_defaults(handler=_run)
 
 
 def frontier_text(answer: FrontierList) -> str:
@@ -33,7 +33,7 @@ def frontier_text(answer: FrontierList) -> str:
     return "\n".join(lines)
 
 
-def run(args: argparse.Namespace) -> int:
+def _run(args: argparse.Namespace) -> int:
     result = ops.lever_frontier(args.workspace.resolve(), request_from_args(LeverFrontierRequest, args))
     print_result(args, result, frontier_text)
     return 0

@@ -50,12 +50,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     nxt.add_argument("--ladder", type=Path, required=True)
     add_request_flags(nxt, LadderNextRequest)
     nxt.add_argument("--json", action="store_true", help="print one JSON object")
-    nxt.set_defaults(handler=run_next)
+    nxt.set_defaults(handler=_run_next)
     status = actions.add_parser("status", help="the rungs as a table and where the climb stands")
     status.add_argument("--ladder", type=Path, required=True)
     add_request_flags(status, LadderStatusRequest)
     status.add_argument("--json", action="store_true", help="print one JSON object")
-    status.set_defaults(handler=run_status)
+    status.set_defaults(handler=_run_status)
     _register_adopt(actions)
     climb.register_actions(actions)
 
@@ -67,7 +67,7 @@ def _register_adopt(actions: argparse._SubParsersAction[argparse.ArgumentParser]
     adopt.add_argument("src", type=Path, metavar="SRC", help="the ladder.yml to adopt, its .runs folder beside it")
     add_request_flags(adopt, LadderAdoptRequest, skip=("source",))  # SRC: any path the person names
     add_workspace_flags(adopt)
-    adopt.set_defaults(handler=run_adopt)
+    adopt.set_defaults(handler=_run_adopt)
 
 
 def _register_init(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -75,7 +75,7 @@ def _register_init(actions: argparse._SubParsersAction[argparse.ArgumentParser])
     init.add_argument("--ladder", type=Path, required=True, help="the ladder file to create")
     add_request_flags(init, LadderInitRequest)  # the flags are the MCP tool's parameters, from one model
     add_config_flag(init)
-    init.set_defaults(handler=run_init)
+    init.set_defaults(handler=_run_init)
 
 
 def _register_record(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -99,10 +99,10 @@ def _register_record(actions: argparse._SubParsersAction[argparse.ArgumentParser
         "model sizes the model from it)",
     )
     record.add_argument("--json", action="store_true", help="print one JSON object")
-    record.set_defaults(handler=run_record)
+    record.set_defaults(handler=_run_record)
 
 
-def run_init(args: argparse.Namespace) -> int:
+def _run_init(args: argparse.Namespace) -> int:
     request = request_from_args(LadderInitRequest, args)
     given = read_text(Path(request.model_config_file)) if request.model_config_file else None  # the person's path
     ladder = tools.ladder_init(args.ladder, request, widening=widening_from(args, request.engine), config_text=given)
@@ -118,7 +118,7 @@ def run_init(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_record(args: argparse.Namespace) -> int:
+def _run_record(args: argparse.Namespace) -> int:
     if args.ceiling:
         ceiling = ladder_ceiling.ceiling_record(args.ladder)
         print_result(args, ceiling, lambda c: ceiling_text(c.model_dump()))
@@ -144,14 +144,14 @@ def run_record(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_next(args: argparse.Namespace) -> int:
+def _run_next(args: argparse.Namespace) -> int:
     request = request_from_args(LadderNextRequest, args)
     step = tools.ladder_next(args.ladder, replay=request.replay)
     print_result(args, step, next_text)
     return 0
 
 
-def run_adopt(args: argparse.Namespace) -> int:
+def _run_adopt(args: argparse.Namespace) -> int:
     request = request_from_args(LadderAdoptRequest, args, source=str(args.src))
     args.workspace.mkdir(parents=True, exist_ok=True)  # a person's folder: made if it is not there yet
     adopted = adopt.ladder_adopt(args.src, args.workspace.resolve(), request)
@@ -172,7 +172,7 @@ def adopted_text(adopted: LadderAdopted) -> str:
     return "\n".join([*lines, next_text(adopted.next)])
 
 
-def run_status(args: argparse.Namespace) -> int:
+def _run_status(args: argparse.Namespace) -> int:
     status = tools.ladder_status(args.ladder)
     print_result(args, status, ladder_status_text)
     return 0

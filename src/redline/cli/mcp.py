@@ -76,10 +76,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="with --http on loopback: no bearer token, so every local user can call the server (tests only)",
     )
     parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
-    parser.set_defaults(handler=run)
+    parser.set_defaults(handler=_run)
 
 
-def run(args: argparse.Namespace) -> int:
+def _run(args: argparse.Namespace) -> int:
     logging.basicConfig(
         stream=sys.stderr, level=args.log_level, format="redline-mcp %(levelname)s %(name)s: %(message)s"
     )

@@ -18,7 +18,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("path", type=Path, help="the boot log (the engine's full serve log)")
     add_request_flags(parser, ParseBootLogRequest, skip=("text",))  # the text is read from PATH
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.set_defaults(handler=run)
+    parser.set_defaults(handler=_run)
 
 
 def summary(signals: BootSignals) -> str:
@@ -59,7 +59,7 @@ def memory_line(signals: BootSignals) -> str:
     return ", ".join(parts)
 
 
-def run(args: argparse.Namespace) -> int:
+def _run(args: argparse.Namespace) -> int:
     request = request_from_args(ParseBootLogRequest, args, text=read_text(args.path))
     signals = get_engine(request.engine).parse_boot_log(request.text)
     print(json.dumps(signals.model_dump(mode="json")) if args.json else summary(signals))

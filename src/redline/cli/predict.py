@@ -20,7 +20,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     add_request_flags(parser, MemoryPredictRequest)
     add_workspace_flags(parser)  # its recorded boots calibrate the model too, as the MCP server's workspace does
-    parser.set_defaults(handler=run)
+    parser.set_defaults(handler=_run)
 
 
 def _gib(value: float | None) -> str:
@@ -45,7 +45,7 @@ def text(p: MemoryPrediction) -> str:
     return "\n".join(rows + [f"warning    {w}" for w in p.warnings])
 
 
-def run(args: argparse.Namespace) -> int:
+def _run(args: argparse.Namespace) -> int:
     request = request_from_args(MemoryPredictRequest, args)
     given = read_text(Path(request.model_config_file)) if request.model_config_file else None  # the person's path
     print_result(args, memory_predict(args.workspace.resolve(), request, given), text)

@@ -20,7 +20,7 @@ NO_GPU = "cpu"  # the hardware key of a host without a GPU
 KNOBS = tuple(f for f in ServeConfig.model_fields if f not in ("model", "host", "port", "extra_flags", "env"))
 
 
-Reason = Annotated[str, Field(min_length=1, max_length=2000)]
+Why = Annotated[str, Field(min_length=1, max_length=2000)]
 
 
 class Evidence(Strict):
@@ -50,7 +50,7 @@ class KnownGoodEntry(KnownGoodKey):
     flags: Flags = []
     env: Annotated[dict[str, str], Field(max_length=64)] = {}
     knobs: Annotated[dict[str, Any], Field(description=f"serve knobs it needs: {', '.join(KNOBS)}")] = {}
-    why: Reason
+    why: Why
     evidence: Annotated[list[Evidence], Field(min_length=1)]
     recorded_at: datetime
 

@@ -1,6 +1,6 @@
 """An A/B's figures and verdict, as pure functions of its spec and its trial records: no I/O here.
 
-    arms, verdict = summarize(spec, plans, records)
+    arms, verdict = summarize_ab(spec, plans, records)
 
 Each arm gets, per concurrency, every trial's figures and their mean ± std (median TPOT, ITL, TTFT,
 output throughput, per GPU and per user: policy/figures.py, as a campaign's), in one context per point (its
@@ -210,7 +210,7 @@ def observation(record: TrialRecord, engine: str, workload: str | None = None) -
     )
 
 
-def summarize(
+def summarize_ab(
     spec: AbSpec,
     plans: Sequence[ArmPlan],
     records: Mapping[str, Sequence[TrialRecord]],
@@ -250,5 +250,5 @@ __all__ = [
     "point_context",
     "point_sol",
     "run_order",
-    "summarize",
+    "summarize_ab",
 ]

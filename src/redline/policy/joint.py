@@ -66,7 +66,7 @@ def plan(ladder: Ladder, prediction: MemoryPrediction) -> JointPlan | None:
 def _first(ladder: Ladder) -> NextStep:
     plan = ladder.joint
     assert plan is not None
-    return steps.run(
+    return steps.run_rung(
         ladder,
         plan.max_model_len,
         plan.max_num_batched_tokens,
@@ -83,7 +83,7 @@ def _after_good(ladder: Ladder, last: Rung, joints: list[Rung], why: str) -> Nex
     fit = min([fitting(ladder, last) or 0, *(m - ladder.kv_block_size for m in refuted)])  # never a refuted one
     mnbt = last.serve.max_num_batched_tokens or ladder.floor.max_num_batched_tokens
     if fit > last.serve.max_model_len * (1 + HEADROOM) and len(joints) < MAX_JOINT:
-        return steps.run(
+        return steps.run_rung(
             ladder, fit, mnbt, JOINT, f"{why}, passed its smoke test, and its cache holds max_model_len {fit:,}: climb"
         )
     return steps.record(last, f"{why}, passed its smoke test: record it as the ceiling (both knobs at once)")
@@ -106,7 +106,7 @@ def step(ladder: Ladder, view: list[Rung]) -> NextStep | None:
         fit = fitting(ladder, last)
         if fit is not None and fit > floor.serve.max_model_len:
             mnbt = last.serve.max_num_batched_tokens or ladder.floor.max_num_batched_tokens
-            return steps.run(
+            return steps.run_rung(
                 ladder, fit, mnbt, JOINT, f"{why}, fewer than {c} requests: try {fit:,}, what it says fits"
             )
     return None

@@ -76,8 +76,8 @@ def _propose(ladder: Ladder, phase: Phase, last: Rung) -> int | None:
 
 def _climb_to(ladder: Ladder, phase: Phase, last: Rung, target: int, why: str) -> NextStep:
     if phase.variable == MML:
-        return steps.run(ladder, target, ladder.floor.max_num_batched_tokens, MML, why)
-    return steps.run(ladder, last.serve.max_model_len, target, MNBT, why)
+        return steps.run_rung(ladder, target, ladder.floor.max_num_batched_tokens, MML, why)
+    return steps.run_rung(ladder, last.serve.max_model_len, target, MNBT, why)
 
 
 def _first_batched(ladder: Ladder, base: Rung, why: str) -> NextStep | None:
@@ -89,7 +89,7 @@ def _first_batched(ladder: Ladder, base: Rung, why: str) -> NextStep | None:
     target = _clamp(raw, base.serve.max_num_batched_tokens or 0, None)
     if target is None:
         return None
-    return steps.run(
+    return steps.run_rung(
         ladder,
         mml,
         target,
@@ -233,7 +233,7 @@ def next_step(ladder: Ladder, replay: int | None = None) -> NextStep:
         )
     if not ladder.rungs:
         f = ladder.floor
-        return steps.run(
+        return steps.run_rung(
             ladder,
             f.max_model_len,
             f.max_num_batched_tokens,

@@ -5,7 +5,7 @@ from redline.models.ladder import Climb, Ladder, NextStep, Prediction, Rung
 from redline.policy.rungs import serve_config, smoke_workload
 
 
-def run(
+def run_rung(
     ladder: Ladder, mml: int, mnbt: int, climbs: Climb, reason: str, predicted: Prediction | None = None
 ) -> NextStep:
     config = serve_config(ladder, mml, mnbt)
@@ -37,4 +37,4 @@ def record(rung: Rung, reason: str) -> NextStep:
     return NextStep(route="record_ceiling", rung=rung.serve, rung_index=rung.index, climbs=rung.climbs, reason=reason)
 
 
-__all__ = ["diagnose", "record", "replay", "run", "smoke"]
+__all__ = ["diagnose", "record", "replay", "run_rung", "smoke"]

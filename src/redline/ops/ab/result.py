@@ -201,7 +201,7 @@ def ab_result(workspace: Path, prepared: Prepared, plan: AbPlan, *, ran: list[st
     paths = AbPaths(workspace, prepared.spec.name)
     spec = prepared.spec
     records = trial_records(paths, spec)
-    arms, verdict = plans.summarize(spec, prepared.arms, records)
+    arms, verdict = plans.summarize_ab(spec, prepared.arms, records)
     arms = with_gates(paths, spec, arms)
     predicted = levers_for(workspace, spec, arms, verdict)
     frontier = record_ab(workspace, spec, arms, verdict, predicted)
@@ -260,7 +260,7 @@ def ab_summary(workspace: Path, name: str) -> tuple[AbSpec, list[ArmSummary], Ab
         engine = done[0].engine or arm.engine or spec.engine  # as recorded; an older record: the A/B's
         baseline = arm.name == spec.baseline
         arms.append(ArmPlan(name=arm.name, baseline=baseline, engine=engine, serve=done[0].serve, boot_command=[]))
-    summaries, verdict = plans.summarize(spec, arms, records)
+    summaries, verdict = plans.summarize_ab(spec, arms, records)
     return spec, with_gates(paths, spec, summaries), verdict
 
 
