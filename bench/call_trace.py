@@ -72,7 +72,7 @@ class Trace:
             "folders": len(folders),
             "calls": sum(self.calls.values()),
             "busiest": dict(self.calls.most_common(8)),
-            "module_list": sorted(self.calls),
+            "module_list": list(self.calls),  # in the order the call first reached each
         }
 
 
@@ -147,14 +147,36 @@ async def _stop(env: Env, ladder: str) -> None:
             await stop_server(env.workspace / ladder, target)
 
 
+WALK = "campaign_run, warm"
+
+
+def walk(figures: dict[str, dict[str, Any]]) -> str:
+    """The walk docs/architecture.md states: the modules a warm campaign_run of one cell runs code in, in the order
+    it first reaches each, with the figures of each traced call (tests/test_walk.py holds the doc to this)."""
+    warm, cold, rung = figures[WALK], figures["campaign_run, cold"], figures["rung_run, warm"]
+    lines = [
+        f"A warm campaign_run of one cell (two concurrencies and a warm-up, against the fake engine) runs code in "
+        f"{warm['modules']} modules in {warm['folders']} folders and makes about {round(warm['calls'], -3):,} redline "
+        f"calls; the first in a process, cold, {cold['modules']} modules and about {round(cold['calls'], -3):,} calls "
+        f"(the calibration corpus is parsed then, once); a rung_run, {rung['modules']} modules and about "
+        f"{round(rung['calls'], -2):,} calls. In the order the call first reaches each:",
+        "",
+    ]
+    return "\n".join([*lines, *(f"{i}. `{m}`" for i, m in enumerate(warm["module_list"], 1))])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="every figure and module, as JSON")
     parser.add_argument("--modules", action="store_true", help="list the modules each call runs code in")
+    parser.add_argument("--walk", action="store_true", help="docs/architecture.md's walk, as this trace gives it")
     args = parser.parse_args()
     figures = anyio.run(measure)
     if args.json:
         print(json.dumps(figures, indent=2))
+        return
+    if args.walk:
+        print(walk(figures))
         return
     for name, f in figures.items():
         print(f"{name:<24} {f['modules']:>3} modules in {f['folders']:>2} folders, {f['calls']:>7,} redline calls")
