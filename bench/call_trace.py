@@ -40,7 +40,7 @@ from mcp import Client  # noqa: E402
 
 from redline.ops.ladder.rung import stop_server  # noqa: E402
 from redline.server.app import build_server  # noqa: E402
-from tests.server.helpers import LLAMA8B, Env, call, write_env  # noqa: E402
+from tests.server.helpers import LLAMA8B, Env, call, new_ladder, write_env  # noqa: E402
 
 SRC = str(ROOT / "src" / "redline") + "/"
 
@@ -118,7 +118,7 @@ async def measure() -> dict[str, dict[str, Any]]:
                 for when, ladder in zip(("cold", "warm"), ladders, strict=True):
                     campaign = {"campaign": _campaign(env, f"trace-{when}"), **ack}
                     figures[f"campaign_run, {when}"] = await _traced(client, "campaign_run", campaign)
-                    await call(client, "ladder_init", **_ladder(env, ladder))
+                    await new_ladder(client, env, ladder)
                     rung = {"ladder": ladder, "target": "local", **ack}
                     figures[f"rung_run, {when}"] = await _traced(client, "rung_run", rung)
                     await _stop(env, ladder)  # the rung's server is left up for its smoke test: stopped here
@@ -128,17 +128,6 @@ async def measure() -> dict[str, dict[str, Any]]:
             return figures
     finally:
         shutil.rmtree(root, ignore_errors=True)
-
-
-def _ladder(env: Env, ladder: str) -> dict[str, Any]:
-    return {
-        "ladder": ladder,
-        "model": "llama8b",
-        "model_path": str(LLAMA8B),
-        "floor_max_model_len": 32768,
-        "floor_max_num_batched_tokens": 8192,
-        "fixed": {"port": env.port},
-    }
 
 
 async def _stop(env: Env, ladder: str) -> None:
