@@ -221,9 +221,7 @@ def propose(
         return stop
     if first := _opening(cells, baseline, spec, booted):
         if first.name not in infeasible:
-            return Proposal(
-                first.name, "an opening cell: the baseline, then each lever's lowest and highest values"
-            )
+            return Proposal(first.name, "an opening cell: the baseline, then each lever's lowest and highest values")
     return _by_model(cells, left, measured, spec, band)
 
 
