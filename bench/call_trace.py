@@ -40,7 +40,7 @@ from mcp import Client  # noqa: E402
 
 from redline.ops.ladder.rung import stop_server  # noqa: E402
 from redline.server.app import build_server  # noqa: E402
-from tests.server.helpers import LLAMA8B, Env, call, write_env  # noqa: E402
+from tests.server.helpers import LLAMA8B, Env, call, new_ladder, write_env  # noqa: E402
 
 SRC = str(ROOT / "src" / "redline") + "/"
 
@@ -72,7 +72,7 @@ class Trace:
             "folders": len(folders),
             "calls": sum(self.calls.values()),
             "busiest": dict(self.calls.most_common(8)),
-            "module_list": sorted(self.calls),
+            "module_list": list(self.calls),  # in the order the call first reached each
         }
 
 
@@ -118,7 +118,7 @@ async def measure() -> dict[str, dict[str, Any]]:
                 for when, ladder in zip(("cold", "warm"), ladders, strict=True):
                     campaign = {"campaign": _campaign(env, f"trace-{when}"), **ack}
                     figures[f"campaign_run, {when}"] = await _traced(client, "campaign_run", campaign)
-                    await call(client, "ladder_init", **_ladder(env, ladder))
+                    await new_ladder(client, env, ladder)
                     rung = {"ladder": ladder, "target": "local", **ack}
                     figures[f"rung_run, {when}"] = await _traced(client, "rung_run", rung)
                     await _stop(env, ladder)  # the rung's server is left up for its smoke test: stopped here
@@ -130,31 +130,42 @@ async def measure() -> dict[str, dict[str, Any]]:
         shutil.rmtree(root, ignore_errors=True)
 
 
-def _ladder(env: Env, ladder: str) -> dict[str, Any]:
-    return {
-        "ladder": ladder,
-        "model": "llama8b",
-        "model_path": str(LLAMA8B),
-        "floor_max_model_len": 32768,
-        "floor_max_num_batched_tokens": 8192,
-        "fixed": {"port": env.port},
-    }
-
-
 async def _stop(env: Env, ladder: str) -> None:
     if (env.workspace / ladder).exists():
         async with env.config.open_target("local") as target:
             await stop_server(env.workspace / ladder, target)
 
 
+WALK = "campaign_run, warm"
+
+
+def walk(figures: dict[str, dict[str, Any]]) -> str:
+    """The walk docs/architecture.md states: the modules a warm campaign_run of one cell runs code in, in the order
+    it first reaches each, with the figures of each traced call (tests/test_walk.py holds the doc to this)."""
+    warm, cold, rung = figures[WALK], figures["campaign_run, cold"], figures["rung_run, warm"]
+    lines = [
+        f"A warm campaign_run of one cell (two concurrencies and a warm-up, against the fake engine) runs code in "
+        f"{warm['modules']} modules in {warm['folders']} folders and makes about {round(warm['calls'], -3):,} redline "
+        f"calls; the first in a process, cold, {cold['modules']} modules and about {round(cold['calls'], -3):,} calls "
+        f"(the calibration corpus is parsed then, once); a rung_run, {rung['modules']} modules and about "
+        f"{round(rung['calls'], -2):,} calls. In the order the call first reaches each:",
+        "",
+    ]
+    return "\n".join([*lines, *(f"{i}. `{m}`" for i, m in enumerate(warm["module_list"], 1))])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="every figure and module, as JSON")
     parser.add_argument("--modules", action="store_true", help="list the modules each call runs code in")
+    parser.add_argument("--walk", action="store_true", help="docs/architecture.md's walk, as this trace gives it")
     args = parser.parse_args()
     figures = anyio.run(measure)
     if args.json:
         print(json.dumps(figures, indent=2))
+        return
+    if args.walk:
+        print(walk(figures))
         return
     for name, f in figures.items():
         print(f"{name:<24} {f['modules']:>3} modules in {f['folders']:>2} folders, {f['calls']:>7,} redline calls")

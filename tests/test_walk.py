@@ -1,0 +1,43 @@
+"""docs/architecture.md's walk of one campaign_run cannot drift: it is what bench/call_trace.py traces.
+
+The bench drives the real MCP server in this process against the fake engine and traces a cold and a warm
+campaign_run (and a rung_run each); the doc's walk lists the modules the warm campaign_run ran code in, and says how
+many. Regenerate the walk with `python bench/call_trace.py --walk`. Slow: four calls, each a fake engine boot.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+STEP = re.compile(r"^\d+\. `([a-z_/]+\.py)`$")
+
+pytestmark = pytest.mark.slow
+
+
+def _bench():  # type: ignore[no-untyped-def]
+    spec = importlib.util.spec_from_file_location("call_trace", ROOT / "bench" / "call_trace.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["call_trace"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_walk_in_docs_architecture_is_the_traced_campaign_run() -> None:
+    bench = _bench()
+    figures = anyio.run(bench.measure)
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    walked = [m.group(1) for line in text.splitlines() if (m := STEP.match(line))]
+    traced = figures[bench.WALK]["module_list"]
+    assert sorted(walked) == sorted(traced), "regenerate the walk: python bench/call_trace.py --walk"
+    said = bench.walk(figures).split("\n")[0]
+    stated = re.search(r"runs code in (\d+) modules in (\d+) folders", said)
+    assert stated is not None and stated.group(0) in text
