@@ -16,6 +16,7 @@ from redline.engines import get_engine
 from redline.errors import InputError
 from redline.ledger import read_ladder
 from redline.ledger.campaign_file import read_verdict
+from redline.models.serve import flag_value
 from redline.ops.campaign.load import load
 from redline.ops.campaign.report import campaign_report
 from redline.ops.campaign.results import champion_select
@@ -38,7 +39,7 @@ def plan(**changes):  # type: ignore[no-untyped-def]
 
 
 def arg(argv: list[str], flag: str) -> str | None:
-    return policy.flag_value(argv, flag)
+    return flag_value(argv, flag)
 
 
 # ---- the plan ----------------------------------------------------------------------------------------------------

@@ -12,9 +12,9 @@ from ruamel.yaml import YAML
 
 from redline.engines import get_engine
 from redline.ledger.campaign_file import read_campaign
+from redline.models.serve import flag_value
 from redline.ops.campaign import results as campaign
 from redline.ops.campaign.report import campaign_report
-from redline.policy.campaign import flag_value
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "vllm-0.26.0-sglang-0.5.17-h200-campaign"
 CAMPAIGN = DATA / "engines.yml"

@@ -7,6 +7,7 @@ import pytest
 from redline.engines import get_engine
 from redline.errors import InputError
 from redline.models import ServeConfig
+from redline.models.serve import flag_value
 from redline.policy import campaign as policy
 from tests.campaign.helpers import campaign
 
@@ -172,7 +173,7 @@ def test_the_bench_backend_is_the_one_the_bench_command_pins() -> None:
     assert p.bench_backend == "vllm"
     for cell in p.cells:
         for bench in cell.benches:
-            assert policy.flag_value(bench.command, "--backend") == "vllm"
+            assert flag_value(bench.command, "--backend") == "vllm"
             assert "--ignore-eos" in bench.command
 
 
@@ -194,10 +195,10 @@ def test_trials_interleave_and_every_bench_has_its_own_seed() -> None:
         (1, 2, "bench-c1-t2.json"),
         (8, 2, "bench-c8-t2.json"),
     ]
-    seeds = [policy.flag_value(b.command, "--seed") for b in benches]
+    seeds = [flag_value(b.command, "--seed") for b in benches]
     assert seeds == ["8", "9", "10", "11"]  # no bench replays another's prompts into the prefix cache
     warmup = plan(c).cells[0].warmup_command
-    assert warmup is not None and policy.flag_value(warmup, "--seed") == "7"
+    assert warmup is not None and flag_value(warmup, "--seed") == "7"
 
 
 def test_a_plan_counts_boots_and_benches_and_skips_done_cells() -> None:

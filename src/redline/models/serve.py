@@ -1,7 +1,7 @@
 """The knobs of one server boot."""
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
@@ -104,3 +104,13 @@ def gpus_of(config: ServeConfig) -> int:
 def is_eager(config: ServeConfig) -> bool:
     """The boot runs without CUDA graphs: enforce_eager, or cudagraph_mode NONE."""
     return config.enforce_eager or config.cudagraph_mode == "NONE"
+
+
+def flag_value(argv: Sequence[str], flag: str) -> str | None:
+    """The value of `flag` in argv (`--flag v` or `--flag=v`), as the command itself names it."""
+    for i, arg in enumerate(argv):
+        if arg == flag and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith(flag + "="):
+            return arg.split("=", 1)[1]
+    return None

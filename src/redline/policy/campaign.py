@@ -29,6 +29,7 @@ from redline.models.campaign_plan import CampaignPlan, CellPlan, PlannedBench
 from redline.models.context import regime_of
 from redline.models.known_good import KnownGoodUse
 from redline.models.ladder import Ladder
+from redline.models.serve import flag_value
 from redline.policy import known_good as kg
 from redline.policy.cross_engine import engines_of, one_bench_client, refuse_unmatched_caching
 from redline.policy.rungs import serve_config
@@ -190,16 +191,6 @@ def _levers(cell: CellSpec) -> dict[str, Any]:
 
 
 # ---- the plan --------------------------------------------------------------------------------------------
-
-
-def flag_value(argv: Sequence[str], flag: str) -> str | None:
-    """The value of `flag` in argv (`--flag v` or `--flag=v`), as the command itself names it."""
-    for i, arg in enumerate(argv):
-        if arg == flag and i + 1 < len(argv):
-            return argv[i + 1]
-        if arg.startswith(flag + "="):
-            return arg.split("=", 1)[1]
-    return None
 
 
 def pinned_backend(campaign: Campaign, engine: Engine, bench_argv: Sequence[str]) -> str | None:

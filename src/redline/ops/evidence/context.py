@@ -27,7 +27,7 @@ from redline.models.context import (
     Workload,
     regime_of,
 )
-from redline.models.serve import ServeConfig, gpus_of
+from redline.models.serve import ServeConfig, flag_value, gpus_of
 from redline.models.shape import ConfigValueError, ModelShape, shape_of
 from redline.targets import HostInfo, Target
 from redline.untrusted import load_json, read_regular
@@ -107,14 +107,9 @@ async def model_files(target: Target, model: str) -> ModelFiles:
     return files_from_text(text)
 
 
-def flag_value(flags: list[str], name: str) -> str | None:
-    """The value of `--name=value` in a serve config's extra flags."""
-    return next((f.split("=", 1)[1] for f in flags if f.startswith(f"--{name}=")), None)
-
-
 def quantization_of(config: ServeConfig, files: ModelFiles) -> str | None:
     """The weights' quantization: the serve flag first, else config.json's quantization_config."""
-    given = flag_value(config.extra_flags, "quantization")
+    given = flag_value(config.extra_flags, "--quantization")
     if given:
         return given
     q = (files.config or {}).get("quantization_config")
@@ -196,7 +191,6 @@ __all__ = [
     "ModelFiles",
     "descriptor",
     "files_from_text",
-    "flag_value",
     "hardware_of",
     "local_model_files",
     "model_files",

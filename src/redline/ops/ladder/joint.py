@@ -21,20 +21,20 @@ def wants_plan(ladder: Ladder) -> bool:
     return ladder.policy == "predict" and ladder.joint is None and ladder.model.shape is not None
 
 
-def workspace_of(path: Path) -> Path | None:
+def _workspace_of(path: Path) -> Path | None:
     """The workspace a ladder file is in (ladders/<name>.yml), if it is in one."""
     return path.parent.parent if path.parent.name == "ladders" else None
 
 
 def ladder_source(path: Path) -> str:
     """How a ladder's rungs are named as calibration boots (as the workspace's records name them)."""
-    ws = workspace_of(path)
+    ws = _workspace_of(path)
     return path.relative_to(ws).as_posix() if ws is not None else path.name
 
 
 def memory_observations(path: Path, ladder: Ladder) -> Boots:
     """Every boot the ladder's engine is calibrated on: shipped, and the workspace's if the ladder is in one."""
-    return calibration_boots(ladder.engine, workspace_of(path))
+    return calibration_boots(ladder.engine, _workspace_of(path))
 
 
 def plan_joint(ladder: Ladder, boots: Boots, source: str) -> JointPlan | None:
@@ -54,4 +54,4 @@ def plan_joint(ladder: Ladder, boots: Boots, source: str) -> JointPlan | None:
     return joint.plan(ladder, prediction)
 
 
-__all__ = ["ladder_source", "memory_observations", "plan_joint", "wants_plan", "workspace_of"]
+__all__ = ["ladder_source", "memory_observations", "plan_joint", "wants_plan"]
