@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 import anyio  # noqa: E402
 from mcp import Client  # noqa: E402
 
-from redline.ops.ladder.rung import stop_server  # noqa: E402
+from redline.ops.ladder.rung import stop_ladder_server  # noqa: E402
 from redline.server.app import build_server  # noqa: E402
 from tests.server.helpers import LLAMA8B, Env, call, new_ladder, write_env  # noqa: E402
 
@@ -133,7 +133,7 @@ async def measure() -> dict[str, dict[str, Any]]:
 async def _stop(env: Env, ladder: str) -> None:
     if (env.workspace / ladder).exists():
         async with env.config.open_target("local") as target:
-            await stop_server(env.workspace / ladder, target)
+            await stop_ladder_server(env.workspace / ladder, target)
 
 
 WALK = "campaign_run, warm"

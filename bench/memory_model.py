@@ -1,6 +1,7 @@
 """Predicted against observed for every boot log redline ships, per GPU, each with its own architecture left out of
 the calibration: the KV tokens and every term, and the worst error per term. A GPU's boots are also predicted from
-the other GPUs' boots alone (what a user on a GPU redline has never seen gets: its reserve from nvidia-smi). Figures,
+the other GPUs' boots alone (what a user on a GPU redline has never seen gets: its reserve from nvidia-smi), and
+after its own (every other boot, this GPU's included: each boot left out of its own prediction). Figures,
 not a test (tests/engines/test_memory_model.py and test_memory_gpus.py hold the lines).
 
     python bench/memory_model.py [--markdown]
@@ -32,6 +33,11 @@ Training = Callable[[Observation], list[Observation]]
 def left_out(o: Observation) -> list[Observation]:
     """Every shipped boot of the engine but those of the boot's own architecture."""
     return [x for x in shipped(o.engine) if x.shape != o.shape]
+
+
+def own_boot_left_out(o: Observation) -> list[Observation]:
+    """Every shipped boot of the engine but this one: its GPU's other boots calibrate it (a GPU "after its own")."""
+    return [x for x in shipped(o.engine) if x.source != o.source]
 
 
 def other_gpus(o: Observation) -> list[Observation]:
@@ -81,6 +87,7 @@ def main() -> None:
             table(f"{engine} on {gpu}: its own architecture left out", here, left_out, sep)
             if any(o.gpu and o.gpu.name != gpu for o in boots):
                 table(f"{engine} on {gpu}: from the other GPUs' boots alone", here, other_gpus, sep)
+                table(f"{engine} on {gpu}: after its own, each boot left out", here, own_boot_left_out, sep)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from redline.ledger.campaign_file import read_verdicts  # noqa: E402
 from redline.models.search import SearchSpec  # noqa: E402
-from redline.ops.campaign.plan import load  # noqa: E402
+from redline.ops.campaign.plan import load_campaign  # noqa: E402
 from redline.policy.ranking import cell_sample  # noqa: E402
 from redline.policy.search import Candidate, Measured, Stop, propose  # noqa: E402
 
@@ -28,7 +28,7 @@ def landscapes() -> list[Path]:
     data = ROOT / "tests" / "data"
     for path in sorted({*data.glob("*/*.yml"), *data.glob("*/*/campaign.yml")}):
         try:
-            loaded = load(path)
+            loaded = load_campaign(path)
         except Exception:  # noqa: BLE001 - not a campaign file
             continue
         if loaded.names and len(read_verdicts(loaded.results, loaded.names)) == len(loaded.names):
@@ -37,7 +37,7 @@ def landscapes() -> list[Path]:
 
 
 def replay(path: Path, band: float, spec: SearchSpec) -> dict[str, object]:
-    loaded = load(path)
+    loaded = load_campaign(path)
     verdicts = read_verdicts(loaded.results, loaded.names)
     sign = -1.0 if loaded.campaign.focus == "latency" else 1.0
     cells = [Candidate(c.name, c.model_dump(exclude={"name"}, exclude_none=True)) for c in loaded.cells]

@@ -106,7 +106,7 @@ SURFACES = {
             "--model-config-file",
             "--json",
         },
-        functions=(rung_ops.ceiling_record,),
+        functions=(rung_ops.stop_and_record_ceiling,),
     ),
     "ladder_adopt": Surfaces(
         cli=("ladder", "adopt"),

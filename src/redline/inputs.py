@@ -10,13 +10,9 @@ from ruamel.yaml.error import YAMLError  # the same class ruamel.yaml re-exports
 
 from redline.errors import InputError, RedlineError
 from redline.untrusted import MAX_JSON_BYTES, MAX_YAML_BYTES, check_yaml, read_regular
+from redline.validation_text import explain_line
 
 _M = TypeVar("_M", bound=BaseModel)
-
-
-def explain(exc: ValidationError) -> str:
-    """Every problem pydantic found, in one line: `field.path: message; ...`."""
-    return "; ".join(f"{'.'.join(map(str, e['loc'])) or 'value'}: {e['msg']}" for e in exc.errors())
 
 
 def read_text(path: Path, label: str | None = None, *, max_bytes: int = MAX_JSON_BYTES) -> str:
@@ -50,7 +46,7 @@ def load_yaml(path: Path, model: type[_M], what: str, error: type[RedlineError] 
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        raise error(f"{what} {path} is invalid: {explain(exc)}") from exc
+        raise error(f"{what} {path} is invalid: {explain_line(exc, model)}") from exc
 
 
 def packaged_yaml(name: str, model: type[_M]) -> _M:
@@ -59,4 +55,4 @@ def packaged_yaml(name: str, model: type[_M]) -> _M:
     try:
         return model.model_validate(YAML(typ="safe", pure=True).load(text))
     except ValidationError as exc:
-        raise InputError(f"{name} is invalid: {explain(exc)}") from exc
+        raise InputError(f"{name} is invalid: {explain_line(exc, model)}") from exc

@@ -58,6 +58,11 @@ def explain(
     return "\n".join(dict.fromkeys(lines))  # a union reports one mistake once per member
 
 
+def explain_line(exc: ValidationError, root: Any = None) -> str:
+    """explain's lines in one, `; ` between them: for a message that names its file or source first."""
+    return "; ".join(explain(exc, root, whole="value").splitlines())
+
+
 def _line(error: ErrorDetails, root: Any, head: Callable[[str], str], whole: str) -> str:
     parts, siblings = _walk(root, tuple(error["loc"]))
     path = _path(parts, head) if parts else whole
@@ -193,4 +198,4 @@ def _models(annotation: Any) -> list[type[BaseModel]]:
     return [a for a in _arms(annotation) if isinstance(a, type) and issubclass(a, BaseModel)]
 
 
-__all__ = ["closest", "explain", "unknown_argument"]
+__all__ = ["closest", "explain", "explain_line", "unknown_argument"]

@@ -10,7 +10,7 @@ import pytest
 
 from redline.errors import InputError, TargetConfigError
 from redline.ledger.campaign_file import read_campaign, write_campaign
-from redline.ops.campaign.plan import campaign_init, campaign_plan, check_inside, load, open_campaign_target
+from redline.ops.campaign.plan import campaign_init, campaign_plan, check_inside, load_campaign, open_campaign_target
 from redline.ops.ladder.plan import ladder_init
 from redline.ops.requests import CampaignInitRequest, LadderInitRequest
 from redline.targets import load_targets
@@ -25,7 +25,7 @@ def fake(tmp_path: Path) -> Fake:
 
 def error_of(path: Path) -> str:
     with pytest.raises(InputError) as exc:
-        load(path)
+        load_campaign(path)
     text = str(exc.value)
     assert text and "\n" not in text, repr(text)
     return text
@@ -178,7 +178,7 @@ def test_from_ladder_takes_the_recorded_ceiling_and_the_fixed_knobs(fake: Fake) 
     _with_ladder(fake)
     spec = fake.spec(base={"from_ladder": "../ladders/l8b.yml", "port": fake.port})
     del spec["model"]
-    loaded = load(fake.write(text=json.dumps(spec)))
+    loaded = load_campaign(fake.write(text=json.dumps(spec)))
     base = loaded.base
     assert (base.model, base.max_model_len, base.max_num_batched_tokens) == ("/models/llama8b", 131072, 131072)
     assert base.load_format == "dummy" and base.gpu_memory_utilization == 0.9  # the ladder's fixed knobs
@@ -213,7 +213,7 @@ def test_from_ladder_out_of_the_workspace_is_refused(fake: Fake) -> None:
     with pytest.raises(InputError, match=said):
         check_inside(outside, fake.root)
     with pytest.raises(InputError, match=said):  # the loader checks it itself, whoever calls it
-        load(outside)
+        load_campaign(outside)
 
 
 def test_from_ladder_that_is_not_there(fake: Fake) -> None:

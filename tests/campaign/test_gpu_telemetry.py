@@ -16,7 +16,7 @@ from redline.errors import RunFailed
 from redline.ledger.campaign_file import read_verdicts
 from redline.models.campaign_results import CellVerdict
 from redline.ops.campaign.load import Loaded
-from redline.ops.campaign.plan import load
+from redline.ops.campaign.plan import load_campaign
 from redline.ops.campaign.run import campaign_run
 from tests.campaign.helpers import Fake, make_fake
 from tests.conftest import processes_naming
@@ -37,7 +37,7 @@ async def _run(fake: Fake):  # type: ignore[no-untyped-def]
     path = fake.write(grid={"max_num_seqs": [64]}, concurrencies=[1, 2])
     async with fake.target() as target:
         await campaign_run(path, target, i_understand_this_submits_jobs=True)
-    loaded = load(path)
+    loaded = load_campaign(path)
     return loaded, read_verdicts(loaded.results, loaded.names)
 
 
@@ -75,7 +75,7 @@ async def test_a_gpu_another_process_holds_flags_every_bench_and_the_cell_is_nev
     monkeypatch.setenv("FAKE_GPU_PIDS", str(os.getpid()))  # this test's own process: not in the server's group
     with pytest.raises(RunFailed, match="another process held the GPU during the benches: run where"):
         await _run(fake)  # its only cell measured a shared GPU: the run measured nothing usable, and fails
-    loaded = load(fake.campaigns / "c1.yml")
+    loaded = load_campaign(fake.campaigns / "c1.yml")
     (cell,) = read_verdicts(loaded.results, loaded.names).values()
     assert cell.verdict == "red"
     for result in cell.results:

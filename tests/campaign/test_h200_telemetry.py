@@ -15,7 +15,7 @@ import pytest
 
 from redline.ledger.campaign_file import read_verdicts
 from redline.models.shape import shape_of
-from redline.ops.campaign.plan import load
+from redline.ops.campaign.plan import load_campaign
 from redline.ops.evidence.sol import sol_table
 from redline.policy import telemetry
 from redline.policy.sol import decode_ceiling, with_telemetry
@@ -27,7 +27,7 @@ FAKE = Path(__file__).resolve().parent.parent / "server" / "bin" / "nvidia-smi"
 
 
 def verdicts(path: Path):  # type: ignore[no-untyped-def]
-    loaded = load(path)
+    loaded = load_campaign(path)
     return loaded, read_verdicts(loaded.results, loaded.names)
 
 

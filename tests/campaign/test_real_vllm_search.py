@@ -25,7 +25,7 @@ import pytest
 
 from redline.ledger.campaign_file import read_verdicts
 from redline.ledger.search_file import read_search_log
-from redline.ops.campaign.plan import load
+from redline.ops.campaign.plan import load_campaign
 from redline.ops.campaign.results import champion_select
 from redline.ops.campaign.run import campaign_run
 from redline.ops.ladder.demo import KV_CACHE_BYTES
@@ -75,7 +75,7 @@ def write_campaign(root: Path, name: str, model: Path, port: int, **extra: Any) 
 
 
 def scores(path: Path) -> dict[str, float]:
-    loaded = load(path)
+    loaded = load_campaign(path)
     out = {}
     for name, verdict in read_verdicts(loaded.results, loaded.names).items():
         sample, _ = cell_sample(loaded.campaign, verdict)
@@ -105,7 +105,7 @@ async def test_a_real_grid_measures_its_noise_and_a_real_search_finds_its_champi
     assert slow.outcome == "worse" and slow.band_source == "measured" and "beyond the noise" in slow.why, slow.why
 
     assert search_run.boots == len(measured) < len(CELLS) + 2, search_run.reason
-    log = read_search_log(load(search).results)
+    log = read_search_log(load_campaign(search).results)
     assert log is not None and log.stopped and log.steps[-1].cell is None
     search_pick = champion_select(search)
     best = max(grid_scores, key=lambda c: grid_scores[c])

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from redline.ledger.campaign_file import read_verdicts
-from redline.ops.campaign.plan import load
+from redline.ops.campaign.plan import load_campaign
 from redline.ops.campaign.report import campaign_report
 from redline.ops.campaign.results import campaign_aggregate, champion_select
 from redline.ops.campaign.run import campaign_run
@@ -66,7 +66,7 @@ async def test_a_two_workload_campaign_keeps_its_workloads_apart_from_bench_to_c
     async with target:
         run = await campaign_run(path, target, i_understand_this_submits_jobs=True)
     assert run.boots == 2 and [o.verdict for o in run.ran] == ["green", "green"], run.reason
-    loaded = load(path)
+    loaded = load_campaign(path)
     for cell, v in read_verdicts(loaded.results, loaded.names).items():
         assert [(r.workload, r.concurrency) for r in v.results] == [("prefill", 4), ("decode", 4)], cell
         for r in v.results:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from redline.models.context import Node
-from redline.ops.campaign.plan import load
+from redline.ops.campaign.plan import load_campaign
 from redline.ops.campaign.report import campaign_report, md, pareto_plot, plots_of, sentence
 from redline.ops.campaign.verdict import CellJudge
 from redline.ops.evidence.sources import cell_context
@@ -42,7 +42,7 @@ def recorded(tmp_path: Path) -> tuple[Fake, Path]:
     fake = make_fake(tmp_path)
     path = fake.write(concurrencies=[1, 4])
     for v in _verdicts():
-        write_verdict(load(path).results, v.model_copy(update={"campaign": "c1"}))
+        write_verdict(load_campaign(path).results, v.model_copy(update={"campaign": "c1"}))
     return fake, path
 
 
@@ -131,7 +131,7 @@ def test_a_report_of_a_campaign_not_yet_run_is_written_too(tmp_path: Path) -> No
 def test_a_cell_on_a_host_without_a_machine_id_is_placed_by_its_gpus_uuid(recorded: tuple[Fake, Path]) -> None:
     """The lent H200 has no /etc/machine-id: its GPU's UUID is what names the node in a cell's context."""
     fake, path = recorded
-    loaded = load(path)
+    loaded = load_campaign(path)
     plan = policy.plan_campaign(loaded.campaign, policy.base_config(loaded.campaign), {}, path=str(path))
     uuid = "GPU-87e77369-5345-4073-ed4b-79c80003dc9a"
     host = HostInfo(hostname="vm", gpus=[GpuInfo(name="NVIDIA H200", memory_mib=143_771, uuid=uuid)])

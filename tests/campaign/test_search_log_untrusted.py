@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from redline.errors import InputError
-from redline.ops.campaign.plan import campaign_plan, load
+from redline.ops.campaign.plan import campaign_plan, load_campaign
 from redline.ops.campaign.search import Search
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "vllm-0.26.0-h200-landscape" / "landscape-h200-search"
@@ -49,7 +49,7 @@ def test_search_log_untrusted_a_planted_step_is_refused_naming_the_file(
     tmp_path: Path, cell: str, estimate: str, words: str
 ) -> None:
     path = planted(tmp_path, step(cell, estimate))
-    loaded = load(path)
+    loaded = load_campaign(path)
     with pytest.raises(InputError) as refused:  # refused by the plan that reads the log, before any cell boots
         campaign_plan(path)
     message = str(refused.value)

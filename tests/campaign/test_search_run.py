@@ -12,7 +12,7 @@ import pytest
 from redline.ledger.campaign_file import cells_of, read_boots, read_verdicts
 from redline.ledger.search_file import read_search_log
 from redline.ledger.server_record import load_server
-from redline.ops.campaign.plan import load
+from redline.ops.campaign.plan import load_campaign
 from redline.ops.campaign.results import champion_select
 from redline.ops.campaign.run import campaign_run
 from tests.campaign.helpers import Fake, make_fake, wait_until_gone
@@ -36,7 +36,7 @@ async def test_a_search_boots_under_half_the_grid_and_finds_the_grid_s_best(fake
     path = searched(fake)
     async with fake.target() as target:
         result = await campaign_run(path, target, i_understand_this_submits_jobs=True)
-    loaded = load(path)
+    loaded = load_campaign(path)
     verdicts, replicates = read_boots(loaded.results, loaded.names)
     again = sum(len(r) for r in replicates.values())
     assert boots(fake) == len(verdicts) + again == result.boots and len(verdicts) <= len(loaded.names) // 2
@@ -59,7 +59,7 @@ async def test_a_search_across_two_workloads_finds_the_cell_the_champion_crowns_
     path = searched(fake, workload=None, workloads=workloads, combine="all", replicates=0)
     async with fake.target() as target:
         result = await campaign_run(path, target, i_understand_this_submits_jobs=True)
-    loaded = load(path)
+    loaded = load_campaign(path)
     verdicts = read_verdicts(loaded.results, loaded.names)
     assert boots(fake) == len(verdicts) == result.boots <= len(loaded.names) // 2, result.reason
     assert all({r.workload for r in v.results} == {"chat", "long"} for v in verdicts.values())

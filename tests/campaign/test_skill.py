@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from ruamel.yaml import YAML
 
-from redline.ops.campaign.plan import load
+from redline.ops.campaign.plan import load_campaign
 from redline.ops.requests import EXPERIMENT_OPERATIONS
 from redline.policy import campaign as policy
 
@@ -58,7 +58,7 @@ def test_the_redline_skill_points_here_once_a_ceiling_is_recorded() -> None:
 def test_the_example_campaign_is_a_real_campaign_that_plans(tmp_path: Path) -> None:
     path = tmp_path / "campaign.yml"
     shutil.copy(SKILL / "assets" / "campaign.yml", path)
-    loaded = load(path)
+    loaded = load_campaign(path)
     plan = policy.plan_campaign(loaded.campaign, loaded.base, path=str(path))
     assert (plan.boots, plan.benches) == (6, 18) and plan.baseline == "mnbt8192-seqs128"
     assert all(cell.serve.max_num_seqs >= 128 for cell in plan.cells)
@@ -67,7 +67,7 @@ def test_the_example_campaign_is_a_real_campaign_that_plans(tmp_path: Path) -> N
 def test_the_example_campaign_across_engines_plans_one_vllm_cell_and_one_sglang_cell(tmp_path: Path) -> None:
     path = tmp_path / "campaign.yml"
     shutil.copy(SKILL / "assets" / "campaign-engines.yml", path)
-    loaded = load(path)
+    loaded = load_campaign(path)
     plan = policy.plan_campaign(loaded.campaign, loaded.base, path=str(path))
     assert [(c.name, c.engine, c.bench_backend) for c in plan.cells] == [
         ("vllm", "vllm", "vllm"),

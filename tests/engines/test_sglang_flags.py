@@ -72,7 +72,7 @@ class ServerArgs:
         parser.add_argument("--disable-cuda-graph", action=DeprecatedStoreTrueAction, new_flag="x")
         parser.add_argument("--cuda-graph-max-bs", type=int, action=DeprecatedAliasStoreAction, dest="max_bs")
 """
-    table, takes = reader.read(source)
+    table, takes = reader.read_server_args(source)
     assert table == {
         "--model-path": "model_path",
         "--model": "model_path",

@@ -21,7 +21,7 @@ from redline.ledger.ab_file import AbPaths
 from redline.ledger.campaign_file import cells_of
 from redline.models.slug import check_slug
 from redline.ops.campaign.ceiling import ladder_ceiling
-from redline.ops.campaign.load import load, load_named
+from redline.ops.campaign.load import load_campaign, load_named
 from redline.ops.requests_evidence import KnownGoodRecordRequest, PerfBaselineDiffRequest, PerfBaselineRecordRequest
 from redline.ops.workspace import inside
 from tests.conftest import DATA
@@ -154,16 +154,16 @@ def test_path_checker_the_campaign_loader_refuses_a_from_ladder_out_whoever_call
 ) -> None:
     from_ladder = from_ladder.replace("/abs", str(outside_of(ws)))
     path = campaign_with(ws, from_ladder)
-    said = refusal(load, path)  # no workspace named: the one the file's layout names
+    said = refusal(load_campaign, path)  # no workspace named: the one the file's layout names
     shown = repr(from_ladder if len(from_ladder) <= 80 else from_ladder[:77] + "...")  # a long name is cut at 80
     assert said.startswith(f"base.from_ladder {shown} must be a path inside the workspace"), said
-    assert said == refusal(load, path, ws) == refusal(load_named, ws, "campaigns/h.yml", "from_campaign")
+    assert said == refusal(load_campaign, path, ws) == refusal(load_named, ws, "campaigns/h.yml", "from_campaign")
     missing = campaign_with(ws, from_ladder.replace("secret", "nosuch").replace("keys", "nokeys"))
-    same_either_way(ws, said, refusal(load, missing, ws), from_ladder)
+    same_either_way(ws, said, refusal(load_campaign, missing, ws), from_ladder)
 
 
 def test_path_checker_the_loader_reads_a_ladder_inside_once_and_the_ceiling_comes_from_that_read(ws: Path) -> None:
-    loaded = load(campaign_with(ws, "../ladders/l8b.yml"), ws)
+    loaded = load_campaign(campaign_with(ws, "../ladders/l8b.yml"), ws)
     assert loaded.ladder is not None and ladder_ceiling(loaded) == 131072
     (ws / "ladders" / "l8b.yml").unlink()  # gone since: the ceiling is the one read, never a second path
     assert ladder_ceiling(loaded) == 131072

@@ -5,7 +5,7 @@ import pytest
 
 from redline.errors import LadderError
 from redline.ledger import read_ladder
-from redline.ops.ladder.rung import ladder_server, rung_run, smoke_test, stop_server
+from redline.ops.ladder.rung import ladder_server, rung_run, smoke_test, stop_ladder_server
 from tests.conftest import processes_naming
 from tests.ops.test_rung_bad_input import local_target, new_ladder
 
@@ -31,7 +31,7 @@ async def test_a_bench_past_its_deadline_is_a_failed_smoke_test(tmp_path):
             await rung_run(ladder, target)
             assert (await smoke_test(ladder, target)).rung.smoke_test.failed
         finally:
-            await stop_server(ladder, target)
+            await stop_ladder_server(ladder, target)
     smoke = read_ladder(ladder).rungs[-1].smoke_test
     assert any("did not finish within 1s" in line for line in smoke.log_lines), smoke.log_lines
     assert processes_naming(tmp_path) == []

@@ -28,7 +28,7 @@ from redline.errors import (
 from redline.ledger.ladder_file import load_ladder, read_ladder
 from redline.models import BootStatus, Widening
 from redline.ops.ladder.plan import ladder_init
-from redline.ops.ladder.rung import climb, ladder_server, rung_run, smoke_test, stop_server
+from redline.ops.ladder.rung import climb, ladder_server, rung_run, smoke_test, stop_ladder_server
 from redline.ops.requests import LadderInitRequest
 from redline.targets import (
     LocalTarget,
@@ -105,7 +105,7 @@ async def stop_left_servers(tmp_path: Path) -> AsyncIterator[None]:
     yield
     ladder = tmp_path / "l8b.yml"
     if ladder.exists() and ladder_server(ladder) is not None:
-        await stop_server(ladder, LocalTarget("local", workdir=str(tmp_path / "target")))
+        await stop_ladder_server(ladder, LocalTarget("local", workdir=str(tmp_path / "target")))
 
 
 def one_line(exc: pytest.ExceptionInfo[RedlineError]) -> str:
@@ -125,7 +125,7 @@ async def test_a_good_rung_boots_and_its_server_is_seen_until_stopped(tmp_path: 
         assert ladder_server(ladder) is not None  # left up for its smoke test
         running = processes_naming(tmp_path)
         assert any(str(FAKE_VLLM) in p for p in running), running  # what the other tests show is absent
-        assert await stop_server(ladder, target)
+        assert await stop_ladder_server(ladder, target)
     assert processes_naming(tmp_path) == []
 
 
@@ -289,14 +289,14 @@ async def test_stop_server_on_another_target_is_refused_and_the_server_kept(tmp_
     before = ladder.read_bytes()
     other = open_target("cpu-box", load_targets(tmp_path / "targets.yml"))
     with pytest.raises(RedlineError) as exc:
-        await stop_server(ladder, other)
+        await stop_ladder_server(ladder, other)
     text = one_line(exc)
     assert "runs on target 'local', not 'cpu-box'" in text
     assert ladder_server(ladder) is not None  # still recorded, so the right target can stop it
     assert ladder.read_bytes() == before
     assert processes_naming(tmp_path) != []  # refused means untouched: the server is still up
     async with local_target(tmp_path) as target:
-        assert await stop_server(ladder, target)
+        assert await stop_ladder_server(ladder, target)
     assert processes_naming(tmp_path) == []
 
 

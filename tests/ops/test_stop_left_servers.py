@@ -15,7 +15,7 @@ from redline.ledger import server_file
 from redline.ledger.campaign_file import cells_of
 from redline.ledger.server_record import load_server, save_server
 from redline.models import ServeConfig
-from redline.ops.ladder.rung import stop_server
+from redline.ops.ladder.rung import stop_ladder_server
 from redline.ops.measured_boot import server_record, stop_left_servers
 from redline.ops.session import ServeSession
 from redline.targets import ServerHandle
@@ -53,8 +53,8 @@ async def test_every_cell_a_killed_campaign_left_is_stopped_by_its_record_and_th
 async def test_a_ladder_s_rung_and_an_ab_s_trial_go_through_the_same_stop(tmp_path: Path) -> None:
     target, ladder = MemoryTarget(), tmp_path / "ladders" / "l8b.yml"
     rung = await left_up(target, server_file(ladder), 3, ladder.parent)
-    assert await stop_server(ladder, target) and target.stopped == [rung]
-    assert not await stop_server(ladder, target)  # nothing left: nothing stopped
+    assert await stop_ladder_server(ladder, target) and target.stopped == [rung]
+    assert not await stop_ladder_server(ladder, target)  # nothing left: nothing stopped
     trial_file = tmp_path / "ab" / "x" / "server.json"
     trial = await left_up(target, trial_file, 4, tmp_path)
     assert await stop_left_servers([trial_file], target, "trial", tmp_path) == 1

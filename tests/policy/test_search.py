@@ -11,7 +11,7 @@ import pytest
 
 from redline.ledger.campaign_file import read_verdicts
 from redline.models.search import SearchSpec
-from redline.ops.campaign.plan import load
+from redline.ops.campaign.plan import load_campaign
 from redline.policy.ranking import cell_sample
 from redline.policy.search import Candidate, Measured, Proposal, SearchStop, propose
 
@@ -42,7 +42,7 @@ def grid(**levers: list[object]) -> list[Candidate]:
 
 
 def h200() -> tuple[list[Candidate], dict[str, float | None]]:
-    loaded = load(H200)
+    loaded = load_campaign(H200)
     verdicts = read_verdicts(loaded.results, loaded.names)
     cells = [Candidate(c.name, c.model_dump(exclude={"name"}, exclude_none=True)) for c in loaded.cells]
     return cells, {n: cell_sample(loaded.campaign, verdicts[n])[0].mean for n in loaded.names}  # type: ignore[union-attr]

@@ -15,7 +15,7 @@ from redline.models.context import Hardware
 from redline.ops.ab.result import ab_summary, levers_for
 from redline.ops.campaign.ceiling import ladder_ceiling
 from redline.ops.campaign.close import cell_levers
-from redline.ops.campaign.load import load
+from redline.ops.campaign.load import load_campaign
 from tests.conftest import DATA
 
 CAMPAIGN = DATA / "vllm-0.26.0-h200-campaign"
@@ -83,14 +83,14 @@ def test_no_batched_tokens_above_the_ladders_ceiling(tmp_path: Path) -> None:
     shutil.copy(LADDER, tmp_path / "ladder.yml")
     text = (CAMPAIGN / "l8b-h200.yml").read_text()
     (tmp_path / "c.yml").write_text(text.replace("  max_model_len: 8192\n", "  from_ladder: ladder.yml\n"))
-    ceiling = ladder_ceiling(load(tmp_path / "c.yml"))
+    ceiling = ladder_ceiling(load_campaign(tmp_path / "c.yml"))
     assert ceiling == 131072  # the real ladder's
     lever = next(x for x in cell_levers("throughput", h200_cell(), ceiling) if x.lever == "max_num_batched_tokens")
     assert lever.change == "max_num_batched_tokens 8192 -> 16384, 32768" and "131,072" in lever.expected
     lever = next(x for x in cell_levers("throughput", h200_cell(), 16384) if x.lever == "max_num_batched_tokens")
     assert lever.change == "max_num_batched_tokens 8192 -> 16384" and "[8192, 16384]" in lever.gate
     assert "max_num_batched_tokens" not in names(cell_levers("throughput", h200_cell(), 8192))
-    assert ladder_ceiling(load(CAMPAIGN / "l8b-h200.yml")) is None  # no ladder, no ceiling
+    assert ladder_ceiling(load_campaign(CAMPAIGN / "l8b-h200.yml")) is None  # no ladder, no ceiling
 
 
 def test_the_h200_ab_levers_read_the_kv_tokens_of_its_trials_boot_log(tmp_path: Path) -> None:

@@ -103,6 +103,6 @@ def _climb(args: argparse.Namespace) -> int:
 
 
 def _stop(args: argparse.Namespace) -> int:
-    stopped = _with_target(args, lambda t: rung_tools.stop_server(args.ladder, t))
+    stopped = _with_target(args, lambda t: rung_tools.stop_ladder_server(args.ladder, t))
     print("stopped the ladder's server" if stopped else "no server was running for this ladder")
     return 0

@@ -19,11 +19,11 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from redline.errors import InputError, LadderError
-from redline.inputs import explain
 from redline.ledger import yamlfile
 from redline.ledger.results import Results
 from redline.models.ab import AbSpec, TrialRecord
 from redline.models.slug import plain_name
+from redline.validation_text import explain_line
 
 AB_DIR = "ab"
 TRIAL = "trial.yml"
@@ -80,7 +80,9 @@ def read_spec(paths: AbPaths) -> AbSpec | None:
     try:
         return AbSpec.model_validate(yamlfile.plain(doc))
     except ValidationError as exc:
-        raise InputError(f"{path}: not an A/B spec ({explain(exc)}); fix it, or give the A/B another name") from exc
+        raise InputError(
+            f"{path}: not an A/B spec ({explain_line(exc)}); fix it, or give the A/B another name"
+        ) from exc
 
 
 def write_spec(paths: AbPaths, spec: AbSpec) -> None:

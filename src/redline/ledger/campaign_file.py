@@ -86,7 +86,7 @@ def _problem(error: ErrorDetails) -> str:
     return f"{where}: {msg}"
 
 
-def explain(exc: ValidationError) -> str:
+def _explain(exc: ValidationError) -> str:
     """Every problem in one line, each led by the field it names: `grid.max_num_seqs[1]: ...; ...`."""
     return "; ".join(_problem(e) for e in exc.errors())
 
@@ -97,7 +97,7 @@ def validate(doc: Any, path: Path | str) -> Campaign:
     try:
         return Campaign.model_validate(yamlfile.plain(doc))
     except ValidationError as exc:
-        raise InputError(f"{path}: {explain(exc)}") from exc
+        raise InputError(f"{path}: {_explain(exc)}") from exc
 
 
 def _parse(path: Path, keep_comments: bool = False) -> Any:

@@ -20,9 +20,9 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from redline.errors import InputError, LadderError
-from redline.inputs import explain
 from redline.ledger import yamlfile
 from redline.ledger.atomic import atomic_write
+from redline.validation_text import explain_line
 
 _M = TypeVar("_M", bound=BaseModel)
 _T = TypeVar("_T")
@@ -43,7 +43,7 @@ def _validate(doc: Any, model: type[_M], path: Path, what: str) -> _M:
     try:
         return model.model_validate(yamlfile.plain(doc))
     except ValidationError as exc:
-        raise InputError(f"{what} {path} is invalid: {explain(exc)}; fix it by hand") from exc
+        raise InputError(f"{what} {path} is invalid: {explain_line(exc)}; fix it by hand") from exc
 
 
 @dataclass(frozen=True)

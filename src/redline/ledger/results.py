@@ -21,10 +21,10 @@ from typing import TypeVar
 from pydantic import BaseModel, ValidationError
 
 from redline.errors import InputError, LadderError
-from redline.inputs import explain
 from redline.ledger import yamlfile
 from redline.ledger.derived import derived_dir, derived_file, derived_write
 from redline.models.slug import plain_name
+from redline.validation_text import explain_line
 
 _M = TypeVar("_M", bound=BaseModel)
 _READ: dict[tuple[str, type[BaseModel]], tuple[tuple[int, int, int], BaseModel]] = {}  # records already read
@@ -108,7 +108,7 @@ class Results:
         except LadderError as exc:
             raise InputError(f"{exc}{hint}") from exc
         except ValidationError as exc:
-            raise InputError(f"{path}: not a {self.word} record ({explain(exc)}){hint}") from exc
+            raise InputError(f"{path}: not a {self.word} record ({explain_line(exc)}){hint}") from exc
         if len(_READ) >= MAX_KEPT:
             _READ.pop(next(iter(_READ)))
         _READ[key] = (stamp, record)

@@ -9,10 +9,10 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from redline.errors import InputError, LadderError
-from redline.inputs import explain
 from redline.ledger import yamlfile
 from redline.ledger.campaign_file import cells_of
 from redline.models.search import SearchLog
+from redline.validation_text import explain_line
 
 SEARCH_LOG = "search.yml"
 
@@ -29,7 +29,7 @@ def read_search_log(results: Path, cells: Collection[str] | None = None) -> Sear
     except LadderError as exc:
         raise InputError(f"{exc}{hint}") from exc
     except ValidationError as exc:
-        raise InputError(f"{path}: not a search log ({explain(exc)}){hint}") from exc
+        raise InputError(f"{path}: not a search log ({explain_line(exc)}){hint}") from exc
     if log.campaign != results.name:
         raise InputError(f"{path}: the search log of campaign {log.campaign!r}, not {results.name!r}{hint}")
     stray = next((s for s in log.steps if cells is not None and s.cell is not None and s.cell not in cells), None)

@@ -24,9 +24,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from redline.errors import InputError
-from redline.inputs import explain
 from redline.models.accuracy import AccuracyGate, Answer, Answers, PromptSet
 from redline.untrusted import load_json
+from redline.validation_text import explain_line
 
 EXACT_MIN = 0.75  # at least 3 prompts in 4 answered token for token as the baseline does
 PREFIX_MIN = 0.90  # on average, 90% of each answer matches before its first mismatch
@@ -50,7 +50,7 @@ def answers_of(text: str, prompts: PromptSet, source: str = "the server's answer
     except InputError as exc:
         return empty.model_copy(update={"error": str(exc)[:300]})
     except ValidationError as exc:
-        why = f"{source} is not a completions response with log-probabilities ({explain(exc)})"
+        why = f"{source} is not a completions response with log-probabilities ({explain_line(exc)})"
         return empty.model_copy(update={"error": why[:300]})
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         why = f"{source} is not a completions response with log-probabilities ({type(exc).__name__}: {exc})"

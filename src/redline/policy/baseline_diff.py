@@ -232,7 +232,7 @@ def diff(
         unmatched=unmatched,
         text="",
     )
-    return result.model_copy(update={"text": render(result)})
+    return result.model_copy(update={"text": _text_of(result)})
 
 
 # ---- the printed diff ----------------------------------------------------------------------------------------------
@@ -262,7 +262,7 @@ def _sol(figure: object) -> str:
     return f"{pct:.1f}% of SoL [{getattr(figure, 'key', None)}]" if pct is not None else "SoL: -"
 
 
-def render(d: BaselineDiff) -> str:
+def _text_of(d: BaselineDiff) -> str:
     lines = [
         d.reason,  # "GREEN at c=16: ..."
         f"focus {d.focus}; guarded {', '.join(d.guarded) or 'none'}; a difference is judged by the noise model "
@@ -301,5 +301,4 @@ __all__ = [
     "match_points",
     "point_diff",
     "refuse_mismatch",
-    "render",
 ]

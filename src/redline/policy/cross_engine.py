@@ -15,15 +15,15 @@ from redline.engines import get_engine
 from redline.errors import InputError
 from redline.models.serve import ServeConfig
 
-Run = tuple[str, str, ServeConfig]  # (name, engine, serve config)
+NamedConfig = tuple[str, str, ServeConfig]  # (name, engine, serve config)
 
 
-def engines_of(runs: Sequence[Run]) -> list[str]:
+def engines_of(runs: Sequence[NamedConfig]) -> list[str]:
     """The engines the runs boot, in the order they first appear."""
     return list(dict.fromkeys(engine for _, engine, _ in runs))
 
 
-def one_bench_client(what: str, runs: Sequence[Run]) -> str:
+def one_bench_client(what: str, runs: Sequence[NamedConfig]) -> str:
     """The client every run is benched by: one for all, so their figures compare by construction."""
     clients = {engine: get_engine(engine).bench_client for engine in engines_of(runs)}
     if len(set(clients.values())) > 1:
@@ -40,7 +40,7 @@ def _caching(engine: str, config: ServeConfig) -> str:
     return f"{on} (set)" if config.enable_prefix_caching is not None else f"{on} (the engine's default)"
 
 
-def refuse_unmatched_caching(what: str, runs: Sequence[Run]) -> None:
+def refuse_unmatched_caching(what: str, runs: Sequence[NamedConfig]) -> None:
     """InputError when runs of different engines differ in whether they cache prefixes; nothing otherwise."""
     engines = engines_of(runs)
     if len(engines) < 2:
@@ -56,4 +56,4 @@ def refuse_unmatched_caching(what: str, runs: Sequence[Run]) -> None:
     )
 
 
-__all__ = ["Run", "engines_of", "one_bench_client", "refuse_unmatched_caching"]
+__all__ = ["NamedConfig", "engines_of", "one_bench_client", "refuse_unmatched_caching"]

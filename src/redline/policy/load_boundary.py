@@ -41,7 +41,7 @@ def probe(concurrency: int, metrics: Mapping[str, float] | None, sla: Mapping[st
     return Probe(concurrency, figures)
 
 
-def holds(figures: Mapping[str, float], sla: Mapping[str, float]) -> bool:
+def _meets_sla(figures: Mapping[str, float], sla: Mapping[str, float]) -> bool:
     return all(figures.get(metric, float("inf")) <= limit for metric, limit in sla.items())
 
 
@@ -49,7 +49,7 @@ def _held(probes: Sequence[Probe], sla: Mapping[str, float], repeats: int) -> di
     """Each probed concurrency: True (held), False (failed, or still split after MAX_REPEATS), None (undecided)."""
     runs: dict[int, list[bool]] = {}
     for p in probes:
-        runs.setdefault(p.concurrency, []).append(holds(p.figures, sla))
+        runs.setdefault(p.concurrency, []).append(_meets_sla(p.figures, sla))
     out: dict[int, bool | None] = {}
     for c, seen in runs.items():
         if len(seen) >= repeats and len(set(seen)) == 1:
@@ -126,4 +126,4 @@ def boundary_of(probes: Sequence[Probe], sla: Mapping[str, float], spec: Boundar
     return LoadBoundary(finished=False, concurrency=None, binding=None, cliff=False, probes=len(probes), why=why)
 
 
-__all__ = ["Next", "Probe", "boundary_of", "holds", "next_probe", "probe", "decide"]
+__all__ = ["Next", "Probe", "boundary_of", "next_probe", "probe", "decide"]

@@ -32,7 +32,7 @@ from redline.ops.ab import run as ab_ops
 from redline.ops.campaign import plan as plan_ops
 from redline.ops.campaign import results
 from redline.ops.campaign import run as run_ops
-from redline.ops.campaign.load import Loaded, load
+from redline.ops.campaign.load import Loaded, load_campaign
 from redline.ops.campaign.report import campaign_report
 from redline.ops.campaign.verdict import CellJudge
 from redline.ops.experiment.run import Opener
@@ -171,7 +171,7 @@ async def _campaign_run(
     target = await off_loop(target_for, state, read, request.target)
     # each engine's widening, from the server config (never a tool argument); the workspace base.from_ladder stays in
     widening, workspace = state.config.widen, state.config.workspace
-    loaded = await off_loop(load, path, workspace, read)  # the file as checked: parsed once for the call
+    loaded = await off_loop(load_campaign, path, workspace, read)  # the file as checked: parsed once for the call
     if not request.dry_run:
         await off_loop(run_ops.check_run, loaded, target, widening)  # a campaign that cannot run is refused now
     args = {"campaign": relative_name(workspace, path), "name": loaded.campaign.name}
@@ -196,7 +196,7 @@ def _campaign_opener(state: State, loaded: Loaded, request: CampaignRunRequest) 
 
     async def opened(t: Target, dry_run: bool, progress: Progress | None) -> tuple[run_ops.Cells, CellJudge]:
         workspace = state.config.workspace
-        now = loaded if dry_run else await off_loop(load, loaded.path, workspace)
+        now = loaded if dry_run else await off_loop(load_campaign, loaded.path, workspace)
         return await run_ops.open_campaign(
             now,
             t,

@@ -221,7 +221,7 @@ async def _ceiling_record(ctx: Context, ladder: LadderArg, request: CeilingRecor
     path, name = state.ladder(ladder)
     await off_loop(state.refuse_if_busy, name)  # reads every job file: off the loop
     await off_loop(state.check_derived, path)
-    return await rung_ops.ceiling_record(path, state.config.open_target)
+    return await rung_ops.stop_and_record_ceiling(path, state.config.open_target)
 
 
 @tool(WRITE_ONCE, "Adopt a ladder climbed elsewhere", LadderAdoptRequest)

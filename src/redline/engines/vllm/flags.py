@@ -288,7 +288,4 @@ def _table() -> tuple[dict[str, str], frozenset[str]]:
     return TABLE.options, TABLE.takes_value
 
 
-resolve = TABLE.resolve
 check_owned = TABLE.check_owned
-check_flag = TABLE.check_flag
-check_env = TABLE.check_env

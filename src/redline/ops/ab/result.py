@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from redline.engines import get_engine
-from redline.errors import InputError, RedlineError, RunFailed
+from redline.errors import InputError, RedlineError
 from redline.inputs import read_text
 from redline.ledger.ab_file import AbPaths, read_spec, read_trial
 from redline.models.ab import AbPlan, AbResult, AbSpec, ArmPlan, ArmPoint, ArmSummary, TrialRecord
@@ -22,7 +22,7 @@ from redline.ops.ab.accuracy import accuracy_gates
 from redline.ops.ab.plan import Prepared, done_trials
 from redline.ops.campaign.ceiling import ladder_ceiling
 from redline.ops.campaign.load import load_named
-from redline.ops.evidence.frontier import ab_under, baseline_of, frontier_for, record_ab
+from redline.ops.evidence.frontier import ab_under, baseline_arm, frontier_for, record_ab
 from redline.ops.evidence.known_good_apply import recorded_for, registry_path
 from redline.ops.request_base import MAX_TEXT
 from redline.policy import ab as plans
@@ -143,7 +143,7 @@ def close_of(
 def ab_close(workspace: Path, name: str) -> tuple[AbSpec, list[ArmSummary], ArmSummary | None, CloseStatus | None]:
     """An A/B already run, from its files: its spec, its arms, its champion's (None: no champion) and its close."""
     spec, arms, verdict = ab_summary(workspace, name)
-    base = baseline_of(arms, verdict)
+    base = baseline_arm(arms, verdict)
     frontier = frontier_for(workspace, base.points[0].context) if base is not None else None
     levers = open_levers(levers_for(workspace, spec, arms, verdict), frontier, ab_under(spec, arms, verdict))
     close = close_of(workspace, arms, verdict, levers)
@@ -188,13 +188,6 @@ def failed_trials(paths: AbPaths, records: dict[str, list[TrialRecord]]) -> Unus
     checks = [c.check for p in measured if p.healthy_after for c in p.checks if not c.ok]  # what flagged a measure
     again = f"delete {paths.relative(paths.results.root / 'trials')} (or give the A/B another name) and run it again"
     return unusable("trial", {f"{r.arm}-{r.trial}": None if r.ok else r.reason for r in every}, checks, again)
-
-
-def ended(result: AbResult) -> AbResult:
-    """The run's answer; RunFailed (its job ends failed, the answer kept) where every trial failed."""
-    if result.failed is not None:
-        raise RunFailed(f"{result.failed}. Fix: {result.next}", result)
-    return result
 
 
 def ab_result(workspace: Path, prepared: Prepared, plan: AbPlan, *, ran: list[str]) -> AbResult:
@@ -270,7 +263,6 @@ __all__ = [
     "ab_result",
     "ab_summary",
     "close_of",
-    "ended",
     "failed_trials",
     "headline",
     "levers_for",

@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from redline.engines import get_engine
-from redline.errors import InputError
+from redline.errors import InputError, RunFailed
 from redline.ledger.ab_file import AbPaths, read_spec, trial_name, write_spec
 from redline.ledger.results import Results
 from redline.models import BenchWorkload, ServeConfig, Widenings
@@ -28,7 +28,7 @@ from redline.models.ab import AbPlan, AbResult, AbSpec, ArmPlan, TrialPlan, Tria
 from redline.models.context import ContextDescriptor, Node, Workload
 from redline.ops.ab.accuracy import answered, ask_answers, gate_needed
 from redline.ops.ab.plan import Prepared, benches_of, check_resumable, done_trials, plan_of, prepare_arms
-from redline.ops.ab.result import ab_result, ended
+from redline.ops.ab.result import ab_result
 from redline.ops.evidence.context import descriptor, node_of
 from redline.ops.evidence.sol import sol_figure
 from redline.ops.evidence.versions import EngineVersions
@@ -130,7 +130,9 @@ class TrialJudge:
     def outcome(self, made: list[TrialRecord], stop: Stop, wall_s: float) -> AbResult:
         ran = [trial_name(r.arm, r.trial) for r in made]
         answer = ab_result(self.trials.paths.workspace, self.prepared, self.trials.plan, ran=ran)
-        return ended(answer)  # every trial failed: RunFailed, the answer kept
+        if answer.failed is not None:  # every trial failed: its job ends failed, the answer kept
+            raise RunFailed(f"{answer.failed}. Fix: {answer.next}", answer)
+        return answer
 
     def planned(self, submits: dict[str, str | None]) -> AbResult:
         """A dry run's answer: the plan, each arm with what its boot would submit; nothing started."""

@@ -1,6 +1,6 @@
 """A campaign file read and resolved, the one way every operation reads one: its cells, baseline and base config.
 
-    loaded = load("campaigns/c1.yml")      # base.from_ladder read relative to the file (its ceiling plus the knobs)
+    loaded = load_campaign("campaigns/c1.yml")  # base.from_ladder read relative to the file: its ceiling, the knobs
     loaded.cells, loaded.baseline, loaded.base, loaded.results
     loaded = load_named(workspace, "campaigns/c1.yml", "from_campaign")   # a name a tool was given
 
@@ -46,7 +46,7 @@ class Loaded:
         return [c.name for c in self.cells]
 
 
-def ladder_path(path: Path, campaign: Campaign, workspace: Path | None = None) -> Path | None:
+def from_ladder_path(path: Path, campaign: Campaign, workspace: Path | None = None) -> Path | None:
     """The ladder base.from_ladder names (relative to the campaign file), checked to stay inside the workspace
     (default: the one the file's layout names); None without one."""
     if campaign.base.from_ladder is None:
@@ -55,14 +55,14 @@ def ladder_path(path: Path, campaign: Campaign, workspace: Path | None = None) -
     return inside(root, campaign.base.from_ladder, "base.from_ladder", base=path.parent, example="../ladders/l8b.yml")
 
 
-def load(path: str | Path, workspace: Path | None = None, campaign: Campaign | None = None) -> Loaded:
+def load_campaign(path: str | Path, workspace: Path | None = None, campaign: Campaign | None = None) -> Loaded:
     """Read the campaign and its base (a ladder's ceiling when base.from_ladder names one, relative to the file,
     inside `workspace`: the server's, else the one the file's layout names). `campaign`: the file as a caller
     already read it for its own checks (the MCP wiring), so it is parsed once."""
     path = Path(path)
     campaign = campaign if campaign is not None else read_campaign(path)
     ladder = None
-    if (where := ladder_path(path, campaign, workspace)) is not None:
+    if (where := from_ladder_path(path, campaign, workspace)) is not None:
         try:
             ladder = read_ladder(where)
         except RedlineError as exc:
@@ -81,7 +81,7 @@ def load(path: str | Path, workspace: Path | None = None, campaign: Campaign | N
 
 def load_named(workspace: Path, name: str, what: str) -> Loaded:
     """The campaign file a tool names (`what`: the argument), inside the workspace, its base.from_ladder too."""
-    return load(inside(workspace, name, what), workspace)
+    return load_campaign(inside(workspace, name, what), workspace)
 
 
-__all__ = ["Loaded", "ladder_path", "load", "load_named"]
+__all__ = ["Loaded", "from_ladder_path", "load_campaign", "load_named"]

@@ -20,7 +20,11 @@ from redline.models import Widenings
 from redline.models.campaign import Campaign
 from redline.models.campaign_plan import CampaignPlan
 from redline.models.campaign_results import CampaignCreated
-from redline.ops.campaign.load import Loaded, ladder_path, load  # re-exported: the file read and resolved
+from redline.ops.campaign.load import (  # re-exported: the file read and resolved
+    Loaded,
+    from_ladder_path,
+    load_campaign,
+)
 from redline.ops.campaign.predictions import predict_cells
 from redline.ops.campaign.replicates import replicates_left
 from redline.ops.campaign.search import search_state
@@ -42,7 +46,7 @@ def check_inside(path: str | Path, workspace: Path, campaign: Campaign | None = 
 
     `campaign`: the one about to be written at path (campaign_init); else the file's.
     """
-    ladder_path(Path(path), campaign or read_campaign(Path(path)), workspace)
+    from_ladder_path(Path(path), campaign or read_campaign(Path(path)), workspace)
 
 
 def campaign_target(path: str | Path, requested: str = "") -> str:
@@ -85,7 +89,7 @@ def campaign_init(
         )
     write_campaign(path, request.spec)
     try:
-        loaded = load(path, workspace)  # a campaign that cannot plan is not left behind
+        loaded = load_campaign(path, workspace)  # a campaign that cannot plan is not left behind
         plan = plan_for(loaded, None, widening, executables_of=target)
     except RedlineError:
         path.unlink(missing_ok=True)
@@ -178,7 +182,7 @@ def campaign_plan(
     reads the target's GPU and each engine's version first). `workspace`: the server's, that base.from_ladder
     stays in (default: the one the file's layout names).
     """
-    return plan_for(load(path, workspace), target, widening, known_good)
+    return plan_for(load_campaign(path, workspace), target, widening, known_good)
 
 
 __all__ = [
@@ -187,7 +191,7 @@ __all__ = [
     "campaign_plan",
     "campaign_target",
     "check_inside",
-    "load",
+    "load_campaign",
     "open_campaign_target",
     "open_named_target",
     "plan_for",

@@ -31,7 +31,7 @@ from redline.models.campaign_results import (
 from redline.models.context import Node, device_of
 from redline.models.load_boundary import LoadBoundary
 from redline.models.metrics import DIRECTIONS
-from redline.ops.campaign.load import load
+from redline.ops.campaign.load import load_campaign
 from redline.ops.requests import CampaignReportRequest
 from redline.policy import champion as champions
 from redline.policy import workload_champion
@@ -363,7 +363,7 @@ def campaign_report(
     path: str | Path, request: CampaignReportRequest | None = None, *, workspace: Path | None = None
 ) -> CampaignReport:
     """Write report.md and the PNG plots into the campaign's results folder; return the data behind them."""
-    loaded = load(path, workspace)
+    loaded = load_campaign(path, workspace)
     verdicts, replicates = read_boots(loaded.results, loaded.names)
     table = champions.campaign_table(loaded.campaign, loaded.names, verdicts)
     champion = workload_champion.select(loaded.campaign, loaded.names, loaded.baseline, verdicts, replicates=replicates)

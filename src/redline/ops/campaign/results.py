@@ -16,7 +16,7 @@ from redline.models.campaign_results import CampaignStatus, CampaignTable, CellS
 from redline.models.search import SearchState
 from redline.ops.campaign import plan as plan_ops
 from redline.ops.campaign.close import close_champion
-from redline.ops.campaign.load import Loaded, load
+from redline.ops.campaign.load import Loaded, load_campaign
 from redline.ops.campaign.outcome import noise_said
 from redline.ops.campaign.replicates import replicate_owed
 from redline.ops.campaign.search import search_state
@@ -32,7 +32,7 @@ def campaign_status(
     path: str | Path, request: CampaignStatusRequest | None = None, *, workspace: Path | None = None
 ) -> CampaignStatus:
     """Which cells are done (green or red), which ones a runner is in, which are pending; what to do next."""
-    loaded = load(path, workspace)
+    loaded = load_campaign(path, workspace)
     verdicts = read_verdicts(loaded.results, loaded.names)
     indexes = {r.rung_index for f in cells_of(loaded.results).server_files() if (r := load_server(f)) is not None}
     running = [c.name for i, c in enumerate(loaded.cells, 1) if i in indexes]
@@ -85,7 +85,7 @@ def campaign_aggregate(
     path: str | Path, request: CampaignAggregateRequest | None = None, *, workspace: Path | None = None
 ) -> CampaignTable:
     """The table of cells x concurrencies: the focus metric (mean, std over trials) and the guards."""
-    loaded = load(path, workspace)
+    loaded = load_campaign(path, workspace)
     return champions.campaign_table(loaded.campaign, loaded.names, read_verdicts(loaded.results, loaded.names))
 
 
@@ -94,7 +94,7 @@ def champion_select(
 ) -> ChampionReport:
     """The champion under the SLA in the baseline's regime, or "no improvement" inside the noise band. DRAFT."""
     request = request or ChampionSelectRequest()
-    loaded = load(path, workspace)
+    loaded = load_campaign(path, workspace)
     verdicts, replicates = read_boots(loaded.results, loaded.names)
     report = workload_champion.select(
         loaded.campaign, loaded.names, loaded.baseline, verdicts, top=request.top, replicates=replicates

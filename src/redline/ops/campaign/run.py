@@ -26,7 +26,7 @@ from redline.models.campaign import Campaign
 from redline.models.campaign_plan import CampaignPlan
 from redline.models.campaign_results import CampaignRunResult, CellVerdict
 from redline.ops.campaign.boundary import boundary_probes
-from redline.ops.campaign.load import Loaded, load
+from redline.ops.campaign.load import Loaded, load_campaign
 from redline.ops.campaign.plan import plan_for
 from redline.ops.campaign.replicates import replicate_owed
 from redline.ops.campaign.search import Search
@@ -213,7 +213,7 @@ async def campaign_run(
     """
     target.dry_run = dry_run
     require_ack(i_understand_this_submits_jobs, "campaign_run", dry_run=dry_run)
-    loaded = load(path, workspace)  # read once here: the file may have changed since a call checked it
+    loaded = load_campaign(path, workspace)  # read once here: the file may have changed since a call checked it
     cells, judge = await open_campaign(
         loaded,
         target,

@@ -15,7 +15,7 @@ from pathlib import Path
 from redline.errors import InputError
 from redline.ledger.baselines_file import BASELINES_FILE, baselines_path, read_baselines
 from redline.models.baseline import Baseline, BaselineDiff, BaselineRecorded, BaselinesFile
-from redline.ops.evidence.sources import ResultRef, resolve
+from redline.ops.evidence.sources import ResultRef, resolve_ref
 from redline.ops.requests_evidence import PerfBaselineDiffRequest, PerfBaselineRecordRequest
 from redline.policy import baseline_diff as diffs
 
@@ -23,7 +23,7 @@ from redline.policy import baseline_diff as diffs
 def perf_baseline_record(workspace: Path, request: PerfBaselineRecordRequest) -> BaselineRecorded:
     """Record the named result as baseline `request.name`; an existing name is replaced only when asked."""
     r = request
-    found = resolve(
+    found = resolve_ref(
         workspace,
         ResultRef(campaign=r.campaign, cell=r.cell, ab=r.ab, arm=r.arm, bench_file=r.bench_file, context=r.context),
     )
@@ -51,7 +51,7 @@ def perf_baseline_diff(workspace: Path, request: PerfBaselineDiffRequest) -> Bas
         raise InputError(
             f"no baseline named {r.baseline!r} in {BASELINES_FILE.name}; record one with perf_baseline_record"
         )
-    current = resolve(
+    current = resolve_ref(
         workspace,
         ResultRef(
             campaign=r.campaign,

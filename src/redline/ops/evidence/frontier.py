@@ -48,7 +48,7 @@ def frontier_for(workspace: Path, context: ContextDescriptor) -> Frontier | None
     return _of(FRONTIER_FILE.read(frontier_path(workspace)).frontiers, _key(context))
 
 
-def baseline_of(arms: Sequence[ArmSummary], verdict: AbVerdict) -> ArmSummary | None:
+def baseline_arm(arms: Sequence[ArmSummary], verdict: AbVerdict) -> ArmSummary | None:
     """The arm the A/B set the others against, where it measured anything (its context keys the frontier)."""
     return next((a for a in arms if a.arm == verdict.compared_with and a.points), None)
 
@@ -56,7 +56,7 @@ def baseline_of(arms: Sequence[ArmSummary], verdict: AbVerdict) -> ArmSummary | 
 def ab_under(spec: AbSpec, arms: Sequence[ArmSummary], verdict: AbVerdict) -> TriedUnder | None:
     """Where an A/B measured (its baseline's regime, its top concurrency, its longest workload): where its verdicts
     on the levers it tried hold; None when its baseline measured nothing."""
-    base = baseline_of(arms, verdict)
+    base = baseline_arm(arms, verdict)
     return None if base is None else under_of(base.points[0].context.regime.graphs, spec.concurrencies, spec.longest)
 
 
@@ -66,7 +66,7 @@ def record_ab(
     """Each arm's levers against the baseline, with the A/B's outcome for it (draft unless a VERDICT), and the next
     levers, into the frontier of the baseline's model, hardware and engine version; None when the baseline has no
     figures (nothing ran) to key it by."""
-    base = baseline_of(arms, verdict)
+    base = baseline_arm(arms, verdict)
     if base is None:
         return None
     key, now = _key(base.points[0].context), datetime.now(UTC)
@@ -102,4 +102,4 @@ def lever_frontier(workspace: Path, request: LeverFrontierRequest) -> FrontierLi
     return FrontierList(path=FRONTIER_FILE.name, frontiers=chosen, next=[said_next(f) for f in chosen])
 
 
-__all__ = ["FRONTIER_FILE", "ab_under", "baseline_of", "frontier_for", "frontier_path", "lever_frontier", "record_ab"]
+__all__ = ["FRONTIER_FILE", "ab_under", "baseline_arm", "frontier_for", "frontier_path", "lever_frontier", "record_ab"]

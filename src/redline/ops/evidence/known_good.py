@@ -18,7 +18,6 @@ from typing import Any
 from pydantic import ValidationError
 
 from redline.errors import InputError, RedlineError
-from redline.inputs import explain
 from redline.ledger import read_ladder
 from redline.ledger.ab_file import AbPaths, read_spec
 from redline.models.campaign import LEVERS
@@ -49,6 +48,7 @@ from redline.ops.requests_evidence import (
 from redline.ops.workspace import inside, relative
 from redline.policy import known_good as kg
 from redline.validation_text import explain as explain_fields
+from redline.validation_text import explain_line
 
 
 def _from_ladder(workspace: Path, name: str) -> dict[str, Any]:
@@ -211,7 +211,7 @@ def entry_of(workspace: Path, r: KnownGoodRecordRequest) -> tuple[KnownGoodEntry
     try:
         entry = KnownGoodEntry(**fields, recorded_at=datetime.now(UTC))
     except ValidationError as exc:
-        raise InputError(f"not a known-good entry: {explain(exc)}") from exc
+        raise InputError(f"not a known-good entry: {explain_line(exc)}") from exc
     admit_entry(entry, "")  # the allowlist at record time, as at every read
     return entry, left
 

@@ -1,7 +1,7 @@
 """A measured result named by where it lives: a campaign cell, an A/B arm, a bench result file (with the context
 given beside it), or a recorded baseline. Each becomes points (one per concurrency), each with its full context.
 
-    found = resolve(workspace, ResultRef(campaign="campaigns/c1.yml", cell="mnbt8192"))
+    found = resolve_ref(workspace, ResultRef(campaign="campaigns/c1.yml", cell="mnbt8192"))
     found.points        # BaselinePoint per concurrency: context, metrics (mean ± std), % of SoL
 """
 
@@ -186,7 +186,7 @@ def from_baseline(workspace: Path, name: str) -> Resolved:
     return Resolved(BaselineSource(kind="baseline", ref=name), found.points[0].context.serve, list(found.points))
 
 
-def resolve(workspace: Path, ref: ResultRef) -> Resolved:
+def resolve_ref(workspace: Path, ref: ResultRef) -> Resolved:
     kind = ref.kind()
     if kind == "campaign_cell":
         if not (ref.campaign and ref.cell):
@@ -201,4 +201,4 @@ def resolve(workspace: Path, ref: ResultRef) -> Resolved:
     return from_baseline(workspace, ref.baseline)
 
 
-__all__ = ["ResultRef", "Resolved", "cell_context", "resolve"]
+__all__ = ["ResultRef", "Resolved", "cell_context", "resolve_ref"]

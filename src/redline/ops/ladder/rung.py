@@ -44,7 +44,7 @@ def ladder_server(ladder: Path) -> ServerRecord | None:
     return load_server(server_file(ladder))
 
 
-async def stop_server(ladder: Path, target: Target) -> bool:
+async def stop_ladder_server(ladder: Path, target: Target) -> bool:
     """Stop the server this ladder left up, if any; True when there was one."""
     return await stop_left_servers([server_file(ladder)], target, "rung") > 0
 
@@ -93,7 +93,7 @@ async def rung_run(
     await _check_rung(ladder, state, session, config)
     if state.gpu is None:
         await off_loop(set_host, ladder, await target.host_info())
-    if await stop_server(ladder, target):
+    if await stop_ladder_server(ladder, target):
         await say(progress, 0.0, "stopped the previous rung's server")
     await say(
         progress,
@@ -200,13 +200,13 @@ def _smoke_step(index: int | None, workload: SmokeWorkload) -> Bench:
     return Bench(f"smoke-rung-{index:03d}.json", workload, label, ranked=False)
 
 
-async def ceiling_record(ladder: Path, open_target: Callable[[str], Target]) -> Ceiling:
+async def stop_and_record_ceiling(ladder: Path, open_target: Callable[[str], Target]) -> Ceiling:
     """Stop the server the ladder left up (through the target its record names), then record the ceiling."""
     await off_loop(ladder_tools.expect_step, ladder, "record_ceiling")
     record = await off_loop(ladder_server, ladder)
     if record is not None:
         async with await off_loop(open_target, record.handle.target) as target:
-            await stop_server(ladder, target)
+            await stop_ladder_server(ladder, target)
     return await off_loop(ladder_ceiling.ceiling_record, ladder)
 
 
@@ -250,14 +250,14 @@ async def climb(
                 f"smoke test of rung {outcome.rung.index}: {'passed' if outcome.rung.smoke_test.passed else 'failed'}"
             )
         elif step.route == "record_ceiling":
-            await stop_server(ladder, target)
+            await stop_ladder_server(ladder, target)
             ceiling = await off_loop(ladder_ceiling.ceiling_record, ladder)
             steps.append(f"ceiling: max_model_len {ceiling.max_model_len}, batched {ceiling.max_num_batched_tokens}")
             step = await off_loop(ladder_tools.ladder_next, ladder)
             continue
         else:
-            await stop_server(ladder, target)
+            await stop_ladder_server(ladder, target)
             return ClimbReport(steps=steps, final=step)
         step = outcome.next
-    await stop_server(ladder, target)
+    await stop_ladder_server(ladder, target)
     return ClimbReport(steps=steps, final=await off_loop(ladder_tools.ladder_next, ladder))

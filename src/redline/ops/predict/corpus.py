@@ -17,10 +17,10 @@ from ruamel.yaml import YAML
 
 from redline.engines import get_engine
 from redline.errors import InputError
-from redline.inputs import explain
 from redline.models.memory import Corpus, Observation
 from redline.models.serve import ServeConfig
 from redline.models.shape import ModelShape, shape_of
+from redline.validation_text import explain_line
 
 
 def _root() -> Traversable:
@@ -45,7 +45,7 @@ def read_corpus(folder: Traversable, label: str) -> Corpus:
     try:
         return Corpus.model_validate(YAML(typ="safe", pure=True).load(text))
     except ValidationError as exc:
-        raise InputError(f"{label}/boots.yml: {explain(exc)}") from exc
+        raise InputError(f"{label}/boots.yml: {explain_line(exc)}") from exc
 
 
 def read_log(folder: Traversable, log: str) -> str:

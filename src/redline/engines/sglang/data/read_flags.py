@@ -111,7 +111,7 @@ def _manual(call: ast.Call, table: dict[str, str], takes: set[str]) -> None:
     _add(table, takes, names, dest, action, value)
 
 
-def read(source: str) -> tuple[dict[str, str], set[str]]:
+def read_server_args(source: str) -> tuple[dict[str, str], set[str]]:
     tree = ast.parse(source)
     cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "ServerArgs")
     table: dict[str, str] = {}
@@ -128,7 +128,7 @@ def read(source: str) -> tuple[dict[str, str], set[str]]:
 
 def main(path: str, version: str) -> None:
     with open(path, encoding="utf-8") as f:
-        table, takes = read(f.read())
+        table, takes = read_server_args(f.read())
     out = {
         "source": f"sglang {version}: the option strings of `python -m sglang.launch_server` (prog `sglang serve`), "
         "read with ast from sglang/srt/server_args.py (ServerArgs fields through "
