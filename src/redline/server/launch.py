@@ -85,13 +85,11 @@ async def launch_experiment(
     if dry_run:
         progress, target.dry_run = call_progress(ctx), True  # a dry run creates nothing, on any target
         async with target:  # a dry run reads the target's GPU and engine versions, for the known-good entry
-            plan, judge = await opened(target, True, progress)
-            answer = await experiment.dry_run(plan, judge, target, progress)
+            answer = await experiment.start(opened, target, dry_run=True, tool=tool, progress=progress)
         return _dry_run_view(view, tool, answer, *said(answer), target=target.name)
 
     async def run(t: Target, progress: Progress) -> _R:
-        plan, judge = await opened(t, False, None)
-        return await experiment.run(plan, judge, t, tool=tool, progress=progress, widening=widening)
+        return await experiment.start(opened, t, dry_run=False, tool=tool, progress=progress, widening=widening)
 
     return await launch(ctx, view, result, tool, run, target=target.name, args=args, wait_s=wait_s)
 

@@ -299,19 +299,21 @@ async def ab_run(
     `versions`: the engine versions the session knows (a dry run reuses them, a run asks again); none: asked."""
     _check_target(spec, target, i_understand_this_submits_jobs or dry_run)
     target.dry_run = dry_run
-    trials, judge = await open_ab(
-        workspace,
-        spec,
-        target,
-        dry_run=dry_run,
-        widening=widening,
-        skip_known_good=skip_known_good,
-        versions=versions or EngineVersions(),
-        progress=progress if dry_run else None,
-    )
-    if dry_run:
-        return await experiment.dry_run(trials, judge, target, progress)
-    return await experiment.run(trials, judge, target, tool="ab_run", progress=progress, widening=widening)
+    known = versions or EngineVersions()
+
+    async def opened(t: Target, dry: bool, said: Progress | None) -> tuple[Trials, TrialJudge]:
+        return await open_ab(
+            workspace,
+            spec,
+            t,
+            dry_run=dry,
+            widening=widening,
+            skip_known_good=skip_known_good,
+            versions=known,
+            progress=said,
+        )
+
+    return await experiment.start(opened, target, dry_run=dry_run, tool="ab_run", progress=progress, widening=widening)
 
 
 def _check_target(spec: AbSpec, target: Target, ack: bool) -> None:

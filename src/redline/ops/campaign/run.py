@@ -214,18 +214,16 @@ async def campaign_run(
     target.dry_run = dry_run
     require_ack(i_understand_this_submits_jobs, "campaign_run", dry_run=dry_run)
     loaded = load_campaign(path, workspace)  # read once here: the file may have changed since a call checked it
-    cells, judge = await open_campaign(
-        loaded,
-        target,
-        dry_run=dry_run,
-        widening=widening,
-        skip_known_good=skip_known_good,
-        versions=versions or EngineVersions(),
-        progress=progress if dry_run else None,
+    known = versions or EngineVersions()
+
+    async def opened(t: Target, dry: bool, said: Progress | None) -> tuple[Cells, CellJudge]:
+        return await open_campaign(
+            loaded, t, dry_run=dry, widening=widening, skip_known_good=skip_known_good, versions=known, progress=said
+        )
+
+    return await experiment.start(
+        opened, target, dry_run=dry_run, tool="campaign_run", progress=progress, widening=widening
     )
-    if dry_run:
-        return await experiment.dry_run(cells, judge, target, progress)
-    return await experiment.run(cells, judge, target, tool="campaign_run", progress=progress, widening=widening)
 
 
 __all__ = ["ACK_FLAG", "Cells", "campaign_run", "check_run", "open_campaign"]

@@ -124,7 +124,7 @@ async def runner_lock(results: Results, tool: str, kind: str) -> AsyncIterator[N
         lock.release()
 
 
-async def dry_run(plan: Plan[_R], judge: Judge[_R, _A], target: Target, progress: Progress | None) -> _A:
+async def preview(plan: Plan[_R], judge: Judge[_R, _A], target: Target, progress: Progress | None) -> _A:
     """A dry run's answer: the plan, each config with what its boot would submit (a cluster's manifests); nothing
     started."""
     target.dry_run, target.experiment = True, plan.spec.name
@@ -149,6 +149,22 @@ async def run(
     target.experiment = plan.spec.name  # a target that labels its servers (kubernetes) files them under it
     async with runner_lock(plan.results, tool, plan.kind):
         return await _Run(plan, judge, target, progress, widening or {}).run()
+
+
+async def start(
+    opened: Opener[_A],
+    target: Target,
+    *,
+    dry_run: bool,
+    tool: str,
+    progress: Progress | None = None,
+    widening: Widenings | None = None,
+) -> _A:
+    """The experiment `opened` on target, then run; a dry run's preview instead (its progress from the opening on)."""
+    plan, judge = await opened(target, dry_run, progress if dry_run else None)
+    if dry_run:
+        return await preview(plan, judge, target, progress)
+    return await run(plan, judge, target, tool=tool, progress=progress, widening=widening)
 
 
 @dataclass
@@ -238,4 +254,4 @@ class _Run(Generic[_R, _A]):
         return record
 
 
-__all__ = ["Judge", "Opener", "Plan", "Stop", "Unit", "Write", "dry_run", "run", "runner_lock"]
+__all__ = ["Judge", "Opener", "Plan", "Stop", "Unit", "Write", "preview", "run", "runner_lock", "start"]
