@@ -18,13 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
-from redline.errors import InputError, LadderError
 from redline.ledger import yamlfile
 from redline.ledger.derived import derived_dir, derived_file, derived_write
 from redline.models.slug import plain_name
-from redline.validation_text import explain_line
 
 _M = TypeVar("_M", bound=BaseModel)
 _READ: dict[tuple[str, type[BaseModel]], tuple[tuple[int, int, int], BaseModel]] = {}  # records already read
@@ -103,12 +101,7 @@ class Results:
         if kept is not None and kept[0] == stamp:  # the same file as last read: a record is written whole, once
             return kept[1]  # type: ignore[return-value]
         hint = f"; delete {path.parent} to run the {self.word} again"
-        try:
-            record = shape.model_validate(yamlfile.load_plain(path))
-        except LadderError as exc:
-            raise InputError(f"{exc}{hint}") from exc
-        except ValidationError as exc:
-            raise InputError(f"{path}: not a {self.word} record ({explain_line(exc)}){hint}") from exc
+        record = yamlfile.load_model(path, shape, f"a {self.word} record", hint)
         if len(_READ) >= MAX_KEPT:
             _READ.pop(next(iter(_READ)))
         _READ[key] = (stamp, record)

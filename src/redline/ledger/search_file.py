@@ -6,13 +6,10 @@ from __future__ import annotations
 from collections.abc import Collection
 from pathlib import Path
 
-from pydantic import ValidationError
-
-from redline.errors import InputError, LadderError
+from redline.errors import InputError
 from redline.ledger import yamlfile
 from redline.ledger.campaign_file import cells_of
 from redline.models.search import SearchLog
-from redline.validation_text import explain_line
 
 SEARCH_LOG = "search.yml"
 
@@ -24,12 +21,7 @@ def read_search_log(results: Path, cells: Collection[str] | None = None) -> Sear
     if not path.exists():
         return None
     hint = f"; delete {path} to start the search again (the cells' verdicts stay)"
-    try:
-        log = SearchLog.model_validate(yamlfile.load_plain(path))
-    except LadderError as exc:
-        raise InputError(f"{exc}{hint}") from exc
-    except ValidationError as exc:
-        raise InputError(f"{path}: not a search log ({explain_line(exc)}){hint}") from exc
+    log = yamlfile.load_model(path, SearchLog, "a search log", hint)
     if log.campaign != results.name:
         raise InputError(f"{path}: the search log of campaign {log.campaign!r}, not {results.name!r}{hint}")
     stray = next((s for s in log.steps if cells is not None and s.cell is not None and s.cell not in cells), None)

@@ -9,17 +9,21 @@ import io
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from filelock import FileLock, Timeout
+from pydantic import BaseModel, ValidationError
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
 from ruamel.yaml.util import load_yaml_guess_indent
 
-from redline.errors import LadderError
+from redline.errors import InputError, LadderError
 from redline.ledger.derived import check_file
 from redline.untrusted import MAX_YAML_BYTES, check_yaml, read_regular
+from redline.validation_text import explain_line
+
+_M = TypeVar("_M", bound=BaseModel)
 
 LOCK_TIMEOUT_S = 60.0
 
@@ -98,6 +102,17 @@ def load_plain(path: Path) -> Any:
     """The document as plain dicts and lists, for reading only: the C loader is about 6x faster than
     round-trip, which only a write needs (to keep a person's comments and key order)."""
     return parse_plain(read(path), path)
+
+
+def load_model(path: Path, model: type[_M], what: str, hint: str) -> _M:
+    """A file redline wrote, read into its model; a bad one refused naming the file, what it should be (`what`: "a
+    search log") and `hint`: how to start over."""
+    try:
+        return model.model_validate(load_plain(path))
+    except LadderError as exc:
+        raise InputError(f"{exc}{hint}") from exc
+    except ValidationError as exc:
+        raise InputError(f"{path}: not {what} ({explain_line(exc)}){hint}") from exc
 
 
 def parse_plain(text: str, path: Path) -> Any:
