@@ -102,6 +102,8 @@ SLOW_TESTS = frozenset(
         "test_progress_reaches_the_caller_while_it_waits",
         "test_server_shutdown_stops_the_servers_of_running_jobs",
         "test_ladders_are_readable_as_resources",
+        "test_a_local_build_suffix_is_the_same_release_and_a_miss_names_its_field",  # an MCP server's engine probes
+        "test_dry_runs_say_their_progress_and_ask_the_engine_version_once_per_server_session",
         # `redline serve --http` as a child on every loopback address
         "test_http_on_any_loopback_address_a_non_loopback_bind_still_needs_a_token",
         "test_http_on_any_loopback_address_refuses_a_foreign_host_or_origin",
@@ -128,10 +130,21 @@ def is_slow(item: pytest.Item) -> bool:
     return name in SLOW_TESTS or any(rel == f or rel.endswith("/" + f) for f in SLOW_FILES)
 
 
+def worker_group(item: pytest.Item) -> str:
+    """Which tests share one xdist worker (scripts/test runs the full suite on two): a cluster's tests one after
+    another (they share it, and one exclusive server at a time is part of what they test), every real vLLM on
+    this host one at a time (each takes the cores it finds), and the rest a file at a time (module fixtures)."""
+    for marker in ("k8s", "slurm", "vllm"):
+        if item.get_closest_marker(marker):
+            return marker
+    return item.path.relative_to(TESTS).as_posix() if item.path.is_relative_to(TESTS) else item.path.name
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if is_slow(item):
             item.add_marker(pytest.mark.slow)
+        item.add_marker(pytest.mark.xdist_group(worker_group(item)))
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:

@@ -43,6 +43,7 @@ def test_json_has_exactly_the_contract_keys():
         "peak_activation_gib",
         "non_torch_gib",
         "cudagraph_gib",
+        "cudagraph_estimate_gib",  # vLLM's own graph-pool line, where a release prints it
         "device_total_gib",
         "requested_gib",
     }

@@ -33,7 +33,7 @@ def test_init_writes_a_campaign_that_plans(fake: Fake, capsys: pytest.CaptureFix
     assert main(["campaign", "plan", "--campaign", str(path)]) == 0
     out = capsys.readouterr().out
     assert "2 boots, 4 benches to run" in out and "cell 1 mnbt2048 (baseline)" in out
-    assert "bench   c=4 trial 1 (16 prompts)" in out and "max_num_seqs was unset" in out
+    assert "bench   c=4 repeat 1 (16 prompts)" in out and "max_num_seqs was unset" in out
 
 
 def test_a_bad_spec_is_a_usage_error_naming_the_flag(fake: Fake, capsys: pytest.CaptureFixture[str]) -> None:

@@ -236,7 +236,7 @@ async def test_failed_requests_make_a_cell_red(fake: Fake) -> None:
         result = await campaign_run(path, target, i_understand_this_submits_jobs=True)
     v = read_verdict(results(fake), "only")
     assert result.ran[0].verdict == "red" and v is not None
-    assert v.reason.startswith("concurrency 4: trial 1:"), v.reason
+    assert v.reason.startswith("concurrency 4: repeat 1:"), v.reason
     assert v.results[0].ok and not v.results[1].ok
     assert any("out of memory" in line for line in v.results[1].repeats[0].log_lines)
     assert "EngineDeadError" in (results(fake) / "cells" / "only" / "boot.log").read_text()

@@ -53,6 +53,7 @@ def campaign(model: Path) -> dict[str, Any]:
         "warmup_requests": 2,
         "grid": {"max_num_seqs": [2, 4]},
         "parallel": 2,
+        "replicates": 0,  # the cells at once are what is measured here, not the noise
         "boot_deadline_s": 600,
         "bench_deadline_s": 300,
     }

@@ -64,5 +64,5 @@ def test_frontier_untrusted_a_planted_cost_or_gain_is_refused_naming_the_file(
     with pytest.raises(InputError) as refused:
         lever_frontier(tmp_path, LeverFrontierRequest())
     message = str(refused.value)
-    assert f"frontier.yml is invalid: frontiers.0.untried.0.{field}: " in message and words in message, message
+    assert f"frontier.yml is invalid: frontiers[0].untried[0].{field}: " in message and words in message, message
     assert str(path) in message and "\n" not in message

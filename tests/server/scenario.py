@@ -179,7 +179,8 @@ def campaign_spec(port: int, **changes: Any) -> dict[str, Any]:
 
 
 async def exercise_experiment_tools(ok: Any, err: Any) -> None:
-    """Every campaign tool once: init, the dry run, the ack gate, a run (2 boots), then the views and the report."""
+    """Every campaign tool once: init, the dry run, the ack gate, a run (2 cells, then a replicate boot of each: the
+    measured noise band), then the views and the report."""
     written = await ok("campaign_init", campaign=CAMPAIGN, spec=campaign_spec(free_port()))
     assert written["name"] == "c1" and written["base"]["max_model_len"] == 4096
     assert [c["serve"]["max_num_batched_tokens"] for c in written["plan"]["cells"]] == [2048, 8192]
@@ -187,8 +188,9 @@ async def exercise_experiment_tools(ok: Any, err: Any) -> None:
     assert (plan["boots"], plan["benches"], plan["baseline"]) == (2, 4, "mnbt2048")
     assert "pass i_understand_this_submits_jobs=true" in await err("campaign_run", campaign=CAMPAIGN)
     ran = await ok("campaign_run", campaign=CAMPAIGN, i_understand_this_submits_jobs=True, wait_s=120)
-    assert ran["state"] == "succeeded" and ran["result"]["boots"] == 2, ran
-    assert [c["verdict"] for c in ran["result"]["ran"]] == ["green", "green"]
+    assert ran["state"] == "succeeded" and ran["result"]["boots"] == 4, ran
+    assert [(c["replicate"], c["verdict"]) for c in ran["result"]["ran"]] == [(1, "green")] * 2 + [(2, "green")] * 2
+    assert "noise band" in ran["result"]["reason"] and "measured" in ran["result"]["reason"]
     status = await ok("campaign_status", campaign=CAMPAIGN)
     assert (status["done"], status["green"], status["running"]) == (2, 2, [])
     table = await ok("campaign_aggregate", campaign=CAMPAIGN)

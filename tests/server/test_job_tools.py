@@ -52,7 +52,7 @@ async def sweep_run(ctx: Context, request: SweepRequest, wait_s: WaitArg = 10) -
 
 async def test_a_job_of_another_result_type_comes_back_typed_and_is_listed(env: Env) -> None:
     server = build_server(env.config)
-    server.add_tool(expand(sweep_run, SweepRequest), structured_output=True)
+    server.add_tool(expand(sweep_run, "sweep_run", SweepRequest), structured_output=True)
     async with Client(server) as client:
         listed = {t.name: t for t in (await client.list_tools()).tools}
         done = await call(client, "sweep_run", name="cell-7")

@@ -23,7 +23,7 @@ async def test_a_parallel_campaign_runs_its_two_cells_as_two_jobs_at_once_each_w
     slurm_cluster: SlurmCluster, slurm_target_name: str, tmp_path: Path
 ) -> None:
     fake = make_fake(tmp_path, FAKE_VLLM_BENCH_S="1")  # a cell of a warm-up and two benches takes over 3 s
-    path = fake.write(target=slurm_target_name, parallel=2, base={"max_model_len": 4096, "port": 8000})
+    path = fake.write(target=slurm_target_name, parallel=2, replicates=0, base={"max_model_len": 4096, "port": 8000})
     spec = slurm_cluster.spec(tmp_path / "work", env=fake.engine_env)
     async with SlurmTarget(slurm_target_name, spec) as target:
         result = await campaign_run(path, target, i_understand_this_submits_jobs=True)

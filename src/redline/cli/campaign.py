@@ -206,7 +206,7 @@ def _cell_lines(cell: CellPlan) -> list[str]:
     if cell.warmup_command:
         lines.append(f"  warm-up {shlex.join(cell.warmup_command)}")
     lines += [
-        f"  bench   c={b.concurrency} bench {b.repeat} ({b.num_prompts} prompts): {shlex.join(b.command)}"
+        f"  bench   c={b.concurrency} repeat {b.repeat} ({b.num_prompts} prompts): {shlex.join(b.command)}"
         for b in cell.benches
     ]
     return lines

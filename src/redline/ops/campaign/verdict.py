@@ -221,14 +221,14 @@ def _usable(repeat: Repeat, serve: ServeConfig) -> dict[str, float] | None:
 def repeat_problem(repeat: Repeat) -> str | None:
     if repeat.figures is None:
         why = repeat.log_lines[-1] if repeat.log_lines else f"the bench exited {repeat.exit_code}"
-        return f"bench {repeat.repeat}: no result ({why})"
+        return f"repeat {repeat.repeat}: no result ({why})"
     if not repeat.figures.all_completed:
         f = repeat.figures
-        return f"bench {repeat.repeat}: {f.failed} of {f.num_prompts} requests failed (completed {f.completed})"
+        return f"repeat {repeat.repeat}: {f.failed} of {f.num_prompts} requests failed (completed {f.completed})"
     if not repeat.server_healthy_after:
-        return f"bench {repeat.repeat}: the server did not answer its health check after the bench"
+        return f"repeat {repeat.repeat}: the server did not answer its health check after the bench"
     flag = clean_bench.flagged(repeat.checks)
-    return f"bench {repeat.repeat}: {flag}" if flag is not None else None
+    return f"repeat {repeat.repeat}: {flag}" if flag is not None else None
 
 
 __all__ = ["CellJudge", "repeat_problem", "repeats_of"]
