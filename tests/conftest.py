@@ -2,6 +2,7 @@
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -130,21 +131,40 @@ def is_slow(item: pytest.Item) -> bool:
     return name in SLOW_TESTS or any(rel == f or rel.endswith("/" + f) for f in SLOW_FILES)
 
 
-def worker_group(item: pytest.Item) -> str:
-    """Which tests share one xdist worker (scripts/test runs the full suite on two): a cluster's tests one after
-    another (they share it, and one exclusive server at a time is part of what they test), every real vLLM on
-    this host one at a time (each takes the cores it finds), and the rest a file at a time (module fixtures)."""
-    for marker in ("k8s", "slurm", "vllm"):
-        if item.get_closest_marker(marker):
-            return marker
-    return item.path.relative_to(TESTS).as_posix() if item.path.is_relative_to(TESTS) else item.path.name
+CLUSTERS = ("k8s", "slurm")  # tests/<cluster>/: every test there needs that cluster
+REAL_VLLM_FILES = "test_real_vllm_"  # every test elsewhere that boots the real vLLM lives in a file named so
+
+
+def worker_group(nodeid: str) -> str:
+    """Which tests one xdist worker runs one after another (scripts/test runs the full suite on two): a cluster's
+    (they share it, and one exclusive server at a time is part of what they test), the real vLLM boots of this host
+    (each takes every core it finds), and otherwise a file's (its module fixtures). From the node id alone: the
+    scheduler sees nothing else."""
+    path = nodeid.split("::", 1)[0]
+    folders, name = path.split("/")[:-1], path.rpartition("/")[2]
+    cluster = next((c for c in CLUSTERS if c in folders), None)
+    return cluster or ("vllm" if name.startswith(REAL_VLLM_FILES) else path)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByGroup(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return worker_group(nodeid)
+
+    return ByGroup(config, log)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if is_slow(item):
             item.add_marker(pytest.mark.slow)
-        item.add_marker(pytest.mark.xdist_group(worker_group(item)))
+        if item.get_closest_marker("vllm") and worker_group(item.nodeid) not in (*CLUSTERS, "vllm"):
+            raise pytest.UsageError(f"{item.nodeid} boots the real vLLM: put it in a file named {REAL_VLLM_FILES}*")
+    # the long groups first (a stable sort: each file's order kept), so neither worker starts one last
+    items.sort(key=lambda item: worker_group(item.nodeid) not in (*CLUSTERS, "vllm"))
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
