@@ -136,14 +136,13 @@ REAL_VLLM_FILES = "test_real_vllm_"  # every test elsewhere that boots the real 
 
 
 def worker_group(nodeid: str) -> str:
-    """Which tests one xdist worker runs one after another (scripts/test runs the full suite on two): a cluster's
-    (they share it, and one exclusive server at a time is part of what they test), the real vLLM boots of this host
-    (each takes every core it finds), and otherwise a file's (its module fixtures). From the node id alone: the
-    scheduler sees nothing else."""
+    """Which tests one xdist worker runs one after another (scripts/test runs the full suite on two): every test of
+    the clusters and every real vLLM boot, as "real" (a cluster's tests share it, one exclusive server at a time is
+    part of what they test, and two vLLM boots at once on two cores took three times as long each), and otherwise
+    a file's (its module fixtures). From the node id alone: the scheduler sees nothing else."""
     path = nodeid.split("::", 1)[0]
     folders, name = path.split("/")[:-1], path.rpartition("/")[2]
-    cluster = next((c for c in CLUSTERS if c in folders), None)
-    return cluster or ("vllm" if name.startswith(REAL_VLLM_FILES) else path)
+    return "real" if any(c in folders for c in CLUSTERS) or name.startswith(REAL_VLLM_FILES) else path
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -161,10 +160,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if is_slow(item):
             item.add_marker(pytest.mark.slow)
-        if item.get_closest_marker("vllm") and worker_group(item.nodeid) not in (*CLUSTERS, "vllm"):
+        if item.get_closest_marker("vllm") and worker_group(item.nodeid) != "real":
             raise pytest.UsageError(f"{item.nodeid} boots the real vLLM: put it in a file named {REAL_VLLM_FILES}*")
     # the long groups first (a stable sort: each file's order kept), so neither worker starts one last
-    items.sort(key=lambda item: worker_group(item.nodeid) not in (*CLUSTERS, "vllm"))
+    items.sort(key=lambda item: worker_group(item.nodeid) != "real")
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:

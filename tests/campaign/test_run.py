@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -130,7 +131,8 @@ async def test_a_full_campaign_boots_each_cell_once_and_leaves_its_verdicts(fake
         assert "Starting main benchmark run" not in (folder / "boot.log").read_text()
     assert cells_of(results(fake)).server_files() == [] and processes_naming(fake.root) == []
     assert any("cell 2 of 4 (mnbt8192)" in text and "concurrency 4" in text for _, text in seen)
-    assert any("cell 4 of 4 (mnbt8192.boot2)" in text for _, text in seen)
+    # the 4th unit is the runner-up's replicate: which of the two ranks second is the noise's to say
+    assert any(re.search(r"cell 4 of 4 \(mnbt(2048|8192)\.boot2\)", text) for _, text in seen), seen[-3:]
     for cell in ("mnbt2048", "mnbt8192"):
         replicate = read_verdict(results(fake), cell, 2)
         assert replicate is not None and replicate.replicate == 2 and replicate.verdict == "green"

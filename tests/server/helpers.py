@@ -33,9 +33,10 @@ def cpu_vllm(tmp_path: Path, **weights: Any) -> tuple[Path, LocalTarget]:
     target that boots it on vLLM's CPU build."""
     model = write_tiny_llama(tmp_path / "models" / "tiny-llama", max_position_embeddings=4096, **weights)
     (tmp_path / "tmp").mkdir()
-    target = LocalTarget(
-        "local", workdir=str(tmp_path / "target"), engine_command=[str(VLLM)], engine_env=cpu_env(tmp_path)
-    )
+    # vLLM's caches shared by every such boot of a run (a user's target folder keeps its own across boots): the
+    # model's inspection, a child process importing vLLM, runs once, not once a boot
+    env = {**cpu_env(tmp_path), "VLLM_CACHE_ROOT": str(VLLM.parents[1] / "cache")}
+    target = LocalTarget("local", workdir=str(tmp_path / "target"), engine_command=[str(VLLM)], engine_env=env)
     return model, target
 
 
