@@ -33,11 +33,16 @@ def cpu_vllm(tmp_path: Path, **weights: Any) -> tuple[Path, LocalTarget]:
     target that boots it on vLLM's CPU build."""
     model = write_tiny_llama(tmp_path / "models" / "tiny-llama", max_position_embeddings=4096, **weights)
     (tmp_path / "tmp").mkdir()
-    # vLLM's caches shared by every such boot of a run (a user's target folder keeps its own across boots): the
-    # model's inspection, a child process importing vLLM, runs once, not once a boot
-    env = {**cpu_env(tmp_path), "VLLM_CACHE_ROOT": str(VLLM.parents[1] / "cache")}
+    env = shared_cpu_env(tmp_path)
     target = LocalTarget("local", workdir=str(tmp_path / "target"), engine_command=[str(VLLM)], engine_env=env)
     return model, target
+
+
+def shared_cpu_env(folder: Path) -> dict[str, str]:
+    """The CPU build's env as the docs give it, for a test's folder, with vLLM's caches shared by every real boot of
+    a run (a user's target folder keeps its own across boots; a test's is new each time): the model's inspection, a
+    child process importing vLLM, runs once, not once a boot."""
+    return {**cpu_env(folder), "VLLM_CACHE_ROOT": str(VLLM.parents[1] / "cache")}
 
 
 def free_port() -> int:

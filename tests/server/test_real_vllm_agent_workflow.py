@@ -29,10 +29,10 @@ from ruamel.yaml import YAML
 
 from redline.ledger.ab_file import AbPaths, read_trial
 from redline.ledger.campaign_file import read_verdict
-from redline.ops.ladder.demo import KV_CACHE_BYTES, cpu_env
+from redline.ops.ladder.demo import KV_CACHE_BYTES
 from redline.tinymodel import write_tiny_llama
 from tests.campaign.helpers import wait_until_gone
-from tests.server.helpers import Env, call, free_port, write_env
+from tests.server.helpers import Env, call, free_port, shared_cpu_env, write_env
 from tests.server.test_climb import TOOL_OF_ROUTE
 
 VLLM = Path(__file__).resolve().parents[2] / ".venv-vllm" / "bin" / "vllm"
@@ -58,11 +58,16 @@ pytestmark = [
 
 
 def cpu_server(tmp_path: Path) -> tuple[Env, Path]:
-    """A server config whose one target, `cpu`, boots the CPU build (its env, as the docs show it); the run folder."""
+    """A server config whose one target, `cpu`, boots the CPU build (the docs' env, vLLM's caches shared by the run's boots); the run folder."""
     env = write_env(tmp_path / "srv")
     run = tmp_path / "run"
     (run / "tmp").mkdir(parents=True)
-    target = {"kind": "local", "workdir": str(run / "target"), "engine_command": [str(VLLM)], "env": cpu_env(run)}
+    target = {
+        "kind": "local",
+        "workdir": str(run / "target"),
+        "engine_command": [str(VLLM)],
+        "env": shared_cpu_env(run),
+    }
     (env.root / "targets.yml").write_text(json.dumps({"targets": {"cpu": target}}))
     return env, run
 
