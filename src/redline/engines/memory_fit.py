@@ -78,6 +78,12 @@ def at(fit: Fit, x: float) -> float:
     return fit.coefficients["slope"] * x + fit.coefficients["intercept"]
 
 
+def sized(fit: Fit) -> bool:
+    """Whether a line's slope was measured: boots at two sizes or more."""
+    low, high = fit.coefficients.get("x_min"), fit.coefficients.get("x_max")
+    return low is not None and high is not None and high > low
+
+
 def beyond(fit: Fit, x: float) -> float:
     """How far x lies outside the x the fit saw (0 inside), in x's units."""
     low, high = fit.coefficients.get("x_min"), fit.coefficients.get("x_max")
@@ -139,4 +145,4 @@ def prediction(
     )
 
 
-__all__ = ["ROUNDING_GIB", "Asked", "Sized", "at", "beyond", "line", "offset", "prediction"]
+__all__ = ["ROUNDING_GIB", "Asked", "Sized", "at", "beyond", "line", "offset", "prediction", "sized"]

@@ -66,6 +66,9 @@ class Calibration(Strict):
     boots: int
     architectures: list[str]
     shapes: list[ModelShape] = Field([], description="the models the boots booted: a prediction for another carries")
+    lines: dict[str, list[ModelShape]] = Field(
+        {}, description="the models whose boots placed each activation line (a model off its line carries too)"
+    )
     sources: list[str] = Field(description="the corpus files and workspace folders the boots came from")
     left_out: list[str] = Field([], description="architectures held out of this fit (a leave-one-out check)")
 

@@ -7,9 +7,10 @@ any, else on every boot, and the reserve of a GPU no boot ran on is what nvidia-
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 
-from redline.engines.memory_fit import ROUNDING_GIB, at, grouped_line, line, offset
+from redline.engines.memory_fit import ROUNDING_GIB, at, grouped_line, line, offset, sized
 from redline.engines.vllm.memory_terms import (
     KEYS,
     activation_key,
@@ -21,8 +22,9 @@ from redline.engines.vllm.memory_terms import (
     measured,
     weights_formula_gib,
 )
-from redline.engines.vllm.runner import graphs_in_budget, v1_sampler_gib
-from redline.models.memory import Calibration, Fit, GpuSpec, Observation
+from redline.engines.vllm.runner import V1_SAMPLER_BYTES, graphs_in_budget, v1_logits, v1_sampler_gib
+from redline.models.memory import GIB, Calibration, Fit, GpuSpec, Observation
+from redline.models.shape import ModelShape
 
 # Priors, for a term no boot of the calibration shows (said in the prediction's basis).
 PRIOR_ACTIVATION = (1.05, 0.25)  # x the MLP-peak bytes per batched token, + GiB
@@ -51,7 +53,37 @@ def _borrowed(key: str, fits: dict[str, Fit]) -> Fit:
     return fits[key]
 
 
-def _activation_fits(boots: Sequence[Observation]) -> dict[str, Fit]:
+def _v1_sampler(boots: Sequence[Observation]) -> Fit:
+    """The V1 runner's sampling, in bytes a logit, measured between boots of one model and graph mode that differ in
+    the logits they sample (max_num_seqs): a boot's peak less the peak its model's boots at the most common number of
+    logits reach at its batched tokens (their line, or their boot at those tokens), over the logits between; else the
+    prior, vLLM's sort of the fp32 logits (values and int64 indices)."""
+    groups: dict[str, list[Observation]] = {}
+    for o in (o for o in boots if v1_logits(o.shape, o.serve)):
+        groups.setdefault(f"{o.shape.model_dump_json()} {graph_mode(o.serve)}", []).append(o)
+    measured_bytes = []
+    for group in groups.values():
+        counts = Counter(v1_logits(o.shape, o.serve) for o in group)
+        common = max(counts, key=lambda n: (counts[n], n))
+        ref = [
+            (activation_x(o.shape, o.serve), o.signals.memory.peak_activation_gib or 0.0)
+            for o in group
+            if v1_logits(o.shape, o.serve) == common
+        ]
+        ref_line = line(ref, (0.0, 0.0), "") if len({round(x, 9) for x, _ in ref}) > 1 else None
+        for o in (o for o in group if v1_logits(o.shape, o.serve) != common):
+            x = activation_x(o.shape, o.serve)
+            there = at(ref_line, x) if ref_line else next((y for rx, y in ref if abs(rx - x) < 1e-9), None)
+            if there is not None:
+                gap = (o.signals.memory.peak_activation_gib or 0.0) - there
+                measured_bytes.append(gap * GIB / (v1_logits(o.shape, o.serve) - common))
+    why = "vLLM's sort of the fp32 logits: values and int64 indices, 12 bytes"
+    fit = offset("bytes_per_logit", measured_bytes, V1_SAMPLER_BYTES, why)
+    fit.band_gib = 0.0  # in bytes, not GiB: the activation's own band carries the doubt
+    return fit
+
+
+def _activation_fits(boots: Sequence[Observation], bytes_per_logit: float) -> dict[str, Fit]:
     """A line per class and mode, placed by the boots whose forward pass set the peak (less the V1 runner's
     sampling); an MoE line has an intercept per architecture (MoE architectures' profile peaks differ by a part no
     config term explains) and one slope, the batched tokens' cost, shared."""
@@ -59,14 +91,23 @@ def _activation_fits(boots: Sequence[Observation]) -> dict[str, Fit]:
     def points(key: str) -> dict[str, list[tuple[float, float]]]:
         found: dict[str, list[tuple[float, float]]] = {}
         for o in (o for o in boots if activation_key(o.shape, o.serve) == key and forward_bound(o.shape, o.serve)):
-            seen = (o.signals.memory.peak_activation_gib or 0.0) - v1_sampler_gib(o.shape, o.serve)
+            seen = (o.signals.memory.peak_activation_gib or 0.0) - v1_sampler_gib(o.shape, o.serve, bytes_per_logit)
             point = (activation_x(o.shape, o.serve), seen)
             found.setdefault(o.shape.model_dump_json() if "moe" in key else "", []).append(point)
         return found
 
     why = "the MLP's peak bytes per batched token, and 0.25 GiB"
     fits = {key: grouped_line(points(key), PRIOR_ACTIVATION, why) for key in KEYS}
+    for key, fit in fits.items():  # boots at one size only: the slope the class's other mode measured, not the prior
+        other = key.replace("graphs", "eager") if key.endswith("graphs") else key.replace("eager", "graphs")
+        if fit.boots and not sized(fit) and sized(fits[other]):
+            slope = (fits[other].coefficients["slope"], 0.0)
+            fits[key] = grouped_line(points(key), slope, f"the {other.rsplit('_', 1)[1]} line's slope")
     return {key: fit if fit.boots else _borrowed(key, fits) for key, fit in fits.items()}
+
+
+def _shapes(boots: Sequence[Observation]) -> list[ModelShape]:
+    return list({o.shape.model_dump_json(): o.shape for o in boots}.values())
 
 
 def _reserve(boots: Sequence[Observation], gpu: GpuSpec | None) -> Fit:
@@ -115,9 +156,11 @@ def calibrate(
     weights = [(o.signals.memory.weights_gib or 0) - weights_formula_gib(o.shape, o.serve) for o in boots]
     usable = [o for o in boots if o.signals.memory.device_total_gib and o.signals.available_kv_cache_gib is not None]
     non_torch = [o.signals.memory.non_torch_gib or 0 for o in here]
+    sampler = _v1_sampler(boots)
     terms = {
         "weights_gib": offset("weights_gib", weights, 0.0, "the parameters and the rope table, nothing more"),
-        **_activation_fits(boots),
+        "v1_sampler_bytes": sampler,
+        **_activation_fits(boots, sampler.coefficients["bytes_per_logit"]),
         "non_torch_gib": offset("non_torch_gib", non_torch, PRIOR_NON_TORCH, "0.22 GiB"),
         **_graph_terms(here),
         "reserve_gib": _reserve(boots, gpu),
@@ -131,7 +174,8 @@ def calibrate(
         terms=terms,
         boots=len(boots),
         architectures=sorted({o.architecture for o in boots}),
-        shapes=list({o.shape.model_dump_json(): o.shape for o in boots}.values()),
+        shapes=_shapes(boots),
+        lines={key: _shapes([o for o in boots if activation_key(o.shape, o.serve) == key]) for key in KEYS},
         sources=sorted({o.source for o in boots}),
         left_out=sorted(left_out),
     )

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from redline.engines.memory_fit import ROUNDING_GIB, Asked, Sized, at, beyond, prediction
+from redline.engines.memory_fit import ROUNDING_GIB, Asked, Sized, at, beyond, prediction, sized
 from redline.engines.vllm.calibration import calibrate
 from redline.engines.vllm.memory_terms import (
     activation_key,
@@ -78,18 +78,20 @@ def _activation(
     """The profile run's peak, its band and how it was reached: moved from the anchor as the fitted model moves, or
     the fitted model itself (its band widened by a tenth of how far it is carried past its data)."""
     fit, x = cal.terms[activation_key(shape, serve)], activation_x(shape, serve)
-    v1, v2 = v1_sampler_gib(shape, serve), v2_sampler_gib(shape, serve)
+    per_logit = cal.terms["v1_sampler_bytes"].coefficients["bytes_per_logit"]
+    v1, v2 = v1_sampler_gib(shape, serve, per_logit), v2_sampler_gib(shape, serve)
     sampling = v1 + (v2 if v2 > activation_x(shape, serve) else 0.0)
     runner = f"; the V1 runner's sampling, {v1:.2f} GiB" if v1 else ""
     runner += f"; the V2 runner's sampling holds {v2:.2f} GiB, over the forward pass" if sampling > v1 else ""
     if anchor is not None and graph_mode(anchor.serve) == graph_mode(serve):
         seen = anchor.signals.memory.peak_activation_gib or 0.0
-        moved = peak_activation(fit, shape, serve) - peak_activation(fit, anchor.shape, anchor.serve)
+        before = peak_activation(fit, anchor.shape, anchor.serve, per_logit)
+        moved = peak_activation(fit, shape, serve, per_logit) - before
         doubt = _doubt(fit) * abs(moved)
         return seen + moved, ROUNDING_GIB + doubt, f"the anchor's {seen:g} GiB moved {moved:+.2f} GiB{runner}"
-    past, value = beyond(fit, x) * fit.coefficients["slope"], peak_activation(fit, shape, serve)
+    past, value = beyond(fit, x) * fit.coefficients["slope"], peak_activation(fit, shape, serve, per_logit)
     spread = fit.coefficients.get("spread", 0.0)  # the architectures' own intercepts about the line's
-    unseen = spread if shape in cal.shapes else max(TRANSFER * at(fit, x), spread)
+    unseen = spread if shape in cal.lines.get(activation_key(shape, serve), []) else max(TRANSFER * at(fit, x), spread)
     band = fit.band_gib + _doubt(fit) * past + unseen + SAMPLER_DOUBT * sampling
     return value, band, f"activation: {fit.basis}{runner}"
 
@@ -97,8 +99,7 @@ def _activation(
 def _doubt(fit: Fit) -> float:
     """The share of a move along the line the band takes: a slope least squares fitted over several sizes is
     trusted to a tenth; the prior's (no boot, or boots at one size only), to a quarter."""
-    low, high = fit.coefficients.get("x_min"), fit.coefficients.get("x_max")
-    return SLOPE_DOUBT if low is not None and high is not None and high > low else PRIOR_SLOPE_DOUBT
+    return SLOPE_DOUBT if sized(fit) else PRIOR_SLOPE_DOUBT
 
 
 def _cuda_graphs(shape: ModelShape, serve: ServeConfig, cal: Calibration) -> tuple[float, float, float]:

@@ -59,11 +59,11 @@ def forward_bound(shape: ModelShape, serve: ServeConfig) -> bool:
     return activation_x(shape, serve) >= v2_sampler_gib(shape, serve)
 
 
-def peak_activation(fit: Fit, shape: ModelShape, serve: ServeConfig) -> float:
+def peak_activation(fit: Fit, shape: ModelShape, serve: ServeConfig, bytes_per_logit: float) -> float:
     """The profile run's peak on a fitted line: the forward's, or the V2 sampling's above the line's own intercept
-    (what the profile holds besides), whichever is larger; plus the V1 runner's sampling."""
+    (what the profile holds besides), whichever is larger; plus the V1 runner's sampling at its bytes a logit."""
     sampling = fit.coefficients["intercept"] + v2_sampler_gib(shape, serve)
-    return max(at(fit, activation_x(shape, serve)), sampling) + v1_sampler_gib(shape, serve)
+    return max(at(fit, activation_x(shape, serve)), sampling) + v1_sampler_gib(shape, serve, bytes_per_logit)
 
 
 def kv_per_token(shape: ModelShape, serve: ServeConfig) -> int:

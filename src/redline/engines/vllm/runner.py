@@ -12,8 +12,9 @@ DEFAULT_SEQS = 1024  # ... and max_num_seqs on a large GPU
 # vLLM 0.26 runs its V2 model runner for every dense model and the MoE architectures it lists (config/vllm.py,
 # DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES; a V2 boot logs "Using V2 Model Runner"); any other MoE model runs the V1
 # runner, whose profile run also samples min(max_num_seqs, batched tokens) dummy requests over the whole vocabulary
-# with its native top-k/top-p: a sort of the fp32 logits, values and int64 indices, 12 bytes a logit. On the H200
-# that is Qwen3-30B-A3B's 1.6-2.0 GiB above the line Qwen1.5-MoE-A2.7B (V2) sits on.
+# with its native top-k/top-p: a sort of the fp32 logits, values and int64 indices, 12 bytes a logit (the prior;
+# calibration.py measures it between boots that differ in their requests alone). On the H200 that is Qwen3-30B-A3B's
+# 1.6-2.0 GiB above the line Qwen1.5-MoE-A2.7B (V2) sits on.
 V2_MOE_ARCHITECTURES = frozenset(
     {
         "DeepseekV2ForCausalLM",
@@ -64,11 +65,14 @@ def graphs_in_budget(shape: ModelShape, serve: ServeConfig) -> bool:
     return not is_eager(serve) and on and model_runner(shape, serve) == "v1"
 
 
-def v1_sampler_gib(shape: ModelShape, serve: ServeConfig) -> float:
-    """What the V1 runner's profile run holds beyond a V2 one: its dummy sampling's sort of the logits."""
-    if model_runner(shape, serve) != "v1":
-        return 0.0
-    return _requests(serve) * shape.vocab * V1_SAMPLER_BYTES / GIB
+def v1_logits(shape: ModelShape, serve: ServeConfig) -> int:
+    """The logits the V1 runner's profile run samples (0 on the V2 runner): requests x vocabulary."""
+    return _requests(serve) * shape.vocab if model_runner(shape, serve) == "v1" else 0
+
+
+def v1_sampler_gib(shape: ModelShape, serve: ServeConfig, bytes_per_logit: float = V1_SAMPLER_BYTES) -> float:
+    """What the V1 runner's profile run holds beyond a V2 one: its dummy sampling of the logits."""
+    return v1_logits(shape, serve) * bytes_per_logit / GIB
 
 
 __all__ = [
@@ -79,6 +83,7 @@ __all__ = [
     "graphs_in_budget",
     "mnbt_of",
     "model_runner",
+    "v1_logits",
     "v1_sampler_gib",
     "v2_sampler_gib",
 ]
