@@ -30,7 +30,9 @@ DCGM_BIN = BIN.parent / "dcgm-bin"  # a stand-in dcgmi (tests/server/fake_dcgmi.
 @pytest.fixture
 def fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Fake:
     monkeypatch.setenv("PATH", f"{BIN}{os.pathsep}{os.environ['PATH']}")
-    return make_fake(tmp_path, FAKE_VLLM_BENCH_S="3")  # long enough for the samplers' first rows on a busy host (1.5 s was not, once)
+    return make_fake(
+        tmp_path, FAKE_VLLM_BENCH_S="3"
+    )  # long enough for the samplers' first rows on a busy host (1.5 s was not, once)
 
 
 async def _run(fake: Fake):  # type: ignore[no-untyped-def]
