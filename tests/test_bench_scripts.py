@@ -12,10 +12,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCHES = sorted((ROOT / "bench").glob("*.py"))
-# A bench known not to start, and why; held to failing still, so the day it starts it joins the others here.
-PENDING = {
-    "search_replay.py": "its import of policy/search.py rotted (`Stop`); the search's rework (issue 42) mends it",
-}
+# A bench known not to start, and why (none now); held to failing still, so the day it starts it joins the others.
+PENDING: dict[str, str] = {}
 # Each bench run as its own __main__ with --help, all in one child (a process each would pay the imports each
 # time): argparse prints its usage and exits 0; any other way out is that bench's failure. One JSON line: each
 # bench's failure, or null.
