@@ -183,6 +183,7 @@ class EngineSettings(TypedDict, total=False):
     engine_env: Mapping[str, str]
     engine_commands: Mapping[str, Sequence[str]]
     engine_command: Sequence[str] | None
+    compile_cache_persists: bool
 
 
 # ---- shared checks -------------------------------------------------------------------
@@ -265,9 +266,13 @@ class Target(abc.ABC):
         engine_env: Mapping[str, str] | None = None,
         engine_commands: Mapping[str, Sequence[str]] | None = None,
         engine_command: Sequence[str] | None = None,
+        compile_cache_persists: bool = False,
     ) -> None:
         self.name = name
         self.workdir = workdir
+        # Whether a deployment here keeps the engine's torch.compile cache between boots (the targets file says):
+        # a ladder then proves its ceiling with the cache warm; else cold, as a fresh deployment boots.
+        self.compile_cache_persists = compile_cache_persists
         self.engine_env: dict[str, str] = dict(engine_env or {})  # what every engine command gets here
         self.engine_commands: dict[str, list[str]] = {k: list(v) for k, v in (engine_commands or {}).items()}
         # The older one-command form of the targets file: it stands for whichever engine the caller runs.

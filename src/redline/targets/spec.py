@@ -30,6 +30,12 @@ class BaseSpec(BaseModel):
     engine_commands: dict[EngineName, Command] = Field(default_factory=dict)
     engine_command: Command | None = None
     env: dict[EnvName, str] = Field(default_factory=dict)
+    compile_cache_persists: bool = Field(
+        False,
+        description="a deployment here keeps the engine's torch.compile cache between boots (on a volume that "
+        "outlives the server): a ladder proves its ceiling with the cache warm. False: every deployment compiles "
+        "cold, and a ceiling is proven cold",
+    )
 
     def resolved(self, base: Path) -> Self:
         """This spec with its relative paths taken from base, the targets file's folder."""
@@ -38,7 +44,10 @@ class BaseSpec(BaseModel):
     def engine_settings(self) -> EngineSettings:
         """The engine part, as Target's constructor takes it."""
         return EngineSettings(
-            engine_env=self.env, engine_commands=self.engine_commands, engine_command=self.engine_command
+            engine_env=self.env,
+            engine_commands=self.engine_commands,
+            engine_command=self.engine_command,
+            compile_cache_persists=self.compile_cache_persists,
         )
 
 
