@@ -172,7 +172,7 @@ SURFACES |= {
     "ab_run": Surfaces(
         frozenset({"wait_s"}),
         ("ab", "run"),
-        IN_WORKSPACE | {"--spec-file", "--targets"},
+        IN_WORKSPACE | {"--spec-file", "--targets", "--config"},
         cli_instead=frozenset({"spec"}),
         functions=(ab_ops.ab_run,),
     ),

@@ -13,7 +13,7 @@ from redline.engines import get_engine
 from redline.models import ServeConfig
 from redline.models.memory import GpuSpec
 from redline.models.shape import shape_of
-from redline.ops.campaign.predictions import feasibility
+from redline.ops.experiment.predicted import feasibility
 from redline.ops.predict.predict import Question, calibration_boots, predict_config
 from redline.policy.drift import kv_drift
 

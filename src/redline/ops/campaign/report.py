@@ -31,7 +31,7 @@ from redline.models.campaign_results import (
 from redline.models.context import Node, device_of
 from redline.models.load_boundary import LoadBoundary
 from redline.models.metrics import DIRECTIONS
-from redline.ops.campaign.load import load_campaign
+from redline.ops.campaign_read import load_campaign
 from redline.ops.requests import CampaignReportRequest
 from redline.policy import champion as champions
 from redline.policy import workload_champion

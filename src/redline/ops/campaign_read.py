@@ -1,12 +1,14 @@
-"""A campaign file read and resolved, the one way every operation reads one: its cells, baseline and base config.
+"""A campaign file read and resolved, the one way every operation reads one (a campaign's own, an A/B arm that names
+a campaign's cell, the evidence a cell is): its cells, baseline and base config, its ladder's ceiling.
 
     loaded = load_campaign("campaigns/c1.yml")  # base.from_ladder read relative to the file: its ceiling, the knobs
     loaded.cells, loaded.baseline, loaded.base, loaded.results
     loaded = load_named(workspace, "campaigns/c1.yml", "from_campaign")   # a name a tool was given
 
 Below everything that reads a campaign (its plan, run, status, report, an A/B arm or a baseline naming a cell,
-the known-good hook), so none of them imports another to read the file. base.from_ladder goes through the one
-path checker (ops/workspace.py `inside`) here, in the loader, so no reader can skip it.
+the known-good evidence), so none of them imports another to read it, and ops/ab and ops/evidence nothing of
+ops/campaign. base.from_ladder goes through the one path checker (ops/workspace.py `inside`) here, in the loader,
+so no reader can skip it.
 """
 
 from __future__ import annotations
@@ -87,4 +89,10 @@ def load_named(workspace: Path, name: str, what: str) -> Loaded:
     return load_campaign(inside(workspace, name, what), workspace)
 
 
-__all__ = ["Loaded", "from_ladder_path", "load_campaign", "load_named"]
+def ladder_ceiling(loaded: Loaded) -> int | None:
+    """The max_num_batched_tokens the campaign's ladder proved (as load_campaign read it), or None without one."""
+    ceiling = loaded.ladder.ceiling if loaded.ladder is not None else None
+    return ceiling.max_num_batched_tokens if ceiling is not None else None
+
+
+__all__ = ["Loaded", "from_ladder_path", "ladder_ceiling", "load_campaign", "load_named"]
