@@ -76,7 +76,7 @@ def test_a_campaign_says_its_workloads_one_way_and_refuses_what_it_cannot_judge(
 
 def test_each_cell_benches_every_workload_at_every_concurrency_into_files_named_by_it() -> None:
     c = campaign(**NAMED, trials=2)
-    steps = boot_benches(c.shapes(), c.concurrencies, 2, c.repeats)
+    steps = boot_benches(c.loads(), 2, c.repeats)
     warm, *benches = steps
     assert warm.warmup and (warm.workload.input_len, warm.workload.output_len) == (128, 16)  # the first workload's
     assert [s.result_name for s in benches] == [
@@ -90,6 +90,57 @@ def test_each_cell_benches_every_workload_at_every_concurrency_into_files_named_
     ]
     assert len({s.workload.seed for s in steps}) == len(steps)  # no bench replays another's prompts
     assert benches[2].label == "long, concurrency 1, repeat 1 of 2"
+
+
+# A workload at its own concurrencies: long prompts at a low one, short ones at a high one (a scenario each).
+OWN = {"chat": {**SHAPES["chat"], "concurrencies": [16, 4]}, "long": {**SHAPES["long"], "concurrencies": [2]}}
+
+
+def test_a_workload_runs_at_its_own_concurrencies_and_the_experiment_s_are_every_one_of_them() -> None:
+    c = campaign(workload=None, workloads=OWN, concurrencies=[])  # every workload gives its own: none at the top
+    assert c.concurrencies == [2, 4, 16] and c.concurrencies_of("chat") == [4, 16] and c.concurrencies_of("long") == [2]
+    warm, *benches = boot_benches(c.loads(), 2, c.repeats)
+    assert [s.result_name for s in benches] == ["bench-chat-c4.json", "bench-chat-c16.json", "bench-long-c2.json"]
+    assert warm.workload.concurrency == 2  # 2 warm-up requests, at most the highest concurrency (16)
+    plan = plan_campaign(c, ServeConfig(model="m", max_model_len=4096), path="c.yml")
+    assert plan.concurrencies == [2, 4, 16]
+    assert [[b.result_file for b in cell.benches] for cell in plan.cells][0] == [s.result_name for s in benches]
+    assert all(cell.serve.max_num_seqs == 16 for cell in plan.cells)  # the gate holds the highest of any workload
+    mixed = campaign(workload=None, workloads={"chat": SHAPES["chat"], "long": OWN["long"]}, concurrencies=[1, 8])
+    assert mixed.concurrencies_of("chat") == [1, 8] and mixed.concurrencies_of("long") == [2]
+
+
+@pytest.mark.parametrize(
+    ("workloads", "said"),
+    [
+        (
+            {"chat": SHAPES["chat"], "long": OWN["long"]},
+            "concurrencies: give the concurrencies every bench runs at, or",
+        ),
+        ({"chat": {**SHAPES["chat"], "concurrencies": [4, 4]}, "long": OWN["long"]}, "each concurrency once: [4, 4]"),
+        ({"chat": {**SHAPES["chat"], "concurrencies": []}, "long": OWN["long"]}, "at least 1 item"),
+    ],
+)
+def test_a_workload_without_concurrencies_anywhere_is_refused_naming_the_field(workloads: dict, said: str) -> None:
+    with pytest.raises(ValidationError) as e:
+        campaign(workload=None, workloads=workloads, concurrencies=[])
+    assert said in str(e.value)
+
+
+def test_a_latency_focus_ranks_a_workload_by_its_own_concurrencies_only() -> None:
+    c = campaign(workload=None, workloads=OWN, concurrencies=[], focus="latency")
+    both = [two(n, {4: t, 16: t}, {2: t}, metric="median_tpot_ms") for n, t in (("base", 10.0), ("a", 8.0))]
+    cells = [
+        v.model_copy(update={"results": [r for r in v.results if r.workload != "long" or r.concurrency == 2]})
+        for v in both
+    ]
+    for v in cells:
+        assert [(r.workload, r.concurrency) for r in v.results] == [("chat", 4), ("chat", 16), ("long", 2)]
+    report = select(c, ["base", "a"], "base", {v.cell: v for v in cells})
+    assert [(r.workload, [x.cell for x in r.ranked]) for r in report.workloads] == [
+        ("chat", ["a", "base"]),
+        ("long", ["a", "base"]),
+    ]
 
 
 def test_max_model_len_must_hold_the_longest_workload_and_the_refusal_names_it() -> None:

@@ -46,7 +46,7 @@ def test_a_model_field_given_a_number_says_to_write_an_object() -> None:
 def test_a_nested_unknown_field_gets_its_own_object_s_closest_field() -> None:
     lines = said(AbRunRequest, spec={"name": "x", "arms": [{"name": "a", "serv": {}}]})
     assert "spec.arms[0].serv: unknown field; write 'serve' instead, or leave it out" in lines
-    assert "spec.concurrencies: Field required; write a value for it" in lines
+    assert "spec.target: Field required; write a value for it" in lines
 
 
 def test_closest_and_unknown_argument() -> None:

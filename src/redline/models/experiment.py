@@ -16,7 +16,14 @@ from redline.engines.names import DEFAULT_ENGINE, EngineName
 from redline.models.bench import Count
 from redline.models.slug import Slug
 from redline.models.strict import Strict
-from redline.models.workloads import COMBINE_HELP, Combine, NamedWorkloads, Workloads, WorkloadSpec
+from redline.models.workloads import (
+    COMBINE_HELP,
+    Combine,
+    NamedWorkloads,
+    Workloads,
+    WorkloadSpec,
+    unique_concurrencies,
+)
 
 TargetName = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=200)]
 
@@ -32,7 +39,10 @@ class ExperimentSpec(Strict, NamedWorkloads):
     workload: WorkloadSpec | None = Field(None, description="what every bench sends (or workloads:)")
     workloads: Workloads | None = None
     combine: Combine = Field("each", description=COMBINE_HELP)
-    concurrencies: Annotated[list[Count], Field(min_length=1, max_length=32)]
+    concurrencies: Annotated[
+        list[Count],
+        Field(max_length=32, description="what every bench runs at, where a workload names none of its own"),
+    ] = []
     warmup_requests: Annotated[int, Field(ge=0, le=1 << 20, description="sent before the first bench; 0: cold")] = 8
     boot_deadline_s: Annotated[float, Field(gt=0, le=86400)] = 3600
     bench_deadline_s: Annotated[float, Field(gt=0, le=86400)] = 3600
@@ -40,9 +50,7 @@ class ExperimentSpec(Strict, NamedWorkloads):
     @field_validator("concurrencies")
     @classmethod
     def _unique(cls, values: list[int]) -> list[int]:
-        if len(set(values)) != len(values):
-            raise ValueError(f"each concurrency once: {values}")
-        return sorted(values)
+        return unique_concurrencies(values)
 
     @model_validator(mode="after")
     def _workloads_said_once(self) -> ExperimentSpec:

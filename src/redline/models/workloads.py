@@ -6,6 +6,7 @@
     workloads:                   # or several, each cell benched on each: files bench-<name>-c16.json
       chat: {input_len: 1024, output_len: 256}
       long: {input_len: 4096, output_len: 512}
+      rag: {input_len: 8192, output_len: 256, concurrencies: [4]}   # its own concurrencies (default: the experiment's)
     combine: all                 # each (default): one champion per workload; all: a champion wins on every
                                  # workload; {weights: {chat: 3, long: 1}}: on the weighted mean of its gains
 
@@ -13,15 +14,22 @@ Each figure keeps its own workload (two shapes are never one "random"); the poli
 """
 
 import math
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal, NamedTuple
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from redline.models.bench import Count
 from redline.models.slug import Slug
 from redline.models.strict import Strict
 
 MAX_WORKLOADS = 8
+
+
+def unique_concurrencies(values: list[int]) -> list[int]:
+    """Concurrencies in order, each given once (ValueError otherwise)."""
+    if len(set(values)) != len(values):
+        raise ValueError(f"each concurrency once: {values}")
+    return sorted(values)
 
 
 def most_tokens(input_len: int, output_len: int, range_ratio: float = 0.0, prefix_len: int = 0) -> int:
@@ -48,6 +56,16 @@ class WorkloadSpec(Strict):
         "prefix cache is part of what the bench measures (each bench its own prefix); 0: none shared",
     )
     ignore_eos: Literal[True] = Field(True, description="always: every cell decodes the same tokens")
+    concurrencies: Annotated[list[Count] | None, Field(min_length=1, max_length=32)] = Field(
+        None,
+        description="this workload's own concurrencies (e.g. long prompts at a low one, short ones at a high one); "
+        "default: the experiment's",
+    )
+
+    @field_validator("concurrencies")
+    @classmethod
+    def _each_once(cls, values: list[int] | None) -> list[int] | None:
+        return None if values is None else unique_concurrencies(values)
 
     @property
     def tokens(self) -> int:
@@ -75,6 +93,15 @@ COMBINE_HELP = (
 NamedShape = tuple[str | None, WorkloadSpec]
 
 
+class WorkloadAt(NamedTuple):
+    """One workload as a server is benched on it: its name (None where it is the only one), its shape and the
+    concurrencies it runs at (its own, else the experiment's)."""
+
+    name: str | None
+    shape: WorkloadSpec
+    concurrencies: list[int]
+
+
 class NamedWorkloads:
     """What a campaign and an A/B share of their workload fields (`workload`, `workloads`, `combine`, declared by
     each in its own order): the shapes in order, one by name, the longest, and the one check of them all."""
@@ -83,6 +110,7 @@ class NamedWorkloads:
         workload: WorkloadSpec | None
         workloads: dict[str, WorkloadSpec] | None
         combine: Combine
+        concurrencies: list[int]
 
     def shapes(self) -> list[NamedShape]:
         """Every workload a server is benched on, in order: (name, shape); one unnamed where workload: is given."""
@@ -94,15 +122,30 @@ class NamedWorkloads:
     def shape(self, name: str | None) -> WorkloadSpec:
         return dict(self.shapes())[name]
 
+    def loads(self) -> list[WorkloadAt]:
+        """Every workload a server is benched on, in order, with the concurrencies it runs at."""
+        return [WorkloadAt(name, w, w.concurrencies or self.concurrencies) for name, w in self.shapes()]
+
+    def concurrencies_of(self, name: str | None) -> list[int]:
+        """The concurrencies the workload `name` runs at (its own, else the experiment's)."""
+        return self.shape(name).concurrencies or self.concurrencies
+
     @property
     def longest(self) -> int:
         """The most tokens one request of any workload holds (max_model_len must fit them)."""
         return max(w.tokens for _, w in self.shapes())
 
     def check_workloads(self) -> None:
-        """One way to say the workloads, and a combine that names them (ValueError, naming the field)."""
+        """One way to say the workloads, a concurrency for each, and a combine that names them (ValueError, naming
+        the field). Where every workload gives its own concurrencies and the experiment none, the experiment's are
+        every workload's together (the highest of them is what max_num_seqs must hold)."""
         if (self.workload is None) == (self.workloads is None):
             raise ValueError("workload: give workload: (one shape) or workloads: (several, each named), not both")
+        own = [w.concurrencies for _, w in self.shapes()]
+        if not self.concurrencies:
+            if not all(own):
+                raise ValueError("concurrencies: give the concurrencies every bench runs at, or each workload's own")
+            self.concurrencies = sorted({c for cs in own if cs for c in cs})
         if self.workloads is None:
             if self.combine != "each":
                 raise ValueError("combine: it names a champion across workloads; give workloads: or drop combine")
@@ -118,6 +161,8 @@ __all__ = [
     "MAX_WORKLOADS",
     "NamedShape",
     "NamedWorkloads",
+    "unique_concurrencies",
+    "WorkloadAt",
     "most_tokens",
     "Weights",
     "WorkloadSpec",

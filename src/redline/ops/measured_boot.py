@@ -2,7 +2,7 @@
 campaign cells and A/B trials run (and a search's proposals); a ladder's smoke test runs its second half,
 run_benches, on the server its rung left up.
 
-    benches = boot_benches(spec.shapes(), spec.concurrencies, spec.warmup_requests, repeats=1)  # policy/workload.py
+    benches = boot_benches(spec.loads(), spec.warmup_requests, repeats=1)  # policy/workload.py
     measured = await measured_boot(session, config, benches, keep=Keep(server_file, index, write), ...)
     measured.warmup_error                # the warm-up's problem: no bench ran after it
     for result in measured.benches: ...  # one result per bench that ran, in order

@@ -52,7 +52,7 @@ def gate_arm(spec: AbSpec, name: str, config: ServeConfig, *, own: bool, source:
     """The arm's config after the methodology gates (policy/workload.py, as for a campaign's cells), and what they
     changed; ValueError or InputError for what they refuse. `own`: the arm itself set max_num_seqs (below the top
     concurrency it is refused); `source`: where it came from otherwise (raised, and said so)."""
-    prompts = prompt_gates(spec.shapes(), spec.concurrencies)
+    prompts = prompt_gates(spec.loads())
     length_gate(spec.shapes(), config.max_model_len, f"arm {name!r}", "raise it")
     config, seqs = seqs_gate(config, spec.concurrencies, "arm", name, own=own, source=source)
     return config, [*prompts, *seqs]
@@ -167,8 +167,8 @@ def arm_point(
 def arm_summary(spec: AbSpec, plan: ArmPlan, records: Sequence[TrialRecord]) -> ArmSummary:
     points = [
         p
-        for w, _ in spec.shapes()
-        for c in spec.concurrencies
+        for w, _, concurrencies in spec.loads()
+        for c in concurrencies
         if (p := arm_point(spec, plan.name, c, records, w)) is not None
     ]
     failed = [f"{plan.name}-{r.trial}: {r.reason}" for r in records if not r.ok]

@@ -221,7 +221,7 @@ def plan_cell(
     its regime, boot and benches are what runs: its engine's boot, its engine's bench client's benches."""
     engine = get_engine(cell_engine(campaign, cell))
     config, notes = made.config, made.notes
-    steps = boot_benches(campaign.shapes(), campaign.concurrencies, campaign.warmup_requests, campaign.repeats)
+    steps = boot_benches(campaign.loads(), campaign.warmup_requests, campaign.repeats)
     try:
         commands = commands_of(engine, config, steps, executables)
     except InputError as exc:  # a knob the engine refuses names the cell
@@ -235,7 +235,7 @@ def plan_cell(
         levers=_levers(cell),
         serve=config,
         regime=regime_of(config, campaign.warmup_requests),
-        gates=[*prompt_gates(campaign.shapes(), campaign.concurrencies), *notes],
+        gates=[*prompt_gates(campaign.loads()), *notes],
         bench_backend=pinned_backend(campaign, engine, benches[0].command),
         boot_command=commands.boot,
         warmup_command=commands.warmup,
@@ -304,7 +304,7 @@ def plan_campaign(
         concurrencies=campaign.concurrencies,
         bench_client=client,
         bench_backend=backends.pop() if len(backends) == 1 else None,
-        gates=[*prompt_gates(campaign.shapes(), campaign.concurrencies), *said, *_boundary_gate(campaign)],
+        gates=[*prompt_gates(campaign.loads()), *said, *_boundary_gate(campaign)],
         cells=cells,
         boots=len(todo),
         benches=sum(len(c.benches) for c in todo),

@@ -40,7 +40,7 @@ def cell_sample(campaign: Campaign, verdict: CellVerdict) -> tuple[Sample | None
     if not usable:
         return None, None
     if campaign.focus == "latency":
-        if len(usable) != len(campaign.concurrencies):
+        if len(usable) != sum(len(campaign.concurrencies_of(w)) for w in {r.workload for r in verdict.results}):
             return None, None
         score = math.exp(statistics.fmean(math.log(r.metrics[metric].mean) for r in usable))
         cvs = [cv for r in usable if (cv := _cv(r.metrics[metric])) is not None]

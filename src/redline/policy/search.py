@@ -53,6 +53,7 @@ class Proposal:
     why: str
     estimate: float | None = None
     upper: float | None = None
+    best: float | None = None  # the best score measured when it was proposed (by the model)
 
 
 @dataclass(frozen=True)
@@ -171,7 +172,9 @@ def _opening(cells: Sequence[Candidate], baseline: str, spec: SearchSpec, booted
     order = [c for c in cells if c.name == baseline]
     levers = sorted({lv for c in cells for lv in c.levers})
     for lever in levers:
-        values = sorted({c.levers[lever] for c in cells if lever in c.levers}, key=_order)
+        values = sorted(
+            {repr(v): v for c in cells if lever in c.levers for v in [c.levers[lever]]}.values(), key=_order
+        )
         for wanted in (values[0], values[-1]):
             order += [c for c in cells if lever in c.levers and c.levers[lever] == wanted][:1]
     seen: list[Candidate] = []
@@ -215,13 +218,36 @@ def propose(
     """The next cell to boot and why, or why the search stops. `history`: the booted cells in order; `band`: the
     noise band as a fraction; `infeasible`: cells the memory model rules out, and why."""
     infeasible = infeasible or {}
-    booted = set(measured)
-    left = [c for c in cells if c.name not in booted and c.name not in infeasible]
-    if not left:
-        return SearchStop("every feasible cell has booted" if booted else "no feasible cell to boot")
+    if not any(c.name not in measured and c.name not in infeasible for c in cells):
+        return SearchStop("every feasible cell has booted" if measured else "no feasible cell to boot")
     if stop := _stop(spec, measured, history, band):
         return stop
-    if first := _opening(cells, baseline, spec, booted):
+    step = next_cell(cells, baseline, measured, spec, band=band, infeasible=infeasible)
+    assert step is not None  # a feasible cell is left
+    if step.upper is not None and step.best is not None and not beats(step.upper, step.best, band):
+        return SearchStop(
+            f"no cell left is predicted, even at its upper bound ({step.upper:.4g}), to beat the best "
+            f"({step.best:.4g}) by more than the {100 * band:.1f}% noise band"
+        )
+    return step
+
+
+def next_cell(
+    cells: Sequence[Candidate],
+    baseline: str,
+    measured: Mapping[str, Measured],
+    spec: SearchSpec,
+    *,
+    band: float,
+    infeasible: Mapping[str, str] | None = None,
+) -> Proposal | None:
+    """The cell the search would boot next, whatever its stop rules say (None: no feasible cell is left): what
+    propose() proposes while it does not stop, and what a replay at a larger budget boots after its stop."""
+    infeasible = infeasible or {}
+    left = [c for c in cells if c.name not in measured and c.name not in infeasible]
+    if not left:
+        return None
+    if first := _opening(cells, baseline, spec, set(measured)):
         if first.name not in infeasible:
             return Proposal(first.name, "an opening cell: the baseline, then each lever's lowest and highest values")
     return _by_model(cells, left, measured, spec, band)
@@ -233,7 +259,7 @@ def _by_model(
     measured: Mapping[str, Measured],
     spec: SearchSpec,
     band: float,
-) -> Proposal | SearchStop:
+) -> Proposal:
     scores = {n: m.score for n, m in measured.items() if m.score is not None}
     if not scores:
         return Proposal(left[0].name, "no cell has held yet: the next in the space's order")
@@ -247,18 +273,25 @@ def _by_model(
         upper = value + KAPPA * unc - doomed * abs(best)
         ranked.append((upper, rng.random(), cell, value))
     upper, _, cell, value = max(ranked, key=lambda r: (r[0], r[1]))
-    if not beats(upper, best, band):
-        return SearchStop(
-            f"no cell left is predicted, even at its upper bound ({upper:.4g}), to beat the best ({best:.4g}) by "
-            f"more than the {100 * band:.1f}% noise band"
-        )
     return Proposal(
         cell.name,
         f"the highest upper bound among {len(left)} cells left: estimated {value:.4g}, at most {upper:.4g}, "
         f"against the best {best:.4g}",
         estimate=value,
         upper=upper,
+        best=best,
     )
 
 
-__all__ = ["Candidate", "Measured", "Model", "Proposal", "SearchStop", "beats", "estimate", "fit", "propose"]
+__all__ = [
+    "Candidate",
+    "Measured",
+    "Model",
+    "Proposal",
+    "SearchStop",
+    "beats",
+    "estimate",
+    "fit",
+    "next_cell",
+    "propose",
+]

@@ -1,7 +1,7 @@
 """The one workload policy every measured boot follows: how many prompts a concurrency sends, the seeds, the
 warm-up. Campaign cells and A/B trials read it alike, so the two cannot drift. No I/O.
 
-    steps = boot_benches(spec.shapes(), spec.concurrencies, spec.warmup_requests, repeats=1)
+    steps = boot_benches(spec.loads(), spec.warmup_requests, repeats=1)
     n, note = prompts_at(spec.workload.num_prompts, c)     # never under 2 x c; the note says when it was raised
 
 The steps are what a measured boot runs on one server (ops/measured_boot.py) and what a plan shows as
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from redline.engines.base import Engine
 from redline.errors import InputError
 from redline.models import BenchWorkload, ServeConfig
-from redline.models.workloads import NamedShape, WorkloadSpec
+from redline.models.workloads import NamedShape, WorkloadAt, WorkloadSpec
 
 # How the target runs each engine (and each bench client), by engine name; None or a missing name: the default.
 Executables = Mapping[str, Sequence[str]]
@@ -60,11 +60,11 @@ def prompts_at(asked: int | None, c: int) -> tuple[int, str | None]:
     )
 
 
-def prompt_gates(shapes: Sequence[NamedShape], concurrencies: Sequence[int]) -> list[str]:
+def prompt_gates(loads: Sequence[WorkloadAt]) -> list[str]:
     """The gate's note for every concurrency (of every workload) whose prompts it raised."""
     return [
         (f"workload {name}: " if name else "") + note
-        for name, shape in shapes
+        for name, shape, concurrencies in loads
         for c in concurrencies
         if (note := prompts_at(shape.num_prompts, c)[1])
     ]
@@ -149,18 +149,17 @@ def bench_file(c: int, repeat: int = 1, repeats: int = 1, workload: str | None =
     return f"{named}.json" if repeats == 1 else f"{named}-t{repeat}.json"
 
 
-def boot_benches(
-    shapes: Sequence[NamedShape], concurrencies: Sequence[int], warmup_requests: int, repeats: int
-) -> list[Bench]:
+def boot_benches(loads: Sequence[WorkloadAt], warmup_requests: int, repeats: int) -> list[Bench]:
     """Every bench one server gets, in order: the warm-up (the first workload's), then each concurrency of each
-    workload of each repeat (repeats outermost, so they interleave; then workloads, so each repeat sees every one)."""
+    workload of each repeat (repeats outermost, so they interleave; then workloads, so each repeat sees every one),
+    each workload at its own concurrencies."""
     steps = []
-    warm = warmup_workload(shapes[0][1], warmup_requests, concurrencies)
+    warm = warmup_workload(loads[0].shape, warmup_requests, [c for w in loads for c in w.concurrencies])
     if warm is not None:
         steps.append(
             Bench(WARMUP_FILE, warm, f"warming up with {warm.num_prompts} requests", warmup=True, ranked=False)
         )
-    order = [(c, t, w) for t in range(1, repeats + 1) for w in shapes for c in concurrencies]
+    order = [(c, t, (w.name, w.shape)) for t in range(1, repeats + 1) for w in loads for c in w.concurrencies]
     for i, (c, t, (name, shape)) in enumerate(order):
         label = (
             (f"{name}, " if name else "") + f"concurrency {c}" + (f", repeat {t} of {repeats}" if repeats > 1 else "")

@@ -184,7 +184,7 @@ async def prepare_arms(
 
 def benches_of(spec: AbSpec) -> list[Bench]:
     """What every trial's server runs: the warm-up, then each concurrency (policy/workload.py, as a campaign's)."""
-    return boot_benches(spec.shapes(), spec.concurrencies, spec.warmup_requests, repeats=1)
+    return boot_benches(spec.loads(), spec.warmup_requests, repeats=1)
 
 
 def plan_of(prepared: Prepared, paths: AbPaths, target: Target) -> AbPlan:
@@ -213,7 +213,7 @@ def plan_of(prepared: Prepared, paths: AbPaths, target: Target) -> AbPlan:
         arms=prepared.arms,
         trials=trials,
         boots=sum(not s.done for s in trials),
-        gates=[*prompt_gates(spec.shapes(), spec.concurrencies), *infeasible_gates(prepared.arms)],
+        gates=[*prompt_gates(spec.loads()), *infeasible_gates(prepared.arms)],
         known_good=prepared.known_good,
     )
 

@@ -145,8 +145,8 @@ class TrialJudge:
             plan=plan.model_copy(update={"arms": arms}),
             skipped=done_trials(plan),
             known_good=plan.known_good,
-            summary=f"dry run: {plan.boots} boots, each warmed up and benched at "
-            f"{len(self.spec.concurrencies)} concurrencies; none started. {plan.known_good.note}",
+            summary=f"dry run: {plan.boots} boots, each warmed up and given "
+            f"{sum(len(w.concurrencies) for w in self.spec.loads())} benches; none started. {plan.known_good.note}",
             next=f"call ab_run with {ACK_FLAG}=true to run them",
         )
 
@@ -202,7 +202,7 @@ class TrialJudge:
         step = self.trials.trial_of(unit)
         arm, boot = self.trials.arm(step.arm), measured.boot
         points = [self._point(arm, boot, host, r) for r in measured.benches]
-        ok, reason = _judge(measured, points, len(self.spec.concurrencies) * len(self.spec.shapes()))
+        ok, reason = _judge(measured, points, sum(len(w.concurrencies) for w in self.spec.loads()))
         warmup = measured.command(WARMUP_FILE)
         commands = {
             "boot": arm.boot_command,

@@ -110,7 +110,7 @@ class Cells:
 
     def benches(self, unit: Unit) -> list[Bench]:
         campaign = self.loaded.campaign
-        return boot_benches(campaign.shapes(), campaign.concurrencies, campaign.warmup_requests, campaign.repeats)
+        return boot_benches(campaign.loads(), campaign.warmup_requests, campaign.repeats)
 
     def then(self, unit: Unit, session: ServeSession, write: Write) -> Then | None:
         campaign = self.loaded.campaign

@@ -107,7 +107,7 @@ class CellJudge:
         trials = repeats_of(measured)
         results = []
         for name, _ in self.campaign.shapes():
-            benched = sorted({*self.campaign.concurrencies, *(c for w, c in trials if w == name)})
+            benched = sorted({*self.campaign.concurrencies_of(name), *(c for w, c in trials if w == name)})
             results += [self.result_at(cell, c, trials.get((name, c), []), name) for c in benched]
         return results
 
