@@ -5,15 +5,18 @@
 Drives the real MCP server in this process (mcp.Client over build_server, as an agent's calls reach it) against
 the fake engine (tests/server/fake_vllm.py, real child processes on this host) and traces two calls:
 
-- campaign_run of a one-cell campaign (two concurrencies and a warm-up), waited on until its job ends;
+- campaign_run of a one-cell campaign (one boot: two concurrencies and a warm-up, no replicate), waited on until its
+  job ends;
 - rung_run of a new ladder's floor rung, waited on likewise.
 
 Every module is imported before the trace starts, so what is counted is the call's own work: a Python function
-call (sys.setprofile's 'call' event, every thread) whose code is in src/redline. Each call is traced twice: cold,
-the first of its kind in the server process (what a one-shot CLI run pays: the calibration corpus parsed once),
-and warm, the same call again on another campaign or ladder in the same server (what a long-lived MCP server pays
-for every call after its first). The figures are deterministic up to the fake engine's timing (a health poll more
-or less); docs/architecture.md's walk states them.
+call (sys.setprofile's 'call' event) whose code is in src/redline, on the event loop's thread, on every thread
+started while it runs, and in anyio's pooled worker threads (`anyio.to_thread.run_sync`: they may have started
+before the trace, which threading.setprofile does not reach, so each function sent there is traced where it
+runs). Each call is traced twice: cold, the first of its kind in the server process (what a one-shot CLI run pays:
+the calibration corpus parsed once), and warm, the same call again on another campaign or ladder in the same
+server (what a long-lived MCP server pays for every call after its first). The figures are deterministic up to the
+fake engine's timing (a health poll more or less); docs/architecture.md's walk states them.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import sys
 import tempfile
 import threading
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
@@ -36,6 +39,7 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT))
 
 import anyio  # noqa: E402
+import anyio.to_thread  # noqa: E402
 from mcp import Client  # noqa: E402
 
 from redline.ops.ladder.rung import stop_ladder_server  # noqa: E402
@@ -55,8 +59,26 @@ class Trace:
         if event == "call" and (name := frame.f_code.co_filename).startswith(SRC):
             self.calls[name[len(SRC) :]] += 1
 
+    def in_thread(self, func: Callable[..., Any]) -> Callable[..., Any]:
+        """func, traced in the worker thread that runs it (a pooled thread may predate threading.setprofile)."""
+
+        def traced(*args: Any) -> Any:
+            sys.setprofile(self.profile)  # type: ignore[arg-type]
+            try:
+                return func(*args)
+            finally:
+                sys.setprofile(None)
+
+        return traced
+
     @contextmanager
     def on(self) -> Iterator[Trace]:
+        pooled = anyio.to_thread.run_sync
+
+        async def run_sync(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+            return await pooled(self.in_thread(func), *args, **kwargs)
+
+        anyio.to_thread.run_sync = run_sync  # type: ignore[assignment]
         threading.setprofile(self.profile)  # type: ignore[arg-type]
         sys.setprofile(self.profile)  # type: ignore[arg-type]
         try:
@@ -64,6 +86,7 @@ class Trace:
         finally:
             sys.setprofile(None)
             threading.setprofile(None)  # type: ignore[arg-type]
+            anyio.to_thread.run_sync = pooled  # type: ignore[assignment]
 
     def figures(self) -> dict[str, Any]:
         folders = {m.rpartition("/")[0] or "." for m in self.calls}
@@ -88,6 +111,7 @@ def _campaign(env: Env, name: str) -> str:
         "workload": {"input_len": 128, "output_len": 16},
         "concurrencies": [1, 4],
         "warmup_requests": 2,
+        "replicates": 0,  # one boot: the cell's (a replicate is a second boot of it, and ranks the cells first)
         "cells": [{"name": "only", "max_num_batched_tokens": 2048}],
     }
     path = env.workspace / "campaigns" / f"{name}.yml"
@@ -144,7 +168,8 @@ def walk(figures: dict[str, dict[str, Any]]) -> str:
     it first reaches each, with the figures of each traced call (tests/test_walk.py holds the doc to this)."""
     warm, cold, rung = figures[WALK], figures["campaign_run, cold"], figures["rung_run, warm"]
     lines = [
-        f"A warm campaign_run of one cell (two concurrencies and a warm-up, against the fake engine) runs code in "
+        f"A warm campaign_run of one cell (one boot: two concurrencies and a warm-up, against the fake engine; the "
+        f"server's worker threads traced too) runs code in "
         f"{warm['modules']} modules in {warm['folders']} folders and makes about {round(warm['calls'], -3):,} redline "
         f"calls; the first in a process, cold, {cold['modules']} modules and about {round(cold['calls'], -3):,} calls "
         f"(the calibration corpus is parsed then, once); a rung_run, {rung['modules']} modules and about "

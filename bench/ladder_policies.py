@@ -24,6 +24,7 @@ max_num_batched_tokens, whose true ceiling is taken at the max_model_len the
 climb confirmed. Figures, not a test.
 """
 
+import argparse
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -198,6 +199,7 @@ def climb(table: Table, policy: str, floor: tuple[int, int] = FLOOR, limit: int 
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
     header = (
         "model",
         "policy",

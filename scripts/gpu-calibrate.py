@@ -8,9 +8,15 @@ model folder under MODELS_DIR (config.json and tokenizer; weights come from --lo
 stopped as soon as it is ready (or has failed); its log is OUT_DIR/<model>_<n>.log and OUT_DIR/boots.yml gains its
 row. A boot already in boots.yml is not booted again, so a call cut short resumes on the next run. Needs `vllm`
 on PATH and redline importable (PYTHONPATH=src).
+
+A row may add `compile_cache: cold` (vLLM's torch.compile cache, ~/.cache/vllm/torch_compile_cache, is emptied just
+before the boot) or `warm` (booted on the cache as the rows before it left it: put it right after its cold twin).
+The manifest records the state the log shows (a compile, a load from the cache, or neither), whatever was asked.
 """
 
 import argparse
+import re
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -35,8 +41,22 @@ def _manifest(out: Path, engine: str) -> dict[str, Any]:
     return {"engine": engine, "engine_version": None, "gpu": None, "boots": []}
 
 
+COMPILE_CACHE = Path.home() / ".cache" / "vllm" / "torch_compile_cache"
+
+
+def compile_state(log_text: str) -> str:
+    """What the boot log says of vLLM's torch.compile cache: cold (it compiled), warm (it loaded) or unused."""
+    if re.search(r"Compiling a graph for compile range|saved AOT compiled function", log_text):
+        return "cold"
+    if re.search(r"Directly load the compiled graph|Directly load AOT compilation", log_text):
+        return "warm"
+    return "unused"
+
+
 async def boot_one(session: ServeSession, models: Path, row: dict[str, Any], log: Path) -> dict[str, Any]:
     config = ServeConfig.model_validate({"model": str(models / row["model"]), "load_format": "dummy", **row["serve"]})
+    if row.get("compile_cache") == "cold":
+        shutil.rmtree(COMPILE_CACHE, ignore_errors=True)
     t0 = time.monotonic()
     boot = await session.boot(config, deadline_s=900)
     if boot.ready:
@@ -48,7 +68,10 @@ async def boot_one(session: ServeSession, models: Path, row: dict[str, Any], log
         f"{s.kv_cache_tokens} tokens; {s.memory}",
         flush=True,
     )
-    return {"log": log.name, "model": row["model"], "serve": row["serve"], "status": s.status.value}
+    said = {"compile_cache": compile_state(boot.log_text)} if "compile_cache" in row else {}
+    if said and said["compile_cache"] != row["compile_cache"]:
+        print(f"{log.name}: asked {row['compile_cache']}, the log shows {said['compile_cache']}", flush=True)
+    return {"log": log.name, "model": row["model"], "serve": row["serve"], "status": s.status.value, **said}
 
 
 async def main(args: argparse.Namespace) -> None:
@@ -56,7 +79,7 @@ async def main(args: argparse.Namespace) -> None:
     target = LocalTarget("local", workdir=str(args.out / "work"), engine_env=ENGINE_ENV, engine_commands=commands)
     plan = yaml.load(args.plan.read_text())
     manifest = _manifest(args.out, args.engine)
-    done = {(b["model"], repr(sorted(b["serve"].items()))) for b in manifest["boots"]}
+    done = {_key(b) for b in manifest["boots"]}
     async with target:
         host = await target.host_info()
         if host.gpus:
@@ -64,12 +87,18 @@ async def main(args: argparse.Namespace) -> None:
         session = ServeSession(target, get_engine(args.engine), progress)
         with anyio.move_on_after(args.stop_after):
             for n, row in enumerate(plan, start=1):
-                if (row["model"], repr(sorted(row["serve"].items()))) in done:
+                if _key(row) in done:
                     continue
                 log = args.out / f"{row['model']}_{n:02d}.log"
                 manifest["boots"].append(await boot_one(session, args.models, row, log))
                 (args.out / "boots.yml").write_text(_dump(manifest))
     print(f"{len(manifest['boots'])} of {len(plan)} boots recorded in {args.out / 'boots.yml'}", flush=True)
+
+
+def _key(row: dict[str, Any]) -> tuple[str, str, str | None]:
+    """A boot of the plan, as the manifest records it: its model, its serve config and the compile cache it booted
+    on (a warm boot recorded cold, on a fresh machine, does not stand for the warm one)."""
+    return row["model"], repr(sorted(row["serve"].items())), row.get("compile_cache")
 
 
 def _dump(doc: dict[str, Any]) -> str:

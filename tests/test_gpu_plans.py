@@ -21,6 +21,10 @@ def test_every_gpu_plan_reads_as_what_its_script_runs(plan: Path) -> None:
     if isinstance(data, list):  # calibration boots: a model and a serve config each
         for boot in data:
             ServeConfig.model_validate({"model": f"/models/{boot['model']}", **boot["serve"]})
+            assert set(boot) <= {"model", "serve", "compile_cache"} and boot.get("compile_cache", "cold") in (
+                "cold",
+                "warm",
+            )
     elif "arms" in data:
         AbSpec.model_validate(data)
     else:

@@ -183,7 +183,11 @@ class EngineSettings(TypedDict, total=False):
     engine_env: Mapping[str, str]
     engine_commands: Mapping[str, Sequence[str]]
     engine_command: Sequence[str] | None
+<<<<<<< HEAD
     dev_mode: bool | None  # the engine's control endpoints for its benches (docs/security.md, 38.1); None: the kind's
+=======
+    compile_cache_persists: bool
+>>>>>>> main
 
 
 # ---- shared checks -------------------------------------------------------------------
@@ -271,11 +275,18 @@ class Target(abc.ABC):
         engine_env: Mapping[str, str] | None = None,
         engine_commands: Mapping[str, Sequence[str]] | None = None,
         engine_command: Sequence[str] | None = None,
+<<<<<<< HEAD
         dev_mode: bool | None = None,
+=======
+        compile_cache_persists: bool = False,
+>>>>>>> main
     ) -> None:
         self.name = name
         self.dev_mode = self.dev_mode_default if dev_mode is None else dev_mode
         self.workdir = workdir
+        # Whether a deployment here keeps the engine's torch.compile cache between boots (the targets file says):
+        # a ladder then proves its ceiling with the cache warm; else cold, as a fresh deployment boots.
+        self.compile_cache_persists = compile_cache_persists
         self.engine_env: dict[str, str] = dict(engine_env or {})  # what every engine command gets here
         self.engine_commands: dict[str, list[str]] = {k: list(v) for k, v in (engine_commands or {}).items()}
         # The older one-command form of the targets file: it stands for whichever engine the caller runs.

@@ -34,6 +34,12 @@ class BaseSpec(BaseModel):
     # between them: reachable there by whoever reaches its port (docs/security.md, 38.1). None: the kind's default
     # (local: on; ssh, kubernetes, slurm: off, benches kept clean by fresh prompts instead).
     dev_mode: bool | None = None
+    compile_cache_persists: bool = Field(
+        False,
+        description="a deployment here keeps the engine's torch.compile cache between boots (on a volume that "
+        "outlives the server): a ladder proves its ceiling with the cache warm. False: every deployment compiles "
+        "cold, and a ceiling is proven cold",
+    )
 
     def resolved(self, base: Path) -> Self:
         """This spec with its relative paths taken from base, the targets file's folder."""
@@ -46,6 +52,7 @@ class BaseSpec(BaseModel):
             engine_commands=self.engine_commands,
             engine_command=self.engine_command,
             dev_mode=self.dev_mode,
+            compile_cache_persists=self.compile_cache_persists,
         )
 
 

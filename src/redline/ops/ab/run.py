@@ -194,6 +194,7 @@ class TrialJudge:
             trials=1,
             bench_backend=backend,
             baseline=self.spec.baseline,
+            compile_cache=boot.signals.compile_cache,
         )
 
     def record(
@@ -225,6 +226,7 @@ class TrialJudge:
             boot_reason=boot.signals.reason,
             boot_s=round(boot.boot_s, 2),
             model_load=boot.signals.model_load,
+            compile_cache=boot.signals.compile_cache,
             drift=kv_drift(arm.predicted, boot.signals),
             warm=warmup is not None and measured.warmup_error is None,
             warmup_error=measured.warmup_error,

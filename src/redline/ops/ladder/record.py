@@ -354,6 +354,7 @@ def smoke_context(ladder: Ladder, rung: Rung, workload: SmokeWorkload | None, re
         warmup_requests=0,
         trials=1,
         bench_backend=result.backend,
+        compile_cache=rung.signals.compile_cache,
     )
     return context.model_copy(update={"hardware": hardware})
 
