@@ -183,11 +183,8 @@ class EngineSettings(TypedDict, total=False):
     engine_env: Mapping[str, str]
     engine_commands: Mapping[str, Sequence[str]]
     engine_command: Sequence[str] | None
-<<<<<<< HEAD
     dev_mode: bool | None  # the engine's control endpoints for its benches (docs/security.md, 38.1); None: the kind's
-=======
     compile_cache_persists: bool
->>>>>>> main
 
 
 # ---- shared checks -------------------------------------------------------------------
@@ -275,11 +272,8 @@ class Target(abc.ABC):
         engine_env: Mapping[str, str] | None = None,
         engine_commands: Mapping[str, Sequence[str]] | None = None,
         engine_command: Sequence[str] | None = None,
-<<<<<<< HEAD
         dev_mode: bool | None = None,
-=======
         compile_cache_persists: bool = False,
->>>>>>> main
     ) -> None:
         self.name = name
         self.dev_mode = self.dev_mode_default if dev_mode is None else dev_mode
