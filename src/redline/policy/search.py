@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from redline.models.boot import BootSignals
 from redline.models.search import SearchSpec
 
 KAPPA = 2.0  # the upper bound: the estimate plus this many standard deviations
@@ -61,6 +62,20 @@ class SearchStop:
     """The search proposes no more cells, and why."""
 
     why: str
+
+
+def as_booted(cell: Candidate, signals: BootSignals, space: Sequence[Candidate]) -> Candidate:
+    """A booted cell with the levers it left unset (the engine's defaults: a campaign's cell of defaults) as its boot
+    log says it ran, where other cells of the space set them: max_num_batched_tokens as logged, enforce_eager by
+    whether CUDA graphs took memory. The model then learns from that cell what it learns from the grid's."""
+    varied = {lv for c in space for lv in c.levers}
+    ran: dict[str, object] = {}
+    if signals.max_num_batched_tokens is not None:
+        ran["max_num_batched_tokens"] = signals.max_num_batched_tokens
+    if signals.memory.cudagraph_gib is not None:
+        ran["enforce_eager"] = signals.memory.cudagraph_gib == 0
+    filled = {lv: v for lv, v in ran.items() if lv in varied and lv not in cell.levers}
+    return Candidate(cell.name, {**cell.levers, **filled}) if filled else cell
 
 
 def beats(score: float, best: float | None, band: float) -> bool:
@@ -167,16 +182,46 @@ def _order(value: object) -> tuple[int, float, str]:
     return (1, 0.0, repr(value))
 
 
-def _opening(cells: Sequence[Candidate], baseline: str, spec: SearchSpec, booted: set[str]) -> Candidate | None:
-    """The cells booted before the model proposes: the baseline, then each lever's lowest and highest values."""
-    order = [c for c in cells if c.name == baseline]
+def _apart(a: Candidate, b: Candidate, spans: Mapping[str, float]) -> float:
+    """How far apart two cells are: per lever, 0 where they agree and 1 where they differ (a lever one sets and the
+    other leaves unset differs); a numeric lever by the part of its span in log2 between them."""
+    far = 0.0
+    for lever in {*a.levers, *b.levers}:
+        x, y = a.levers.get(lever), b.levers.get(lever)
+        if lever in spans and x is not None and y is not None:
+            far += abs(_log2(x) - _log2(y)) / spans[lever] if spans[lever] else 0.0
+        else:
+            far += 0.0 if repr(x) == repr(y) else 1.0
+    return far
+
+
+def _opening(
+    cells: Sequence[Candidate], baseline: str, spec: SearchSpec, booted: set[str], infeasible: Mapping[str, str]
+) -> Candidate | None:
+    """The cells booted before the model proposes: the baseline, then for each lever its lowest and highest values,
+    each in the feasible cell nearest the baseline (the fewest other levers changed: each opening cell measures one
+    lever's effect from the baseline)."""
+    base = next((c for c in cells if c.name == baseline), None)
+    order = [base] if base is not None else []
     levers = sorted({lv for c in cells for lv in c.levers})
+    spans = {
+        lv: max(_log2(c.levers[lv]) for c in cells if lv in c.levers)
+        - min(_log2(c.levers[lv]) for c in cells if lv in c.levers)
+        for lv in levers
+        if _numeric(cells, lv)
+    }
     for lever in levers:
         values = sorted(
             {repr(v): v for c in cells if lever in c.levers for v in [c.levers[lever]]}.values(), key=_order
         )
         for wanted in (values[0], values[-1]):
-            order += [c for c in cells if lever in c.levers and c.levers[lever] == wanted][:1]
+            having = [
+                c
+                for c in cells
+                if c.name not in infeasible and lever in c.levers and repr(c.levers[lever]) == repr(wanted)
+            ]
+            if having:
+                order.append(min(having, key=lambda c: _apart(c, base, spans)) if base is not None else having[0])
     seen: list[Candidate] = []
     for cell in order:
         if cell not in seen:
@@ -247,9 +292,13 @@ def next_cell(
     left = [c for c in cells if c.name not in measured and c.name not in infeasible]
     if not left:
         return None
-    if first := _opening(cells, baseline, spec, set(measured)):
+    if first := _opening(cells, baseline, spec, set(measured), infeasible):
         if first.name not in infeasible:
-            return Proposal(first.name, "an opening cell: the baseline, then each lever's lowest and highest values")
+            return Proposal(
+                first.name,
+                "an opening cell: the baseline, then each lever's lowest and highest values, each in the cell "
+                "nearest the baseline",
+            )
     return _by_model(cells, left, measured, spec, band)
 
 

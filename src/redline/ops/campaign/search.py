@@ -11,6 +11,7 @@ memory model predicts infeasible on the target (the plan's `predicted`) is never
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
 
 from redline.ledger.campaign_file import read_boots
@@ -49,10 +50,12 @@ def scores(campaign: Campaign, baseline: str, verdicts: dict[str, CellVerdict]) 
     return {n: 1.0 if n == baseline else None if (g := gains.get(n)) is None else 1 + g / 100 for n in verdicts}
 
 
-def candidates(plan: CampaignPlan) -> list[policy.Candidate]:
-    """Each cell as the search sees it: its levers, and its engine where the cells boot more than one."""
+def candidates(plan: CampaignPlan, verdicts: Mapping[str, CellVerdict]) -> list[policy.Candidate]:
+    """Each cell as the search sees it: its levers, and its engine where the cells boot more than one; a booted
+    cell's unset levers as its boot ran them (policy/search.py as_booted)."""
     several = len(plan.engines) > 1
-    return [policy.Candidate(c.name, {**c.levers, **({"engine": c.engine} if several else {})}) for c in plan.cells]
+    space = [policy.Candidate(c.name, {**c.levers, **({"engine": c.engine} if several else {})}) for c in plan.cells]
+    return [policy.as_booted(c, v.boot.signals, space) if (v := verdicts.get(c.name)) else c for c in space]
 
 
 def _measured(loaded: Loaded, baseline: str, verdicts: dict[str, CellVerdict]) -> dict[str, policy.Measured]:
@@ -79,7 +82,7 @@ def _next(
     assert spec is not None  # only a campaign with search: is searched
     infeasible = {c.name: c.predicted.why for c in plan.cells if c.predicted and c.predicted.feasible == "no"}
     found = policy.propose(
-        candidates(plan),
+        candidates(plan, verdicts),
         plan.baseline,
         _measured(loaded, plan.baseline, verdicts),
         _history(log, verdicts),
