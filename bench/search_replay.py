@@ -68,11 +68,11 @@ def redline(land: Landscape, seed: int, answer: Answer) -> Walk:
         args = (list(land.cells), land.baseline, measured)
         step: Proposal | SearchStop | None = None
         if stopped_at is None:
-            step = propose(*args, history, spec, band=land.band, infeasible=land.infeasible)
+            step = propose(*args, history, spec, band=land.band, noise=land.noise, infeasible=land.infeasible)
             if isinstance(step, SearchStop):
                 stopped_at, why = len(history), step.why
         if not isinstance(step, Proposal):
-            step = next_cell(*args, spec, band=land.band, infeasible=land.infeasible)
+            step = next_cell(*args, spec, band=land.band, noise=land.noise, infeasible=land.infeasible)
         if step is None:
             return Walk([(n, measured[n].score) for n in history], stopped_at, why)
         measured[step.cell] = Measured(answer(step.cell))

@@ -13,11 +13,9 @@ from redline.ledger.campaign_file import read_verdict, read_verdicts
 from redline.models.search import SearchSpec
 from redline.ops.campaign.plan import load_campaign
 from redline.policy.ranking import cell_sample
-from redline.policy.search import Candidate, Measured, Proposal, SearchStop, as_booted, next_cell, propose
+from redline.policy.search import Candidate, Measured, Proposal, SearchStop, as_run, next_cell, propose
 
-DATA = Path(__file__).resolve().parents[1] / "data"
-H200 = DATA / "vllm-0.26.0-h200-campaign" / "l8b-h200.yml"
-LANDSCAPE = DATA / "vllm-0.26.0-h200-landscape" / "landscape-h200" / "l8b-landscape"
+H200 = Path(__file__).resolve().parents[1] / "data" / "vllm-0.26.0-h200-campaign" / "l8b-h200.yml"
 
 
 def walk(
@@ -108,25 +106,24 @@ def test_the_same_record_gives_the_same_proposal_so_a_search_resumes_where_it_wa
     assert first.estimate is not None and first.upper is not None and first.upper >= first.estimate
 
 
-def test_a_cell_of_defaults_takes_the_levers_its_boot_ran_with_where_other_cells_set_them() -> None:
-    """Real boots: a graph-mode one (the H200 campaign's, CUDA graphs took 0.41 GiB) and an eager one (0.0)."""
+def test_a_cell_of_defaults_takes_the_levers_it_runs_with_where_other_cells_set_them() -> None:
+    """A real graph-mode boot's serve config, with what a cell of defaults leaves unset: its KV cache dtype is auto
+    (the engines' own), its eager mode the config's; its max_num_batched_tokens what the boot logged (8,192)."""
     graphs = read_verdict(H200.parent / "l8b-h200", "mnbt8192-seqs128")
-    eager = read_verdict(LANDSCAPE, "mnbt4096-seqs256-kvauto")
-    assert graphs is not None and eager is not None
-    space = grid(max_num_batched_tokens=[2048, 16384], enforce_eager=[True, False])
+    assert graphs is not None
+    serve = graphs.context.serve.model_copy(update={"max_num_batched_tokens": None, "kv_cache_dtype": None})
+    space = grid(max_num_batched_tokens=[2048, 16384], enforce_eager=[True, False], kv_cache_dtype=["auto", "fp8"])
     defaults = Candidate("defaults", {})
-    assert as_booted(defaults, graphs.boot.signals, space).levers == {
+    assert as_run(defaults, serve, graphs.boot.signals, space).levers == {
+        "enforce_eager": False,
+        "kv_cache_dtype": "auto",
         "max_num_batched_tokens": 8192,
-        "enforce_eager": False,
     }
-    assert as_booted(defaults, eager.boot.signals, space).levers["enforce_eager"] is True
-    only_tokens = grid(max_num_batched_tokens=[2048, 16384])  # no cell sets enforce_eager: nothing to learn it from
-    assert as_booted(defaults, graphs.boot.signals, only_tokens).levers == {"max_num_batched_tokens": 8192}
+    assert "max_num_batched_tokens" not in as_run(defaults, serve, None, space).levers  # not booted: not known yet
+    only_tokens = grid(max_num_batched_tokens=[2048, 16384])  # no cell sets the others: nothing to learn them from
+    assert as_run(defaults, serve, graphs.boot.signals, only_tokens).levers == {"max_num_batched_tokens": 8192}
     mine = Candidate("mine", {"max_num_batched_tokens": 2048})  # a lever the cell sets is its own
-    assert as_booted(mine, graphs.boot.signals, space).levers == {
-        "max_num_batched_tokens": 2048,
-        "enforce_eager": False,
-    }
+    assert as_run(mine, serve, graphs.boot.signals, only_tokens) == mine
 
 
 def test_the_opening_changes_one_lever_at_a_time_from_the_baseline() -> None:
