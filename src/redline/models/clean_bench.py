@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-Check = Literal["prefix_cache", "client", "window", "gpu"]
+Check = Literal["prefix_cache", "client", "window", "gpu", "figures"]
 
 
 class BenchCheck(BaseModel):

@@ -166,7 +166,8 @@ async def run_bench(
     found = []
     if bench.ranked and figures is not None:
         after = await session.prefix_counters(handle, config)
-        found = [*clean_bench.checks(figures, bench.workload, before, after, reset), *gpu_checks]
+        floor = session.engine.tpot_floor_ms
+        found = [*clean_bench.checks(figures, bench.workload, before, after, reset, floor), *gpu_checks]
     problem = unreadable or bench_problem(run, figures) or clean_bench.flagged(found)
     return BenchOutcome(bench, run, figures, problem, unreadable, warm=False, checks=found, telemetry=telemetry)
 

@@ -22,6 +22,9 @@ FIXES = {
     "client": "the bench client never held the concurrency asked: give each concurrency more prompts "
     "(workload.num_prompts, at least 2 x c) or run the client where it is not starved of CPU",
     "gpu": "another process held the GPU during the benches: run where redline's server has the GPU alone",
+    "figures": "the bench client reported figures its own workload makes impossible (a TPOT under the engine's "
+    "floor, an ITL of 0, a throughput above its tokens over its wall time): read each bench's result file; a bench "
+    "client and engine of matching versions report real ones",
 }
 OTHERWISE = "read each one's boot.log and bench results (the reasons above), fix the config or the target"
 
