@@ -74,6 +74,10 @@ class Trials:
     def results(self) -> Results:
         return self.paths.results
 
+    @property
+    def workspace(self) -> Path:
+        return self.paths.workspace
+
     def arm(self, name: str) -> ArmPlan:
         return next(a for a in self.plan.arms if a.name == name)
 
