@@ -141,7 +141,7 @@ async def test_every_ranked_bench_is_checked_from_the_server_s_metrics_and_a_war
     assert warmup.checks == [] and warmup.problem is None  # a warm-up is never ranked, so never checked
     assert len(benches) == 2  # a flagged bench leaves the server usable: the next one runs
     for r, prompts in zip(benches, ("512", "2,048"), strict=True):  # 4 x 128 and 16 x 128 prompt tokens
-        assert [c.check for c in r.checks] == ["prefix_cache", "client", "window", "gpu"]
+        assert [c.check for c in r.checks] == ["prefix_cache", "client", "window", "gpu", "gpu_health"]
         said = r.checks[0].said  # this target serves no reset: each bench says so, and finds the cache warm
         assert said.startswith("prefix cache not emptied before the bench (POST http://127.0.0.1:")
         assert f"): {cached:.1%} of {prompts} prompt tokens were found in it" in said
