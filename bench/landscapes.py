@@ -30,7 +30,7 @@ from redline.models.campaign_results import CellVerdict  # noqa: E402
 from redline.models.metrics import DIRECTIONS  # noqa: E402
 from redline.ops.campaign.load import load_campaign  # noqa: E402
 from redline.policy.noise import pooled_band, stated_band  # noqa: E402
-from redline.policy.search import Candidate  # noqa: E402
+from redline.policy.search import Candidate, as_run  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -99,6 +99,7 @@ class Landscape:
     infeasible: dict[str, str]
     grid: int  # the campaign's cells, booted or not
     band: float  # the noise band, as a fraction
+    noise: float | None  # one boot's spread (std / mean) where replicates measured it
     band_source: str
 
     def truth(self, cell: str) -> float | None:
@@ -149,6 +150,7 @@ def read_landscape(campaign_file: Path, scenario: Scenario, also: Sequence[Path]
         for n, more in _more_boots(other, {n: dict(verdicts[n].levers) for n in names}).items():
             every[n] += more
     boots = {n: tuple(_score(v, scenario) for v in every[n]) for n in names}
+    space = [Candidate(n, dict(verdicts[n].levers)) for n in names]  # as the campaign's search sees them
     raw = {n: [abs(s) for s in b if s is not None] for n, b in boots.items()}
     band = pooled_band(raw, "the boot-to-boot spread of the cells booted twice") or stated_band(
         loaded.campaign.noise_band_pct, "the campaign's noise_band_pct", "no cell was booted twice"
@@ -156,7 +158,7 @@ def read_landscape(campaign_file: Path, scenario: Scenario, also: Sequence[Path]
     return Landscape(
         name=loaded.campaign.name,
         scenario=scenario,
-        cells=tuple(Candidate(n, dict(verdicts[n].levers)) for n in names),
+        cells=tuple(as_run(c, verdicts[c.name].context.serve, verdicts[c.name].boot.signals, space) for c in space),
         baseline=loaded.baseline if loaded.baseline in verdicts else names[0],
         boots=boots,
         infeasible={
@@ -164,6 +166,7 @@ def read_landscape(campaign_file: Path, scenario: Scenario, also: Sequence[Path]
         },
         grid=len(loaded.names),
         band=band.pct / 100,
+        noise=band.cv,
         band_source=f"{band.pct:.1f}%, {band.basis}: {band.source}",
     )
 
