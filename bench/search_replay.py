@@ -10,13 +10,16 @@ percent of the best (a cell's score is the mean of its recorded boots); then the
 inside the best's noise band (measured between the replicates' boots; else the 3% default, and it says so). "-":
 nothing it booted held. Budgets are boots: a cell that fails to boot costs one, whoever proposed it. redline's
 search never proposes a cell the memory model predicted infeasible (the verdicts' `predicted`); blind search
-does, and pays its boot. redline's search is replayed as if its stop rules were off (a larger budget boots what
-it would propose next); where its own rules stop it is said beside the table.
+does, and pays its boot. redline's search is handed the landscape's band and noise per boot (measured between
+its replicates: a real run measures them with its own replicate boots, beyond the search's budget), and is
+replayed as if its stop rules were off (a larger budget boots what it would propose next); where its own rules
+stop it is said beside the table.
 
 TPE is Optuna's TPESampler with its defaults (bench-only: `pip install optuna`), over one categorical parameter
-per lever (a cell that leaves a lever unset takes "unset"); a combination that is no cell of the landscape, or a
-cell already booted, costs no boot (the first is told as failed, the second its measured score); a failed boot is
-told as the worst score. After 50 asks in a row that boot nothing, a random cell left is booted and told to it.
+per lever (a cell that leaves a lever unset takes "unset"); a combination that is no cell of the landscape stands
+for the cell nearest it (the fewest levers apart); a cell already booted costs no boot and is told its measured
+score again; a failed boot is told as the worst score. After 50 asks in a row that boot nothing, a random cell left
+is booted and told to it.
 """
 
 from __future__ import annotations
@@ -67,11 +70,11 @@ def redline(land: Landscape, seed: int, answer: Answer) -> Walk:
         args = (list(land.cells), land.baseline, measured)
         step: Proposal | SearchStop | None = None
         if stopped_at is None:
-            step = propose(*args, history, spec, band=land.band, infeasible=land.infeasible)
+            step = propose(*args, history, spec, band=land.band, noise=land.noise, infeasible=land.infeasible)
             if isinstance(step, SearchStop):
                 stopped_at, why = len(history), step.why
         if not isinstance(step, Proposal):
-            step = next_cell(*args, spec, band=land.band, infeasible=land.infeasible)
+            step = next_cell(*args, spec, band=land.band, noise=land.noise, infeasible=land.infeasible)
         if step is None:
             return Walk([(n, measured[n].score) for n in history], stopped_at, why)
         measured[step.cell] = Measured(answer(step.cell))
@@ -87,7 +90,7 @@ def blind_random(land: Landscape, seed: int, answer: Answer) -> Walk:
 def tpe(land: Landscape, seed: int, answer: Answer) -> Walk:
     import optuna
     from optuna.distributions import CategoricalDistribution
-    from optuna.trial import TrialState, create_trial
+    from optuna.trial import create_trial
 
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     levers = sorted({lv for c in land.cells for lv in c.levers})
@@ -106,11 +109,8 @@ def tpe(land: Landscape, seed: int, answer: Answer) -> Walk:
             stale = 0
             continue
         trial = study.ask(space)
-        name = by_combo.get(tuple(trial.params[lv] for lv in levers))
-        if name is None:
-            study.tell(trial, state=TrialState.FAIL)
-            stale += 1
-            continue
+        asked = tuple(trial.params[lv] for lv in levers)
+        name = by_combo.get(asked) or _nearest(asked, combo, rng)
         if name in booted:
             stale += 1
         else:
@@ -118,6 +118,12 @@ def tpe(land: Landscape, seed: int, answer: Answer) -> Walk:
         score = booted[name]
         study.tell(trial, FAILED if score is None else score)
     return Walk(list(booted.items()))
+
+
+def _nearest(asked: tuple[str, ...], combo: dict[str, tuple[str, ...]], rng: random.Random) -> str:
+    """The cell whose lever values differ from the combination TPE asked for in the fewest levers (ties: drawn)."""
+    far = {n: sum(a != b for a, b in zip(asked, c, strict=True)) for n, c in combo.items()}
+    return rng.choice(sorted(n for n, d in far.items() if d == min(far.values())))
 
 
 METHODS: dict[str, Callable[[Landscape, int, Answer], Walk]] = {"redline": redline, "random": blind_random, "tpe": tpe}
@@ -233,8 +239,11 @@ def main() -> None:
     methods = args.methods.split(",")
     if unknown := [m for m in methods if m not in METHODS]:
         parser.error(f"--methods: no method {unknown[0]!r}; methods are {', '.join(METHODS)}")
+    missing: list[str] = []
     try:
-        runs = [(args.landscape, parse_scenario(s), ()) for s in args.scenario] if args.landscape else shipped()
+        runs, missing = (
+            ([(args.landscape, parse_scenario(s), ()) for s in args.scenario], []) if args.landscape else shipped()
+        )
     except ValueError as exc:
         parser.error(str(exc))
     results = []
@@ -246,6 +255,8 @@ def main() -> None:
         print(json.dumps(results, indent=1))
         return
     print("SIMULATED: recorded boots answer each proposed cell; nothing boots")
+    for name in missing:
+        print(f"\n{name}: listed, not recorded yet (no cell has a verdict)")
     for r in results:
         print(f"\n{r['path']}\n{table(r)}")
 

@@ -26,6 +26,7 @@ KEYS = [
     "warnings",
     "load_format",
     "model_load",
+    "compile_cache",
 ]
 
 
@@ -56,6 +57,7 @@ def test_summary_is_readable():
     result = redline("parse-log", str(H200 / "q32_128k.log"))
     assert result.returncode == 0
     assert "boot_ok" in result.stdout and "256,848 tokens" in result.stdout and "1.96x" in result.stdout
+    assert "torch.compile cache cold" in result.stdout
 
 
 @pytest.mark.parametrize(

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from ruamel.yaml import YAML
 
+from redline.ledger.ab_file import AbPaths, read_trial
 from redline.ledger.campaign_file import read_verdict
 from redline.models.context import ContextDescriptor, differing_fields
 from redline.ops.ab.run import ab_run
@@ -36,6 +37,7 @@ def test_a_verdict_written_before_the_one_context_model_reads_with_every_fact_it
     )
     assert (ctx.hardware.gpu_name, ctx.hardware.gpu_count) == (raw["gpu"]["name"], raw["gpu"]["count"])
     assert ctx.model.name == raw["model"] and ctx.model.config_hash is None  # not recorded then: not invented now
+    assert ctx.regime.compile_cache is None  # nor the torch.compile cache its boot found
     assert ctx.regime.label == f"{raw['regime']['cache']}/{raw['regime']['graphs']}" and ctx.trials == raw["trials"]
     assert ctx.node is not None and ctx.node.hostname == raw["host"] and ctx.warmup_requests == raw["warmup_requests"]
     at = verdict.context_at(verdict.results[-1])
@@ -70,6 +72,11 @@ async def test_a_campaign_cell_and_an_ab_trial_of_one_config_carry_the_same_cont
     assert differing_fields(cell, point.context) == []
     assert cell.model == point.context.model and cell.model.config_hash is not None
     assert cell.node == point.context.node and cell.engine == point.context.engine
+    # the boot log (l8b_32k.log) compiled: the cell, its boot and the trial each say its torch.compile cache was cold
+    assert cell.regime.compile_cache == point.context.regime.compile_cache == "cold"
+    assert verdict.boot.signals.compile_cache == "cold"
+    trial = read_trial(AbPaths(tmp_path / "ws", spec.name), "a", 1)
+    assert trial is not None and trial.compile_cache == "cold"
 
 
 def test_gpu_time_is_counted_from_the_gpus_a_cell_used_and_a_cpu_host_gets_no_gpu_words() -> None:

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from redline.ledger.campaign_file import read_verdicts
+from redline.ledger.campaign_file import read_verdict, read_verdicts
 from redline.models.search import SearchSpec
 from redline.ops.campaign.plan import load_campaign
 from redline.policy.ranking import cell_sample
-from redline.policy.search import Candidate, Measured, Proposal, SearchStop, propose
+from redline.policy.search import Candidate, Measured, Proposal, SearchStop, as_run, next_cell, propose
 
 H200 = Path(__file__).resolve().parents[1] / "data" / "vllm-0.26.0-h200-campaign" / "l8b-h200.yml"
 
@@ -104,3 +104,42 @@ def test_the_same_record_gives_the_same_proposal_so_a_search_resumes_where_it_wa
     again = propose(cells, "a1-b1", dict(measured), list(measured), SearchSpec(seed=7), band=0.01)
     assert isinstance(first, Proposal) and first == again and first.cell not in measured
     assert first.estimate is not None and first.upper is not None and first.upper >= first.estimate
+
+
+def test_a_cell_of_defaults_takes_the_levers_it_runs_with_where_other_cells_set_them() -> None:
+    """A real graph-mode boot's serve config, with what a cell of defaults leaves unset: its KV cache dtype is auto
+    (the engines' own), its eager mode the config's; its max_num_batched_tokens what the boot logged (8,192)."""
+    graphs = read_verdict(H200.parent / "l8b-h200", "mnbt8192-seqs128")
+    assert graphs is not None
+    serve = graphs.context.serve.model_copy(update={"max_num_batched_tokens": None, "kv_cache_dtype": None})
+    space = grid(max_num_batched_tokens=[2048, 16384], enforce_eager=[True, False], kv_cache_dtype=["auto", "fp8"])
+    defaults = Candidate("defaults", {})
+    assert as_run(defaults, serve, graphs.boot.signals, space).levers == {
+        "enforce_eager": False,
+        "kv_cache_dtype": "auto",
+        "max_num_batched_tokens": 8192,
+    }
+    assert "max_num_batched_tokens" not in as_run(defaults, serve, None, space).levers  # not booted: not known yet
+    only_tokens = grid(max_num_batched_tokens=[2048, 16384])  # no cell sets the others: nothing to learn them from
+    assert as_run(defaults, serve, graphs.boot.signals, only_tokens).levers == {"max_num_batched_tokens": 8192}
+    mine = Candidate("mine", {"max_num_batched_tokens": 2048})  # a lever the cell sets is its own
+    assert as_run(mine, serve, graphs.boot.signals, only_tokens) == mine
+
+
+def test_the_opening_changes_one_lever_at_a_time_from_the_baseline() -> None:
+    """After a cell of defaults (booted as 8,192 tokens in CUDA graphs), each opening cell is the one nearest it with
+    a lever's other value: eager at the nearer token count (16,384, not 2,048), then a flag with graphs kept."""
+    space = grid(enforce_eager=[True, False], max_num_batched_tokens=[2048, 16384], flags=["a", "b"])
+    cells = [Candidate("defaults", {"enforce_eager": False, "max_num_batched_tokens": 8192}), *space]
+    booted: list[str] = []
+    measured: dict[str, Measured] = {}
+    for _ in range(3):
+        step = next_cell(cells, "defaults", measured, SearchSpec(initial=3), band=0.03)
+        assert step is not None and step.why.startswith("an opening cell")
+        booted.append(step.cell)
+        measured[step.cell] = Measured(100.0)
+    assert booted == [
+        "defaults",
+        "enforce_eagerTrue-max_num_batched_tokens16384-flagsa",
+        "enforce_eagerFalse-max_num_batched_tokens16384-flagsa",  # a flag (defaults leave flags unset): graphs kept
+    ]

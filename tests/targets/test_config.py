@@ -181,3 +181,17 @@ def test_env_names_in_the_targets_file_are_checked(tmp_path):
     path.write_text("targets:\n  cpu: {kind: local, env: {'A;B': x}}\n")
     with pytest.raises(TargetConfigError):
         load_targets(path)
+
+
+@pytest.mark.parametrize("kind", ["local: {kind: local", "gpu: {kind: ssh, host: h, user: u, known_hosts: k"])
+def test_a_target_says_whether_its_compile_cache_persists_and_a_fresh_one_does_not(tmp_path: Path, kind: str) -> None:
+    name = kind.split(":")[0]
+    kept = load_targets(write(tmp_path, f"targets:\n  {kind}, compile_cache_persists: true}}\n"))
+    assert open_target(name, kept).compile_cache_persists is True
+    fresh = load_targets(write(tmp_path, f"targets:\n  {kind}}}\n"))
+    assert open_target(name, fresh).compile_cache_persists is False
+
+
+def test_compile_cache_persists_is_a_yes_or_no(tmp_path: Path) -> None:
+    with pytest.raises(TargetConfigError, match="compile_cache_persists"):
+        load_targets(write(tmp_path, "targets:\n  local: {kind: local, compile_cache_persists: maybe}\n"))

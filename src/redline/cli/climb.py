@@ -16,6 +16,7 @@ from redline.models import Widening
 from redline.ops.ladder import plan as ladder_tools
 from redline.ops.ladder import rung as rung_tools
 from redline.ops.requests import RungRunRequest, SmokeTestRequest
+from redline.ops.workspace import layout_workspace
 from redline.targets import Target
 
 _T = TypeVar("_T")
@@ -73,6 +74,7 @@ def _run(args: argparse.Namespace) -> int:
             progress=print_progress,
             widening=widening,
             i_understand_this_submits_jobs=request.i_understand_this_submits_jobs,
+            workspace=layout_workspace(args.ladder.resolve()),
         ),
     )
     print(f"rung {outcome.rung.index}: {outcome.rung.status} ({outcome.rung.reason})")
@@ -94,7 +96,12 @@ def _climb(args: argparse.Namespace) -> int:
     report = _with_target(
         args,
         lambda t: rung_tools.climb(
-            args.ladder, t, progress=print_progress, widening=widening, i_understand_this_submits_jobs=ack
+            args.ladder,
+            t,
+            progress=print_progress,
+            widening=widening,
+            i_understand_this_submits_jobs=ack,
+            workspace=layout_workspace(args.ladder.resolve()),
         ),
     )
     print("\n".join(report.steps))

@@ -28,6 +28,7 @@ from redline.ops.ladder import plan as tools
 from redline.ops.ladder import record as ladder_record
 from redline.ops.predict.model_config import given_config
 from redline.ops.requests import LadderAdoptRequest, LadderInitRequest, LadderNextRequest, LadderStatusRequest
+from redline.ops.workspace import layout_workspace
 
 
 def _when(text: str) -> datetime:
@@ -132,6 +133,7 @@ def _run_record(args: argparse.Namespace) -> int:
             ended_at=args.ended_at,
             boot_s=args.boot_s,
             shape=given_config(read_text(args.model_config_file))[0] if args.model_config_file else None,
+            workspace=layout_workspace(args.ladder.resolve()),
         )
     else:
         healthy = None if args.server_healthy_after is None else args.server_healthy_after == "yes"

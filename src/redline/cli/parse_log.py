@@ -43,6 +43,8 @@ def summary(signals: BootSignals) -> str:
         )
     if memory := memory_line(signals):
         lines.append(f"memory      {memory}")
+    if signals.compile_cache is not None:
+        lines.append(f"compile     torch.compile cache {signals.compile_cache}")
     lines += [f"warning     {w}" for w in signals.warnings]
     return "\n".join(lines)
 

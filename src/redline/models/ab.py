@@ -15,7 +15,7 @@ from pydantic import Field, model_validator
 from redline.engines.names import EngineName
 from redline.models.accuracy import AccuracyGate
 from redline.models.bench import BenchResult, Figure
-from redline.models.boot import BootStatus, ModelLoad
+from redline.models.boot import BootStatus, CompileCache, ModelLoad
 from redline.models.campaign import check_benches
 from redline.models.campaign_plan import CellPrediction, Submits
 from redline.models.campaign_results import Stat
@@ -206,6 +206,9 @@ class TrialRecord(Strict):
     boot_reason: str
     boot_s: Figure | None
     model_load: ModelLoad | None = Field(None, description="how the boot loaded its weights, and what that proves")
+    compile_cache: CompileCache | None = Field(
+        None, description="the torch.compile cache the boot found: cold, warm or unused (null: not read)"
+    )
     drift: str | None = Field(None, description="the boot's KV cache outside the arm's predicted band; null inside")
     warm: bool = Field(description="warm-up requests were sent before the first bench")
     warmup_error: str | None = None

@@ -1,6 +1,7 @@
 """What a boot log says: the signals and the status."""
 
 from enum import StrEnum
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -29,6 +30,11 @@ class BootStatus(StrEnum):
     def is_context_failure(self) -> bool:
         """A failure that a smaller context or batch could avoid."""
         return self in (BootStatus.OOM_KV_CACHE, BootStatus.OOM_CUDA, BootStatus.OOM_WARMUP)
+
+
+# The torch.compile cache a boot found, as its log says: cold (it compiled, and vLLM's profile counts what compiling
+# held), warm (it loaded what an earlier boot compiled), unused (it compiled nothing: eager, or compilation off).
+CompileCache = Literal["cold", "warm", "unused"]
 
 
 class MemoryBreakdown(BaseModel):
@@ -98,3 +104,8 @@ class BootSignals(BaseModel):
     warnings: list[str] = []
     load_format: str | None = None
     model_load: ModelLoad | None = None
+    compile_cache: CompileCache | None = Field(
+        None,
+        description="the torch.compile cache the boot found: cold (compiled), warm (loaded), unused (compiled "
+        "nothing); null where the log ends before it would say",
+    )

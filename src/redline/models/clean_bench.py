@@ -18,6 +18,12 @@ class BenchCheck(BaseModel):
     check: Check
     ok: bool = Field(description="false: the bench is flagged; its figures are not ranked")
     said: str
+    clean_by: Literal["emptied", "fresh prompts"] | None = Field(
+        None,
+        description="the prefix-cache check's: what kept the bench's cache clean: emptied just before it (the engine's "
+        "reset), or fresh prompts on a server that served no other client's (docs/security.md, 38.1); null: neither, "
+        "so it is held to finding at most 1% of its prompt tokens cached",
+    )
 
 
 class PrefixCounters(BaseModel):

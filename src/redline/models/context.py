@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from redline.models.boot import CompileCache
 from redline.models.serve import ServeConfig, is_eager
 from redline.models.strict import Strict
 from redline.models.workloads import most_tokens
@@ -88,24 +89,34 @@ class Workload(Strict):
 
 
 class RegimeLabel(Strict):
-    """How the server was measured: warmed up or cold, eager or CUDA graphs, prefix caching on or off."""
+    """How the server was measured: warmed up or cold, eager or CUDA graphs, prefix caching on or off, and the
+    torch.compile cache its boot found (what its KV cache depends on: a cold compile's allocations count in vLLM's
+    profile). `cache` is the warm-up; `compile_cache` is the boot's, and two figures may differ in it (an A/B's
+    first trial compiles, its later ones load): it is recorded, not compared."""
 
     cache: Literal["warm", "cold"]
     graphs: Literal["eager", "graphs"]
     prefix_caching: bool | None = Field(None, description="null: the engine's default was left in place")
+    compile_cache: CompileCache | None = Field(
+        None,
+        description="the torch.compile cache the boot found, as its log says: cold (compiled), warm (loaded), unused "
+        "(compiled nothing); null: not read (a plan's, or a record written before redline read it)",
+    )
 
     @property
     def label(self) -> str:
         return f"{self.cache}/{self.graphs}"
 
 
-def regime_of(config: ServeConfig, warmup_requests: int) -> RegimeLabel:
-    """The regime a server of config is measured in after `warmup_requests` warm-up requests (0: cold): the one
-    regime model of a plan's cell and of every measured figure's context."""
+def regime_of(config: ServeConfig, warmup_requests: int, compile_cache: CompileCache | None = None) -> RegimeLabel:
+    """The regime a server of config is measured in after `warmup_requests` warm-up requests (0: cold), its boot
+    having found the torch.compile cache `compile_cache` (None: not known, as in a plan): the one regime model of a
+    plan's cell and of every measured figure's context."""
     return RegimeLabel(
         cache="warm" if warmup_requests > 0 else "cold",
         graphs="eager" if is_eager(config) else "graphs",
         prefix_caching=config.enable_prefix_caching,
+        compile_cache=compile_cache,
     )
 
 

@@ -112,10 +112,17 @@ def inside(
     return path
 
 
+def layout_workspace(path: Path) -> Path | None:
+    """The workspace a person's ladder, campaign or A/B file sits in by the layout (ladders/, campaigns/, ab/ under
+    it); None for a file elsewhere. What a command at a terminal passes where it names no workspace: the one place
+    a workspace is read from a file's folders."""
+    return path.parent.parent if path.parent.name in ("ladders", "campaigns", "ab") else None
+
+
 def workspace_of(path: Path) -> Path:
-    """The workspace a ladder or campaign file lives in, by the layout (ladders/, campaigns/, ab/ under it): the
-    one a call that names none (a person's file at a terminal) is checked against."""
-    return path.parent.parent if path.parent.name in ("ladders", "campaigns", "ab") else path.parent
+    """The workspace a ladder or campaign file lives in, by the layout (else its own folder): the one a call that
+    names none (a person's file at a terminal) is checked against."""
+    return layout_workspace(path) or path.parent
 
 
 def relative(workspace: Path, path: Path) -> str:
@@ -126,4 +133,4 @@ def relative(workspace: Path, path: Path) -> str:
         return str(path)
 
 
-__all__ = ["MAX_NAME", "inside", "relative", "workspace_of"]
+__all__ = ["MAX_NAME", "inside", "layout_workspace", "relative", "workspace_of"]

@@ -71,6 +71,7 @@ class Band:
     basis: Literal["measured", "stated", "default"]
     source: str
     mde_pct: float | None = None  # a measured band's smallest detectable effect; a stated one's is the band
+    cv: float | None = None  # a measured band's spread: one run's std / mean (the search's noise per boot)
 
 
 def stated_band(pct: float | None, source: str, unmeasured: str = "") -> Band:
@@ -101,7 +102,7 @@ def measured_band(cv: float, trials: int, source: str, alpha: float = DEFAULT_AL
     df = max(trials - 1, 1)
     scale = cv * math.sqrt(2.0) * 100
     ta, tp = t_quantile(alpha / 2, df), t_quantile(1 - POWER, df)
-    return Band(pct=ta * scale, basis="measured", source=source, mde_pct=(ta + tp) * scale)
+    return Band(pct=ta * scale, basis="measured", source=source, mde_pct=(ta + tp) * scale, cv=cv)
 
 
 # ---- the judgement -------------------------------------------------------------------------------------------------

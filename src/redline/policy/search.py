@@ -4,10 +4,16 @@ grid does (the same verdicts give the same proposal).
 
 The model is additive over the levers and Bayesian: a cell's score is an intercept plus one effect per lever value,
 fitted by least squares with each effect a priori near 0 (as near as the measured scores spread), so a lever value
-no booted cell had keeps a wide uncertainty and draws a boot. The next cell is the one with the highest upper bound
-(the estimate plus KAPPA standard deviations), among the cells not yet booted and not ruled out (a cell the memory
-model predicts infeasible is never proposed; a lever value every booted cell of which failed counts against its
-cells). It starts with the baseline, then the cells that cover each lever's values, lowest and highest first.
+no booted cell had keeps a wide uncertainty and draws a boot. A score's noise is one boot's spread, as the top
+cells' replicate boots measured it (else half the noise band). A cell that leaves a lever unset (a cell of the
+engine's defaults) takes the value it runs with (as_run), so it is predicted and learned from like any other. The
+next cell is the one with the highest upper bound (the estimate plus KAPPA standard deviations), among the cells not
+yet booted and not ruled out (a cell the memory model predicts infeasible is never proposed; a lever value every
+booted cell of which failed counts against its cells). It starts with the baseline, then for each lever its lowest
+and highest values, each in the cell nearest the baseline (one lever changed at a time: a good baseline's
+neighbours first, each measuring its lever's effect).
+
+bench/search_replay.py sets it against random search and TPE at equal boot budgets over the recorded landscapes.
 
 It stops when the budget (boots, GPU-seconds) is spent, when `patience` cells in a row did not beat the best by more
 than the noise band, when no cell left is predicted, even at its upper bound, to beat the best by more than the band
@@ -25,7 +31,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from redline.models.boot import BootSignals
 from redline.models.search import SearchSpec
+from redline.models.serve import ServeConfig
 
 KAPPA = 2.0  # the upper bound: the estimate plus this many standard deviations
 NOISE_FLOOR = 0.01  # a score is never known better than 1% of its mean
@@ -61,6 +69,24 @@ class SearchStop:
     """The search proposes no more cells, and why."""
 
     why: str
+
+
+def as_run(cell: Candidate, serve: ServeConfig, signals: BootSignals | None, space: Sequence[Candidate]) -> Candidate:
+    """A cell with the levers it leaves unset (a campaign's cell of the engine's defaults) as it runs, where other
+    cells of the space set them: its serve config's value (kv_cache_dtype unset: auto, the engines' own default);
+    else, once booted, what its boot log says it ran with (max_num_batched_tokens). The model then learns from that
+    cell, and predicts it, as it does a grid cell."""
+    config = serve.model_dump()
+    filled: dict[str, object] = {}
+    for lever in sorted({lv for c in space for lv in c.levers} - set(cell.levers)):
+        value = config.get(lever)
+        if lever == "kv_cache_dtype" and value is None:
+            value = "auto"
+        if lever == "max_num_batched_tokens" and value is None and signals is not None:
+            value = signals.max_num_batched_tokens
+        if value is not None:
+            filled[lever] = value
+    return Candidate(cell.name, {**cell.levers, **filled}) if filled else cell
 
 
 def beats(score: float, best: float | None, band: float) -> bool:
@@ -119,18 +145,19 @@ class Model:
         return float(x @ self.mean), float(np.sqrt(max(x @ self.cov @ x, 0.0)))
 
 
-def fit(cells: Sequence[Candidate], scores: Mapping[str, float], band: float) -> Model:
+def fit(cells: Sequence[Candidate], scores: Mapping[str, float], band: float, noise: float | None = None) -> Model:
     """Bayesian least squares. A priori a trend's slope (per doubling) and a value's effect are near 0: the slope
     within tau, the effect of a numeric lever's value within tau / 3 (the trend carries it to values no cell had),
     a categorical value's within tau; tau is the measured scores' spread (at least NOISE_FLOOR of their mean). A
-    score's noise is half the noise band of its mean (at least NOISE_FLOOR)."""
+    score's noise is one boot's spread where replicates measured it (`noise`: std / mean), else half the noise
+    band; at least NOISE_FLOOR of the mean."""
     design = _design(cells)
     rows = [c for c in cells if c.name in scores]
     y = np.array([scores[c.name] for c in rows])
     center = float(y.mean())
     scale = max(abs(center), 1e-9)
     tau = max(float(y.std()), NOISE_FLOOR * scale)
-    sigma = max(band / 2, NOISE_FLOOR) * scale
+    sigma = max(noise if noise is not None else band / 2, NOISE_FLOOR) * scale
     widths = [100.0 * scale, *([tau] * len(design.trends))]
     widths += [tau / 3 if k.split("=", 1)[0] in design.trends else tau for k in design.values]
     prior = np.diag([1.0 / w**2 for w in widths])
@@ -167,16 +194,46 @@ def _order(value: object) -> tuple[int, float, str]:
     return (1, 0.0, repr(value))
 
 
-def _opening(cells: Sequence[Candidate], baseline: str, spec: SearchSpec, booted: set[str]) -> Candidate | None:
-    """The cells booted before the model proposes: the baseline, then each lever's lowest and highest values."""
-    order = [c for c in cells if c.name == baseline]
+def _apart(a: Candidate, b: Candidate, spans: Mapping[str, float]) -> float:
+    """How far apart two cells are: per lever, 0 where they agree and 1 where they differ (a lever one sets and the
+    other leaves unset differs); a numeric lever by the part of its span in log2 between them."""
+    far = 0.0
+    for lever in {*a.levers, *b.levers}:
+        x, y = a.levers.get(lever), b.levers.get(lever)
+        if lever in spans and x is not None and y is not None:
+            far += abs(_log2(x) - _log2(y)) / spans[lever] if spans[lever] else 0.0
+        else:
+            far += 0.0 if repr(x) == repr(y) else 1.0
+    return far
+
+
+def _opening(
+    cells: Sequence[Candidate], baseline: str, spec: SearchSpec, booted: set[str], infeasible: Mapping[str, str]
+) -> Candidate | None:
+    """The cells booted before the model proposes: the baseline, then for each lever its lowest and highest values,
+    each in the feasible cell nearest the baseline (the fewest other levers changed: each opening cell measures one
+    lever's effect from the baseline)."""
+    base = next((c for c in cells if c.name == baseline), None)
+    order = [base] if base is not None else []
     levers = sorted({lv for c in cells for lv in c.levers})
+    spans = {
+        lv: max(_log2(c.levers[lv]) for c in cells if lv in c.levers)
+        - min(_log2(c.levers[lv]) for c in cells if lv in c.levers)
+        for lv in levers
+        if _numeric(cells, lv)
+    }
     for lever in levers:
         values = sorted(
             {repr(v): v for c in cells if lever in c.levers for v in [c.levers[lever]]}.values(), key=_order
         )
         for wanted in (values[0], values[-1]):
-            order += [c for c in cells if lever in c.levers and c.levers[lever] == wanted][:1]
+            having = [
+                c
+                for c in cells
+                if c.name not in infeasible and lever in c.levers and repr(c.levers[lever]) == repr(wanted)
+            ]
+            if having:
+                order.append(min(having, key=lambda c: _apart(c, base, spans)) if base is not None else having[0])
     seen: list[Candidate] = []
     for cell in order:
         if cell not in seen:
@@ -213,16 +270,18 @@ def propose(
     spec: SearchSpec,
     *,
     band: float,
+    noise: float | None = None,
     infeasible: Mapping[str, str] | None = None,
 ) -> Proposal | SearchStop:
     """The next cell to boot and why, or why the search stops. `history`: the booted cells in order; `band`: the
-    noise band as a fraction; `infeasible`: cells the memory model rules out, and why."""
+    noise band as a fraction; `noise`: one boot's spread (std / mean) where replicates measured it; `infeasible`:
+    cells the memory model rules out, and why."""
     infeasible = infeasible or {}
     if not any(c.name not in measured and c.name not in infeasible for c in cells):
         return SearchStop("every feasible cell has booted" if measured else "no feasible cell to boot")
     if stop := _stop(spec, measured, history, band):
         return stop
-    step = next_cell(cells, baseline, measured, spec, band=band, infeasible=infeasible)
+    step = next_cell(cells, baseline, measured, spec, band=band, noise=noise, infeasible=infeasible)
     assert step is not None  # a feasible cell is left
     if step.upper is not None and step.best is not None and not beats(step.upper, step.best, band):
         return SearchStop(
@@ -239,6 +298,7 @@ def next_cell(
     spec: SearchSpec,
     *,
     band: float,
+    noise: float | None = None,
     infeasible: Mapping[str, str] | None = None,
 ) -> Proposal | None:
     """The cell the search would boot next, whatever its stop rules say (None: no feasible cell is left): what
@@ -247,10 +307,14 @@ def next_cell(
     left = [c for c in cells if c.name not in measured and c.name not in infeasible]
     if not left:
         return None
-    if first := _opening(cells, baseline, spec, set(measured)):
+    if first := _opening(cells, baseline, spec, set(measured), infeasible):
         if first.name not in infeasible:
-            return Proposal(first.name, "an opening cell: the baseline, then each lever's lowest and highest values")
-    return _by_model(cells, left, measured, spec, band)
+            return Proposal(
+                first.name,
+                "an opening cell: the baseline, then each lever's lowest and highest values, each in the cell "
+                "nearest the baseline",
+            )
+    return _by_model(cells, left, measured, spec, band, noise)
 
 
 def _by_model(
@@ -259,13 +323,14 @@ def _by_model(
     measured: Mapping[str, Measured],
     spec: SearchSpec,
     band: float,
+    noise: float | None,
 ) -> Proposal:
     scores = {n: m.score for n, m in measured.items() if m.score is not None}
     if not scores:
         return Proposal(left[0].name, "no cell has held yet: the next in the space's order")
     failed = _failed_values(cells, measured)
     best = max(scores.values())
-    rng, model = random.Random(spec.seed), fit(cells, scores, band)
+    rng, model = random.Random(spec.seed), fit(cells, scores, band, noise)
     ranked = []
     for cell in left:
         value, unc = model.at(cell)

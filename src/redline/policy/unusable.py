@@ -15,10 +15,10 @@ from typing import NamedTuple
 
 # What fixes a check every unit failed, by the check's name (models/clean_bench.py)
 FIXES = {
-    "prefix_cache": "the benches found prompts in the prefix cache: let redline empty it before each bench (a "
-    "server listening on loopback alone, 127.0.0.1 by default, whose target's env does not turn the engine's reset "
-    "off: docs/security.md), or give the workload another seed (random prompts of one seed can repeat each other "
-    "in a small vocabulary)",
+    "prefix_cache": "the benches found prompts in the prefix cache: run where no other client sends the server "
+    "requests, let redline empty it before each bench (a server listening on loopback alone, 127.0.0.1 by default, "
+    "on a target whose dev_mode is on and whose env does not turn the engine's reset off: docs/security.md, 38.1), "
+    "or give the workload another seed (random prompts of one seed can repeat each other in a small vocabulary)",
     "client": "the bench client never held the concurrency asked: give each concurrency more prompts "
     "(workload.num_prompts, at least 2 x c) or run the client where it is not starved of CPU",
     "gpu": "another process held the GPU during the benches: run where redline's server has the GPU alone",

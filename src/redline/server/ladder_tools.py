@@ -121,6 +121,7 @@ async def _rung_run(
             step=step,
             widening=widening,
             i_understand_this_submits_jobs=ack,
+            workspace=state.config.workspace,
         )
 
     on, args = request.target, {"replay": request.replay}
@@ -183,7 +184,15 @@ async def _rung_record(ctx: Context, ladder: LadderArg, request: RungRecordReque
     if log:  # a long text is read in a worker process (offload.PROCESS_OVER): the other calls go on meanwhile
         named = request.log_file or "pasted by the caller"
         shape = await off_loop(_given_shape, state, request.model_config_file)
-        recorded = await off_loop(ladder_record.record_boot, path, log, log_name=named, shape=shape, size=len(log))
+        recorded = await off_loop(
+            ladder_record.record_boot,
+            path,
+            log,
+            log_name=named,
+            shape=shape,
+            workspace=state.config.workspace,
+            size=len(log),
+        )
     if bench:
         recorded = await off_loop(ladder_record.record_smoke, path, bench, size=len(bench))
     assert recorded is not None  # _texts refuses a request with neither

@@ -33,6 +33,9 @@ _MARKER = re.compile(r"sglang|SGLang|server_args=ServerArgs\(|The server is fire
 # (srt/entrypoints/engine.py:1059 logs the ServerArgs dataclass repr).
 _ARG = re.compile(r"\b(context_length|chunked_prefill_size)=(None|-?\d+)\b")
 _FRACTION = re.compile(r"\bmem_fraction_static=(\d+(?:\.\d+)?)\b")
+# Off (SGLang's default): the boot compiled nothing. On, SGLang compiles while it captures its CUDA graphs, after its
+# KV pool is sized, and says nothing of a cache: the state stays unknown (null).
+_TORCH_COMPILE = re.compile(r"\benable_torch_compile=False\b")
 
 
 def message(line: str) -> str:
@@ -76,6 +79,8 @@ def _args(scan: _Scan, m: re.Match[str], _n: int, line: str) -> None:
             scan.set_once(keys[name], int(value))
     if (fraction := _FRACTION.search(line, m.start())) is not None and scan.fraction is None:
         scan.fraction = float(fraction.group(1))
+    if _TORCH_COMPILE.search(line, m.start()):
+        scan.set_once("compile_cache", "unused")
 
 
 def _pool(scan: _Scan, m: re.Match[str], _n: int, _l: str) -> None:

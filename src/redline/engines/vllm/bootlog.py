@@ -15,6 +15,7 @@ from redline.engines.logscan import Findings
 from redline.engines.model_load import with_model_load
 from redline.errors import LogParseError
 from redline.models import BootSignals, BootStatus, BootTimings, MemoryBreakdown
+from redline.models.boot import CompileCache
 
 # A number starts where no digit or dot stands before it: the regex then tries one start per number,
 # not one per digit, and a line of a million digits stays linear.
@@ -55,6 +56,7 @@ class _Scan(Findings):
 
     unknown_env: list[str] = field(default_factory=list)
     is_vllm: bool = False
+    compiled: set[str] = field(default_factory=set)  # what the log said of torch.compile: cold, warm, off
 
     def clean(self, line: str) -> str:
         return message(line)
@@ -129,6 +131,25 @@ def _warning(scan: _Scan, _m: re.Match[str], _n: int, line: str) -> None:
         scan.warnings.append(text)
 
 
+def _compile(said: str) -> Callable[[_Scan, re.Match[str], int, str], None]:
+    def apply(scan: _Scan, _m: re.Match[str], _n: int, _l: str) -> None:
+        scan.compiled.add(said)
+
+    return apply
+
+
+def compile_cache_of(scan: _Scan) -> CompileCache | None:
+    """The torch.compile cache the boot found: cold where it compiled anything (a graph, or again after its cache
+    failed to load), warm where it only loaded, unused where compilation was off or the KV cache was sized (the
+    profile run, where a boot compiles, is over) without either; None where the log ends before it could say."""
+    if "cold" in scan.compiled:
+        return "cold"
+    if "warm" in scan.compiled:
+        return "warm"
+    sized = {"available_kv_cache_gib", "kv_cache_tokens", "kv_cache_needed_gib"} & scan.values.keys()
+    return "unused" if "off" in scan.compiled or sized or BootStatus.OOM_KV_CACHE in scan.first_line else None
+
+
 def _r(needles: str | tuple[str, ...], pattern: str, apply: Callable[[_Scan, re.Match[str], int, str], None]) -> _Rule:
     return _Rule((needles,) if isinstance(needles, str) else needles, re.compile(pattern), apply)
 
@@ -179,6 +200,23 @@ _RULES: tuple[_Rule, ...] = (
     _r("Checkpoint size:", r"Checkpoint size: " + _NUM + " GiB", _value("checkpoint_gib", float)),
     _r("Loading weights took", r"Loading weights took " + _NUM + " s", _value("weights_read_s", float)),
     _r("torch.compile took", r"torch.compile took " + _NUM + " s", _timing("compile_s")),
+    # The compile cache (compilation/backends.py, decorators.py): compiled, loaded, or compilation off. The CPU build
+    # whose AOT cache fails to load says "Compiling model again due to a load failure" and compiles (cold).
+    _r(
+        ("Compiling a graph for compile range", "saved AOT compiled function", "Compiling model again"),
+        r"Compiling a graph for compile range|saved AOT compiled function|Compiling model again due to a load failure",
+        _compile("cold"),
+    ),
+    _r(
+        ("Directly load the compiled graph", "Directly load AOT compilation"),
+        r"Directly load the compiled graph|Directly load AOT compilation",
+        _compile("warm"),
+    ),
+    _r(
+        ("disabling torch.compile", "CompilationMode.NONE"),
+        r"disabling torch\.compile|<CompilationMode\.NONE\b",
+        _compile("off"),
+    ),
     _r(
         "init engine",
         r"init engine \(profile, create kv cache, warmup model\) took " + _NUM + " s",
@@ -337,6 +375,7 @@ def parse_boot_log(text: str) -> BootSignals:
         memory=MemoryBreakdown(**memory),
         timings=BootTimings(**scan.timings),
         warnings=warnings,
+        compile_cache=compile_cache_of(scan),
         **values,
     )
     return with_model_load(

@@ -74,6 +74,10 @@ class Trials:
     def results(self) -> Results:
         return self.paths.results
 
+    @property
+    def workspace(self) -> Path:
+        return self.paths.workspace
+
     def arm(self, name: str) -> ArmPlan:
         return next(a for a in self.plan.arms if a.name == name)
 
@@ -194,6 +198,7 @@ class TrialJudge:
             trials=1,
             bench_backend=backend,
             baseline=self.spec.baseline,
+            compile_cache=boot.signals.compile_cache,
         )
 
     def record(
@@ -225,6 +230,7 @@ class TrialJudge:
             boot_reason=boot.signals.reason,
             boot_s=round(boot.boot_s, 2),
             model_load=boot.signals.model_load,
+            compile_cache=boot.signals.compile_cache,
             drift=kv_drift(arm.predicted, boot.signals),
             warm=warmup is not None and measured.warmup_error is None,
             warmup_error=measured.warmup_error,

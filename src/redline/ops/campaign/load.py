@@ -29,6 +29,7 @@ class Loaded:
     """A campaign file read and resolved: its cells, its baseline, its base serve config (and its ladder's)."""
 
     path: Path
+    workspace: Path  # the one it is read in: base.from_ladder stays inside it; its recorded boots calibrate the plan
     campaign: Campaign
     results: Path
     cells: list[CellSpec]
@@ -61,6 +62,7 @@ def load_campaign(path: str | Path, workspace: Path | None = None, campaign: Cam
     already read it for its own checks (the MCP wiring), so it is parsed once."""
     path = Path(path)
     campaign = campaign if campaign is not None else read_campaign(path)
+    workspace = workspace if workspace is not None else workspace_of(path.resolve())
     ladder = None
     if (where := from_ladder_path(path, campaign, workspace)) is not None:
         try:
@@ -70,6 +72,7 @@ def load_campaign(path: str | Path, workspace: Path | None = None, campaign: Cam
     cells = plans.expand_cells(campaign)
     return Loaded(
         path,
+        workspace,
         campaign,
         results_dir(path, campaign),
         cells,

@@ -148,7 +148,7 @@ def plan_for(
     exes = executables(t) if (t := target or executables_of) is not None else None
     found = found_entries(known_good, loaded.base.model)  # the known-good hook: applied to each cell before its gates
     plan = plans.plan_campaign(loaded.campaign, loaded.base, exes, path=str(loaded.path), done=done, known_good=found)
-    plan = predict_cells(plan, loaded.campaign, known_good, loaded.path)  # the memory model's hook
+    plan = predict_cells(plan, loaded.campaign, known_good, loaded.workspace)  # the memory model's hook
     return _outlook(loaded, _admit(plan, widening))
 
 

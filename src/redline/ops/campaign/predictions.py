@@ -58,7 +58,7 @@ def engine_observations(engine: str, workspace: Path) -> Boots:
 
 
 def predict_cells(
-    plan: CampaignPlan, campaign: Campaign, runs: Mapping[str, KnownGoodRun] | None, path: Path
+    plan: CampaignPlan, campaign: Campaign, runs: Mapping[str, KnownGoodRun] | None, workspace: Path
 ) -> CampaignPlan:
     """The plan with each cell's prediction, and a gate naming each cell predicted infeasible."""
     if not runs:
@@ -72,7 +72,7 @@ def predict_cells(
             cells.append(cell)
             continue
         if cell.engine not in observations:
-            observations[cell.engine] = engine_observations(cell.engine, path.parent.parent)
+            observations[cell.engine] = engine_observations(cell.engine, workspace)
         found = predicted_for(cell.engine, cell.serve, run.shape, run.identity, observations[cell.engine], needed)
         cells.append(cell.model_copy(update={"predicted": found}))
     return plan.model_copy(update={"cells": cells, "gates": [*plan.gates, *infeasible_gates(cells)]})

@@ -67,6 +67,10 @@ class Cells:
         return cells_of(self.loaded.results)
 
     @property
+    def workspace(self) -> Path:
+        return self.loaded.workspace
+
+    @property
     def parallel(self) -> int:
         return self.loaded.campaign.parallel
 

@@ -11,6 +11,7 @@ memory model predicts infeasible on the target (the plan's `predicted`) is never
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
 
 from redline.ledger.campaign_file import read_boots
@@ -23,6 +24,7 @@ from redline.ops.campaign.load import Loaded
 from redline.ops.campaign.replicates import replicate_owed
 from redline.ops.experiment.run import Stop
 from redline.policy import search as policy
+from redline.policy.noise import Band
 from redline.policy.ranking import campaign_band, cell_sample
 from redline.policy.workload_champion import select
 
@@ -49,10 +51,15 @@ def scores(campaign: Campaign, baseline: str, verdicts: dict[str, CellVerdict]) 
     return {n: 1.0 if n == baseline else None if (g := gains.get(n)) is None else 1 + g / 100 for n in verdicts}
 
 
-def candidates(plan: CampaignPlan) -> list[policy.Candidate]:
-    """Each cell as the search sees it: its levers, and its engine where the cells boot more than one."""
+def candidates(plan: CampaignPlan, verdicts: Mapping[str, CellVerdict]) -> list[policy.Candidate]:
+    """Each cell as the search sees it: its levers, and its engine where the cells boot more than one; the levers it
+    leaves unset as it runs them (policy/search.py as_run: its serve config, its boot log once booted)."""
     several = len(plan.engines) > 1
-    return [policy.Candidate(c.name, {**c.levers, **({"engine": c.engine} if several else {})}) for c in plan.cells]
+    space = [policy.Candidate(c.name, {**c.levers, **({"engine": c.engine} if several else {})}) for c in plan.cells]
+    return [
+        policy.as_run(c, p.serve, v.boot.signals if (v := verdicts.get(c.name)) else None, space)
+        for c, p in zip(space, plan.cells, strict=True)
+    ]
 
 
 def _measured(loaded: Loaded, baseline: str, verdicts: dict[str, CellVerdict]) -> dict[str, policy.Measured]:
@@ -69,7 +76,7 @@ def _history(log: SearchLog, verdicts: dict[str, CellVerdict]) -> list[str]:
 
 
 def _next(
-    loaded: Loaded, plan: CampaignPlan, log: SearchLog, verdicts: dict[str, CellVerdict], band: float
+    loaded: Loaded, plan: CampaignPlan, log: SearchLog, verdicts: dict[str, CellVerdict], band: Band
 ) -> ProposalRecord:
     """The cell to boot now (a step killed before its verdict first), or the stop."""
     last = log.steps[-1] if log.steps else None
@@ -79,12 +86,13 @@ def _next(
     assert spec is not None  # only a campaign with search: is searched
     infeasible = {c.name: c.predicted.why for c in plan.cells if c.predicted and c.predicted.feasible == "no"}
     found = policy.propose(
-        candidates(plan),
+        candidates(plan, verdicts),
         plan.baseline,
         _measured(loaded, plan.baseline, verdicts),
         _history(log, verdicts),
         spec,
-        band=band,
+        band=band.pct / 100,
+        noise=band.cv,
         infeasible=infeasible,
     )
     at, n = datetime.now(UTC), len(log.steps) + 1
@@ -117,7 +125,7 @@ class Search:
             if measured is not None:  # a red cell measured no score
                 self._write([*self.log.steps[:-1], last.model_copy(update={"measured": measured})])
         band = campaign_band(self.loaded.campaign, verdicts, replicates)  # the champion's own: measured once it can be
-        step = _next(self.loaded, self.plan, self.log, verdicts, band.pct / 100)
+        step = _next(self.loaded, self.plan, self.log, verdicts, band)
         if step.cell is None:
             self._write([*self.log.steps, step], stopped=step.why)
             return Stop(step.why)
@@ -164,7 +172,7 @@ def _resume(
     if log.stopped is not None:
         return f"boots nothing: it stopped ({log.stopped}); delete search.yml to search again"
     band = campaign_band(loaded.campaign, verdicts, replicates)
-    step = _next(loaded, plan, log, verdicts, band.pct / 100)
+    step = _next(loaded, plan, log, verdicts, band)
     return f"proposes {step.cell}: {step.why}" if step.cell is not None else f"stops: {step.why}"
 
 

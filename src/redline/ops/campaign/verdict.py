@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 
 from redline.ledger.campaign_file import boot_of
 from redline.models import ServeConfig
+from redline.models.boot import CompileCache
 from redline.models.campaign import Campaign, Verdict
 from redline.models.campaign_plan import CampaignPlan, CellPlan
 from redline.models.campaign_results import (
@@ -169,14 +170,23 @@ class CellJudge:
                 warmup=measured.command(WARMUP_FILE),
                 bench=[r.run.argv for r in measured.benches],
             ),
-            context=self.context(cell, signals.engine_version or self.versions.get(cell.engine), host),
+            context=self.context(
+                cell, signals.engine_version or self.versions.get(cell.engine), host, signals.compile_cache
+            ),
             started_at=started,
             ended_at=datetime.now(UTC),
             wall_s=round(wall_s, 2),
         )
 
-    def context(self, cell: CellPlan, engine_version: str | None, host: HostInfo | None) -> ContextDescriptor:
-        """The cell's context, built as every measured number's is (ops/evidence/context.py)."""
+    def context(
+        self,
+        cell: CellPlan,
+        engine_version: str | None,
+        host: HostInfo | None,
+        compile_cache: CompileCache | None = None,
+    ) -> ContextDescriptor:
+        """The cell's context, built as every measured number's is (ops/evidence/context.py), with the torch.compile
+        cache its boot found."""
         shapes = self.campaign.shapes()
         workload = Workload.of(shapes[0][1]) if len(shapes) == 1 else Workload()  # several: each figure says its own
         return descriptor(
@@ -189,6 +199,7 @@ class CellJudge:
             warmup_requests=self.campaign.warmup_requests,
             trials=self.campaign.repeats,
             bench_backend=cell.bench_backend,
+            compile_cache=compile_cache,
         )
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from redline.engines import get_engine
 from redline.errors import InputError, RedlineError
+from redline.models.boot import CompileCache
 from redline.models.context import (
     BenchIdentity,
     ContextDescriptor,
@@ -164,9 +165,11 @@ def descriptor(
     baseline: str | None = None,
     node: Node | None = None,
     warm: bool | None = None,
+    compile_cache: CompileCache | None = None,
 ) -> ContextDescriptor:
     """The full context of a figure measured with `config` on `host`, after `warmup_requests` warm-up requests;
-    `warm`: whether the server had served anything before this figure's bench (default: it was warmed up)."""
+    `warm`: whether the server had served anything before this figure's bench (default: it was warmed up);
+    `compile_cache`: the torch.compile cache its boot found, as the boot's log says."""
     return ContextDescriptor(
         provenance=provenance,
         model=model_identity_of(config, files),
@@ -177,7 +180,7 @@ def descriptor(
         ),
         serve=config,
         workload=workload,
-        regime=regime_of(config, int(warm) if warm is not None else warmup_requests),
+        regime=regime_of(config, int(warm) if warm is not None else warmup_requests, compile_cache),
         engine=EngineIdentity(name=engine, version=engine_version),
         bench=_bench_identity(engine, engine_version, bench_backend),
         trials=trials,

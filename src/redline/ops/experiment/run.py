@@ -22,6 +22,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
 import anyio
@@ -34,6 +35,7 @@ from redline.ledger.results import Results
 from redline.models import ServeConfig, Widenings
 from redline.models.experiment import ExperimentSpec
 from redline.ops.measured_boot import Keep, MeasuredBoot, Then, measured_boot, stop_left_servers
+from redline.ops.predict.recorded import record_written
 from redline.ops.session import Progress, ServeSession, say
 from redline.policy.workload import Bench
 from redline.targets import HostInfo, Target
@@ -74,6 +76,9 @@ class Plan(Protocol[_R_contra]):
 
     @property
     def results(self) -> Results: ...
+
+    @property
+    def workspace(self) -> Path: ...  # the one it runs in: each unit's record joins its recorded boots
 
     @property
     def parallel(self) -> int: ...  # units booted at once, each on a server of its own
@@ -250,6 +255,7 @@ class _Run(Generic[_R, _A]):
         write("boot.log", measured.log_text)
         record = self.judge.record(unit, measured, host, started, time.monotonic() - t0)
         results.write_record(unit.name, record)  # last: its presence means the unit is done
+        record_written(plan.workspace, results.record_file(unit.name), record, measured.log_text)
         await progress(1.0, self.judge.said(record))
         return record
 

@@ -25,6 +25,7 @@ from redline.ledger.derived import derived_dir, derived_file
 from redline.ledger.ladder_file import create_adopted, rung_file, validate
 from redline.models.ladder import AdoptedFrom, Ladder, LadderAdopted, Rung
 from redline.ops.ladder.plan import next_of
+from redline.ops.predict.recorded import record_written
 from redline.ops.request_base import MAX_TEXT
 from redline.ops.requests import LadderAdoptRequest
 from redline.untrusted import read_regular
@@ -113,6 +114,7 @@ def ladder_adopt(source: Path, workspace: Path, request: LadderAdoptRequest) -> 
     adopted, moves = rebased(ladder, dest, origin)
     files = _read_files(source, moves)
     create_adopted(dest, doc, adopted, files)
+    record_written(workspace, dest, adopted)  # its rungs join the workspace's recorded boots
     return LadderAdopted(
         path=f"{LADDERS}/{dest.name}",
         adopted_from=origin,

@@ -21,20 +21,17 @@ def wants_plan(ladder: Ladder) -> bool:
     return ladder.policy == "predict" and ladder.joint is None and ladder.model.shape is not None
 
 
-def _workspace_of(path: Path) -> Path | None:
-    """The workspace a ladder file is in (ladders/<name>.yml), if it is in one."""
-    return path.parent.parent if path.parent.name == "ladders" else None
-
-
-def ladder_source(path: Path) -> str:
+def ladder_source(path: Path, workspace: Path | None) -> str:
     """How a ladder's rungs are named as calibration boots (as the workspace's records name them)."""
-    ws = _workspace_of(path)
-    return path.relative_to(ws).as_posix() if ws is not None else path.name
+    try:
+        return path.resolve().relative_to(workspace.resolve()).as_posix() if workspace is not None else path.name
+    except ValueError:  # a ladder outside the workspace: its own name
+        return path.name
 
 
-def memory_observations(path: Path, ladder: Ladder) -> Boots:
-    """Every boot the ladder's engine is calibrated on: shipped, and the workspace's if the ladder is in one."""
-    return calibration_boots(ladder.engine, _workspace_of(path))
+def memory_observations(workspace: Path | None, ladder: Ladder) -> Boots:
+    """Every boot the ladder's engine is calibrated on: shipped, and the workspace's where it is in one."""
+    return calibration_boots(ladder.engine, workspace)
 
 
 def plan_joint(ladder: Ladder, boots: Boots, source: str) -> JointPlan | None:

@@ -21,6 +21,7 @@ from redline.models.shape import ModelShape
 from redline.ops.evidence.context import descriptor, local_model_files
 from redline.ops.ladder.joint import ladder_source, memory_observations, plan_joint, wants_plan
 from redline.ops.predict.predict import Boots
+from redline.ops.predict.recorded import record_written
 from redline.policy import Placement, place_boot
 from redline.policy.drift import kv_drift
 
@@ -118,18 +119,17 @@ def record_boot(
     replay_of: int | None = None,
     widened: Sequence[str] = (),
     shape: ModelShape | None = None,
+    workspace: Path | None = None,
 ) -> tuple[Rung, Ladder]:
-    """Append the rung an observed boot log shows: the one the ladder expects next, or a replay of a past one.
-
-    A runner that booted the config itself passes `serve` (matched instead of the log's own figures),
-    `signals` (the log's, corrected by what it saw, such as a deadline), `replay_of`, and the model's `shape` as
-    read on the target (kept once). A rung booted from a predicted step keeps the prediction, and says its drift.
-    Returns the rung and the ladder as written.
-    """
+    """Append the rung an observed boot log shows (the one the ladder expects next, or a replay of a past one);
+    the rung and the ladder as written. A runner that booted the config itself passes `serve` (matched instead of
+    the log's own figures), `signals` (the log's, corrected by what it saw, such as a deadline), `replay_of`, and
+    the model's `shape` as read on the target (kept once). `workspace`: the ladder's (its recorded boots calibrate
+    the prediction; the rung joins them). A rung booted from a predicted step keeps the prediction and its drift."""
     path = Path(path)
     seen = _read_log(path, log_text, signals, serve, boot_s, started_at, ended_at)
     before = _with_shape(read_ladder(path), shape)
-    boots = memory_observations(path, before) if wants_plan(before) else Boots([])  # read before the lock: files
+    boots = memory_observations(workspace, before) if wants_plan(before) else Boots([])  # read before the lock
 
     def change(ladder: Ladder) -> Change[tuple[Rung, Ladder]]:
         place = _checked_place(ladder, seen, serve, replay_of)
@@ -139,11 +139,18 @@ def record_boot(
         if ladder.engine_version is None and seen.signals.engine_version:
             ladder = ladder.model_copy(update={"engine_version": seen.signals.engine_version})  # the first boot says it
         updated = append_rung(_with_shape(ladder, shape), rung)
-        if plan := plan_joint(updated, boots, ladder_source(path)):  # the floor booted: the whole ceiling
+        if plan := plan_joint(updated, boots, ladder_source(path, workspace)):  # the floor booted: the whole ceiling
             updated = updated.model_copy(update={"joint": plan})
         return Change(updated, (rung, updated), {log_file: log_text})
 
-    return update_ladder(path, change)
+    return _joined(workspace, path, update_ladder(path, change))
+
+
+def _joined(workspace: Path | None, path: Path, recorded: tuple[Rung, Ladder]) -> tuple[Rung, Ladder]:
+    """The rung recorded, and the ladder as written joined to the workspace's recorded boots."""
+    if workspace is not None:
+        record_written(workspace, path, recorded[1])
+    return recorded
 
 
 def _checked_place(ladder: Ladder, seen: "_Seen", serve: ServeConfig | None, replay_of: int | None) -> Placement:
@@ -354,6 +361,7 @@ def smoke_context(ladder: Ladder, rung: Rung, workload: SmokeWorkload | None, re
         warmup_requests=0,
         trials=1,
         bench_backend=result.backend,
+        compile_cache=rung.signals.compile_cache,
     )
     return context.model_copy(update={"hardware": hardware})
 

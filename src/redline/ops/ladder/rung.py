@@ -8,6 +8,7 @@ call (or a restarted MCP server) can still find and stop it.
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import anyio
 from pydantic import BaseModel
@@ -76,12 +77,13 @@ async def rung_run(
     step: NextStep | None = None,
     widening: Widening | None = None,
     i_understand_this_submits_jobs: bool = False,
+    workspace: Path | None = None,
 ) -> RungOutcome:
     """Boot the ladder's next rung (or replay a past one) on target and record what the log says.
 
     `step` is the next step a caller already checked (ladder_tools.expect_step); else it is read here.
     `widening` is what the server config allows beyond the engine's allowlist; the rung records what it used.
-    """
+    `workspace`: the ladder's, whose recorded boots the rung joins (and a predict ladder learns from)."""
     require_ack(i_understand_this_submits_jobs, "rung_run", cluster=target)
     state = await off_loop(read_ladder, ladder)
     if step is None:
@@ -103,7 +105,7 @@ async def rung_run(
     shape = None if state.model.shape else (await model_files(target, config.model)).shape[0]  # read once, there
     boot_unit(f"rung-{len(state.rungs) + 1}")  # a target that names its jobs (slurm) says which rung each is
     boot = await session.boot(config, state.boot_deadline_s)
-    rung, updated = await _record_rung(ladder, session, boot, config, replay, shape)
+    rung, updated = await _record_rung(ladder, session, boot, config, replay, shape, workspace)
     await say(progress, 1.0, f"rung {rung.index}: {rung.status}")
     return RungOutcome(rung=rung, next=await off_loop(ladder_tools.next_of, ladder, updated))
 
@@ -117,7 +119,13 @@ async def _check_rung(ladder: Path, state: Ladder, session: ServeSession, config
 
 
 async def _record_rung(
-    ladder: Path, session: ServeSession, boot: Boot, config: ServeConfig, replay: int | None, shape: ModelShape | None
+    ladder: Path,
+    session: ServeSession,
+    boot: Boot,
+    config: ServeConfig,
+    replay: int | None,
+    shape: ModelShape | None,
+    workspace: Path | None,
 ) -> tuple[Rung, Ladder]:
     """Record the boot as a rung, and a server that is up as the ladder's; a server the ladder cannot account
     for (the record failed, or the call was cancelled) is stopped, not left running."""
@@ -135,6 +143,7 @@ async def _record_rung(
             replay_of=replay,
             widened=boot.widened,
             shape=shape,
+            workspace=workspace,
         )
         if boot.ready:
             record = server_record(rung.index, session, config, boot.handle, len(boot.log_text.encode()))
@@ -233,16 +242,16 @@ async def climb(
     progress: Progress | None = None,
     widening: Widening | None = None,
     i_understand_this_submits_jobs: bool = False,
+    workspace: Path | None = None,
 ) -> ClimbReport:
     """Follow the ladder's routes until its ceiling is recorded or a failure needs a person."""
     require_ack(i_understand_this_submits_jobs, "climb", cluster=target)
     steps: list[str] = []
     step = await off_loop(ladder_tools.ladder_next, ladder)
+    boots: dict[str, Any] = {"progress": progress, "widening": widening, "workspace": workspace}
     for _ in range(max_steps):
         if step.route == "run_rung":
-            outcome = await rung_run(
-                ladder, target, progress=progress, step=step, widening=widening, i_understand_this_submits_jobs=True
-            )
+            outcome = await rung_run(ladder, target, step=step, i_understand_this_submits_jobs=True, **boots)
             steps.append(_rung_line(outcome))
         elif step.route == "smoke_test":
             outcome = await smoke_test(ladder, target, progress=progress, step=step)
