@@ -8,7 +8,7 @@ cell with no verdict yet is not in the replay (a landscape still being recorded 
 how many of the grid's those are; one listed but not recorded yet is left out, and said). To add one, list it in
 LANDSCAPES with its scenarios, e.g.
 
-    Listed("tests/data/vllm-0.26.0-landscape-8b/landscape-8b/campaign.yml",
+    Listed("tests/data/vllm-0.26.0-h100-landscape-8b/landscape-8b/campaign.yml",
            (Scenario("long", 4, "median_ttft_ms"), Scenario("load", 128, "output_throughput"))),
 
 or name it on the command line: `--landscape PATH --scenario long:4:median_ttft_ms`.
@@ -84,7 +84,7 @@ LANDSCAPES = (
         ("tests/data/vllm-0.26.0-h200-landscape/landscape-h200-search/campaign.yml",),  # 5 cells booted again
     ),
     Listed(  # issue 42's: 16 grid cells and vLLM's defaults, two workloads each at its own load (recorded in parts)
-        "tests/data/vllm-0.26.0-landscape-8b/landscape-8b/campaign.yml",
+        "tests/data/vllm-0.26.0-h100-landscape-8b/landscape-8b/campaign.yml",
         (Scenario("long", 4, "median_ttft_ms"), Scenario("load", 128, "output_throughput")),
     ),
 )

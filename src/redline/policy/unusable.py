@@ -25,6 +25,10 @@ FIXES = {
     "figures": "the bench client reported figures its own workload makes impossible (a TPOT under the engine's "
     "floor, an ITL of 0, a throughput above its tokens over its wall time): read each bench's result file; a bench "
     "client and engine of matching versions report real ones",
+    "gpu_health": "the GPU was throttled (thermal or power slowdown) or faulted (ECC, XID) during the benches: "
+    "cool it, check its power and errors (nvidia-smi -q, the kernel log), or run on another GPU",
+    "rate": "the bench client could not send the request rate asked: run it where it is not starved of CPU, or ask a "
+    "lower rate",
 }
 OTHERWISE = "read each one's boot.log and bench results (the reasons above), fix the config or the target"
 
