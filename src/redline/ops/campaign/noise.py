@@ -12,12 +12,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from redline.ledger.campaign_file import read_boots
-from redline.models.campaign_results import CellVerdict
+from redline.models.campaign_results import CampaignTable, CellVerdict, ChampionReport
 from redline.models.metrics import Band
 from redline.models.spreads import Setup
 from redline.ops.campaign.load import Loaded
 from redline.ops.evidence.spreads import earlier_for, keep_spreads, kept_elsewhere, setup_of
 from redline.ops.workspace import relative, workspace_of
+from redline.policy import champion as champions
+from redline.policy import workload_champion
 from redline.policy.boots import campaign_band, campaign_noise, outlook
 
 
@@ -84,4 +86,27 @@ def noise_outlook(loaded: Loaded) -> str:
     return f"{said}. Earlier boots of {model} on {engine} measured a spread on {where}: a run there is judged by it"
 
 
-__all__ = ["Boots", "boot_seconds", "campaign_boots", "keep_measured", "noise_outlook", "setup_for", "workspace_for"]
+def table_of(loaded: Loaded, boots: Boots) -> CampaignTable:
+    """The table of the campaign's cells, each figure as every verdict reads it (over its boots)."""
+    return champions.campaign_table(loaded.campaign, loaded.names, boots.verdicts, boots.replicates, boots.earlier)
+
+
+def champion_of(loaded: Loaded, boots: Boots, top: int = 3) -> ChampionReport:
+    """The champion report, every cell judged over its boots by each metric's band (no close: results.py adds it)."""
+    c = loaded.campaign
+    return workload_champion.select(
+        c, loaded.names, loaded.baseline, boots.verdicts, top=top, replicates=boots.replicates, earlier=boots.earlier
+    )
+
+
+__all__ = [
+    "Boots",
+    "boot_seconds",
+    "campaign_boots",
+    "champion_of",
+    "table_of",
+    "keep_measured",
+    "noise_outlook",
+    "setup_for",
+    "workspace_for",
+]

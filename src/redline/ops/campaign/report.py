@@ -32,10 +32,9 @@ from redline.models.context import Node, device_of
 from redline.models.load_boundary import LoadBoundary
 from redline.models.metrics import DIRECTIONS
 from redline.ops.campaign.load import load_campaign
-from redline.ops.campaign.noise import campaign_boots
+from redline.ops.campaign.noise import campaign_boots, champion_of, table_of
 from redline.ops.requests import CampaignReportRequest
 from redline.policy import champion as champions
-from redline.policy import workload_champion
 
 # ---- the data behind the plots (pure) ---------------------------------------------------------------------------
 
@@ -301,8 +300,7 @@ def render_markdown(
         "",
         f"## {md(table.focus_metric)} ({md(table.direction)} is better), by cell and concurrency",
         "",
-        "Each figure as every verdict reads it: the mean over the cell's boots where the noise band was measured "
-        "between boots, else over its benches on its one boot (± std, and n, where there are several). "
+        "Each figure the mean over the cell's boots (a band measured between boots), else its benches' (± std, n). "
         f"Scoring: {md(champion.scoring)}.",
         "",
         *_table_lines(table),
@@ -385,11 +383,7 @@ def campaign_report(
     """Write report.md and the PNG plots into the campaign's results folder; return the data behind them."""
     loaded = load_campaign(path, workspace)
     boots = campaign_boots(loaded)
-    verdicts, replicates, earlier = boots.verdicts, boots.replicates, boots.earlier
-    table = champions.campaign_table(loaded.campaign, loaded.names, verdicts, replicates, earlier)
-    champion = workload_champion.select(
-        loaded.campaign, loaded.names, loaded.baseline, verdicts, replicates=replicates, earlier=earlier
-    )
+    verdicts, table, champion = boots.verdicts, table_of(loaded, boots), champion_of(loaded, boots)
     plots = plots_of(table, champion, device_of(v.context for v in verdicts.values()))
     layout = cells_of(loaded.results)
     for plot in plots:

@@ -17,14 +17,12 @@ from redline.models.search import SearchState
 from redline.ops.campaign import plan as plan_ops
 from redline.ops.campaign.close import close_champion
 from redline.ops.campaign.load import Loaded, load_campaign
-from redline.ops.campaign.noise import campaign_boots
+from redline.ops.campaign.noise import campaign_boots, champion_of, table_of
 from redline.ops.campaign.outcome import noise_said
 from redline.ops.campaign.replicates import replicate_owed
 from redline.ops.campaign.search import search_state
 from redline.ops.requests import CampaignAggregateRequest, CampaignStatusRequest, ChampionSelectRequest
 from redline.ops.workspace import workspace_of
-from redline.policy import champion as champions
-from redline.policy import workload_champion
 
 # ---- reading results ----------------------------------------------------------------------------------------
 
@@ -88,8 +86,7 @@ def campaign_aggregate(
     """The table of cells x concurrencies: the focus metric and the guards, each as every verdict reads it (the mean
     over the cell's boots where the noise was measured between boots; else over its benches on one boot)."""
     loaded = load_campaign(path, workspace)
-    boots = campaign_boots(loaded)
-    return champions.campaign_table(loaded.campaign, loaded.names, boots.verdicts, boots.replicates, boots.earlier)
+    return table_of(loaded, campaign_boots(loaded))
 
 
 def champion_select(
@@ -99,15 +96,7 @@ def champion_select(
     request = request or ChampionSelectRequest()
     loaded = load_campaign(path, workspace)
     boots = campaign_boots(loaded)
-    report = workload_champion.select(
-        loaded.campaign,
-        loaded.names,
-        loaded.baseline,
-        boots.verdicts,
-        top=request.top,
-        replicates=boots.replicates,
-        earlier=boots.earlier,
-    )
+    report = champion_of(loaded, boots, request.top)
     return close_champion(
         report, boots.verdicts, workspace_of(loaded.path.resolve())
     )  # the close: next levers, what is missing
