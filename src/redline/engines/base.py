@@ -14,6 +14,7 @@ from typing import ClassVar, Protocol
 
 from redline.errors import InputError
 from redline.models import BenchResult, BenchWorkload, BootSignals, ServeConfig, Widening
+from redline.models.boot import CompileCache
 from redline.models.clean_bench import PrefixCounters
 from redline.models.memory import Calibration, GpuSpec, MemoryPrediction, Observation
 from redline.models.shape import ModelShape
@@ -30,9 +31,14 @@ class MemoryModel(Protocol):
         ...
 
     def pick_anchor(
-        self, candidates: Sequence[Observation], serve: ServeConfig, gpu: GpuSpec | None
+        self,
+        candidates: Sequence[Observation],
+        serve: ServeConfig,
+        gpu: GpuSpec | None,
+        compile_cache: CompileCache | None = None,
     ) -> Observation | None:
-        """Of recorded boots of the same model and engine version, the one whose terms stand for this config's."""
+        """Of recorded boots of the same model and engine version, the one whose terms stand for this config's (in
+        the torch.compile cache state asked for, where the engine's memory depends on it)."""
         ...
 
     def predict(
@@ -46,8 +52,10 @@ class MemoryModel(Protocol):
         architecture: str | None,
         version: str | None,
         anchor: Observation | None = None,
+        compile_cache: CompileCache | None = None,
     ) -> MemoryPrediction:
-        """What a boot of serve would print about its memory, labelled predicted."""
+        """What a boot of serve would print about its memory, labelled predicted, with the torch.compile cache it
+        finds (None: a fresh deployment's, cold)."""
         ...
 
 
@@ -78,6 +86,9 @@ class Engine(abc.ABC):
     # an empty cache; and the environment its server needs to serve that (vLLM: its dev mode, docs/security.md).
     cache_reset_path: ClassVar[str | None] = None
     cache_reset_env: ClassVar[Mapping[str, str]] = {}
+    # The shortest time per output token the engine can take for one request, in ms: a bench's median TPOT under it
+    # is an artefact (a clock, a stream that sent every token at once), not a latency, and the bench is flagged.
+    tpot_floor_ms: ClassVar[float] = 0.05
 
     @abc.abstractmethod
     def serve_argv(self, config: ServeConfig, executable: Sequence[str] | None = None) -> list[str]:

@@ -35,7 +35,7 @@ from redline.models.telemetry import GpuTelemetry
 from redline.offload import off_loop
 from redline.ops.session import BOOTED_AT, BenchRun, Boot, ServeSession, say
 from redline.ops.telemetry import Sampling
-from redline.policy import clean_bench
+from redline.policy import clean_bench, gpu_health
 from redline.policy.telemetry import check as gpu_check
 from redline.policy.workload import Bench
 from redline.targets import ServerHandle, Target
@@ -170,7 +170,8 @@ async def run_bench(
     found = []
     if bench.ranked and figures is not None:
         own = None if reset is not None and reset[0] else clean_bench.own_hits(prior, now, bench.workload)
-        found = [*clean_bench.checks(figures, bench.workload, before, after, reset, own), *gpu_checks]
+        floor = session.engine.tpot_floor_ms
+        found = [*clean_bench.checks(figures, bench.workload, before, after, reset, own, floor), *gpu_checks]
     problem = unreadable or bench_problem(run, figures) or clean_bench.flagged(found)
     return BenchOutcome(bench, run, figures, problem, unreadable, warm=False, checks=found, telemetry=telemetry)
 
@@ -196,7 +197,11 @@ async def _telemetry(
     if write is not None:
         for name, text in kept.items():
             write(name, text)
-    return found, [gpu_check(found, why)]
+    util = found if found is not None and found.gpus else None
+    util_why = why or "the sampler wrote no utilization sample it could read"
+    health = found.health if found is not None else None
+    health_why = (found.health_why if found is not None else None) or why
+    return found, [gpu_check(util, util_why), gpu_health.check(health, health_why)]
 
 
 # More benches on the same server once the listed ones ran, chosen from what they measured: (the server, the results
