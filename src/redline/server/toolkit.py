@@ -249,11 +249,8 @@ class State:
         return read_text(self.file(name, what), f"{what} {name!r} (in the workspace)", max_bytes=MAX_TEXT)
 
     def read_model_config(self, name: str) -> str:
-        """The config.json a request gives as model_config_file (a workspace file), read as a model folder's is:
-        config.json's own 1 MiB cap (docs/security.md, 38.3)."""
-        return read_given_config(
-            self.file(name, MODEL_CONFIG_FIELD), f"{MODEL_CONFIG_FIELD} {name!r} (in the workspace)"
-        )
+        """A request's model_config_file (a workspace file), read with config.json's 1 MiB cap (security.md, 38.3)."""
+        return read_given_config(self.file(name, MODEL_CONFIG_FIELD), f"{name!r} (in the workspace)")
 
     def adopt_source(self, source: str) -> Path:
         """The ladder file ladder_adopt may read: a path inside the workspace, or an absolute one under a folder the

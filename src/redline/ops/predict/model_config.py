@@ -15,9 +15,11 @@ from redline.untrusted import load_json
 MODEL_CONFIG_FIELD = "model_config_file"  # errors name the file as the request does
 
 
-def read_given_config(path: Path, what: str) -> str:
-    """The text of the config.json a person gives by file (`what` names it as the request does), read as a model
-    folder's is: config.json's own 1 MiB cap, plain files only (ops/evidence/context.py read_config_file)."""
+def read_given_config(path: Path, named: str) -> str:
+    """The text of the config.json a person gives by file (`named`: as the request names it; messages say it is the
+    model_config_file), read as a model folder's is: config.json's own 1 MiB cap, plain files only
+    (ops/evidence/context.py read_config_file)."""
+    what = f"{MODEL_CONFIG_FIELD} {named}"
     try:
         return read_config_file(path, what)
     except (FileNotFoundError, NotADirectoryError) as exc:
@@ -27,7 +29,7 @@ def read_given_config(path: Path, what: str) -> str:
 def given_file(path: str | Path | None) -> str | None:
     """The config.json a person names at a terminal (`--model-config-file PATH`, any path of theirs), read as
     read_given_config reads it; None where none is named."""
-    return read_given_config(Path(path), f"--model-config-file {path}") if path else None
+    return read_given_config(Path(path), str(path)) if path else None
 
 
 def given_config(text: str) -> tuple[ModelShape, dict[str, Any]]:
