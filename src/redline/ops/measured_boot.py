@@ -35,7 +35,7 @@ from redline.models.telemetry import GpuTelemetry
 from redline.offload import off_loop
 from redline.ops.session import BOOTED_AT, BenchRun, Boot, ServeSession, say
 from redline.ops.telemetry import Sampling
-from redline.policy import clean_bench
+from redline.policy import clean_bench, gpu_health
 from redline.policy.telemetry import check as gpu_check
 from redline.policy.workload import Bench
 from redline.targets import ServerHandle, Target
@@ -196,7 +196,11 @@ async def _telemetry(
     if write is not None:
         for name, text in kept.items():
             write(name, text)
-    return found, [gpu_check(found, why)]
+    util = found if found is not None and found.gpus else None
+    util_why = why or "the sampler wrote no utilization sample it could read"
+    health = found.health if found is not None else None
+    health_why = (found.health_why if found is not None else None) or why
+    return found, [gpu_check(util, util_why), gpu_health.check(health, health_why)]
 
 
 # More benches on the same server once the listed ones ran, chosen from what they measured: (the server, the results

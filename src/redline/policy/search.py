@@ -4,10 +4,16 @@ grid does (the same verdicts give the same proposal).
 
 The model is additive over the levers and Bayesian: a cell's score is an intercept plus one effect per lever value,
 fitted by least squares with each effect a priori near 0 (as near as the measured scores spread), so a lever value
-no booted cell had keeps a wide uncertainty and draws a boot. The next cell is the one with the highest upper bound
-(the estimate plus KAPPA standard deviations), among the cells not yet booted and not ruled out (a cell the memory
-model predicts infeasible is never proposed; a lever value every booted cell of which failed counts against its
-cells). It starts with the baseline, then the cells that cover each lever's values, lowest and highest first.
+no booted cell had keeps a wide uncertainty and draws a boot. A score's noise is one boot's spread, as the top
+cells' replicate boots measured it (else half the noise band). A cell that leaves a lever unset (a cell of the
+engine's defaults) takes the value it runs with (as_run), so it is predicted and learned from like any other. The
+next cell is the one with the highest upper bound (the estimate plus KAPPA standard deviations), among the cells not
+yet booted and not ruled out (a cell the memory model predicts infeasible is never proposed; a lever value every
+booted cell of which failed counts against its cells). It starts with the baseline, then for each lever its lowest
+and highest values, each in the cell nearest the baseline (one lever changed at a time: a good baseline's
+neighbours first, each measuring its lever's effect).
+
+bench/search_replay.py sets it against random search and TPE at equal boot budgets over the recorded landscapes.
 
 It stops when the budget (boots, GPU-seconds) is spent, when `patience` cells in a row did not beat the best by more
 than the noise band, when no cell left is predicted, even at its upper bound, to beat the best by more than the band

@@ -22,6 +22,10 @@ FIXES = {
     "client": "the bench client never held the concurrency asked: give each concurrency more prompts "
     "(workload.num_prompts, at least 2 x c) or run the client where it is not starved of CPU",
     "gpu": "another process held the GPU during the benches: run where redline's server has the GPU alone",
+    "gpu_health": "the GPU was throttled (thermal or power slowdown) or faulted (ECC, XID) during the benches: "
+    "cool it, check its power and errors (nvidia-smi -q, the kernel log), or run on another GPU",
+    "rate": "the bench client could not send the request rate asked: run it where it is not starved of CPU, or ask a "
+    "lower rate",
 }
 OTHERWISE = "read each one's boot.log and bench results (the reasons above), fix the config or the target"
 

@@ -339,6 +339,9 @@ def _more_lines(
         ]
     if champion.excluded:
         lines += ["", "## Not ranked", "", *[f"- **{md(c.cell)}**: {md(c.why)}" for c in champion.excluded]]
+    flagged = _flagged_lines(verdicts)
+    if flagged:
+        lines += ["", "## Benches flagged (left out of every verdict)", "", *flagged]
     found = {cell: v.boundary for cell, v in verdicts.items() if v.boundary is not None}
     if found:
         lines += ["", "## Load boundary (measured, one server per cell)", ""]
@@ -348,6 +351,20 @@ def _more_lines(
         lines += ["", "## Methodology gates applied", "", *[f"- {md(g)}" for g in gates]]
     lines += ["", "## Plots", "", *[f"![{p.title}]({p.file})" for p in plots], ""]
     return lines
+
+
+def _flagged_lines(verdicts: dict[str, CellVerdict]) -> list[str]:
+    """Every bench a check flagged (a GPU throttled or shared, a warm cache, a client short of its load), the check and
+    what it said."""
+    return [
+        f"- **{md(cell)}**{f' {md(r.workload)}' if r.workload else ''} at c={r.concurrency}, repeat {t.repeat}: "
+        f"{md(c.check)}: {md(c.said)}"
+        for cell, v in verdicts.items()
+        for r in v.results
+        for t in r.repeats
+        for c in t.checks
+        if not c.ok
+    ]
 
 
 def _boundary_text(b: LoadBoundary) -> str:
