@@ -5,9 +5,10 @@ scenarios (a workload, a concurrency, the metric it is scored by).
 A landscape is its campaign file (campaign.yml, or <name>.yml) and the results folder named by the campaign beside
 it: cells/<cell>/verdict.yml for each cell's first boot, cells/<cell>.boot<k>/verdict.yml for its replicates. A
 cell with no verdict yet is not in the replay (a landscape still being recorded replays the cells it has, and says
-how many of the grid's those are). To add one, list it in LANDSCAPES with its scenarios, e.g.
+how many of the grid's those are; one listed but not recorded yet is left out, and said). To add one, list it in
+LANDSCAPES with its scenarios, e.g.
 
-    Listed("tests/data/vllm-0.26.0-h100-landscape/landscape-h100/campaign.yml",
+    Listed("tests/data/vllm-0.26.0-h100-landscape-8b/landscape-8b/campaign.yml",
            (Scenario("long", 4, "median_ttft_ms"), Scenario("load", 128, "output_throughput"))),
 
 or name it on the command line: `--landscape PATH --scenario long:4:median_ttft_ms`.
@@ -25,10 +26,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from redline.ledger.campaign_file import read_boots  # noqa: E402
+from redline.ledger.campaign_file import read_boots, read_verdicts  # noqa: E402
 from redline.models.campaign_results import CellVerdict  # noqa: E402
 from redline.models.metrics import DIRECTIONS  # noqa: E402
 from redline.ops.campaign_read import load_campaign  # noqa: E402
+from redline.ops.experiment.predicted import for_need  # noqa: E402
 from redline.policy.noise import pooled_band, stated_band  # noqa: E402
 from redline.policy.search import Candidate, as_run  # noqa: E402
 
@@ -81,6 +83,10 @@ LANDSCAPES = (
         "tests/data/vllm-0.26.0-h200-landscape/landscape-h200/campaign.yml",
         (Scenario(None, 128, "output_throughput"), Scenario(None, 16, "median_ttft_ms")),
         ("tests/data/vllm-0.26.0-h200-landscape/landscape-h200-search/campaign.yml",),  # 5 cells booted again
+    ),
+    Listed(  # issue 42's: 16 grid cells and vLLM's defaults, two workloads each at its own load (recorded in parts)
+        "tests/data/vllm-0.26.0-h100-landscape-8b/landscape-8b/campaign.yml",
+        (Scenario("long", 4, "median_ttft_ms"), Scenario("load", 128, "output_throughput")),
     ),
 )
 
@@ -161,8 +167,10 @@ def read_landscape(campaign_file: Path, scenario: Scenario, also: Sequence[Path]
         cells=tuple(as_run(c, verdicts[c.name].context.serve, verdicts[c.name].boot.signals, space) for c in space),
         baseline=loaded.baseline if loaded.baseline in verdicts else names[0],
         boots=boots,
-        infeasible={
-            n: v.predicted.why for n, v in verdicts.items() if v.predicted is not None and v.predicted.feasible == "no"
+        infeasible={  # as a plan judges it now (a verdict may have been judged by an older count of the need)
+            n: p.why
+            for n, v in verdicts.items()
+            if v.predicted is not None and (p := for_need(v.predicted, loaded.campaign.kv_need)).feasible == "no"
         },
         grid=len(loaded.names),
         band=band.pct / 100,
@@ -171,19 +179,27 @@ def read_landscape(campaign_file: Path, scenario: Scenario, also: Sequence[Path]
     )
 
 
-def shipped() -> list[tuple[Path, Scenario, tuple[Path, ...]]]:
-    """Every listed landscape's campaign file, once per scenario, with the campaigns that booted its cells again."""
-    return [
-        (ROOT / listed.campaign, s, tuple(ROOT / a for a in listed.also))
-        for listed in LANDSCAPES
-        for s in listed.scenarios
-    ]
+def shipped() -> tuple[list[tuple[Path, Scenario, tuple[Path, ...]]], list[str]]:
+    """Every listed landscape's campaign file, once per scenario, with the campaigns that booted its cells again; and
+    the listed ones not recorded yet (no campaign file, or no cell with a verdict), which are left out."""
+    runs, missing = [], []
+    for listed in LANDSCAPES:
+        path = ROOT / listed.campaign
+        loaded = load_campaign(path) if path.is_file() else None
+        if loaded is None or not read_verdicts(loaded.results, loaded.names):
+            missing.append(listed.campaign)
+            continue
+        runs += [(path, s, tuple(ROOT / a for a in listed.also)) for s in listed.scenarios]
+    return runs, missing
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description="The landscapes bench/search_replay.py replays, as it reads them.")
     parser.parse_args()
-    for path, scenario, also in shipped():
+    runs, missing = shipped()
+    for name in missing:
+        print(f"{name}: not recorded yet (no cell has a verdict)")
+    for path, scenario, also in runs:
         land = read_landscape(path, scenario, also)
         name, best = land.best
         boots = sum(len(b) for b in land.boots.values())

@@ -10,8 +10,10 @@ percent of the best (a cell's score is the mean of its recorded boots); then the
 inside the best's noise band (measured between the replicates' boots; else the 3% default, and it says so). "-":
 nothing it booted held. Budgets are boots: a cell that fails to boot costs one, whoever proposed it. redline's
 search never proposes a cell the memory model predicted infeasible (the verdicts' `predicted`); blind search
-does, and pays its boot. redline's search is replayed as if its stop rules were off (a larger budget boots what
-it would propose next); where its own rules stop it is said beside the table.
+does, and pays its boot. redline's search is handed the landscape's band and noise per boot (measured between
+its replicates: a real run measures them with its own replicate boots, beyond the search's budget), and is
+replayed as if its stop rules were off (a larger budget boots what it would propose next); where its own rules
+stop it is said beside the table.
 
 TPE is Optuna's TPESampler with its defaults (bench-only: `pip install optuna`), over one categorical parameter
 per lever (a cell that leaves a lever unset takes "unset"); a combination that is no cell of the landscape stands
@@ -237,8 +239,11 @@ def main() -> None:
     methods = args.methods.split(",")
     if unknown := [m for m in methods if m not in METHODS]:
         parser.error(f"--methods: no method {unknown[0]!r}; methods are {', '.join(METHODS)}")
+    missing: list[str] = []
     try:
-        runs = [(args.landscape, parse_scenario(s), ()) for s in args.scenario] if args.landscape else shipped()
+        runs, missing = (
+            ([(args.landscape, parse_scenario(s), ()) for s in args.scenario], []) if args.landscape else shipped()
+        )
     except ValueError as exc:
         parser.error(str(exc))
     results = []
@@ -250,6 +255,8 @@ def main() -> None:
         print(json.dumps(results, indent=1))
         return
     print("SIMULATED: recorded boots answer each proposed cell; nothing boots")
+    for name in missing:
+        print(f"\n{name}: listed, not recorded yet (no cell has a verdict)")
     for r in results:
         print(f"\n{r['path']}\n{table(r)}")
 

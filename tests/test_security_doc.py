@@ -13,6 +13,8 @@ SECTIONS = re.split(r"^## ", TEXT, flags=re.MULTILINE)
 ROUND_ONE = {int(m.group(1)): s for s in SECTIONS if (m := re.match(r"(\d+)\. ", s))}
 ROUND_TWO = {int(m.group(1)): s for s in SECTIONS if (m := re.match(r"19\.(\d+)\. ", s))}
 ROUND_THREE = {int(m.group(1)): s for s in SECTIONS if (m := re.match(r"32\.(\d+)\. ", s))}
+ROUND_FOUR = {int(m.group(1)): s for s in SECTIONS if (m := re.match(r"38\.(\d+)\. ", s))}
+ISSUE_38_ITEMS = {1, 2, 3, 4, 5, 6, 8}  # the items of issue 38 landed so far, each with its 38.N section
 # Issue 19's classes closed so far; each other class adds its number here with its section.
 ISSUE_19_CLASSES = set(range(1, 11))  # every class of issue 19, each with its 19.N section
 
@@ -39,6 +41,13 @@ def test_every_issue_32_item_has_a_section_that_says_what_was_wrong_and_names_it
     for number, section in ROUND_THREE.items():
         _promises_and_tests(f"32.{number}", section)
         assert "**Was.**" in section, f"32.{number}"
+
+
+def test_every_issue_38_item_has_a_section_that_says_what_was_wrong_and_names_its_tests() -> None:
+    assert sorted(ROUND_FOUR) == sorted(ISSUE_38_ITEMS)
+    for number, section in ROUND_FOUR.items():
+        _promises_and_tests(f"38.{number}", section)
+        assert "**Was.**" in section, f"38.{number}"
 
 
 def test_every_named_test_exists() -> None:

@@ -52,12 +52,13 @@ class Fake:
     def campaigns(self) -> Path:
         return self.root / "campaigns"
 
-    def target(self, **engine_env: str) -> LocalTarget:
+    def target(self, dev_mode: bool | None = None, **engine_env: str) -> LocalTarget:
         return LocalTarget(
             "local",
             workdir=str(self.root / "target"),
             engine_command=[sys.executable, str(FAKE_VLLM)],
             engine_env={**self.engine_env, **engine_env},
+            dev_mode=dev_mode,
         )
 
     def two_engine_target(self, **engine_env: str) -> LocalTarget:

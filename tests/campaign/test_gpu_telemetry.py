@@ -16,6 +16,7 @@ from redline.errors import RunFailed
 from redline.ledger.campaign_file import read_verdicts
 from redline.models.campaign_results import CellVerdict
 from redline.ops.campaign.plan import load_campaign
+from redline.ops.campaign.report import campaign_report
 from redline.ops.campaign.run import campaign_run
 from redline.ops.campaign_read import Loaded
 from tests.campaign.helpers import Fake, make_fake
@@ -114,3 +115,49 @@ async def test_where_the_host_has_dcgm_each_bench_also_keeps_its_dram_and_sm_act
         said = {c.check: c.said for c in trial.checks}["gpu"]
         assert "memory 41% (DCGM: DRAM active 36%, SM active 61%)" in said
     assert processes_naming(DCGM_BIN.parent / "fake_dcgmi.py") == []  # no dmon outlives its bench
+
+
+async def test_a_gpu_throttled_mid_bench_flags_that_bench_it_is_not_ranked_and_the_report_says_why(
+    fake: Fake, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Issue 41, item 4: the stand-in nvidia-smi reports a hardware thermal slowdown from its second health row on, in
+    the second cell's bench at c=2 only; that bench is flagged with the reason, its cell is not ranked, the
+    cell (the baseline) is ranked alone, and the report names the bench and the reason. The old driver's field name is asked
+    when the new one is refused, and a kernel log that cannot be read says so without flagging."""
+    monkeypatch.setenv("FAKE_GPU_SICK", "bench-c2:clocks_event_reasons.active=0x0000000000000040;temperature.gpu=94")
+    monkeypatch.setenv("FAKE_GPU_SICK_ONCE", f"{tmp_path / 'sick'}:2")  # the second cell's: the baseline stays well
+    path = fake.write(grid={"max_num_seqs": [64, 128]}, concurrencies=[1, 2], continue_on_red=True)
+    async with fake.target() as target:
+        await campaign_run(path, target, i_understand_this_submits_jobs=True)
+    loaded = load_campaign(path)
+    verdicts = read_verdicts(loaded.results, loaded.names)
+    sick = [v for v in verdicts.values() if v.verdict == "red"]
+    (cell,) = sick
+    (well,) = [v for v in verdicts.values() if v.verdict == "green"]
+    flagged = {r.concurrency: {c.check: c for t in r.repeats for c in t.checks}["gpu_health"] for r in cell.results}
+    assert flagged[1].ok and "no clock slowdown" in flagged[1].said and "no XID logged" in flagged[1].said
+    assert not flagged[2].ok and "hardware thermal slowdown in" in flagged[2].said and "94 C at most" in flagged[2].said
+    assert "not ranked" in cell.reason and "hardware thermal slowdown" in cell.reason
+    (trial,) = next(r for r in cell.results if r.concurrency == 2).repeats
+    assert trial.telemetry is not None and trial.telemetry.health is not None
+    (gpu,) = trial.telemetry.health.gpus
+    assert gpu.reasons["hardware thermal slowdown"] >= 1 and gpu.samples >= 3 and gpu.temperature_c_max == 94
+    kept = (loaded.results / "cells" / cell.cell / "bench-c2.health.csv").read_text()
+    assert "0x0000000000000040, 94" in kept
+    report = campaign_report(path)
+    assert well.cell == loaded.baseline and [c.cell for c in report.champion.excluded] == [cell.cell]
+    text = (loaded.results / "report.md").read_text()
+    assert "## Benches flagged" in text and "hardware thermal slowdown" in text and f"**{cell.cell}**" in text
+
+
+async def test_an_old_driver_and_a_closed_kernel_log_still_read_health_and_say_what_they_could_not(
+    fake: Fake, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_GPU_OLD_DRIVER", "1")
+    monkeypatch.setenv("FAKE_DMESG_DENIED", "1")
+    _, cell = await _green(fake)
+    for trial in (t for r in cell.results for t in r.repeats):
+        said = {c.check: c for c in trial.checks}["gpu_health"]
+        assert said.ok and "XIDs not read (the kernel log (dmesg) is not readable on target local)" in said.said
+        assert trial.telemetry is not None and trial.telemetry.health is not None
+        assert trial.telemetry.health.gpus[0].samples >= 2

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -158,8 +159,11 @@ async def test_a_full_campaign_boots_each_cell_once_and_leaves_its_verdicts(fake
 async def test_a_cell_whose_benches_found_their_prompts_cached_is_red_and_a_run_of_only_such_cells_fails(
     tmp_path: Path,
 ) -> None:
-    # the server's metrics: 40% of prompt tokens found; its target turns vLLM's dev mode off, so no reset empties it
-    fake = make_fake(tmp_path, FAKE_VLLM_PREFIX_HITS="0.4", VLLM_SERVER_DEV_MODE="0")
+    # the server's metrics: 40% of prompt tokens found, in what another client sent it before each bench; its target
+    # turns vLLM's dev mode off, so no reset empties it
+    fake = make_fake(
+        tmp_path, FAKE_VLLM_PREFIX_HITS="0.4", FAKE_VLLM_OTHER_CLIENT_TOKENS="4096", VLLM_SERVER_DEV_MODE="0"
+    )
     path = fake.write(grid={"max_num_batched_tokens": [8192]})
     async with fake.target() as target:
         with pytest.raises(RunFailed) as failed:
@@ -168,8 +172,9 @@ async def test_a_cell_whose_benches_found_their_prompts_cached_is_red_and_a_run_
     assert isinstance(result, CampaignRunResult) and [o.verdict for o in result.ran] == ["red"]
     v = read_verdict(results(fake), "mnbt8192")
     assert v is not None and v.verdict == "red"
-    assert "40.0% of 512 prompt tokens were found in it" in v.reason and "not ranked" in v.reason
-    assert "no 200 answer; vLLM serves it only with VLLM_SERVER_DEV_MODE=1" in v.reason  # why it was not emptied
+    assert "4.4% of 4,608 prompt tokens were found in it" in v.reason and "not ranked" in v.reason, v.reason
+    assert "(VLLM_SERVER_DEV_MODE=1 is off: the target's env sets it otherwise)" in v.reason  # why not emptied
+    assert "prompt tokens since it booted that redline did not send (another client's requests)" in v.reason
     flagged = [c for r in v.results for t in r.repeats for c in t.checks if not c.ok]
     assert [c.check for c in flagged] == ["prefix_cache", "prefix_cache"]  # both concurrencies ran, both flagged
     assert champion_select(path).champion is None
@@ -189,6 +194,30 @@ async def test_a_warm_server_emptied_before_each_bench_leaves_its_cells_clean(tm
     assert v is not None and v.verdict == "green" and result.failed is None, v.reason
     said = [c.said for r in v.results for t in r.repeats for c in t.checks if c.check == "prefix_cache"]
     assert len(said) == 2 and all("emptied just before the bench" in s and ": 0.0% of" in s for s in said)
+
+
+async def test_dev_mode_off_fresh_prompts_keep_a_cell_clean_and_its_record_says_so(tmp_path: Path) -> None:
+    # a target whose engine port others reach (dev_mode: false): no reset; each bench's prompts repeat 6% of
+    # themselves (random prompts starting alike), and nothing but redline's benches reached the server
+    fake = make_fake(tmp_path, FAKE_VLLM_OWN_REPEATS="0.062", FAKE_VLLM_PREFIX_HITS="0.4")
+    path = fake.write(grid={"max_num_batched_tokens": [8192]})
+    async with fake.target(dev_mode=False) as target:
+        result = await campaign_run(path, target, i_understand_this_submits_jobs=True)
+    v = read_verdict(results(fake), "mnbt8192")
+    assert v is not None and v.verdict == "green" and result.failed is None, v.reason
+    cache = [c for r in v.results for t in r.repeats for c in t.checks if c.check == "prefix_cache"]
+    assert len(cache) == 2 and {c.clean_by for c in cache} == {"fresh prompts"}
+    assert all("not emptied before the bench (VLLM_SERVER_DEV_MODE=1 is off: target local's" in c.said for c in cache)
+    assert all("6.2% of" in c.said and "fresh prompts (seed " in c.said for c in cache)
+    boot_env = (fake.root / "target").rglob("boot.log")
+    assert not any("VLLM_SERVER_DEV_MODE" in p.read_text() for p in boot_env)
+    # the same cell on the same kind of target, another client sending the server prompts: red
+    shutil.rmtree(results(fake) / "cells")
+    async with fake.target(dev_mode=False, FAKE_VLLM_OTHER_CLIENT_TOKENS="4096") as target:
+        with pytest.raises(RunFailed):
+            await campaign_run(path, target, i_understand_this_submits_jobs=True)
+    v = read_verdict(results(fake), "mnbt8192")
+    assert v is not None and v.verdict == "red" and "a warm cache the bench did not ask for" in v.reason
 
 
 async def test_a_campaign_on_another_target_is_refused(fake: Fake) -> None:

@@ -24,7 +24,16 @@ ESTIMATE = "boots/vllm-0.26.0-h100/qwen3-30b-a3b_graphs_mnbt8192.log"
 
 def predict(o: Observation, training: list[Observation]) -> MemoryPrediction:
     cal = VLLM.calibrate(training, gpu=o.gpu)
-    return VLLM.predict(o.shape, o.serve, o.gpu, cal, model=o.architecture, architecture=o.architecture, version=None)
+    return VLLM.predict(
+        o.shape,
+        o.serve,
+        o.gpu,
+        cal,
+        model=o.architecture,
+        architecture=o.architecture,
+        version=None,
+        compile_cache=o.signals.compile_cache,
+    )
 
 
 def off(o: Observation, p: MemoryPrediction) -> float:

@@ -121,14 +121,14 @@ async def test_a_failed_warm_up_ends_the_boot_with_no_bench_and_stops_the_server
     assert not record_file.exists() and target.stopped == target.started and not target.alive
 
 
-@pytest.mark.parametrize("cached", [0.0, 0.3])
+@pytest.mark.parametrize(("cached", "other_client"), [(0.0, 0), (0.3, 0), (0.3, 1000)])
 async def test_every_ranked_bench_is_checked_from_the_server_s_metrics_and_a_warm_cache_is_its_problem(
-    fake: Fake, cached: float
+    fake: Fake, cached: float, other_client: int
 ) -> None:
     steps = boot_benches([WorkloadAt(None, WorkloadSpec(input_len=128, output_len=16), [1, 4])], 2, repeats=1)
     record_file = fake.root / "results" / "server.json"
     record_file.parent.mkdir(parents=True)
-    target = MemoryTarget(cached=cached)
+    target = MemoryTarget(cached=cached, other_client=other_client)  # dev mode off: not local
     measured = await measured_boot(
         ServeSession(target, get_engine("vllm")),
         _config(fake),
@@ -141,10 +141,13 @@ async def test_every_ranked_bench_is_checked_from_the_server_s_metrics_and_a_war
     assert warmup.checks == [] and warmup.problem is None  # a warm-up is never ranked, so never checked
     assert len(benches) == 2  # a flagged bench leaves the server usable: the next one runs
     for r, prompts in zip(benches, ("512", "2,048"), strict=True):  # 4 x 128 and 16 x 128 prompt tokens
-        assert [c.check for c in r.checks] == ["prefix_cache", "client", "window", "gpu"]
-        said = r.checks[0].said  # this target serves no reset: each bench says so, and finds the cache warm
-        assert said.startswith("prefix cache not emptied before the bench (POST http://127.0.0.1:")
-        assert f"): {cached:.1%} of {prompts} prompt tokens were found in it" in said
-        assert (r.problem is None) is (cached == 0.0)
-        if cached:
+        assert [c.check for c in r.checks] == ["prefix_cache", "client", "window", "figures", "gpu", "gpu_health"]
+        said = r.checks[0].said  # this target asks for no reset: each bench says so
+        assert said.startswith("prefix cache not emptied before the bench (VLLM_SERVER_DEV_MODE=1 is off: ")
+        found = cached * int(prompts.replace(",", "")) / (int(prompts.replace(",", "")) + other_client)
+        assert f"): {found:.1%} of " in said and "prompt tokens were found in it" in said
+        # its own prompts' repeats are told from a cache another client's requests warmed
+        assert (r.problem is None) is (other_client == 0)
+        assert r.checks[0].clean_by == ("fresh prompts" if other_client == 0 else None)
+        if other_client:
             assert r.problem == r.checks[0].said and "not ranked" in r.problem

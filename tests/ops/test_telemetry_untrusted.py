@@ -16,8 +16,9 @@ import anyio
 import pytest
 
 from redline.errors import InputError
+from redline.models.telemetry import GpuTelemetry
 from redline.ops.telemetry import GpuSampler
-from redline.policy import dcgm, telemetry
+from redline.policy import dcgm, gpu_health, telemetry
 from redline.targets import LocalTarget
 
 pytestmark = pytest.mark.anyio
@@ -88,3 +89,19 @@ def test_hostile_telemetry_unavailable_figures_stay_unknown_and_hostile_ones_are
     assert dcgm.samples("GPU 0  N/A  0.358\n") == {0: [(None, 0.358)]}
     with pytest.raises(InputError, match="GPU index"):
         dcgm.samples("GPU ³  0.1  0.358\n")
+
+
+async def test_hostile_telemetry_a_health_row_no_tool_writes_is_no_health_and_the_bench_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 41, item 4: the health rows are the same untrusted output: a reasons bitmask that is not one refuses the
+    health rows (said, naming the file and line), while the utilization samples are kept and the bench goes on."""
+    monkeypatch.setenv("PATH", f"{SERVER / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("FAKE_GPU_VALUES", "clocks_event_reasons.active=0xnope")
+    found, why = await sampled(tmp_path)
+    assert why == "" and isinstance(found, GpuTelemetry) and found.gpus and found.health is None
+    assert found.health_why is not None and found.health_why.startswith(
+        "nvidia-smi's health rows (bench-c4.health.csv)"
+    )
+    check = gpu_health.check(found.health, found.health_why)
+    assert check.ok and "reasons is '0xnope', not a clock event bitmask (0x...): refused" in check.said

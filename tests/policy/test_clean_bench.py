@@ -11,7 +11,16 @@ import pytest
 from redline.engines import get_engine
 from redline.models.bench import BenchResult, BenchWorkload
 from redline.models.clean_bench import PrefixCounters
-from redline.policy.clean_bench import checks, client, flagged, prefix_cache
+from redline.policy.clean_bench import (
+    Served,
+    checks,
+    client,
+    flagged,
+    own_hits,
+    plausible,
+    prefix_cache,
+    served_after,
+)
 from tests.conftest import H200
 
 METRICS = """# HELP vllm:prefix_cache_queries_total Prefix cache queries, in terms of number of queried tokens.
@@ -57,7 +66,7 @@ def test_a_client_that_never_reached_the_concurrency_asked_is_flagged() -> None:
 
 def test_every_bench_says_its_window_and_one_flag_keeps_it_out_of_a_ranking() -> None:
     found = checks(bench(max_concurrent_requests=16), SENT, PrefixCounters(queries=0, hits=0), None)
-    assert [c.check for c in found] == ["prefix_cache", "client", "window"] and flagged(found) is None
+    assert [c.check for c in found] == ["prefix_cache", "client", "window", "figures"] and flagged(found) is None
     assert "ramp-up and drain included" in found[2].said
     warm = checks(bench(), SENT, PrefixCounters(queries=0, hits=0), PrefixCounters(queries=1000, hits=900))
     assert flagged(warm) == warm[0].said and "90.0% of 1,000 prompt tokens" in warm[0].said
@@ -91,3 +100,85 @@ def test_a_bench_after_an_emptied_cache_is_ranked_with_its_own_repeats_said() ->
     assert clean.ok and "own prompts" not in clean.said  # nothing found: nothing to explain
     failed = prefix_cache(UX_BEFORE, UX_AFTER, reset=(False, "not emptied before the bench (POST x: no 200 answer)"))
     assert not failed.ok and failed.said.startswith("prefix cache not emptied before the bench (POST x: no 200")
+
+
+# The UX run's A/B (issue 40): one trial's median TPOT came back 0.0026 ms beside 4.40 and 4.84; only p = 0.379 kept it
+# from a latency claim. A figure its own workload makes impossible is flagged in the bench, and the flag keeps the
+# bench out of every verdict as any failed check does.
+@pytest.mark.parametrize(
+    ("changes", "said"),
+    [
+        ({"median_tpot_ms": 0.0026}, "median TPOT 0.0026 ms is under the engine's floor of 0.05 ms per token"),
+        ({"median_itl_ms": 0.0}, "median ITL 0 ms: no two tokens of a request can arrive at one instant"),
+        ({"output_throughput": 4000.0}, "output_throughput 4,000/s is above the bench's 8,192 output tokens over"),
+        ({"request_throughput": 30.0}, "request_throughput 30/s is above the bench's 64 requests over its 4.33 s"),
+    ],
+)
+def test_a_figure_impossible_for_its_own_workload_flags_the_bench(changes: dict[str, float], said: str) -> None:
+    vllm = get_engine("vllm")
+    assert plausible(bench(), vllm.tpot_floor_ms).ok  # the real H200 bench: every figure possible
+    found = plausible(bench(**changes), vllm.tpot_floor_ms)
+    assert not found.ok and said in found.said and found.said.endswith("; not ranked")
+    every = checks(bench(max_concurrent_requests=16, **changes), SENT, None, None, None, None, vllm.tpot_floor_ms)
+    assert flagged(every) == found.said  # the one mechanism: a failed check is the bench's problem
+
+
+def test_one_output_token_per_request_has_no_tpot_or_itl_to_doubt() -> None:
+    one = bench(total_output_tokens=64, median_tpot_ms=0.0, median_itl_ms=0.0, output_throughput=14.7)
+    assert plausible(one, 0.05).ok
+
+
+# The UX run's bench again, on a server whose dev mode is off (docs/security.md, 38.1): its warm-up (seed 1, 8 prompts
+# of 512 tokens) was the server's only traffic, the bench's seed (2) is fresh, and its 16 prompts count 8,192 tokens.
+UX_SENT = BenchWorkload(input_len=512, output_len=16, concurrency=4, num_prompts=16, seed=2)
+UX_WARMUP = BenchWorkload(input_len=512, output_len=16, concurrency=4, num_prompts=8, seed=1)
+UX_WARMED = served_after(Served(), PrefixCounters(queries=0, hits=0), UX_BEFORE, UX_WARMUP, 4096)
+
+
+def test_dev_mode_off_fresh_prompts_on_a_server_only_redline_used_make_a_bench_s_own_repeats_clean() -> None:
+    now = served_after(UX_WARMED, UX_BEFORE, UX_AFTER, UX_SENT, 8192)
+    assert UX_WARMED.foreign == 0 and now.foreign == 0 and now.seeds == {1, 2}
+    own = own_hits(UX_WARMED, now, UX_SENT)
+    assert own[0] and own[1].startswith("fresh prompts (seed 2, which no earlier request to this server used)")
+    found = prefix_cache(UX_BEFORE, UX_AFTER, reset=(False, "not emptied before the bench (dev mode off)"), own=own)
+    assert found.ok and found.clean_by == "fresh prompts"
+    assert "6.2% of 8,198 prompt tokens were found in it; fresh prompts (seed 2" in found.said
+    assert "the bench's own prompts repeating each other" in found.said and "not a warm cache" in found.said
+    emptied = prefix_cache(UX_BEFORE, UX_AFTER, reset=(True, "emptied just before the bench (POST x)"))
+    assert emptied.ok and emptied.clean_by == "emptied"
+
+
+@pytest.mark.parametrize(
+    ("between", "during", "foreign"),
+    [
+        (512, 0, 512),  # another client's prompt between the warm-up and the bench
+        (0, 4096, 4096 + 6 - (512 + 4 * 16 + 81.92)),  # another client's prompts during the bench, past the slack
+        (1, 0, 1),  # one token between redline's steps is already another client's
+    ],
+)
+def test_dev_mode_off_a_cache_another_client_warmed_is_told_from_the_bench_s_own_repeats(
+    between: int, during: int, foreign: float
+) -> None:
+    before = PrefixCounters(queries=UX_BEFORE.queries + between, hits=0)
+    after = PrefixCounters(queries=before.queries + 8198 + during, hits=2048)
+    now = served_after(UX_WARMED, before, after, UX_SENT, 8192)
+    assert now.foreign == pytest.approx(foreign)
+    own = own_hits(UX_WARMED, now, UX_SENT)
+    assert not own[0] and "that redline did not send (another client's requests)" in own[1]
+    found = prefix_cache(before, after, reset=(False, "not emptied before the bench"), own=own)
+    assert not found.ok and found.clean_by is None and "a warm cache the bench did not ask for" in found.said
+
+
+def test_dev_mode_off_a_bench_whose_seed_was_sent_before_or_whose_counters_were_not_read_is_held_to_one_percent() -> (
+    None
+):
+    again = UX_SENT.model_copy(update={"seed": 1})  # the warm-up's seed: its prompts are the warm-up's
+    own = own_hits(UX_WARMED, served_after(UX_WARMED, UX_BEFORE, UX_AFTER, again, 8192), again)
+    assert not own[0] and "seed (1) was sent to this server before" in own[1]
+    assert not prefix_cache(UX_BEFORE, UX_AFTER, own=own).ok
+    unread = served_after(UX_WARMED, None, UX_AFTER, UX_SENT, 8192)
+    own = own_hits(UX_WARMED, unread, UX_SENT)
+    assert not own[0] and "counters were not read at every step" in own[1]
+    assert not prefix_cache(UX_BEFORE, UX_AFTER, own=own).ok
+    small = prefix_cache(UX_BEFORE, PrefixCounters(queries=UX_AFTER.queries, hits=50), own=own)
+    assert small.ok and small.clean_by is None  # under 1%: clean as before, by neither

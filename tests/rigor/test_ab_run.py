@@ -291,8 +291,15 @@ async def test_an_arm_that_fails_to_boot_leaves_a_draft(fake: Fake, ws: Path) ->
 
 
 async def test_an_ab_whose_every_trial_was_flagged_fails_naming_the_cause_and_the_fix(tmp_path: Path, ws: Path) -> None:
-    # a warm cache on every server (40% of prompt tokens found), no reset to empty it (dev mode off by the target)
-    fake = make_fake(tmp_path, FAKE_VLLM_DECODE_MODEL="1", FAKE_VLLM_PREFIX_HITS="0.4", VLLM_SERVER_DEV_MODE="0")
+    # a warm cache on every server (40% of prompt tokens found, in what another client sent it), no reset to empty it
+    # (dev mode off by the target)
+    fake = make_fake(
+        tmp_path,
+        FAKE_VLLM_DECODE_MODEL="1",
+        FAKE_VLLM_PREFIX_HITS="0.4",
+        FAKE_VLLM_OTHER_CLIENT_TOKENS="4096",
+        VLLM_SERVER_DEV_MODE="0",
+    )
     async with fake.target() as target:
         with pytest.raises(RunFailed) as failed:
             await ab_run(ws, ab_spec(fake, trials=1), target, i_understand_this_submits_jobs=True)

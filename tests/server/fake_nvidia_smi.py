@@ -7,6 +7,13 @@ tool's csv,noheader,nounits shape.
 
 FAKE_GPU_PIDS: the pids the compute-apps query lists (space-separated); none by default.
 FAKE_GPU_VALUES: `field=value` pairs (`;`-separated) that replace the values below: a hostile tool's rows.
+FAKE_GPU_SICK: `MARK:field=value;...`: where the health query's -f file's name holds MARK (one bench's health rows,
+    e.g. `bench-c2.gpu.csv.health`), every row after the first takes those values: a GPU that turns sick mid-bench (a
+    thermal slowdown: `clocks_event_reasons.active=0x0000000000000040;temperature.gpu=94`).
+FAKE_GPU_SICK_ONCE: `FOLDER` or `FOLDER:N`: only the Nth (default 1st) sampler FAKE_GPU_SICK marks turns sick (each
+    takes the next number by creating FOLDER/<k>), so one bench of one cell is.
+FAKE_GPU_OLD_DRIVER=1: the clock event reasons answer only to their old name (clocks_throttle_reasons.active), as a
+    driver before 535 names them; the new name is an invalid field, as there.
 """
 
 from __future__ import annotations
@@ -27,7 +34,28 @@ VALUES = {
     "memory.used": "127389",
     "power.draw": "[N/A]",
     "clocks.sm": "1980",
+    "clocks_event_reasons.active": "0x0000000000000000",
+    "clocks_throttle_reasons.active": "0x0000000000000000",
+    "temperature.gpu": "61",
+    "clocks.max.sm": "1980",
+    "ecc.errors.uncorrected.volatile.total": "0",
 }
+
+
+def _first(once: str | None) -> bool:
+    """True where this marked sampler is the one FAKE_GPU_SICK_ONCE picks (every one without it)."""
+    if not once:
+        return True
+    folder, _, nth = once.partition(":")
+    os.makedirs(folder, exist_ok=True)
+    k = 1
+    while True:
+        try:
+            os.close(os.open(os.path.join(folder, str(k)), os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        except FileExistsError:
+            k += 1
+            continue
+        return k == int(nth or 1)
 
 
 def main(args: list[str]) -> int:
@@ -40,11 +68,24 @@ def main(args: list[str]) -> int:
     given = os.environ.get("FAKE_GPU_VALUES", "")
     VALUES.update(dict(pair.split("=", 1) for pair in given.split(";") if pair))
     fields = opts["--query-gpu"].split(",")
+    if os.environ.get("FAKE_GPU_OLD_DRIVER") == "1" and "clocks_event_reasons.active" in fields:
+        print('Field "clocks_event_reasons.active" is not a valid field to query.', file=sys.stderr)
+        return 2
     interval = int(args[args.index("-lms") + 1]) / 1000 if "-lms" in args else None
-    out = open(args[args.index("-f") + 1], "a") if "-f" in args else sys.stdout  # noqa: SIM115 - open until killed
+    file = args[args.index("-f") + 1] if "-f" in args else None
+    mark, _, sick = os.environ.get("FAKE_GPU_SICK", "").partition(":")
+    health = any(f.startswith("clocks_") and f.endswith("reasons.active") for f in fields)  # the health sampler's
+    marked = bool(health and file and mark and mark in os.path.basename(file))
+    ill = marked and _first(os.environ.get("FAKE_GPU_SICK_ONCE"))
+    out = open(file, "a") if file else sys.stdout  # noqa: SIM115 - open until killed
+    rows = 0
     while True:
         now = datetime.now().strftime("%Y/%m/%d %H:%M:%S.%f")[:-3]
-        print(", ".join(now if f == "timestamp" else VALUES[f] for f in fields), file=out, flush=True)
+        values = dict(VALUES)
+        if rows and ill:
+            values.update(dict(pair.split("=", 1) for pair in sick.split(";") if pair))
+        print(", ".join(now if f == "timestamp" else values[f] for f in fields), file=out, flush=True)
+        rows += 1
         if interval is None:
             return 0
         time.sleep(interval)

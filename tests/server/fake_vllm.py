@@ -29,6 +29,10 @@ Environment (the target's engine env):
                                    prompts find none); none right after a POST /reset_prefix_cache, which the
                                    server serves (as vLLM does) only with VLLM_SERVER_DEV_MODE=1; a bench's
                                    --random-prefix-len is found for each of its prompts but the first
+    FAKE_VLLM_OWN_REPEATS          the share of each bench's prompt tokens its own prompts repeat (random prompts
+                                   starting alike), found even right after a reset (default 0)
+    FAKE_VLLM_OTHER_CLIENT_TOKENS  prompt tokens another client sends the server just before each bench, counted by
+                                   GET /metrics as looked up (default 0)
     FAKE_VLLM_DECODE_MODEL         1: bench figures set by the server's --max-num-batched-tokens (see
                                    _decode_model), not by this host's timing: A/B arms that differ for real
                                    (a server that answers with a `speedup`, tests/server/fake_sglang.py, is
@@ -242,9 +246,10 @@ def _handler(boot: Boot) -> type[BaseHTTPRequestHandler]:
                 int(body.get("concurrency", 1)),
             )
             looked_up = prompt * int(body.get("num_prompts", 1))
-            boot.prefix["queries"] += looked_up
+            boot.prefix["queries"] += looked_up + int(os.environ.get("FAKE_VLLM_OTHER_CLIENT_TOKENS", "0"))
             if not boot.emptied:
                 boot.prefix["hits"] += float(os.environ.get("FAKE_VLLM_PREFIX_HITS", "0")) * looked_up
+            boot.prefix["hits"] += float(os.environ.get("FAKE_VLLM_OWN_REPEATS", "0")) * looked_up
             boot.emptied = False
             # the bench's shared prefix, found for every prompt but the first (as vLLM's block cache finds it)
             boot.prefix["hits"] += int(body.get("prefix_tokens", 0)) * (int(body.get("num_prompts", 1)) - 1)

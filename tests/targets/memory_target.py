@@ -53,17 +53,20 @@ class MemoryTarget(Target):
         failing: frozenset[str] = frozenset(),
         same_host_as_redline: bool = False,
         cached: float = 0.0,
+        other_client: int = 0,
     ) -> None:
         super().__init__(name, "/memory")
         self.same_host_as_redline = same_host_as_redline
         self.failing = failing  # result file names whose bench gets no request through
         self.cached = cached  # the share of each bench's prompt tokens its server's metrics say it found cached
+        self.other_client = other_client  # prompt tokens another client sends the server just before each bench
         self.prefix = {"queries": 0.0, "hits": 0.0}  # the server's prefix-cache counters, as GET /metrics shows them
         self.files: dict[str, str] = {}
         self.alive: set[int] = set()
         self.started: list[ServerHandle] = []
         self.stopped: list[ServerHandle] = []
         self.benches: list[list[str]] = []
+        self.posts: list[str] = []  # the URLs POSTed to its servers
 
     async def start(
         self,
@@ -103,6 +106,8 @@ class MemoryTarget(Target):
         self, handle: ServerHandle, url: str, *, body: str | None = None, timeout_s: float = 5.0
     ) -> str | None:
         """vLLM's two prefix-cache counters at /metrics while the server runs."""
+        if body is not None:
+            self.posts.append(url)
         if not url.endswith("/metrics") or not await self.is_alive(handle):
             return None
         return "".join(f'vllm:prefix_cache_{k}_total{{engine="0"}} {v}\n' for k, v in self.prefix.items())
@@ -135,7 +140,8 @@ class MemoryTarget(Target):
         return RunResult(returncode=127, stdout="", stderr=f"memory target: no such command {argv[0]!r}")
 
     def _bench(self, argv: list[str], server: ServerHandle | None) -> RunResult:
-        """A bench that writes the canned result, scaled to the argv's prompts (none completed where `failing`),
+        """A bench that writes the canned result, scaled to the argv's prompts (its rates kept, its tokens and wall time
+        scaled, so its figures stay possible for what it sent; none completed where `failing`),
         and the request lines a server logs for it."""
         self.benches.append(argv)
         if server is not None:
@@ -146,11 +152,18 @@ class MemoryTarget(Target):
         completed = 0 if name in self.failing else n
         result = json.loads((DATA / "bench_l8b_c16.json").read_text())
         c = int(_flag(argv, "--max-concurrency"))
+        share = max(completed, 1) / result["completed"]  # the canned run's rates, over this many requests
         result.update(
             num_prompts=n, max_concurrency=c, max_concurrent_requests=c, completed=completed, failed=n - completed
         )
+        result.update(
+            duration=result["duration"] * share,
+            total_input_tokens=round(result["total_input_tokens"] * share),
+            total_output_tokens=round(result["total_output_tokens"] * share),
+        )
         prompt = completed * (int(_flag(argv, "--random-input-len")) if "--random-input-len" in argv else 1)
-        self.prefix["queries"] += prompt
+        result.update(total_input_tokens=prompt)
+        self.prefix["queries"] += prompt + self.other_client
         self.prefix["hits"] += self.cached * prompt
         self.files[posixpath.join(_flag(argv, "--result-dir"), name)] = json.dumps(result)
         return RunResult(returncode=0, stdout="", stderr="")

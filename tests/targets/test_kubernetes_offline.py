@@ -143,3 +143,34 @@ async def test_a_ladder_rung_on_a_cluster_target_needs_the_acknowledgement(tmp_p
         with pytest.raises(InputError, match="submits jobs to a cluster.*i_understand_this_submits_jobs=true"):
             await run  # refused before any kubectl call (the kubectl named does not exist)
     assert ladder.read_text() == before and not (tmp_path / "qwen.runs").exists()
+
+
+async def test_dev_mode_a_helm_target_without_env_path_boots_benches_with_no_env_and_says_how_they_stay_clean(
+    tmp_path: Path,
+) -> None:
+    """Issue 38, item 6: a chart that takes no env runs campaigns and A/Bs again: dev mode is off on a kubernetes target
+    (its port is forwarded to redline's host), so a server whose benches follow asks the chart for no env."""
+    from redline.engines import get_engine
+    from redline.models import ServeConfig
+    from redline.ops.session import ServeSession
+
+    helm = {"chart": "/charts/vllm", "argv_path": "server.command", "labels_path": "server.podLabels"}
+    t = target(tmp_path, deploy="helm", helm=helm, gpus=0, pin_node=False)
+    session = ServeSession(t, get_engine("vllm"))
+    config = ServeConfig(model="/models/qwen", max_model_len=4096)
+    assert session.launch_env(config, benches=True) == {}
+    preview = await session.submission_preview(config)  # what a campaign's or A/B's dry run shows: no refusal
+    assert preview is not None and "VLLM_SERVER_DEV_MODE" not in preview
+    emptied, said = await session.empty_prefix_cache(
+        ServerHandle(
+            target="k8s",
+            run_dir=RUN_DIR,
+            log_path=f"{RUN_DIR}/boot.log",
+            started_at="2026-12-01T12:00:00+00:00",
+            locator=PodLocator(namespace="bench", pod="p", run_id=RUN_ID),
+        ),
+        config,
+    )
+    assert not emptied and said.startswith("not emptied before the bench (VLLM_SERVER_DEV_MODE=1 is off: target k8s's")
+    with pytest.raises(InputError, match="this run sets engine env .* but the chart takes none"):
+        await t.preview_start(ARGV, env={"VLLM_SERVER_DEV_MODE": "1"}, run_dir=RUN_DIR)  # as every run did before

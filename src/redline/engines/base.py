@@ -14,6 +14,7 @@ from typing import ClassVar, Protocol
 
 from redline.errors import InputError
 from redline.models import BenchResult, BenchWorkload, BootSignals, ServeConfig, Widening
+from redline.models.boot import CompileCache
 from redline.models.clean_bench import PrefixCounters
 from redline.models.memory import Calibration, GpuSpec, MemoryPrediction, Observation
 from redline.models.shape import ModelShape
@@ -30,9 +31,14 @@ class MemoryModel(Protocol):
         ...
 
     def pick_anchor(
-        self, candidates: Sequence[Observation], serve: ServeConfig, gpu: GpuSpec | None
+        self,
+        candidates: Sequence[Observation],
+        serve: ServeConfig,
+        gpu: GpuSpec | None,
+        compile_cache: CompileCache | None = None,
     ) -> Observation | None:
-        """Of recorded boots of the same model and engine version, the one whose terms stand for this config's."""
+        """Of recorded boots of the same model and engine version, the one whose terms stand for this config's (in
+        the torch.compile cache state asked for, where the engine's memory depends on it)."""
         ...
 
     def predict(
@@ -46,8 +52,10 @@ class MemoryModel(Protocol):
         architecture: str | None,
         version: str | None,
         anchor: Observation | None = None,
+        compile_cache: CompileCache | None = None,
     ) -> MemoryPrediction:
-        """What a boot of serve would print about its memory, labelled predicted."""
+        """What a boot of serve would print about its memory, labelled predicted, with the torch.compile cache it
+        finds (None: a fresh deployment's, cold)."""
         ...
 
 
@@ -78,6 +86,12 @@ class Engine(abc.ABC):
     # an empty cache; and the environment its server needs to serve that (vLLM: its dev mode, docs/security.md).
     cache_reset_path: ClassVar[str | None] = None
     cache_reset_env: ClassVar[Mapping[str, str]] = {}
+    # The environment that boots a server on a cold torch.compile cache whatever the host keeps (it compiles, as a
+    # fresh deployment does); empty where the engine's KV cache does not depend on its compile cache.
+    cold_compile_env: ClassVar[Mapping[str, str]] = {}
+    # The shortest time per output token the engine can take for one request, in ms: a bench's median TPOT under it
+    # is an artefact (a clock, a stream that sent every token at once), not a latency, and the bench is flagged.
+    tpot_floor_ms: ClassVar[float] = 0.05
 
     @abc.abstractmethod
     def serve_argv(self, config: ServeConfig, executable: Sequence[str] | None = None) -> list[str]:
@@ -89,6 +103,11 @@ class Engine(abc.ABC):
 
         Owned knobs in another spelling are refused whatever the widening: the config must say what ran.
         """
+
+    @abc.abstractmethod
+    def deploy_option(self, item: str) -> tuple[str, bool]:
+        """The option (its dest) an item of a deploy's argument list lands on, as the engine's parser resolves it
+        (prefixes, aliases, `_` for `-`), and whether it takes a value; InputError where it is ambiguous or none."""
 
     def admit_written(self, config: ServeConfig, what: str, fix: str) -> None:
         """Refuse a config a workspace file holds (a known-good entry, an A/B's trial record) whose flags or env the

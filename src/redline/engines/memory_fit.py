@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from redline.models.boot import CompileCache
 from redline.models.memory import Calibration, Fit, GpuSpec, MemoryPrediction, Observation, Terms
 from redline.models.serve import ServeConfig
 
@@ -94,7 +95,8 @@ def beyond(fit: Fit, x: float) -> float:
 
 @dataclass(frozen=True)
 class Asked:
-    """What a prediction is asked for: the config, the GPU, the calibration, and how to name the model."""
+    """What a prediction is asked for: the config, the GPU, the calibration, how to name the model, its anchor, and
+    the torch.compile cache the boot is predicted for (None: the engine's KV cache does not depend on it)."""
 
     serve: ServeConfig
     gpu: GpuSpec | None
@@ -103,6 +105,7 @@ class Asked:
     architecture: str | None
     version: str | None
     anchor: Observation | None
+    compile_cache: CompileCache | None = None
 
 
 @dataclass(frozen=True)
@@ -130,6 +133,7 @@ def prediction(
         model=ask.model,
         architecture=ask.architecture,
         serve=ask.serve,
+        compile_cache=ask.compile_cache,
         terms=sized.terms,
         kv_bytes_per_token=sized.per_token,
         kv_cache_tokens=tokens,

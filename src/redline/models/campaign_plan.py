@@ -55,6 +55,12 @@ class CampaignPlan(Strict):
     )
     search: SearchState | None = Field(None, description="the search: its budget, spend, proposals, stop, resume")
     parallel: int = Field(1, description="cells run at once, each on a server of its own")
+    noise: str = Field(
+        "",
+        description="the noise band the cells will be judged by and where it comes from: measured between the top "
+        "cells' replicate boots, from earlier boots of this setup, or assumed (a warning, with what a replicate "
+        "costs); and whether it leaves the campaign blind",
+    )
     note: str = "the bench commands write into the server's run folder on the target, shown as $RUN_DIR"
 
 

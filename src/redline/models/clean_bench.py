@@ -1,5 +1,6 @@
 """What a bench is checked for before its figures are ranked: a prefix cache it hit without asking, a client that
-could not keep the concurrency asked of it, and the window its figures cover."""
+could not keep the concurrency (or send the rate) asked of it, the window its figures cover, another process on its
+GPU, and a GPU throttled or faulted while it ran."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-Check = Literal["prefix_cache", "client", "window", "gpu"]
+# One kind per thing a bench is checked for; a check that fails keeps the bench's figures out of every verdict, with
+# what it said as the reason (a new flag is a new kind here, judged where the bench is: ops/measured_boot.py).
+Check = Literal["prefix_cache", "client", "window", "gpu", "gpu_health", "rate", "figures"]
 
 
 class BenchCheck(BaseModel):
@@ -18,6 +21,12 @@ class BenchCheck(BaseModel):
     check: Check
     ok: bool = Field(description="false: the bench is flagged; its figures are not ranked")
     said: str
+    clean_by: Literal["emptied", "fresh prompts"] | None = Field(
+        None,
+        description="the prefix-cache check's: what kept the bench's cache clean: emptied just before it (the engine's "
+        "reset), or fresh prompts on a server that served no other client's (docs/security.md, 38.1); null: neither, "
+        "so it is held to finding at most 1% of its prompt tokens cached",
+    )
 
 
 class PrefixCounters(BaseModel):

@@ -7,7 +7,7 @@ from typing import Annotated, Literal, Self
 
 from pydantic import Field
 
-from redline.models.boot import BootSignals
+from redline.models.boot import BootSignals, CompileCache
 from redline.models.serve import ServeConfig
 from redline.models.shape import ModelShape
 from redline.models.strict import Strict
@@ -98,6 +98,11 @@ class MemoryPrediction(Strict):
     model: str
     architecture: str | None
     serve: ServeConfig
+    compile_cache: CompileCache | None = Field(
+        None,
+        description="the torch.compile cache the boot is predicted for: cold (a fresh deployment's), warm (loaded), "
+        "unused (eager); null where the engine's KV cache does not depend on it",
+    )
     terms: Terms
     kv_bytes_per_token: int
     kv_cache_tokens: int = Field(description="block-rounded, as the engine's log would print it")
@@ -128,6 +133,11 @@ class PredictedKv(Strict):
     reserved_tokens: int = Field(0, description="tokens of the cache no request may use (a block the engine keeps)")
     band_gib: float | None = Field(None, description="± GiB of KV cache")
     max_concurrency: float | None = Field(None, description="requests of max_model_len it holds, as the log says it")
+    compile_cache: CompileCache | None = Field(
+        None,
+        description="the torch.compile cache it is predicted for (null: not said, or the engine's KV cache is "
+        "the same either way)",
+    )
     basis: str = ""
 
     @classmethod

@@ -38,6 +38,38 @@ class GpuSeries(BaseModel):
     )
 
 
+class GpuHealth(BaseModel):
+    """One GPU's health over a bench: the clock event reasons its samples showed, how hot it ran, its ECC errors."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    index: int = Field(ge=0, le=1024)
+    samples: int = Field(ge=1, description="health rows: one before the bench, one a second during it, one after")
+    reasons: dict[Annotated[str, Field(max_length=64)], Annotated[int, Field(ge=1)]] = Field(
+        {}, description="each clock event reason (NVML's names) and the samples it was active in"
+    )
+    temperature_c_max: Amount | None = None
+    power_w_max: Amount | None = None
+    sm_clock_mhz_min: Amount | None = None
+    sm_clock_mhz_max_allowed: Amount | None = Field(None, description="clocks.max.sm: the highest SM clock it allows")
+    ecc_uncorrected_new: int | None = Field(
+        None, ge=0, description="uncorrected ECC errors counted during the bench (after - before); null: not reported"
+    )
+
+
+class HealthRecord(BaseModel):
+    """The GPUs' health beside one bench (policy/gpu_health.py): kept as a file beside its result (`file`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    file: str | None = Field(None, description="the health rows beside the bench's result file")
+    gpus: list[GpuHealth] = []
+    xid: Annotated[list[Annotated[str, Field(max_length=300)]], Field(max_length=20)] | None = Field(
+        None, description="the XID lines the kernel logged while the bench ran; null: the kernel log was not readable"
+    )
+    xid_why: str | None = Field(None, description="why the kernel log was not read")
+
+
 class GpuTelemetry(BaseModel):
     """The GPUs sampled beside one bench, kept as a file beside its result (`file`, every sample as the tool wrote
     it), summarised here."""
@@ -57,6 +89,10 @@ class GpuTelemetry(BaseModel):
         description="processes of this host, not the server's, holding a GPU when the bench started (pid and "
         "name); null where it could not be told (no process list, or a server that is not a process group here)",
     )
+    health: HealthRecord | None = Field(
+        None, description="clock event reasons, temperature, ECC and XID before, during and after the bench"
+    )
+    health_why: str | None = Field(None, description="why health is null")
 
 
-__all__ = ["GpuSeries", "GpuTelemetry"]
+__all__ = ["GpuHealth", "GpuSeries", "GpuTelemetry", "HealthRecord"]

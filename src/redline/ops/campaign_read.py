@@ -13,16 +13,21 @@ so no reader can skip it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from redline.errors import InputError, RedlineError
 from redline.ledger import read_ladder
-from redline.ledger.campaign_file import read_campaign, results_dir
+from redline.ledger.campaign_file import read_boots, read_campaign, results_dir
 from redline.models import ServeConfig
 from redline.models.campaign import Campaign, CellSpec
+from redline.models.campaign_results import CellVerdict
 from redline.models.ladder import Ladder
-from redline.ops.workspace import inside, workspace_of
+from redline.models.metrics import Band
+from redline.models.spreads import Setup
+from redline.ops.evidence.spreads import earlier_for, setup_of
+from redline.ops.workspace import inside, relative, workspace_of
 from redline.policy import campaign as plans
 
 
@@ -95,4 +100,41 @@ def ladder_ceiling(loaded: Loaded) -> int | None:
     return ceiling.max_num_batched_tokens if ceiling is not None else None
 
 
-__all__ = ["Loaded", "from_ladder_path", "ladder_ceiling", "load_campaign", "load_named"]
+# ---- its boots --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Boots:
+    """Every boot of a campaign's cells: each cell's first verdict, the replicates of those booted again, and each
+    metric's band earlier boots of the campaign's setup measured (empty: none kept)."""
+
+    verdicts: dict[str, CellVerdict]
+    replicates: dict[str, list[CellVerdict]]
+    earlier: Mapping[str, Band]
+
+
+def setup_for(loaded: Loaded, verdicts: Mapping[str, CellVerdict]) -> Setup | None:
+    """The campaign's setup: its baseline cell's (else its first booted cell's) model, engine, GPU and host."""
+    first = verdicts.get(loaded.baseline) or next(iter(verdicts.values()), None)
+    return setup_of(first.context) if first is not None else None
+
+
+def campaign_boots(loaded: Loaded) -> Boots:
+    """Every boot of the campaign's cells, and the spreads earlier boots of its setup measured."""
+    verdicts, replicates = read_boots(loaded.results, loaded.names)
+    setup = setup_for(loaded, verdicts)
+    workspace = loaded.workspace
+    earlier = {} if setup is None else earlier_for(workspace, setup, besides=relative(workspace, loaded.path))
+    return Boots(verdicts, replicates, earlier)
+
+
+__all__ = [
+    "Boots",
+    "Loaded",
+    "campaign_boots",
+    "from_ladder_path",
+    "ladder_ceiling",
+    "load_campaign",
+    "load_named",
+    "setup_for",
+]

@@ -35,7 +35,7 @@ from redline.models.telemetry import GpuTelemetry
 from redline.offload import off_loop
 from redline.ops.session import BOOTED_AT, BenchRun, Boot, ServeSession, say
 from redline.ops.telemetry import Sampling
-from redline.policy import clean_bench
+from redline.policy import clean_bench, gpu_health
 from redline.policy.telemetry import check as gpu_check
 from redline.policy.workload import Bench
 from redline.targets import ServerHandle, Target
@@ -154,7 +154,7 @@ async def run_bench(
     """One bench on the running server; a ranked one from an emptied prefix cache where the engine serves that,
     checked clean (policy/clean_bench.py) with the GPUs sampled beside it."""
     reset = await session.empty_prefix_cache(handle, config) if bench.ranked else None
-    before = await session.prefix_counters(handle, config) if bench.ranked else None
+    before = await session.prefix_counters(handle, config)  # every step's, so the server's traffic is accounted
     sampling = await session.gpus.start(handle, bench.result_name, deadline_s) if bench.ranked else None
     run = await session.bench(
         handle, config, bench.workload, bench.result_name, deadline_s=deadline_s, log_offset=log_offset
@@ -163,10 +163,15 @@ async def run_bench(
         write(bench.result_name, run.result_text)
     telemetry, gpu_checks = await _telemetry(session, handle, sampling, write)
     figures, unreadable = read_figures(session, run)
+    after = await session.prefix_counters(handle, config)
+    prior = session.served.get(handle.run_dir, clean_bench.Served())
+    tokens = figures.total_input_tokens if figures is not None else None
+    now = session.served[handle.run_dir] = clean_bench.served_after(prior, before, after, bench.workload, tokens)
     found = []
     if bench.ranked and figures is not None:
-        after = await session.prefix_counters(handle, config)
-        found = [*clean_bench.checks(figures, bench.workload, before, after, reset), *gpu_checks]
+        own = None if reset is not None and reset[0] else clean_bench.own_hits(prior, now, bench.workload)
+        floor = session.engine.tpot_floor_ms
+        found = [*clean_bench.checks(figures, bench.workload, before, after, reset, own, floor), *gpu_checks]
     problem = unreadable or bench_problem(run, figures) or clean_bench.flagged(found)
     return BenchOutcome(bench, run, figures, problem, unreadable, warm=False, checks=found, telemetry=telemetry)
 
@@ -192,7 +197,11 @@ async def _telemetry(
     if write is not None:
         for name, text in kept.items():
             write(name, text)
-    return found, [gpu_check(found, why)]
+    util = found if found is not None and found.gpus else None
+    util_why = why or "the sampler wrote no utilization sample it could read"
+    health = found.health if found is not None else None
+    health_why = (found.health_why if found is not None else None) or why
+    return found, [gpu_check(util, util_why), gpu_health.check(health, health_why)]
 
 
 # More benches on the same server once the listed ones ran, chosen from what they measured: (the server, the results

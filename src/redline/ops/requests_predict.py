@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field
 
@@ -49,6 +49,14 @@ class MemoryPredictRequest(Request):
         str | None, Field(pattern=r"^[a-z0-9_]+$", max_length=32, description="auto, fp8, ... (default: auto)")
     ] = None
     enforce_eager: Annotated[bool, Field(description="Eager: no captured graphs")] = False
+    compile_cache: Annotated[
+        Literal["cold", "warm"],
+        Field(
+            description="The torch.compile cache the boot finds: cold (a fresh deployment's: it compiles, and the "
+            "engine's profile counts what compiling held), or warm (an earlier boot of this config left it); an eager "
+            "config compiles nothing"
+        ),
+    ] = "cold"
     tensor_parallel_size: Annotated[int, Field(ge=1, le=1024, description="GPUs the model is split over")] = 1
     kv_cache_memory_bytes: Annotated[
         int | None,

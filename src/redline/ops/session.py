@@ -29,6 +29,7 @@ from redline.models.clean_bench import PrefixCounters
 from redline.offload import off_loop
 from redline.ops.resident import Clients
 from redline.ops.telemetry import GpuSampler
+from redline.policy.clean_bench import Served
 from redline.targets import RunResult, ServerHandle, Target, WaitOutcome
 
 Progress = Callable[[float, str], Awaitable[None]]
@@ -132,6 +133,8 @@ class ServeSession:
         # caller knows, a ladder's last rung); None: the deadline stands in
         self.expected_boot_s: float | None = None
         self.gpus = GpuSampler(target)  # GPU telemetry beside each ranked bench, where the host has the tools
+        # what each running server (by its run folder) looked up in its prefix cache, as redline's steps account for it
+        self.served: dict[str, Served] = {}
 
     @property
     def executable(self) -> list[str]:
@@ -147,10 +150,27 @@ class ServeSession:
         return self.engine.serve_argv(config, self.executable)
 
     def launch_env(self, config: ServeConfig, benches: bool = False) -> dict[str, str]:
-        """The server's environment: the target's and the config's, and where ranked benches follow on a server
-        listening on loopback alone, what lets it empty its prefix cache between them (the target's env wins)."""
-        reset = self.engine.cache_reset_env if benches and config.host in LOOPBACK else {}
+        """The server's environment: the target's and the config's, and where ranked benches follow, what lets it
+        empty its prefix cache between them (vLLM's dev mode) where the target allows that (docs/security.md, 38.1;
+        the target's env wins)."""
+        reset = self.engine.cache_reset_env if benches and self.control_off(config) is None else {}
         return {**reset, **self.target.engine_env, **config.env}
+
+    def control_off(self, config: ServeConfig) -> str | None:
+        """Why a server of config runs without the engine's control endpoints its prefix-cache reset needs (vLLM's
+        dev mode), or None: it may have them. They are on only where the server's port is reachable by redline
+        alone: a server listening on loopback, on a target whose port is not forwarded to a shared host (its kind's
+        default, or the targets file's `dev_mode`)."""
+        if not self.engine.cache_reset_env:
+            return None
+        if config.host not in LOOPBACK:
+            return f"the server listens on {config.host}, where others can reach it"
+        if not self.target.dev_mode:
+            return (
+                f"target {self.target.name}'s engine port is reached by others than redline (its kind's default; "
+                "dev_mode: true in the targets file turns it on there, docs/security.md 38.1)"
+            )
+        return None
 
     async def submission_preview(self, config: ServeConfig) -> str | None:
         """What booting config for benches would submit to the target's cluster (exact commands and manifests)."""
@@ -303,17 +323,16 @@ class ServeSession:
         url = self.engine.cache_reset_url(config)
         if url is None:
             return False, f"{self.engine.title} serves no prefix-cache reset"
+        needs = ", ".join(f"{k}={v}" for k, v in self.engine.cache_reset_env.items())
+        env = self.launch_env(config, True)
+        if any(env.get(k) != v for k, v in self.engine.cache_reset_env.items()):  # never POSTed: it would not serve it
+            why = self.control_off(config) or "the target's env sets it otherwise"
+            return False, f"not emptied before the bench ({needs} is off: {why})"
         answer = await self.target.http_text(handle, url, body="{}")
         if answer is not None and self.engine.cache_reset_done(answer):
             return True, f"emptied just before the bench (POST {url})"
         said = "no 200 answer" if answer is None else f"answered {' '.join(answer.split())[:80]!r}"
-        needs = ", ".join(f"{k}={v}" for k, v in self.engine.cache_reset_env.items())
-        why = (
-            f"; {self.engine.title} serves it only with {needs}, which redline sets on a server listening on loopback "
-            "alone, unless the target's env sets it"
-            if needs
-            else ""
-        )
+        why = f"; {self.engine.title} serves it only with {needs}, which redline set" if needs else ""
         return False, f"not emptied before the bench (POST {url}: {said}{why})"
 
     async def read_log(self, handle: ServerHandle) -> str:

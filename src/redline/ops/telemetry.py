@@ -18,8 +18,8 @@ import posixpath
 from dataclasses import dataclass
 
 from redline.errors import CommandTimeout, InputError, TargetPathError
-from redline.models.telemetry import GpuTelemetry
-from redline.policy import dcgm
+from redline.models.telemetry import GpuTelemetry, HealthRecord
+from redline.policy import dcgm, gpu_health
 from redline.policy import telemetry as policy
 from redline.targets import ServerHandle, Target
 from redline.targets.base import PosixLocator
@@ -32,14 +32,39 @@ START = (
     f'timeout "$2" nvidia-smi --query-gpu={",".join(policy.QUERY)} --format=csv,noheader,nounits -lms "$3" '
     '-f "$1" >/dev/null 2>&1 &\n'
     'echo $! > "$1.pid"\n'
-    "command -v dcgmi >/dev/null 2>&1 || exit 0\n"
-    f'timeout "$2" dcgmi dmon -e {",".join(map(str, dcgm.FIELDS))} -d "$3" > "$4" 2>&1 &\n'
-    'echo $! >> "$1.pid"\n'
+    "if command -v dcgmi >/dev/null 2>&1; then\n"
+    f'  timeout "$2" dcgmi dmon -e {",".join(map(str, dcgm.FIELDS))} -d "$3" > "$4" 2>&1 &\n'
+    '  echo $! >> "$1.pid"\n'
+    "fi\n"
+    # GPU health (policy/gpu_health.py): a row before the bench, one every HEALTH_MS while it runs (the clock event
+    # reasons under their new name, else their old one), the kernel log's XID count where the host lets it be read
+    'H="$1.health"\n'
+    f"for q in {' '.join(gpu_health.query(r) for r in gpu_health.REASONS)}; do\n"
+    '  nvidia-smi --query-gpu="$q" --format=csv,noheader,nounits > "$H.before" 2>/dev/null && '
+    '{ echo "$q" > "$H.query"; break; }\n'
+    "done\n"
+    'if [ -f "$H.query" ]; then\n'
+    '  timeout "$2" nvidia-smi --query-gpu="$(cat "$H.query")" --format=csv,noheader,nounits '
+    f'-lms {gpu_health.HEALTH_MS} -f "$H" >/dev/null 2>&1 &\n'
+    '  echo $! >> "$1.pid"\n'
+    "fi\n"
+    "x=$(dmesg 2>/dev/null) && printf '%s\\n' \"$x\" | grep -c 'NVRM: Xid' > \"$1.xid\"\n"
+    "exit 0\n"
 )
-# The samplers stopped and gone (their last rows written, 2 s at most), then the host's processes by group.
+# The samplers stopped and gone (their last rows written, 2 s at most), the health row after the bench and the XIDs
+# logged since it started, then the host's processes by group.
 STOP = (
     'ps=$(cat "$1.pid"); kill $ps 2>/dev/null\n'
     'for p in $ps; do i=0; while kill -0 "$p" 2>/dev/null && [ "$i" -lt 40 ]; do sleep 0.05; i=$((i + 1)); done; done\n'
+    'H="$1.health"\n'
+    'if [ -f "$H.query" ]; then\n'
+    '  nvidia-smi --query-gpu="$(cat "$H.query")" --format=csv,noheader,nounits > "$H.after" 2>/dev/null\n'
+    '  cat "$H.before" "$H" "$H.after" > "$H.all" 2>/dev/null\n'
+    "fi\n"
+    'if [ -f "$1.xid" ]; then\n'
+    '  n=$(cat "$1.xid"); x=$(dmesg 2>/dev/null) && '
+    "printf '%s\\n' \"$x\" | grep 'NVRM: Xid' | tail -n +$((n + 1)) | head -n 20 > \"$1.xid.new\"\n"
+    "fi\n"
     "ps -e -o pid=,pgid= 2>/dev/null; exit 0\n"
 )
 
@@ -56,6 +81,11 @@ def samples_name(result_name: str) -> str:
     """The samples file beside a bench's result: bench-c16.json -> bench-c16.gpu.csv."""
     stem = result_name[: -len(".json")] if result_name.endswith(".json") else result_name
     return f"{stem}.gpu.csv"
+
+
+def health_name(samples: str) -> str:
+    """The health rows beside a bench's samples: bench-c16.gpu.csv -> bench-c16.health.csv."""
+    return f"{samples.removesuffix('.gpu.csv')}.health.csv"
 
 
 def _dcgm_path(samples_path: str) -> str:
@@ -107,10 +137,36 @@ class GpuSampler:
             )
         except InputError as exc:
             return None, {}, str(exc)
-        if found is None:
+        health, rows, health_why = await self._health(sampling.path)
+        if found is None and health is None:
             return None, {}, "the sampler wrote no sample it could read"
-        kept = {name: samples} | ({found.dcgm_file: profiled} if found.dcgm_file else {})
+        if found is None:  # the health rows alone: a bench still flagged where its GPU was throttled
+            found = GpuTelemetry(interval_ms=policy.INTERVAL_MS, seconds=0.0)
+        found = found.model_copy(update={"health": health, "health_why": health_why or None})
+        kept = ({name: samples} if found.gpus else {}) | ({found.dcgm_file: profiled} if found.dcgm_file else {})
+        kept |= {health.file: rows} if health is not None and health.file else {}
         return found, kept, ""
+
+    async def _health(self, path: str) -> tuple[HealthRecord | None, str, str]:
+        """The GPUs' health beside the bench (policy/gpu_health.py), the rows as nvidia-smi wrote them, and why there
+        is none."""
+        rows = await self._text(path + ".health.all")
+        xid_text = await self._text(path + ".xid.new", None)
+        xid = gpu_health.xid_lines(xid_text) if xid_text is not None else None
+        why = f"the kernel log (dmesg) is not readable on target {self.target.name}"
+        try:  # untrusted as the samples are: a row nvidia-smi never writes is refused, and the bench goes on
+            health = gpu_health.summarise(rows or "", health_name(posixpath.basename(path)), xid, why)
+        except InputError as exc:
+            return None, "", str(exc)
+        if health is None:
+            return None, "", "nvidia-smi answered no health query (clock event reasons, temperature, ECC)"
+        return health, rows or "", ""
+
+    async def _text(self, path: str, missing: str | None = "") -> str | None:
+        try:
+            return await self.target.read_text(path)
+        except (CommandTimeout, TargetPathError):
+            return missing
 
     async def _dcgm_text(self, path: str) -> str:
         """DCGM's samples beside the bench; empty where the host has no dcgmi (no file) or they cannot be read."""
@@ -120,4 +176,4 @@ class GpuSampler:
             return ""
 
 
-__all__ = ["GpuSampler", "Sampling", "samples_name"]
+__all__ = ["GpuSampler", "Sampling", "health_name", "samples_name"]

@@ -8,18 +8,35 @@
   random start, so two of a bench start alike with odds of about prompts^2 / (2 x vocabulary) (the tiny model's
   2,048 tokens: 16 prompts of 512 tokens with seed 1 repeat one whole prompt, 6.2% of the bench's tokens). The
   seeds are the same on every server compared, so every arm and cell sends those same prompts: said, and ranked.
-  Without the reset, a random-prompt bench that found more than HIT_LIMIT of its prompt tokens cached may have
-  measured a warm cache it did not ask for (the warm-up's prompts, an earlier bench's): vLLM's issues #52884 and
-  #54227 saw throughput inflated by up to 86%, differently per concurrency. Flagged, never ranked.
+  Without the reset (vLLM's dev mode is off where the server's port is reachable by others: docs/security.md,
+  38.1), a random-prompt bench that found more than HIT_LIMIT of its prompt tokens cached may have measured a warm
+  cache it did not ask for (the warm-up's prompts, an earlier bench's): vLLM's issues #52884 and #54227 saw
+  throughput inflated by up to 86%, differently per concurrency. Flagged, never ranked, unless its hits are told
+  to be its own: its prompts are fresh (a seed no earlier request to the server used, so no earlier prompt is one
+  of them but by the same chance two of its own start alike) and the server's counters account for every prompt
+  token it looked up since it booted (`Served`: nothing between redline's steps, nothing during one beyond what
+  it sent and `slack`), so no other client warmed it. Such a bench's hits are its own prompts repeating each other
+  (and chance matches with earlier fresh prompts, the same on every server of the run): said, and ranked.
 - Client: the client's own peak against the concurrency asked. vLLM's client counts the requests active in each
   second of the run (any overlap with the second), which is never below the requests in flight at any moment of
   it: a peak under the concurrency asked proves the client never held that load (too few prompts, a slow client,
   the server refusing). Flagged. A peak at or over it is consistent with the load, not a proof of it.
 - Window: the figures cover the whole run, ramp-up and drain included (the bench client reports no steady state);
   said, so nobody reads them as a steady state.
+- Figures: a figure impossible for the bench's own workload (a median TPOT under the engine's floor, a median ITL of
+  0 with more than one output token, an output or request throughput above what the bench produced over its wall
+  time) is an artefact, not a measurement. Flagged.
+
+One mechanism keeps a flagged bench out of every verdict: a check whose `ok` is false gives the bench its problem
+(ops/measured_boot.py), and a bench with a problem is never judged (a campaign cell red at that concurrency, an A/B
+trial failed), the check's `said` its reason. A new kind of flag is one more `Check` name (models/clean_bench.py), a
+function returning its BenchCheck in `checks` (or beside it, as the GPU's), and its fix in policy/unusable.py.
 """
 
 from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
 
 from redline.models.bench import BenchResult, BenchWorkload
 from redline.models.clean_bench import BenchCheck, PrefixCounters
@@ -28,38 +45,103 @@ HIT_LIMIT = 0.01  # the share of prompt tokens a random-prompt bench may find ca
 
 
 Reset = tuple[bool, str]  # whether the prefix cache was emptied just before the bench, and how (or why not)
+Own = tuple[bool, str]  # whether every hit of a bench not emptied before it is its own prompts', and why (or why not)
+_OWN_HITS = (
+    "the bench's own prompts repeating each other (random prompts can start alike in a small vocabulary); every arm "
+    "and cell sends the same prompts"
+)
+
+
+@dataclass(frozen=True)
+class Served:
+    """What one server looked up in its prefix cache since it booted, as redline accounts for it: its counters at the
+    end of redline's last step on it (None: some step's were not read, so nothing is accounted from there on), the
+    prompt tokens redline's own requests do not account for (another client's), and the seeds redline's prompts to
+    it used."""
+
+    counters: PrefixCounters | None = field(default_factory=lambda: PrefixCounters(queries=0, hits=0))  # none at boot
+    foreign: float = 0.0
+    seeds: frozenset[int | None] = frozenset()
+
+
+def slack(sent: BenchWorkload, tokens: int) -> float:
+    """How many more prompt tokens than a bench's result counts its server may look up for it: the client's test
+    request (one prompt of the longest), a few tokens per prompt its tokenizer adds (a BOS), and 1% for prompts that
+    do not encode back to the length the client counted."""
+    longest = sent.prefix_len + math.ceil(sent.input_len * (1 + sent.range_ratio))
+    return longest + 4 * sent.num_prompts + 0.01 * tokens
+
+
+def served_after(
+    served: Served, before: PrefixCounters | None, after: PrefixCounters | None, sent: BenchWorkload, tokens: int | None
+) -> Served:
+    """`served` once one more step of redline's (a warm-up or a bench, which sent `sent` and counted `tokens` prompt
+    tokens) ran between the counters `before` and `after`: what the server looked up between the last step and this
+    one, and during this one past what it sent (and `slack`), is another client's."""
+    seeds = served.seeds | {sent.seed}
+    if served.counters is None or before is None or after is None or tokens is None:
+        return Served(None, served.foreign, seeds)
+    between = max(0.0, before.queries - served.counters.queries)
+    during = max(0.0, after.queries - before.queries - tokens - slack(sent, tokens))
+    return Served(after, served.foreign + between + during, seeds)
+
+
+def own_hits(prior: Served, now: Served, sent: BenchWorkload) -> Own:
+    """Whether the hits of a bench whose cache was not emptied are all its own prompts' (`prior`: the server before
+    the bench, `now`: after it), and why or why not, in the words its check says."""
+    if now.counters is None:
+        return False, "the server's counters were not read at every step, so no other client's requests are ruled out"
+    if sent.seed is None or sent.seed in prior.seeds:
+        return False, f"its prompts' seed ({sent.seed}) was sent to this server before, so its prompts are not fresh"
+    if now.foreign > 0:
+        return False, (
+            f"the server looked up {now.foreign:,.0f} prompt tokens since it booted that redline did not send "
+            "(another client's requests)"
+        )
+    return True, (
+        f"fresh prompts (seed {sent.seed}, which no earlier request to this server used) and every prompt token the "
+        "server looked up since it booted is one redline sent"
+    )
 
 
 def prefix_cache(
-    before: PrefixCounters | None, after: PrefixCounters | None, shared: float = 0.0, reset: Reset | None = None
+    before: PrefixCounters | None,
+    after: PrefixCounters | None,
+    shared: float = 0.0,
+    reset: Reset | None = None,
+    own: Own | None = None,
 ) -> BenchCheck:
     """`shared`: the share of the bench's prompt tokens its workload shares on purpose (a prefix every prompt
     starts with), which it may find cached; only hits beyond that (and HIT_LIMIT) were not asked for. `reset`: the
-    cache was emptied just before the bench (True: every hit is the bench's own prompts finding each other)."""
+    cache was emptied just before the bench (True: every hit is the bench's own prompts finding each other). `own`
+    (a cache not emptied): whether its hits are told to be its own prompts' all the same (`own_hits`)."""
     emptied, how = reset if reset is not None else (False, "not emptied before the bench")
     head = f"prefix cache {how}: "
+    by = "emptied" if emptied else ("fresh prompts" if own is not None and own[0] else None)
     if before is None or after is None:
-        return BenchCheck(check="prefix_cache", ok=True, said=head + "its counters not read (the engine exposes none)")
+        said = head + "its counters not read (the engine exposes none)"
+        return BenchCheck(check="prefix_cache", ok=True, said=said, clean_by="emptied" if emptied else None)
     queries, hits = after.queries - before.queries, after.hits - before.hits
     if queries <= 0:
-        return BenchCheck(check="prefix_cache", ok=True, said=head + "no prompt token was looked up in it")
+        return BenchCheck(check="prefix_cache", ok=True, said=head + "no prompt token was looked up in it", clean_by=by)
     rate = max(hits, 0.0) / queries
     said = f"{head}{rate:.1%} of {queries:,.0f} prompt tokens were found in it"
     if shared:
         said += f" (its workload shares a prefix: up to {shared:.1%} asked for)"
     if emptied and rate > shared:
-        said += (
-            ": the bench's own prompts repeating each other (random prompts can start alike in a small "
-            "vocabulary); every arm and cell sends the same prompts"
-        )
-    if not emptied and rate > shared + HIT_LIMIT:
+        said += f": {_OWN_HITS}"
+    if not emptied and own is not None:
+        said += f"; {own[1]}"
+    if not emptied and rate > shared + HIT_LIMIT and by is None:
         return BenchCheck(
             check="prefix_cache",
             ok=False,
             said=f"{said}: over {shared + HIT_LIMIT:.0%}, a warm cache the bench did not ask for (prompts the server "
             "served before it, or its own repeating each other); not ranked",
         )
-    return BenchCheck(check="prefix_cache", ok=True, said=said)
+    if not emptied and rate > shared + HIT_LIMIT:
+        said += f": {_OWN_HITS} in the same order (and by the same chance an earlier bench's), not a warm cache"
+    return BenchCheck(check="prefix_cache", ok=True, said=said, clean_by=by)
 
 
 def client(result: BenchResult, requested: int) -> BenchCheck:
@@ -89,15 +171,55 @@ def window(result: BenchResult) -> BenchCheck:
     )
 
 
+ROUNDING = 1.01  # a throughput may round above its tokens over the wall time by this much, no more
+
+
+def implausible(result: BenchResult, tpot_floor_ms: float) -> list[str]:
+    """What in a bench's figures its own workload makes impossible (empty: nothing)."""
+    found = []
+    several = (result.total_output_tokens or 0) > result.completed  # more than one output token per request
+    tpot = result.median_tpot_ms
+    if several and tpot is not None and tpot < tpot_floor_ms:
+        found.append(f"median TPOT {tpot:.3g} ms is under the engine's floor of {tpot_floor_ms:g} ms per token")
+    if several and result.median_itl_ms == 0:
+        found.append("median ITL 0 ms: no two tokens of a request can arrive at one instant")
+    wall = result.duration
+    for name, done, unit in (
+        ("output_throughput", result.total_output_tokens, "output tokens"),
+        ("request_throughput", result.completed, "requests"),
+    ):
+        said = getattr(result, name)
+        if said is not None and done is not None and wall > 0 and said > ROUNDING * done / wall:
+            found.append(f"{name} {said:,.4g}/s is above the bench's {done:,} {unit} over its {wall:.3g} s")
+    return found
+
+
+def plausible(result: BenchResult, tpot_floor_ms: float) -> BenchCheck:
+    """The bench's figures against what its own workload allows: flagged, and left out of every verdict, where one
+    is impossible."""
+    found = implausible(result, tpot_floor_ms)
+    if found:
+        return BenchCheck(check="figures", ok=False, said=f"implausible figures: {'; '.join(found)}; not ranked")
+    return BenchCheck(check="figures", ok=True, said="every figure is possible for the bench's tokens and wall time")
+
+
 def checks(
     result: BenchResult,
     sent: BenchWorkload,
     before: PrefixCounters | None,
     after: PrefixCounters | None,
     reset: Reset | None = None,
+    own: Own | None = None,
+    tpot_floor_ms: float = 0.0,
 ) -> list[BenchCheck]:
-    """Every check of one bench (`sent`: what it sent); any not ok keeps its figures out of a ranking."""
-    return [prefix_cache(before, after, sent.shared, reset), client(result, sent.concurrency), window(result)]
+    """Every check of one bench (`sent`: what it sent; `tpot_floor_ms`: its engine's); any not ok keeps its figures
+    out of every verdict."""
+    return [
+        prefix_cache(before, after, sent.shared, reset, own),
+        client(result, sent.concurrency),
+        window(result),
+        plausible(result, tpot_floor_ms),
+    ]
 
 
 def flagged(found: list[BenchCheck]) -> str | None:
@@ -106,4 +228,19 @@ def flagged(found: list[BenchCheck]) -> str | None:
     return "; ".join(failed) if failed else None
 
 
-__all__ = ["HIT_LIMIT", "Reset", "checks", "client", "flagged", "prefix_cache", "window"]
+__all__ = [
+    "HIT_LIMIT",
+    "Own",
+    "Reset",
+    "Served",
+    "checks",
+    "client",
+    "flagged",
+    "implausible",
+    "own_hits",
+    "plausible",
+    "prefix_cache",
+    "served_after",
+    "slack",
+    "window",
+]

@@ -15,13 +15,20 @@ from typing import NamedTuple
 
 # What fixes a check every unit failed, by the check's name (models/clean_bench.py)
 FIXES = {
-    "prefix_cache": "the benches found prompts in the prefix cache: let redline empty it before each bench (a "
-    "server listening on loopback alone, 127.0.0.1 by default, whose target's env does not turn the engine's reset "
-    "off: docs/security.md), or give the workload another seed (random prompts of one seed can repeat each other "
-    "in a small vocabulary)",
+    "prefix_cache": "the benches found prompts in the prefix cache: run where no other client sends the server "
+    "requests, let redline empty it before each bench (a server listening on loopback alone, 127.0.0.1 by default, "
+    "on a target whose dev_mode is on and whose env does not turn the engine's reset off: docs/security.md, 38.1), "
+    "or give the workload another seed (random prompts of one seed can repeat each other in a small vocabulary)",
     "client": "the bench client never held the concurrency asked: give each concurrency more prompts "
     "(workload.num_prompts, at least 2 x c) or run the client where it is not starved of CPU",
     "gpu": "another process held the GPU during the benches: run where redline's server has the GPU alone",
+    "figures": "the bench client reported figures its own workload makes impossible (a TPOT under the engine's "
+    "floor, an ITL of 0, a throughput above its tokens over its wall time): read each bench's result file; a bench "
+    "client and engine of matching versions report real ones",
+    "gpu_health": "the GPU was throttled (thermal or power slowdown) or faulted (ECC, XID) during the benches: "
+    "cool it, check its power and errors (nvidia-smi -q, the kernel log), or run on another GPU",
+    "rate": "the bench client could not send the request rate asked: run it where it is not starved of CPU, or ask a "
+    "lower rate",
 }
 OTHERWISE = "read each one's boot.log and bench results (the reasons above), fix the config or the target"
 

@@ -183,6 +183,7 @@ class EngineSettings(TypedDict, total=False):
     engine_env: Mapping[str, str]
     engine_commands: Mapping[str, Sequence[str]]
     engine_command: Sequence[str] | None
+    dev_mode: bool | None  # the engine's control endpoints for its benches (docs/security.md, 38.1); None: the kind's
     compile_cache_persists: bool
 
 
@@ -257,6 +258,11 @@ class Target(abc.ABC):
     resident_clients: bool = False
     # Set for a dry run: such a target may read what exists and must create nothing.
     dry_run: bool = False
+    # Whether a server whose benches follow may run with the engine's control endpoints on (vLLM's dev mode, to empty
+    # its prefix cache between benches), where the targets file does not say: only where its port is reachable by
+    # redline alone (docs/security.md, 38.1). `local` says yes (its servers listen on this host's loopback); a kind
+    # whose port is forwarded to redline's host or listens on a shared node says no.
+    dev_mode_default: bool = False
 
     def __init__(
         self,
@@ -266,9 +272,11 @@ class Target(abc.ABC):
         engine_env: Mapping[str, str] | None = None,
         engine_commands: Mapping[str, Sequence[str]] | None = None,
         engine_command: Sequence[str] | None = None,
+        dev_mode: bool | None = None,
         compile_cache_persists: bool = False,
     ) -> None:
         self.name = name
+        self.dev_mode = self.dev_mode_default if dev_mode is None else dev_mode
         self.workdir = workdir
         # Whether a deployment here keeps the engine's torch.compile cache between boots (the targets file says):
         # a ladder then proves its ceiling with the cache warm; else cold, as a fresh deployment boots.

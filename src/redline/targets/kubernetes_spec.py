@@ -160,6 +160,11 @@ class KubernetesSpec(BaseSpec):
             raise ValueError("deploy: helm needs a helm: entry (chart, argv_path, labels_path)")
         if self.deploy == "pod" and self.helm is not None:
             raise ValueError("a helm: entry needs deploy: helm")
+        if self.dev_mode and self.helm is not None and self.helm.env_path is None:
+            raise ValueError(
+                "dev_mode: true sets the engine's env (its dev mode switch) but this chart takes none: set "
+                "helm.env_path to where the chart reads a list of {name, value}, or drop dev_mode"
+            )
         if self.deploy == "pod" and self.image is None:
             raise ValueError("deploy: pod needs the engine's image (image:)")
         names = [v.name for v in self.volumes]

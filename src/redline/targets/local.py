@@ -70,6 +70,7 @@ class LocalTarget(PosixTarget):
     """Runs on this host. start() detaches, so a server outlives the redline that started it."""
 
     same_host_as_redline = True  # its handles name processes of the machine and PID namespace redline runs in
+    dev_mode_default = True  # its servers listen on this host's loopback, where redline reaches them directly
 
     def __init__(self, name: str = "local", *, workdir: str | None = None, **engines: Unpack[EngineSettings]) -> None:
         super().__init__(name, str(Path(workdir or default_workdir()).expanduser().resolve()), **engines)

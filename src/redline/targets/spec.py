@@ -30,6 +30,10 @@ class BaseSpec(BaseModel):
     engine_commands: dict[EngineName, Command] = Field(default_factory=dict)
     engine_command: Command | None = None
     env: dict[EnvName, str] = Field(default_factory=dict)
+    # The engine's control endpoints (vLLM's dev mode) on a server whose benches follow, to empty its prefix cache
+    # between them: reachable there by whoever reaches its port (docs/security.md, 38.1). None: the kind's default
+    # (local: on; ssh, kubernetes, slurm: off, benches kept clean by fresh prompts instead).
+    dev_mode: bool | None = None
     compile_cache_persists: bool = Field(
         False,
         description="a deployment here keeps the engine's torch.compile cache between boots (on a volume that "
@@ -47,6 +51,7 @@ class BaseSpec(BaseModel):
             engine_env=self.env,
             engine_commands=self.engine_commands,
             engine_command=self.engine_command,
+            dev_mode=self.dev_mode,
             compile_cache_persists=self.compile_cache_persists,
         )
 

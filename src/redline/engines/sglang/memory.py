@@ -22,6 +22,7 @@ from collections.abc import Sequence
 
 from redline.engines.memory_fit import Asked, Sized, offset, prediction
 from redline.errors import InputError
+from redline.models.boot import CompileCache
 from redline.models.memory import GIB, Calibration, GpuSpec, MemoryPrediction, Observation, Terms
 from redline.models.serve import ServeConfig
 from redline.models.shape import ModelShape, kv_bytes_per_token, weight_bytes
@@ -91,8 +92,14 @@ def same_setup(o: Observation, serve: ServeConfig, gpu: GpuSpec | None) -> bool:
     return same_kv and o.serve.tensor_parallel_size == serve.tensor_parallel_size
 
 
-def pick_anchor(candidates: Sequence[Observation], serve: ServeConfig, gpu: GpuSpec | None) -> Observation | None:
-    """The boot of this model nearest this config's memory share (the pool moves with it alone)."""
+def pick_anchor(
+    candidates: Sequence[Observation],
+    serve: ServeConfig,
+    gpu: GpuSpec | None,
+    compile_cache: CompileCache | None = None,
+) -> Observation | None:
+    """The boot of this model nearest this config's memory share (the pool moves with it alone; the torch.compile
+    cache, not at all)."""
     same = [o for o in candidates if same_setup(o, serve, gpu)]
     share = serve.gpu_memory_utilization
     return min(same, key=lambda o: abs(o.serve.gpu_memory_utilization - share)) if same else None
@@ -133,7 +140,11 @@ def predict(
     architecture: str | None,
     version: str | None,
     anchor: Observation | None = None,
+    compile_cache: CompileCache | None = None,
 ) -> MemoryPrediction:
+    """SGLang's pool from its memory fraction; `compile_cache` changes nothing (SGLang sizes its pool before it
+    compiles anything), and the prediction names none."""
+    del compile_cache
     if gpu is None:
         raise InputError("gpu: SGLang sizes its pool from a GPU's memory: name the GPU (--gpu-name, --gpu-memory-gib)")
     per_token = kv_per_token(shape, serve)

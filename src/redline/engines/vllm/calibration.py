@@ -2,7 +2,8 @@
 engine (the weights' offset, the activation lines, the identity's residual) is fitted on every boot of the release;
 a term of the GPU (its reserve, non-torch memory, CUDA graphs) on the boots of the GPU asked about where there are
 any, else on every boot, and the reserve of a GPU no boot ran on is what nvidia-smi says it keeps
-(memory.reserved) where that is known, else the other GPUs' share of their totals.
+(memory.reserved) where that is known, else the other GPUs' share of their totals. The activation lines are per
+compile state (memory_terms.py): a graph-mode boot whose record does not say its state places none.
 """
 
 from __future__ import annotations
@@ -13,13 +14,16 @@ from collections.abc import Sequence
 from redline.engines.memory_fit import ROUNDING_GIB, at, grouped_line, line, offset, sized
 from redline.engines.vllm.memory_terms import (
     KEYS,
+    SPIKE,
     activation_key,
     activation_x,
     capture,
+    embedding_gib,
     forward_bound,
     graph_mode,
     identity_residual,
     measured,
+    observed_state,
     weights_formula_gib,
 )
 from redline.engines.vllm.runner import V1_SAMPLER_BYTES, graphs_in_budget, v1_logits, v1_sampler_gib
@@ -33,17 +37,28 @@ PRIOR_NON_TORCH = 0.22
 PRIOR_RESERVE = -0.6  # GiB the driver keeps of nvidia-smi's total (an H200: 140.4 -> 139.8)
 # Where no MoE boot calibrates, the dense line's band widens by this (an MoE layer's own kernels' workspace).
 MOE_ALLOWANCE = 2.5
+# A line no boot of its compile state places borrows the class's others', nearest first: a warm profile holds what an
+# eager one does (llama8b at 8,192 and 16,384 batched tokens: 0.88 and 1.72 GiB both ways), a cold one a little more.
+FALLBACK = {"eager": ("warm", "cold"), "warm": ("eager", "cold"), "cold": ("warm", "eager")}
+# A cold boot holds up to this more than a boot of its model that compiled nothing at the same batched tokens where
+# its forward pass sets its peak (llama8b at 16,384: 1.78 GiB cold, 1.72 warm and eager); beyond it, its compile's own
+# spike set it (at 8,192: 1.10 against 0.88).
+FORWARD_GAP = 0.1
+
+
+def _key(moe: bool, state: str) -> str:
+    return f"activation_{'moe_' if moe else ''}{state}"
 
 
 def _borrowed(key: str, fits: dict[str, Fit]) -> Fit:
-    """A line for a class and mode no boot shows: the same class's other mode (its band doubled), else, for an
-    MoE model, the dense line of the mode (its band widened by MOE_ALLOWANCE), else the prior."""
-    moe, mode = "moe" in key, key.rsplit("_", 1)[1]
-    other = "graphs" if mode == "eager" else "eager"
-    tries = [(key.replace(mode, other), 2.0, 0.0, f"no {mode} boot: the {other} line, its band doubled")]
+    """A line for a class and compile state no boot shows: the same class's other states' (their band doubled),
+    else, for an MoE model, the dense line of the state, then of the others (their band widened by MOE_ALLOWANCE),
+    else the prior."""
+    moe, state = "moe_" in key, key.rsplit("_", 1)[1]
+    tries = [(_key(moe, o), 2.0, 0.0, f"no {state} boot: the {o} line, its band doubled") for o in FALLBACK[state]]
     if moe:
-        why = f"no MoE boot: the dense {mode} line, its band widened by {MOE_ALLOWANCE:g} GiB"
-        tries += [(f"activation_{mode}", 1.0, MOE_ALLOWANCE, why), (f"activation_{other}", 2.0, MOE_ALLOWANCE, why)]
+        why = f"no MoE boot: the dense {state} line, its band widened by {MOE_ALLOWANCE:g} GiB"
+        tries += [(_key(False, s), 1.0 if s == state else 2.0, MOE_ALLOWANCE, why) for s in (state, *FALLBACK[state])]
     for source, scale, extra, basis in tries:
         if fits[source].boots:
             borrowed = fits[source].model_copy(deep=True)
@@ -59,8 +74,8 @@ def _v1_sampler(boots: Sequence[Observation]) -> Fit:
     logits reach at its batched tokens (their line, or their boot at those tokens), over the logits between; else the
     prior, vLLM's sort of the fp32 logits (values and int64 indices)."""
     groups: dict[str, list[Observation]] = {}
-    for o in (o for o in boots if v1_logits(o.shape, o.serve)):
-        groups.setdefault(f"{o.shape.model_dump_json()} {graph_mode(o.serve)}", []).append(o)
+    for o in (o for o in boots if v1_logits(o.shape, o.serve) and observed_state(o) is not None):
+        groups.setdefault(f"{o.shape.model_dump_json()} {observed_state(o)}", []).append(o)
     measured_bytes = []
     for group in groups.values():
         counts = Counter(v1_logits(o.shape, o.serve) for o in group)
@@ -83,27 +98,69 @@ def _v1_sampler(boots: Sequence[Observation]) -> Fit:
     return fit
 
 
-def _activation_fits(boots: Sequence[Observation], bytes_per_logit: float) -> dict[str, Fit]:
-    """A line per class and mode, placed by the boots whose forward pass set the peak (less the V1 runner's
-    sampling); an MoE line has an intercept per architecture (MoE architectures' profile peaks differ by a part no
-    config term explains) and one slope, the batched tokens' cost, shared."""
+def _forward_peak(o: Observation, boots: Sequence[Observation]) -> float | None:
+    """What the forward pass alone held for a cold boot's model at its batched tokens and sampling: the least peak of
+    a boot of its model there that compiled nothing or loaded its compile (None: no such boot)."""
+    x, logits = activation_x(o.shape, o.serve), v1_logits(o.shape, o.serve)
+    peaks = [
+        b.signals.memory.peak_activation_gib or 0.0
+        for b in boots
+        if b.shape == o.shape
+        and observed_state(b) in ("unused", "warm")
+        and abs(activation_x(b.shape, b.serve) - x) < 1e-9
+        and v1_logits(b.shape, b.serve) == logits
+    ]
+    return min(peaks) if peaks else None
+
+
+def _spike(boots: Sequence[Observation]) -> tuple[Fit, list[Observation]]:
+    """A cold compile's own spike per GiB of the model's embedding, from the cold boots it set the peak of: those
+    holding more than FORWARD_GAP over a boot of their model that compiled nothing, at the same batched tokens."""
+    bound = []
+    for o in (o for o in boots if observed_state(o) == "cold"):
+        forward = _forward_peak(o, boots)
+        if forward is not None and (o.signals.memory.peak_activation_gib or 0.0) - forward > FORWARD_GAP:
+            bound.append(o)
+    ratios = [(o.signals.memory.peak_activation_gib or 0.0) / embedding_gib(o.shape, o.serve) for o in bound]
+    fit = offset(SPIKE, ratios, 0.0, "no cold boot of the calibration held more than its forward pass")
+    mean = fit.coefficients[SPIKE]
+    fit.coefficients["spread"] = max((abs(r - mean) for r in ratios), default=0.0)  # per GiB of embedding
+    fit.band_gib = ROUNDING_GIB  # the spread, in GiB of the embedding asked about, is the prediction's to add
+    return fit, bound
+
+
+def _activation_fits(
+    boots: Sequence[Observation], bytes_per_logit: float, spiked: Sequence[Observation]
+) -> tuple[dict[str, Fit], dict[str, list[ModelShape]]]:
+    """A line per class and compile state, placed by the boots whose forward pass set the peak (less the V1
+    runner's sampling; a cold boot its compile's spike set is left to the spike); an MoE line has an intercept per
+    architecture (MoE architectures' profile peaks differ by a part no config term explains) and one slope, the
+    batched tokens' cost, shared. With them, the models whose boots placed each line."""
+    skip = {o.source for o in spiked}
+    placing: dict[str, list[Observation]] = {key: [] for key in KEYS}
+    for o in boots:
+        state = observed_state(o)
+        if state is not None and o.source not in skip and forward_bound(o.shape, o.serve):
+            placing[activation_key(o.shape, o.serve, state)].append(o)
 
     def points(key: str) -> dict[str, list[tuple[float, float]]]:
         found: dict[str, list[tuple[float, float]]] = {}
-        for o in (o for o in boots if activation_key(o.shape, o.serve) == key and forward_bound(o.shape, o.serve)):
+        for o in placing[key]:
             seen = (o.signals.memory.peak_activation_gib or 0.0) - v1_sampler_gib(o.shape, o.serve, bytes_per_logit)
             point = (activation_x(o.shape, o.serve), seen)
-            found.setdefault(o.shape.model_dump_json() if "moe" in key else "", []).append(point)
+            found.setdefault(o.shape.model_dump_json() if "moe_" in key else "", []).append(point)
         return found
 
     why = "the MLP's peak bytes per batched token, and 0.25 GiB"
     fits = {key: grouped_line(points(key), PRIOR_ACTIVATION, why) for key in KEYS}
-    for key, fit in fits.items():  # boots at one size only: the slope the class's other mode measured, not the prior
-        other = key.replace("graphs", "eager") if key.endswith("graphs") else key.replace("eager", "graphs")
-        if fit.boots and not sized(fit) and sized(fits[other]):
+    for key, fit in fits.items():  # boots at one size only: the slope another state of the class measured
+        moe, kind = "moe_" in key, key.rsplit("_", 1)[1]
+        other = next((_key(moe, s) for s in FALLBACK[kind] if sized(fits[_key(moe, s)])), None)
+        if fit.boots and not sized(fit) and other is not None:
             slope = (fits[other].coefficients["slope"], 0.0)
             fits[key] = grouped_line(points(key), slope, f"the {other.rsplit('_', 1)[1]} line's slope")
-    return {key: fit if fit.boots else _borrowed(key, fits) for key, fit in fits.items()}
+    lines = {key: _shapes(placing[key]) for key in KEYS}
+    return {key: fit if fit.boots else _borrowed(key, fits) for key, fit in fits.items()}, lines
 
 
 def _shapes(boots: Sequence[Observation]) -> list[ModelShape]:
@@ -157,10 +214,13 @@ def calibrate(
     usable = [o for o in boots if o.signals.memory.device_total_gib and o.signals.available_kv_cache_gib is not None]
     non_torch = [o.signals.memory.non_torch_gib or 0 for o in here]
     sampler = _v1_sampler(boots)
+    spike, spiked = _spike(boots)
+    activation, lines = _activation_fits(boots, sampler.coefficients["bytes_per_logit"], spiked)
     terms = {
         "weights_gib": offset("weights_gib", weights, 0.0, "the parameters and the rope table, nothing more"),
         "v1_sampler_bytes": sampler,
-        **_activation_fits(boots, sampler.coefficients["bytes_per_logit"]),
+        **activation,
+        SPIKE: spike,
         "non_torch_gib": offset("non_torch_gib", non_torch, PRIOR_NON_TORCH, "0.22 GiB"),
         **_graph_terms(here),
         "reserve_gib": _reserve(boots, gpu),
@@ -175,7 +235,7 @@ def calibrate(
         boots=len(boots),
         architectures=sorted({o.architecture for o in boots}),
         shapes=_shapes(boots),
-        lines={key: _shapes([o for o in boots if activation_key(o.shape, o.serve) == key]) for key in KEYS},
+        lines={**lines, SPIKE: _shapes(spiked)},
         sources=sorted({o.source for o in boots}),
         left_out=sorted(left_out),
     )

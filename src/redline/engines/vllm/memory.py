@@ -12,6 +12,10 @@ N GiB for non-torch memory, and G GiB for CUDAGraph memory`, and the V1 runner's
 
 A recorded boot of the same model on the same GPU and version (an anchor) is better than any fit: its weights,
 non-torch memory and device total are taken as they were, and only the activation is moved along the fitted line.
+
+A prediction is for one torch.compile cache (its compile state): cold unless asked otherwise, as a fresh deployment
+boots; an eager config compiles nothing. An anchor booted in the other state is moved to the asked one by the
+difference of the two states' fitted peaks.
 """
 
 from __future__ import annotations
@@ -22,19 +26,24 @@ from collections.abc import Sequence
 from redline.engines.memory_fit import ROUNDING_GIB, Asked, Sized, at, beyond, prediction, sized
 from redline.engines.vllm.calibration import calibrate
 from redline.engines.vllm.memory_terms import (
+    SPIKE,
     activation_key,
     activation_x,
+    asked_state,
     capture,
+    embedding_gib,
     graph_mode,
     identity_residual,
     kv_bytes_given,
     kv_per_token,
     measured,
-    peak_activation,
+    observed_state,
+    state_peak,
     weights_formula_gib,
 )
 from redline.engines.vllm.runner import graphs_in_budget, mnbt_of, v1_sampler_gib, v2_sampler_gib
 from redline.errors import InputError
+from redline.models.boot import CompileCache
 from redline.models.memory import GIB, Calibration, Fit, GpuSpec, MemoryPrediction, Observation, Terms
 from redline.models.serve import ServeConfig
 from redline.models.shape import ModelShape
@@ -63,37 +72,92 @@ def same_setup(o: Observation, serve: ServeConfig, gpu: GpuSpec | None) -> bool:
     return same_kv and all(getattr(o.serve, k) == getattr(serve, k) for k in keys)
 
 
-def pick_anchor(candidates: Sequence[Observation], serve: ServeConfig, gpu: GpuSpec | None) -> Observation | None:
-    """The boot of this model nearest this config: the same graph mode first, then the nearest batched tokens."""
+def pick_anchor(
+    candidates: Sequence[Observation],
+    serve: ServeConfig,
+    gpu: GpuSpec | None,
+    compile_cache: CompileCache | None = None,
+) -> Observation | None:
+    """The boot of this model nearest this config: the same graph mode first, then the compile state asked for,
+    then the nearest batched tokens."""
     same = [o for o in candidates if same_setup(o, serve, gpu)]
     if not same:
         return None
-    mode, mnbt = graph_mode(serve), mnbt_of(serve)
-    return min(same, key=lambda o: (graph_mode(o.serve) != mode, abs(mnbt_of(o.serve) - mnbt)))
+    mode, mnbt, state = graph_mode(serve), mnbt_of(serve), asked_state(serve, compile_cache)
+    return min(
+        same, key=lambda o: (graph_mode(o.serve) != mode, observed_state(o) != state, abs(mnbt_of(o.serve) - mnbt))
+    )
 
 
-def _activation(
-    shape: ModelShape, serve: ServeConfig, cal: Calibration, anchor: Observation | None
-) -> tuple[float, float, str]:
-    """The profile run's peak, its band and how it was reached: moved from the anchor as the fitted model moves, or
-    the fitted model itself (its band widened by a tenth of how far it is carried past its data)."""
-    fit, x = cal.terms[activation_key(shape, serve)], activation_x(shape, serve)
+def _sampling(shape: ModelShape, serve: ServeConfig, cal: Calibration) -> tuple[float, str]:
+    """The sampling terms of the profile's peak (the V1 runner's; the V2 runner's where it holds more than the
+    forward pass), and how they are said."""
     per_logit = cal.terms["v1_sampler_bytes"].coefficients["bytes_per_logit"]
     v1, v2 = v1_sampler_gib(shape, serve, per_logit), v2_sampler_gib(shape, serve)
     sampling = v1 + (v2 if v2 > activation_x(shape, serve) else 0.0)
     runner = f"; the V1 runner's sampling, {v1:.2f} GiB" if v1 else ""
     runner += f"; the V2 runner's sampling holds {v2:.2f} GiB, over the forward pass" if sampling > v1 else ""
-    if anchor is not None and graph_mode(anchor.serve) == graph_mode(serve):
-        seen = anchor.signals.memory.peak_activation_gib or 0.0
-        before = peak_activation(fit, anchor.shape, anchor.serve, per_logit)
-        moved = peak_activation(fit, shape, serve, per_logit) - before
-        doubt = _doubt(fit) * abs(moved)
-        return seen + moved, ROUNDING_GIB + doubt, f"the anchor's {seen:g} GiB moved {moved:+.2f} GiB{runner}"
-    past, value = beyond(fit, x) * fit.coefficients["slope"], peak_activation(fit, shape, serve, per_logit)
+    return sampling, runner
+
+
+def _spike_band(shape: ModelShape, serve: ServeConfig, cal: Calibration) -> float:
+    """How far a cold compile's spike may lie from its fit: the spread of the models it was fitted on, and for a
+    model not among them a TRANSFER share of it besides."""
+    fit, gib = cal.terms[SPIKE], embedding_gib(shape, serve)
+    spread = fit.coefficients.get("spread", 0.0) * gib
+    unseen = 0.0 if shape in cal.lines.get(SPIKE, []) else TRANSFER * fit.coefficients[SPIKE] * gib
+    return fit.band_gib + spread + unseen
+
+
+def _anchored(
+    shape: ModelShape, serve: ServeConfig, cal: Calibration, anchor: Observation, state: CompileCache
+) -> tuple[float, float, str] | None:
+    """The anchor's peak moved to this config: along its state's line where it booted in the state asked for, else
+    by the difference of the two states' peaks (a warm anchor asked cold: the cold line's, or the spike, over the warm
+    line's); None where the anchor cannot stand for it (another graph mode, or a record that does not say its
+    state)."""
+    had = observed_state(anchor)
+    if had is None or graph_mode(anchor.serve) != graph_mode(serve):
+        return None
+    seen = anchor.signals.memory.peak_activation_gib or 0.0
+    (after, spiked), (before, was_spiked) = (
+        state_peak(cal.terms, shape, serve, state),
+        state_peak(cal.terms, anchor.shape, anchor.serve, had),
+    )
+    fit = cal.terms[activation_key(shape, serve, state)]
+    moved, band = after - before, ROUNDING_GIB
+    if had == state:
+        band += _doubt(fit) * abs(moved)
+        said = f"the anchor's {seen:g} GiB moved {moved:+.2f} GiB"
+    else:
+        band += fit.band_gib + cal.terms[activation_key(anchor.shape, anchor.serve, had)].band_gib
+        said = f"the anchor's {seen:g} GiB ({had}) moved {moved:+.2f} GiB to a {state} compile cache"
+    if spiked or was_spiked:
+        band += _spike_band(shape, serve, cal)
+    return seen + moved, band, said
+
+
+def _activation(
+    shape: ModelShape, serve: ServeConfig, cal: Calibration, anchor: Observation | None, state: CompileCache
+) -> tuple[float, float, str]:
+    """The profile run's peak in a compile state, its band and how it was reached: moved from the anchor as the
+    fitted model moves, or the fitted model itself (its band widened by a tenth of how far it is carried past its
+    data); cold, a compile's own spike where it holds more than the line."""
+    fit, x = cal.terms[activation_key(shape, serve, state)], activation_x(shape, serve)
+    sampling, runner = _sampling(shape, serve, cal)
+    if anchor is not None and (moved := _anchored(shape, serve, cal, anchor, state)) is not None:
+        value, band, said = moved
+        return value, band, f"{said}{runner}"
+    value, spiked = state_peak(cal.terms, shape, serve, state)
+    if spiked:
+        spike = cal.terms[SPIKE]
+        return value, _spike_band(shape, serve, cal), f"activation: a cold compile's spike ({spike.basis}){runner}"
+    past = beyond(fit, x) * fit.coefficients["slope"]
     spread = fit.coefficients.get("spread", 0.0)  # the architectures' own intercepts about the line's
-    unseen = spread if shape in cal.lines.get(activation_key(shape, serve), []) else max(TRANSFER * at(fit, x), spread)
+    key = activation_key(shape, serve, state)
+    unseen = spread if shape in cal.lines.get(key, []) else max(TRANSFER * at(fit, x), spread)
     band = fit.band_gib + _doubt(fit) * past + unseen + SAMPLER_DOUBT * sampling
-    return value, band, f"activation: {fit.basis}{runner}"
+    return value, band, f"activation ({state}): {fit.basis}{runner}"
 
 
 def _doubt(fit: Fit) -> float:
@@ -118,11 +182,10 @@ def _cuda_graphs(shape: ModelShape, serve: ServeConfig, cal: Calibration) -> tup
     )
 
 
-def _budget_terms(
-    shape: ModelShape, serve: ServeConfig, gpu: GpuSpec, cal: Calibration, anchor: Observation | None
-) -> tuple[Terms, float, list[str]]:
-    """Every term of the budget identity, its band, and how each was reached."""
-    act, act_band, act_basis = _activation(shape, serve, cal, anchor)
+def _budget_terms(shape: ModelShape, ask: Asked, gpu: GpuSpec) -> tuple[Terms, float, list[str]]:
+    """Every term of the budget identity on the GPU, its band, and how each was reached."""
+    serve, cal, anchor = ask.serve, ask.cal, ask.anchor
+    act, act_band, act_basis = _activation(shape, serve, cal, anchor, asked_state(serve, ask.compile_cache))
     graphs, taken, taken_band = _cuda_graphs(shape, serve, cal)
     t = cal.terms
     if anchor is not None:
@@ -191,7 +254,7 @@ def _sized(shape: ModelShape, ask: Asked) -> Sized:
             "says: give one, or name the GPU"
         )
     else:
-        terms, band, basis = _budget_terms(shape, ask.serve, ask.gpu, ask.cal, ask.anchor)
+        terms, band, basis = _budget_terms(shape, ask, ask.gpu)
     kv = terms.available_kv_cache_gib
     block = BLOCK if ask.gpu is not None else CPU_BLOCK
     counts = (_tokens(kv, per_token, block), _tokens(kv - band, per_token, block), _tokens(kv + band, per_token, block))
@@ -208,9 +271,14 @@ def predict(
     architecture: str | None,
     version: str | None,
     anchor: Observation | None = None,
+    compile_cache: CompileCache | None = None,
 ) -> MemoryPrediction:
-    """What a boot of serve would print about its KV cache, before it runs."""
-    ask = Asked(serve, gpu, cal, model, architecture, version, anchor)
+    """What a boot of serve would print about its KV cache, before it runs, with the torch.compile cache it finds
+    (`compile_cache`: cold where none is given, as a fresh deployment; unused for an eager config)."""
+    state = (
+        None if kv_bytes_given(serve) is not None else asked_state(serve, compile_cache)
+    )  # bytes: the same either way
+    ask = Asked(serve, gpu, cal, model, architecture, version, anchor, state)
     sized = _sized(shape, ask)
     block = BLOCK if gpu is not None else CPU_BLOCK
     return prediction(

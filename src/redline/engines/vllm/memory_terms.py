@@ -8,6 +8,12 @@ from the budget; the V2 runner captures them after the cache is sized. The peak 
 forward pass's (a fitted line in batched tokens x the MLP's bytes per token) and, on the V2 runner, what its sampling
 holds after the forward pass (runner.v2_sampler_gib, from vLLM's code); the V1 runner's sampling adds to the line
 (runner.v1_sampler_gib).
+
+The profile run is where a graph-mode boot compiles, so its peak depends on the torch.compile cache the boot finds
+(its compile state): a line per model class and state, eager (compiled nothing), cold (compiled) and warm (loaded
+what an earlier boot compiled). A cold compile also holds memory of its own, which sets the peak where the forward
+pass holds less (llama8b at 8,192 batched tokens: 1.10 GiB cold, 0.88 warm and eager; at 16,384 the forward's 1.72
+and 1.78): its spike, sized by the model's embedding (the largest tensor a compile of the backbone touches).
 """
 
 from __future__ import annotations
@@ -17,13 +23,17 @@ import re
 from redline.engines.memory_fit import at
 from redline.engines.vllm.runner import DEFAULT_SEQS, graphs_in_budget, mnbt_of, v1_sampler_gib, v2_sampler_gib
 from redline.errors import InputError
+from redline.models.boot import CompileCache
 from redline.models.memory import GIB, Fit, Observation
 from redline.models.serve import ServeConfig, is_eager
 from redline.models.shape import ModelShape, kv_bytes_per_token, mlp_activation_bytes, rope_cache_bytes, weight_bytes
 
 MAX_CAPTURE = 512  # the largest batch vLLM captures a CUDA graph for by default
 KV_BYTES_FLAG = re.compile(r"^--kv-cache-memory(?:-bytes)?=(\d+)$")
-KEYS = ("activation_eager", "activation_graphs", "activation_moe_eager", "activation_moe_graphs")
+# A line per class (dense, MoE) and compile state: eager (nothing compiled), cold, warm.
+STATES = ("eager", "cold", "warm")
+KEYS = tuple(f"activation_{moe}{state}" for moe in ("", "moe_") for state in STATES)
+SPIKE = "compile_spike"  # a cold compile's own peak, per GiB of the model's embedding
 
 
 def graph_mode(serve: ServeConfig) -> str:
@@ -48,9 +58,29 @@ def activation_x(shape: ModelShape, serve: ServeConfig) -> float:
     return mnbt_of(serve) * mlp_activation_bytes(shape) / serve.tensor_parallel_size / GIB
 
 
-def activation_key(shape: ModelShape, serve: ServeConfig) -> str:
-    """The activation line a config is on: its model's class (dense or MoE) and its graph mode."""
-    return f"activation_{'moe_' if shape.is_moe else ''}{graph_mode(serve)}"
+def observed_state(o: Observation) -> CompileCache | None:
+    """The compile state a recorded boot was in: unused for an eager config or a log that says so, else what its log
+    says (cold, warm), None where a graph-mode boot's record does not say (written before redline read it)."""
+    return "unused" if is_eager(o.serve) else o.signals.compile_cache
+
+
+def asked_state(serve: ServeConfig, asked: CompileCache | None) -> CompileCache:
+    """The compile state a prediction is for: unused for an eager config (it compiles nothing), else the state asked
+    for, cold where none is (a fresh deployment's)."""
+    if is_eager(serve) or asked == "unused":
+        return "unused"
+    return asked or "cold"
+
+
+def activation_key(shape: ModelShape, serve: ServeConfig, state: CompileCache) -> str:
+    """The activation line a config is on: its model's class (dense or MoE) and its compile state (eager where the
+    boot compiles nothing)."""
+    return f"activation_{'moe_' if shape.is_moe else ''}{'eager' if state == 'unused' else state}"
+
+
+def embedding_gib(shape: ModelShape, serve: ServeConfig) -> float:
+    """The model's token embedding on one GPU (vocabulary-parallel), in GiB: what a cold compile's spike scales by."""
+    return shape.vocab * shape.hidden * shape.dtype_bytes / serve.tensor_parallel_size / GIB
 
 
 def forward_bound(shape: ModelShape, serve: ServeConfig) -> bool:
@@ -64,6 +94,15 @@ def peak_activation(fit: Fit, shape: ModelShape, serve: ServeConfig, bytes_per_l
     (what the profile holds besides), whichever is larger; plus the V1 runner's sampling at its bytes a logit."""
     sampling = fit.coefficients["intercept"] + v2_sampler_gib(shape, serve)
     return max(at(fit, activation_x(shape, serve)), sampling) + v1_sampler_gib(shape, serve, bytes_per_logit)
+
+
+def state_peak(terms: dict[str, Fit], shape: ModelShape, serve: ServeConfig, state: CompileCache) -> tuple[float, bool]:
+    """The profile run's peak in a compile state, and whether a cold compile's own spike sets it: the state's line
+    (peak_activation), or, cold, the spike where it is larger."""
+    per_logit = terms["v1_sampler_bytes"].coefficients["bytes_per_logit"]
+    value = peak_activation(terms[activation_key(shape, serve, state)], shape, serve, per_logit)
+    spike = terms[SPIKE].coefficients[SPIKE] * embedding_gib(shape, serve) if state == "cold" else 0.0
+    return (spike, True) if spike > value else (value, False)
 
 
 def kv_per_token(shape: ModelShape, serve: ServeConfig) -> int:
@@ -101,15 +140,21 @@ def identity_residual(o: Observation) -> float:
 __all__ = [
     "KEYS",
     "MAX_CAPTURE",
+    "SPIKE",
+    "STATES",
     "activation_key",
     "activation_x",
+    "asked_state",
     "capture",
+    "embedding_gib",
     "forward_bound",
     "graph_mode",
     "identity_residual",
     "kv_bytes_given",
     "kv_per_token",
     "measured",
+    "observed_state",
     "peak_activation",
+    "state_peak",
     "weights_formula_gib",
 ]

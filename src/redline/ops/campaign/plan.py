@@ -19,6 +19,7 @@ from redline.models import Widenings
 from redline.models.campaign import Campaign
 from redline.models.campaign_plan import CampaignPlan, CellPlan
 from redline.models.campaign_results import CampaignCreated
+from redline.ops.campaign.noise import noise_outlook
 from redline.ops.campaign.replicates import replicates_left
 from redline.ops.campaign.search import search_state
 from redline.ops.campaign_read import (  # re-exported: the file read and resolved
@@ -138,7 +139,11 @@ def planned(loaded: Loaded, prepared: Prepared[CellPlan]) -> CampaignPlan:
     done = {name: v.verdict for name, v in read_verdicts(loaded.results, loaded.names).items()}
     settled = Settled(prepared.configs, prepared.uses, prepared.client)
     plan = plans.assemble(loaded.campaign, settled, path=str(loaded.path), done=done)
-    update: dict[str, object] = {"replicates": replicates_left(loaded), "gates": [*plan.gates, *prepared.gates]}
+    update: dict[str, object] = {
+        "replicates": replicates_left(loaded),
+        "noise": noise_outlook(loaded),
+        "gates": [*plan.gates, *prepared.gates],
+    }
     spec = loaded.campaign.search
     if spec is not None:
         state = search_state(loaded, plan)

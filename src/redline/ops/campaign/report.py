@@ -16,7 +16,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from redline.ledger.campaign_file import cells_of, read_boots
+from redline.ledger.campaign_file import cells_of
 from redline.models.campaign import Campaign
 from redline.models.campaign_results import (
     CampaignReport,
@@ -31,10 +31,10 @@ from redline.models.campaign_results import (
 from redline.models.context import Node, device_of
 from redline.models.load_boundary import LoadBoundary
 from redline.models.metrics import DIRECTIONS
+from redline.ops.campaign.noise import campaign_boots, champion_of, table_of
 from redline.ops.campaign_read import load_campaign
 from redline.ops.requests import CampaignReportRequest
 from redline.policy import champion as champions
-from redline.policy import workload_champion
 
 # ---- the data behind the plots (pure) ---------------------------------------------------------------------------
 
@@ -263,7 +263,7 @@ def _cell_text(row: TableRow | None) -> str:
         return "-"
     text = _num(row.focus_value, 2)
     if row.focus_std is not None:
-        text += f" ± {_num(row.focus_std, 2)}"
+        text += f" ± {_num(row.focus_std, 2)} (n={row.focus_n})" if row.focus_n else f" ± {_num(row.focus_std, 2)}"
     guards = [g for g, bad in (("FAILED", not row.ok), ("SLA", not row.sla_ok)) if bad]
     return text + (f" ({', '.join(guards)})" if guards else "")
 
@@ -300,7 +300,8 @@ def render_markdown(
         "",
         f"## {md(table.focus_metric)} ({md(table.direction)} is better), by cell and concurrency",
         "",
-        f"Mean over trials (± std where there are several). Scoring: {md(champion.scoring)}.",
+        "Each figure the mean over the cell's boots (a band measured between boots), else its benches' (± std, n). "
+        f"Scoring: {md(champion.scoring)}.",
         "",
         *_table_lines(table),
         "",
@@ -339,6 +340,9 @@ def _more_lines(
         ]
     if champion.excluded:
         lines += ["", "## Not ranked", "", *[f"- **{md(c.cell)}**: {md(c.why)}" for c in champion.excluded]]
+    flagged = _flagged_lines(verdicts)
+    if flagged:
+        lines += ["", "## Benches flagged (left out of every verdict)", "", *flagged]
     found = {cell: v.boundary for cell, v in verdicts.items() if v.boundary is not None}
     if found:
         lines += ["", "## Load boundary (measured, one server per cell)", ""]
@@ -348,6 +352,20 @@ def _more_lines(
         lines += ["", "## Methodology gates applied", "", *[f"- {md(g)}" for g in gates]]
     lines += ["", "## Plots", "", *[f"![{p.title}]({p.file})" for p in plots], ""]
     return lines
+
+
+def _flagged_lines(verdicts: dict[str, CellVerdict]) -> list[str]:
+    """Every bench a check flagged (a GPU throttled or shared, a warm cache, a client short of its load), the check and
+    what it said."""
+    return [
+        f"- **{md(cell)}**{f' {md(r.workload)}' if r.workload else ''} at c={r.concurrency}, repeat {t.repeat}: "
+        f"{md(c.check)}: {md(c.said)}"
+        for cell, v in verdicts.items()
+        for r in v.results
+        for t in r.repeats
+        for c in t.checks
+        if not c.ok
+    ]
 
 
 def _boundary_text(b: LoadBoundary) -> str:
@@ -364,9 +382,8 @@ def campaign_report(
 ) -> CampaignReport:
     """Write report.md and the PNG plots into the campaign's results folder; return the data behind them."""
     loaded = load_campaign(path, workspace)
-    verdicts, replicates = read_boots(loaded.results, loaded.names)
-    table = champions.campaign_table(loaded.campaign, loaded.names, verdicts)
-    champion = workload_champion.select(loaded.campaign, loaded.names, loaded.baseline, verdicts, replicates=replicates)
+    boots = campaign_boots(loaded)
+    verdicts, table, champion = boots.verdicts, table_of(loaded, boots), champion_of(loaded, boots)
     plots = plots_of(table, champion, device_of(v.context for v in verdicts.values()))
     layout = cells_of(loaded.results)
     for plot in plots:

@@ -1,14 +1,14 @@
 """The prepare pipeline's memory stage: each config an experiment plans (a campaign's cell, an A/B's arm) predicted
 before any boot, its KV cache on the target's GPU by the one prediction entry (ops/predict/predict.py), and whether
-its workload (the top concurrency's requests at their whole length) fits in it. A config predicted infeasible is
-said so in the plan, with its numbers; it is still run if the person runs it, and its boot, like every recorded
-boot, calibrates the model."""
+its workload (the most tokens its benches hold at once: each workload's top concurrency's requests at their whole
+length, the largest) fits in it. A config predicted infeasible is said so in the plan, with its numbers; it is still
+run if the person runs it, and its boot, like every recorded boot, calibrates the model."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 from redline.errors import InputError
 from redline.models.memory import MemoryPrediction, gpu_spec
@@ -21,27 +21,49 @@ from redline.ops.predict.predict import Boots, Question, calibration_boots, pred
 P = TypeVar("P", bound=PlannedConfig)
 
 
+Feasible = Literal["yes", "at risk", "no"]
+
+
+def judged(low: int, high: int, needed: int, one_request: int | None = None) -> tuple[Feasible, str]:
+    """A workload's need against a predicted cache (the tokens a request may use at the band's ends): no, at risk
+    (only the band's high end holds it), yes, and why; `one_request`: the max_model_len one request must fit, where
+    no boot calibrated the prediction."""
+    if one_request is not None and high < one_request:
+        return "no", f"one request of max_model_len {one_request:,} needs more than the {high:,} tokens at most"
+    if high < needed:
+        return "no", f"the workload needs {needed:,} KV tokens at once, the cache holds {high:,} at most"
+    if low < needed:
+        return "at risk", f"the workload needs {needed:,} KV tokens at once: only the band's high end holds it"
+    return "yes", f"the workload's {needed:,} KV tokens fit in the band's low end ({low:,})"
+
+
 def feasibility(prediction: MemoryPrediction, needed: int) -> CellPrediction:
-    """The workload against its predicted cache (less the tokens the engine keeps back): no, at risk (only the band's
-    high end holds it), yes. The prediction's own figures are kept unchanged."""
-    p, mml = prediction, prediction.serve.max_model_len
+    """A config's workload against its predicted cache (less the tokens the engine keeps back). The prediction's own
+    figures are kept unchanged."""
+    p = prediction
     low, high = p.kv_cache_tokens_low - p.reserved_tokens, p.kv_cache_tokens_high - p.reserved_tokens
-    if not p.boots and high < mml:
-        feasible, why = "no", f"one request of max_model_len {mml:,} needs more than the {high:,} tokens at most"
-    elif high < needed:
-        feasible, why = "no", f"the workload needs {needed:,} KV tokens at once, the cache holds {high:,} at most"
-    elif low < needed:
-        feasible, why = "at risk", f"the workload needs {needed:,} KV tokens at once: only the band's high end holds it"
-    else:
-        feasible, why = "yes", f"the workload's {needed:,} KV tokens fit in the band's low end ({low:,})"
+    feasible, why = judged(low, high, needed, None if p.boots else p.serve.max_model_len)
     return CellPrediction.of(p, needed_tokens=needed, feasible=feasible, why=f"predicted: {why} ({p.basis})")
+
+
+def for_need(prediction: CellPrediction, needed: int) -> CellPrediction:
+    """A recorded prediction judged again against the need as a plan counts it now (its KV figures unchanged): a
+    verdict written while a campaign of several workloads was judged by its longest request at its highest
+    concurrency is judged by each workload's own load."""
+    if prediction.needed_tokens == needed:
+        return prediction
+    p = prediction
+    feasible, why = judged(
+        p.kv_cache_tokens_low - p.reserved_tokens, p.kv_cache_tokens_high - p.reserved_tokens, needed
+    )
+    return p.model_copy(update={"needed_tokens": needed, "feasible": feasible, "why": f"predicted: {why} ({p.basis})"})
 
 
 def predicted_for(
     engine: str, serve: ServeConfig, shape: ModelShape | None, identity: Identity, boots: Boots, needed: int
 ) -> CellPrediction | None:
-    """A config's KV cache on the target's GPU against the workload; None where nothing predicts (no model shape, or
-    no GPU and no KV size given)."""
+    """A config's KV cache on the target's GPU against the workload (a campaign's cell, an A/B's arm); None where
+    nothing predicts (no model shape, or no GPU and no KV size given)."""
     host = identity.host
     first = host.gpus[0] if host and host.gpus else None
     kept = first.reserved_mib / 1024 if first and first.reserved_mib is not None else None
@@ -87,4 +109,12 @@ def infeasible_gates(planned: Sequence[PlannedConfig]) -> list[str]:
     return [f"predicted infeasible, run only if you mean to: {'; '.join(infeasible)}"] if infeasible else []
 
 
-__all__ = ["engine_observations", "feasibility", "infeasible_gates", "predicted", "predicted_for"]
+__all__ = [
+    "engine_observations",
+    "feasibility",
+    "for_need",
+    "infeasible_gates",
+    "judged",
+    "predicted",
+    "predicted_for",
+]

@@ -141,11 +141,11 @@ def prepare(
     widening: Widenings | None,
 ) -> Prepared[P]:
     """The configs wanted, made with the entry the survey finds for each (none without one), settled, admitted and
-    (with a survey) predicted against the workload: the top concurrency's requests at their whole length."""
+    (with a survey) predicted against the workload (its KV need: `kv_need`)."""
     settled = settle(what, wanted, survey.found if survey is not None else None, alike=alike)
     configs = [_admitted(what, c, widening) for c in settled.configs]
     if survey is not None:
-        needed = max(spec.concurrencies) * spec.longest
+        needed = spec.kv_need
         configs = predicted(configs, survey.shape, survey.identities, workspace, needed)
     return Prepared(spec, configs, settled.uses, settled.client, survey)
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from redline.engines import get_engine
 from redline.errors import InputError
+from redline.models.boot import CompileCache
 from redline.models.memory import Calibration, GpuSpec, MemoryPrediction, Observation, gpu_spec
 from redline.models.serve import ServeConfig
 from redline.models.shape import ModelShape
@@ -29,7 +30,8 @@ from redline.policy.known_good import same_release
 @dataclass(frozen=True)
 class Question:
     """One config to predict, as every caller puts it: the engine release and the GPU it boots on, the model's shape,
-    the serve config (whose model names the model)."""
+    the serve config (whose model names the model), and the torch.compile cache its boot finds (None: cold, as a
+    fresh deployment boots)."""
 
     engine: str
     version: str | None
@@ -37,6 +39,7 @@ class Question:
     shape: ModelShape
     serve: ServeConfig
     architecture: str | None = None
+    compile_cache: CompileCache | None = None
 
 
 @dataclass(frozen=True)
@@ -96,7 +99,8 @@ def predict_config(q: Question, boots: Boots) -> MemoryPrediction:
         model=q.serve.model,
         architecture=q.architecture,
         version=q.version,
-        anchor=model.pick_anchor(same_model, q.serve, q.gpu),
+        anchor=model.pick_anchor(same_model, q.serve, q.gpu, q.compile_cache),
+        compile_cache=q.compile_cache,
     )
     return found.model_copy(update={"warnings": [*warnings, *found.warnings]}) if warnings else found
 
@@ -129,7 +133,13 @@ def memory_predict(
     `config_text`: the model's config.json as the request's model_config_file gave it (read by the caller)."""
     shape = request_shape(request.model, config_text)
     question = Question(
-        request.engine, request.engine_version, _gpu(request), shape, _serve(request), Path(request.model).name
+        request.engine,
+        request.engine_version,
+        _gpu(request),
+        shape,
+        _serve(request),
+        Path(request.model).name,
+        request.compile_cache,
     )
     return predict_config(question, calibration_boots(request.engine, workspace))
 
