@@ -63,7 +63,7 @@ def predict_cells(
     """The plan with each cell's prediction, and a gate naming each cell predicted infeasible."""
     if not runs:
         return plan
-    needed = max(plan.concurrencies) * campaign.longest
+    needed = max(plan.concurrencies, default=1) * campaign.longest  # rates alone: at least one request
     observations: dict[str, Boots] = {}
     cells = []
     for cell in plan.cells:
