@@ -38,9 +38,11 @@ def test_the_boot_to_boot_spread_of_the_replicated_cells_is_the_band_and_turns_a
     # pooled: base 100/84 and a 110/128, each about its own mean: cv 11.5% on 2 df; t(0.025, 2) = 4.303; x sqrt 2
     cv = ((2 * (8 / 92) ** 2 + 2 * (9 / 119) ** 2) / 2) ** 0.5
     assert report.champion is None and report.outcome == "no_improvement"
-    for cell in ("a", "b"):
+    # scaled to the boots each mean rests on: a's 2 against the baseline's 2, b's 1 against 2
+    for cell, boots in (("a", 2), ("b", 1)):
         assert ranked[cell].outcome == "no_improvement" and ranked[cell].band_source == "measured"
-        assert ranked[cell].noise_band_pct == pytest.approx(4.303 * cv * 2**0.5 * 100, abs=0.05)
+        scale = (1 / 2 + 1 / boots) ** 0.5
+        assert ranked[cell].noise_band_pct == pytest.approx(4.303 * cv * scale * 100, abs=0.05)
         assert "the boot-to-boot spread of base (2 boots), a (2 boots): a spread of 12% (cv, 2 df)" in ranked[cell].why
     assert ranked["a"].score == pytest.approx(119) and ranked["b"].score == pytest.approx(112)  # boots' means
     assert "(92 -> 119 tok/s/host)" in ranked["a"].why  # against the baseline's boots' mean
@@ -57,7 +59,8 @@ def test_a_difference_beyond_the_measured_band_is_still_named() -> None:
 def test_without_a_replicate_the_band_is_the_default_and_says_nothing_was_measured() -> None:
     report = select(campaign(replicates=0), [verdict("base", {1: 50, 8: 100}), verdict("a", {1: 55, 8: 110})])
     a = next(c for c in report.ranked if c.cell == "a")
-    assert a.outcome == "win" and a.band_source == "default" and "no cell was booted twice: nothing measured" in a.why
+    assert a.outcome == "win" and a.band_source == "default" and "replicates: 0, so no cell was booted twice" in a.why
+    assert "the 3% band, METHODOLOGY.md's default, assumed" in a.why
 
 
 def test_a_cell_whose_focus_spread_exceeds_its_mean_is_not_ranked_and_cannot_be_champion() -> None:

@@ -9,7 +9,6 @@ values file is left as it was. A refusal for a missing or stale `expect` never s
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
 
 import pytest
@@ -19,6 +18,7 @@ from redline.ops.ab.apply import champion_apply
 from redline.ops.ab.result import ab_close
 from redline.ops.evidence.known_good import known_good_record
 from redline.ops.requests_evidence import ChampionApplyRequest, KnownGoodRecordRequest
+from tests.rigor.helpers import latency_champion
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "vllm-0.26.0-h200-ab"
 AB, CHAMPION = "l8b-mnbt", "mnbt8192"
@@ -36,9 +36,7 @@ EDITS = [
 
 @pytest.fixture
 def ws(tmp_path: Path) -> Path:
-    shutil.copytree(DATA / "ab", tmp_path / "ab")
-    spec = tmp_path / "ab" / f"{AB}.yml"
-    spec.write_text(spec.read_text().replace("\nclaim: throughput\n", "\nclaim: latency\n"))
+    latency_champion(tmp_path)  # the A/B on latency, its champion's TTFT the baseline's (a constructed figure)
     known_good_record(tmp_path, KnownGoodRecordRequest(from_ab=AB, arm=CHAMPION, why="the A/B's champion"))
     (tmp_path / "deploy").mkdir()
     (tmp_path / "deploy" / "values.yaml").write_text(VALUES)

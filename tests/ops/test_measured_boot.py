@@ -153,7 +153,7 @@ async def test_every_ranked_bench_is_checked_from_the_server_s_metrics_and_a_war
     assert warmup.checks == [] and warmup.problem is None  # a warm-up is never ranked, so never checked
     assert len(benches) == 2  # a flagged bench leaves the server usable: the next one runs
     for r, prompts in zip(benches, ("512", "2,048"), strict=True):  # 4 x 128 and 16 x 128 prompt tokens
-        assert [c.check for c in r.checks] == ["prefix_cache", "client", "window", "gpu", "gpu_health"]
+        assert [c.check for c in r.checks] == ["prefix_cache", "client", "window", "figures", "gpu", "gpu_health"]
         said = r.checks[0].said  # this target asks for no reset: each bench says so
         assert said.startswith("prefix cache not emptied before the bench (VLLM_SERVER_DEV_MODE=1 is off: ")
         found = cached * int(prompts.replace(",", "")) / (int(prompts.replace(",", "")) + other_client)

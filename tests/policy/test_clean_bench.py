@@ -11,7 +11,16 @@ import pytest
 from redline.engines import get_engine
 from redline.models.bench import BenchResult, BenchWorkload
 from redline.models.clean_bench import PrefixCounters
-from redline.policy.clean_bench import Served, checks, client, flagged, own_hits, prefix_cache, served_after
+from redline.policy.clean_bench import (
+    Served,
+    checks,
+    client,
+    flagged,
+    own_hits,
+    plausible,
+    prefix_cache,
+    served_after,
+)
 from tests.conftest import H200
 
 METRICS = """# HELP vllm:prefix_cache_queries_total Prefix cache queries, in terms of number of queried tokens.
@@ -57,7 +66,7 @@ def test_a_client_that_never_reached_the_concurrency_asked_is_flagged() -> None:
 
 def test_every_bench_says_its_window_and_one_flag_keeps_it_out_of_a_ranking() -> None:
     found = checks(bench(max_concurrent_requests=16), SENT, PrefixCounters(queries=0, hits=0), None)
-    assert [c.check for c in found] == ["prefix_cache", "client", "window"] and flagged(found) is None
+    assert [c.check for c in found] == ["prefix_cache", "client", "window", "figures"] and flagged(found) is None
     assert "ramp-up and drain included" in found[2].said
     warm = checks(bench(), SENT, PrefixCounters(queries=0, hits=0), PrefixCounters(queries=1000, hits=900))
     assert flagged(warm) == warm[0].said and "90.0% of 1,000 prompt tokens" in warm[0].said
@@ -91,6 +100,32 @@ def test_a_bench_after_an_emptied_cache_is_ranked_with_its_own_repeats_said() ->
     assert clean.ok and "own prompts" not in clean.said  # nothing found: nothing to explain
     failed = prefix_cache(UX_BEFORE, UX_AFTER, reset=(False, "not emptied before the bench (POST x: no 200 answer)"))
     assert not failed.ok and failed.said.startswith("prefix cache not emptied before the bench (POST x: no 200")
+
+
+# The UX run's A/B (issue 40): one trial's median TPOT came back 0.0026 ms beside 4.40 and 4.84; only p = 0.379 kept it
+# from a latency claim. A figure its own workload makes impossible is flagged in the bench, and the flag keeps the
+# bench out of every verdict as any failed check does.
+@pytest.mark.parametrize(
+    ("changes", "said"),
+    [
+        ({"median_tpot_ms": 0.0026}, "median TPOT 0.0026 ms is under the engine's floor of 0.05 ms per token"),
+        ({"median_itl_ms": 0.0}, "median ITL 0 ms: no two tokens of a request can arrive at one instant"),
+        ({"output_throughput": 4000.0}, "output_throughput 4,000/s is above the bench's 8,192 output tokens over"),
+        ({"request_throughput": 30.0}, "request_throughput 30/s is above the bench's 64 requests over its 4.33 s"),
+    ],
+)
+def test_a_figure_impossible_for_its_own_workload_flags_the_bench(changes: dict[str, float], said: str) -> None:
+    vllm = get_engine("vllm")
+    assert plausible(bench(), vllm.tpot_floor_ms).ok  # the real H200 bench: every figure possible
+    found = plausible(bench(**changes), vllm.tpot_floor_ms)
+    assert not found.ok and said in found.said and found.said.endswith("; not ranked")
+    every = checks(bench(max_concurrent_requests=16, **changes), SENT, None, None, None, None, vllm.tpot_floor_ms)
+    assert flagged(every) == found.said  # the one mechanism: a failed check is the bench's problem
+
+
+def test_one_output_token_per_request_has_no_tpot_or_itl_to_doubt() -> None:
+    one = bench(total_output_tokens=64, median_tpot_ms=0.0, median_itl_ms=0.0, output_throughput=14.7)
+    assert plausible(one, 0.05).ok
 
 
 # The UX run's bench again, on a server whose dev mode is off (docs/security.md, 38.1): its warm-up (seed 1, 8 prompts

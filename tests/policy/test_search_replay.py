@@ -5,12 +5,15 @@ and a scenario it was not benched at is refused naming the benches it has."""
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+
+from ruamel.yaml import YAML
 
 ROOT = Path(__file__).resolve().parents[2]
 REPLAY = ROOT / "bench" / "search_replay.py"
@@ -91,3 +94,41 @@ def test_a_scenario_the_landscape_was_not_benched_at_is_refused_naming_its_bench
     assert done.returncode != 0 and "no cell was benched at long c=4" in done.stderr and "128, 16, 64" in done.stderr
     done = replay("--landscape", campaign, "--scenario", "16:ttft")
     assert done.returncode != 0 and "no metric 'ttft'" in done.stderr
+
+
+def _two_workloads(tmp_path: Path) -> Path:
+    """The 12-cell landscape as a campaign of two named workloads, each at its own concurrency (as issue 42's 8B
+    landscape is): its c=16 benches become workload `short`'s, its c=128 benches `busy`'s (c=64 dropped)."""
+    copy = tmp_path / "landscape"
+    shutil.copytree(LANDSCAPE, copy)
+    yaml = YAML()
+    campaign = yaml.load((copy / "campaign.yml").read_text())
+    shape = dict(campaign.pop("workload"))
+    campaign["workloads"] = {"short": {**shape, "concurrencies": [16]}, "busy": {**shape, "concurrencies": [128]}}
+    del campaign["concurrencies"]
+    buf = io.StringIO()
+    yaml.dump(campaign, buf)
+    (copy / "campaign.yml").write_text(buf.getvalue())
+    for path in (copy / "l8b-landscape" / "cells").glob("*/verdict.yml"):
+        verdict = yaml.load(path.read_text())
+        named = {16: "short", 128: "busy"}
+        verdict["results"] = [r for r in verdict["results"] if r["concurrency"] in named]
+        for r in verdict["results"]:
+            r["workload"] = named[r["concurrency"]]
+        verdict["workloads"] = {w: {**verdict["context"]["workload"], "name": w} for w in named.values()}
+        buf = io.StringIO()
+        yaml.dump(verdict, buf)
+        path.write_text(buf.getvalue())
+    return copy / "campaign.yml"
+
+
+def test_a_landscape_of_named_workloads_is_scored_on_the_workload_its_scenario_names(tmp_path: Path) -> None:
+    campaign = str(_two_workloads(tmp_path))
+    busy, short = figures(
+        "--landscape", campaign, "--scenario", "busy:128:output_throughput", "--scenario", "short:16:median_ttft_ms"
+    )
+    assert busy["scenario"] == "busy c=128 output_throughput (higher better)"
+    assert busy["best"] == {"cell": "mnbt4096-seqs256-kvauto", "score": 3273.715191924267}  # the c=128 bench's
+    assert short["best"]["cell"] == "mnbt1024-seqs256-kvauto" and short["best"]["score"] < 100  # c=16's TTFT
+    done = replay("--landscape", campaign, "--scenario", "busy:16:output_throughput")
+    assert done.returncode != 0 and "busy:128, short:16" in done.stderr  # each workload benched at its own load

@@ -1,6 +1,7 @@
 """An A/B across named workloads (policy/verdict_workloads.py): each workload judged alone by its own test, then
-one answer across them: combine each names none, combine all only an arm that improved on every workload; a rule
-broken on one workload makes the whole a DRAFT."""
+one answer across them by the one combiner (policy/combine.py, tests/policy/test_combine.py): combine each names
+none, combine all only an arm that improved on every workload; a rule broken on one workload makes the whole a
+DRAFT."""
 
 from __future__ import annotations
 
@@ -37,7 +38,9 @@ def test_all_names_an_arm_that_improved_on_every_workload() -> None:
         ("long", 1),
         ("long", 16),
     }
-    assert v.summary.startswith("VERDICT: cand improves on base on every workload (combine all): chat: VERDICT: ")
+    assert v.summary.startswith("VERDICT: cand improves on base across the workloads (combine all): chat: VERDICT: ")
+    cand = next(a for a in v.arms if a.arm == "cand")
+    assert cand.why == "chat +10.0% (win), long +10.0% (win): a win on every workload"  # policy/combine.py's words
 
 
 @pytest.mark.parametrize(
@@ -48,7 +51,7 @@ def test_all_names_no_champion_where_one_workload_did_not_improve(long: list[flo
     v = across_workloads([on("chat", BETTER), on("long", long)], "all")
     assert v.champion is None and v.outcome == outcome
     cand = next(a for a in v.arms if a.arm == "cand")
-    assert cand.outcome == arm and cand.why.startswith("chat: improvement (")
+    assert cand.outcome == arm and cand.why.startswith("chat +10.0% (win), long ")
 
 
 def test_a_regression_on_every_workload_is_a_regression() -> None:

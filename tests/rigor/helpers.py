@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+import shutil
+from pathlib import Path
 from typing import Any
 
 from redline.models.ab import AbSpec
@@ -67,3 +70,23 @@ def ab_spec(fake: Fake, name: str = "mnbt", **changes: Any) -> AbSpec:
         "warmup_requests": 2,
     }
     return AbSpec.model_validate(spec | changes)
+
+
+H200_AB = Path(__file__).resolve().parent.parent / "data" / "vllm-0.26.0-h200-ab"
+
+
+def latency_champion(workspace: Path, ab: str = "l8b-mnbt", champion: str = "mnbt8192", base: str = "mnbt2048") -> Path:
+    """The real H200 A/B in `workspace`, judged on latency, where mnbt8192 is 9% better in median TPOT. Its median TTFT
+    was 2.5x the baseline's (337 -> 850 ms): with every metric judged (issue 40) the arm is mixed, never a champion,
+    so each champion trial's median TTFT is set to the baseline trial's of the same number: a constructed figure, said
+    here, for the tests whose subject is what follows a champion (its close, its write-back, its accuracy gate)."""
+    shutil.copytree(H200_AB / "ab", workspace / "ab")
+    spec = workspace / "ab" / f"{ab}.yml"
+    spec.write_text(spec.read_text().replace("\nclaim: throughput\n", "\nclaim: latency\n"))
+    trials = workspace / "ab" / ab / "trials"
+    for trial in trials.glob(f"{champion}-*/trial.yml"):
+        theirs = (trials / trial.parent.name.replace(champion, base) / "trial.yml").read_text()
+        ttft = re.search(r"median_ttft_ms: (\S+)", theirs)
+        assert ttft is not None
+        trial.write_text(re.sub(r"median_ttft_ms: \S+", f"median_ttft_ms: {ttft.group(1)}", trial.read_text()))
+    return workspace

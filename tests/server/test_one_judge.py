@@ -47,7 +47,11 @@ async def test_the_ab_names_the_tpot_regression_the_diff_calls_red_and_agrees_on
         diff = await call(client, "perf_baseline_diff", baseline="seqs", ab="l8b-mnbt", arm="mnbt8192")
     assert job["state"] == "succeeded" and job["result"]["ran"] == []  # every trial on disk: nothing booted
     ab = job["result"]
-    assert ab["verdict"]["outcome"] == "no_improvement"  # the focus verdict, as before: throughput inside the noise
+    # throughput inside the noise, TPOT 2.6x worse: every metric is judged, so the arm is a regression (issue 40), as
+    # the frontier records it
+    assert ab["verdict"]["outcome"] == "regression"
+    (arm,) = [a for a in ab["verdict"]["arms"] if a["arm"] == "mnbt8192"]
+    assert arm["outcome"] == "regression" and "median_tpot_ms worse by 163.93%" in arm["why"]
     (guard,) = ab["guards"]
     assert (guard["arm"], guard["against"], guard["colour"]) == ("mnbt8192", "mnbt2048", "RED") and diff[
         "colour"

@@ -140,7 +140,8 @@ class MemoryTarget(Target):
         return RunResult(returncode=127, stdout="", stderr=f"memory target: no such command {argv[0]!r}")
 
     def _bench(self, argv: list[str], server: ServerHandle | None) -> RunResult:
-        """A bench that writes the canned result, scaled to the argv's prompts (none completed where `failing`),
+        """A bench that writes the canned result, scaled to the argv's prompts (its rates kept, its tokens and wall time
+        scaled, so its figures stay possible for what it sent; none completed where `failing`),
         and the request lines a server logs for it."""
         self.benches.append(argv)
         if server is not None:
@@ -151,8 +152,14 @@ class MemoryTarget(Target):
         completed = 0 if name in self.failing else n
         result = json.loads((DATA / "bench_l8b_c16.json").read_text())
         c = int(_flag(argv, "--max-concurrency"))
+        share = max(completed, 1) / result["completed"]  # the canned run's rates, over this many requests
         result.update(
             num_prompts=n, max_concurrency=c, max_concurrent_requests=c, completed=completed, failed=n - completed
+        )
+        result.update(
+            duration=result["duration"] * share,
+            total_input_tokens=round(result["total_input_tokens"] * share),
+            total_output_tokens=round(result["total_output_tokens"] * share),
         )
         prompt = completed * (int(_flag(argv, "--random-input-len")) if "--random-input-len" in argv else 1)
         result.update(total_input_tokens=prompt)

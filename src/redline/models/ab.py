@@ -102,8 +102,6 @@ class AbSpec(ExperimentSpec):
             raise ValueError(f"arms: two arms share a name: {sorted({n for n in names if names.count(n) > 1})}")
         if self.baseline is not None and self.baseline not in names:
             raise ValueError(f"baseline: no arm is named {self.baseline!r}; the arms are {', '.join(names)}")
-        if self.combine not in ("each", "all"):  # a weighted mean of gains would lose each workload's own test
-            raise ValueError("combine: an A/B says each (a verdict per workload) or all (an improvement on every one)")
         check_benches(
             "trials",
             {"arms": len(self.arms), "trials": self.trials}

@@ -11,9 +11,8 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from redline.models.campaign_results import Stat
 from redline.models.context import ContextDescriptor
-from redline.models.metrics import MetricFlag, NoiseJudgement
+from redline.models.metrics import Band, MetricFlag, NoiseJudgement, Stat
 from redline.models.sol import SolFigure
 from redline.models.strict import Strict
 
@@ -50,6 +49,9 @@ class Baseline(Strict):
     note: Annotated[str | None, Field(max_length=2000)] = None
     recorded_at: datetime
     points: Annotated[list[BaselinePoint], Field(min_length=1)]
+    noise: dict[str, Band] = Field(
+        {}, description="each metric's band measured between the boots behind the points (a campaign's replicates)"
+    )
 
 
 class BaselinesFile(Strict):

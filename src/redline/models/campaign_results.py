@@ -19,28 +19,17 @@ from redline.models.campaign import Direction, Focus, Verdict
 from redline.models.campaign_plan import CampaignPlan, CellPrediction
 from redline.models.clean_bench import BenchCheck
 from redline.models.context import ContextDescriptor, Workload
+from redline.models.guards import GuardedPoint
 from redline.models.legacy_context import legacy_context
 from redline.models.lever import CloseStatus, Lever
 from redline.models.load_boundary import LoadBoundary
-from redline.models.metrics import MetricFlag, NoiseJudgement
+from redline.models.metrics import MetricFlag, NoiseJudgement, Stat
 from redline.models.search import SearchState
 from redline.models.serve import ServeConfig
 from redline.models.strict import Strict
 from redline.models.telemetry import GpuTelemetry
 
 # ---- one cell's verdict --------------------------------------------------------------------------------
-
-MAX_VALUES = 1 << 16  # trials of one figure: past any real campaign or A/B
-Values = Annotated[int, Field(ge=1, le=MAX_VALUES)]
-
-
-class Stat(Strict):
-    """One metric over a concurrency's trials: finite, non-negative, bounded (a measured figure)."""
-
-    mean: Figure
-    std: Figure | None = Field(None, description="sample std over trials; null with one trial")
-    n: Values
-    values: Annotated[list[Figure], Field(max_length=MAX_VALUES)]
 
 
 class SlaCheck(Strict):
@@ -219,8 +208,12 @@ class TableRow(Strict):
     regime: str
     ok: bool
     sla_ok: bool
-    focus_value: float | None
+    focus_value: float | None = Field(
+        description="the focus metric's mean: over the cell's boots where the noise "
+        "was measured between boots, else over its benches on one boot"
+    )
     focus_std: float | None
+    focus_n: int | None = Field(None, description="the boots (or benches) behind focus_value")
     output_throughput: float | None
     output_throughput_per_gpu: float | None
     tokens_per_s_per_user: float | None
@@ -256,13 +249,21 @@ class RankedCell(Strict):
     at_rate: float | None = Field(None, description="the request rate its score came from (an open-loop point)")
     delta_pct: float | None = Field(None, description="better than the baseline by this much (negative: worse)")
     noise_band_pct: float | None = None
-    band_source: Literal["trials", "measured", "default", "campaign"] | None = None
-    outcome: Literal["baseline", "win", "no_improvement", "worse", "not_ranked", "excluded"]
+    band_source: Literal["trials", "measured", "earlier", "default", "campaign"] | None = None
+    outcome: Literal["baseline", "win", "mixed", "no_improvement", "worse", "not_ranked", "excluded"] = Field(
+        description="win, worse, no_improvement: the score's call; mixed: a win on the score, but a point's figure "
+        "worse beyond the noise (RED, as perf_baseline_diff judges it), so never the champion"
+    )
     why: str
     noise: NoiseJudgement | None = Field(
         None, description="the noise model's judgement against the baseline: basis, band, smallest detectable effect"
     )
     flags: list[MetricFlag] = Field([], description="this cell's implausible figures: named, never ranked on")
+    colour: Literal["GREEN", "YELLOW", "RED"] | None = Field(
+        None, description="every metric at every point against the baseline cell, as perf_baseline_diff judges it"
+    )
+    regressed: list[str] = Field([], description="each guarded metric worse beyond its noise, and where")
+    compared: list[GuardedPoint] = Field([], description="each point's call on the focus and every guarded metric")
 
 
 class RegimeGroup(Strict):

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 # One kind per thing a bench is checked for; a check that fails keeps the bench's figures out of every verdict, with
 # what it said as the reason (a new flag is a new kind here, judged where the bench is: ops/measured_boot.py).
-Check = Literal["prefix_cache", "client", "window", "gpu", "gpu_health", "rate"]
+Check = Literal["prefix_cache", "client", "window", "gpu", "gpu_health", "rate", "figures"]
 
 
 class BenchCheck(BaseModel):

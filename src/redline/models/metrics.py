@@ -11,14 +11,16 @@ A change is always "better by X%" or "worse by X%" by the metric's direction, X 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
+from redline.models.bench import Figure
 from redline.models.strict import Strict
 
 Direction = Literal["higher", "lower"]
-Basis = Literal["trials", "measured", "stated", "default"]
+Basis = Literal["trials", "measured", "earlier", "stated", "default"]
+BandBasis = Literal["measured", "earlier", "stated", "default"]
 Judged = Literal["better", "worse", "inside_noise", "untestable", "flagged"]
 FlagRule = Literal["itl_below_tpot", "spread_over_mean"]
 
@@ -85,6 +87,19 @@ def change_words(delta_pct: float | None, digits: int = 2) -> str:
     return f"{'better' if delta_pct > 0 else 'worse'} by {size}"
 
 
+MAX_VALUES = 1 << 16  # trials of one figure: past any real campaign or A/B
+Values = Annotated[int, Field(ge=1, le=MAX_VALUES)]
+
+
+class Stat(Strict):
+    """One metric over a concurrency's trials: finite, non-negative, bounded (a measured figure)."""
+
+    mean: Figure
+    std: Figure | None = Field(None, description="sample std over trials; null with one trial")
+    n: Values
+    values: Annotated[list[Figure], Field(max_length=MAX_VALUES)]
+
+
 class MetricFlag(Strict):
     """A figure too implausible to rest a claim on: named, never averaged into one."""
 
@@ -97,6 +112,20 @@ class MetricFlag(Strict):
     why: str
 
 
+class Band(Strict):
+    """A noise band given from outside the figures compared (policy/noise.py): measured between these very boots
+    (a campaign's replicates, pooled), measured on earlier boots of the same model, engine, GPU and host (the
+    workspace's noise.yml), stated (a campaign's noise_band_pct, a diff's tolerance) or METHODOLOGY.md's default,
+    assumed. A measured one keeps its spread (cv) and degrees of freedom, so it is scaled to the boots compared."""
+
+    pct: float = Field(description="the band for two single boots, in % of the baseline")
+    basis: BandBasis
+    source: str = Field(description="where it came from, in words")
+    mde_pct: float | None = Field(None, description="its smallest detectable effect for two single boots")
+    cv: float | None = Field(None, description="the boot-to-boot coefficient of variation it rests on (measured)")
+    df: int | None = Field(None, description="the degrees of freedom of that spread (measured)")
+
+
 class NoiseJudgement(Strict):
     """One difference as the noise model (policy/noise.py) judged it: on which basis, and the smallest effect it could
     have seen."""
@@ -107,8 +136,9 @@ class NoiseJudgement(Strict):
     delta_pct: float | None = Field(description="better than the baseline by this much (negative: worse)")
     change: str = Field(description="the same, in words: 'better by 12.00%' / 'worse by 49.78%'")
     basis: Basis = Field(
-        description="trials: Welch's t-test on both sides' trials; measured: a band from a recorded spread; stated: "
-        "the band the campaign or diff states; default: METHODOLOGY.md's 3%"
+        description="trials: Welch's t-test on both sides' trials; measured: a band from the spread between these "
+        "boots; earlier: a band measured on earlier boots of the same model, engine, GPU and host; stated: the band "
+        "the campaign or diff states; default: METHODOLOGY.md's 3%, assumed"
     )
     band_pct: float | None = Field(
         description="a difference at or inside this is noise (trials: the difference Welch's test would first call "
@@ -128,7 +158,10 @@ class NoiseJudgement(Strict):
 
 __all__ = [
     "DIRECTIONS",
+    "MAX_VALUES",
     "METRICS",
+    "Band",
+    "BandBasis",
     "Basis",
     "Direction",
     "FlagRule",
@@ -136,6 +169,8 @@ __all__ = [
     "MetricFlag",
     "MetricInfo",
     "NoiseJudgement",
+    "Stat",
+    "Values",
     "better_by_pct",
     "change_words",
     "metric",

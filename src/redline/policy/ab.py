@@ -26,11 +26,13 @@ from redline.models.ab import (
 )
 from redline.models.bench import BenchResult
 from redline.models.context import ContextDescriptor, Node
+from redline.models.guards import ArmGuard
 from redline.models.known_good import KnownGoodUse
 from redline.models.serve import ServeConfig, is_eager
 from redline.models.sol import SolFigure
 from redline.models.verdict import AbVerdict
 from redline.policy import figures
+from redline.policy.ab_guards import guard_arms, guard_on
 from redline.policy.verdict import ab_verdict
 from redline.policy.verdict_rules import CLAIM_METRIC, TrialObservation
 from redline.policy.verdict_workloads import across_workloads
@@ -217,14 +219,21 @@ def summarize_ab(
 ) -> tuple[list[ArmSummary], AbVerdict]:
     """Every arm's figures, and the verdict over every trial recorded (records: arm -> its trial records)."""
     arms = [arm_summary(spec, plan, records.get(plan.name, [])) for plan in plans]
-    per = [_verdict_on(spec, plans, records, w) for w, _ in spec.shapes()]
+    first = _verdict_on(spec, plans, records, spec.shapes()[0][0])  # the arm compared with, the claim's metric
+    guards = guard_arms(f"ab/{spec.name}.yml", arms, first.compared_with, first.metric)
+    per = [_verdict_on(spec, plans, records, w, guards) for w, _ in spec.shapes()]
     return arms, per[0] if len(per) == 1 else across_workloads(per, spec.combine)
 
 
 def _verdict_on(
-    spec: AbSpec, plans: Sequence[ArmPlan], records: Mapping[str, Sequence[TrialRecord]], workload: str | None
+    spec: AbSpec,
+    plans: Sequence[ArmPlan],
+    records: Mapping[str, Sequence[TrialRecord]],
+    workload: str | None,
+    guards: Sequence[ArmGuard] = (),
 ) -> AbVerdict:
-    """The verdict over every trial's figures on one workload (None: the only one), each comparison naming it."""
+    """The verdict over every trial's figures on one workload (None: the only one), each comparison naming it;
+    every arm's every metric judged on that workload (`guards`, policy/ab_guards.py)."""
     observations = [observation(r, plan.engine, workload) for plan in plans for r in records.get(plan.name, [])]
     verdict = ab_verdict(
         observations,
@@ -233,6 +242,7 @@ def _verdict_on(
         claim=spec.claim,
         metric=spec.metric or CLAIM_METRIC[spec.claim],
         alpha=spec.alpha,
+        guards=[guard_on(g, workload) for g in guards],
     )
     if workload is None:
         return verdict

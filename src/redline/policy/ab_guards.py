@@ -11,12 +11,21 @@ would say of the same arms, so the two never tell a different story.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from redline.errors import InputError
 from redline.models.ab import ArmSummary
-from redline.models.baseline import BaselinePoint, BaselineSource, PointDiff
+from redline.models.baseline import BaselinePoint, Colour, PointDiff
 from redline.models.guards import ArmGuard, GuardedPoint
-from redline.policy.baseline_diff import DEFAULT_GUARDED, diff
+from redline.policy.baseline_diff import (
+    COLOUR_RANK,
+    DEFAULT_GUARDED,
+    Noise,
+    compare_points,
+    match_points,
+    refuse_mismatch,
+    worst_of,
+)
 
 
 def points_of(arm: ArmSummary) -> list[BaselinePoint]:
@@ -29,25 +38,32 @@ def _where(p: PointDiff) -> str:
     return f"{name} c={p.concurrency}" if name else f"c={p.concurrency}"
 
 
-def guard_arm(ref: str, base: ArmSummary, arm: ArmSummary, focus: str) -> ArmGuard:
-    """One arm against the baseline arm, every metric judged as the diff judges it."""
-    errors = f"{len(arm.trials_failed)} trial(s) failed: {arm.trials_failed[0]}" if arm.trials_failed else None
-    errors = errors if len(arm.trials_failed) > len(base.trials_failed) else None
-    if not base.points or not arm.points:
-        why = f"not compared: {'the baseline arm' if not base.points else arm.arm} has no successful trial"
-        return ArmGuard(arm=arm.arm, against=base.arm, colour=None, why=why, errors=errors)
-    source = BaselineSource(kind="ab_arm", ref=ref, item=arm.arm)
-    try:
-        found = diff(base.arm, points_of(base), points_of(arm), source, focus=focus, guarded=DEFAULT_GUARDED)
-    except InputError as exc:  # contexts that differ on a comparable field (a regime): the diff refuses them
-        return ArmGuard(arm=arm.arm, against=base.arm, colour=None, why=f"not compared: {exc}", errors=errors)
+@dataclass(frozen=True)
+class Compared:
+    """Every metric of one config against another's (the one comparison, policy/baseline_diff.py compare_points):
+    the worst point's colour and why, each guarded metric worse beyond its noise, each point's calls."""
+
+    colour: Colour
+    why: str
+    regressed: list[str]
+    points: list[GuardedPoint]
+
+
+def compared(
+    base: Sequence[BaselinePoint], current: Sequence[BaselinePoint], focus: str, noise: Noise | None
+) -> Compared:
+    """`current` against `base` on the focus and every guarded metric (DEFAULT_GUARDED), point by point, matched by
+    workload and concurrency; InputError where no point matches."""
+    pairs, _ = match_points(base, current)
+    points = compare_points(pairs, focus, [g for g in DEFAULT_GUARDED if g != focus], noise=noise)
+    worst, why = worst_of(points)
     regressed = [
         f"{m.metric} {m.noise.change if m.noise else m.status} at {_where(p)}"
-        for p in found.points
+        for p in points
         for m in p.metrics
         if m.role == "guarded" and m.status in ("regressed", "regressed_loose")
     ]
-    points = [
+    said = [
         GuardedPoint(
             workload=p.current_context.workload.name,
             concurrency=p.concurrency,
@@ -55,17 +71,51 @@ def guard_arm(ref: str, base: ArmSummary, arm: ArmSummary, focus: str) -> ArmGua
             why=p.why,
             metrics=p.metrics,
         )
-        for p in found.points
+        for p in points
     ]
+    return Compared(colour=worst.colour, why=why, regressed=regressed, points=said)
+
+
+def guard_arm(ref: str, base: ArmSummary, arm: ArmSummary, focus: str) -> ArmGuard:
+    """One arm against the baseline arm, every metric judged as the diff judges it (two contexts that differ on a
+    comparable field are refused, as the diff refuses them)."""
+    errors = f"{len(arm.trials_failed)} trial(s) failed: {arm.trials_failed[0]}" if arm.trials_failed else None
+    errors = errors if len(arm.trials_failed) > len(base.trials_failed) else None
+    if not base.points or not arm.points:
+        why = f"not compared: {'the baseline arm' if not base.points else arm.arm} has no successful trial"
+        return ArmGuard(arm=arm.arm, against=base.arm, colour=None, why=why, errors=errors)
+    try:
+        refuse_mismatch(match_points(points_of(base), points_of(arm))[0])
+        found = compared(points_of(base), points_of(arm), focus, None)
+    except InputError as exc:  # contexts that differ on a comparable field (a regime): the diff refuses them
+        return ArmGuard(arm=arm.arm, against=base.arm, colour=None, why=f"not compared: {exc}", errors=errors)
     return ArmGuard(
         arm=arm.arm,
         against=base.arm,
         colour=found.colour,
-        why=found.reason,
-        regressed=regressed,
+        why=found.why,
+        regressed=found.regressed,
         errors=errors,
-        points=points,
+        points=found.points,
     )
+
+
+def guard_on(guard: ArmGuard, workload: str | None) -> ArmGuard:
+    """One arm's guard on one named workload's points alone (None: every point): its colour the worst of them."""
+    if workload is None or guard.colour is None:
+        return guard
+    points = [p for p in guard.points if p.workload == workload]
+    if not points:
+        return guard.model_copy(update={"colour": None, "why": f"not compared on {workload}", "regressed": []})
+    worst = max(points, key=lambda p: COLOUR_RANK[p.colour])
+    regressed = [
+        f"{m.metric} {m.noise.change if m.noise else m.status} at {workload} c={p.concurrency}"
+        for p in points
+        for m in p.metrics
+        if m.role == "guarded" and m.status in ("regressed", "regressed_loose")
+    ]
+    why = f"{worst.colour} at {workload} c={worst.concurrency}: {worst.why}"
+    return guard.model_copy(update={"colour": worst.colour, "why": why, "regressed": regressed, "points": points})
 
 
 def guard_arms(ref: str, arms: Sequence[ArmSummary], baseline: str, focus: str) -> list[ArmGuard]:
@@ -89,4 +139,4 @@ def guards_said(guards: Sequence[ArmGuard]) -> str:
     return "Every metric, as perf_baseline_diff judges it: " + "; ".join(parts) if parts else ""
 
 
-__all__ = ["guard_arm", "guard_arms", "guards_said", "points_of"]
+__all__ = ["Compared", "compared", "guard_arm", "guard_arms", "guard_on", "guards_said", "points_of"]

@@ -17,7 +17,7 @@ engine version, workload, regime, parallelism) are refused, every differing fiel
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from redline.errors import InputError
 from redline.models.baseline import BaselineDiff, BaselinePoint, BaselineSource, Colour, MetricDiff, PointDiff
@@ -29,7 +29,7 @@ DEFAULT_TOLERANCE_PCT = DEFAULT_BAND_PCT  # METHODOLOGY.md's default noise band
 DEFAULT_LOOSE_BAND_PCT = 10.0
 DEFAULT_FOCUS = "output_throughput"
 DEFAULT_GUARDED = ("output_throughput", "median_tpot_ms", "median_itl_ms", "median_ttft_ms")
-_RANK = {"GREEN": 0, "YELLOW": 1, "RED": 2}
+COLOUR_RANK = {"GREEN": 0, "YELLOW": 1, "RED": 2}
 
 
 def delta_pct(baseline: float, current: float, direction: str) -> float:
@@ -178,13 +178,25 @@ def _check_args(focus: str, guarded: Sequence[str], tolerance_pct: float, loose_
             raise InputError(f"focus/guarded: {e}") from None
 
 
+Noise = Mapping[str, Band]  # each metric's band, where one was measured or stated for it
+
+
 def point_diff(
-    c: int, b: BaselinePoint, cur: BaselinePoint, focus: str, guards: Sequence[str], band: Band, loose: float
+    c: int,
+    b: BaselinePoint,
+    cur: BaselinePoint,
+    focus: str,
+    guards: Sequence[str],
+    band: Band,
+    loose: float,
+    noise: Noise | None = None,
 ) -> PointDiff:
-    """One concurrency: the focus and each guarded metric judged, the flags named, the colour."""
+    """One concurrency: the focus and each guarded metric judged (each by its own band in `noise`, else `band`), the
+    flags named, the colour."""
     flags = _point_flags(b, cur, c)
-    metrics = [classify(focus, "focus", b, cur, band, loose, flags)]
-    metrics += [classify(g, "guarded", b, cur, band, loose, flags) for g in guards]
+    bands = noise or {}
+    metrics = [classify(focus, "focus", b, cur, bands.get(focus, band), loose, flags)]
+    metrics += [classify(g, "guarded", b, cur, bands.get(g, band), loose, flags) for g in guards]
     colour, why = colour_of(metrics)
     return PointDiff(
         concurrency=c,
@@ -199,6 +211,28 @@ def point_diff(
     )
 
 
+def compare_points(
+    pairs: Sequence[tuple[int, BaselinePoint, BaselinePoint]],
+    focus: str,
+    guards: Sequence[str],
+    tolerance_pct: float = DEFAULT_TOLERANCE_PCT,
+    loose_band_pct: float = DEFAULT_LOOSE_BAND_PCT,
+    noise: Noise | None = None,
+) -> list[PointDiff]:
+    """The one comparison of two configs: every matched point, the focus and every guarded metric judged by the one
+    noise model (each metric's band from `noise` where one was measured, else the tolerance), each point's colour.
+    perf_baseline_diff, the A/B's verdict and guards, and champion_select all judge through it."""
+    band = stated_band(tolerance_pct, f"the diff's tolerance_pct {tolerance_pct:g}%")
+    return [point_diff(c, b, cur, focus, guards, band, loose_band_pct, noise) for c, b, cur in pairs]
+
+
+def worst_of(points: Sequence[PointDiff]) -> tuple[PointDiff, str]:
+    """The worst point (its colour is the comparison's) and the reason, where it is."""
+    worst = max(points, key=lambda p: COLOUR_RANK[p.colour])
+    name = worst.current_context.workload.name
+    return worst, f"{worst.colour} at {_where((name or '', worst.concurrency))}: {worst.why}"
+
+
 def diff(
     name: str,
     base: Sequence[BaselinePoint],
@@ -209,16 +243,16 @@ def diff(
     guarded: Sequence[str] = DEFAULT_GUARDED,
     tolerance_pct: float = DEFAULT_TOLERANCE_PCT,
     loose_band_pct: float = DEFAULT_LOOSE_BAND_PCT,
+    noise: Noise | None = None,
 ) -> BaselineDiff:
-    """The current result against baseline `name`, point by point; the worst point's colour is the diff's."""
+    """The current result against baseline `name`, point by point; the worst point's colour is the diff's. `noise`:
+    each metric's band measured between the boots behind the figures (a campaign's), used before the tolerance."""
     _check_args(focus, guarded, tolerance_pct, loose_band_pct)
     pairs, unmatched = match_points(base, current)
     refuse_mismatch(pairs)
     guards = [g for g in guarded if g != focus]
-    band = stated_band(tolerance_pct, f"the diff's tolerance_pct {tolerance_pct:g}%")
-    points = [point_diff(c, b, cur, focus, guards, band, loose_band_pct) for c, b, cur in pairs]
-    worst = max(points, key=lambda p: _RANK[p.colour])
-    reason = f"{worst.colour} at c={worst.concurrency}: {worst.why}"
+    points = compare_points(pairs, focus, guards, tolerance_pct, loose_band_pct, noise)
+    worst, reason = worst_of(points)
     result = BaselineDiff(
         baseline=name,
         current=source,
@@ -290,15 +324,19 @@ def _text_of(d: BaselineDiff) -> str:
 
 
 __all__ = [
+    "COLOUR_RANK",
     "DEFAULT_FOCUS",
     "DEFAULT_GUARDED",
     "DEFAULT_LOOSE_BAND_PCT",
     "DEFAULT_TOLERANCE_PCT",
     "classify",
+    "Noise",
     "colour_of",
+    "compare_points",
     "context_line",
     "diff",
     "match_points",
     "point_diff",
     "refuse_mismatch",
+    "worst_of",
 ]

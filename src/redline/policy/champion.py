@@ -13,9 +13,12 @@ DRAFT.
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
+from redline.errors import InputError
+from redline.models.baseline import BaselinePoint
 from redline.models.campaign import FOCUS_METRIC, Campaign, Verdict
 from redline.models.campaign_results import (
     CampaignTable,
@@ -30,8 +33,10 @@ from redline.models.campaign_results import (
 )
 from redline.models.context import device_of
 from redline.models.metrics import DIRECTIONS, MetricFlag
+from redline.policy.ab_guards import compared
+from redline.policy.boots import Noise, Replicates, blind, campaign_noise, fallback, over_boots
 from redline.policy.noise import DEFAULT_BAND_PCT, detectable
-from redline.policy.ranking import Replicates, base_of, campaign_band, cell_flags, rank
+from redline.policy.ranking import base_of, cell_flags, rank
 
 DEFAULT_NOISE_BAND_PCT = DEFAULT_BAND_PCT  # METHODOLOGY.md: the band where no trials give a spread
 DRAFT_NOTE = (
@@ -121,6 +126,7 @@ def table_rows(campaign: Campaign, verdict: CellVerdict) -> list[TableRow]:
                 sla_ok=r.sla_ok,
                 focus_value=focus.mean if focus else None,
                 focus_std=focus.std if focus else None,
+                focus_n=focus.n if focus else None,
                 output_throughput=_mean(r, "output_throughput"),
                 output_throughput_per_gpu=_mean(r, "output_throughput_per_gpu"),
                 tokens_per_s_per_user=_mean(r, "tokens_per_s_per_user"),
@@ -138,10 +144,18 @@ def table_rows(campaign: Campaign, verdict: CellVerdict) -> list[TableRow]:
     return rows
 
 
-def campaign_table(campaign: Campaign, cells: Sequence[str], verdicts: dict[str, CellVerdict]) -> CampaignTable:
-    """One row per cell and concurrency, in cell order; cells without a verdict are listed as missing."""
+def campaign_table(
+    campaign: Campaign,
+    cells: Sequence[str],
+    verdicts: dict[str, CellVerdict],
+    replicates: Replicates | None = None,
+    earlier: Noise | None = None,
+) -> CampaignTable:
+    """One row per cell and concurrency, in cell order, each figure as every verdict reads it (over the cell's boots,
+    where a band was measured between boots: read_cells); cells without a verdict are listed as missing."""
     metric = FOCUS_METRIC[campaign.focus]
-    rows = [row for name in cells if name in verdicts for row in table_rows(campaign, verdicts[name])]
+    read, _ = read_cells(campaign, verdicts, replicates, earlier)
+    rows = [row for name in cells if name in read for row in table_rows(campaign, read[name])]
     return CampaignTable(
         campaign=campaign.name,
         focus=campaign.focus,
@@ -188,6 +202,17 @@ def _order(cells: Iterable[RankedCell], direction: str) -> list[RankedCell]:
     return sorted(cells, key=lambda c: (c.score is None, sign * (c.score or 0.0)))
 
 
+def read_cells(
+    campaign: Campaign, verdicts: dict[str, CellVerdict], replicates: Replicates | None, earlier: Noise | None = None
+) -> tuple[dict[str, CellVerdict], dict[str, Any]]:
+    """Every cell as every verdict reads it (policy/boots.py: each figure over its boots where a band was measured
+    between boots) and each metric's band: what champion_select, campaign_aggregate, campaign_report and
+    perf_baseline_diff all judge."""
+    reps = replicates or {}
+    noise = campaign_noise(campaign, verdicts, reps, earlier)
+    return {c: over_boots(v, reps.get(c, ()), noise) for c, v in verdicts.items()}, noise
+
+
 def select_champion(
     campaign: Campaign,
     cells: Sequence[str],
@@ -196,38 +221,47 @@ def select_champion(
     *,
     top: int = 3,
     replicates: Replicates | None = None,
+    earlier: Noise | None = None,
 ) -> ChampionReport:
     """The champion: the best win over the baseline, in the baseline's regime, beyond the noise (policy/noise.py;
-    the band measured between the boots of the cells booted more than once, `replicates`: policy/ranking.py). DRAFT."""
-    metric = FOCUS_METRIC[campaign.focus]
-    direction = DIRECTIONS[metric]
-    base_v = verdicts.get(baseline)
-    base_ok = base_v is not None and base_v.verdict == "green"
+    the band measured between the boots of the cells booted more than once, `replicates`, else the one `earlier`
+    boots of this setup measured: policy/boots.py), and no figure worse beyond the noise (RED, as
+    perf_baseline_diff judges every metric). DRAFT."""
+    direction = DIRECTIONS[metric := FOCUS_METRIC[campaign.focus]]
+    read, noise = read_cells(campaign, verdicts, replicates, earlier)
+    base_v = read.get(baseline)
     base_regime = base_v.context.regime.label if base_v is not None else None
-    groups = _groups(campaign, cells, baseline, verdicts, replicates or {})
+    groups = _groups(campaign, cells, baseline, read, noise)
     ranked = _order(groups.pop(base_regime, []), direction) if base_regime else []
     wins = [c for c in ranked if c.outcome == "win"]
-    engines = list(dict.fromkeys(verdicts[name].context.engine.name for name in cells if name in verdicts))
+    engines = list(dict.fromkeys(read[name].context.engine.name for name in cells if name in read))
     champion = wins[0].cell if wins else None
+    base_ok = base_v is not None and base_v.verdict == "green"
     outcome, note = _outcome(base_v, base_ok, ranked, champion, baseline, across_engines=len(engines) > 1)
-    seen = detectable([(c.cell, c.noise) for c in ranked if c.noise is not None])
-    flags = [f for name in cells if name in verdicts for f in cell_flags(verdicts[name])]
+    seen, flags = detectable([(c.cell, c.noise) for c in ranked if c.noise]), _flags(cells, read)
+    seen += f"; {b}" if (b := blind(noise.get(metric) or fallback(campaign), _boot_s(read))) else ""
     return ChampionReport(
-        **{"campaign": campaign.name, "focus": campaign.focus, "scoring": _scoring(campaign, cells, verdicts)},
-        metric=metric,
-        direction=direction,
-        baseline=baseline,
-        regime=base_regime,
+        **{"campaign": campaign.name, "focus": campaign.focus, "scoring": _scoring(campaign, cells, read)},
+        **{"metric": metric, "direction": direction, "baseline": baseline, "regime": base_regime},
         champion=champion,
         champion_engine=wins[0].engine if wins else None,
         **{"engines": engines, "outcome": outcome, "note": _note(note, seen, flags)},
         ranked=ranked,
         top=[c.cell for c in ranked if c.score is not None][:top],
         other_regimes=[_other_group(regime, group, base_regime, direction) for regime, group in groups.items()],
-        excluded=_exclusions(cells, verdicts),
+        excluded=_exclusions(cells, read),
         detectable=seen,
         flags=flags,
     )
+
+
+def _boot_s(read: dict[str, CellVerdict]) -> float | None:
+    """What a boot of a cell and its benches took, on average (what one more boot costs)."""
+    return statistics.fmean(v.wall_s for v in read.values()) if read else None
+
+
+def _flags(cells: Sequence[str], read: dict[str, CellVerdict]) -> list[MetricFlag]:
+    return [f for name in cells if name in read for f in cell_flags(read[name])]
 
 
 def _note(note: str, seen: str, flags: Sequence[MetricFlag]) -> str:
@@ -235,22 +269,50 @@ def _note(note: str, seen: str, flags: Sequence[MetricFlag]) -> str:
     return f"{note}; {seen}. {DRAFT_NOTE}.{flagged}"
 
 
+def cell_points(verdict: CellVerdict) -> list[BaselinePoint]:
+    """A cell's points as a baseline's (perf_baseline_record takes a cell the same way): each ok concurrency."""
+    return [
+        BaselinePoint(context=verdict.context_at(r), metrics=r.metrics) for r in verdict.results if r.ok and r.metrics
+    ]
+
+
+def _every_metric(ranked: RankedCell, base: CellVerdict, cell: CellVerdict, noise: Noise) -> RankedCell:
+    """The ranked cell with every metric judged against the baseline cell (the one comparison); a win on the score
+    with a figure worse beyond the noise (RED) is mixed, an even score so is worse: never the champion."""
+    try:
+        found = compared(cell_points(base), cell_points(cell), ranked.noise.metric, noise)  # type: ignore[union-attr]
+    except InputError:  # no point in common: nothing to judge beside the score
+        return ranked
+    update: dict[str, Any] = {"colour": found.colour, "regressed": found.regressed, "compared": found.points}
+    if found.colour == "RED" and ranked.outcome in ("win", "no_improvement"):
+        outcome = "mixed" if ranked.outcome == "win" else "worse"
+        update |= {
+            "outcome": outcome,
+            "why": f"{ranked.why}; but {found.why} (every metric, as perf_baseline_diff judges it)",
+        }
+    return ranked.model_copy(update=update)
+
+
 def _groups(
     campaign: Campaign,
     cells: Sequence[str],
     baseline: str,
-    verdicts: dict[str, CellVerdict],
-    replicates: Replicates,
+    read: dict[str, CellVerdict],
+    noise: Noise,
 ) -> dict[str, list[RankedCell]]:
-    """The green cells ranked against the (green) baseline, by regime, by the campaign's band."""
-    band, base_v = campaign_band(campaign, verdicts, replicates), verdicts.get(baseline)
+    """The green cells (read over their boots) ranked against the (green) baseline, by regime, by each metric's
+    band."""
+    band = noise.get(FOCUS_METRIC[campaign.focus]) or fallback(campaign)
+    base_v = read.get(baseline)
     ok = base_v is not None and base_v.verdict == "green"
-    base = base_of(campaign, base_v, replicates.get(baseline, ()), band) if ok else None
+    base = base_of(campaign, base_v) if ok else None
     groups: dict[str, list[RankedCell]] = {}
     for name in cells:
-        v = verdicts.get(name)
+        v = read.get(name)
         if v is not None and v.verdict == "green":
-            ranked = rank(campaign, name, v, base, baseline, band, replicates.get(name, ()))
+            ranked = rank(campaign, name, v, base, baseline, band)
+            if base_v is not None and ranked.noise is not None:
+                ranked = _every_metric(ranked, base_v, v, noise)
             groups.setdefault(v.context.regime.label, []).append(ranked)
     return groups
 
@@ -273,9 +335,9 @@ def _exclusions(cells: Sequence[str], verdicts: dict[str, CellVerdict]) -> list[
 
 def _other_group(regime: str, group: list[RankedCell], base_regime: str | None, direction: str) -> RegimeGroup:
     why = f"regime {regime} differs from the baseline's {base_regime}: ranked only among themselves"
-    reset = {"outcome": "not_ranked", "why": why}
+    reset: dict[str, Any] = {"outcome": "not_ranked", "why": why, "regressed": [], "compared": []}
     cells = [
-        c.model_copy(update=dict.fromkeys(("delta_pct", "noise_band_pct", "band_source", "noise")) | reset)
+        c.model_copy(update=dict.fromkeys(("delta_pct", "noise_band_pct", "band_source", "noise", "colour")) | reset)
         for c in group
     ]
     return RegimeGroup(regime=regime, cells=_order(cells, direction), note=f"never ranked against the champion: {why}")

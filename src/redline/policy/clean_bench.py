@@ -28,6 +28,14 @@
   their latencies say so, not this check.
 - Window: the figures cover the whole run, ramp-up and drain included (the bench client reports no steady state);
   said, so nobody reads them as a steady state.
+- Figures: a figure impossible for the bench's own workload (a median TPOT under the engine's floor, a median ITL of
+  0 with more than one output token, an output or request throughput above what the bench produced over its wall
+  time) is an artefact, not a measurement. Flagged.
+
+One mechanism keeps a flagged bench out of every verdict: a check whose `ok` is false gives the bench its problem
+(ops/measured_boot.py), and a bench with a problem is never judged (a campaign cell red at that concurrency, an A/B
+trial failed), the check's `said` its reason. A new kind of flag is one more `Check` name (models/clean_bench.py), a
+function returning its BenchCheck in `checks` (or beside it, as the GPU's), and its fix in policy/unusable.py.
 """
 
 from __future__ import annotations
@@ -189,6 +197,38 @@ def window(result: BenchResult) -> BenchCheck:
     )
 
 
+ROUNDING = 1.01  # a throughput may round above its tokens over the wall time by this much, no more
+
+
+def implausible(result: BenchResult, tpot_floor_ms: float) -> list[str]:
+    """What in a bench's figures its own workload makes impossible (empty: nothing)."""
+    found = []
+    several = (result.total_output_tokens or 0) > result.completed  # more than one output token per request
+    tpot = result.median_tpot_ms
+    if several and tpot is not None and tpot < tpot_floor_ms:
+        found.append(f"median TPOT {tpot:.3g} ms is under the engine's floor of {tpot_floor_ms:g} ms per token")
+    if several and result.median_itl_ms == 0:
+        found.append("median ITL 0 ms: no two tokens of a request can arrive at one instant")
+    wall = result.duration
+    for name, done, unit in (
+        ("output_throughput", result.total_output_tokens, "output tokens"),
+        ("request_throughput", result.completed, "requests"),
+    ):
+        said = getattr(result, name)
+        if said is not None and done is not None and wall > 0 and said > ROUNDING * done / wall:
+            found.append(f"{name} {said:,.4g}/s is above the bench's {done:,} {unit} over its {wall:.3g} s")
+    return found
+
+
+def plausible(result: BenchResult, tpot_floor_ms: float) -> BenchCheck:
+    """The bench's figures against what its own workload allows: flagged, and left out of every verdict, where one
+    is impossible."""
+    found = implausible(result, tpot_floor_ms)
+    if found:
+        return BenchCheck(check="figures", ok=False, said=f"implausible figures: {'; '.join(found)}; not ranked")
+    return BenchCheck(check="figures", ok=True, said="every figure is possible for the bench's tokens and wall time")
+
+
 def checks(
     result: BenchResult,
     sent: BenchWorkload,
@@ -196,11 +236,17 @@ def checks(
     after: PrefixCounters | None,
     reset: Reset | None = None,
     own: Own | None = None,
+    tpot_floor_ms: float = 0.0,
 ) -> list[BenchCheck]:
-    """Every check of one bench (`sent`: what it sent); any not ok keeps its figures out of a ranking. A closed-loop
-    bench's client is checked for the concurrency it held, an open-loop one's for the rate it sent."""
-    load = sent_check(result, sent)
-    return [prefix_cache(before, after, sent.shared, reset, own), load, window(result)]
+    """Every check of one bench (`sent`: what it sent; `tpot_floor_ms`: its engine's); any not ok keeps its figures
+    out of every verdict. A closed-loop bench's client is checked for the concurrency it held, an open-loop one's for
+    the rate it sent."""
+    return [
+        prefix_cache(before, after, sent.shared, reset, own),
+        sent_check(result, sent),
+        window(result),
+        plausible(result, tpot_floor_ms),
+    ]
 
 
 def sent_check(result: BenchResult, workload: BenchWorkload) -> BenchCheck:
@@ -227,7 +273,9 @@ __all__ = [
     "checks",
     "client",
     "flagged",
+    "implausible",
     "own_hits",
+    "plausible",
     "prefix_cache",
     "served_after",
     "slack",

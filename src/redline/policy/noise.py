@@ -20,6 +20,7 @@ from typing import Literal
 
 from redline.models.campaign_results import Stat
 from redline.models.metrics import (
+    Band,
     Basis,
     Judged,
     MetricFlag,
@@ -63,46 +64,85 @@ class Sample:
         return self.n >= 2 and self.std is not None
 
 
-@dataclass(frozen=True)
-class Band:
-    """A band given from outside the figures compared: measured elsewhere (a recorded spread) or stated."""
-
-    pct: float
-    basis: Literal["measured", "stated", "default"]
-    source: str
-    mde_pct: float | None = None  # a measured band's smallest detectable effect; a stated one's is the band
-    cv: float | None = None  # a measured band's spread: one run's std / mean (the search's noise per boot)
+ASSUMED = "METHODOLOGY.md's default, assumed"
 
 
 def stated_band(pct: float | None, source: str, unmeasured: str = "") -> Band:
-    """The band a caller states, or METHODOLOGY.md's default where it states none (or states the default);
-    `unmeasured`: why nothing was measured, said with the default."""
+    """The band a caller states, or METHODOLOGY.md's default where it states none (or states the default), said as
+    assumed; `unmeasured`: why nothing was measured, said with the default."""
     if pct is None or pct == DEFAULT_BAND_PCT:
         why = f" ({unmeasured})" if unmeasured else ""
-        return Band(pct=DEFAULT_BAND_PCT, basis="default", source=f"METHODOLOGY.md's default{why}")
+        return Band(pct=DEFAULT_BAND_PCT, basis="default", source=f"{ASSUMED}{why}")
     return Band(pct=pct, basis="stated", source=source)
 
 
-def pooled_band(groups: Mapping[str, Sequence[float]], source: str, alpha: float = DEFAULT_ALPHA) -> Band | None:
-    """A band from repeated runs of several configs (a campaign's cells booted more than once): each run relative to
-    its own config's mean, the variance pooled over the configs (df: runs - configs), as measured_band takes it;
-    None where no config ran twice. `source` is said with the spread measured."""
-    repeated = [values for values in groups.values() if len(values) >= 2 and statistics.fmean(values)]
-    df = sum(len(values) - 1 for values in repeated)
+Groups = Mapping[str, Sequence[Sequence[float]]]  # per config, its points; per point, one figure per boot
+
+
+def pooled_spread(groups: Groups) -> tuple[float, int] | None:
+    """The boot-to-boot coefficient of variation pooled over several configs booted more than once, and its degrees
+    of freedom: each boot's figure relative to its point's mean, a config's variance the mean over its points (its
+    points share its boots, so it counts boots - 1 degrees of freedom, not more), the configs' pooled by their
+    degrees of freedom. None where no config ran twice."""
+    found = []
+    for points in groups.values():
+        repeated = [values for values in points if len(values) >= 2 and statistics.fmean(values)]
+        if not repeated:
+            continue
+        df = min(len(values) for values in repeated) - 1
+        cv2 = statistics.fmean(
+            sum((v / statistics.fmean(values) - 1) ** 2 for v in values) / (len(values) - 1) for values in repeated
+        )
+        found.append((cv2, df))
+    df = sum(d for _, d in found)
     if df < 1:
         return None
-    squares = sum((v / statistics.fmean(values) - 1) ** 2 for values in repeated for v in values)
-    cv = math.sqrt(squares / df)
-    return measured_band(cv, df + 1, f"{source}: a spread of {100 * cv:.2g}% (cv, {df} df)", alpha)
+    return math.sqrt(sum(cv2 * d for cv2, d in found) / df), df
 
 
-def measured_band(cv: float, trials: int, source: str, alpha: float = DEFAULT_ALPHA) -> Band:
-    """A band from a coefficient of variation (std / mean) measured over `trials` runs elsewhere, for two single
-    runs: t(alpha/2, trials - 1) x cv x sqrt(2), and its smallest detectable effect at POWER."""
+def pooled_band(groups: Mapping[str, Sequence[float]], source: str, alpha: float = DEFAULT_ALPHA) -> Band | None:
+    """A band from repeated boots of several configs, one figure per boot each (their scores): points_band."""
+    return points_band({name: [values] for name, values in groups.items()}, source, alpha)
+
+
+def points_band(
+    groups: Groups, source: str, alpha: float = DEFAULT_ALPHA, basis: Literal["measured", "earlier"] = "measured"
+) -> Band | None:
+    """A band from repeated boots of several configs (a campaign's cells booted more than once), each at its points:
+    pooled_spread, as measured_band takes it; None where no config ran twice. `source` is said with the spread."""
+    spread = pooled_spread(groups)
+    if spread is None:
+        return None
+    cv, df = spread
+    return measured_band(cv, df + 1, f"{source}: a spread of {100 * cv:.2g}% (cv, {df} df)", alpha, basis)
+
+
+def measured_band(
+    cv: float,
+    trials: int,
+    source: str,
+    alpha: float = DEFAULT_ALPHA,
+    basis: Literal["measured", "earlier"] = "measured",
+) -> Band:
+    """A band from a coefficient of variation (std / mean) measured over `trials` runs (trials - 1 degrees of
+    freedom), for two single runs: t(alpha/2, df) x cv x sqrt(2), and its smallest detectable effect at POWER."""
     df = max(trials - 1, 1)
-    scale = cv * math.sqrt(2.0) * 100
+    pct, mde = band_at(cv, df, 1, 1, alpha)
+    return Band(pct=pct, basis=basis, source=source, mde_pct=mde, cv=cv, df=df)
+
+
+def band_at(cv: float, df: int, n_base: int, n_cur: int, alpha: float = DEFAULT_ALPHA) -> tuple[float, float]:
+    """A spread's band and smallest detectable effect for the means of n_base and n_cur boots, in %:
+    t(alpha/2, df) x cv x sqrt(1/n_base + 1/n_cur), and (t(alpha/2) + t(POWER)) x the same."""
+    scale = cv * math.sqrt(1 / max(n_base, 1) + 1 / max(n_cur, 1)) * 100
     ta, tp = t_quantile(alpha / 2, df), t_quantile(1 - POWER, df)
-    return Band(pct=ta * scale, basis="measured", source=source, mde_pct=(ta + tp) * scale, cv=cv)
+    return ta * scale, (ta + tp) * scale
+
+
+def between_boots(band: Band | None) -> bool:
+    """Whether the band was measured between boots (these, or earlier ones of the same setup): it then judges the
+    means of each side's boots before any spread of one side's benches."""
+    return band is not None and band.basis in ("measured", "earlier") and band.cv is not None and bool(band.df)
 
 
 # ---- the judgement -------------------------------------------------------------------------------------------------
@@ -146,23 +186,34 @@ def _by_one_spread(base: Sample, cur: Sample, alpha: float) -> _Call:
     return _Call("measured", band, p, mde, p < alpha, f"{which} spread over {side.n} trials, p = {p:.3g}")
 
 
-def _by_band(band: Band, base: float, current: float) -> _Call:
+def _by_band(band: Band, base: Sample, current: Sample, alpha: float) -> _Call:
     """A band is a factor either way: the figures differ for real where one is more than (1 + band) times the other,
-    so a fall is judged as a rise of the same factor (a 5x fall is -80%, beyond a 160% band measured between boots)."""
-    mde = band.mde_pct if band.mde_pct is not None else band.pct
-    how = f"no spread on either side: the {band.pct:.3g}% band, {band.source}"
-    fold = max(current / base, base / current) if base > 0 and current > 0 else math.inf
-    return _Call(band.basis, band.pct, None, max(mde, band.pct), fold > 1 + band.pct / 100, how)
+    so a fall is judged as a rise of the same factor (a 5x fall is -80%, beyond a 160% band measured between boots).
+    A band measured between boots is scaled to the boots each side's mean rests on."""
+    assert base.mean is not None and current.mean is not None
+    pct, mde = band.pct, band.mde_pct if band.mde_pct is not None else band.pct
+    if between_boots(band):
+        assert band.cv is not None and band.df is not None
+        pct, mde = band_at(band.cv, band.df, base.n, current.n, alpha)
+    boots = (
+        f"the means of {base.n} and {current.n} boots against " if between_boots(band) else "no spread on either side: "
+    )
+    how = f"{boots}the {pct:.3g}% band, {band.source}"
+    fold = max(current.mean / base.mean, base.mean / current.mean) if base.mean > 0 and current.mean > 0 else math.inf
+    return _Call(band.basis, pct, None, max(mde, pct), fold > 1 + pct / 100, how)
 
 
 def _call(base: Sample, current: Sample, alpha: float, band: Band | None) -> _Call:
-    """The basis, in order: both sides' trials, one side's spread, the band given, the default band."""
+    """The basis, in order: a band measured between boots (these, or earlier ones of the same setup: boot-to-boot
+    is the noise between two configs, each its own boot), both sides' trials, one side's spread, the band given,
+    the default band (assumed)."""
+    if band is not None and between_boots(band):
+        return _by_band(band, base, current, alpha)
     if base.spread and current.spread:
         return _by_trials(base, current, alpha)
     if base.spread or current.spread:
         return _by_one_spread(base, current, alpha)
-    assert base.mean is not None and current.mean is not None
-    return _by_band(band or stated_band(None, ""), base.mean, current.mean)
+    return _by_band(band or stated_band(None, ""), base, current, alpha)
 
 
 def compare(
@@ -273,17 +324,23 @@ def flags_on(name: str, flags: Sequence[MetricFlag]) -> list[MetricFlag]:
 
 
 __all__ = [
+    "ASSUMED",
     "DEFAULT_ALPHA",
     "DEFAULT_BAND_PCT",
     "ITL_TPOT_RATIO",
     "POWER",
     "Band",
+    "Groups",
     "Sample",
+    "band_at",
+    "between_boots",
     "detectable",
     "flags_of",
     "flags_on",
     "compare",
     "measured_band",
+    "points_band",
     "pooled_band",
+    "pooled_spread",
     "stated_band",
 ]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from redline.models.campaign import FOCUS_METRIC, Campaign
@@ -20,11 +20,16 @@ from redline.models.campaign_results import CellVerdict, RankedCell, Stat
 from redline.models.metrics import MetricFlag, NoiseJudgement
 from redline.models.workloads import Load, load_of
 from redline.policy import noise
-from redline.policy.noise import Band, Sample, flags_of, flags_on, pooled_band, stated_band
+from redline.policy.boots import green_boots
+from redline.policy.noise import Band, Sample, flags_of, flags_on
 
-Replicates = Mapping[str, Sequence[CellVerdict]]  # each cell's boots after its first
-
-BAND_SOURCE = {"trials": "trials", "measured": "measured", "stated": "campaign", "default": "default"}
+BAND_SOURCE = {
+    "trials": "trials",
+    "measured": "measured",
+    "earlier": "earlier",
+    "stated": "campaign",
+    "default": "default",
+}
 
 
 def _cv(s: Stat) -> float | None:
@@ -32,9 +37,10 @@ def _cv(s: Stat) -> float | None:
 
 
 def cell_sample(campaign: Campaign, verdict: CellVerdict) -> tuple[Sample | None, Load | None]:
-    """A green cell's score as a sample (its mean, spread and trials), and the load point (a concurrency, or a rate)
-    it came from. Latency: the geometric mean of the load points' means, with the largest coefficient of variation
-    among them."""
+    """A green cell's score as a sample (its mean, spread and boots or benches), and the load point (a concurrency, or
+    a rate) it came from. Latency: the geometric mean of the load points' means, with the largest coefficient of
+    variation among them.
+    Read from the cell over its boots (policy/boots.py over_boots), it is the mean of its boots."""
     metric = FOCUS_METRIC[campaign.focus]
     usable = [r for r in verdict.results if r.ok and metric in r.metrics]
     if campaign.focus == "goodput":
@@ -66,36 +72,8 @@ def cell_flags(verdict: CellVerdict) -> list[MetricFlag]:
 
 def boot_scores(campaign: Campaign, verdict: CellVerdict, replicates: Sequence[CellVerdict]) -> list[float]:
     """The cell's score on each of its boots that has one (its first, then its replicates)."""
-    samples = [cell_sample(campaign, v)[0] for v in (verdict, *replicates) if v.verdict == "green"]
+    samples = [cell_sample(campaign, v)[0] for v in green_boots(verdict, replicates)]
     return [s.mean for s in samples if s is not None and s.mean is not None]
-
-
-def campaign_band(campaign: Campaign, verdicts: Mapping[str, CellVerdict], replicates: Replicates) -> Band:
-    """The band every cell of the campaign is judged by: the boot-to-boot spread of the cells booted more than once
-    (measured); else the campaign's noise_band_pct, else METHODOLOGY.md's 3% default, saying that nothing was
-    measured."""
-    groups = {c: boot_scores(campaign, verdicts[c], r) for c, r in replicates.items() if c in verdicts}
-    said = ", ".join(f"{c} ({len(scores)} boots)" for c, scores in groups.items() if len(scores) > 1)
-    measured = pooled_band(groups, f"the boot-to-boot spread of {said}")
-    if measured is not None:
-        return measured
-    why = "no cell was booted twice: nothing measured" if not campaign.replicates else "no replicate has a score yet"
-    return stated_band(
-        campaign.noise_band_pct, f"the campaign's noise_band_pct {campaign.noise_band_pct}% (nothing measured)", why
-    )
-
-
-def boots_sample(
-    campaign: Campaign, verdict: CellVerdict, replicates: Sequence[CellVerdict], band: Band
-) -> tuple[Sample | None, Load | None]:
-    """A green cell's score as the ranking judges it. With a band measured between boots: the mean of its boots'
-    scores, judged by that band (pooled over every cell booted twice, it has the most degrees of freedom; a cell's
-    own two boots have one); else its benches' own sample (cell_sample)."""
-    sample, at = cell_sample(campaign, verdict)
-    if sample is None or sample.mean is None or band.basis != "measured":
-        return sample, at
-    scores = boot_scores(campaign, verdict, replicates)
-    return Sample(mean=statistics.fmean(scores), std=None, n=len(scores)), at
 
 
 def _judged(
@@ -115,9 +93,9 @@ def rank(
     base: tuple[Sample, list[MetricFlag]] | None,
     baseline: str,
     band: Band,
-    replicates: Sequence[CellVerdict] = (),
 ) -> RankedCell:
-    sample, at = boots_sample(campaign, verdict, replicates, band)
+    """One green cell (read over its boots: policy/boots.py over_boots) against the baseline's score, by `band`."""
+    sample, at = cell_sample(campaign, verdict)
     flags = cell_flags(verdict)
     ranked = RankedCell(
         cell=name,
@@ -143,20 +121,16 @@ def rank(
     return ranked.model_copy(update=update)
 
 
-def base_of(
-    campaign: Campaign, base_v: CellVerdict | None, replicates: Sequence[CellVerdict], band: Band
-) -> tuple[Sample, list[MetricFlag]] | None:
-    sample = boots_sample(campaign, base_v, replicates, band)[0] if base_v is not None else None
+def base_of(campaign: Campaign, base_v: CellVerdict | None) -> tuple[Sample, list[MetricFlag]] | None:
+    """The baseline cell's score (read over its boots) and its implausible figures; None without a score."""
+    sample = cell_sample(campaign, base_v)[0] if base_v is not None else None
     return None if sample is None or base_v is None else (sample, cell_flags(base_v))
 
 
 __all__ = [
     "BAND_SOURCE",
-    "Replicates",
     "base_of",
     "boot_scores",
-    "boots_sample",
-    "campaign_band",
     "cell_flags",
     "cell_sample",
     "rank",

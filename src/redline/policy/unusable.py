@@ -22,6 +22,9 @@ FIXES = {
     "client": "the bench client never held the concurrency asked: give each concurrency more prompts "
     "(workload.num_prompts, at least 2 x c) or run the client where it is not starved of CPU",
     "gpu": "another process held the GPU during the benches: run where redline's server has the GPU alone",
+    "figures": "the bench client reported figures its own workload makes impossible (a TPOT under the engine's "
+    "floor, an ITL of 0, a throughput above its tokens over its wall time): read each bench's result file; a bench "
+    "client and engine of matching versions report real ones",
     "gpu_health": "the GPU was throttled (thermal or power slowdown) or faulted (ECC, XID) during the benches: "
     "cool it, check its power and errors (nvidia-smi -q, the kernel log), or run on another GPU",
     "rate": "the bench client could not send the request rate asked: run it where it is not starved of CPU, or ask a "

@@ -16,6 +16,7 @@ import statistics
 from collections.abc import Sequence
 from typing import Any
 
+from redline.models.guards import ArmGuard
 from redline.models.metrics import MetricFlag
 from redline.models.verdict import AbVerdict, ArmOutcome, Claim, Comparison, Outcome, RuleCheck, WelchFigures
 from redline.policy import noise
@@ -128,6 +129,26 @@ def arm_outcome(arm: str, comparisons: Sequence[Comparison]) -> ArmOutcome:
     return ArmOutcome(arm=arm, outcome="no_improvement", why="every difference is inside the noise")
 
 
+def guarded(outcome: ArmOutcome, guard: ArmGuard | None) -> ArmOutcome:
+    """An arm's outcome with every metric judged (its guard: the one comparison, as perf_baseline_diff judges the
+    same trials): a figure worse beyond the noise (RED) makes an improvement mixed, and no improvement a regression;
+    never the champion, and the frontier records it so."""
+    if guard is None or guard.colour != "RED" or outcome.outcome in ("baseline", "regression"):
+        return outcome
+    said = f"every metric, as perf_baseline_diff judges it: {guard.why}"
+    if outcome.outcome in ("improvement", "mixed"):
+        return ArmOutcome(arm=outcome.arm, outcome="mixed", why=f"{outcome.why}; but {said}")
+    return ArmOutcome(arm=outcome.arm, outcome="regression", why=f"{outcome.why}; but {said}")
+
+
+def _outcomes(
+    arms: Sequence[str], base: str, comparisons: Sequence[Comparison], guards: Sequence[ArmGuard]
+) -> list[ArmOutcome]:
+    """Every arm's but the baseline's, with its every metric judged."""
+    by_arm = {g.arm: g for g in guards}
+    return [guarded(arm_outcome(arm, comparisons), by_arm.get(arm)) for arm in arms if arm != base]
+
+
 def _champion(arms: Sequence[ArmOutcome], comparisons: Sequence[Comparison]) -> str | None:
     winners = [a.arm for a in arms if a.outcome == "improvement"]
     if not winners:
@@ -148,18 +169,19 @@ def ab_verdict(
     metric: str | None = None,
     alpha: float = DEFAULT_ALPHA,
     min_trials: int = MIN_TRIALS,
+    guards: Sequence[ArmGuard] = (),
 ) -> AbVerdict:
-    """The rules, each arm against the baseline at every concurrency, and VERDICT or DRAFT."""
-    ok = [t for t in trials if t.ok]
+    """The rules, each arm against the baseline at every concurrency, and VERDICT or DRAFT; `guards`: each arm's
+    every metric judged against the baseline arm (policy/ab_guards.py), which a RED one's outcome takes."""
+    ok, base = [t for t in trials if t.ok], baseline if baseline is not None and baseline in arms else arms[0]
     concurrencies = sorted({c for t in ok for c in t.metrics})
     flags = _point_flags(ok, arms, concurrencies)
     chosen, fell_back = claim_metric(metric or CLAIM_METRIC[claim], flags)
     rules = check_rules(trials, arms=arms, baseline=baseline, claim=claim, metric=chosen, min_trials=min_trials)
     failed = [r.rule for r in rules if not r.held]
-    base = baseline if baseline is not None and baseline in arms else arms[0]
     comparisons = [compare_arm(ok, a, base, c, chosen, alpha, flags) for a in arms if a != base for c in concurrencies]
     outcomes = [ArmOutcome(arm=base, outcome="baseline", why="the arm the others are set against")]
-    outcomes += [arm_outcome(arm, comparisons) for arm in arms if arm != base]
+    outcomes += _outcomes(arms, base, comparisons, guards)
     champion = _champion(outcomes, comparisons)
     outcome = overall(outcomes, champion)
     seen = detectable([(f"{c.arm} at c={c.concurrency}", c.noise) for c in comparisons if c.noise is not None])
@@ -173,7 +195,7 @@ def ab_verdict(
         champion=champion,
         outcome=outcome,
         comparisons=comparisons,
-        summary=_summary(rigor, failed, rules, _head(outcome, champion, base, chosen, comparisons), notes),
+        summary=_summary(rigor, failed, rules, _head(outcome, champion, base, chosen, comparisons, outcomes), notes),
         detectable=seen,
         flags=flags,
         fell_back=fell_back,
@@ -192,14 +214,22 @@ def overall(outcomes: Sequence[ArmOutcome], champion: str | None) -> Any:
     return "no_improvement"
 
 
-def _head(outcome: str, champion: str | None, base: str, metric: str, comparisons: Sequence[Comparison]) -> str:
+def _head(
+    outcome: str,
+    champion: str | None,
+    base: str,
+    metric: str,
+    comparisons: Sequence[Comparison],
+    arms: Sequence[ArmOutcome] = (),
+) -> str:
     if outcome == "untestable" and any(c.noise is not None and c.noise.outcome == "flagged" for c in comparisons):
         return f"no claim: {metric} is implausible at every point compared, and no claim rests on a flagged metric"
     best = [f"{c.noise.change} at c={c.concurrency}" for c in comparisons if c.arm == champion and c.noise]
     return {
         "improvement": f"{champion} improves on {base} ({metric}): {', '.join(best)}",
         "no_improvement": f"no improvement on {base} ({metric}): every difference is inside the noise or worse",
-        "regression": f"every other arm is worse than {base} ({metric})",
+        "regression": f"every other arm is worse than {base}: "
+        + "; ".join(f"{a.arm} {a.why}" for a in arms if a.outcome == "regression"),
         "untestable": "nothing measured on both sides to test",
     }[outcome]
 
@@ -228,6 +258,7 @@ __all__ = [
     "THROUGHPUT_METRICS",
     "TrialObservation",
     "arm_outcome",
+    "guarded",
     "check_rules",
     "claim_metric",
     "compare_arm",

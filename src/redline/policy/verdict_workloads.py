@@ -3,11 +3,9 @@
     verdict = across_workloads(per_workload, combine="all")
 
 Each workload is judged alone by policy/verdict.py (its trials' figures on that workload, its own Welch test and
-rules). Across them:
-
-- each (the default): no champion across them (outcome per_workload): each workload's verdict names its own;
-- all: an arm is an improvement only where it is one on every workload; the champion is the improving arm with the
-  largest mean gain over every comparison.
+rules). Across them, `combine` by the one combiner a campaign's champion uses too (policy/combine.py: each, all,
+weights; METHODOLOGY.md rule 51), an arm's gain on a workload the mean of its comparisons' there and its band their
+mean band.
 
 It is a VERDICT only when every workload's is: a rule that failed on one failed for the whole.
 """
@@ -20,21 +18,33 @@ from typing import Any
 
 from redline.models.verdict import AbVerdict, ArmOutcome, RuleCheck
 from redline.models.workloads import Combine
+from redline.policy.combine import Across, Call, OnWorkload, across, champion_of, rule_of
 from redline.policy.verdict import overall
+
+ARM_CALL: dict[str, Call] = {
+    "baseline": "baseline",
+    "improvement": "win",
+    "regression": "worse",
+    "mixed": "mixed",
+    "no_improvement": "no_improvement",
+    "untestable": "not_ranked",
+}
+CALL_ARM: dict[Call, Any] = {
+    "baseline": "baseline",
+    "win": "improvement",
+    "worse": "regression",
+    "mixed": "mixed",
+    "no_improvement": "no_improvement",
+    "not_ranked": "untestable",
+}
 
 
 def across_workloads(per: Sequence[AbVerdict], combine: Combine) -> AbVerdict:
-    """One verdict over the workloads' verdicts (each with its `workload` set), by `combine` (each or all: an A/B
-    takes no weights)."""
+    """One verdict over the workloads' verdicts (each with its `workload` set), by `combine`."""
     first = per[0]
-    arms = [_arm(a.arm, per) for a in first.arms]
-    comparisons = [c for v in per for c in v.comparisons]
-    winners = [a.arm for a in arms if a.outcome == "improvement"] if combine == "all" else []
-
-    def gain(arm: str) -> float:
-        return statistics.fmean(c.delta_pct or 0.0 for c in comparisons if c.arm == arm)
-
-    champion = max(winners, key=gain) if winners else None
+    judged = {a.arm: _arm(a.arm, per, combine) for a in first.arms}
+    arms = [ArmOutcome(arm=name, outcome=CALL_ARM[j.call], why=j.why) for name, j in judged.items()]
+    champion = champion_of(judged) if combine != "each" else None
     rules = _rules(per)
     failed = [r.rule for r in rules if not r.held]
     rigor = "DRAFT" if failed else "VERDICT"
@@ -43,7 +53,7 @@ def across_workloads(per: Sequence[AbVerdict], combine: Combine) -> AbVerdict:
     said = (
         f"a verdict per workload (combine each): {heads}"
         if combine == "each"
-        else f"{_head(outcome, champion, first.compared_with)} (combine all): {heads}"
+        else f"{_head(outcome, champion, first.compared_with)} (combine {rule_of(combine)}): {heads}"
     )
     update: dict[str, Any] = {
         "rigor": rigor,
@@ -52,7 +62,7 @@ def across_workloads(per: Sequence[AbVerdict], combine: Combine) -> AbVerdict:
         "arms": arms,
         "champion": champion,
         "outcome": outcome,
-        "comparisons": comparisons,
+        "comparisons": [c for v in per for c in v.comparisons],
         "summary": f"{rigor}: {said}",
         "detectable": "; ".join(f"{v.workload}: {v.detectable}" for v in per if v.detectable) or None,
         "flags": [f for v in per for f in v.flags],
@@ -63,24 +73,28 @@ def across_workloads(per: Sequence[AbVerdict], combine: Combine) -> AbVerdict:
     return first.model_copy(update=update)
 
 
-def _arm(arm: str, per: Sequence[AbVerdict]) -> ArmOutcome:
-    """One arm across the workloads: its outcome on each, and improvement only where it improved on every one."""
-    found = [(v.workload, next(a for a in v.arms if a.arm == arm)) for v in per]
-    kinds = {a.outcome for _, a in found}
-    why = "; ".join(f"{w}: {a.outcome.replace('_', ' ')} ({a.why})" for w, a in found)
-    if kinds == {"baseline"}:
-        return ArmOutcome(arm=arm, outcome="baseline", why="the arm the others are set against, on every workload")
-    if kinds == {"improvement"}:
-        outcome = "improvement"
-    elif "improvement" in kinds and kinds & {"regression", "mixed"} or "mixed" in kinds:
-        outcome = "mixed"
-    elif "regression" in kinds:
-        outcome = "regression"
-    elif kinds == {"untestable"}:
-        outcome = "untestable"
-    else:
-        outcome = "no_improvement"
-    return ArmOutcome(arm=arm, outcome=outcome, why=why)
+def _on(verdict: AbVerdict, arm: str) -> OnWorkload:
+    """An arm's call on one workload, in the combiner's words: its gain the mean of its comparisons there."""
+    outcome = next(a for a in verdict.arms if a.arm == arm)
+    mine = [c for c in verdict.comparisons if c.arm == arm and c.delta_pct is not None]
+    bands = [c.noise.band_pct for c in mine if c.noise is not None and c.noise.band_pct is not None]
+    gain = statistics.fmean(c.delta_pct or 0.0 for c in mine) if mine else None
+    band = statistics.fmean(bands) if bands else None
+    call = ARM_CALL[outcome.outcome]
+    return OnWorkload(str(verdict.workload), call, gain if call != "baseline" else None, band, outcome.why)
+
+
+def _arm(arm: str, per: Sequence[AbVerdict], combine: Combine) -> Across:
+    """One arm across the workloads by the one rule; under each, its outcome on each workload said."""
+    found = [_on(v, arm) for v in per]
+    if combine != "each":
+        return across(combine, found)
+    why = "; ".join(f"{f.workload}: {f.call.replace('_', ' ')} ({f.why})" for f in found)
+    calls = {f.call for f in found}
+    call: Call = (
+        next(iter(calls)) if len(calls) == 1 else "mixed" if calls & {"win", "worse", "mixed"} else "no_improvement"
+    )
+    return Across(call, None, None, why)
 
 
 def _rules(per: Sequence[AbVerdict]) -> list[RuleCheck]:
@@ -102,8 +116,8 @@ def _rules(per: Sequence[AbVerdict]) -> list[RuleCheck]:
 
 def _head(outcome: str, champion: str | None, base: str) -> str:
     return {
-        "improvement": f"{champion} improves on {base} on every workload",
-        "no_improvement": f"no arm improves on {base} on every workload",
+        "improvement": f"{champion} improves on {base} across the workloads",
+        "no_improvement": f"no arm improves on {base} across the workloads",
         "regression": f"every other arm is worse than {base}",
         "untestable": "nothing measured on both sides to test",
     }[outcome]

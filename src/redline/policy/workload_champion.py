@@ -3,15 +3,9 @@
     report = select(campaign, cells, baseline, verdicts, top=3)
 
 One workload: policy/champion.py's report, as it is. Several: each workload ranked on its own figures alone (its own
-report under `workloads`, with its own noise band), then one answer across them by the campaign's `combine`:
-
-- each (the default): one champion per workload and none across them (outcome per_workload), since no rule says
-  how a win on one shape weighs against a loss on another;
-- all: a champion must win on every workload beyond that workload's noise band; its gain is its smallest one;
-- weights: the weighted mean of a cell's gains against the weighted mean of the workloads' noise bands.
-
-A cell missing a workload, or not ranked on one (red there, a flagged figure), is not ranked across them: every
-workload present, or no champion. The champion stays a DRAFT.
+report under `workloads`, with its own noise band), then one answer across them by the campaign's `combine`, the
+one combiner an A/B's verdict uses too (policy/combine.py: each, all, weights; METHODOLOGY.md rule 51). The champion
+stays a DRAFT.
 """
 
 from __future__ import annotations
@@ -21,11 +15,9 @@ from typing import Any
 
 from redline.models.campaign import Campaign
 from redline.models.campaign_results import CellVerdict, ChampionReport, RankedCell
-from redline.models.workloads import Weights
+from redline.policy.boots import Noise, Replicates
 from redline.policy.champion import DRAFT_NOTE, select_champion
-from redline.policy.ranking import Replicates
-
-SAID = {"all": "a win on every workload", "each": "one champion per workload"}
+from redline.policy.combine import Call, OnWorkload, across, rule_of, scoring
 
 
 def select(
@@ -36,13 +28,15 @@ def select(
     *,
     top: int = 3,
     replicates: Replicates | None = None,
+    earlier: Noise | None = None,
 ) -> ChampionReport:
     """The campaign's champion report: per workload where it has several, and across them by `combine`.
-    `replicates`: each cell's boots after its first, whose spread is the band every cell is judged by."""
+    `replicates`: each cell's boots after its first, whose spread is the band every cell is judged by; `earlier`:
+    the bands earlier boots of its setup measured, where it measured none."""
     names = [name for name, _ in campaign.shapes()]
     reps = replicates or {}
     if names == [None]:
-        return select_champion(campaign, cells, baseline, verdicts, top=top, replicates=reps)
+        return select_champion(campaign, cells, baseline, verdicts, top=top, replicates=reps, earlier=earlier)
     per = [
         select_champion(
             campaign,
@@ -51,10 +45,11 @@ def select(
             {c: v.of_workload(w) for c, v in verdicts.items()},
             top=top,
             replicates={c: [v.of_workload(w) for v in boots] for c, boots in reps.items()},
+            earlier=earlier,
         ).model_copy(update={"workload": w})
         for w in names
     ]
-    return across(campaign, per, top)
+    return across_cells(campaign, per, top)
 
 
 def top_cells(report: ChampionReport, n: int) -> list[str]:
@@ -64,23 +59,16 @@ def top_cells(report: ChampionReport, n: int) -> list[str]:
     return list(dict.fromkeys(tops))
 
 
-def rule_of(campaign: Campaign) -> str:
-    c = campaign.combine
-    if isinstance(c, Weights):
-        return "weights " + ", ".join(f"{w} {x:g}" for w, x in c.weights.items())
-    return c
-
-
-def across(campaign: Campaign, per: Sequence[ChampionReport], top: int) -> ChampionReport:
+def across_cells(campaign: Campaign, per: Sequence[ChampionReport], top: int) -> ChampionReport:
     """One report over the workloads' reports, by the campaign's combine rule."""
-    first, rule = per[0], rule_of(campaign)
-    scoring = f"per workload, {first.scoring}; across them: {SAID.get(rule, 'the weighted mean of the gains')}"
+    first, rule = per[0], rule_of(campaign.combine)
+    said = f"per workload, {first.scoring}; across them: {scoring(campaign.combine)}"
     common: dict[str, Any] = {
         "campaign": campaign.name,
         "focus": campaign.focus,
         "metric": first.metric,
         "direction": first.direction,
-        "scoring": scoring,
+        "scoring": said,
         "baseline": first.baseline,
         "regime": first.regime,
         "engines": list(dict.fromkeys(e for r in per for e in r.engines)),
@@ -138,39 +126,30 @@ def _cells(per: Sequence[ChampionReport]) -> list[str]:
     return list(dict.fromkeys(c.cell for r in per for c in r.ranked))
 
 
+OUTCOME: dict[str, Any] = {"win": "win", "worse": "worse", "mixed": "mixed", "no_improvement": "no_improvement"}
+
+
+def on_workload(workload: str | None, cell: RankedCell | None) -> OnWorkload:
+    """A cell's call on one workload, in the combiner's words (policy/combine.py)."""
+    if cell is None:
+        return OnWorkload(str(workload), "not_ranked", None, None, "no figure")
+    calls: dict[str, Call] = {"baseline": "baseline", "win": "win", "worse": "worse", "mixed": "mixed"}
+    call = calls.get(cell.outcome, "no_improvement" if cell.outcome == "no_improvement" else "not_ranked")
+    return OnWorkload(str(workload), call, cell.delta_pct, cell.noise_band_pct, cell.why)
+
+
 def combined(cell: str, per: Sequence[ChampionReport], combine: Any) -> RankedCell:
-    """One cell across the workloads: baseline, not ranked (a workload missing or unranked), or judged by the rule."""
+    """One cell across the workloads: baseline, not ranked (a workload missing or unranked), or judged by the one
+    rule (policy/combine.py)."""
     found = [(r.workload, next((c for c in r.ranked if c.cell == cell), None)) for r in per]
     some = next(c for _, c in found if c is not None)
     out = RankedCell(cell=cell, engine=some.engine, regime=some.regime, score=None, outcome="baseline", why="")
     if some.outcome == "baseline":
         return out.model_copy(update={"why": "the cell the others are compared with, on every workload"})
-    lacking = [f"{w}: {c.why if c else 'no figure'}" for w, c in found if c is None or c.delta_pct is None]
-    if lacking:
-        return out.model_copy(
-            update={"outcome": "not_ranked", "why": "not ranked on every workload: " + "; ".join(lacking)}
-        )
-    judged = [(str(w), c) for w, c in found if c is not None]
-    said = ", ".join(f"{w} {c.delta_pct:+.1f}% ({c.outcome.replace('_', ' ')})" for w, c in judged)
-    if isinstance(combine, Weights):
-        return _weighted(out, judged, combine, said)
-    outcomes = {c.outcome for _, c in judged}
-    outcome = "win" if outcomes == {"win"} else "worse" if "worse" in outcomes else "no_improvement"
-    gain = min(float(c.delta_pct or 0.0) for _, c in judged)
-    why = f"{said}: {'a win on every workload' if outcome == 'win' else 'not a win on every workload'}"
-    return out.model_copy(update={"outcome": outcome, "delta_pct": round(gain, 3), "why": why})
+    found_on = [on_workload(w, c) for w, c in found]
+    judged = across(combine, found_on)
+    update = {"outcome": OUTCOME.get(judged.call, "not_ranked"), "delta_pct": judged.gain, "why": judged.why}
+    return out.model_copy(update=update | ({"noise_band_pct": judged.band} if judged.band is not None else {}))
 
 
-def _weighted(out: RankedCell, judged: list[tuple[str, RankedCell]], combine: Weights, said: str) -> RankedCell:
-    total = sum(combine.weights.values())
-    if any(c.noise_band_pct is None for _, c in judged):
-        return out.model_copy(update={"outcome": "not_ranked", "why": f"{said}: a workload has no noise band"})
-    gain = sum(combine.weights[w] * float(c.delta_pct or 0.0) for w, c in judged) / total
-    band = sum(combine.weights[w] * float(c.noise_band_pct or 0.0) for w, c in judged) / total
-    outcome = "win" if gain > band else "worse" if gain < -band else "no_improvement"
-    why = f"{said}: weighted gain {gain:+.2f}% against a weighted noise band of {band:.2f}%"
-    update = {"outcome": outcome, "delta_pct": round(gain, 3), "noise_band_pct": round(band, 3), "why": why}
-    return out.model_copy(update=update)
-
-
-__all__ = ["across", "combined", "rule_of", "select", "top_cells"]
+__all__ = ["across_cells", "combined", "on_workload", "select", "top_cells"]

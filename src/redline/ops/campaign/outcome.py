@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from redline.ledger.campaign_file import read_boots, read_verdicts
+from redline.ledger.campaign_file import read_verdicts
 from redline.models.campaign_plan import CampaignPlan
 from redline.models.campaign_results import CampaignRunResult, CellOutcome, CellVerdict
 from redline.ops.campaign.load import Loaded
+from redline.ops.campaign.noise import campaign_boots, keep_measured, noise_outlook
 from redline.ops.experiment.run import Stop
 from redline.ops.request_base import ACK_FLAG
-from redline.policy.ranking import campaign_band
 
 
 def skipped(plan: CampaignPlan) -> list[str]:
@@ -71,6 +71,7 @@ def run_result(
     loaded: Loaded, plan: CampaignPlan, verdicts: list[CellVerdict], stop: Stop, wall_s: float
 ) -> CampaignRunResult:
     """A run's answer: the cells it booted (in the plan's order), its time, why it stopped, what to do next."""
+    keep_measured(loaded)  # the spreads its replicates measured, for a later run of its setup that boots none
     order = {c.name: c.index for c in plan.cells}
     if loaded.campaign.search is None:
         verdicts = sorted(verdicts, key=lambda v: (v.replicate, order[v.cell]))
@@ -102,12 +103,11 @@ def run_result(
 
 
 def noise_said(loaded: Loaded) -> str:
-    """The band the campaign's cells are judged by, and where it came from (measured between boots, or not)."""
-    verdicts, replicates = read_boots(loaded.results, loaded.names)
-    band = campaign_band(loaded.campaign, verdicts, replicates)
-    booted = sum(len(r) for r in replicates.values())
+    """The band the campaign's cells are judged by, and where it came from (measured between boots, from earlier
+    boots of its setup, or assumed)."""
+    booted = sum(len(r) for r in campaign_boots(loaded).replicates.values())
     again = f"{booted} replicate boot(s) of the top cells; " if booted else ""
-    return f"{again}noise band {band.pct:.3g}% ({band.basis}: {band.source})"
+    return f"{again}{noise_outlook(loaded)}"
 
 
 def planned_result(plan: CampaignPlan) -> CampaignRunResult:

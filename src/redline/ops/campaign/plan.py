@@ -25,6 +25,7 @@ from redline.ops.campaign.load import (  # re-exported: the file read and resolv
     from_ladder_path,
     load_campaign,
 )
+from redline.ops.campaign.noise import noise_outlook
 from redline.ops.campaign.predictions import predict_cells
 from redline.ops.campaign.replicates import replicates_left
 from redline.ops.campaign.search import search_state
@@ -155,7 +156,7 @@ def plan_for(
 def _outlook(loaded: Loaded, plan: CampaignPlan) -> CampaignPlan:
     """The boots a run may do now: a search's within its budget left (none once it stopped), and the replicates the
     top cells may still owe; with the search as search.yml says it."""
-    update: dict[str, object] = {"replicates": replicates_left(loaded)}
+    update: dict[str, object] = {"replicates": replicates_left(loaded), "noise": noise_outlook(loaded)}
     spec = loaded.campaign.search
     if spec is not None:
         state = search_state(loaded, plan)

@@ -9,7 +9,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from redline.ledger.campaign_file import cells_of, read_boots
+from redline.ledger.campaign_file import cells_of
 from redline.models.campaign import Campaign
 from redline.models.campaign_report import CampaignReport, Plot
 from redline.models.campaign_results import (
@@ -24,10 +24,9 @@ from redline.models.load_boundary import LoadBoundary
 from redline.models.metrics import DIRECTIONS
 from redline.models.workloads import Load, load_of
 from redline.ops.campaign.load import load_campaign
+from redline.ops.campaign.noise import campaign_boots, champion_of, table_of
 from redline.ops.campaign.plots import draw, pareto_plot, plots_of
 from redline.ops.requests import CampaignReportRequest
-from redline.policy import champion as champions
-from redline.policy import workload_champion
 
 # ---- report.md (pure) ----------------------------------------------------------------------------------------------
 
@@ -136,7 +135,7 @@ def _cell_text(row: TableRow | None) -> str:
         return "-"
     text = _num(row.focus_value, 2)
     if row.focus_std is not None:
-        text += f" ± {_num(row.focus_std, 2)}"
+        text += f" ± {_num(row.focus_std, 2)} (n={row.focus_n})" if row.focus_n else f" ± {_num(row.focus_std, 2)}"
     guards = [g for g, bad in (("FAILED", not row.ok), ("SLA", not row.sla_ok)) if bad]
     if row.goodput_output_throughput is not None:
         text += f"; goodput {_num(row.goodput_output_throughput, 1)} tok/s"
@@ -177,7 +176,8 @@ def render_markdown(
         "",
         f"## {md(table.focus_metric)} ({md(table.direction)} is better), by cell and concurrency",
         "",
-        f"Mean over trials (± std where there are several). Scoring: {md(champion.scoring)}.",
+        "Each figure the mean over the cell's boots (a band measured between boots), else its benches' (± std, n). "
+        f"Scoring: {md(champion.scoring)}.",
         "",
         *_table_lines(table),
         "",
@@ -261,9 +261,8 @@ def campaign_report(
 ) -> CampaignReport:
     """Write report.md and the PNG plots into the campaign's results folder; return the data behind them."""
     loaded = load_campaign(path, workspace)
-    verdicts, replicates = read_boots(loaded.results, loaded.names)
-    table = champions.campaign_table(loaded.campaign, loaded.names, verdicts)
-    champion = workload_champion.select(loaded.campaign, loaded.names, loaded.baseline, verdicts, replicates=replicates)
+    boots = campaign_boots(loaded)
+    verdicts, table, champion = boots.verdicts, table_of(loaded, boots), champion_of(loaded, boots)
     plots = plots_of(table, champion, device_of(v.context for v in verdicts.values()))
     layout = cells_of(loaded.results)
     for plot in plots:

@@ -10,20 +10,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from redline.ledger.campaign_file import cells_of, read_boots, read_verdicts
+from redline.ledger.campaign_file import cells_of, read_verdicts
 from redline.ledger.server_record import load_server
 from redline.models.campaign_results import CampaignStatus, CampaignTable, CellState, CellVerdict, ChampionReport
 from redline.models.search import SearchState
 from redline.ops.campaign import plan as plan_ops
 from redline.ops.campaign.close import close_champion
 from redline.ops.campaign.load import Loaded, load_campaign
+from redline.ops.campaign.noise import campaign_boots, champion_of, table_of
 from redline.ops.campaign.outcome import noise_said
 from redline.ops.campaign.replicates import replicate_owed
 from redline.ops.campaign.search import search_state
 from redline.ops.requests import CampaignAggregateRequest, CampaignStatusRequest, ChampionSelectRequest
 from redline.ops.workspace import workspace_of
-from redline.policy import champion as champions
-from redline.policy import workload_champion
 
 # ---- reading results ----------------------------------------------------------------------------------------
 
@@ -84,9 +83,10 @@ def _next_hint(loaded: Loaded, states: Sequence[CellState], running: list[str], 
 def campaign_aggregate(
     path: str | Path, request: CampaignAggregateRequest | None = None, *, workspace: Path | None = None
 ) -> CampaignTable:
-    """The table of cells x concurrencies: the focus metric (mean, std over trials) and the guards."""
+    """The table of cells x concurrencies: the focus metric and the guards, each as every verdict reads it (the mean
+    over the cell's boots where the noise was measured between boots; else over its benches on one boot)."""
     loaded = load_campaign(path, workspace)
-    return champions.campaign_table(loaded.campaign, loaded.names, read_verdicts(loaded.results, loaded.names))
+    return table_of(loaded, campaign_boots(loaded))
 
 
 def champion_select(
@@ -95,12 +95,10 @@ def champion_select(
     """The champion under the SLA in the baseline's regime, or "no improvement" inside the noise band. DRAFT."""
     request = request or ChampionSelectRequest()
     loaded = load_campaign(path, workspace)
-    verdicts, replicates = read_boots(loaded.results, loaded.names)
-    report = workload_champion.select(
-        loaded.campaign, loaded.names, loaded.baseline, verdicts, top=request.top, replicates=replicates
-    )
+    boots = campaign_boots(loaded)
+    report = champion_of(loaded, boots, request.top)
     return close_champion(
-        report, verdicts, workspace_of(loaded.path.resolve())
+        report, boots.verdicts, workspace_of(loaded.path.resolve())
     )  # the close: next levers, what is missing
 
 

@@ -21,11 +21,13 @@ from redline.models.campaign_plan import CampaignPlan
 from redline.models.campaign_results import CellVerdict
 from redline.models.search import ProposalRecord, SearchLog, SearchState
 from redline.ops.campaign.load import Loaded
+from redline.ops.campaign.noise import campaign_boots
 from redline.ops.campaign.replicates import replicate_owed
 from redline.ops.experiment.run import Stop
 from redline.policy import search as policy
+from redline.policy.boots import campaign_band
 from redline.policy.noise import Band
-from redline.policy.ranking import campaign_band, cell_sample
+from redline.policy.ranking import cell_sample
 from redline.policy.workload_champion import select
 
 
@@ -118,13 +120,14 @@ class Search:
         that stopped stays stopped: delete search.yml to search again)."""
         if self.log.stopped is not None:
             return Stop(self.log.stopped)
-        verdicts, replicates = read_boots(self.loaded.results, self.loaded.names)
+        boots = campaign_boots(self.loaded)
+        verdicts, replicates = boots.verdicts, boots.replicates
         last = self.log.steps[-1] if self.log.steps else None
         if last is not None and last.cell in verdicts and last.measured is None:  # what the last proposal measured
             measured = scores(self.loaded.campaign, self.plan.baseline, verdicts)[last.cell]
             if measured is not None:  # a red cell measured no score
                 self._write([*self.log.steps[:-1], last.model_copy(update={"measured": measured})])
-        band = campaign_band(self.loaded.campaign, verdicts, replicates)  # the champion's own: measured once it can be
+        band = campaign_band(self.loaded.campaign, verdicts, replicates, boots.earlier)  # the champion's own
         step = _next(self.loaded, self.plan, self.log, verdicts, band)
         if step.cell is None:
             self._write([*self.log.steps, step], stopped=step.why)
@@ -171,7 +174,7 @@ def _resume(
         return f"boots {owed[0]} again (its boot {owed[1]}): the noise band is measured between the top cells' boots"
     if log.stopped is not None:
         return f"boots nothing: it stopped ({log.stopped}); delete search.yml to search again"
-    band = campaign_band(loaded.campaign, verdicts, replicates)
+    band = campaign_band(loaded.campaign, verdicts, replicates, campaign_boots(loaded).earlier)
     step = _next(loaded, plan, log, verdicts, band)
     return f"proposes {step.cell}: {step.why}" if step.cell is not None else f"stops: {step.why}"
 

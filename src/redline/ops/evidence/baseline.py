@@ -9,12 +9,14 @@ baselines.yml is a file a person may edit and comment: it is changed in place, c
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
 from redline.errors import InputError
 from redline.ledger.baselines_file import BASELINES_FILE, baselines_path, read_baselines
 from redline.models.baseline import Baseline, BaselineDiff, BaselineRecorded, BaselinesFile
+from redline.models.metrics import Band
 from redline.ops.evidence.sources import ResultRef, resolve_ref
 from redline.ops.requests_evidence import PerfBaselineDiffRequest, PerfBaselineRecordRequest
 from redline.policy import baseline_diff as diffs
@@ -27,7 +29,9 @@ def perf_baseline_record(workspace: Path, request: PerfBaselineRecordRequest) ->
         workspace,
         ResultRef(campaign=r.campaign, cell=r.cell, ab=r.ab, arm=r.arm, bench_file=r.bench_file, context=r.context),
     )
-    baseline = Baseline(source=found.source, note=r.note or None, recorded_at=datetime.now(UTC), points=found.points)
+    baseline = Baseline(
+        source=found.source, note=r.note or None, recorded_at=datetime.now(UTC), points=found.points, noise=found.noise
+    )
     path = baselines_path(workspace)
 
     def change(current: BaselinesFile) -> tuple[BaselinesFile, bool]:
@@ -72,7 +76,18 @@ def perf_baseline_diff(workspace: Path, request: PerfBaselineDiffRequest) -> Bas
         guarded=r.guarded,
         tolerance_pct=r.tolerance_pct,
         loose_band_pct=r.loose_band_pct,
+        noise=measured_noise(base.noise, current.noise),
     )
+
+
+def measured_noise(base: Mapping[str, Band], current: Mapping[str, Band]) -> dict[str, Band]:
+    """Each metric's band measured between the boots behind either side (the one on more degrees of freedom where
+    both have one): a campaign's cells are judged by it, as champion_select judges them."""
+    out = dict(base)
+    for metric, band in current.items():
+        if metric not in out or (band.df or 0) > (out[metric].df or 0):
+            out[metric] = band
+    return out
 
 
 __all__ = ["baselines_path", "perf_baseline_diff", "perf_baseline_record", "read_baselines"]

@@ -7,7 +7,7 @@ given beside it), or a recorded baseline. Each becomes points (one per concurren
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
@@ -16,21 +16,23 @@ from redline.engines import get_engine
 from redline.errors import InputError
 from redline.inputs import read_text
 from redline.ledger.baselines_file import read_baselines
-from redline.ledger.campaign_file import read_verdict
 from redline.models.baseline import BaselinePoint, BaselineSource
 from redline.models.campaign_results import CellVerdict, ConcurrencyResult
 from redline.models.context import (
     ContextDescriptor,
     Workload,
 )
+from redline.models.metrics import Band
 from redline.models.serve import ServeConfig
 from redline.ops.ab.result import ab_summary
 from redline.ops.campaign.load import load_named
+from redline.ops.campaign.noise import campaign_boots
 from redline.ops.evidence.context import local_model_files, quantization_of
 from redline.ops.evidence.sol import sol_figure
 from redline.ops.workspace import inside, relative
 from redline.policy.ab import trial_metrics
 from redline.policy.ab_guards import points_of
+from redline.policy.champion import read_cells
 from redline.policy.figures import stat
 
 
@@ -68,9 +70,13 @@ class ResultRef(BaseModel):
 
 @dataclass(frozen=True)
 class Resolved:
+    """A result's points, and each metric's band measured between the boots behind them (a campaign cell's: its
+    campaign's; empty where none was, as an A/B arm's trials carry their own spread)."""
+
     source: BaselineSource
     serve: ServeConfig
     points: list[BaselinePoint]
+    noise: dict[str, Band] = field(default_factory=dict)
 
 
 # ---- a campaign cell ------------------------------------------------------------------------------------------
@@ -101,14 +107,18 @@ def _with_sol(context: ContextDescriptor, metrics: dict, model: str) -> Baseline
 
 
 def from_cell(workspace: Path, campaign: str, cell: str) -> Resolved:
+    """A campaign cell as champion_select reads it: each figure over its boots where the campaign measured a band
+    between boots (or earlier boots of its setup did), with each metric's band."""
     loaded = load_named(workspace, campaign, "campaign")
     path = loaded.path
-    verdict = read_verdict(loaded.results, cell)
-    if verdict is None:
+    boots = campaign_boots(loaded)
+    if cell not in boots.verdicts:
         raise InputError(
             f"campaign {campaign}: cell {cell!r} has no verdict (cells: {', '.join(loaded.names)}); "
             "run the campaign first"
         )
+    read, noise = read_cells(loaded.campaign, boots.verdicts, boots.replicates, boots.earlier)
+    verdict = read[cell]
     points = [
         _with_sol(cell_context(verdict, r), dict(r.metrics), verdict.context.model.name)
         for r in verdict.results
@@ -119,7 +129,10 @@ def from_cell(workspace: Path, campaign: str, cell: str) -> Resolved:
             f"campaign {campaign}: cell {cell!r} has no concurrency whose every request completed ({verdict.reason})"
         )
     return Resolved(
-        BaselineSource(kind="campaign_cell", ref=relative(workspace, path), item=cell), verdict.context.serve, points
+        BaselineSource(kind="campaign_cell", ref=relative(workspace, path), item=cell),
+        verdict.context.serve,
+        points,
+        dict(noise),
     )
 
 
@@ -183,7 +196,8 @@ def from_baseline(workspace: Path, name: str) -> Resolved:
     found = read_baselines(workspace).baselines.get(name)
     if found is None:
         raise InputError(f"no baseline named {name!r} in baselines.yml; perf_baseline_record makes one")
-    return Resolved(BaselineSource(kind="baseline", ref=name), found.points[0].context.serve, list(found.points))
+    source = BaselineSource(kind="baseline", ref=name)
+    return Resolved(source, found.points[0].context.serve, list(found.points), dict(found.noise))
 
 
 def resolve_ref(workspace: Path, ref: ResultRef) -> Resolved:
