@@ -37,6 +37,9 @@ class VLLM(Engine):
     def admit(self, config: ServeConfig, widening: Widening | None = None) -> list[str]:
         return flags.TABLE.admit(config, widening)
 
+    def deploy_option(self, item: str) -> tuple[str, bool]:
+        return flags.TABLE.deploy_option(item)
+
     def bench_argv(
         self,
         config: ServeConfig,
