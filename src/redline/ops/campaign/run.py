@@ -40,7 +40,7 @@ from redline.ops.request_base import ACK_FLAG, require_ack
 from redline.ops.session import Progress, ServeSession, executables
 from redline.policy.campaign import wanted_cells
 from redline.policy.planned import Wanted
-from redline.policy.workload import Bench, boot_benches
+from redline.policy.workload import Bench, boot_benches, goodput_slo
 from redline.targets import Target
 
 
@@ -115,7 +115,7 @@ class Cells:
 
     def benches(self, unit: Unit) -> list[Bench]:
         campaign = self.loaded.campaign
-        return boot_benches(campaign.loads(), campaign.warmup_requests, campaign.repeats)
+        return boot_benches(campaign.loads(), campaign.warmup_requests, campaign.repeats, goodput_slo(campaign.sla))
 
     def then(self, unit: Unit, session: ServeSession, write: Write) -> Then | None:
         campaign = self.loaded.campaign
