@@ -26,7 +26,7 @@ from redline.models.campaign_results import CellVerdict
 from redline.models.ladder import Ladder
 from redline.models.metrics import Band
 from redline.models.spreads import Setup
-from redline.ops.evidence.spreads import earlier_for, setup_of
+from redline.ops.spreads import earlier_for, setup_of
 from redline.ops.workspace import inside, relative, workspace_of
 from redline.policy import campaign as plans
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from redline.ledger.campaign_file import read_boots
 from redline.models.campaign_results import CampaignTable, CellVerdict, ChampionReport
 from redline.ops.campaign_read import Boots, Loaded, campaign_boots, setup_for
-from redline.ops.evidence.spreads import keep_spreads, kept_elsewhere
+from redline.ops.spreads import keep_spreads, kept_elsewhere
 from redline.ops.workspace import relative
 from redline.policy import champion as champions
 from redline.policy import workload_champion
