@@ -1,7 +1,7 @@
 """Traffic as it is served (issue 41), through MCP alone over stdio, on vLLM's CPU build and the tiny model: one
 campaign of two cells (max_num_seqs 4 and 8, one boot each), each benched by the real `vllm bench serve`, kept
 resident, on two workloads: `live`, open loop at 2 and 4 requests/s (Poisson), and `chat`, a trace (the example redline
-ships, its first 24 rows) replayed at its own arrivals and four times faster. Each point is judged on the rate its
+ships, its first 24 rows) replayed at its own arrivals and at half their pace. Each point is judged on the rate its
 client sent and its goodput against the SLA's per-request limits; champion_select names a champion per workload and
 campaign_report writes both. A campaign naming a trace with a hostile row is refused at campaign_init, the row named.
 
@@ -39,7 +39,9 @@ CAMPAIGN = "campaigns/traffic.yml"
 ROWS = 24
 WORKLOADS: dict[str, Any] = {
     "live": {"input_len": 64, "output_len": 16, "rates": [2, 4], "num_prompts": 12},
-    "chat": {"trace": "../traces/chat.jsonl", "window": {"rows": ROWS}, "speedups": [1, 4]},
+    # its first 24 rows: a burst of about 9.4 req/s as recorded; at half speed and as recorded, what a client on a
+    # loaded 2-core host still sends on time (x4, 38 req/s, it could not, once: flagged, as it must be)
+    "chat": {"trace": "../traces/chat.jsonl", "window": {"rows": ROWS}, "speedups": [0.5, 1]},
 }
 
 
@@ -69,7 +71,7 @@ def check_cell(workspace: Path, cell: str) -> None:
     v = read_verdict(workspace / "campaigns" / "traffic", cell)
     assert v is not None and v.verdict == "green", v and v.reason
     points = [(r.workload, r.rate, r.speedup) for r in v.results]
-    assert points == [("live", 2, None), ("live", 4, None), ("chat", None, 1), ("chat", None, 4)], points
+    assert points == [("live", 2, None), ("live", 4, None), ("chat", None, 0.5), ("chat", None, 1)], points
     rows = parse_trace(EXAMPLE.read_text(), "example").rows[:ROWS]
     own = (ROWS - 1) / (float(rows[-1].arrival_s or 0) - float(rows[0].arrival_s or 0))
     for r in v.results:
@@ -112,7 +114,7 @@ async def test_a_rate_and_a_trace_workload_run_judge_and_report_through_mcp_on_t
         report = await call(client, "campaign_report", campaign=CAMPAIGN)
         assert {"goodput-rate", "ttft-rate"} <= {p["name"] for p in report["plots"]}
         text = Path(report["report"]).read_text()
-        assert "| 2 req/s | 4 req/s | x1 arrivals | x4 arrivals |" in text and "trace ../traces/chat.jsonl" in text
+        assert "| 2 req/s | 4 req/s | x0.5 arrivals | x1 arrivals |" in text and "trace ../traces/chat.jsonl" in text
 
         # a trace with a hostile row: refused before anything boots, its line named
         (env.workspace / "traces" / "bad.jsonl").write_text(
