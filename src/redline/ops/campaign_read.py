@@ -1,7 +1,8 @@
 """A campaign file read and resolved, the one way every operation reads one (a campaign's own, an A/B arm that names
 a campaign's cell, the evidence a cell is): its cells, baseline and base config, its ladder's ceiling.
 
-    loaded = load_campaign("campaigns/c1.yml")  # base.from_ladder read relative to the file: its ceiling, the knobs
+    loaded = load_campaign("campaigns/c1.yml")  # base.from_ladder read relative to the file: its ceiling, the knobs;
+                                                # each trace workload's trace, read (ops/traces.py)
     loaded.cells, loaded.baseline, loaded.base, loaded.results
     loaded = load_named(workspace, "campaigns/c1.yml", "from_campaign")   # a name a tool was given
 
@@ -27,6 +28,7 @@ from redline.models.ladder import Ladder
 from redline.models.metrics import Band
 from redline.models.spreads import Setup
 from redline.ops.spreads import earlier_for, setup_of
+from redline.ops.traces import with_traces
 from redline.ops.workspace import inside, relative, workspace_of
 from redline.policy import campaign as plans
 
@@ -68,8 +70,8 @@ def load_campaign(path: str | Path, workspace: Path | None = None, campaign: Cam
     inside `workspace`: the server's, else the one the file's layout names). `campaign`: the file as a caller
     already read it for its own checks (the MCP wiring), so it is parsed once."""
     path = Path(path)
-    campaign = campaign if campaign is not None else read_campaign(path)
     workspace = workspace if workspace is not None else workspace_of(path.resolve())
+    campaign = with_traces(campaign if campaign is not None else read_campaign(path), path, workspace)
     ladder = None
     if (where := from_ladder_path(path, campaign, workspace)) is not None:
         try:
