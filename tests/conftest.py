@@ -70,6 +70,7 @@ SLOW_FILES = (
     "rigor/test_ab_run.py",  # every trial a fake engine boot
     "rigor/test_sources.py",
     "ops/test_rung_accounting.py",  # a bench past its deadline
+    "ops/test_deep_workdir.py",  # fake engine boots, one failing on its socket's path
     "server/test_climb.py",  # MCP climbs to the end, a killed server and its restart
     "server/test_default_config.py",  # `redline serve` as a child
     "server/test_hardening_jobs.py",  # job ownership across processes and PID namespaces
