@@ -43,23 +43,11 @@ def guarded_protocol(
     expected = None if token is None else f"Bearer {token.value}".encode()
     waiting: OrderedDict[H11Protocol, asyncio.TimerHandle] = OrderedDict()
 
-    def hold_the_cap(loop: asyncio.AbstractEventLoop) -> None:
-        """Close the longest-waiting connections with nothing unread until at most max_waiting wait; while the rest
-        all have bytes unread, look again shortly (the loop reads them first)."""
-        while len(waiting) > max_waiting:
-            idle = next((conn for conn in waiting if not _unread(conn.transport)), None)
-            if idle is None and len(waiting) <= max_waiting + MAX_UNREAD:
-                loop.call_later(RECHECK_S, hold_the_cap, loop)
-                return
-            idle = idle or next(iter(waiting))
-            waiting.pop(idle).cancel()
-            idle.transport.close()
-
     class Guarded(H11Protocol):
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
             waiting[self] = self.loop.call_later(within_s, self._unproven)
-            hold_the_cap(self.loop)
+            _hold_the_cap(waiting, max_waiting, self.loop)
 
         def data_received(self, data: bytes) -> None:
             super().data_received(data)
@@ -77,6 +65,21 @@ def guarded_protocol(
                 self.transport.close()
 
     return Guarded
+
+
+def _hold_the_cap(
+    waiting: OrderedDict[H11Protocol, asyncio.TimerHandle], max_waiting: int, loop: asyncio.AbstractEventLoop
+) -> None:
+    """Close the longest-waiting connections with nothing unread until at most max_waiting wait; while the rest all
+    have bytes unread, look again shortly (the loop reads them first), up to MAX_UNREAD past the cap."""
+    while len(waiting) > max_waiting:
+        idle = next((conn for conn in waiting if not _unread(conn.transport)), None)
+        if idle is None and len(waiting) <= max_waiting + MAX_UNREAD:
+            loop.call_later(RECHECK_S, _hold_the_cap, waiting, max_waiting, loop)
+            return
+        idle = idle or next(iter(waiting))
+        waiting.pop(idle).cancel()
+        idle.transport.close()
 
 
 def _unread(transport: asyncio.BaseTransport) -> bool:
