@@ -143,8 +143,9 @@ class Engine(abc.ABC):
         """The model a boot log served, as it was given, if the log says."""
 
     @abc.abstractmethod
-    def parse_bench_result(self, text: str) -> BenchResult:
-        """The figures of one bench result file; InputError if it is not one."""
+    def parse_bench_result(self, text: str, slo: Mapping[str, float] | None = None) -> BenchResult:
+        """The figures of one bench result file; InputError if it is not one. `slo`: per-request limits (ttft_ms,
+        tpot_ms) an open-loop bench's goodput is counted against."""
 
     @abc.abstractmethod
     def log_message(self, line: str) -> str:
