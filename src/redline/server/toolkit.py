@@ -233,7 +233,7 @@ class State:
     config: ServerConfig
     jobs: Jobs
     cache: LadderCache = field(default_factory=LadderCache)
-    # each target's engine version, asked once for the session (a dry run's slow part; a run asks again)
+    # each target's engine version, asked once for the session (a dry run's slow part; a run reuses it)
     versions: EngineVersions = field(default_factory=EngineVersions)
 
     def ladder(self, name: str) -> tuple[Path, str]:
@@ -382,12 +382,16 @@ def call_progress(ctx: Context) -> Progress:
 
 def reporter(ctx: Context) -> Callable[[JobRecord, float], Awaitable[None]]:
     """Progress notifications for one waiting call: the value counts seconds waited and only ever grows
-    (as MCP requires); the message carries the job's own fraction and its latest line."""
-    last = -1.0
+    (as MCP requires); the message carries the job's own fraction and its latest line, and, where that line is the
+    one said before, how long ago it was said (never a stale line as if it were new)."""
+    last, said, since = -1.0, "", 0.0
 
     async def report(job: JobRecord, elapsed: float) -> None:
-        nonlocal last
+        nonlocal last, said, since
         last = max(round(elapsed, 3), last + 0.001)
-        await ctx.report_progress(last, None, f"{job.tool} {job.id}: {job.progress:.0%} {job.message}".strip())
+        if job.message != said:
+            said, since = job.message, elapsed
+        again = f" (said {elapsed - since:.0f}s ago)" if elapsed - since >= 1 else ""
+        await ctx.report_progress(last, None, f"{job.tool} {job.id}: {job.progress:.0%} {job.message}{again}".strip())
 
     return report

@@ -268,7 +268,7 @@ async def open_ab(
     progress: Progress | None,
 ) -> tuple[Trials, TrialJudge]:
     """The A/B as the wing runs it: its arms resolved and identified on the target (each engine's version there: a
-    dry run reuses the session's, a run asks again), the known-good entry applied, every trial planned; for a run,
+    asked once per target per server), the known-good entry applied, every trial planned; for a run,
     the trials already done checked to be of this plan and the spec written."""
     paths = AbPaths(workspace, spec.name)
     check_spec(paths, spec)
@@ -278,7 +278,7 @@ async def open_ab(
         target,
         skip_known_good=skip_known_good,
         widening=widening,
-        versions=versions if dry_run else versions.fresh(),  # the engine may have changed since a dry run
+        versions=versions,  # asked once per target per server
         progress=progress,
     )
     plan = plan_of(prepared, paths, target)
@@ -302,7 +302,7 @@ async def ab_run(
     versions: EngineVersions | None = None,
 ) -> AbResult:
     """Run the A/B on target (the spec's); fails closed without the acknowledgement; a dry run starts nothing.
-    `versions`: the engine versions the session knows (a dry run reuses them, a run asks again); none: asked."""
+    `versions`: the engine versions the session knows (asked once per target per server); none: asked."""
     _check_target(spec, target, i_understand_this_submits_jobs or dry_run)
     target.dry_run = dry_run
     known = versions or EngineVersions()

@@ -178,10 +178,9 @@ async def open_campaign(
     versions: EngineVersions,
     progress: Progress | None,
 ) -> tuple[Cells, CellJudge]:
-    """The campaign as the wing runs it, after the known-good hook (the target's GPU and each engine's version there:
-    a dry run reuses the session's, a run asks again) and, for a run, its checks on the target."""
-    asked = versions if dry_run else versions.fresh()  # an engine may have changed since a dry run
-    known_good = await campaign_known_good(loaded, target, skip_known_good, versions=asked, progress=progress)
+    """The campaign as the wing runs it, after the known-good hook (the target's GPU and each engine's version there,
+    asked once per target per server) and, for a run, its checks on the target."""
+    known_good = await campaign_known_good(loaded, target, skip_known_good, versions=versions, progress=progress)
     if dry_run:
         await say(progress, 0.7, "planning every cell with the known-good entry (if any) applied")
         plan = plan_for(loaded, target, widening, known_good)
@@ -213,7 +212,7 @@ async def campaign_run(
     A matching known-good entry is applied to every cell unless skip_known_good; the plan's gates say so.
     `widening`: the server config's, per engine (each cell is admitted with its engine's). `workspace`: the
     server's, that base.from_ladder stays in (default: the one the file's layout names). `versions`: the engine
-    versions the session knows (a dry run reuses them, a run asks again); none: asked.
+    versions the session knows (asked once per target per server); none: asked.
     """
     target.dry_run = dry_run
     require_ack(i_understand_this_submits_jobs, "campaign_run", dry_run=dry_run)
