@@ -20,14 +20,14 @@ from mcp import Client
 from redline.ops import session as sessions
 from redline.server.app import build_server
 from tests.server.helpers import LLAMA8B, Env, call, fake_servers, write_env, write_targets
-from tests.server.test_resolved_echo import Heard
+from tests.server.test_resolved_echo import Heard, ab_spec, counting_targets, probes_in
 
 pytestmark = pytest.mark.anyio
 SPEEDS = "1.0,0.8,1.15,0.9,1.05,0.85"  # boot k's speed: the no-op pair's first boots 20% apart
 
 
-@pytest.fixture
-def env(tmp_path: Path) -> Env:
+def fake_env(tmp_path: Path) -> Env:
+    """A workspace with the llama8b shape, its `local` target booting the fake vLLM, each boot a speed of its own."""
     made = write_env(tmp_path / "srv")
     model = made.workspace / "models" / "llama8b"
     model.mkdir(parents=True)
@@ -39,6 +39,11 @@ def env(tmp_path: Path) -> Env:
         FAKE_VLLM_BOOTS_FILE=str(tmp_path / "boots.txt"),
     )
     return made
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> Env:
+    return fake_env(tmp_path)
 
 
 def no_op_pair(env: Env, name: str = "seqs", **changes: Any) -> str:
@@ -166,3 +171,15 @@ async def test_progress_moves_during_a_boot_and_no_line_is_said_stale(
     fractions = [float(m.split(": ")[1].split("%")[0]) for m in second]
     assert fractions[-1] > fractions[0]  # it moves against the last boot of that setup, not the 30-min deadline
     assert not any("s elapsed" in m for m in heard.messages)
+
+
+async def test_the_engine_version_is_asked_once_per_target_per_server(env: Env) -> None:
+    """Why 7: each acked run was silent 7-8 s on the CPU build while it asked the engine's version again."""
+    probes = counting_targets(env)
+    campaign = no_op_pair(env, replicates=0)
+    async with Client(build_server(env.config)) as client:
+        await call(client, "campaign_run", campaign=campaign, dry_run=True)
+        await run(client, campaign)
+        ab = ab_spec(env.port) | {"trials": 1}
+        await call(client, "ab_run", spec=ab, i_understand_this_submits_jobs=True, wait_s=120)
+    assert probes_in(probes) == 1  # the dry run asked; the campaign's run and the A/B's did not ask again
