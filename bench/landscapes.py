@@ -30,6 +30,7 @@ from redline.ledger.campaign_file import read_boots, read_verdicts  # noqa: E402
 from redline.models.campaign_results import CellVerdict  # noqa: E402
 from redline.models.metrics import DIRECTIONS  # noqa: E402
 from redline.ops.campaign.load import load_campaign  # noqa: E402
+from redline.ops.campaign.predictions import for_need  # noqa: E402
 from redline.policy.noise import pooled_band, stated_band  # noqa: E402
 from redline.policy.search import Candidate, as_run  # noqa: E402
 
@@ -166,8 +167,10 @@ def read_landscape(campaign_file: Path, scenario: Scenario, also: Sequence[Path]
         cells=tuple(as_run(c, verdicts[c.name].context.serve, verdicts[c.name].boot.signals, space) for c in space),
         baseline=loaded.baseline if loaded.baseline in verdicts else names[0],
         boots=boots,
-        infeasible={
-            n: v.predicted.why for n, v in verdicts.items() if v.predicted is not None and v.predicted.feasible == "no"
+        infeasible={  # as a plan judges it now (a verdict may have been judged by an older count of the need)
+            n: p.why
+            for n, v in verdicts.items()
+            if v.predicted is not None and (p := for_need(v.predicted, loaded.campaign.kv_need)).feasible == "no"
         },
         grid=len(loaded.names),
         band=band.pct / 100,

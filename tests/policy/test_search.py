@@ -50,10 +50,11 @@ def h200() -> tuple[list[Candidate], dict[str, float | None]]:
 
 def test_on_the_real_h200_grid_the_search_stops_at_half_the_boots_with_the_grid_s_answer() -> None:
     """The 2 x 3 grid's six cells lie within 1% of each other: the grid says "no improvement" over its baseline, and
-    so does the search, from three boots (the baseline and each lever's other end), by the gap rule."""
+    so does the search, from three boots (the baseline, the cell unlike it in both levers, then the one the model
+    knows least about), by the gap rule."""
     cells, truth = h200()
     booted, why = walk(cells, truth, SearchSpec(), band=0.03)
-    assert booted == ["mnbt8192-seqs128", "mnbt16384-seqs128", "mnbt8192-seqs512"]
+    assert booted == ["mnbt8192-seqs128", "mnbt16384-seqs512", "mnbt8192-seqs512"]
     assert "no cell left is predicted" in why
     best = max(booted, key=lambda n: truth[n])  # type: ignore[arg-type,return-value]
     assert abs(truth[best] - max(truth.values())) / max(truth.values()) < 0.03  # type: ignore[operator,type-var,arg-type]
@@ -126,20 +127,27 @@ def test_a_cell_of_defaults_takes_the_levers_it_runs_with_where_other_cells_set_
     assert as_run(mine, serve, graphs.boot.signals, only_tokens) == mine
 
 
-def test_the_opening_changes_one_lever_at_a_time_from_the_baseline() -> None:
-    """After a cell of defaults (booted as 8,192 tokens in CUDA graphs), each opening cell is the one nearest it with
-    a lever's other value: eager at the nearer token count (16,384, not 2,048), then a flag with graphs kept."""
+def test_the_opening_boots_the_baseline_then_what_the_model_knows_least_about() -> None:
+    """After a cell of defaults (run as 8,192 tokens in CUDA graphs), the opening spreads over every lever: the cell
+    unlike it in every lever (eager, and 2,048 tokens: two doublings away, not one), then one unlike both booted in
+    the tokens and the flag, then the values still seen once: a balanced design, not one lever at a time."""
     space = grid(enforce_eager=[True, False], max_num_batched_tokens=[2048, 16384], flags=["a", "b"])
     cells = [Candidate("defaults", {"enforce_eager": False, "max_num_batched_tokens": 8192}), *space]
     booted: list[str] = []
     measured: dict[str, Measured] = {}
-    for _ in range(3):
-        step = next_cell(cells, "defaults", measured, SearchSpec(initial=3), band=0.03)
+    for _ in range(4):
+        step = next_cell(cells, "defaults", measured, SearchSpec(initial=4), band=0.03)
         assert step is not None and step.why.startswith("an opening cell")
         booted.append(step.cell)
         measured[step.cell] = Measured(100.0)
     assert booted == [
         "defaults",
-        "enforce_eagerTrue-max_num_batched_tokens16384-flagsa",
-        "enforce_eagerFalse-max_num_batched_tokens16384-flagsa",  # a flag (defaults leave flags unset): graphs kept
+        "enforce_eagerTrue-max_num_batched_tokens2048-flagsa",
+        "enforce_eagerTrue-max_num_batched_tokens16384-flagsb",
+        "enforce_eagerFalse-max_num_batched_tokens2048-flagsb",
     ]
+    step = next_cell(cells, "defaults", measured, SearchSpec(initial=4), band=0.03)
+    assert step is not None and step.why.startswith("the highest upper bound")  # the model's, once 4 are booted
+    infeasible = {"enforce_eagerTrue-max_num_batched_tokens2048-flagsa": "the cache holds too few tokens"}
+    second = next_cell(cells, "defaults", {"defaults": Measured(1.0)}, SearchSpec(), band=0.03, infeasible=infeasible)
+    assert second is not None and second.cell == "enforce_eagerTrue-max_num_batched_tokens2048-flagsb"

@@ -86,6 +86,9 @@ class Engine(abc.ABC):
     # an empty cache; and the environment its server needs to serve that (vLLM: its dev mode, docs/security.md).
     cache_reset_path: ClassVar[str | None] = None
     cache_reset_env: ClassVar[Mapping[str, str]] = {}
+    # The environment that boots a server on a cold torch.compile cache whatever the host keeps (it compiles, as a
+    # fresh deployment does); empty where the engine's KV cache does not depend on its compile cache.
+    cold_compile_env: ClassVar[Mapping[str, str]] = {}
     # The shortest time per output token the engine can take for one request, in ms: a bench's median TPOT under it
     # is an artefact (a clock, a stream that sent every token at once), not a latency, and the bench is flagged.
     tpot_floor_ms: ClassVar[float] = 0.05

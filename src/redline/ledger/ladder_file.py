@@ -201,12 +201,26 @@ def set_host(path: Path, host: Any) -> Ladder:
     return update_ladder(path, change)
 
 
+def set_deployment_compile_cache(path: Path, persists: bool) -> Ladder:
+    """Fill a ladder's unsaid deployment compile cache from its target: warm where the target keeps it between
+    boots, else cold; a ladder that says it already keeps its own."""
+
+    def change(ladder: Ladder) -> Change[Ladder]:
+        if ladder.deployment_compile_cache is not None:
+            return Change(ladder, ladder)
+        updated = ladder.model_copy(update={"deployment_compile_cache": "warm" if persists else "cold"})
+        return Change(updated, updated)
+
+    return update_ladder(path, change)
+
+
 def check_append_only(old: Ladder, new: Ladder) -> None:
     """Raise unless `new` only appends rungs, fills the last rung's smoke test once, or sets the ceiling."""
     before, after = dump(old), dump(new)
     for key in set(before) | set(after):
-        if key in ("gpu", "engine_version", "joint") and key not in before:
-            continue  # an unknown GPU profile or engine version, and the predict policy's plan, are filled in once
+        if key in ("gpu", "engine_version", "joint", "deployment_compile_cache") and key not in before:
+            continue  # an unknown GPU profile, engine version, the predict policy's plan and the deployment's
+            # compile cache (its target's) are filled in once
         if (
             key == "model"
             and "shape" not in before[key]

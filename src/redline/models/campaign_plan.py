@@ -16,7 +16,10 @@ from redline.models.strict import Strict
 class CellPrediction(PredictedKv):
     """A cell's KV cache as the memory model predicts it on the target's GPU, and whether its workload fits."""
 
-    needed_tokens: int = Field(description="the top concurrency's requests at their whole length, at once")
+    needed_tokens: int = Field(
+        description="the most KV tokens the benches hold at once: each workload's top concurrency x its requests' "
+        "whole length, the largest"
+    )
     feasible: Literal["yes", "at risk", "no"] = Field(
         description="no: even the band's high end holds fewer tokens than the workload or one max_model_len request; "
         "at risk: only the band's high end holds them"

@@ -12,7 +12,7 @@ from pydantic import Field, create_model, model_validator
 
 from redline.engines.names import DEFAULT_ENGINE, EngineName
 from redline.models.bench import BenchResult, BenchWorkload, Count
-from redline.models.boot import BootSignals, BootStatus
+from redline.models.boot import BootSignals, BootStatus, CompileCache
 from redline.models.context import ContextDescriptor
 from redline.models.known_good import KnownGoodUse
 from redline.models.memory import PredictedKv
@@ -185,6 +185,12 @@ class Ceiling(Strict):
     kv_cache_tokens: int | None = None
     max_concurrency: float | None = None
     proven_by: Annotated[list[int], Field(min_length=1)]
+    compile_cache: CompileCache | None = Field(
+        None,
+        description="the torch.compile cache of the proving boot whose KV cache it keeps (the lowest): cold, as a "
+        "fresh deployment boots; warm where the deployment keeps its cache; unused (eager). Null: recorded before "
+        "redline read it",
+    )
     serve_command: str
     headroom: str | None = None
     reason: str
@@ -221,6 +227,12 @@ class Ladder(Strict):
     )
     joint: JointPlan | None = Field(
         None, description="the predict policy's whole ceiling, predicted once the floor booted"
+    )
+    deployment_compile_cache: Literal["cold", "warm"] | None = Field(
+        None,
+        description="the torch.compile cache a deployment of the ceiling boots with, which the ceiling is proven in: "
+        "cold (a fresh deployment), or warm (the target keeps its cache: its compile_cache_persists). Null: not said "
+        "yet (cold); a runner fills it from its target at the first boot",
     )
     rungs: list[Rung] = []
     ceiling: Ceiling | None = None

@@ -135,6 +135,13 @@ class NamedWorkloads:
         """The most tokens one request of any workload holds (max_model_len must fit them)."""
         return max(w.tokens for _, w in self.shapes())
 
+    @property
+    def kv_need(self) -> int:
+        """The most KV tokens its benches hold at once: each workload's top concurrency times its requests' whole
+        length, the largest (long prompts at a low concurrency and short ones at a high one need the larger of the
+        two, not the longest at the highest)."""
+        return max(max(load.concurrencies) * load.shape.tokens for load in self.loads())
+
     def check_workloads(self) -> None:
         """One way to say the workloads, a concurrency for each, and a combine that names them (ValueError, naming
         the field). Where every workload gives its own concurrencies and the experiment none, the experiment's are

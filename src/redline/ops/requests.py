@@ -112,6 +112,14 @@ class LadderInitRequest(Request):
             )
         ),
     ] = None
+    deployment_compile_cache: Annotated[
+        Literal["cold", "warm"] | None,
+        Field(
+            description="The torch.compile cache a deployment of the ceiling boots with, which the ceiling is "
+            "proven in: cold (a fresh deployment compiles, and holds a smaller KV cache), or warm (its cache "
+            "persists between boots). Default: what the target says (its compile_cache_persists), else cold"
+        ),
+    ] = None
     max_num_batched_tokens_cap: Annotated[
         Count | None, Field(description="Stop climbing max_num_batched_tokens here")
     ] = None

@@ -18,7 +18,7 @@ from __future__ import annotations
 from redline.engines import get_engine
 from redline.models.ladder import JointPlan, Ladder, NextStep, Prediction, Rung
 from redline.models.memory import MemoryPrediction
-from redline.policy import signal, steps
+from redline.policy import compile_proof, signal, steps
 from redline.policy.rungs import JOINT, is_bad, is_good, knobs, mml_cap, mnbt_cap, seen
 
 MAX_JOINT = 3  # joint rungs before the climb falls back to one knob at a time
@@ -55,9 +55,11 @@ def plan(ladder: Ladder, prediction: MemoryPrediction) -> JointPlan | None:
     mnbt = min(prediction.serve.max_num_batched_tokens or target_batched_tokens(ladder), mnbt_cap(ladder, mml))
     predicted = Prediction.of(prediction)  # memory_predict's answer, unchanged
     bound = "the model's positions" if cap and mml == signal.round_down(cap, ladder.kv_block_size) else "the cache"
+    state = prediction.compile_cache
+    cache = f" on a {state} torch.compile cache" if state in ("cold", "warm") else ""
     reason = (
         f"the memory model predicts {prediction.kv_cache_tokens:,} KV tokens ({prediction.kv_cache_tokens_low:,} to "
-        f"{prediction.kv_cache_tokens_high:,}) at max_num_batched_tokens {mnbt:,}, so {c} request(s) of "
+        f"{prediction.kv_cache_tokens_high:,}) at max_num_batched_tokens {mnbt:,}{cache}, so {c} request(s) of "
         f"max_model_len {mml:,} fit ({bound} binds)"
     )
     return JointPlan(max_model_len=mml, max_num_batched_tokens=mnbt, predicted=predicted, reason=reason)
@@ -86,7 +88,9 @@ def _after_good(ladder: Ladder, last: Rung, joints: list[Rung], why: str) -> Nex
         return steps.run_rung(
             ladder, fit, mnbt, JOINT, f"{why}, passed its smoke test, and its cache holds max_model_len {fit:,}: climb"
         )
-    return steps.record(last, f"{why}, passed its smoke test: record it as the ceiling (both knobs at once)")
+    return compile_proof.record(
+        ladder, last, f"{why}, passed its smoke test: record it as the ceiling (both knobs at once)"
+    )
 
 
 def step(ladder: Ladder, view: list[Rung]) -> NextStep | None:

@@ -33,7 +33,7 @@ rung is smoke-tested before the climb goes on.
 from redline.engines import get_engine
 from redline.errors import LadderError
 from redline.models.ladder import Ladder, NextStep, Rung
-from redline.policy import doubling, joint, signal, steps
+from redline.policy import compile_proof, doubling, joint, signal, steps
 from redline.policy.rungs import (
     JOINT,
     MML,
@@ -120,7 +120,7 @@ def _end_phase(ladder: Ladder, phase: Phase, why: str) -> NextStep:
     if phase.variable == MML and (step := _first_batched(ladder, best, why)):
         return step
     named = "it" if best.index == phase.line[-1].index else f"rung {best.index} ({knobs(best)})"
-    return steps.record(best, f"{why}: record {named} as the ceiling")
+    return compile_proof.record(ladder, best, f"{why}: record {named} as the ceiling")
 
 
 def _after_bad(ladder: Ladder, phase: Phase, last: Rung, view: list[Rung]) -> NextStep:
@@ -150,7 +150,8 @@ def _after_smoke_failure(ladder: Ladder, phase: Phase, last: Rung) -> NextStep:
     if not lower:
         return steps.diagnose(last, f"{why}, and no lower rung passed one: find out why the server fails under load")
     best = max(lower, key=phase.value)
-    return steps.record(
+    return compile_proof.record(
+        ladder,
         best,
         f"{why}: the ceiling is rung {best.index} ({knobs(best)}), the best lower rung that passed its smoke test",
     )
@@ -256,6 +257,14 @@ def next_step(ladder: Ladder, replay: int | None = None) -> NextStep:
             reason=f"the ceiling is recorded: max_model_len {c.max_model_len:,}, "
             f"max_num_batched_tokens {c.max_num_batched_tokens:,}",
         )
+    return _climbing(ladder, view)
+
+
+def _climbing(ladder: Ladder, view: list[Rung]) -> NextStep:
+    """The climb's next step: a cold rung replayed warm where the deployment keeps its cache, the predict policy's
+    joint climb, else one knob at a time."""
+    if retry := compile_proof.warm_retry(ladder, view[-1]):
+        return retry
     if ladder.policy == "predict":
         if step := joint.step(ladder, view):
             return step

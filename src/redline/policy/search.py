@@ -9,9 +9,8 @@ cells' replicate boots measured it (else half the noise band). A cell that leave
 engine's defaults) takes the value it runs with (as_run), so it is predicted and learned from like any other. The
 next cell is the one with the highest upper bound (the estimate plus KAPPA standard deviations), among the cells not
 yet booted and not ruled out (a cell the memory model predicts infeasible is never proposed; a lever value every
-booted cell of which failed counts against its cells). It starts with the baseline, then for each lever its lowest
-and highest values, each in the cell nearest the baseline (one lever changed at a time: a good baseline's
-neighbours first, each measuring its lever's effect).
+booted cell of which failed counts against its cells). It starts with the baseline, then the cells the model knows
+least about (the most lever values unlike those booted), `initial` in all.
 
 bench/search_replay.py sets it against random search and TPE at equal boot budgets over the recorded landscapes.
 
@@ -158,13 +157,19 @@ def fit(cells: Sequence[Candidate], scores: Mapping[str, float], band: float, no
     scale = max(abs(center), 1e-9)
     tau = max(float(y.std()), NOISE_FLOOR * scale)
     sigma = max(noise if noise is not None else band / 2, NOISE_FLOOR) * scale
-    widths = [100.0 * scale, *([tau] * len(design.trends))]
-    widths += [tau / 3 if k.split("=", 1)[0] in design.trends else tau for k in design.values]
-    prior = np.diag([1.0 / w**2 for w in widths])
+    prior = _prior(design, tau, scale)
     x = np.array([design.row(c) for c in rows])
     cov = np.linalg.inv(x.T @ x / sigma**2 + prior)
-    mean = cov @ (x.T @ y / sigma**2 + prior @ np.array([center] + [0.0] * (len(widths) - 1)))
+    mean = cov @ (x.T @ y / sigma**2 + prior @ np.array([center] + [0.0] * (len(prior) - 1)))
     return Model(design, mean, cov)
+
+
+def _prior(design: Design, tau: float, scale: float) -> np.ndarray:
+    """The prior's precision: the intercept free (within 100 x the scores' scale), a trend's slope within tau, a
+    numeric lever's value within tau / 3 of its trend, a categorical value within tau."""
+    widths = [100.0 * scale, *([tau] * len(design.trends))]
+    widths += [tau / 3 if k.split("=", 1)[0] in design.trends else tau for k in design.values]
+    return np.diag([1.0 / w**2 for w in widths])
 
 
 def estimate(
@@ -187,61 +192,32 @@ def _failed_values(cells: Sequence[Candidate], measured: Mapping[str, Measured])
     return {k for k, bad in failed.items() if bad}
 
 
-def _order(value: object) -> tuple[int, float, str]:
-    """Numbers by their value, anything else by its text after them."""
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return (0, float(value), "")
-    return (1, 0.0, repr(value))
-
-
-def _apart(a: Candidate, b: Candidate, spans: Mapping[str, float]) -> float:
-    """How far apart two cells are: per lever, 0 where they agree and 1 where they differ (a lever one sets and the
-    other leaves unset differs); a numeric lever by the part of its span in log2 between them."""
-    far = 0.0
-    for lever in {*a.levers, *b.levers}:
-        x, y = a.levers.get(lever), b.levers.get(lever)
-        if lever in spans and x is not None and y is not None:
-            far += abs(_log2(x) - _log2(y)) / spans[lever] if spans[lever] else 0.0
-        else:
-            far += 0.0 if repr(x) == repr(y) else 1.0
-    return far
-
-
 def _opening(
-    cells: Sequence[Candidate], baseline: str, spec: SearchSpec, booted: set[str], infeasible: Mapping[str, str]
+    cells: Sequence[Candidate],
+    baseline: str,
+    spec: SearchSpec,
+    measured: Mapping[str, Measured],
+    infeasible: Mapping[str, str],
 ) -> Candidate | None:
-    """The cells booted before the model proposes: the baseline, then for each lever its lowest and highest values,
-    each in the feasible cell nearest the baseline (the fewest other levers changed: each opening cell measures one
-    lever's effect from the baseline)."""
+    """The cells booted before the model proposes (`initial` in all): the baseline, then each the feasible cell the
+    model knows least about, given the cells booted (the most lever values unlike theirs: the greatest variance of
+    its estimate, before any score), sparing a lever value every booted cell of which failed. Each measures the
+    levers' effects where the model is blindest: a design that spreads over every lever, not one at a time."""
+    booted = set(measured)
+    if len(booted) >= spec.initial:
+        return None
     base = next((c for c in cells if c.name == baseline), None)
-    order = [base] if base is not None else []
-    levers = sorted({lv for c in cells for lv in c.levers})
-    spans = {
-        lv: max(_log2(c.levers[lv]) for c in cells if lv in c.levers)
-        - min(_log2(c.levers[lv]) for c in cells if lv in c.levers)
-        for lv in levers
-        if _numeric(cells, lv)
-    }
-    for lever in levers:
-        values = sorted(
-            {repr(v): v for c in cells if lever in c.levers for v in [c.levers[lever]]}.values(), key=_order
-        )
-        for wanted in (values[0], values[-1]):
-            having = [
-                c
-                for c in cells
-                if c.name not in infeasible and lever in c.levers and repr(c.levers[lever]) == repr(wanted)
-            ]
-            if having:
-                order.append(min(having, key=lambda c: _apart(c, base, spans)) if base is not None else having[0])
-    seen: list[Candidate] = []
-    for cell in order:
-        if cell not in seen:
-            seen.append(cell)
-    for cell in seen[: spec.initial]:
-        if cell.name not in booted:
-            return cell
-    return None
+    if base is not None and base.name not in booted and base.name not in infeasible:
+        return base
+    left = [c for c in cells if c.name not in booted and c.name not in infeasible]
+    failed = _failed_values(cells, measured)
+    left = [c for c in left if not any(_key(lv, v) in failed for lv, v in c.levers.items())] or left
+    if not left:
+        return None
+    design = _design(cells)
+    rows = np.array([design.row(c) for c in cells if c.name in booted]).reshape(-1, len(design.row(cells[0])))
+    cov = np.linalg.inv(rows.T @ rows + _prior(design, 1.0, 1.0))
+    return max(left, key=lambda c: float(design.row(c) @ cov @ design.row(c)))
 
 
 def _stop(spec: SearchSpec, measured: Mapping[str, Measured], history: Sequence[str], band: float) -> SearchStop | None:
@@ -307,12 +283,12 @@ def next_cell(
     left = [c for c in cells if c.name not in measured and c.name not in infeasible]
     if not left:
         return None
-    if first := _opening(cells, baseline, spec, set(measured), infeasible):
+    if first := _opening(cells, baseline, spec, measured, infeasible):
         if first.name not in infeasible:
             return Proposal(
                 first.name,
-                "an opening cell: the baseline, then each lever's lowest and highest values, each in the cell "
-                "nearest the baseline",
+                "an opening cell: the baseline, then the cell the model knows least about (the most lever values "
+                "unlike those booted)",
             )
     return _by_model(cells, left, measured, spec, band, noise)
 

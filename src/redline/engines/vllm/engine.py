@@ -18,6 +18,7 @@ class VLLM(Engine):
     metrics_path = metrics.PATH
     cache_reset_path = metrics.RESET_PATH
     cache_reset_env = {metrics.DEV_MODE: "1"}  # vLLM serves the reset only in its dev mode
+    cold_compile_env = {"VLLM_DISABLE_COMPILE_CACHE": "1"}  # compiles, neither loading nor keeping a cache
     resident_script = resident.SCRIPT
     completions_extras = {"return_tokens_as_token_ids": True}  # an id beyond the tokenizer decodes to ''
 

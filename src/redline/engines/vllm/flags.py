@@ -261,6 +261,7 @@ ENV_LEVERS = RUNTIME_ENV | {
     "VLLM_ENGINE_ITERATION_TIMEOUT_S",
     "VLLM_RPC_TIMEOUT",
     "VLLM_MARLIN_USE_ATOMIC_ADD",
+    "VLLM_DISABLE_COMPILE_CACHE",  # a boot on a cold torch.compile cache (a ladder's proof, as a fresh deployment)
 }
 ENV_REFUSED = reasons(
     **{LOADER: (*LOADER_ENV, "VLLM_PLUGINS"), ENV_SOURCE: (*SOURCE_ENV, "VLLM_CONFIG_ROOT", "VLLM_CACHE_ROOT")}

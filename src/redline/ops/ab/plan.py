@@ -134,7 +134,7 @@ def _predicted(
     workspace: Path, spec: AbSpec, arms: list[ArmPlan], files: dict[str, ModelFiles], identities: dict[str, Identity]
 ) -> list[ArmPlan]:
     """Each arm with its KV cache predicted on the target's GPU against the workload (as a campaign's cells)."""
-    needed = max(spec.concurrencies) * spec.longest
+    needed = spec.kv_need
     seen = {e: engine_observations(e, workspace) for e in identities}
     return [
         a.model_copy(

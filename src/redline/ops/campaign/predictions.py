@@ -1,12 +1,13 @@
 """Each cell of a campaign predicted before any boot: the memory model's KV cache on the target's GPU, and whether
-the cell's workload (its top concurrency's requests at their whole length) fits in it. A cell predicted
-infeasible is said so in the plan, with its numbers; it is still run if the person runs it, and its boot, like
-every recorded boot, calibrates the model."""
+the cell's workload (the most tokens its benches hold at once: each workload's top concurrency's requests at their
+whole length, the largest) fits in it. A cell predicted infeasible is said so in the plan, with its numbers; it is
+still run if the person runs it, and its boot, like every recorded boot, calibrates the model."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Literal
 
 from redline.errors import InputError
 from redline.models.ab import ArmPlan
@@ -18,21 +19,42 @@ from redline.models.shape import ModelShape
 from redline.ops.evidence.known_good_apply import Identity, KnownGoodRun
 from redline.ops.predict.predict import Boots, Question, calibration_boots, predict_config
 
+Feasible = Literal["yes", "at risk", "no"]
+
+
+def judged(low: int, high: int, needed: int, one_request: int | None = None) -> tuple[Feasible, str]:
+    """A workload's need against a predicted cache (the tokens a request may use at the band's ends): no, at risk
+    (only the band's high end holds it), yes, and why; `one_request`: the max_model_len one request must fit, where
+    no boot calibrated the prediction."""
+    if one_request is not None and high < one_request:
+        return "no", f"one request of max_model_len {one_request:,} needs more than the {high:,} tokens at most"
+    if high < needed:
+        return "no", f"the workload needs {needed:,} KV tokens at once, the cache holds {high:,} at most"
+    if low < needed:
+        return "at risk", f"the workload needs {needed:,} KV tokens at once: only the band's high end holds it"
+    return "yes", f"the workload's {needed:,} KV tokens fit in the band's low end ({low:,})"
+
 
 def feasibility(prediction: MemoryPrediction, needed: int) -> CellPrediction:
-    """The cell's workload against its predicted cache (less the tokens the engine keeps back): no, at risk (only the
-    band's high end holds it), yes. The prediction's own figures are kept unchanged."""
-    p, mml = prediction, prediction.serve.max_model_len
+    """The cell's workload against its predicted cache (less the tokens the engine keeps back). The prediction's own
+    figures are kept unchanged."""
+    p = prediction
     low, high = p.kv_cache_tokens_low - p.reserved_tokens, p.kv_cache_tokens_high - p.reserved_tokens
-    if not p.boots and high < mml:
-        feasible, why = "no", f"one request of max_model_len {mml:,} needs more than the {high:,} tokens at most"
-    elif high < needed:
-        feasible, why = "no", f"the workload needs {needed:,} KV tokens at once, the cache holds {high:,} at most"
-    elif low < needed:
-        feasible, why = "at risk", f"the workload needs {needed:,} KV tokens at once: only the band's high end holds it"
-    else:
-        feasible, why = "yes", f"the workload's {needed:,} KV tokens fit in the band's low end ({low:,})"
+    feasible, why = judged(low, high, needed, None if p.boots else p.serve.max_model_len)
     return CellPrediction.of(p, needed_tokens=needed, feasible=feasible, why=f"predicted: {why} ({p.basis})")
+
+
+def for_need(prediction: CellPrediction, needed: int) -> CellPrediction:
+    """A recorded prediction judged again against the need as a plan counts it now (its KV figures unchanged): a
+    verdict written while a campaign of several workloads was judged by its longest request at its highest
+    concurrency is judged by each workload's own load."""
+    if prediction.needed_tokens == needed:
+        return prediction
+    p = prediction
+    feasible, why = judged(
+        p.kv_cache_tokens_low - p.reserved_tokens, p.kv_cache_tokens_high - p.reserved_tokens, needed
+    )
+    return p.model_copy(update={"needed_tokens": needed, "feasible": feasible, "why": f"predicted: {why} ({p.basis})"})
 
 
 def predicted_for(
@@ -63,7 +85,7 @@ def predict_cells(
     """The plan with each cell's prediction, and a gate naming each cell predicted infeasible."""
     if not runs:
         return plan
-    needed = max(plan.concurrencies) * campaign.longest
+    needed = campaign.kv_need
     observations: dict[str, Boots] = {}
     cells = []
     for cell in plan.cells:

@@ -1,7 +1,9 @@
 """The predict policy at the edge: the memory model's joint ceiling for a ladder whose floor just booted.
 
 The boots it learns from are read here (the shipped corpora, the workspace's records, the ladder's own rungs, the
-floor first among them: its anchor); the plan itself is policy/joint.py's, pure. A ladder whose model's shape or
+floor first among them: its anchor); the plan itself is policy/joint.py's, pure. The prediction is for the
+torch.compile cache the ladder's deployment boots with (policy/compile_proof.py: cold unless it keeps its cache),
+whatever cache the floor found. A ladder whose model's shape or
 GPU is unknown, or whose engine cannot be predicted there, gets no plan and climbs by the signal policy.
 """
 
@@ -13,7 +15,7 @@ from redline.errors import InputError
 from redline.models.ladder import JointPlan, Ladder
 from redline.ops.predict.predict import Boots, Question, calibration_boots, predict_config
 from redline.ops.predict.recorded import ladder_boots, ladder_gpu
-from redline.policy import joint
+from redline.policy import compile_proof, joint
 from redline.policy.rungs import is_good
 
 
@@ -45,7 +47,9 @@ def plan_joint(ladder: Ladder, boots: Boots, source: str) -> JointPlan | None:
     mine = {o.source for o in own}
     everything = Boots([*(o for o in boots.observations if o.source not in mine), *own], boots.left_out)
     try:
-        prediction = predict_config(Question(ladder.engine, ladder.engine_version, gpu, shape, serve), everything)
+        state = compile_proof.deployment(ladder)
+        asked = Question(ladder.engine, ladder.engine_version, gpu, shape, serve, compile_cache=state)
+        prediction = predict_config(asked, everything)
     except InputError:
         return None
     return joint.plan(ladder, prediction)

@@ -155,6 +155,7 @@ def _ladder(
             allow_long_context=r.allow_long_context,
             max_num_batched_tokens_cap=r.max_num_batched_tokens_cap,
             target_max_num_batched_tokens=r.target_max_num_batched_tokens,
+            deployment_compile_cache=r.deployment_compile_cache,
             boot_deadline_s=r.boot_deadline_s,
             smoke_deadline_s=r.smoke_deadline_s,
         )

@@ -15,7 +15,7 @@ from pydantic import BaseModel
 
 from redline.engines import get_engine
 from redline.errors import LadderError
-from redline.ledger import check_derived, read_ladder, server_file, set_host
+from redline.ledger import check_derived, read_ladder, server_file, set_deployment_compile_cache, set_host
 from redline.ledger.server_record import ServerRecord, check_reachable, load_server, save_server
 from redline.models import ServeConfig, Widening
 from redline.models.ladder import Ceiling, Ladder, NextStep, Rung, SmokeWorkload
@@ -93,8 +93,7 @@ async def rung_run(
     config = step.rung
     assert config is not None  # a run_rung step always carries its serve config
     await _check_rung(ladder, state, session, config)
-    if state.gpu is None:
-        await off_loop(set_host, ladder, await target.host_info())
+    await _fill_from_target(ladder, state, target)
     if await stop_ladder_server(ladder, target):
         await say(progress, 0.0, "stopped the previous rung's server")
     await say(
@@ -108,6 +107,15 @@ async def rung_run(
     rung, updated = await _record_rung(ladder, session, boot, config, replay, shape, workspace)
     await say(progress, 1.0, f"rung {rung.index}: {rung.status}")
     return RungOutcome(rung=rung, next=await off_loop(ladder_tools.next_of, ladder, updated))
+
+
+async def _fill_from_target(ladder: Path, state: Ladder, target: Target) -> None:
+    """What the ladder learns from its target once: its GPU, and whether a deployment there keeps its compile
+    cache."""
+    if state.gpu is None:
+        await off_loop(set_host, ladder, await target.host_info())
+    if state.deployment_compile_cache is None:
+        await off_loop(set_deployment_compile_cache, ladder, target.compile_cache_persists)
 
 
 async def _check_rung(ladder: Path, state: Ladder, session: ServeSession, config: ServeConfig) -> None:
