@@ -27,7 +27,7 @@ def test_ab_run_dry_run_and_the_ack_gate(tmp_path: Path, capsys: pytest.CaptureF
     assert main([*args, "--dry-run"]) == 0
     out = capsys.readouterr().out
     assert "A/B mnbt on local: 6 boots to run" in out and "  1. small-1: boot, warm up, bench x 2, stop" in out
-    assert "  6. large-3:" in out and "next: call ab_run with i_understand_this_submits_jobs=true" in out
+    assert "  6. large-3:" in out and "next: call `redline ab run` with --i-understand-this-submits-jobs" in out
     assert not (tmp_path / "ab").exists()
 
 

@@ -1,5 +1,5 @@
 """One next step (issue 40, item 6): campaign_status, campaign_run's answer and its dry run say it by one function
-(ops/campaign/next_step.py). After a stopped search it is champion_select, and how to search further (a larger
+(ops/campaign/next_hint.py). After a stopped search it is champion_select, and how to search further (a larger
 budget, which campaign_run then searches on with); never "delete search.yml", which nothing over MCP can do. Over
 MCP it names MCP tools; at a terminal, `redline` commands, and `redline campaign status` prints what --json holds.
 

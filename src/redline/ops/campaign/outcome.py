@@ -8,8 +8,8 @@ from collections.abc import Iterable, Sequence
 from redline.ledger.campaign_file import read_verdicts
 from redline.models.campaign_plan import CampaignPlan
 from redline.models.campaign_results import CampaignRunResult, CellOutcome, CellVerdict
+from redline.ops.campaign.hint import next_hint
 from redline.ops.campaign.load import Loaded
-from redline.ops.campaign.next_step import next_step
 from redline.ops.campaign.noise import campaign_boots, keep_measured, noise_outlook
 from redline.ops.campaign.search import search_state
 from redline.ops.experiment.run import Stop
@@ -45,7 +45,7 @@ def _reds(verdicts: Iterable[CellVerdict]) -> list[CellVerdict]:
 def _said(
     loaded: Loaded, plan: CampaignPlan, verdicts: list[CellVerdict], stop: Stop, took: str
 ) -> tuple[str, CellVerdict | None]:
-    """Why the run ended, and the red cell that stopped it (None: none did); what to do next is next_step's."""
+    """Why the run ended, and the red cell that stopped it (None: none did); what to do next is next_hint's."""
     campaign = loaded.campaign
     reds = _reds(verdicts)
     if campaign.search is not None:  # a red cell is feedback to a search, not its end
@@ -93,7 +93,7 @@ def run_result(
         wall_s=round(wall_s, 2),
         gpu_s=round(gpu_s, 2),
         reason=f"{reason}; {noise_said(loaded)}",
-        next=next_step(loaded, search=search_state(loaded, plan) if loaded.campaign.search else None),
+        next=next_hint(loaded, search=search_state(loaded, plan) if loaded.campaign.search else None),
     )
 
 
@@ -117,7 +117,7 @@ def planned_result(loaded: Loaded, plan: CampaignPlan) -> CampaignRunResult:
         skipped=skipped(plan),
         reason=f"dry run: {plan.boots} boots and {plan.benches} benches would run{at_once}{again}{searched}; "
         "none started",
-        next=next_step(loaded, search=plan.search, dry_run=True),
+        next=next_hint(loaded, search=plan.search, dry_run=True),
     )
 
 

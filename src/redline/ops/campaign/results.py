@@ -14,8 +14,8 @@ from redline.ledger.server_record import load_server
 from redline.models.campaign_results import CampaignStatus, CampaignTable, CellState, CellVerdict, ChampionReport
 from redline.ops.campaign import plan as plan_ops
 from redline.ops.campaign.close import close_champion
+from redline.ops.campaign.hint import next_hint
 from redline.ops.campaign.load import load_campaign
-from redline.ops.campaign.next_step import next_step
 from redline.ops.campaign.noise import campaign_boots, champion_of, table_of
 from redline.ops.campaign.outcome import noise_said
 from redline.ops.campaign.search import search_state
@@ -49,7 +49,7 @@ def campaign_status(
         running=running,
         noise=noise_said(loaded),
         search=search,
-        next=next_step(loaded, running=running, search=search),
+        next=next_hint(loaded, running=running, search=search),
     )
 
 

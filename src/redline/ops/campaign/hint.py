@@ -2,8 +2,8 @@
 dry run all say it with, from what the results folder holds. It names MCP tools and their parameters; the CLI prints
 it in its own commands (cli/words.py).
 
-    next_step(loaded, running=[], search=state)              # campaign_status, and a run's answer once it ends
-    next_step(loaded, running=[], search=state, dry_run=True)  # a dry run: run what the plan lists
+    next_hint(loaded, running=[], search=state)              # campaign_status, and a run's answer once it ends
+    next_hint(loaded, running=[], search=state, dry_run=True)  # a dry run: run what the plan lists
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def search_further(stopped: str) -> str:
     return "no cell is left that could beat the best"
 
 
-def next_step(
+def next_hint(
     loaded: Loaded, *, running: Sequence[str] = (), search: SearchState | None = None, dry_run: bool = False
 ) -> str:
     """The next step: wait for a running server, run what is left, read a red cell, boot the replicates the top
@@ -64,4 +64,4 @@ def _ack(dry_run: bool) -> str:
     return f" with {ACK_FLAG}=true" if dry_run else ""
 
 
-__all__ = ["CHAMPION", "next_step", "search_further"]
+__all__ = ["CHAMPION", "next_hint", "search_further"]
