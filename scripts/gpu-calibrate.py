@@ -11,11 +11,10 @@ on PATH and redline importable (PYTHONPATH=src).
 
 A row may add `compile_cache: cold` (vLLM's torch.compile cache, ~/.cache/vllm/torch_compile_cache, is emptied just
 before the boot) or `warm` (booted on the cache as the rows before it left it: put it right after its cold twin).
-The manifest records the state the log shows (a compile, a load from the cache, or neither), whatever was asked.
+The manifest records the state the boot log shows (cold, warm or unused: the engine's reader), whatever was asked.
 """
 
 import argparse
-import re
 import shutil
 import time
 from pathlib import Path
@@ -44,15 +43,6 @@ def _manifest(out: Path, engine: str) -> dict[str, Any]:
 COMPILE_CACHE = Path.home() / ".cache" / "vllm" / "torch_compile_cache"
 
 
-def compile_state(log_text: str) -> str:
-    """What the boot log says of vLLM's torch.compile cache: cold (it compiled), warm (it loaded) or unused."""
-    if re.search(r"Compiling a graph for compile range|saved AOT compiled function", log_text):
-        return "cold"
-    if re.search(r"Directly load the compiled graph|Directly load AOT compilation", log_text):
-        return "warm"
-    return "unused"
-
-
 async def boot_one(session: ServeSession, models: Path, row: dict[str, Any], log: Path) -> dict[str, Any]:
     config = ServeConfig.model_validate({"model": str(models / row["model"]), "load_format": "dummy", **row["serve"]})
     if row.get("compile_cache") == "cold":
@@ -68,7 +58,7 @@ async def boot_one(session: ServeSession, models: Path, row: dict[str, Any], log
         f"{s.kv_cache_tokens} tokens; {s.memory}",
         flush=True,
     )
-    said = {"compile_cache": compile_state(boot.log_text)} if "compile_cache" in row else {}
+    said = {"compile_cache": s.compile_cache} if "compile_cache" in row else {}  # as the boot log says
     if said and said["compile_cache"] != row["compile_cache"]:
         print(f"{log.name}: asked {row['compile_cache']}, the log shows {said['compile_cache']}", flush=True)
     return {"log": log.name, "model": row["model"], "serve": row["serve"], "status": s.status.value, **said}

@@ -78,6 +78,7 @@ SLOW_FILES = (
     "server/test_hardening_figures.py",  # a report and baselines per planted file; MCP over stdio
     "server/test_hardening_registry.py",  # campaign and A/B dry runs on the fake engine; MCP over stdio
     "server/test_hardening_json_levers.py",  # MCP over stdio
+    "server/test_hardening_round4.py",  # MCP over stdio and the CLI as a child, on 15 MB and 48 MiB files
     "server/test_hostile_inputs.py",  # one harness that boots: the whole file or none of it
     "server/test_job_tools.py",
     "server/test_latency_bench.py",
@@ -114,6 +115,8 @@ SLOW_TESTS = frozenset(
         "test_kill_9_in_the_middle_of_a_write_leaves_the_old_file",
         # the stand-in nvidia-smi and dcgmi sampling beside a sleeping process (about 2 s each)
         "test_hostile_telemetry_a_row_no_tool_writes_is_no_telemetry_and_the_bench_goes_on",
+        # five 15 MB files, each refused by its reader (about 2 s each on a busy 2-core host)
+        "test_every_reader_takes_the_flat_list_past_the_budget_in_well_under_a_second",
         # a stop that waits out a GPU's release on purpose
         "test_stop_waits_until_the_gpu_lets_go",
         "test_stop_raises_when_the_gpu_stays_held",

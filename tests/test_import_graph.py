@@ -18,7 +18,7 @@ SERVER_STARTERS = {"redline.server.app", "redline.server.http", "redline.server.
 # uvicorn, only for `redline mcp`; matplotlib, only for a report's plots; tokenizers, only to train the tiny model).
 LAZY = {
     "redline.cli.mcp": {"uvicorn", "redline.server.app", "redline.server.http", "redline.server.jobs"},
-    "redline.ops.campaign.report": {"matplotlib.figure"},
+    "redline.ops.campaign.plots": {"matplotlib.figure"},
     "redline.tinymodel": {"tokenizers"},
 }
 

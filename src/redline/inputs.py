@@ -5,11 +5,9 @@ from pathlib import Path
 from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
-from ruamel.yaml import YAML
-from ruamel.yaml.error import YAMLError  # the same class ruamel.yaml re-exports at run time
 
 from redline.errors import InputError, RedlineError
-from redline.untrusted import MAX_JSON_BYTES, MAX_YAML_BYTES, check_yaml, read_regular
+from redline.untrusted import CONFIG_YAML_NODES, MAX_JSON_BYTES, MAX_YAML_BYTES, parse_yaml, read_regular
 from redline.validation_text import explain_line
 
 _M = TypeVar("_M", bound=BaseModel)
@@ -35,12 +33,9 @@ def load_yaml(path: Path, model: type[_M], what: str, error: type[RedlineError] 
     """A YAML config file checked against its model; `what` names it in errors, `hint` says how to name another."""
     try:
         text = read_regular(path, MAX_YAML_BYTES, f"{what} {path}", error)
-        check_yaml(text, f"{what} {path}", error)
-        data = YAML(typ="safe", pure=True).load(text)
     except OSError as exc:
         raise error(f"cannot read {what} {path}: {exc.strerror or exc}{hint}") from exc
-    except YAMLError as exc:
-        raise error(f"{what} {path} is not valid YAML: {exc}") from exc
+    data = parse_yaml(text, f"{what} {path}", error, max_nodes=CONFIG_YAML_NODES)
     if not isinstance(data, dict):
         raise error(f"{what} {path} must be a mapping (key: value lines), not {type(data).__name__}")
     try:
@@ -53,6 +48,6 @@ def packaged_yaml(name: str, model: type[_M]) -> _M:
     """A YAML file redline ships (src/redline/data/NAME), checked against its model."""
     text = resources.files("redline").joinpath("data", name).read_text(encoding="utf-8")
     try:
-        return model.model_validate(YAML(typ="safe", pure=True).load(text))
+        return model.model_validate(parse_yaml(text, name))
     except ValidationError as exc:
         raise InputError(f"{name} is invalid: {explain_line(exc, model)}") from exc

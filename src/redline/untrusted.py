@@ -21,6 +21,7 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml import events as ev
 from ruamel.yaml.error import YAMLError
+from ruamel.yaml.util import load_yaml_guess_indent
 
 from redline.errors import InputError, RedlineError
 
@@ -29,6 +30,10 @@ MAX_YAML_BYTES = 16 << 20  # a ladder of a thousand rungs is about 5 MB
 # Values, lists and mappings one YAML text may hold: a ladder of a thousand rungs has about 150,000. The walk stops at
 # the first one past it, so a flat list of millions of items is refused in a fraction of a second, never built.
 MAX_YAML_NODES = 400_000
+# A file a person writes by hand (a campaign, an A/B spec, the targets file, the server config): a campaign of its 256
+# cells, each with its levers, holds about 5,000. Walking the events costs about a microsecond each (several on a busy
+# host), so such a file past it is refused in a tenth of a second.
+CONFIG_YAML_NODES = 50_000
 MAX_JSON_BYTES = 64 << 20  # the largest bench result file read
 MAX_DIGITS = 4300  # Python's own limit on an integer's digits (sys.get_int_max_str_digits): past it a parser crashes
 _INTEGER = re.compile(r"^[-+]?(0[xob])?[0-9a-fA-F_]+$")
@@ -65,9 +70,59 @@ def _parser(text: str) -> Any:
     return CParser(io.StringIO(text)) if CParser is not None else _PureEvents(text)
 
 
-def check_yaml(text: str, what: str, error: type[RedlineError] = InputError) -> None:
+def parse_yaml(
+    text: str,
+    what: str,
+    error: type[RedlineError] = InputError,
+    *,
+    loader: YAML | None = None,
+    hint: str = "",
+    max_nodes: int = MAX_YAML_NODES,
+) -> Any:
+    """The one way redline parses a YAML text (a ladder, a campaign, an A/B spec, a search log, a targets file, the
+    server config, a deploy's values, a packaged file): check_yaml's checks first, then `loader` (default: the safe C
+    loader, plain dicts and lists; a round-trip YAML keeps comments) builds it. Not valid YAML is `error` naming `what`,
+    the line and the column, then `hint` (how to fix it). tests/test_yaml_reader.py fails if any other module parses
+    YAML. `max_nodes`: the node budget (CONFIG_YAML_NODES for a file a person writes)."""
+    problem = _walk(text, what, error, max_nodes)
+    if problem is None:
+        try:
+            return (loader or YAML(typ="safe")).load(text)
+        except YAMLError as exc:  # what the events allow and the loader does not (a duplicate key)
+            problem = exc
+    raise error(f"{what}: not valid YAML{_where(problem)}{hint}") from problem
+
+
+def parse_yaml_as_written(
+    text: str, what: str, error: type[RedlineError], loader: YAML, max_nodes: int = MAX_YAML_NODES
+) -> tuple[Any, Any, Any]:
+    """parse_yaml with a round-trip `loader` that also guesses the text's own indentation (a file redline did not
+    write, to write back changing only the lines it edits): the document, its sequence indent and its offset."""
+    problem = _walk(text, what, error, max_nodes)
+    if problem is None:
+        try:
+            return load_yaml_guess_indent(text, yaml=loader)  # type: ignore[no-any-return]
+        except YAMLError as exc:
+            problem = exc
+    raise error(f"{what}: not valid YAML{_where(problem)}") from problem
+
+
+def _where(exc: YAMLError) -> str:
+    """` at line L, column C (what is wrong)`, as the parser says it."""
+    mark = getattr(exc, "problem_mark", None)
+    at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+    return f"{at} ({getattr(exc, 'problem', None) or exc})"
+
+
+def check_yaml(text: str, what: str, error: type[RedlineError] = InputError, max_nodes: int = MAX_YAML_NODES) -> None:
     """Refuse a YAML text that is too big, holds more than MAX_YAML_NODES nodes, uses an alias, or nests deeper than
-    MAX_DEPTH."""
+    MAX_DEPTH. Text that is not valid YAML passes: the parser that comes next says where (parse_yaml: this walk's own
+    error, so nothing past the point it stopped is ever built)."""
+    _walk(text, what, error, max_nodes)
+
+
+def _walk(text: str, what: str, error: type[RedlineError], max_nodes: int) -> YAMLError | None:
+    """check_yaml's walk; the YAML error that stopped it, or None: the whole text was walked."""
     if len(text) > MAX_YAML_BYTES:
         raise error(
             f"{what} is {len(text) >> 20} MiB, over the {MAX_YAML_BYTES >> 20} MiB redline reads: is it the right file?"
@@ -77,10 +132,10 @@ def check_yaml(text: str, what: str, error: type[RedlineError] = InputError) -> 
         while parser.check_event():
             event = parser.get_event()
             nodes += isinstance(event, _NODES)
-            if nodes > MAX_YAML_NODES:
+            if nodes > max_nodes:
                 raise error(
-                    f"{what} holds over {MAX_YAML_NODES:,} YAML nodes (values, lists and mappings), more than "
-                    "redline's files ever hold: is it the right file?"
+                    f"{what} holds over {max_nodes:,} YAML nodes (values, lists and mappings), more than "
+                    "redline reads in one file: is it the right file?"
                 )
             if isinstance(event, ev.ScalarEvent):
                 if len(event.value) > MAX_DIGITS:  # only a long value can be a number Python cannot build
@@ -88,20 +143,21 @@ def check_yaml(text: str, what: str, error: type[RedlineError] = InputError) -> 
                 key = event.value
             if isinstance(event, ev.AliasEvent):
                 raise error(
-                    f"{what} uses a YAML alias (*{event.anchor}): redline's files are read alias-free; "
-                    "write the value out where it is used"
+                    f"{what} uses a YAML alias (*{event.anchor}): redline reads YAML alias-free (an alias can "
+                    "expand without end, and a value an anchor shares cannot be edited in one place without changing "
+                    "every use of it); write the value out where it is used"
                 )
             if isinstance(event, _STARTS):
                 depth += 1
                 if depth > MAX_DEPTH:
                     raise error(
-                        f"{what} nests deeper than {MAX_DEPTH} levels: redline's files are shallow; "
-                        "is it the right file?"
+                        f"{what} nests deeper than {MAX_DEPTH} levels, deeper than redline reads: is it the right file?"
                     )
             elif isinstance(event, _ENDS):
                 depth -= 1
-    except YAMLError:
-        return  # not valid YAML: the parser that comes next says where, in its own words
+    except YAMLError as exc:
+        return exc
+    return None
 
 
 def _check_scalar(event: ev.ScalarEvent, key: str, what: str, error: type[RedlineError]) -> None:

@@ -16,7 +16,7 @@ import pytest
 from redline.engines import get_engine
 from redline.ledger.server_record import load_server
 from redline.models import ServeConfig
-from redline.models.workloads import WorkloadAt, WorkloadSpec
+from redline.models.workloads import Load, WorkloadAt, WorkloadSpec
 from redline.ops.ab.run import ab_run
 from redline.ops.campaign.plan import campaign_plan
 from redline.ops.measured_boot import Keep, measured_boot
@@ -67,7 +67,11 @@ def _config(fake: Fake) -> ServeConfig:
 
 
 async def test_a_measured_boot_runs_every_step_keeps_its_record_while_it_runs_and_leaves_nothing(fake: Fake) -> None:
-    steps = boot_benches([WorkloadAt(None, WorkloadSpec(input_len=128, output_len=16), [1, 4])], 2, repeats=2)
+    steps = boot_benches(
+        [WorkloadAt(None, WorkloadSpec(input_len=128, output_len=16), [Load(concurrency=1), Load(concurrency=4)])],
+        2,
+        repeats=2,
+    )
     record_file = fake.root / "results" / "run" / "server.json"
     record_file.parent.mkdir(parents=True)
     written: dict[str, str] = {}
@@ -102,7 +106,11 @@ async def test_a_measured_boot_runs_every_step_keeps_its_record_while_it_runs_an
 
 
 async def test_a_failed_warm_up_ends_the_boot_with_no_bench_and_stops_the_server(fake: Fake) -> None:
-    steps = boot_benches([WorkloadAt(None, WorkloadSpec(input_len=128, output_len=16), [1, 4])], 2, repeats=1)
+    steps = boot_benches(
+        [WorkloadAt(None, WorkloadSpec(input_len=128, output_len=16), [Load(concurrency=1), Load(concurrency=4)])],
+        2,
+        repeats=1,
+    )
     record_file = fake.root / "results" / "server.json"
     record_file.parent.mkdir(parents=True)
     target = MemoryTarget(failing=frozenset({"warmup.json"}))  # no warm-up request gets through
@@ -125,7 +133,11 @@ async def test_a_failed_warm_up_ends_the_boot_with_no_bench_and_stops_the_server
 async def test_every_ranked_bench_is_checked_from_the_server_s_metrics_and_a_warm_cache_is_its_problem(
     fake: Fake, cached: float, other_client: int
 ) -> None:
-    steps = boot_benches([WorkloadAt(None, WorkloadSpec(input_len=128, output_len=16), [1, 4])], 2, repeats=1)
+    steps = boot_benches(
+        [WorkloadAt(None, WorkloadSpec(input_len=128, output_len=16), [Load(concurrency=1), Load(concurrency=4)])],
+        2,
+        repeats=1,
+    )
     record_file = fake.root / "results" / "server.json"
     record_file.parent.mkdir(parents=True)
     target = MemoryTarget(cached=cached, other_client=other_client)  # dev mode off: not local

@@ -9,7 +9,7 @@ import pytest
 
 from redline.engines import get_engine
 from redline.models import ServeConfig
-from redline.models.workloads import WorkloadAt, WorkloadSpec
+from redline.models.workloads import Load, WorkloadAt, WorkloadSpec
 from redline.ops import session as sessions
 from redline.ops.measured_boot import Keep, measured_boot
 from redline.ops.session import BOOTED_AT, ServeSession
@@ -18,7 +18,11 @@ from tests.campaign.helpers import make_fake
 from tests.targets.memory_target import MemoryTarget
 
 pytestmark = pytest.mark.anyio
-STEPS = boot_benches([WorkloadAt(None, WorkloadSpec(input_len=128, output_len=16), [1, 4])], 2, repeats=1)
+STEPS = boot_benches(
+    [WorkloadAt(None, WorkloadSpec(input_len=128, output_len=16), [Load(concurrency=1), Load(concurrency=4)])],
+    2,
+    repeats=1,
+)
 
 
 class Heard:

@@ -10,15 +10,19 @@ from pathlib import Path
 import pytest
 
 from redline.engines import get_engine
+from redline.errors import InputError
 from redline.ledger import yamlfile
 from redline.models import ServeConfig
-from redline.policy.deploy_args import Append, Delete, Replace, apply_edits, merge_args, option
+from redline.policy.deploy_args import Append, Delete, Replace, apply_edits, edit_line, is_option, merge_args, option
 from redline.policy.quality_risk import quality_risks
+
+VLLM = get_engine("vllm")
+RESOLVE = VLLM.deploy_option
 
 
 def merged(items: list[str], flags: list[str]) -> list[str]:
     out = list(items)
-    apply_edits(out, merge_args(items, flags))
+    apply_edits(out, merge_args(items, flags, RESOLVE))
     return out
 
 
@@ -30,10 +34,10 @@ def test_one_flag_is_one_option_in_any_spelling() -> None:
 
 def test_a_flag_takes_the_place_of_the_one_there_and_its_value_item_goes() -> None:
     items = ["--trust-remote-code", "--max-num-seqs", "256", "--max-model-len=8192"]
-    edits = merge_args(items, ["--max-num-seqs=128", "--enable-chunked-prefill"])
+    edits = merge_args(items, ["--max-num-seqs=128", "--enable-chunked-prefill"], RESOLVE)
     assert edits == [
         Replace(1, "--max-num-seqs=128", "--max-num-seqs 256"),
-        Delete(2),
+        Delete(2, "256"),
         Append("--enable-chunked-prefill"),
     ]
     assert merged(items, ["--max-num-seqs=128", "--enable-chunked-prefill"]) == [
@@ -45,10 +49,74 @@ def test_a_flag_takes_the_place_of_the_one_there_and_its_value_item_goes() -> No
 
 
 def test_a_flag_already_there_in_another_spelling_is_no_edit_and_a_negation_is_one() -> None:
-    assert merge_args(["--max_num_seqs", "128"], ["--max-num-seqs=128"]) == []
+    assert merge_args(["--max_num_seqs", "128"], ["--max-num-seqs=128"], RESOLVE) == []
     assert merged(["--enable-prefix-caching"], ["--no-enable-prefix-caching"]) == ["--no-enable-prefix-caching"]
-    twice = ["--max-num-seqs=8", "--x", "--max-num-seqs", "9"]  # a later copy would win at the engine: it goes too
-    assert merged(twice, ["--max-num-seqs=8"]) == ["--max-num-seqs=8", "--x"]
+    twice = ["--max-num-seqs=8", "--enforce-eager", "--max-num-seqs", "9"]  # a later copy would win: it goes too
+    assert merged(twice, ["--max-num-seqs=8"]) == ["--max-num-seqs=8", "--enforce-eager"]
+
+
+# Issue 38, item 4: every item of the list is resolved as the engine's parser resolves it, so a spelling argparse
+# accepts (a prefix, an alias, underscores, `--flag value` or `--flag=value`) cannot keep a value the champion replaces
+SPELLINGS = [
+    (["--max-num-batched-tokens=2048", "--max-num-batched=2048"], "--max-num-batched-tokens=8192"),
+    (["--max-num-batched-tokens", "2048", "--max_num_batched", "2048"], "--max-num-batched-tokens=8192"),
+    (["--max-num-b=2048"], "--max-num-batched-tokens=8192"),
+    (["-tp", "4", "--enforce-eager"], "--tensor-parallel-size=2"),
+    (["-tp=4"], "--tensor-parallel-size=2"),
+    (["--tensor_parallel_size=4", "-tp", "4"], "--tensor-parallel-size=2"),
+    (["--no-enable-prefix", "--enable-prefix-caching"], "--enable-prefix-caching"),
+    (["--compilation-config.cudagraph_mode=PIECEWISE"], '--compilation-config={"cudagraph_mode": "FULL"}'),
+]
+
+
+@pytest.mark.parametrize(("items", "flag"), SPELLINGS)
+def test_deploy_spellings_every_item_landing_on_an_option_the_champion_sets_is_replaced(
+    items: list[str], flag: str
+) -> None:
+    dest = RESOLVE(flag)[0]
+    after = merged(items, [flag])
+    assert after.count(flag) == 1
+    left = [item for item in after if is_option(item) and RESOLVE(item)[0] == dest]
+    assert left == [flag], after  # no other spelling of the option is left to win at the engine
+    assert all(not item.isdigit() for item in after), after  # no value item is left behind either
+    kept = [item for item in items if is_option(item) and RESOLVE(item)[0] != dest]
+    assert [item for item in after if item != flag] == kept
+
+
+def test_deploy_spellings_the_dry_run_names_each_item_it_removes() -> None:
+    edits = merge_args(
+        ["--max-num-batched-tokens=2048", "--max-num-batched=2048"], ["--max-num-batched-tokens=8192"], RESOLVE
+    )
+    assert [edit_line(e) for e in edits] == [
+        "--max-num-batched-tokens=2048 -> --max-num-batched-tokens=8192",
+        "- --max-num-batched=2048 (item 1)",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("item", "words"),
+    [("--max-num=2048", "ambiguous"), ("--no-such-flag", "is not a `vllm serve` option"), ("-zz", "no option")],
+)
+def test_deploy_spellings_an_item_no_one_option_answers_to_is_refused_naming_it(item: str, words: str) -> None:
+    with pytest.raises(InputError) as refused:
+        merge_args(["--enforce-eager", item], ["--max-num-batched-tokens=8192"], RESOLVE)
+    said = str(refused.value)
+    assert said.startswith(f"the deploy's argument list holds {item!r} (item 1), which redline cannot resolve"), said
+    assert words in said and "cannot tell whether it sets what the champion sets" in said
+
+
+def test_deploy_spellings_values_and_negative_numbers_are_not_options() -> None:
+    assert merged(["--seed", "-1", "/models/m"], ["--max-num-seqs=8"]) == [
+        "--seed",
+        "-1",
+        "/models/m",
+        "--max-num-seqs=8",
+    ]
+    assert merged(["--enforce-eager", "/models/m"], ["--max-num-seqs=8"]) == [
+        "--enforce-eager",
+        "/models/m",
+        "--max-num-seqs=8",
+    ]
 
 
 def test_a_vllm_config_gives_a_deploy_its_levers_never_its_model_port_or_load_format() -> None:
@@ -122,9 +190,9 @@ vllm:
 def test_a_values_file_is_written_back_with_its_own_indentation_and_comments(tmp_path: Path, style: str) -> None:
     path = tmp_path / "values.yaml"
     path.write_text(VALUES[style])
-    doc, dump = yamlfile.parse_as_written(yamlfile.read(path), path)
+    doc, dump = yamlfile.parse_as_written(yamlfile.read(path), str(path))
     args = doc["vllm"]["extraArgs"]
-    apply_edits(args, merge_args(list(args), ["--max-num-seqs=128", "--enable-chunked-prefill"]))
+    apply_edits(args, merge_args(list(args), ["--max-num-seqs=128", "--enable-chunked-prefill"], RESOLVE))
     after = dump(doc)
     before_lines, after_lines = VALUES[style].splitlines(), after.splitlines()
     kept = [line for line in before_lines if "max-num-seqs" not in line and line.strip() != '- "256"']

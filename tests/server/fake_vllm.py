@@ -24,6 +24,10 @@ Environment (the target's engine env):
                                    a person copies from a boot they ran by hand)
     FAKE_VLLM_SATURATION           the concurrency past which the server saturates: every TTFT and TPOT figure
                                    x (c / it) ** 3 above it (a load boundary to find)
+    FAKE_VLLM_RATE_KNEE            the request rate (requests/s) past which an open-loop bench queues: every TTFT and
+                                   TPOT figure x (rate / it) ** 3 above it (a load boundary by rate to find)
+    FAKE_VLLM_CLIENT_MAX_RATE      the most requests/s the bench client can send: asked more, it sends this many
+                                   (a client that cannot keep the rate)
     FAKE_VLLM_PREFIX_HITS          the share of each bench's prompt tokens GET /metrics counts as found in the
                                    prefix cache, left there by what the server served before (default 0: random
                                    prompts find none); none right after a POST /reset_prefix_cache, which the
@@ -330,7 +334,7 @@ def bench(args: argparse.Namespace) -> int:
                 "prompt_tokens": args.random_prefix_len + args.random_input_len,
                 "prefix_tokens": args.random_prefix_len,
                 "max_tokens": args.random_output_len,
-                "concurrency": args.max_concurrency,
+                "concurrency": args.max_concurrency or args.num_prompts,
                 "num_prompts": args.num_prompts,
             }
         ).encode(),
@@ -348,17 +352,30 @@ def bench(args: argparse.Namespace) -> int:
         duration = _decode_model(result, answer.get("server", {}), args)
     if ok and answer.get("server", {}).get("boot") == _env_int("FAKE_VLLM_ODD_TPOT_AT", None):
         result["median_tpot_ms"] = 0.0026  # the UX run's: impossible for any engine
+    concurrency = args.max_concurrency or n  # vLLM's client: no cap, every request may be in flight
     if ok and (knee := _env_int("FAKE_VLLM_SATURATION", None)) is not None:
-        over = max(1.0, args.max_concurrency / knee) ** 3  # past the knee, queueing: latencies grow as (c / knee)^3
+        over = max(1.0, concurrency / knee) ** 3  # past the knee, queueing: latencies grow as (c / knee)^3
         for key in ("mean_ttft_ms", "median_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "median_tpot_ms", "p99_tpot_ms"):
             result[key] *= over
+    open_loop = args.request_rate != float("inf")
+    if open_loop:
+        sent = min(args.request_rate, float(os.environ.get("FAKE_VLLM_CLIENT_MAX_RATE") or "inf"))
+        knee_rate = float(os.environ.get("FAKE_VLLM_RATE_KNEE") or "inf")
+        over = max(1.0, args.request_rate / knee_rate) ** 3  # past the knee, requests queue
+        for key in ("mean_ttft_ms", "median_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "median_tpot_ms", "p99_tpot_ms"):
+            result[key] *= over
+        latency_s = (result["median_ttft_ms"] + (args.random_output_len - 1) * result["median_tpot_ms"]) / 1000
+        duration = max(duration, (n - 1) / sent + latency_s)
+        result.update(_per_request(result, n if ok else 0, sent, args.random_output_len, args.save_detailed))
     result.update(
         date=time.strftime("%Y%m%d-%H%M%S"),
         model_id=args.model,
         tokenizer_id=args.model,
         num_prompts=n,
         max_concurrency=args.max_concurrency,
-        max_concurrent_requests=args.max_concurrency if ok else 0,
+        max_concurrent_requests=(args.max_concurrency or n) if ok else 0,
+        request_rate=args.request_rate if open_loop else "inf",
+        burstiness=args.burstiness,
         duration=duration,
         completed=completed,
         failed=n - completed,
@@ -372,12 +389,29 @@ def bench(args: argparse.Namespace) -> int:
     print(f"Successful requests:                     {completed}")
     print(f"Failed requests:                         {n - completed}")
     print(f"Maximum request concurrency:             {args.max_concurrency}")
+    print(f"Traffic request rate:                    {args.request_rate}")
     print("==================================================", flush=True)
     if args.save_result:
         folder = Path(args.result_dir or ".")
         folder.mkdir(parents=True, exist_ok=True)
         (folder / (args.result_filename or "result.json")).write_text(json.dumps(result))
     return 0
+
+
+def _per_request(result: dict, n: int, sent: float, output_len: int, detailed: bool) -> dict:
+    """An open-loop bench's per-request figures as vLLM's client saves them (seconds): sends spaced 1 / the rate the
+    client sent, each request at the bench's median TTFT and TPOT; only with --save-detailed, as vLLM saves them."""
+    ttft, tpot = result["median_ttft_ms"] / 1000, result["median_tpot_ms"] / 1000
+    latency = ttft + (output_len - 1) * tpot
+    figures = {"latencies": [latency] * n, "queue_times": [0.0] * n}
+    if detailed:
+        figures |= {
+            "start_times": [1000.0 + i / sent for i in range(n)],
+            "ttfts": [ttft] * n,
+            "output_lens": [output_len] * n,
+            "input_lens": [0] * n,
+        }
+    return figures
 
 
 def _decode_model(result: dict, server: dict, args: argparse.Namespace) -> float:
@@ -392,7 +426,7 @@ def _decode_model(result: dict, server: dict, args: argparse.Namespace) -> float
     factor = (8192 / mnbt) ** 0.25 * (1 + ((pid % 7) - 3) * 0.001) / float(server.get("speedup") or 1)
     for key in ("mean_tpot_ms", "median_tpot_ms", "p99_tpot_ms", "mean_itl_ms", "median_itl_ms", "p99_itl_ms"):
         result[key] = result[key] * factor
-    waves = -(-args.num_prompts // max(args.max_concurrency, 1))
+    waves = -(-args.num_prompts // max(args.max_concurrency or args.num_prompts, 1))
     return waves * (result["median_ttft_ms"] + args.random_output_len * result["median_tpot_ms"]) / 1000
 
 
@@ -433,7 +467,10 @@ def add_bench_args(b: argparse.ArgumentParser) -> None:
     b.add_argument("--random-output-len", type=int, default=128)
     b.add_argument("--random-prefix-len", type=int, default=0)
     b.add_argument("--num-prompts", type=int, default=1000)
-    b.add_argument("--max-concurrency", type=int, default=1)
+    b.add_argument("--max-concurrency", type=int, default=None)
+    b.add_argument("--request-rate", type=float, default=float("inf"))
+    b.add_argument("--burstiness", type=float, default=1.0)
+    b.add_argument("--save-detailed", action="store_true")
     b.add_argument("--save-result", action="store_true")
     b.add_argument("--result-dir")
     b.add_argument("--result-filename")

@@ -24,6 +24,7 @@ from redline.cli.flags import add_request_flags, request_from_args
 from redline.models.campaign_plan import CampaignPlan, CellPlan
 from redline.models.campaign_results import CampaignRunResult, CampaignStatus, CampaignTable, ChampionReport
 from redline.models.search import SearchState
+from redline.models.workloads import load_of
 from redline.ops.campaign import plan as plan_ops
 from redline.ops.campaign import results
 from redline.ops.campaign import run as run_ops
@@ -207,7 +208,7 @@ def _cell_lines(cell: CellPlan) -> list[str]:
     if cell.warmup_command:
         lines.append(f"  warm-up {shlex.join(cell.warmup_command)}")
     lines += [
-        f"  bench   c={b.concurrency} repeat {b.repeat} ({b.num_prompts} prompts): {shlex.join(b.command)}"
+        f"  bench   {load_of(b).label} repeat {b.repeat} ({b.num_prompts} prompts): {shlex.join(b.command)}"
         for b in cell.benches
     ]
     return lines
@@ -272,11 +273,11 @@ def status_text(status: CampaignStatus) -> str:
 
 
 def table_text(table: CampaignTable) -> str:
-    head = ("cell", "c", "verdict", "regime", table.focus_metric, "out tok/s", "TPOT ms", "ok", "SLA")
+    head = ("cell", "load", "verdict", "regime", table.focus_metric, "out tok/s", "TPOT ms", "ok", "SLA")
     rows = [head] + [
         (
             r.cell + (f" on {r.workload}" if r.workload else ""),
-            str(r.concurrency),
+            load_of(r).label,
             r.verdict,
             r.regime,
             _n(r.focus_value) + (f" ± {_n(r.focus_std)}" if r.focus_std is not None else ""),

@@ -26,7 +26,7 @@ from redline.ops.ladder import adopt
 from redline.ops.ladder import ceiling as ladder_ceiling
 from redline.ops.ladder import plan as tools
 from redline.ops.ladder import record as ladder_record
-from redline.ops.predict.model_config import given_config
+from redline.ops.predict.model_config import given_config, given_file
 from redline.ops.requests import LadderAdoptRequest, LadderInitRequest, LadderNextRequest, LadderStatusRequest
 from redline.ops.workspace import layout_workspace
 
@@ -105,7 +105,7 @@ def _register_record(actions: argparse._SubParsersAction[argparse.ArgumentParser
 
 def _run_init(args: argparse.Namespace) -> int:
     request = request_from_args(LadderInitRequest, args)
-    given = read_text(Path(request.model_config_file)) if request.model_config_file else None  # the person's path
+    given = given_file(request.model_config_file)
     ladder = tools.ladder_init(args.ladder, request, widening=widening_from(args, request.engine), config_text=given)
     mpe = ladder.model.max_position_embeddings
     print(
@@ -132,7 +132,7 @@ def _run_record(args: argparse.Namespace) -> int:
             started_at=args.started_at,
             ended_at=args.ended_at,
             boot_s=args.boot_s,
-            shape=given_config(read_text(args.model_config_file))[0] if args.model_config_file else None,
+            shape=given_config(text)[0] if (text := given_file(args.model_config_file)) else None,
             workspace=layout_workspace(args.ladder.resolve()),
         )
     else:

@@ -4,12 +4,11 @@ what a boot would print about its memory, before it runs (labelled predicted), t
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from redline.cli.common import add_workspace_flags, print_result
 from redline.cli.flags import add_request_flags, request_from_args
-from redline.inputs import read_text
 from redline.models.memory import MemoryPrediction
+from redline.ops.predict.model_config import given_file
 from redline.ops.predict.predict import memory_predict
 from redline.ops.requests_predict import MemoryPredictRequest
 
@@ -47,6 +46,6 @@ def text(p: MemoryPrediction) -> str:
 
 def _run(args: argparse.Namespace) -> int:
     request = request_from_args(MemoryPredictRequest, args)
-    given = read_text(Path(request.model_config_file)) if request.model_config_file else None  # the person's path
+    given = given_file(request.model_config_file)
     print_result(args, memory_predict(args.workspace.resolve(), request, given), text)
     return 0

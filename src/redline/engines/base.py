@@ -109,6 +109,11 @@ class Engine(abc.ABC):
         Owned knobs in another spelling are refused whatever the widening: the config must say what ran.
         """
 
+    @abc.abstractmethod
+    def deploy_option(self, item: str) -> tuple[str, bool]:
+        """The option (its dest) an item of a deploy's argument list lands on, as the engine's parser resolves it
+        (prefixes, aliases, `_` for `-`), and whether it takes a value; InputError where it is ambiguous or none."""
+
     def admit_written(self, config: ServeConfig, what: str, fix: str) -> None:
         """Refuse a config a workspace file holds (a known-good entry, an A/B's trial record) whose flags or env the
         allowlist refuses, with no widening (a widening is the server config's, never a file's): `what` names the
@@ -143,8 +148,9 @@ class Engine(abc.ABC):
         """The model a boot log served, as it was given, if the log says."""
 
     @abc.abstractmethod
-    def parse_bench_result(self, text: str) -> BenchResult:
-        """The figures of one bench result file; InputError if it is not one."""
+    def parse_bench_result(self, text: str, slo: Mapping[str, float] | None = None) -> BenchResult:
+        """The figures of one bench result file; InputError if it is not one. `slo`: per-request limits (ttft_ms,
+        tpot_ms) an open-loop bench's goodput is counted against."""
 
     @abc.abstractmethod
     def log_message(self, line: str) -> str:

@@ -141,6 +141,30 @@ class FlagTable:
             )
         return dest
 
+    @cached_property
+    def _takes_value(self) -> frozenset[str]:
+        """The dests whose options take a value (an option and its aliases take the same)."""
+        return frozenset(dest for option, dest in self.options.items() if option in self.takes_value)
+
+    def deploy_option(self, item: str) -> tuple[str, bool]:
+        """The option an item of a deploy's argument list (a Helm values file's) lands on, as the engine's parser
+        would resolve it, and whether it takes a value (written after `=` or as the next item): `--name[=v]` exact or
+        a unique prefix, `_` read as `-`, a JSON-valued flag's dotted sub-key its flag's; `-tp[=v]` an alias (or a
+        unique prefix of one, as argparse reads a single dash). InputError where it is ambiguous or no option."""
+        spelled = item.split("=", 1)[0]
+        if spelled.startswith("--"):
+            base = spelled.split(".", 1)[0]
+            dest = self._lookup(item, "--" + base[2:].replace("_", "-"))
+        elif spelled in self.options:
+            dest = self.options[spelled]
+        else:
+            matches = {d for o, d in self.options.items() if o.startswith(spelled) and not o.startswith("--")}
+            if len(matches) != 1:
+                why = f"one of {sorted(matches)[:6]}" if matches else "no option"
+                raise InputError(f"extra flag {item!r} is not one {self.command} option ({why})")
+            dest = matches.pop()
+        return dest, dest in self._takes_value
+
     def check_owned(self, flag: str) -> str:
         """The flag's dest, unless a ServeConfig field owns it (then InputError: set that field)."""
         dest = self.resolve(flag)

@@ -28,6 +28,7 @@ from redline.ledger.derived import check_file, derived_dir
 from redline.ledger.results import Results
 from redline.models.campaign import AXES, REPLICATE, Campaign
 from redline.models.campaign_results import CellVerdict
+from redline.untrusted import CONFIG_YAML_NODES, MAX_YAML_BYTES
 
 _HEADER = (
     "redline campaign: a grid of serve configs over one base, each booted once and benched at every\n"
@@ -106,10 +107,11 @@ def _parse(path: Path, keep_comments: bool = False) -> Any:
             f"campaign {path}: that is the campaign's results folder; "
             f"write its file, the name ending in .yml ({path.name}.yml)"
         )
-    text = read_text(path, f"campaign file {path}")
+    text = read_text(path, f"campaign file {path}", max_bytes=MAX_YAML_BYTES)
     try:
         # reading only takes the C loader (about 4x faster); a write reads round-trip, to keep the comments
-        return yamlfile.parse(text, path) if keep_comments else yamlfile.parse_plain(text, path)
+        parse = yamlfile.parse if keep_comments else yamlfile.parse_plain
+        return parse(text, path, CONFIG_YAML_NODES)  # a file a person writes: the smaller budget
     except LadderError as exc:  # the YAML reader's wording, for a campaign
         raise InputError(str(exc)) from exc
 

@@ -15,17 +15,16 @@ from filelock import FileLock, Timeout
 from pydantic import BaseModel, ValidationError
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from ruamel.yaml.error import YAMLError
-from ruamel.yaml.util import load_yaml_guess_indent
 
-from redline.errors import InputError, LadderError
+from redline.errors import InputError, LadderError, RedlineError
 from redline.ledger.derived import check_file
-from redline.untrusted import MAX_YAML_BYTES, check_yaml, read_regular
+from redline.untrusted import MAX_YAML_BYTES, MAX_YAML_NODES, parse_yaml, parse_yaml_as_written, read_regular
 from redline.validation_text import explain_line
 
 _M = TypeVar("_M", bound=BaseModel)
 
 LOCK_TIMEOUT_S = 60.0
+FIX = "; fix it by hand or restore it"
 
 
 def _yaml() -> YAML:
@@ -36,42 +35,34 @@ def _yaml() -> YAML:
     return yaml
 
 
-def read(path: Path) -> str:
-    """The file's text, checked as untrusted YAML (size, aliases, depth) before anything parses it."""
+def read(path: Path, what: str | None = None) -> str:
+    """The file's text, size-capped, a plain file (a FIFO or device refused without blocking); parse() checks it as
+    untrusted YAML (size, nodes, aliases, depth, long integers) before anything builds it. `what`: how messages name
+    the file (default: its path)."""
+    what = what or str(path)
     try:
-        text = read_regular(path, MAX_YAML_BYTES, str(path), LadderError)
+        return read_regular(path, MAX_YAML_BYTES, what, LadderError)
     except FileNotFoundError as exc:
-        raise LadderError(f"{path}: no such file; create it with `redline ladder init`") from exc
+        raise LadderError(f"{what}: no such file; create it with `redline ladder init`") from exc
     except OSError as exc:
-        raise LadderError(f"{path}: cannot be read ({exc.strerror})") from exc
-    check_yaml(text, str(path), LadderError)
-    return text
+        raise LadderError(f"{what}: cannot be read ({exc.strerror})") from exc
 
 
-def parse(text: str, path: Path) -> Any:
+def parse(text: str, path: Path, max_nodes: int = MAX_YAML_NODES) -> Any:
     """The round-trip document in `text` (read from `path`), or a LadderError that says what is wrong."""
-    try:
-        return _yaml().load(text)
-    except YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(exc, "problem", None) or exc
-        raise LadderError(f"{path}: not valid YAML{where} ({problem}); fix it by hand or restore it") from exc
+    return parse_yaml(text, str(path), LadderError, loader=_yaml(), hint=FIX, max_nodes=max_nodes)
 
 
 def load(path: Path) -> Any:
     return parse(read(path), path)
 
 
-def parse_as_written(text: str, path: Path) -> tuple[Any, Callable[[Any], str]]:
-    """A file redline did not write (a deploy's values), as read(): its round-trip document, and a dumper that writes
-    it back with the file's own indentation, so that a write changes only the lines it edits."""
+def parse_as_written(text: str, what: str, error: type[RedlineError] = LadderError) -> tuple[Any, Callable[[Any], str]]:
+    """A file redline did not write (a deploy's values; `what` names it in messages), as read(): its round-trip
+    document, and a dumper that writes it back with the file's own indentation, so that a write changes only the
+    lines it edits."""
     yaml = _yaml()
-    try:
-        doc, sequence, offset = load_yaml_guess_indent(text, yaml=yaml)
-    except YAMLError:
-        parse(text, path)  # words the error
-        raise
+    doc, sequence, offset = parse_yaml_as_written(text, what, error, yaml)
     mapping = _mapping_indent(text) or 2
     offset = 2 if offset is None else offset
     yaml.indent(mapping=mapping, sequence=max(sequence or mapping + offset, offset + 2), offset=offset)
@@ -115,12 +106,9 @@ def load_model(path: Path, model: type[_M], what: str, hint: str) -> _M:
         raise InputError(f"{path}: not {what} ({explain_line(exc)}){hint}") from exc
 
 
-def parse_plain(text: str, path: Path) -> Any:
+def parse_plain(text: str, path: Path, max_nodes: int = MAX_YAML_NODES) -> Any:
     """`text` as plain dicts and lists (the C loader); an error worded as parse() words it."""
-    try:
-        return YAML(typ="safe").load(text)
-    except YAMLError:
-        return parse(text, path)  # the round-trip parser words the error the same way for both
+    return parse_yaml(text, str(path), LadderError, hint=FIX, max_nodes=max_nodes)
 
 
 def dumps(doc: Any) -> str:

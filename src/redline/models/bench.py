@@ -7,7 +7,7 @@ absurd magnitude is refused with the field named, so nothing non-finite reaches 
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 Count = Annotated[int, Field(gt=0, le=1 << 26)]
 MAX_FIGURE = 1e12  # tokens/s, requests/s, milliseconds or seconds: a trillion is past any real bench
@@ -19,18 +19,27 @@ LongName = Annotated[str, Field(max_length=4096)]  # a path or hub id, as a resu
 
 
 class BenchWorkload(BaseModel):
-    """What one bench run sends: random prompts of fixed lengths at one concurrency."""
+    """What one bench run sends: random prompts of fixed lengths, closed loop at one concurrency or open loop at one
+    request rate."""
 
     model_config = ConfigDict(extra="forbid")
 
     dataset: Literal["random"] = "random"
     input_len: Count
     output_len: Count
-    concurrency: Count
+    concurrency: Count | None = Field(None, description="closed loop: requests in flight; null: open loop (rate)")
+    rate: float | None = Field(None, gt=0, le=1e4, description="open loop: requests/s asked; null: closed loop")
+    burstiness: float = Field(1.0, gt=0, le=100, description="with rate: the arrivals' gamma shape (1: Poisson)")
     num_prompts: Count
     seed: int | None = None
     range_ratio: float = Field(0.0, ge=0, lt=1, description="lengths drawn from length x (1 +- range_ratio)")
     prefix_len: int = Field(0, ge=0, description="tokens every prompt of the bench shares at its start")
+
+    @model_validator(mode="after")
+    def _one_load(self) -> "BenchWorkload":
+        if (self.concurrency is None) == (self.rate is None):
+            raise ValueError("a bench runs at a concurrency (closed loop) or at a rate (open loop): give one")
+        return self
 
     @property
     def shared(self) -> float:
@@ -64,7 +73,26 @@ class BenchResult(BaseModel):
     p99_tpot_ms: Figure | None = None
     median_itl_ms: Figure | None = None
     p99_itl_ms: Figure | None = None
+    request_rate: Figure | Literal["inf"] | None = Field(
+        None, description="the rate the client was asked for (requests/s); inf: all at once (closed loop)"
+    )
+    burstiness: Figure | None = None
+    # Derived by the reader from the client's per-request figures (an open-loop bench saves them), never taken from
+    # the file: what the client sent, and what met the per-request SLO it was read against.
+    sent_rate: Figure | None = Field(
+        None, description="requests/s the client sent: (requests - 1) / the span of their send times"
+    )
+    goodput_slo: dict[str, Figure] | None = Field(
+        None, description="the per-request limits goodput was counted against (ttft_ms, tpot_ms)"
+    )
+    good_requests: Requests | None = Field(None, description="requests that met every per-request limit")
+    goodput_requests: Figure | None = Field(None, description="good requests per second of the run")
+    goodput_output_throughput: Figure | None = Field(None, description="good requests' output tokens per second")
 
     @property
     def all_completed(self) -> bool:
         return self.failed == 0 and self.completed == self.num_prompts
+
+
+DERIVED = ("sent_rate", "goodput_slo", "good_requests", "goodput_requests", "goodput_output_throughput")
+PER_REQUEST = ("start_times", "ttfts", "latencies", "output_lens")

@@ -301,14 +301,15 @@ class Campaign(ExperimentSpec):
         cells = len(self.cells) + (self.grid.size() if self.grid else 0)
         if cells > MAX_CELLS:
             raise ValueError(f"cells: {cells:,} cells (named and grid), over the {MAX_CELLS} a campaign may have")
+        points = max(len(self.points_of(name)) for name, _ in self.shapes())
         check_benches(
             "concurrencies",
             {"cells": cells}
             | ({"workloads": len(self.workloads)} if self.workloads else {})
-            | {"concurrencies": len(self.concurrencies), "repeats": self.repeats},
+            | {"concurrencies": points, "repeats": self.repeats},
         )
         if self.boundary is not None:
-            per_cell = len(self.concurrencies) * self.repeats + self.boundary.most_benches
+            per_cell = points * self.repeats + self.boundary.most_benches
             check_benches("boundary", {"cells": cells, "benches per cell at most": per_cell})
 
     @property
@@ -317,9 +318,11 @@ class Campaign(ExperimentSpec):
         return {m: limit for m, limit in self.sla.items() if DIRECTIONS[m] == "lower"}
 
     @property
-    def top_concurrency(self) -> int:
-        """The highest concurrency a cell's server may be benched at: the listed ones', or the boundary's highest."""
-        return max([*self.concurrencies, *([self.boundary.highest] if self.boundary else [])])
+    def top_concurrency(self) -> int | None:
+        """The highest concurrency a cell's server may be benched at: the listed ones', or the boundary's highest (a
+        boundary by concurrency); None where it is benched at rates alone."""
+        by = [int(self.boundary.highest)] if self.boundary is not None and self.boundary.by == "concurrency" else []
+        return max([*self.concurrencies, *by], default=None)
 
 
 __all__ = [

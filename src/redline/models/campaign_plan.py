@@ -28,7 +28,8 @@ class CellPrediction(PredictedKv):
 
 
 class PlannedBench(Strict):
-    concurrency: int
+    concurrency: int | None = None
+    rate: float | None = Field(None, description="an open-loop bench's request rate (requests/s)")
     repeat: int
     num_prompts: int
     result_file: str = Field(description="in the cell's folder")

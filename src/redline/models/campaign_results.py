@@ -65,8 +65,12 @@ class Repeat(Strict):
 
 
 class ConcurrencyResult(Strict):
+    """One load point of a cell (a concurrency, or a request rate) over its repeats: the figures, the SLA, the
+    problems."""
+
     workload: str | None = Field(None, description="which named workload (CellVerdict.workloads); null: the only one")
-    concurrency: int
+    concurrency: int | None = Field(None, description="closed loop: requests in flight; null: an open-loop point")
+    rate: float | None = Field(None, description="open loop: the request rate asked (requests/s); null: closed loop")
     num_prompts: int
     ok: bool = Field(description="every trial completed every request and the server stayed healthy")
     reason: str | None = None
@@ -74,6 +78,12 @@ class ConcurrencyResult(Strict):
     sla: list[SlaCheck] = []
     sla_ok: bool = True
     repeats: list[Repeat] = Field([], validation_alias=AliasChoices("repeats", "trials"))  # `trials` written before
+
+    @model_validator(mode="after")
+    def _one_load(self) -> "ConcurrencyResult":
+        if (self.concurrency is None) == (self.rate is None):
+            raise ValueError("a result is at a concurrency or at a rate: give one")
+        return self
 
 
 class BootRecord(Strict):
@@ -148,7 +158,8 @@ class CellVerdict(Strict):
     def context_at(self, result: ConcurrencyResult) -> ContextDescriptor:
         """The context of the figures at one concurrency: the cell's, with that bench's exact shape (its workload's)."""
         shape = self.workloads[result.workload] if result.workload is not None else self.context.workload
-        workload = shape.model_copy(update={"concurrency": result.concurrency, "num_prompts": result.num_prompts})
+        at = {"concurrency": result.concurrency, "rate": result.rate, "num_prompts": result.num_prompts}
+        workload = shape.model_copy(update=at)
         return self.context.model_copy(update={"workload": workload})
 
     def of_workload(self, name: str | None) -> "CellVerdict":
@@ -187,11 +198,12 @@ class CampaignStatus(Strict):
 
 
 class TableRow(Strict):
-    """One cell at one concurrency, with the focus metric and the guards beside it."""
+    """One cell at one load point (a concurrency or a rate), with the focus metric and the guards beside it."""
 
     cell: str
     workload: str | None = Field(None, description="the named workload the row is of; null: the campaign's only one")
-    concurrency: int
+    concurrency: int | None = None
+    rate: float | None = Field(None, description="an open-loop row's request rate asked (requests/s)")
     verdict: Verdict
     regime: str
     ok: bool
@@ -211,6 +223,9 @@ class TableRow(Strict):
     median_itl_ms: float | None
     failed: int | None
     num_prompts: int
+    sent_rate: float | None = Field(None, description="an open-loop row: the rate its client sent (requests/s)")
+    goodput_requests: float | None = Field(None, description="requests/s that met the per-request SLO")
+    goodput_output_throughput: float | None = Field(None, description="their output tokens/s")
 
 
 class CampaignTable(Strict):
@@ -219,6 +234,7 @@ class CampaignTable(Strict):
     focus_metric: str
     direction: Direction
     concurrencies: list[int]
+    rates: list[float] = Field([], description="the request rates of its open-loop rows, after the concurrencies")
     cells: list[str]
     missing: list[str] = Field(description="cells without a verdict yet")
     rows: list[TableRow]
@@ -230,6 +246,7 @@ class RankedCell(Strict):
     regime: str
     score: float | None = Field(description="the focus metric that ranks the cell (see ChampionReport.scoring)")
     at_concurrency: int | None = None
+    at_rate: float | None = Field(None, description="the request rate its score came from (an open-loop point)")
     delta_pct: float | None = Field(None, description="better than the baseline by this much (negative: worse)")
     noise_band_pct: float | None = None
     band_source: Literal["trials", "measured", "earlier", "default", "campaign"] | None = None
@@ -346,34 +363,9 @@ class CampaignRunResult(Strict):
     )
 
 
-class Series(Strict):
-    label: str
-    x: list[float]
-    y: list[float]
-
-
-class Plot(Strict):
-    name: str
-    file: str
-    title: str
-    x_label: str
-    y_label: str
-    series: list[Series]
-    marked: Series | None = Field(None, description="the champion's point(s), drawn on top")
-
-
-class CampaignReport(Strict):
-    campaign: str
-    report: str
-    plots: list[Plot]
-    table: CampaignTable
-    champion: ChampionReport
-
-
 __all__ = [
     "BootRecord",
     "CampaignCreated",
-    "CampaignReport",
     "CampaignRunResult",
     "CampaignStatus",
     "CampaignTable",
@@ -383,10 +375,8 @@ __all__ = [
     "ChampionReport",
     "Commands",
     "ConcurrencyResult",
-    "Plot",
     "RankedCell",
     "RegimeGroup",
-    "Series",
     "SlaCheck",
     "Stat",
     "TableRow",

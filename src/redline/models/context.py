@@ -60,6 +60,8 @@ class Workload(Strict):
     input_len: Annotated[int | None, Field(gt=0, le=1 << 26)] = None
     output_len: Annotated[int | None, Field(gt=0, le=1 << 26)] = None
     concurrency: Annotated[int | None, Field(gt=0, le=1 << 26)] = None
+    rate: Annotated[float | None, Field(gt=0, le=1e4, description="open loop: requests/s asked; null: closed")] = None
+    burstiness: Annotated[float | None, Field(gt=0, le=100, description="with rate: the gamma shape; null: 1")] = None
     num_prompts: Annotated[int | None, Field(gt=0, le=1 << 26)] = None
     range_ratio: float | None = Field(None, ge=0, lt=1, description="lengths drawn from length x (1 +- it); null: 0")
     prefix_len: int | None = Field(None, ge=0, description="tokens every prompt shared at its start; null: none")
@@ -75,13 +77,17 @@ class Workload(Strict):
     def of(cls, shape: Any, name: str | None = None) -> Workload:
         """The shape a workload spec or a bench's workload sent (a bench's has its concurrency and prompt count);
         a length spread or a shared prefix is stated only where there is one."""
-        bench = getattr(shape, "concurrency", None) is not None  # a bench's workload, not a spec's
+        bench = hasattr(shape, "concurrency")  # a bench's workload, not a spec's
+        rate = getattr(shape, "rate", None) if bench else None
+        burstiness = getattr(shape, "burstiness", 1.0)
         return cls(
             name=name,
             dataset=shape.dataset,
             input_len=shape.input_len,
             output_len=shape.output_len,
             concurrency=shape.concurrency if bench else None,
+            rate=rate,
+            burstiness=burstiness if burstiness != 1.0 else None,
             num_prompts=shape.num_prompts if bench else None,
             range_ratio=shape.range_ratio or None,
             prefix_len=shape.prefix_len or None,
@@ -200,6 +206,8 @@ COMPARABLE: dict[str, Any] = {
     "workload.input_len": lambda c: c.workload.input_len,
     "workload.output_len": lambda c: c.workload.output_len,
     "workload.concurrency": lambda c: c.workload.concurrency,
+    "workload.rate": lambda c: c.workload.rate,
+    "workload.burstiness": lambda c: c.workload.burstiness or 1.0,
     "workload.num_prompts": lambda c: c.workload.num_prompts,
     "workload.range_ratio": lambda c: c.workload.range_ratio or 0.0,
     "workload.prefix_len": lambda c: c.workload.prefix_len or 0,

@@ -54,6 +54,10 @@ METRICS: dict[str, MetricInfo] = dict(
         _m("p99_tpot_ms", "lower", "ms", "99th percentile time per output token"),
         _m("median_itl_ms", "lower", "ms", "median inter-token latency"),
         _m("p99_itl_ms", "lower", "ms", "99th percentile inter-token latency"),
+        _m("sent_rate", "higher", "req/s", "requests per second the client sent (an open-loop bench)"),
+        _m("goodput_requests", "higher", "req/s", "requests per second that met every per-request limit of the SLA"),
+        _m("goodput_output_throughput", "higher", "tok/s", "output tokens per second of those requests"),
+        _m("goodput_output_throughput_per_gpu", "higher", "tok/s/GPU", "the same, per GPU"),
     ]
 )
 DIRECTIONS: dict[str, Direction] = {name: m.direction for name, m in METRICS.items()}

@@ -7,22 +7,81 @@
       chat: {input_len: 1024, output_len: 256}
       long: {input_len: 4096, output_len: 512}
       rag: {input_len: 8192, output_len: 256, concurrencies: [4]}   # its own concurrencies (default: the experiment's)
+      live: {input_len: 1024, output_len: 256, rates: [2, 4, 8]}    # open loop: requests/s, Poisson arrivals (its own
+                                                                    # burstiness: vLLM's gamma shape, 1 = Poisson)
     combine: all                 # each (default): one champion per workload; all: a champion wins on every
                                  # workload; {weights: {chat: 3, long: 1}}: on the weighted mean of its gains
 
 Each figure keeps its own workload (two shapes are never one "random"); the policy is policy/workload_champion.py.
+
+A workload's load points (`Load`): each concurrency it runs at (closed loop: that many requests in flight), then each
+request rate (open loop: requests sent at that mean rate whatever the server does, as a service sees them). A
+workload that gives rates and no concurrencies runs at its rates alone; one that gives neither, at the experiment's
+concurrencies.
 """
 
 import math
 from typing import TYPE_CHECKING, Annotated, Literal, NamedTuple
 
-from pydantic import Field, field_validator
+from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from redline.models.bench import Count
 from redline.models.slug import Slug
 from redline.models.strict import Strict
 
 MAX_WORKLOADS = 8
+MAX_RATE = 10_000.0  # requests/s: past any one server
+RATE_DECIMALS = 3
+
+
+def _rate(value: float) -> float:
+    if round(value, RATE_DECIMALS) != value:
+        raise ValueError(f"rate {value!r}: give a rate with at most {RATE_DECIMALS} decimals (requests/s)")
+    return value
+
+
+Rate = Annotated[
+    float,
+    Field(ge=10**-RATE_DECIMALS, le=MAX_RATE, allow_inf_nan=False, description="requests/s"),
+    AfterValidator(_rate),
+]
+
+
+class Load(NamedTuple):
+    """One load point of a workload: closed loop at a concurrency (that many requests in flight), or open loop at a
+    request rate (requests sent at that mean rate, whatever the server does)."""
+
+    concurrency: int | None = None
+    rate: float | None = None
+
+    @property
+    def label(self) -> str:
+        """As prose and tables say it: c=16, 4 req/s."""
+        return f"{self.rate:g} req/s" if self.rate is not None else f"c={self.concurrency}"
+
+    @property
+    def tag(self) -> str:
+        """As a file name says it: c16, r4, r0.5."""
+        return f"r{self.rate:g}" if self.rate is not None else f"c{self.concurrency}"
+
+    @property
+    def order(self) -> tuple[int, float]:
+        """Concurrencies first, then rates, each ascending."""
+        return (1, self.rate) if self.rate is not None else (0, float(self.concurrency or 0))
+
+
+def load_of(point: object) -> Load:
+    """The load point of anything that says one (a result, a bench's workload, a table row): its concurrency and
+    rate."""
+    rate = getattr(point, "rate", None)
+    return Load(None if rate is not None else getattr(point, "concurrency", None), rate)
+
+
+def unique_rates(values: list[float]) -> list[float]:
+    """Rates in order, each given once (ValueError otherwise)."""
+    if len(set(values)) != len(values):
+        raise ValueError(f"each rate once: {values}")
+    return sorted(values)
 
 
 def unique_concurrencies(values: list[int]) -> list[int]:
@@ -59,13 +118,34 @@ class WorkloadSpec(Strict):
     concurrencies: Annotated[list[Count] | None, Field(min_length=1, max_length=32)] = Field(
         None,
         description="this workload's own concurrencies (e.g. long prompts at a low one, short ones at a high one); "
-        "default: the experiment's",
+        "default: the experiment's, unless it gives rates",
+    )
+    rates: Annotated[list[Rate] | None, Field(min_length=1, max_length=32)] = Field(
+        None,
+        description="request rates (requests/s) it is sent at, open loop: arrivals at that mean rate whatever the "
+        "server does (the bench client's request rate), beside or instead of concurrencies",
+    )
+    burstiness: Annotated[float, Field(gt=0, le=100, allow_inf_nan=False)] = Field(
+        1.0,
+        description="with rates: the arrivals' gamma shape as the bench client takes it (its burstiness): 1 is "
+        "Poisson, under 1 burstier, over 1 more even",
     )
 
     @field_validator("concurrencies")
     @classmethod
     def _each_once(cls, values: list[int] | None) -> list[int] | None:
         return None if values is None else unique_concurrencies(values)
+
+    @field_validator("rates")
+    @classmethod
+    def _each_rate_once(cls, values: list[float] | None) -> list[float] | None:
+        return None if values is None else unique_rates(values)
+
+    @model_validator(mode="after")
+    def _burstiness_with_rates(self) -> "WorkloadSpec":
+        if self.burstiness != 1.0 and not self.rates:
+            raise ValueError("burstiness: it shapes the arrivals of an open-loop bench: give rates, or drop it")
+        return self
 
     @property
     def tokens(self) -> int:
@@ -94,12 +174,23 @@ NamedShape = tuple[str | None, WorkloadSpec]
 
 
 class WorkloadAt(NamedTuple):
-    """One workload as a server is benched on it: its name (None where it is the only one), its shape and the
-    concurrencies it runs at (its own, else the experiment's)."""
+    """One workload as a server is benched on it: its name (None where it is the only one), its shape and the load
+    points it runs at (its own concurrencies, else the experiment's unless it gives rates; then its rates)."""
 
     name: str | None
     shape: WorkloadSpec
-    concurrencies: list[int]
+    points: list[Load]
+
+    @property
+    def concurrencies(self) -> list[int]:
+        return [p.concurrency for p in self.points if p.concurrency is not None]
+
+
+def points_of(shape: WorkloadSpec, default: list[int]) -> list[Load]:
+    """A workload's load points: its concurrencies (else `default`, the experiment's, unless it gives rates), then its
+    rates."""
+    concurrencies = shape.concurrencies or ([] if shape.rates else default)
+    return [Load(concurrency=c) for c in concurrencies] + [Load(rate=r) for r in shape.rates or []]
 
 
 class NamedWorkloads:
@@ -123,12 +214,16 @@ class NamedWorkloads:
         return dict(self.shapes())[name]
 
     def loads(self) -> list[WorkloadAt]:
-        """Every workload a server is benched on, in order, with the concurrencies it runs at."""
-        return [WorkloadAt(name, w, w.concurrencies or self.concurrencies) for name, w in self.shapes()]
+        """Every workload a server is benched on, in order, with the load points it runs at."""
+        return [WorkloadAt(name, w, points_of(w, self.concurrencies)) for name, w in self.shapes()]
+
+    def points_of(self, name: str | None) -> list[Load]:
+        """The load points the workload `name` runs at."""
+        return points_of(self.shape(name), self.concurrencies)
 
     def concurrencies_of(self, name: str | None) -> list[int]:
-        """The concurrencies the workload `name` runs at (its own, else the experiment's)."""
-        return self.shape(name).concurrencies or self.concurrencies
+        """The concurrencies the workload `name` runs at (its own, else the experiment's unless it gives rates)."""
+        return [p.concurrency for p in self.points_of(name) if p.concurrency is not None]
 
     @property
     def longest(self) -> int:
@@ -140,7 +235,7 @@ class NamedWorkloads:
         """The most KV tokens its benches hold at once: each workload's top concurrency times its requests' whole
         length, the largest (long prompts at a low concurrency and short ones at a high one need the larger of the
         two, not the longest at the highest)."""
-        return max(max(load.concurrencies) * load.shape.tokens for load in self.loads())
+        return max(max(load.concurrencies, default=1) * load.shape.tokens for load in self.loads())  # rates: one
 
     def check_workloads(self) -> None:
         """One way to say the workloads, a concurrency for each, and a combine that names them (ValueError, naming
@@ -150,8 +245,11 @@ class NamedWorkloads:
             raise ValueError("workload: give workload: (one shape) or workloads: (several, each named), not both")
         own = [w.concurrencies for _, w in self.shapes()]
         if not self.concurrencies:
-            if not all(own):
-                raise ValueError("concurrencies: give the concurrencies every bench runs at, or each workload's own")
+            if not all(w.concurrencies or w.rates for _, w in self.shapes()):
+                raise ValueError(
+                    "concurrencies: give the concurrencies every bench runs at, or each workload's own concurrencies "
+                    "or rates"
+                )
             self.concurrencies = sorted({c for cs in own if cs for c in cs})
         if self.workloads is None:
             if self.combine != "each":
@@ -163,6 +261,12 @@ class NamedWorkloads:
 
 
 __all__ = [
+    "Load",
+    "MAX_RATE",
+    "Rate",
+    "load_of",
+    "points_of",
+    "unique_rates",
     "COMBINE_HELP",
     "Combine",
     "MAX_WORKLOADS",

@@ -20,7 +20,7 @@ ladder's rung alike) before the next one boots; a ladder's rung, booted without 
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -90,12 +90,15 @@ class Keep:
     base: Path | None = None  # the folder the record's derived folders are checked from before each write
 
 
-def read_figures(session: ServeSession, run: BenchRun) -> tuple[BenchResult | None, str | None]:
-    """The bench's figures, or why its result file cannot be read (None, None: it wrote none)."""
+def read_figures(
+    session: ServeSession, run: BenchRun, slo: Mapping[str, float] | None = None
+) -> tuple[BenchResult | None, str | None]:
+    """The bench's figures, or why its result file cannot be read (None, None: it wrote none); `slo`: the per-request
+    limits an open-loop bench's goodput is counted against."""
     if run.result_text is None:
         return None, None
     try:
-        return session.engine.parse_bench_result(run.result_text), None
+        return session.engine.parse_bench_result(run.result_text, slo), None
     except InputError as exc:
         return None, str(exc)
 
@@ -162,7 +165,7 @@ async def run_bench(
     if run.result_text is not None and write is not None:
         write(bench.result_name, run.result_text)
     telemetry, gpu_checks = await _telemetry(session, handle, sampling, write)
-    figures, unreadable = read_figures(session, run)
+    figures, unreadable = read_figures(session, run, bench.slo)
     after = await session.prefix_counters(handle, config)
     prior = session.served.get(handle.run_dir, clean_bench.Served())
     tokens = figures.total_input_tokens if figures is not None else None

@@ -112,6 +112,44 @@ def inside(
     return path
 
 
+# Where redline keeps its own records in a workspace: the first folder of a path, a file at its root, a folder name
+RECORD_FOLDERS = {
+    "ladders": "a ladder or its rung files (ladders/)",
+    "campaigns": "a campaign file or its results (campaigns/)",
+    "ab": "an A/B's spec or its trial records (ab/)",
+}
+RECORD_FILES = {
+    "baselines.yml": "the recorded baselines (baselines.yml)",
+    "known-good.yml": "the known-good registry (known-good.yml)",
+    "frontier.yml": "the frontier of levers (frontier.yml)",
+}
+# What a record holds at its top, wherever it is: (keys it has, what it is)
+RECORD_KEYS = (
+    ({"schema_version"}, "a record redline writes (it carries schema_version)"),
+    ({"floor", "rungs"}, "a ladder"),
+    ({"ab", "arm", "trial"}, "an A/B's trial record"),
+    ({"campaign", "cell", "verdict"}, "a campaign cell's verdict"),
+    ({"base", "cells"}, "a campaign file"),
+    ({"base", "grid"}, "a campaign file"),
+    ({"arms", "trials"}, "an A/B's spec"),
+)
+
+
+def own_record(workspace: Path, path: Path, doc: object = None) -> str | None:
+    """What `path` (inside the workspace, links followed) is where it is one of redline's own records (a ladder, a
+    campaign file or its results, an A/B's files, baselines.yml, known-good.yml, frontier.yml, a `.runs` folder's),
+    by where it is or by what its parsed document `doc` holds at its top; None: none of them."""
+    parts = path.resolve().relative_to(workspace.resolve()).parts
+    if parts and parts[0] in RECORD_FOLDERS:
+        return RECORD_FOLDERS[parts[0]]
+    if len(parts) == 1 and parts[0] in RECORD_FILES:
+        return RECORD_FILES[parts[0]]
+    if any(part.endswith(".runs") for part in parts[:-1]):
+        return "a ladder's run folder (.runs)"
+    keys = set(doc) if isinstance(doc, dict) else set()
+    return next((what for needs, what in RECORD_KEYS if needs <= keys), None)
+
+
 def layout_workspace(path: Path) -> Path | None:
     """The workspace a person's ladder, campaign or A/B file sits in by the layout (ladders/, campaigns/, ab/ under
     it); None for a file elsewhere. What a command at a terminal passes where it names no workspace: the one place
@@ -133,4 +171,13 @@ def relative(workspace: Path, path: Path) -> str:
         return str(path)
 
 
-__all__ = ["MAX_NAME", "inside", "layout_workspace", "relative", "workspace_of"]
+__all__ = [
+    "MAX_NAME",
+    "RECORD_FILES",
+    "RECORD_FOLDERS",
+    "inside",
+    "layout_workspace",
+    "own_record",
+    "relative",
+    "workspace_of",
+]

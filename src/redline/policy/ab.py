@@ -169,9 +169,9 @@ def arm_point(
 def arm_summary(spec: AbSpec, plan: ArmPlan, records: Sequence[TrialRecord]) -> ArmSummary:
     points = [
         p
-        for w, _, concurrencies in spec.loads()
-        for c in concurrencies
-        if (p := arm_point(spec, plan.name, c, records, w)) is not None
+        for at in spec.loads()
+        for c in at.concurrencies
+        if (p := arm_point(spec, plan.name, c, records, at.name)) is not None
     ]
     failed = [f"{plan.name}-{r.trial}: {r.reason}" for r in records if not r.ok]
     return ArmSummary(

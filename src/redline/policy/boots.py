@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from redline.models.campaign import FOCUS_METRIC, Campaign
 from redline.models.campaign_results import CellVerdict, ConcurrencyResult, Stat
 from redline.models.metrics import Band
+from redline.models.workloads import Load, load_of
 from redline.policy.noise import between_boots, points_band, stated_band
 
 Replicates = Mapping[str, Sequence[CellVerdict]]  # each cell's boots after its first
@@ -33,13 +34,14 @@ def green_boots(first: CellVerdict, replicates: Sequence[CellVerdict]) -> list[C
     return [v for v in (first, *replicates) if v.verdict == "green"]
 
 
-def _at(verdict: CellVerdict, workload: str | None, concurrency: int) -> ConcurrencyResult | None:
-    return next((r for r in verdict.results if (r.workload, r.concurrency) == (workload, concurrency) and r.ok), None)
+def _at(verdict: CellVerdict, workload: str | None, point: Load) -> ConcurrencyResult | None:
+    return next((r for r in verdict.results if (r.workload, load_of(r)) == (workload, point) and r.ok), None)
 
 
-def boot_values(boots: Sequence[CellVerdict], workload: str | None, concurrency: int, metric: str) -> list[float]:
-    """One metric at one point, one figure per boot (each boot's mean over its benches) where that boot has it."""
-    found = [_at(v, workload, concurrency) for v in boots]
+def boot_values(boots: Sequence[CellVerdict], workload: str | None, point: Load, metric: str) -> list[float]:
+    """One metric at one point (a concurrency, or a rate), one figure per boot (each boot's mean over its benches)
+    where that boot has it."""
+    found = [_at(v, workload, point) for v in boots]
     return [r.metrics[metric].mean for r in found if r is not None and metric in r.metrics]
 
 
@@ -50,7 +52,7 @@ def _metrics(verdicts: Iterable[CellVerdict]) -> list[str]:
 def _groups(booted: Mapping[str, Sequence[CellVerdict]], metric: str) -> dict[str, list[list[float]]]:
     """Per cell booted more than once, per point, the metric's figure on each boot."""
     return {
-        cell: [boot_values(boots, r.workload, r.concurrency, metric) for r in boots[0].results if r.ok]
+        cell: [boot_values(boots, r.workload, load_of(r), metric) for r in boots[0].results if r.ok]
         for cell, boots in booted.items()
         if len(boots) > 1
     }
@@ -117,7 +119,7 @@ def over_boots(first: CellVerdict, replicates: Sequence[CellVerdict], noise: Noi
         metrics = {
             m: _stat(values) if between_boots(noise.get(m)) else s
             for m, s in r.metrics.items()
-            if (values := boot_values(boots, r.workload, r.concurrency, m))
+            if (values := boot_values(boots, r.workload, load_of(r), m))
         }
         results.append(r.model_copy(update={"metrics": metrics}))
     return first.model_copy(update={"results": results})

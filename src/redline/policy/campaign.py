@@ -38,6 +38,7 @@ from redline.policy.workload import (
     PlannedCommands,
     boot_benches,
     commands_of,
+    goodput_slo,
     length_gate,
     prompt_gates,
     seqs_gate,
@@ -181,7 +182,8 @@ def cell_config(campaign: Campaign, base: ServeConfig, cell: CellSpec, found: kg
     by_entry = use is not None and any(a.startswith("max_num_seqs ") for a in use.added)
     source = "the known-good entry" if by_entry else "base"
     own = "max_num_seqs" in levers
-    config, notes = seqs_gate(config, [campaign.top_concurrency], "cell", cell.name, own=own, source=source)
+    top = [campaign.top_concurrency] if campaign.top_concurrency is not None else []
+    config, notes = seqs_gate(config, top, "cell", cell.name, own=own, source=source)
     length_gate(campaign.shapes(), config.max_model_len, f"cell {cell.name!r}", "raise base.max_model_len")
     return CellConfig(config, [use.note, *notes] if use is not None and use.applied else notes, use)
 
@@ -221,7 +223,7 @@ def plan_cell(
     its regime, boot and benches are what runs: its engine's boot, its engine's bench client's benches."""
     engine = get_engine(cell_engine(campaign, cell))
     config, notes = made.config, made.notes
-    steps = boot_benches(campaign.loads(), campaign.warmup_requests, campaign.repeats)
+    steps = boot_benches(campaign.loads(), campaign.warmup_requests, campaign.repeats, goodput_slo(campaign.sla))
     try:
         commands = commands_of(engine, config, steps, executables)
     except InputError as exc:  # a knob the engine refuses names the cell
@@ -249,11 +251,12 @@ def _boundary_gate(campaign: Campaign) -> list[str]:
     if spec is None:
         return []
     limits = ", ".join(f"{m} <= {v:g}" for m, v in campaign.latency_sla.items())
+    what, unit = ("request rate", " req/s") if spec.by == "rate" else ("concurrency", "")
     return [
-        f"then each cell probes its load boundary ({limits}) on the same server: from concurrency {spec.lowest} "
-        f"doubling up to {spec.highest}, then bisecting to 5%, {spec.repeats} agreeing benches each; up to "
+        f"then each cell probes its load boundary ({limits}) on the same server: from {what} {spec.lowest:g}{unit} "
+        f"doubling up to {spec.highest:g}{unit}, then bisecting to 5%, {spec.repeats} agreeing benches each; up to "
         f"{spec.most_benches} more benches per cell, chosen as it runs (each a listed bench's command at another "
-        "concurrency)"
+        f"{what})"
     ]
 
 
@@ -262,6 +265,7 @@ def _planned_benches(commands: PlannedCommands) -> list[PlannedBench]:
     return [
         PlannedBench(
             concurrency=s.workload.concurrency,
+            rate=s.workload.rate,
             repeat=s.repeat,
             num_prompts=s.workload.num_prompts,
             result_file=s.result_name,

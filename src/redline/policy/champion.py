@@ -65,6 +65,11 @@ def _breach(check: SlaCheck) -> str:
     return f"{check.metric} {check.value:.4g} {sign} {check.limit:g}"
 
 
+def _at(result: ConcurrencyResult) -> str:
+    """A result's load point in a reason: concurrency 16, 4 req/s."""
+    return f"concurrency {result.concurrency}" if result.rate is None else f"{result.rate:g} req/s"
+
+
 def cell_verdict(
     campaign: Campaign,
     *,
@@ -80,7 +85,7 @@ def cell_verdict(
         return "red", f"warm-up failed: {warmup_error}"
     for result in results:
         if not result.ok:
-            return "red", f"concurrency {result.concurrency}: {result.reason}"
+            return "red", f"{_at(result)}: {result.reason}"
     if campaign.focus == "goodput":
         if results and not any(r.sla_ok for r in results):
             return "red", "SLA: no concurrency stayed inside it (goodput needs at least one)"
@@ -88,7 +93,7 @@ def cell_verdict(
     for result in results:
         broken = [_breach(c) for c in result.sla if not c.ok]
         if broken:
-            return "red", f"SLA at concurrency {result.concurrency}: {'; '.join(broken)}"
+            return "red", f"SLA at {_at(result)}: {'; '.join(broken)}"
     return "green", "every request completed at every concurrency" + (" within the SLA" if campaign.sla else "")
 
 
@@ -114,6 +119,7 @@ def table_rows(campaign: Campaign, verdict: CellVerdict) -> list[TableRow]:
                 cell=verdict.cell,
                 workload=r.workload,
                 concurrency=r.concurrency,
+                rate=r.rate,
                 verdict=verdict.verdict,
                 regime=verdict.context.regime.label,
                 ok=r.ok,
@@ -130,6 +136,9 @@ def table_rows(campaign: Campaign, verdict: CellVerdict) -> list[TableRow]:
                 median_itl_ms=_mean(r, "median_itl_ms"),
                 failed=_failed(r),
                 num_prompts=r.num_prompts,
+                sent_rate=_mean(r, "sent_rate"),
+                goodput_requests=_mean(r, "goodput_requests"),
+                goodput_output_throughput=_mean(r, "goodput_output_throughput"),
             )
         )
     return rows
@@ -152,12 +161,21 @@ def campaign_table(
         focus=campaign.focus,
         focus_metric=metric,
         direction=DIRECTIONS[metric],
-        # the listed concurrencies and any a load boundary probed, in order
-        concurrencies=sorted({*campaign.concurrencies, *(row.concurrency for row in rows)}),
+        # the listed concurrencies and rates and any a load boundary probed, in order
+        concurrencies=sorted({*campaign.concurrencies, *(r.concurrency for r in rows if r.concurrency is not None)}),
+        rates=sorted({*(r for n, _ in campaign.shapes() for r in _rates(campaign, n)), *_row_rates(rows)}),
         cells=list(cells),
         missing=[c for c in cells if c not in verdicts],
         rows=rows,
     )
+
+
+def _rates(campaign: Campaign, name: str | None) -> list[float]:
+    return [p.rate for p in campaign.points_of(name) if p.rate is not None]
+
+
+def _row_rates(rows: Sequence[TableRow]) -> list[float]:
+    return [r.rate for r in rows if r.rate is not None]
 
 
 # ---- the champion ----------------------------------------------------------------------------------------------

@@ -21,6 +21,11 @@
   second of the run (any overlap with the second), which is never below the requests in flight at any moment of
   it: a peak under the concurrency asked proves the client never held that load (too few prompts, a slow client,
   the server refusing). Flagged. A peak at or over it is consistent with the load, not a proof of it.
+- Rate (an open-loop bench): the rate the client sent (its requests over the span of their send times) against the
+  rate asked. vLLM's client spaces n requests at a rate r over about (n - 1) / r seconds, whatever the server does, so
+  a client that sent under SENT_FLOOR of the rate asked could not keep up (a starved CPU, a client past its limit):
+  the point was not the load asked, and is not judged (flagged). A server that cannot keep up queues the requests:
+  their latencies say so, not this check.
 - Window: the figures cover the whole run, ramp-up and drain included (the bench client reports no steady state);
   said, so nobody reads them as a steady state.
 - Figures: a figure impossible for the bench's own workload (a median TPOT under the engine's floor, a median ITL of
@@ -42,6 +47,7 @@ from redline.models.bench import BenchResult, BenchWorkload
 from redline.models.clean_bench import BenchCheck, PrefixCounters
 
 HIT_LIMIT = 0.01  # the share of prompt tokens a random-prompt bench may find cached (vLLM's own warning: 1%)
+SENT_FLOOR = 0.9  # an open-loop bench whose client sent under this share of the rate asked is not judged
 
 
 Reset = tuple[bool, str]  # whether the prefix cache was emptied just before the bench, and how (or why not)
@@ -163,6 +169,26 @@ def client(result: BenchResult, requested: int) -> BenchCheck:
     )
 
 
+def send_rate(result: BenchResult, asked: float) -> BenchCheck:
+    """An open-loop bench's send rate against the rate asked."""
+    rate = result.sent_rate
+    if rate is None:
+        return BenchCheck(
+            check="rate",
+            ok=False,
+            said=f"{asked:g} req/s asked, and the client saved no send times to tell what it sent (was it run with "
+            "--save-detailed?): not judged",
+        )
+    if rate < SENT_FLOOR * asked:
+        return BenchCheck(
+            check="rate",
+            ok=False,
+            said=f"the client sent {rate:.3g} req/s of the {asked:g} asked ({rate / asked:.0%}, under "
+            f"{SENT_FLOOR:.0%}): it could not send that rate, so the point is not the load asked; not judged",
+        )
+    return BenchCheck(check="rate", ok=True, said=f"the client sent {rate:.3g} req/s ({asked:g} asked)")
+
+
 def window(result: BenchResult) -> BenchCheck:
     return BenchCheck(
         check="window",
@@ -213,13 +239,21 @@ def checks(
     tpot_floor_ms: float = 0.0,
 ) -> list[BenchCheck]:
     """Every check of one bench (`sent`: what it sent; `tpot_floor_ms`: its engine's); any not ok keeps its figures
-    out of every verdict."""
+    out of every verdict. A closed-loop bench's client is checked for the concurrency it held, an open-loop one's for
+    the rate it sent."""
     return [
         prefix_cache(before, after, sent.shared, reset, own),
-        client(result, sent.concurrency),
+        sent_check(result, sent),
         window(result),
         plausible(result, tpot_floor_ms),
     ]
+
+
+def sent_check(result: BenchResult, workload: BenchWorkload) -> BenchCheck:
+    """The client's check: the concurrency it held (closed loop), or the rate it sent (open loop)."""
+    if workload.rate is not None:
+        return send_rate(result, workload.rate)
+    return client(result, workload.concurrency or 1)
 
 
 def flagged(found: list[BenchCheck]) -> str | None:
@@ -230,6 +264,9 @@ def flagged(found: list[BenchCheck]) -> str | None:
 
 __all__ = [
     "HIT_LIMIT",
+    "SENT_FLOOR",
+    "send_rate",
+    "sent_check",
     "Own",
     "Reset",
     "Served",

@@ -1,19 +1,29 @@
 """A champion's flags merged into a deploy's engine arguments: the list a Helm values file passes to the engine
 (`vllm.extraArgs` and the like), as edits a round-trip writer applies in place so the rest of the file is kept.
 
-    edits = merge_args(["--max-num-seqs", "256", "--trust-remote-code"], ["--max-num-seqs=128"])
+    edits = merge_args(["--max-num-seqs", "256", "--trust-remote-code"], ["--max-num-seqs=128"], engine.deploy_option)
     # [Replace(0, "--max-num-seqs=128"), Delete(1)]: the flag's own place, its value item gone, the rest untouched
 
-An item that starts with `-` is a flag; its value is written after `=` or as the next item (one that does not start
-with `-`). Two spellings are one flag when they name the same option: `--enable-x` and `--no-enable-x`,
-`--max_num_seqs` and `--max-num-seqs`. A flag the champion sets takes the place of the first item that names it
-(and the later ones go); a flag the list lacks is appended; every other item is kept as written.
+Every item that starts with `-` (but a negative number) is resolved against the engine's flag table the way its
+parser would (`resolve`: Engine.deploy_option): an argparse prefix (`--max-num-batched=2048`), an alias (`-tp 2`),
+`_` for `-`, `--no-` forms, a JSON-valued flag's dotted sub-key; its value is written after `=` or, where the option
+takes one, as the next item. An item the table cannot resolve to one option (ambiguous, or none it knows) is refused
+naming it: redline cannot tell what it sets (docs/security.md, 38.4). A flag the champion sets takes the place of
+the first item that lands on its option, and every later one goes (the engine would take the last); a flag the list
+lacks is appended; every other item is kept as written.
 """
 
 from __future__ import annotations
 
-from collections.abc import MutableSequence, Sequence
+import re
+from collections.abc import Callable, MutableSequence, Sequence
 from dataclasses import dataclass
+
+from redline.errors import InputError
+
+# An option item -> the option it lands on (its dest) and whether it takes a value (Engine.deploy_option)
+Resolve = Callable[[str], tuple[str, bool]]
+_NEGATIVE = re.compile(r"^-\d+$|^-\d*\.\d+$")  # a value, as argparse reads one that starts with a dash
 
 
 @dataclass(frozen=True)
@@ -26,6 +36,7 @@ class Replace:
 @dataclass(frozen=True)
 class Delete:
     index: int
+    was: str = ""  # the item (and its value item) it removes, as written
 
 
 @dataclass(frozen=True)
@@ -44,16 +55,33 @@ def option(item: str) -> str | None:
     return name.removeprefix("no-")
 
 
-def _groups(items: Sequence[str]) -> list[tuple[str | None, list[int]]]:
-    """Each flag with the indices it spans (itself, and its value item when written apart); value items alone."""
+def is_option(item: str) -> bool:
+    """Whether an argument list's item names an option (not a value, a positional or a negative number)."""
+    return item.startswith("-") and item not in ("-", "--") and not _NEGATIVE.match(item)
+
+
+def _groups(items: Sequence[str], resolve: Resolve) -> list[tuple[str | None, list[int]]]:
+    """Each option item with the indices it spans (itself, and its value item when written apart), as the option it
+    lands on; value items and positionals alone."""
     groups: list[tuple[str | None, list[int]]] = []
     i = 0
     while i < len(items):
-        name = option(items[i])
+        if not is_option(items[i]):
+            groups.append((None, [i]))
+            i += 1
+            continue
+        try:
+            dest, takes_value = resolve(items[i])
+        except InputError as exc:
+            raise InputError(
+                f"the deploy's argument list holds {items[i]!r} (item {i}), which redline cannot resolve to one "
+                f"option ({exc}): it cannot tell whether it sets what the champion sets; spell it out as the "
+                "engine's option, or remove it"
+            ) from exc
         spans = [i]
-        if name is not None and "=" not in items[i] and i + 1 < len(items) and option(items[i + 1]) is None:
+        if takes_value and "=" not in items[i] and i + 1 < len(items) and not is_option(items[i + 1]):
             spans.append(i + 1)
-        groups.append((name, spans))
+        groups.append((dest, spans))
         i = spans[-1] + 1
     return groups
 
@@ -65,16 +93,17 @@ def _meaning(written: Sequence[str]) -> tuple[bool, str | None]:
     return head.replace("_", "-").startswith("no-"), value
 
 
-def merge_args(items: Sequence[str], flags: Sequence[str]) -> list[Edit]:
+def merge_args(items: Sequence[str], flags: Sequence[str], resolve: Resolve) -> list[Edit]:
     """The edits that make `items` carry every flag in `flags` (each one item, `--flag=value` or `--flag`); none
-    when it already does, in whatever spelling (`--max-num-seqs 128` is `--max-num-seqs=128`). The replaces come
+    when it already does, in whatever spelling (`--max-num-seqs 128` is `--max-num-seqs=128`). Every item that lands
+    on an option a flag sets, in any spelling the engine reads, is replaced (the first) or deleted. The replaces come
     first, then the deletes in descending index order, then the appends."""
-    groups = _groups(items)
+    groups = _groups(items, resolve)
     replaces: list[Edit] = []
-    deletes: list[int] = []
+    deletes: dict[int, str] = {}
     appends: list[Edit] = []
     for flag in flags:
-        name = option(flag)
+        name = resolve(flag)[0]
         mine = [spans for n, spans in groups if n is not None and n == name]
         if not mine:
             appends.append(Append(flag))
@@ -83,8 +112,8 @@ def merge_args(items: Sequence[str], flags: Sequence[str]) -> list[Edit]:
         written = [items[i] for i in first]
         if _meaning(written) != _meaning([flag]) or rest:
             replaces.append(Replace(first[0], flag, " ".join(written)))
-            deletes += first[1:] + [i for spans in rest for i in spans]
-    return replaces + [Delete(i) for i in sorted(set(deletes), reverse=True)] + appends
+            deletes |= {i: items[i] for i in first[1:] + [i for spans in rest for i in spans]}
+    return replaces + [Delete(i, deletes[i]) for i in sorted(deletes, reverse=True)] + appends
 
 
 def apply_edits(items: MutableSequence[str], edits: Sequence[Edit]) -> None:
@@ -105,7 +134,18 @@ def edit_line(edit: Edit) -> str:
         return f"{edit.was} -> {edit.item}"
     if isinstance(edit, Append):
         return f"+ {edit.item}"
-    return f"- item {edit.index}"
+    return f"- {edit.was} (item {edit.index})" if edit.was else f"- item {edit.index}"
 
 
-__all__ = ["Append", "Delete", "Edit", "Replace", "apply_edits", "merge_args", "edit_line", "option"]
+__all__ = [
+    "Append",
+    "Delete",
+    "Edit",
+    "Replace",
+    "Resolve",
+    "apply_edits",
+    "edit_line",
+    "is_option",
+    "merge_args",
+    "option",
+]

@@ -5,8 +5,9 @@ campaign's verdicts, an A/B's trials and a baseline read a result alike. No I/O.
     found = metrics_of(result, config, TRIAL_METRICS)   # only those named (an A/B's)
     stats = summarize([found, ...])                     # each metric's mean, std and n over the trials that gave it
 
-The derived metrics: per GPU, output throughput divided by tensor x pipeline x data parallel size
-(models/serve.py gpus_of); per user, 1000 / median TPOT.
+The derived metrics: per GPU, output throughput (and goodput's) divided by tensor x pipeline x data parallel size
+(models/serve.py gpus_of); per user, 1000 / median TPOT. An open-loop bench's send rate and goodput are its reader's
+(engines/vllm/bench.py), from the client's per-request figures.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ def metrics_of(result: BenchResult, config: ServeConfig, names: Iterable[str] = 
     found = {name: float(v) for name in METRICS if isinstance(v := getattr(result, name, None), int | float)}
     if "output_throughput" in found:
         found["output_throughput_per_gpu"] = found["output_throughput"] / gpus_of(config)
+    if "goodput_output_throughput" in found:
+        found["goodput_output_throughput_per_gpu"] = found["goodput_output_throughput"] / gpus_of(config)
     if found.get("median_tpot_ms"):
         found["tokens_per_s_per_user"] = 1000.0 / found["median_tpot_ms"]
     wanted = set(names)

@@ -18,6 +18,7 @@ from typing import Any
 from redline.models.campaign import FOCUS_METRIC, Campaign
 from redline.models.campaign_results import CellVerdict, RankedCell, Stat
 from redline.models.metrics import MetricFlag, NoiseJudgement
+from redline.models.workloads import Load, load_of
 from redline.policy import noise
 from redline.policy.boots import green_boots
 from redline.policy.noise import Band, Sample, flags_of, flags_on
@@ -35,9 +36,10 @@ def _cv(s: Stat) -> float | None:
     return s.std / s.mean if s.std is not None and s.mean else None
 
 
-def cell_sample(campaign: Campaign, verdict: CellVerdict) -> tuple[Sample | None, int | None]:
-    """A green cell's score as a sample (its mean, spread and boots or benches), and the concurrency it came from.
-    Latency: the geometric mean of the concurrencies' means, with the largest coefficient of variation among them.
+def cell_sample(campaign: Campaign, verdict: CellVerdict) -> tuple[Sample | None, Load | None]:
+    """A green cell's score as a sample (its mean, spread and boots or benches), and the load point (a concurrency, or
+    a rate) it came from. Latency: the geometric mean of the load points' means, with the largest coefficient of
+    variation among them.
     Read from the cell over its boots (policy/boots.py over_boots), it is the mean of its boots."""
     metric = FOCUS_METRIC[campaign.focus]
     usable = [r for r in verdict.results if r.ok and metric in r.metrics]
@@ -46,14 +48,14 @@ def cell_sample(campaign: Campaign, verdict: CellVerdict) -> tuple[Sample | None
     if not usable:
         return None, None
     if campaign.focus == "latency":
-        if len(usable) != sum(len(campaign.concurrencies_of(w)) for w in {r.workload for r in verdict.results}):
+        if len(usable) != sum(len(campaign.points_of(w)) for w in {r.workload for r in verdict.results}):
             return None, None
         score = math.exp(statistics.fmean(math.log(r.metrics[metric].mean) for r in usable))
         cvs = [cv for r in usable if (cv := _cv(r.metrics[metric])) is not None]
         n = min(r.metrics[metric].n for r in usable)
         return Sample(mean=score, std=max(cvs) * score if cvs and n > 1 else None, n=n), None
     best = max(usable, key=lambda r: r.metrics[metric].mean)
-    return Sample.of_stat(best.metrics[metric]), best.concurrency
+    return Sample.of_stat(best.metrics[metric]), load_of(best)
 
 
 def cell_flags(verdict: CellVerdict) -> list[MetricFlag]:
@@ -62,7 +64,7 @@ def cell_flags(verdict: CellVerdict) -> list[MetricFlag]:
         f
         for r in verdict.results
         for f in flags_of(
-            f"{verdict.cell}{f' on {r.workload}' if r.workload else ''} at c={r.concurrency}",
+            f"{verdict.cell}{f' on {r.workload}' if r.workload else ''} at {load_of(r).label}",
             {m: Sample.of_stat(s) for m, s in r.metrics.items()},
         )
     ]
@@ -100,7 +102,8 @@ def rank(
         engine=verdict.context.engine.name,
         regime=verdict.context.regime.label,
         score=None if sample is None else sample.mean,
-        at_concurrency=at,
+        at_concurrency=at.concurrency if at is not None else None,
+        at_rate=at.rate if at is not None else None,
         outcome="excluded",
         why="no figure of the focus metric to rank it by",
         flags=flags,

@@ -11,20 +11,23 @@ exactly what a run sends.
     commands = commands_of(engine, config, steps, executables)   # the boot, the warm-up, each bench step
 
 The gates (METHODOLOGY.md, "Campaigns", 8 and 9): every concurrency sends at least 2 x c prompts, so its window
-is not all ramp and drain; a count asked below that is raised and the plan says so. max_num_seqs is at least the
-highest concurrency, so no batch is capped below the sweep (`seqs_gate`): raised and said so where the value came
-from elsewhere (unset, the base, the known-good entry), refused where the cell or arm itself set it lower.
+is not all ramp and drain; a count asked below that is raised and the plan says so. A rate sends RATE_WINDOW_S
+seconds of arrivals by default (never under MIN_RATE_PROMPTS prompts, so its send rate can be told). max_num_seqs is
+at least the highest concurrency, so no batch is capped below the sweep (`seqs_gate`): raised and said so where the
+value came from elsewhere (unset, the base, the known-good entry), refused where the cell or arm itself set it lower;
+an open-loop bench asks no concurrency, so a workload of rates alone leaves max_num_seqs as it is.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from redline.engines.base import Engine
 from redline.errors import InputError
 from redline.models import BenchWorkload, ServeConfig
-from redline.models.workloads import NamedShape, WorkloadAt, WorkloadSpec
+from redline.models.workloads import Load, NamedShape, WorkloadAt, WorkloadSpec
 
 # How the target runs each engine (and each bench client), by engine name; None or a missing name: the default.
 Executables = Mapping[str, Sequence[str]]
@@ -33,6 +36,8 @@ RUN_DIR = "$RUN_DIR"  # where a bench writes, on the target: the server's run fo
 WARMUP_FILE = "warmup.json"
 PROMPTS_PER_CONCURRENCY = 4  # the default when the workload names no num_prompts
 MIN_PROMPTS_PER_CONCURRENCY = 2  # one full batch beyond ramp and drain
+RATE_WINDOW_S = 60  # an open-loop bench's arrivals, by default: a minute of them
+MIN_RATE_PROMPTS = 10  # the fewest an open-loop bench sends: its send rate is told from their spacing
 
 
 @dataclass(frozen=True)
@@ -46,10 +51,37 @@ class Bench:
     repeat: int = 1  # which bench at its concurrency, where one boot benches each concurrency several times
     ranked: bool = True  # its figures are ranked, so the clean-bench checks apply (not a warm-up's, or a smoke test's)
     workload_name: str | None = None  # which of several named workloads it sends; None: the only one
+    slo: Mapping[str, float] | None = None  # an open-loop bench's per-request limits, its goodput counted against
 
 
-def prompts_at(asked: int | None, c: int) -> tuple[int, str | None]:
-    """How many prompts concurrency c sends, and the gate's note when it had to raise them."""
+GOODPUT_LIMITS = {"ttft_ms": "ttft_ms", "tpot_ms": "tpot_ms"}  # a per-request limit, by what an SLA metric ends with
+
+
+def goodput_slo(sla: Mapping[str, float]) -> dict[str, float] | None:
+    """The per-request limits an SLA says (DistServe's goodput: a request is good when its own TTFT and TPOT are
+    within them): each the tightest SLA limit on a TTFT or TPOT metric (p99_ttft_ms 600 -> ttft_ms 600); None where the
+    SLA limits neither."""
+    found: dict[str, float] = {}
+    for metric, limit in sla.items():
+        for suffix, key in GOODPUT_LIMITS.items():
+            if metric.endswith(suffix):
+                found[key] = min(limit, found.get(key, limit))
+    return found or None
+
+
+def prompts_at(asked: int | None, point: Load | int) -> tuple[int, str | None]:
+    """How many prompts a load point (a concurrency c, or a rate) sends, and the gate's note when it had to raise
+    them."""
+    at = point if isinstance(point, Load) else Load(concurrency=point)
+    if at.rate is not None:
+        n = asked if asked is not None else max(MIN_RATE_PROMPTS, math.ceil(at.rate * RATE_WINDOW_S))
+        if n >= MIN_RATE_PROMPTS:
+            return n, None
+        return MIN_RATE_PROMPTS, (
+            f"{at.label}: num_prompts {n} raised to {MIN_RATE_PROMPTS} (an open-loop bench sends at least "
+            f"{MIN_RATE_PROMPTS}, so the rate its client sent can be told)"
+        )
+    c = at.concurrency or 1
     n = asked if asked is not None else PROMPTS_PER_CONCURRENCY * c
     floor = MIN_PROMPTS_PER_CONCURRENCY * c
     if n >= floor:
@@ -61,12 +93,12 @@ def prompts_at(asked: int | None, c: int) -> tuple[int, str | None]:
 
 
 def prompt_gates(loads: Sequence[WorkloadAt]) -> list[str]:
-    """The gate's note for every concurrency (of every workload) whose prompts it raised."""
+    """The gate's note for every load point (of every workload) whose prompts it raised."""
     return [
         (f"workload {name}: " if name else "") + note
-        for name, shape, concurrencies in loads
-        for c in concurrencies
-        if (note := prompts_at(shape.num_prompts, c)[1])
+        for name, shape, points in loads
+        for p in points
+        if (note := prompts_at(shape.num_prompts, p)[1])
     ]
 
 
@@ -96,6 +128,8 @@ def seqs_gate(
     the cell or arm itself (a value below the top is refused: InputError); `source`: where it came from otherwise
     (base, the known-good entry).
     """
+    if not concurrencies:  # open loop alone: no concurrency asked, the server's own cap is part of what is measured
+        return config, []
     top = max(concurrencies)
     seqs = config.max_num_seqs
     if seqs is not None and seqs >= top:
@@ -115,14 +149,18 @@ def seqs_gate(
     return config.model_copy(update={"max_num_seqs": top}), [note]
 
 
-def bench_workload(shape: WorkloadSpec, c: int, step: int) -> BenchWorkload:
-    """The workload of the bench at place `step` on a server. Each bench on a server gets its own seed, so none
-    replays an earlier one's prompts into the prefix cache, and every server runs the same seeds in the same order."""
+def bench_workload(shape: WorkloadSpec, point: Load | int, step: int) -> BenchWorkload:
+    """The workload of the bench at place `step` on a server, at one load point (a concurrency, or a rate). Each bench
+    on a server gets its own seed, so none replays an earlier one's prompts into the prefix cache, and every server
+    runs the same seeds in the same order."""
+    at = point if isinstance(point, Load) else Load(concurrency=point)
     return BenchWorkload(
         input_len=shape.input_len,
         output_len=shape.output_len,
-        concurrency=c,
-        num_prompts=prompts_at(shape.num_prompts, c)[0],
+        concurrency=at.concurrency,
+        rate=at.rate,
+        burstiness=shape.burstiness if at.rate is not None else 1.0,
+        num_prompts=prompts_at(shape.num_prompts, at)[0],
         seed=shape.seed + 1 + step,
         range_ratio=shape.range_ratio,
         prefix_len=shape.prefix_len,
@@ -130,13 +168,14 @@ def bench_workload(shape: WorkloadSpec, c: int, step: int) -> BenchWorkload:
 
 
 def warmup_workload(shape: WorkloadSpec, requests: int, concurrencies: Sequence[int]) -> BenchWorkload | None:
-    """The warm-up every server gets before its first measured bench; None for a cold bench (0 requests)."""
+    """The warm-up every server gets before its first measured bench (closed loop, at most the highest concurrency);
+    None for a cold bench (0 requests)."""
     if requests == 0:
         return None
     return BenchWorkload(
         input_len=shape.input_len,
         output_len=shape.output_len,
-        concurrency=min(requests, max(concurrencies)),
+        concurrency=min(requests, max(concurrencies, default=requests)),
         num_prompts=requests,
         seed=shape.seed,
         range_ratio=shape.range_ratio,
@@ -144,28 +183,33 @@ def warmup_workload(shape: WorkloadSpec, requests: int, concurrencies: Sequence[
     )
 
 
-def bench_file(c: int, repeat: int = 1, repeats: int = 1, workload: str | None = None) -> str:
-    named = f"bench-{workload}-c{c}" if workload is not None else f"bench-c{c}"
+def bench_file(point: Load | int, repeat: int = 1, repeats: int = 1, workload: str | None = None) -> str:
+    """A bench's result file: bench-c16.json, bench-r4.json, bench-<workload>-c16-t2.json."""
+    tag = point.tag if isinstance(point, Load) else f"c{point}"
+    named = f"bench-{workload}-{tag}" if workload is not None else f"bench-{tag}"
     return f"{named}.json" if repeats == 1 else f"{named}-t{repeat}.json"
 
 
-def boot_benches(loads: Sequence[WorkloadAt], warmup_requests: int, repeats: int) -> list[Bench]:
-    """Every bench one server gets, in order: the warm-up (the first workload's), then each concurrency of each
+def boot_benches(
+    loads: Sequence[WorkloadAt], warmup_requests: int, repeats: int, slo: Mapping[str, float] | None = None
+) -> list[Bench]:
+    """Every bench one server gets, in order: the warm-up (the first workload's), then each load point of each
     workload of each repeat (repeats outermost, so they interleave; then workloads, so each repeat sees every one),
-    each workload at its own concurrencies."""
+    each workload at its own concurrencies and rates. `slo`: the per-request limits an open-loop bench's goodput is
+    counted against (goodput_slo of the SLA)."""
     steps = []
     warm = warmup_workload(loads[0].shape, warmup_requests, [c for w in loads for c in w.concurrencies])
     if warm is not None:
         steps.append(
             Bench(WARMUP_FILE, warm, f"warming up with {warm.num_prompts} requests", warmup=True, ranked=False)
         )
-    order = [(c, t, (w.name, w.shape)) for t in range(1, repeats + 1) for w in loads for c in w.concurrencies]
-    for i, (c, t, (name, shape)) in enumerate(order):
-        label = (
-            (f"{name}, " if name else "") + f"concurrency {c}" + (f", repeat {t} of {repeats}" if repeats > 1 else "")
-        )
-        file = bench_file(c, t, repeats, name)
-        steps.append(Bench(file, bench_workload(shape, c, i), label, repeat=t, workload_name=name))
+    order = [(p, t, (w.name, w.shape)) for t in range(1, repeats + 1) for w in loads for p in w.points]
+    for i, (p, t, (name, shape)) in enumerate(order):
+        said = f"concurrency {p.concurrency}" if p.rate is None else p.label
+        label = (f"{name}, " if name else "") + said + (f", repeat {t} of {repeats}" if repeats > 1 else "")
+        file = bench_file(p, t, repeats, name)
+        limits = slo if p.rate is not None else None
+        steps.append(Bench(file, bench_workload(shape, p, i), label, repeat=t, workload_name=name, slo=limits))
     return steps
 
 
@@ -213,7 +257,10 @@ __all__ = [
     "bench_file",
     "boot_benches",
     "PROMPTS_PER_CONCURRENCY",
+    "MIN_RATE_PROMPTS",
+    "RATE_WINDOW_S",
     "bench_workload",
+    "goodput_slo",
     "prompt_gates",
     "prompts_at",
     "seqs_gate",

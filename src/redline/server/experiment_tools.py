@@ -19,9 +19,9 @@ from redline.ledger.campaign_file import check_results, read_campaign
 from redline.models.ab import AbResult
 from redline.models.campaign import Campaign
 from redline.models.campaign_plan import CampaignPlan
+from redline.models.campaign_report import CampaignReport
 from redline.models.campaign_results import (
     CampaignCreated,
-    CampaignReport,
     CampaignRunResult,
     CampaignStatus,
     CampaignTable,

@@ -20,7 +20,7 @@ from redline.ops.ladder import plan as ladder_ops
 from redline.ops.ladder import record as ladder_record
 from redline.ops.ladder import rung as rung_ops
 from redline.ops.ladder.rung import RungOutcome
-from redline.ops.predict.model_config import MODEL_CONFIG_FIELD, given_config
+from redline.ops.predict.model_config import given_config
 from redline.ops.requests import (
     CeilingRecordRequest,
     LadderAdoptRequest,
@@ -57,11 +57,7 @@ async def _ladder_init(ctx: Context, ladder: LadderArg, request: LadderInitReque
     state = state_of(ctx)
     path, _ = state.ladder(ladder)
     await off_loop(state.check_derived, path)
-    given = (
-        await off_loop(state.read_text, request.model_config_file, MODEL_CONFIG_FIELD)
-        if request.model_config_file
-        else None
-    )
+    given = await off_loop(state.read_model_config, request.model_config_file) if request.model_config_file else None
     return await off_loop(
         ladder_ops.ladder_init,
         path,
@@ -202,7 +198,7 @@ async def _rung_record(ctx: Context, ladder: LadderArg, request: RungRecordReque
 
 def _given_shape(state: State, name: str | None) -> ModelShape | None:
     """The shape of the config.json a request gives as model_config_file (a workspace file), if it gives one."""
-    return given_config(state.read_text(name, MODEL_CONFIG_FIELD))[0] if name else None
+    return given_config(state.read_model_config(name))[0] if name else None
 
 
 async def _texts(state: State, request: RungRecordRequest) -> tuple[str, str]:

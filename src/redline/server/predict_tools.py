@@ -6,7 +6,6 @@ from mcp.server.mcpserver import Context
 
 from redline.models.memory import MemoryPrediction
 from redline.offload import off_loop
-from redline.ops.predict.model_config import MODEL_CONFIG_FIELD
 from redline.ops.predict.predict import memory_predict
 from redline.ops.requests_predict import MemoryPredictRequest
 from redline.server.toolkit import READ_ONLY, state_of, tool
@@ -20,9 +19,5 @@ async def _memory_predict(ctx: Context, request: MemoryPredictRequest) -> Memory
     the real boots redline ships and those recorded in the workspace; a recorded boot of the same model anchors it.
     `model` is the model's folder on the server's host; where it is not, give its config.json as model_config_file."""
     state = state_of(ctx)
-    given = (
-        await off_loop(state.read_text, request.model_config_file, MODEL_CONFIG_FIELD)
-        if request.model_config_file
-        else None
-    )
+    given = await off_loop(state.read_model_config, request.model_config_file) if request.model_config_file else None
     return await off_loop(memory_predict, state.config.workspace, request, given)

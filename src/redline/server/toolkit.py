@@ -43,6 +43,7 @@ from redline.offload import (
     off_loop as off_loop,  # re-exported: the tools' one way off the event loop (a thread, or a process for big texts)
 )
 from redline.ops.evidence.versions import EngineVersions
+from redline.ops.predict.model_config import MODEL_CONFIG_FIELD, read_given_config
 from redline.ops.request_base import MAX_TEXT, WAIT_MAX_S, Request, require_ack
 from redline.ops.requests import OPERATIONS
 from redline.ops.session import Progress, ServeSession
@@ -246,6 +247,10 @@ class State:
 
     def read_text(self, name: str, what: str) -> str:
         return read_text(self.file(name, what), f"{what} {name!r} (in the workspace)", max_bytes=MAX_TEXT)
+
+    def read_model_config(self, name: str) -> str:
+        """A request's model_config_file (a workspace file), read with config.json's 1 MiB cap (security.md, 38.3)."""
+        return read_given_config(self.file(name, MODEL_CONFIG_FIELD), f"{name!r} (in the workspace)")
 
     def adopt_source(self, source: str) -> Path:
         """The ladder file ladder_adopt may read: a path inside the workspace, or an absolute one under a folder the

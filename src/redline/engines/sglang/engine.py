@@ -1,6 +1,6 @@
 """SGLang as an Engine: its server, benched by vLLM's client so both engines' figures come from one client."""
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from redline.engines.base import Engine, MemoryModel
 from redline.engines.sglang import argv, bootlog, flags, memory
@@ -34,6 +34,9 @@ class SGLang(Engine):
     def admit(self, config: ServeConfig, widening: Widening | None = None) -> list[str]:
         return flags.TABLE.admit(config, widening)
 
+    def deploy_option(self, item: str) -> tuple[str, bool]:
+        return flags.TABLE.deploy_option(item)
+
     def bench_argv(
         self,
         config: ServeConfig,
@@ -61,8 +64,8 @@ class SGLang(Engine):
     def served_model(self, text: str) -> str | None:
         return bootlog.served_model(text)
 
-    def parse_bench_result(self, text: str) -> BenchResult:
-        return parse_bench_result(text)  # the client is vLLM's, so is its result file
+    def parse_bench_result(self, text: str, slo: Mapping[str, float] | None = None) -> BenchResult:
+        return parse_bench_result(text, slo)  # the client is vLLM's, so is its result file
 
     def log_message(self, line: str) -> str:
         return bootlog.message(line)

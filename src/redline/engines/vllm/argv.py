@@ -77,8 +77,18 @@ def bench_argv(
     ]
 
 
+def load_args(w: BenchWorkload) -> list[str]:
+    """How the client paces the bench: closed loop at its concurrency, or open loop at its rate (arrivals at that
+    mean rate, gamma-shaped by its burstiness; each request's figures saved, so the reader counts the send rate and
+    the goodput)."""
+    if w.rate is None:
+        return ["--max-concurrency", str(w.concurrency)]
+    return ["--request-rate", f"{w.rate:g}", "--burstiness", f"{w.burstiness:g}", "--save-detailed"]
+
+
 def _random_dataset(w: BenchWorkload) -> list[str]:
-    """The load a bench sends: random prompts of the workload's lengths, at its concurrency, every output full."""
+    """The load a bench sends: random prompts of the workload's lengths, at its concurrency or rate, every output
+    full."""
     return [
         "--dataset-name",
         "random",
@@ -88,8 +98,7 @@ def _random_dataset(w: BenchWorkload) -> list[str]:
         str(w.output_len),
         "--num-prompts",
         str(w.num_prompts),
-        "--max-concurrency",
-        str(w.concurrency),
+        *load_args(w),
         *(["--seed", str(w.seed)] if w.seed is not None else []),
         *(["--random-range-ratio", str(w.range_ratio)] if w.range_ratio else []),
         *(["--random-prefix-len", str(w.prefix_len)] if w.prefix_len else []),

@@ -21,9 +21,11 @@ from redline.engines.vllm.memory_terms import (
     embedding_gib,
     forward_bound,
     graph_mode,
+    hidden_batch_gib,
     identity_residual,
     measured,
     observed_state,
+    spike_gib,
     weights_formula_gib,
 )
 from redline.engines.vllm.runner import V1_SAMPLER_BYTES, graphs_in_budget, v1_logits, v1_sampler_gib
@@ -44,6 +46,10 @@ FALLBACK = {"eager": ("warm", "cold"), "warm": ("eager", "cold"), "cold": ("warm
 # its forward pass sets its peak (llama8b at 16,384: 1.78 GiB cold, 1.72 warm and eager); beyond it, its compile's own
 # spike set it (at 8,192: 1.10 against 0.88).
 FORWARD_GAP = 0.1
+# The spike's batches of hidden states where no boot measured them: issue 42's Mistral-Nemo-12B shape held 1.29 GiB
+# cold at 2,048 batched tokens, its 1.25 GiB embedding and two batches of its 19.5 MiB of hidden states.
+PRIOR_SPIKE = 2.0
+SPIKE_MARGIN = 0.05  # a cold boot this close to its spike is the spike's, where no boot of its model tells
 
 
 def _key(moe: bool, state: str) -> str:
@@ -113,20 +119,43 @@ def _forward_peak(o: Observation, boots: Sequence[Observation]) -> float | None:
     return min(peaks) if peaks else None
 
 
+def _spike_fit(bound: Sequence[Observation]) -> Fit:
+    """The spike's batches of hidden states by least squares over the boots it set the peak of (the embedding held
+    once), its band the farthest boot's miss; the prior where there is none."""
+    why = f"prior: the embedding and {PRIOR_SPIKE:g} batches of hidden states (issue 42's Mistral-Nemo-12B shape)"
+    points = [
+        (
+            hidden_batch_gib(o.shape, o.serve),
+            (o.signals.memory.peak_activation_gib or 0.0) - embedding_gib(o.shape, o.serve),
+        )
+        for o in bound
+    ]
+    if not points:
+        return Fit(coefficients={SPIKE: PRIOR_SPIKE}, band_gib=SPIKE_MARGIN, boots=0, basis=why)
+    batches = sum(x * y for x, y in points) / sum(x * x for x, _ in points)
+    band = max(abs(y - batches * x) for x, y in points) + ROUNDING_GIB
+    basis = f"the embedding and {batches:.2f} batches of hidden states, over {len(points)} cold boots"
+    return Fit(coefficients={SPIKE: batches}, band_gib=band, boots=len(points), basis=basis)
+
+
 def _spike(boots: Sequence[Observation]) -> tuple[Fit, list[Observation]]:
-    """A cold compile's own spike per GiB of the model's embedding, from the cold boots it set the peak of: those
-    holding more than FORWARD_GAP over a boot of their model that compiled nothing, at the same batched tokens."""
-    bound = []
-    for o in (o for o in boots if observed_state(o) == "cold"):
+    """A cold compile's own spike, from the cold boots it set the peak of: those holding more than FORWARD_GAP over a
+    boot of their model that compiled nothing at the same batched tokens; then, where no such boot tells, those that
+    lie within SPIKE_MARGIN of the spike those (or the prior) place."""
+    cold = [o for o in boots if observed_state(o) == "cold"]
+    sure = []
+    for o in cold:
         forward = _forward_peak(o, boots)
         if forward is not None and (o.signals.memory.peak_activation_gib or 0.0) - forward > FORWARD_GAP:
-            bound.append(o)
-    ratios = [(o.signals.memory.peak_activation_gib or 0.0) / embedding_gib(o.shape, o.serve) for o in bound]
-    fit = offset(SPIKE, ratios, 0.0, "no cold boot of the calibration held more than its forward pass")
-    mean = fit.coefficients[SPIKE]
-    fit.coefficients["spread"] = max((abs(r - mean) for r in ratios), default=0.0)  # per GiB of embedding
-    fit.band_gib = ROUNDING_GIB  # the spread, in GiB of the embedding asked about, is the prediction's to add
-    return fit, bound
+            sure.append(o)
+    first = _spike_fit(sure)
+    near = [
+        o
+        for o in cold
+        if o not in sure
+        and abs((o.signals.memory.peak_activation_gib or 0.0) - spike_gib(first, o.shape, o.serve)) <= SPIKE_MARGIN
+    ]
+    return _spike_fit([*sure, *near]), [*sure, *near]
 
 
 def _activation_fits(

@@ -1,6 +1,6 @@
 """vLLM as an Engine: `vllm serve`, `vllm bench serve`, and the readers of what they print."""
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from redline.engines.base import Engine, MemoryModel
 from redline.engines.vllm import argv, bench, bootlog, bootmeta, flags, memory, metrics, resident
@@ -37,6 +37,9 @@ class VLLM(Engine):
     def admit(self, config: ServeConfig, widening: Widening | None = None) -> list[str]:
         return flags.TABLE.admit(config, widening)
 
+    def deploy_option(self, item: str) -> tuple[str, bool]:
+        return flags.TABLE.deploy_option(item)
+
     def bench_argv(
         self,
         config: ServeConfig,
@@ -63,8 +66,8 @@ class VLLM(Engine):
     def served_model(self, text: str) -> str | None:
         return bootmeta.served_model(text)
 
-    def parse_bench_result(self, text: str) -> BenchResult:
-        return bench.parse_bench_result(text)
+    def parse_bench_result(self, text: str, slo: Mapping[str, float] | None = None) -> BenchResult:
+        return bench.parse_bench_result(text, slo)
 
     def log_message(self, line: str) -> str:
         return bootlog.message(line)

@@ -12,8 +12,10 @@ holds after the forward pass (runner.v2_sampler_gib, from vLLM's code); the V1 r
 The profile run is where a graph-mode boot compiles, so its peak depends on the torch.compile cache the boot finds
 (its compile state): a line per model class and state, eager (compiled nothing), cold (compiled) and warm (loaded
 what an earlier boot compiled). A cold compile also holds memory of its own, which sets the peak where the forward
-pass holds less (llama8b at 8,192 batched tokens: 1.10 GiB cold, 0.88 warm and eager; at 16,384 the forward's 1.72
-and 1.78): its spike, sized by the model's embedding (the largest tensor a compile of the backbone touches).
+pass holds less: its spike, the model's embedding once and about two batches of its hidden states (llama8b: 1.01 GiB
+cold at 2,048 batched tokens against 0.24 eager, 1.10 at 8,192 against 0.88; its embedding is 0.98 GiB, a batch of
+its hidden states 16 or 64 MiB; at 16,384 the forward pass sets both, 1.78 and 1.72). Issue 42's Mistral-Nemo-12B
+shape, cold at 2,048: 1.29 GiB, its embedding 1.25.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ KV_BYTES_FLAG = re.compile(r"^--kv-cache-memory(?:-bytes)?=(\d+)$")
 # A line per class (dense, MoE) and compile state: eager (nothing compiled), cold, warm.
 STATES = ("eager", "cold", "warm")
 KEYS = tuple(f"activation_{moe}{state}" for moe in ("", "moe_") for state in STATES)
-SPIKE = "compile_spike"  # a cold compile's own peak, per GiB of the model's embedding
+SPIKE = "compile_spike"  # a cold compile's own peak: the embedding, and this many batches of hidden states
 
 
 def graph_mode(serve: ServeConfig) -> str:
@@ -79,8 +81,18 @@ def activation_key(shape: ModelShape, serve: ServeConfig, state: CompileCache) -
 
 
 def embedding_gib(shape: ModelShape, serve: ServeConfig) -> float:
-    """The model's token embedding on one GPU (vocabulary-parallel), in GiB: what a cold compile's spike scales by."""
+    """The model's token embedding on one GPU (vocabulary-parallel), in GiB: what a cold compile's spike holds once."""
     return shape.vocab * shape.hidden * shape.dtype_bytes / serve.tensor_parallel_size / GIB
+
+
+def hidden_batch_gib(shape: ModelShape, serve: ServeConfig) -> float:
+    """One batch of hidden states (batched tokens x hidden x the dtype's bytes) on one GPU, in GiB."""
+    return mnbt_of(serve) * shape.hidden * shape.dtype_bytes / serve.tensor_parallel_size / GIB
+
+
+def spike_gib(spike: Fit, shape: ModelShape, serve: ServeConfig) -> float:
+    """A cold compile's own peak: the embedding once, and the fitted number of batches of hidden states."""
+    return embedding_gib(shape, serve) + spike.coefficients[SPIKE] * hidden_batch_gib(shape, serve)
 
 
 def forward_bound(shape: ModelShape, serve: ServeConfig) -> bool:
@@ -101,7 +113,7 @@ def state_peak(terms: dict[str, Fit], shape: ModelShape, serve: ServeConfig, sta
     (peak_activation), or, cold, the spike where it is larger."""
     per_logit = terms["v1_sampler_bytes"].coefficients["bytes_per_logit"]
     value = peak_activation(terms[activation_key(shape, serve, state)], shape, serve, per_logit)
-    spike = terms[SPIKE].coefficients[SPIKE] * embedding_gib(shape, serve) if state == "cold" else 0.0
+    spike = spike_gib(terms[SPIKE], shape, serve) if state == "cold" else 0.0
     return (spike, True) if spike > value else (value, False)
 
 
@@ -147,6 +159,7 @@ __all__ = [
     "asked_state",
     "capture",
     "embedding_gib",
+    "hidden_batch_gib",
     "forward_bound",
     "graph_mode",
     "identity_residual",
@@ -155,6 +168,7 @@ __all__ = [
     "measured",
     "observed_state",
     "peak_activation",
+    "spike_gib",
     "state_peak",
     "weights_formula_gib",
 ]

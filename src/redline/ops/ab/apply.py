@@ -22,7 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from redline.engines import get_engine
+from redline.engines.base import Engine
 from redline.errors import InputError
+from redline.inputs import read_text
 from redline.ledger import yamlfile
 from redline.ledger.ab_file import TRIAL, AbPaths, read_trial
 from redline.ledger.atomic import atomic_write
@@ -31,8 +33,9 @@ from redline.models.deploy import ChampionApplied
 from redline.ops.ab.result import ab_close, accuracy_missing
 from redline.ops.evidence.baseline import perf_baseline_record
 from redline.ops.requests_evidence import ChampionApplyRequest, PerfBaselineRecordRequest
-from redline.ops.workspace import inside, relative
+from redline.ops.workspace import inside, own_record, relative
 from redline.policy.deploy_args import Edit, apply_edits, edit_line, merge_args
+from redline.untrusted import MAX_YAML_BYTES
 
 ACK = "i_understand_this_writes_the_deploy"
 
@@ -40,6 +43,7 @@ ACK = "i_understand_this_writes_the_deploy"
 def champion_apply(workspace: Path, request: ChampionApplyRequest) -> ChampionApplied:
     r = request
     path = inside(workspace, r.values, "values", example="deploy/values.yaml")
+    _not_a_record(workspace, path, r.values)
     spec, champion = _closed_champion(workspace, r.ab)
     _admitted(workspace, spec, champion)
     engine = get_engine(champion.engine)
@@ -47,7 +51,7 @@ def champion_apply(workspace: Path, request: ChampionApplyRequest) -> ChampionAp
         raise InputError(f"champion_apply writes {r.values}: pass dry_run=true to read the diff, then {ACK}=true")
     flags, left = engine.deploy_flags(champion.serve)
     name, key = relative(workspace, path), r.args_key or engine.values_args_key
-    edits, diff, diff_id = _write_back(path, name, r, key, flags)
+    edits, diff, diff_id = _write_back(workspace, path, r, key, flags, engine)
     recorded = None
     if not r.dry_run:
         note = f"A/B {r.ab}'s closed champion {champion.arm}, written into {name} ({key})"
@@ -107,14 +111,17 @@ def _admitted(workspace: Path, spec: AbSpec, champion: ArmSummary) -> None:
 
 
 def _write_back(
-    path: Path, name: str, r: ChampionApplyRequest, key: str, flags: list[str]
+    workspace: Path, path: Path, r: ChampionApplyRequest, key: str, flags: list[str], engine: Engine
 ) -> tuple[list[Edit], str, str]:
     """The edits, the diff and its id; the values file written (under its lock) when asked and `expect` is that id."""
+    name = relative(workspace, path)
+    what = f"{name} (the deploy's values file)"  # relative to the workspace, never the server's own path
     with yamlfile.locked(path):
-        before = yamlfile.read(path)
-        doc, dump = yamlfile.parse_as_written(before, path)
+        before = read_text(path, what, max_bytes=MAX_YAML_BYTES)
+        doc, dump = yamlfile.parse_as_written(before, what, InputError)
+        _not_a_record(workspace, path, r.values, doc)
         parent, last = _list_of(doc, key, r.values)
-        edits = merge_args(list(parent.get(last) or []), flags)
+        edits = merge_args(list(parent.get(last) or []), flags, engine.deploy_option)
         if edits:
             if parent.get(last) is None:
                 parent[last] = yamlfile.to_yaml([])  # a missing list is made
@@ -135,6 +142,17 @@ def _write_back(
             )
         atomic_write(path, after)
     return edits, diff, diff_id
+
+
+def _not_a_record(workspace: Path, path: Path, values: str, doc: object = None) -> None:
+    """Refuse a values path that is one of redline's own records (by where it is, or what it holds once read): a
+    write there would make the record say what no run did (docs/security.md, 38.5)."""
+    what = own_record(workspace, path, doc)
+    if what is not None:
+        raise InputError(
+            f"values: {values!r} is {what}, one of redline's own records, not a deploy's values file: champion_apply "
+            "writes only the Helm values file a deploy reads; name that file (such as deploy/values.yaml)"
+        )
 
 
 def _list_of(doc: Any, key: str, values: str) -> tuple[Any, str]:

@@ -32,11 +32,11 @@ CLAIM = {"latency": "latency", "throughput": "throughput", "goodput": "throughpu
 def lever_input(focus: str, verdict: CellVerdict, ceiling: int | None = None) -> LeverInput:
     """What the lever rules look at for a cell: its config, its top concurrency's % of the decode ceiling, the host
     it ran on, the KV tokens its boot reported, the workload's lengths, the ladder's ceiling."""
-    done = [r for r in verdict.results if r.ok and r.metrics]
+    done = [r for r in verdict.results if r.ok and r.metrics and r.concurrency is not None]  # SoL: a known batch
     sol = None
     quantization = None
     if done:
-        top = max(done, key=lambda r: r.concurrency)
+        top = max(done, key=lambda r: r.concurrency or 0)
         context = cell_context(verdict, top)
         quantization = context.model.quantization
         shape, why = local_model_files(context.model.name).shape
@@ -47,7 +47,7 @@ def lever_input(focus: str, verdict: CellVerdict, ceiling: int | None = None) ->
     return LeverInput(
         claim=CLAIM[focus],
         serve=verdict.context.serve,
-        concurrencies=sorted({r.concurrency for r in verdict.results}) or [1],
+        concurrencies=sorted({r.concurrency for r in verdict.results if r.concurrency is not None}) or [1],
         sol=sol,
         quantization=quantization,
         hardware=hardware_key(verdict.context.hardware.gpu_name),

@@ -1,12 +1,5 @@
-"""campaign_report: report.md and three PNG plots in the campaign's results folder.
+"""campaign_report: report.md and its PNG plots (ops/campaign/plots.py) in the campaign's results folder.
 
-    throughput.png   output tokens/s against concurrency, one line per cell
-    tpot.png         median TPOT against concurrency, one line per cell
-    pareto.png       tokens/s per user against tokens/s per GPU (per host, or per device, where the host showed no
-                     GPU), every green point, the Pareto front, the champion
-
-The series behind every plot are returned (and are what the tests check); the
-pictures are drawn from them with matplotlib's Agg canvas, never a window.
 Everything here is derived from the verdicts: delete it and run the report again.
 """
 
@@ -18,152 +11,22 @@ from pathlib import Path
 
 from redline.ledger.campaign_file import cells_of
 from redline.models.campaign import Campaign
+from redline.models.campaign_report import CampaignReport, Plot
 from redline.models.campaign_results import (
-    CampaignReport,
     CampaignTable,
     CellVerdict,
     ChampionReport,
-    Plot,
     RankedCell,
-    Series,
     TableRow,
 )
 from redline.models.context import Node, device_of
 from redline.models.load_boundary import LoadBoundary
 from redline.models.metrics import DIRECTIONS
+from redline.models.workloads import Load, load_of
 from redline.ops.campaign.load import load_campaign
 from redline.ops.campaign.noise import campaign_boots, champion_of, table_of
+from redline.ops.campaign.plots import draw, pareto_plot, plots_of
 from redline.ops.requests import CampaignReportRequest
-from redline.policy import champion as champions
-
-# ---- the data behind the plots (pure) ---------------------------------------------------------------------------
-
-
-def _label(row: TableRow) -> str:
-    name = row.cell if row.workload is None else f"{row.cell} on {row.workload}"
-    return name if row.verdict == "green" else f"{name} (red)"
-
-
-def _by_cell(rows: Sequence[TableRow], value: str) -> list[Series]:
-    """One series per cell (per cell and workload, where there are several): concurrency against `value`, where the
-    row has it."""
-    series: dict[tuple[str, str | None], Series] = {}
-    for row in rows:
-        y = getattr(row, value)
-        if y is None:
-            continue
-        s = series.setdefault((row.cell, row.workload), Series(label=_label(row), x=[], y=[]))
-        s.x.append(float(row.concurrency))
-        s.y.append(float(y))
-    return list(series.values())
-
-
-def _points(rows: Sequence[TableRow], cells: set[str] | None = None) -> list[tuple[float, float]]:
-    return [
-        (r.output_throughput_per_gpu, r.tokens_per_s_per_user)
-        for r in rows
-        if r.verdict == "green"
-        and r.ok
-        and r.output_throughput_per_gpu is not None
-        and r.tokens_per_s_per_user is not None
-        and (cells is None or r.cell in cells)
-    ]
-
-
-def pareto_plot(table: CampaignTable, champion: ChampionReport, per: str = "GPU", workload: str | None = None) -> Plot:
-    """`per`: what the per-GPU figure is per (models/context.py device_of): GPU, or on a host without one, host or
-    device; `workload`: the one workload whose points it plots, where there are several (never two shapes on one
-    front)."""
-    green = [r for r in table.rows if r.verdict == "green" and r.ok and r.workload == workload]
-    series = []
-    for cell in dict.fromkeys(r.cell for r in green):
-        pts = _points(green, {cell})
-        series.append(Series(label=cell, x=[p[0] for p in pts], y=[p[1] for p in pts]))
-    front = champions.pareto_front(_points(green))
-    series.append(Series(label="Pareto front", x=[p[0] for p in front], y=[p[1] for p in front]))
-    mark_cell = champion.champion or (champion.baseline if champion.outcome == "no_improvement" else None)
-    marked = None
-    if mark_cell is not None:
-        pts = _points(green, {mark_cell})
-        label = f"champion {mark_cell} (DRAFT)" if champion.champion else f"baseline {mark_cell} (no improvement found)"
-        marked = Series(label=label, x=[p[0] for p in pts], y=[p[1] for p in pts])
-    on = f"-{workload}" if workload else ""
-    return Plot(
-        name="pareto" + on,
-        file=f"pareto{on}.png",
-        title=f"Tokens/s per user against tokens/s per {per}" + (f", workload {workload}" if workload else ""),
-        x_label=f"output tokens/s per {per}",
-        y_label="tokens/s per user (1000 / median TPOT)",
-        series=series,
-        marked=marked,
-    )
-
-
-def plots_of(table: CampaignTable, champion: ChampionReport, per: str = "GPU") -> list[Plot]:
-    return [
-        Plot(
-            name="throughput",
-            file="throughput.png",
-            title="Output throughput against concurrency",
-            x_label="concurrency",
-            y_label="output tokens/s",
-            series=_by_cell(table.rows, "output_throughput"),
-        ),
-        Plot(
-            name="tpot",
-            file="tpot.png",
-            title="Median TPOT against concurrency",
-            x_label="concurrency",
-            y_label="median TPOT (ms)",
-            series=_by_cell(table.rows, "median_tpot_ms"),
-        ),
-        *[pareto_plot(table, _on(champion, w), per, w) for w in dict.fromkeys(r.workload for r in table.rows)],
-    ]
-
-
-def _on(champion: ChampionReport, workload: str | None) -> ChampionReport:
-    """The report whose champion a workload's Pareto plot marks: the champion across workloads where one is named,
-    else that workload's own."""
-    own = next((r for r in champion.workloads if r.workload == workload), champion)
-    return champion if champion.champion else own
-
-
-# ---- drawing (the only matplotlib here) ------------------------------------------------------------------------
-
-
-def draw(plot: Plot, path: Path) -> None:
-    """The plot as a PNG at path (a derived file: a kill mid-write is mended by running the report again)."""
-    from matplotlib.figure import Figure  # a Figure on the Agg canvas: no pyplot, no window, no global state
-
-    fig = Figure(figsize=(7, 4.5), dpi=110)
-    ax = fig.add_subplot()
-    for s in plot.series:
-        if plot.name.startswith("pareto") and s.label == "Pareto front":
-            ax.plot(s.x, s.y, "--", color="black", linewidth=1, label=s.label)
-        elif plot.name.startswith("pareto"):
-            ax.scatter(s.x, s.y, label=s.label, s=24)
-        else:
-            ax.plot(s.x, s.y, marker="o", label=s.label)
-    if plot.marked is not None and plot.marked.x:
-        ax.scatter(
-            plot.marked.x,
-            plot.marked.y,
-            marker="*",
-            s=220,
-            color="gold",
-            edgecolors="black",
-            zorder=5,
-            label=plot.marked.label,
-        )
-    if not plot.name.startswith("pareto"):
-        ax.set_xscale("log", base=2)
-    ax.set(title=plot.title, xlabel=plot.x_label, ylabel=plot.y_label)
-    ax.grid(True, alpha=0.3)
-    if plot.series or plot.marked:
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, format="png")
-
 
 # ---- report.md (pure) ----------------------------------------------------------------------------------------------
 
@@ -219,13 +82,23 @@ def _context_lines(campaign: Campaign, verdicts: dict[str, CellVerdict]) -> list
             f"- workload{f' {md(name)}' if name else ''}: {w.dataset}, input {w.input_len} / output {w.output_len} "
             f"tokens{f' (x1 +- {w.range_ratio:g})' if w.range_ratio else ''}"
             f"{f', a {w.prefix_len}-token prefix shared' if w.prefix_len else ''}, ignore_eos, seed {w.seed}; "
-            f"concurrencies {', '.join(map(str, campaign.concurrencies))}"
+            f"{_points_text(campaign.points_of(name), w.burstiness)}"
             for name, w in campaign.shapes()
         ],
         f"- warm-up: {campaign.warmup_requests} requests; trials per concurrency: {campaign.repeats}; simulated: "
         f"{'yes' if any(v.context.provenance == 'simulated' for v in verdicts.values()) else 'no'}",
         f"- focus: {campaign.focus}; " + _sla_text(campaign),
     ]
+
+
+def _points_text(points: Sequence[Load], burstiness: float) -> str:
+    """A workload's load points in the report's context: its concurrencies, its rates and their arrivals."""
+    cs = [str(p.concurrency) for p in points if p.rate is None]
+    rates = [f"{p.rate:g}" for p in points if p.rate is not None]
+    shape = "Poisson" if burstiness == 1.0 else f"gamma, burstiness {burstiness:g}"
+    said = [f"concurrencies {', '.join(cs)}"] if cs else []
+    said += [f"request rates {', '.join(rates)} req/s (open loop, {shape} arrivals)"] if rates else []
+    return "; ".join(said)
 
 
 def _sla_text(campaign: Campaign) -> str:
@@ -242,19 +115,18 @@ def _table_lines(table: CampaignTable) -> list[str]:
     """A row per cell, or per cell and workload where there are several (a workload column then names it)."""
     workloads = list(dict.fromkeys(r.workload for r in table.rows)) or [None]
     named = workloads != [None]
-    head = ["cell", *(["workload"] if named else []), "regime", *[f"c={c}" for c in table.concurrencies]]
+    points = [Load(concurrency=c) for c in table.concurrencies] + [Load(rate=r) for r in table.rates]
+    head = ["cell", *(["workload"] if named else []), "regime", *[p.label for p in points]]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for cell in table.cells:
         for w in workloads:
-            rows = {r.concurrency: r for r in table.rows if r.cell == cell and r.workload == w}
+            rows = {load_of(r): r for r in table.rows if r.cell == cell and r.workload == w}
             first = f"| {md(cell)} | " + (f"{md(w or '-')} | " if named else "")
             if not rows:
-                lines.append(first + "- | " + " | ".join("not run" for _ in table.concurrencies) + " |")
+                lines.append(first + "- | " + " | ".join("not run" for _ in points) + " |")
                 continue
             regime = next(iter(rows.values())).regime
-            lines.append(
-                first + f"{md(regime)} | " + " | ".join(_cell_text(rows.get(c)) for c in table.concurrencies) + " |"
-            )
+            lines.append(first + f"{md(regime)} | " + " | ".join(_cell_text(rows.get(p)) for p in points) + " |")
     return lines
 
 
@@ -265,6 +137,10 @@ def _cell_text(row: TableRow | None) -> str:
     if row.focus_std is not None:
         text += f" ± {_num(row.focus_std, 2)} (n={row.focus_n})" if row.focus_n else f" ± {_num(row.focus_std, 2)}"
     guards = [g for g, bad in (("FAILED", not row.ok), ("SLA", not row.sla_ok)) if bad]
+    if row.goodput_output_throughput is not None:
+        text += f"; goodput {_num(row.goodput_output_throughput, 1)} tok/s"
+    if row.sent_rate is not None:
+        text += f"; sent {_num(row.sent_rate, 3)} req/s"
     return text + (f" ({', '.join(guards)})" if guards else "")
 
 
@@ -273,7 +149,7 @@ def _ranked_line(c: RankedCell, engines: bool = False) -> str:
         return (
             f"- **{md(c.cell)}** ({md(c.regime)}): {c.delta_pct:+.2f}%: {md(c.outcome.replace('_', ' '))}; {md(c.why)}"
         )
-    at = f" at c={c.at_concurrency}" if c.at_concurrency else ""
+    at = f" at c={c.at_concurrency}" if c.at_concurrency else (f" at {c.at_rate:g} req/s" if c.at_rate else "")
     label = f"{c.engine}, {c.regime}" if engines else c.regime
     return f"- **{md(c.cell)}** ({md(label)}): {_num(c.score, 2)}{at}: {md(c.outcome.replace('_', ' '))}; {md(c.why)}"
 
@@ -358,7 +234,7 @@ def _flagged_lines(verdicts: dict[str, CellVerdict]) -> list[str]:
     """Every bench a check flagged (a GPU throttled or shared, a warm cache, a client short of its load), the check and
     what it said."""
     return [
-        f"- **{md(cell)}**{f' {md(r.workload)}' if r.workload else ''} at c={r.concurrency}, repeat {t.repeat}: "
+        f"- **{md(cell)}**{f' {md(r.workload)}' if r.workload else ''} at {load_of(r).label}, repeat {t.repeat}: "
         f"{md(c.check)}: {md(c.said)}"
         for cell, v in verdicts.items()
         for r in v.results
@@ -369,7 +245,10 @@ def _flagged_lines(verdicts: dict[str, CellVerdict]) -> list[str]:
 
 
 def _boundary_text(b: LoadBoundary) -> str:
-    at = f"concurrency {b.concurrency}" if b.concurrency is not None else "no concurrency held"
+    if b.by == "rate":
+        at = f"{b.rate:g} req/s" if b.rate is not None else "no request rate held"
+    else:
+        at = f"concurrency {b.concurrency}" if b.concurrency is not None else "no concurrency held"
     head = at if b.finished else "not found"
     return f"{head}{' (a cliff)' if b.cliff else ''}: {md(b.why)}; {b.probes} benches"
 
@@ -395,4 +274,4 @@ def campaign_report(
     )
 
 
-__all__ = ["campaign_report", "code", "draw", "md", "plots_of", "render_markdown", "sentence"]
+__all__ = ["campaign_report", "code", "draw", "md", "pareto_plot", "plots_of", "render_markdown", "sentence"]

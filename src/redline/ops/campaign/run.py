@@ -39,7 +39,7 @@ from redline.ops.experiment.run import Stop, Unit, Write
 from redline.ops.measured_boot import Then
 from redline.ops.request_base import ACK_FLAG, require_ack
 from redline.ops.session import Progress, ServeSession, say
-from redline.policy.workload import Bench, boot_benches
+from redline.policy.workload import Bench, boot_benches, goodput_slo
 from redline.targets import Target
 
 
@@ -114,7 +114,7 @@ class Cells:
 
     def benches(self, unit: Unit) -> list[Bench]:
         campaign = self.loaded.campaign
-        return boot_benches(campaign.loads(), campaign.warmup_requests, campaign.repeats)
+        return boot_benches(campaign.loads(), campaign.warmup_requests, campaign.repeats, goodput_slo(campaign.sla))
 
     def then(self, unit: Unit, session: ServeSession, write: Write) -> Then | None:
         campaign = self.loaded.campaign

@@ -25,6 +25,7 @@ from redline.models.campaign_results import (
 )
 from redline.models.context import ContextDescriptor, Workload
 from redline.models.load_boundary import LoadBoundary
+from redline.models.workloads import Load, load_of
 from redline.ops.campaign.ended import ended
 from redline.ops.campaign.load import Loaded
 from redline.ops.campaign.outcome import planned_result, run_result
@@ -73,12 +74,16 @@ class CellJudge:
         cells = [c.model_copy(update={"submits": submits.get(c.name)}) for c in self.plan.cells]
         return planned_result(self.loaded, self.plan.model_copy(update={"cells": cells}))
 
-    def result_at(self, cell: CellPlan, c: int, trials: list[Repeat], workload: str | None = None) -> ConcurrencyResult:
-        n = prompts_at(self.campaign.shape(workload).num_prompts, c)[0]
+    def result_at(
+        self, cell: CellPlan, point: Load | int, trials: list[Repeat], workload: str | None = None
+    ) -> ConcurrencyResult:
+        at = point if isinstance(point, Load) else Load(concurrency=point)
+        n = prompts_at(self.campaign.shape(workload).num_prompts, at)[0]
         if not trials:
             return ConcurrencyResult(
                 workload=workload,
-                concurrency=c,
+                concurrency=at.concurrency,
+                rate=at.rate,
                 num_prompts=n,
                 ok=False,
                 sla_ok=False,
@@ -90,7 +95,8 @@ class CellJudge:
         problems = [p for t in trials if (p := repeat_problem(t)) is not None]
         return ConcurrencyResult(
             workload=workload,
-            concurrency=c,
+            concurrency=at.concurrency,
+            rate=at.rate,
             num_prompts=n,
             ok=not problems,
             reason=problems[0] if problems else None,
@@ -101,15 +107,16 @@ class CellJudge:
         )
 
     def results(self, cell: CellPlan, measured: MeasuredBoot) -> list[ConcurrencyResult]:
-        """Every workload's concurrencies' figures over their trials (the listed ones, then any the load boundary
-        probed); none where the boot or the warm-up failed."""
+        """Every workload's load points' figures over their trials (the listed concurrencies and rates, then any the
+        load boundary probed); none where the boot or the warm-up failed."""
         if not measured.boot.ready or measured.warmup_error is not None:
             return []
         trials = repeats_of(measured)
         results = []
         for name, _ in self.campaign.shapes():
-            benched = sorted({*self.campaign.concurrencies_of(name), *(c for w, c in trials if w == name)})
-            results += [self.result_at(cell, c, trials.get((name, c), []), name) for c in benched]
+            points = {*self.campaign.points_of(name), *(p for w, p in trials if w == name)}
+            benched = sorted(points, key=lambda p: p.order)
+            results += [self.result_at(cell, p, trials.get((name, p), []), name) for p in benched]
         return results
 
     def boundary(self, cell: CellPlan, results: list[ConcurrencyResult]) -> LoadBoundary | None:
@@ -118,7 +125,10 @@ class CellJudge:
         if spec is None or not results:
             return None
         probes = [  # a trial with a problem measured nothing usable: it did not hold (as the probing counted it)
-            load_boundary.probe(r.concurrency, _usable(t, cell.serve), sla) for r in results for t in r.repeats
+            boundary_probe(at, t, cell.serve, sla)
+            for r in results
+            if (at := r.rate if spec.by == "rate" else r.concurrency) is not None
+            for t in r.repeats
         ]
         return load_boundary.boundary_of(probes, sla, spec)
 
@@ -203,9 +213,9 @@ class CellJudge:
         )
 
 
-def repeats_of(measured: MeasuredBoot) -> dict[tuple[str | None, int], list[Repeat]]:
-    """The benches a cell's boot ran, as repeats by workload and concurrency."""
-    repeats: dict[tuple[str | None, int], list[Repeat]] = {}
+def repeats_of(measured: MeasuredBoot) -> dict[tuple[str | None, Load], list[Repeat]]:
+    """The benches a cell's boot ran, as repeats by workload and load point."""
+    repeats: dict[tuple[str | None, Load], list[Repeat]] = {}
     for r in measured.benches:
         lines = [*r.run.log_lines, *([r.unreadable] if r.unreadable else [])]
         repeat = Repeat(
@@ -220,13 +230,19 @@ def repeats_of(measured: MeasuredBoot) -> dict[tuple[str | None, int], list[Repe
             telemetry=r.telemetry,
             log_lines=lines[-50:],
         )
-        repeats.setdefault((r.bench.workload_name, r.bench.workload.concurrency), []).append(repeat)
+        repeats.setdefault((r.bench.workload_name, load_of(r.bench.workload)), []).append(repeat)
     return repeats
 
 
 def _usable(repeat: Repeat, serve: ServeConfig) -> dict[str, float] | None:
     """A repeat's metrics, or None where it has a problem."""
     return metrics_of(repeat.figures, serve) if repeat.figures is not None and repeat_problem(repeat) is None else None
+
+
+def boundary_probe(at: float, repeat: Repeat, serve: ServeConfig, sla: dict[str, float]) -> load_boundary.Probe:
+    """A repeat as a probe of the load boundary: not judged where its client could not send the rate asked."""
+    unjudged = next((c.said for c in repeat.checks if c.check == "rate" and not c.ok), None)
+    return load_boundary.probe(at, _usable(repeat, serve), sla, unjudged)
 
 
 def repeat_problem(repeat: Repeat) -> str | None:
@@ -242,4 +258,4 @@ def repeat_problem(repeat: Repeat) -> str | None:
     return f"repeat {repeat.repeat}: {flag}" if flag is not None else None
 
 
-__all__ = ["CellJudge", "repeat_problem", "repeats_of"]
+__all__ = ["CellJudge", "boundary_probe", "repeat_problem", "repeats_of"]

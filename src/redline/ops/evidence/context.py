@@ -77,11 +77,22 @@ def read_config(folder: str) -> str | None:
     link to /dev/zero) is refused at once."""
     path = Path(folder).expanduser() / CONFIG_JSON
     try:
-        return read_regular(path, MAX_CONFIG_BYTES, str(path))
+        return read_config_file(path, str(path))
     except (FileNotFoundError, NotADirectoryError):
         return None
+
+
+def read_config_file(path: Path, what: str) -> str:
+    """A config.json's text, the one way redline reads one on this machine: a model folder's (read_config) or one a
+    person gives by file (`model_config_file`). At most config.json's own cap (MAX_CONFIG_BYTES, 1 MiB) through the
+    untrusted reader: a FIFO, a device or a file over the cap refused at once, naming `what`. A missing file is
+    FileNotFoundError (or NotADirectoryError), the caller's to word; any other OSError is InputError."""
+    try:
+        return read_regular(path, MAX_CONFIG_BYTES, what)
+    except (FileNotFoundError, NotADirectoryError):
+        raise
     except OSError as exc:
-        raise InputError(f"{path}: {exc.strerror or exc}") from exc
+        raise InputError(f"{what}: {exc.strerror or exc}") from exc
 
 
 def local_model_files(model: str) -> ModelFiles:

@@ -103,8 +103,8 @@ def _read_files(source: Path, moves: dict[str, str]) -> dict[str, str]:
 
 def ladder_adopt(source: Path, workspace: Path, request: LadderAdoptRequest) -> LadderAdopted:
     """Copy the ladder at `source` (and the rung files it names) to ladders/<name>.yml in the workspace."""
-    text = yamlfile.read(source)  # size, aliases, depth; a FIFO or device refused; LadderError if missing
-    doc = yamlfile.parse(text, source)
+    text = yamlfile.read(source)  # size-capped; a FIFO or device refused; LadderError if missing
+    doc = yamlfile.parse(text, source)  # nodes, aliases, depth, long integers checked first
     ladder = validate(doc, source)
     name = request.name or default_name(ladder)
     dest = derived_dir(workspace, LADDERS, create=True) / f"{name}.yml"  # a real folder, not a link out

@@ -266,7 +266,7 @@ def _judge(
         return "fail", "every request completed, but the server was not healthy afterwards"
     mml, c = rung.serve.max_model_len, ladder.min_concurrency
     per_request = workload.input_len + workload.output_len if workload else 0
-    if per_request < NEAR_CEILING * mml or workload is None or workload.concurrency < c:
+    if per_request < NEAR_CEILING * mml or workload is None or (workload.concurrency or 0) < c:
         raise InputError(
             f"this bench sent requests of about {per_request:,} tokens at concurrency "
             f"{workload.concurrency if workload else '?'}; a smoke test of max_model_len {mml:,} needs at least "

@@ -13,13 +13,13 @@ from importlib import resources
 from importlib.resources.abc import Traversable
 
 from pydantic import ValidationError
-from ruamel.yaml import YAML
 
 from redline.engines import get_engine
 from redline.errors import InputError
 from redline.models.memory import Corpus, Observation
 from redline.models.serve import ServeConfig
 from redline.models.shape import ModelShape, shape_of
+from redline.untrusted import parse_yaml
 from redline.validation_text import explain_line
 
 
@@ -43,7 +43,7 @@ def corpus_shape(model: str) -> ModelShape:
 def read_corpus(folder: Traversable, label: str) -> Corpus:
     text = folder.joinpath("boots.yml").read_text(encoding="utf-8")
     try:
-        return Corpus.model_validate(YAML(typ="safe", pure=True).load(text))
+        return Corpus.model_validate(parse_yaml(text, f"{label}/boots.yml"))
     except ValidationError as exc:
         raise InputError(f"{label}/boots.yml: {explain_line(exc)}") from exc
 

@@ -9,10 +9,27 @@ from typing import Any
 
 from redline.errors import InputError
 from redline.models.shape import ConfigValueError, ModelShape, shape_of
-from redline.ops.evidence.context import local_model_files
+from redline.ops.evidence.context import local_model_files, read_config_file
 from redline.untrusted import load_json
 
 MODEL_CONFIG_FIELD = "model_config_file"  # errors name the file as the request does
+
+
+def read_given_config(path: Path, named: str) -> str:
+    """The text of the config.json a person gives by file (`named`: as the request names it; messages say it is the
+    model_config_file), read as a model folder's is: config.json's own 1 MiB cap, plain files only
+    (ops/evidence/context.py read_config_file)."""
+    what = f"{MODEL_CONFIG_FIELD} {named}"
+    try:
+        return read_config_file(path, what)
+    except (FileNotFoundError, NotADirectoryError) as exc:
+        raise InputError(f"{what}: no such file; give the model's config.json") from exc
+
+
+def given_file(path: str | Path | None) -> str | None:
+    """The config.json a person names at a terminal (`--model-config-file PATH`, any path of theirs), read as
+    read_given_config reads it; None where none is named."""
+    return read_given_config(Path(path), str(path)) if path else None
 
 
 def given_config(text: str) -> tuple[ModelShape, dict[str, Any]]:
@@ -42,4 +59,4 @@ def request_shape(model: str, config_text: str | None) -> ModelShape:
     return shape
 
 
-__all__ = ["MODEL_CONFIG_FIELD", "given_config", "request_shape"]
+__all__ = ["MODEL_CONFIG_FIELD", "given_config", "given_file", "read_given_config", "request_shape"]
