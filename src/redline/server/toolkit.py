@@ -386,17 +386,14 @@ def call_progress(ctx: Context) -> Progress:
 
 
 def reporter(ctx: Context) -> Callable[[JobRecord, float], Awaitable[None]]:
-    """Progress notifications for one waiting call: the value counts seconds waited and only ever grows
-    (as MCP requires); the message carries the job's own fraction and its latest line, and, where that line is the
-    one said before, how long ago it was said (never a stale line as if it were new)."""
-    last, said, since = -1.0, "", 0.0
+    """Progress notifications for one waiting call: the value counts seconds waited and only ever grows (as MCP
+    requires); the message, the job's fraction and its latest line, says how long ago a line said before was said."""
+    last, said = -1.0, ("", 0.0)
 
     async def report(job: JobRecord, elapsed: float) -> None:
-        nonlocal last, said, since
-        last = max(round(elapsed, 3), last + 0.001)
-        if job.message != said:
-            said, since = job.message, elapsed
-        again = f" (said {elapsed - since:.0f}s ago)" if elapsed - since >= 1 else ""
+        nonlocal last, said
+        last, said = max(round(elapsed, 3), last + 0.001), said if job.message == said[0] else (job.message, elapsed)
+        again = f" (said {elapsed - said[1]:.0f}s ago)" if elapsed - said[1] >= 1 else ""
         await ctx.report_progress(last, None, f"{job.tool} {job.id}: {job.progress:.0%} {job.message}{again}".strip())
 
     return report
