@@ -19,7 +19,7 @@ import pytest
 from mcp import Client
 
 from redline.cli import main
-from redline.cli.words import COMMANDS
+from redline.cli.words import COMMANDS, cli_words
 from redline.server.app import build_server
 from tests.server.helpers import Env, call, fake_servers, write_targets
 from tests.server.test_one_judge_whys import fake_env, no_op_pair, run
@@ -81,3 +81,11 @@ def test_every_tool_the_cli_names_is_a_command_it_has() -> None:
         with pytest.raises(SystemExit) as exit_:
             main([*words, "--help"])
         assert exit_.value.code == 0, tool
+
+
+def test_a_line_in_mcp_words_is_printed_in_the_cli_s() -> None:
+    said = "lower it, or pass allow_long_context=true; fix it or pass `max_position_embeddings`; call campaign_run"
+    assert cli_words(said) == (
+        "lower it, or pass --allow-long-context; fix it or pass --max-position-embeddings; call `redline campaign run`"
+    )
+    assert cli_words("--enable-foo=true and ab/ab_run.yml") == "--enable-foo=true and ab/ab_run.yml"  # data kept

@@ -41,15 +41,19 @@ COMMANDS: dict[str, str] = {
     "known_good_list": "redline known-good list",
     "memory_predict": "redline predict",
 }
-_TOOL = re.compile(r"`?\b(" + "|".join(sorted(COMMANDS, key=len, reverse=True)) + r")\b`?")
+# a tool's name as a word of a sentence, not part of a path or a file's name (ab/ab_run.yml)
+_TOOL = re.compile(r"`?(?<![/\w.-])(" + "|".join(sorted(COMMANDS, key=len, reverse=True)) + r")(?![\w/-]|\.\w)`?")
 _FIELDS = sorted({f for request in OPERATIONS.values() for f in request.model_fields}, key=len, reverse=True)
 _TRUE = re.compile(r"(?<![-\w])(" + "|".join(_FIELDS) + r")=true\b")
+_FIELD = re.compile(r"`(" + "|".join(_FIELDS) + r")`")  # a parameter named in backticks
 SAID = frozenset({"next", "reason", "note", "summary", "noise", "resume", "why", "fix", "failed", "hint"})
 
 
 def cli_words(text: str) -> str:
-    """A line in the CLI's words: each MCP tool its `redline` command, each `name=true` its --flag."""
+    """A line in the CLI's words: each MCP tool its `redline` command, each `name=true` or `name` (a parameter in
+    backticks) its --flag."""
     text = _TOOL.sub(lambda m: f"`{COMMANDS[m.group(1)]}`", text)
+    text = _FIELD.sub(lambda m: "--" + m.group(1).replace("_", "-"), text)
     return _TRUE.sub(lambda m: "--" + m.group(1).replace("_", "-"), text)
 
 
