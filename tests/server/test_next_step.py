@@ -89,3 +89,10 @@ def test_a_line_in_mcp_words_is_printed_in_the_cli_s() -> None:
         "lower it, or pass --allow-long-context; fix it or pass --max-position-embeddings; call `redline campaign run`"
     )
     assert cli_words("--enable-foo=true and ab/ab_run.yml") == "--enable-foo=true and ab/ab_run.yml"  # data kept
+
+
+def test_the_cli_s_words_are_the_commands_the_operations_are_exposed_as() -> None:
+    from tests.test_operations_agree import SURFACES
+
+    exposed = {tool: "redline " + " ".join(s.cli) for tool, s in SURFACES.items() if s.cli is not None}
+    assert COMMANDS == exposed
