@@ -63,3 +63,29 @@ def test_the_lowest_failing_and_the_highest_holding_are_said() -> None:
 def test_the_probes_follow_a_log_search_not_a_fixed_list() -> None:
     found = search(smooth, highest=4096)
     assert found.probes <= 2 * (math.ceil(math.log2(100)) + math.ceil(math.log2(100 / 5)) + 2)
+
+
+def search_rates(server: Callable[[float], dict[str, float]], unsent: float | None = None) -> LoadBoundary:
+    """decide by rate against a server whose latency at each rate is known; rates at or past `unsent` not judged."""
+    probes: list[Probe] = []
+    while True:
+        found = decide(probes, SLA, lowest=0.5, highest=64, repeats=1, by="rate")
+        if isinstance(found, LoadBoundary):
+            return found
+        assert isinstance(found, Next) and found.by == "rate" and len(probes) < 60
+        rate = found.concurrency
+        why = "the client sent less" if unsent is not None and rate >= unsent else None
+        probes.append(Probe(rate, server(rate), why))
+
+
+def test_by_rate_the_boundary_is_bisected_to_five_percent_in_thousandths_of_a_request_per_second() -> None:
+    found = search_rates(lambda r: {"p99_ttft_ms": 100.0 * max(1.0, r / 3) ** 3, "median_tpot_ms": 10.0})
+    assert found.by == "rate" and found.finished and found.concurrency is None
+    assert found.rate is not None and 6.1 <= found.rate <= 6.46 and found.rate == round(found.rate, 3)  # 3 x 10^(1/3)
+    assert found.binding == "p99_ttft_ms" and "req/s" in found.why
+
+
+def test_by_rate_a_rate_the_client_could_not_send_stops_the_probing_unjudged() -> None:
+    found = search_rates(lambda r: {"p99_ttft_ms": 10.0, "median_tpot_ms": 10.0}, unsent=4)
+    assert not found.finished and found.rate == 2.0
+    assert found.why.startswith("not judged at 4 req/s: the client sent less; the highest that held below it: 2 req/s")

@@ -307,6 +307,7 @@ def _handler(boot: Boot) -> type[BaseHTTPRequestHandler]:
 
 def bench(args: argparse.Namespace) -> int:
     base = args.base_url.rstrip("/")
+    trace = _trace_rows(args) if args.dataset_name == "timed_trace" else None
     print(
         f"INFO 11-30 09:32:00 [utils.py:90] Sampling input_len from [{args.random_input_len}, {args.random_input_len}] "
         f"and output_len from [{args.random_output_len}, {args.random_output_len}]"
@@ -357,16 +358,23 @@ def bench(args: argparse.Namespace) -> int:
         over = max(1.0, concurrency / knee) ** 3  # past the knee, queueing: latencies grow as (c / knee)^3
         for key in ("mean_ttft_ms", "median_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "median_tpot_ms", "p99_tpot_ms"):
             result[key] *= over
-    open_loop = args.request_rate != float("inf")
+    self_timed = trace is not None and not args.no_self_timed
+    open_loop = args.request_rate != float("inf") or self_timed
+    outs = [o for _, o, _ in trace] if trace is not None else [args.random_output_len] * n
+    ins = [i for i, _, _ in trace] if trace is not None else [args.random_prefix_len + args.random_input_len] * n
     if open_loop:
-        sent = min(args.request_rate, float(os.environ.get("FAKE_VLLM_CLIENT_MAX_RATE") or "inf"))
+        asked = _asked_rate(trace, n) if self_timed else args.request_rate
+        sent = min(asked, float(os.environ.get("FAKE_VLLM_CLIENT_MAX_RATE") or "inf"))
         knee_rate = float(os.environ.get("FAKE_VLLM_RATE_KNEE") or "inf")
-        over = max(1.0, args.request_rate / knee_rate) ** 3  # past the knee, requests queue
+        over = max(1.0, asked / knee_rate) ** 3  # past the knee, requests queue
         for key in ("mean_ttft_ms", "median_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "median_tpot_ms", "p99_tpot_ms"):
             result[key] *= over
-        latency_s = (result["median_ttft_ms"] + (args.random_output_len - 1) * result["median_tpot_ms"]) / 1000
+        latency_s = (result["median_ttft_ms"] + (max(outs) - 1) * result["median_tpot_ms"]) / 1000
         duration = max(duration, (n - 1) / sent + latency_s)
-        result.update(_per_request(result, n if ok else 0, sent, args.random_output_len, args.save_detailed))
+        starts = [1000.0 + i / sent for i in range(n)]
+        if self_timed and trace is not None and sent == asked:
+            starts = [1000.0 + at for _, _, at in trace]
+        result.update(_per_request(result, starts if ok else [], outs, args.save_detailed))
     result.update(
         date=time.strftime("%Y%m%d-%H%M%S"),
         model_id=args.model,
@@ -374,16 +382,16 @@ def bench(args: argparse.Namespace) -> int:
         num_prompts=n,
         max_concurrency=args.max_concurrency,
         max_concurrent_requests=(args.max_concurrency or n) if ok else 0,
-        request_rate=args.request_rate if open_loop else "inf",
+        request_rate=args.request_rate if args.request_rate != float("inf") else "inf",
         burstiness=args.burstiness,
         duration=duration,
         completed=completed,
         failed=n - completed,
-        total_input_tokens=completed * (args.random_prefix_len + args.random_input_len),
-        total_output_tokens=completed * args.random_output_len,
+        total_input_tokens=sum(ins) if ok else 0,
+        total_output_tokens=sum(outs) if ok else 0,
         request_throughput=completed / duration,
-        output_throughput=completed * args.random_output_len / duration,
-        total_token_throughput=completed * (args.random_input_len + args.random_output_len) / duration,
+        output_throughput=(sum(outs) if ok else 0) / duration,
+        total_token_throughput=(sum(ins) + sum(outs) if ok else 0) / duration,
     )
     print("============ Serving Benchmark Result ============")
     print(f"Successful requests:                     {completed}")
@@ -398,20 +406,34 @@ def bench(args: argparse.Namespace) -> int:
     return 0
 
 
-def _per_request(result: dict, n: int, sent: float, output_len: int, detailed: bool) -> dict:
-    """An open-loop bench's per-request figures as vLLM's client saves them (seconds): sends spaced 1 / the rate the
-    client sent, each request at the bench's median TTFT and TPOT; only with --save-detailed, as vLLM saves them."""
+def _per_request(result: dict, starts: list[float], outs: list[int], detailed: bool) -> dict:
+    """An open-loop bench's per-request figures as vLLM's client saves them (seconds): its sends at `starts`, each
+    request at the bench's median TTFT and TPOT; only with --save-detailed, as vLLM saves them."""
     ttft, tpot = result["median_ttft_ms"] / 1000, result["median_tpot_ms"] / 1000
-    latency = ttft + (output_len - 1) * tpot
-    figures = {"latencies": [latency] * n, "queue_times": [0.0] * n}
+    n = len(starts)
+    figures: dict = {"latencies": [ttft + (o - 1) * tpot for o in outs[:n]], "queue_times": [0.0] * n}
     if detailed:
-        figures |= {
-            "start_times": [1000.0 + i / sent for i in range(n)],
-            "ttfts": [ttft] * n,
-            "output_lens": [output_len] * n,
-            "input_lens": [0] * n,
-        }
+        figures |= {"start_times": starts, "ttfts": [ttft] * n, "output_lens": outs[:n], "input_lens": [0] * n}
     return figures
+
+
+def _trace_rows(args: argparse.Namespace) -> list[tuple[int, int, float]]:
+    """A timed-trace bench's rows (input, output, arrival), as vLLM's TimedTrace reads the file (the first
+    --num-prompts of them); its lengths stand in for the random ones."""
+    rows = []
+    for line in Path(args.dataset_path).read_text().splitlines()[: args.num_prompts]:
+        row = json.loads(line)
+        assert len(row["hash_ids"]) * args.timed_trace_chunk_hash_size >= row["input_length"], "too few hash ids"
+        rows.append((int(row["input_length"]), int(row["output_length"]), float(row["timestamp"])))
+    args.random_input_len, args.random_output_len = max(r[0] for r in rows), max(r[1] for r in rows)
+    args.num_prompts = len(rows)
+    return rows
+
+
+def _asked_rate(trace: list[tuple[int, int, float]] | None, n: int) -> float:
+    """The mean rate a trace's own arrivals ask."""
+    span = (trace[-1][2] - trace[0][2]) if trace else 0.0
+    return (n - 1) / span if span > 0 else float("inf")
 
 
 def _decode_model(result: dict, server: dict, args: argparse.Namespace) -> float:
@@ -471,6 +493,11 @@ def add_bench_args(b: argparse.ArgumentParser) -> None:
     b.add_argument("--request-rate", type=float, default=float("inf"))
     b.add_argument("--burstiness", type=float, default=1.0)
     b.add_argument("--save-detailed", action="store_true")
+    b.add_argument("--dataset-name", default="random")
+    b.add_argument("--dataset-path")
+    b.add_argument("--timed-trace-chunk-hash-size", type=int, default=16)
+    b.add_argument("--self-timed", dest="no_self_timed", action="store_false", default=False)
+    b.add_argument("--no-self-timed", dest="no_self_timed", action="store_true", default=False)
     b.add_argument("--save-result", action="store_true")
     b.add_argument("--result-dir")
     b.add_argument("--result-filename")

@@ -18,6 +18,7 @@ from redline.models.boot import CompileCache
 from redline.models.clean_bench import PrefixCounters
 from redline.models.memory import Calibration, GpuSpec, MemoryPrediction, Observation
 from redline.models.shape import ModelShape
+from redline.models.trace import TraceRow
 
 
 class MemoryModel(Protocol):
@@ -134,6 +135,11 @@ class Engine(abc.ABC):
         executable: Sequence[str] | None = None,
     ) -> list[str]:
         """The bench client's command against the server `config` booted, writing one result file."""
+
+    def bench_dataset(self, workload: BenchWorkload, rows: Sequence[TraceRow]) -> str:
+        """The file a trace bench's client reads (written beside its result, as `workload.trace_file`): its requests,
+        each with its lengths and arrival, fresh prompts each; InputError where the client replays no trace."""
+        raise InputError(f"{self.title}'s bench client replays no trace: give the workload random prompts")
 
     @abc.abstractmethod
     def version_argv(self, executable: Sequence[str] | None = None) -> list[str]:

@@ -19,17 +19,24 @@ LongName = Annotated[str, Field(max_length=4096)]  # a path or hub id, as a resu
 
 
 class BenchWorkload(BaseModel):
-    """What one bench run sends: random prompts of fixed lengths, closed loop at one concurrency or open loop at one
-    request rate."""
+    """What one bench run sends: random prompts of fixed lengths, or a trace's requests (its lengths, fresh prompts);
+    closed loop at one concurrency, open loop at one request rate, or at the trace's own arrivals sped up."""
 
     model_config = ConfigDict(extra="forbid")
 
-    dataset: Literal["random"] = "random"
-    input_len: Count
-    output_len: Count
-    concurrency: Count | None = Field(None, description="closed loop: requests in flight; null: open loop (rate)")
+    dataset: Literal["random", "trace"] = "random"
+    input_len: Count = Field(description="random: each prompt's tokens; trace: its longest prompt's")
+    output_len: Count = Field(description="random: each request's output tokens; trace: its longest output")
+    concurrency: Count | None = Field(None, description="closed loop: requests in flight; null: open loop")
     rate: float | None = Field(None, gt=0, le=1e4, description="open loop: requests/s asked; null: closed loop")
     burstiness: float = Field(1.0, gt=0, le=100, description="with rate: the arrivals' gamma shape (1: Poisson)")
+    speedup: float | None = Field(None, gt=0, le=1e3, description="a trace at its own arrivals, this many times faster")
+    paced_rate: float | None = Field(
+        None, gt=0, description="at a trace's arrivals: the mean rate they ask (requests/s), what the client must send"
+    )
+    trace_file: str | None = Field(
+        None, max_length=255, description="a trace bench: the file of its requests, beside its result"
+    )
     num_prompts: Count
     seed: int | None = None
     range_ratio: float = Field(0.0, ge=0, lt=1, description="lengths drawn from length x (1 +- range_ratio)")
@@ -37,9 +44,16 @@ class BenchWorkload(BaseModel):
 
     @model_validator(mode="after")
     def _one_load(self) -> "BenchWorkload":
-        if (self.concurrency is None) == (self.rate is None):
-            raise ValueError("a bench runs at a concurrency (closed loop) or at a rate (open loop): give one")
+        if sum(x is not None for x in (self.concurrency, self.rate, self.speedup)) != 1:
+            raise ValueError("a bench runs at a concurrency, a rate or a trace's arrivals sped up: give one")
+        if (self.dataset == "trace") != (self.trace_file is not None) or (self.speedup and self.dataset != "trace"):
+            raise ValueError("a trace bench names its trace_file, and only a trace bench replays arrivals")
         return self
+
+    @property
+    def asked_rate(self) -> float | None:
+        """The mean rate an open-loop bench asks its client to send (requests/s): its rate, or its trace's arrivals'."""
+        return self.rate if self.rate is not None else self.paced_rate
 
     @property
     def shared(self) -> float:

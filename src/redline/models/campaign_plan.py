@@ -30,6 +30,7 @@ class CellPrediction(PredictedKv):
 class PlannedBench(Strict):
     concurrency: int | None = None
     rate: float | None = Field(None, description="an open-loop bench's request rate (requests/s)")
+    speedup: float | None = Field(None, description="a trace bench at its own arrivals, this many times faster")
     repeat: int
     num_prompts: int
     result_file: str = Field(description="in the cell's folder")

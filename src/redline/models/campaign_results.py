@@ -71,6 +71,7 @@ class ConcurrencyResult(Strict):
     workload: str | None = Field(None, description="which named workload (CellVerdict.workloads); null: the only one")
     concurrency: int | None = Field(None, description="closed loop: requests in flight; null: an open-loop point")
     rate: float | None = Field(None, description="open loop: the request rate asked (requests/s); null: closed loop")
+    speedup: float | None = Field(None, description="a trace at its own arrivals, this many times faster")
     num_prompts: int
     ok: bool = Field(description="every trial completed every request and the server stayed healthy")
     reason: str | None = None
@@ -81,8 +82,8 @@ class ConcurrencyResult(Strict):
 
     @model_validator(mode="after")
     def _one_load(self) -> "ConcurrencyResult":
-        if (self.concurrency is None) == (self.rate is None):
-            raise ValueError("a result is at a concurrency or at a rate: give one")
+        if sum(x is not None for x in (self.concurrency, self.rate, self.speedup)) != 1:
+            raise ValueError("a result is at a concurrency, a rate or a trace's arrivals sped up: give one")
         return self
 
 
@@ -159,6 +160,7 @@ class CellVerdict(Strict):
         """The context of the figures at one concurrency: the cell's, with that bench's exact shape (its workload's)."""
         shape = self.workloads[result.workload] if result.workload is not None else self.context.workload
         at = {"concurrency": result.concurrency, "rate": result.rate, "num_prompts": result.num_prompts}
+        at |= {"speedup": result.speedup} if result.speedup is not None else {}
         workload = shape.model_copy(update=at)
         return self.context.model_copy(update={"workload": workload})
 
@@ -204,6 +206,7 @@ class TableRow(Strict):
     workload: str | None = Field(None, description="the named workload the row is of; null: the campaign's only one")
     concurrency: int | None = None
     rate: float | None = Field(None, description="an open-loop row's request rate asked (requests/s)")
+    speedup: float | None = Field(None, description="a trace row at its own arrivals, this many times faster")
     verdict: Verdict
     regime: str
     ok: bool
@@ -235,6 +238,7 @@ class CampaignTable(Strict):
     direction: Direction
     concurrencies: list[int]
     rates: list[float] = Field([], description="the request rates of its open-loop rows, after the concurrencies")
+    speedups: list[float] = Field([], description="the speedups of its trace rows at their own arrivals, last")
     cells: list[str]
     missing: list[str] = Field(description="cells without a verdict yet")
     rows: list[TableRow]
@@ -247,6 +251,7 @@ class RankedCell(Strict):
     score: float | None = Field(description="the focus metric that ranks the cell (see ChampionReport.scoring)")
     at_concurrency: int | None = None
     at_rate: float | None = Field(None, description="the request rate its score came from (an open-loop point)")
+    at_speedup: float | None = Field(None, description="the trace speedup its score came from")
     delta_pct: float | None = Field(None, description="better than the baseline by this much (negative: worse)")
     noise_band_pct: float | None = None
     band_source: Literal["trials", "measured", "earlier", "default", "campaign"] | None = None

@@ -62,6 +62,10 @@ class Workload(Strict):
     concurrency: Annotated[int | None, Field(gt=0, le=1 << 26)] = None
     rate: Annotated[float | None, Field(gt=0, le=1e4, description="open loop: requests/s asked; null: closed")] = None
     burstiness: Annotated[float | None, Field(gt=0, le=100, description="with rate: the gamma shape; null: 1")] = None
+    speedup: Annotated[float | None, Field(gt=0, le=1e3, description="a trace at its arrivals, x faster")] = None
+    trace: Annotated[str | None, Field(max_length=4400)] = Field(
+        None, description="a trace workload's file, its SHA-256 and its window's rows"
+    )
     num_prompts: Annotated[int | None, Field(gt=0, le=1 << 26)] = None
     range_ratio: float | None = Field(None, ge=0, lt=1, description="lengths drawn from length x (1 +- it); null: 0")
     prefix_len: int | None = Field(None, ge=0, description="tokens every prompt shared at its start; null: none")
@@ -80,14 +84,17 @@ class Workload(Strict):
         bench = hasattr(shape, "concurrency")  # a bench's workload, not a spec's
         rate = getattr(shape, "rate", None) if bench else None
         burstiness = getattr(shape, "burstiness", 1.0)
+        lengths = (shape.input_len, shape.output_len) if bench or shape.dataset != "trace" else shape.lengths
         return cls(
             name=name,
             dataset=shape.dataset,
-            input_len=shape.input_len,
-            output_len=shape.output_len,
+            input_len=lengths[0],
+            output_len=lengths[1],
             concurrency=shape.concurrency if bench else None,
             rate=rate,
             burstiness=burstiness if burstiness != 1.0 else None,
+            speedup=getattr(shape, "speedup", None) if bench else None,
+            trace=None if bench or shape.dataset != "trace" else shape.trace_id,
             num_prompts=shape.num_prompts if bench else None,
             range_ratio=shape.range_ratio or None,
             prefix_len=shape.prefix_len or None,
@@ -208,6 +215,8 @@ COMPARABLE: dict[str, Any] = {
     "workload.concurrency": lambda c: c.workload.concurrency,
     "workload.rate": lambda c: c.workload.rate,
     "workload.burstiness": lambda c: c.workload.burstiness or 1.0,
+    "workload.speedup": lambda c: c.workload.speedup,
+    "workload.trace": lambda c: c.workload.trace,
     "workload.num_prompts": lambda c: c.workload.num_prompts,
     "workload.range_ratio": lambda c: c.workload.range_ratio or 0.0,
     "workload.prefix_len": lambda c: c.workload.prefix_len or 0,

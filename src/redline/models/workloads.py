@@ -21,67 +21,18 @@ concurrencies.
 """
 
 import math
-from typing import TYPE_CHECKING, Annotated, Literal, NamedTuple
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NamedTuple
 
-from pydantic import AfterValidator, Field, field_validator, model_validator
+from pydantic import Field, PrivateAttr, field_validator, model_validator
 
+from redline.errors import InputError
 from redline.models.bench import Count
+from redline.models.load import Load, Rate, Speedup, load_of, unique_rates
 from redline.models.slug import Slug
 from redline.models.strict import Strict
+from redline.models.trace import Trace
 
 MAX_WORKLOADS = 8
-MAX_RATE = 10_000.0  # requests/s: past any one server
-RATE_DECIMALS = 3
-
-
-def _rate(value: float) -> float:
-    if round(value, RATE_DECIMALS) != value:
-        raise ValueError(f"rate {value!r}: give a rate with at most {RATE_DECIMALS} decimals (requests/s)")
-    return value
-
-
-Rate = Annotated[
-    float,
-    Field(ge=10**-RATE_DECIMALS, le=MAX_RATE, allow_inf_nan=False, description="requests/s"),
-    AfterValidator(_rate),
-]
-
-
-class Load(NamedTuple):
-    """One load point of a workload: closed loop at a concurrency (that many requests in flight), or open loop at a
-    request rate (requests sent at that mean rate, whatever the server does)."""
-
-    concurrency: int | None = None
-    rate: float | None = None
-
-    @property
-    def label(self) -> str:
-        """As prose and tables say it: c=16, 4 req/s."""
-        return f"{self.rate:g} req/s" if self.rate is not None else f"c={self.concurrency}"
-
-    @property
-    def tag(self) -> str:
-        """As a file name says it: c16, r4, r0.5."""
-        return f"r{self.rate:g}" if self.rate is not None else f"c{self.concurrency}"
-
-    @property
-    def order(self) -> tuple[int, float]:
-        """Concurrencies first, then rates, each ascending."""
-        return (1, self.rate) if self.rate is not None else (0, float(self.concurrency or 0))
-
-
-def load_of(point: object) -> Load:
-    """The load point of anything that says one (a result, a bench's workload, a table row): its concurrency and
-    rate."""
-    rate = getattr(point, "rate", None)
-    return Load(None if rate is not None else getattr(point, "concurrency", None), rate)
-
-
-def unique_rates(values: list[float]) -> list[float]:
-    """Rates in order, each given once (ValueError otherwise)."""
-    if len(set(values)) != len(values):
-        raise ValueError(f"each rate once: {values}")
-    return sorted(values)
 
 
 def unique_concurrencies(values: list[int]) -> list[int]:
@@ -98,12 +49,43 @@ def most_tokens(input_len: int, output_len: int, range_ratio: float = 0.0, prefi
     return prefix_len + math.ceil(input_len * spread) + math.ceil(output_len * spread)
 
 
-class WorkloadSpec(Strict):
-    """What a bench sends: random prompts of fixed lengths; every request decodes output_len tokens."""
+TracePath = Annotated[str, Field(min_length=1, max_length=4096, pattern=r"^[^\x00-\x1f]+$")]
 
-    dataset: Literal["random"] = "random"
-    input_len: Count
-    output_len: Count
+
+class TraceWindow(Strict):
+    """The part of a trace a workload replays: its rows from `start_s` to `end_s` seconds after its first arrival, then
+    from the `first` of those, at most `rows`."""
+
+    start_s: Annotated[float | None, Field(ge=0, le=1e9, allow_inf_nan=False)] = None
+    end_s: Annotated[float | None, Field(gt=0, le=1e9, allow_inf_nan=False)] = None
+    first: Annotated[int, Field(ge=0, le=1 << 24)] = 0
+    rows: Annotated[int | None, Field(ge=1, le=1 << 24)] = None
+
+    @model_validator(mode="after")
+    def _ordered(self) -> "TraceWindow":
+        if self.start_s is not None and self.end_s is not None and self.end_s <= self.start_s:
+            raise ValueError(f"window: end_s {self.end_s:g} must be after start_s {self.start_s:g}")
+        return self
+
+
+RANDOM_ONLY = ("input_len", "output_len", "num_prompts", "range_ratio", "prefix_len")
+
+
+class WorkloadSpec(Strict):
+    """What a bench sends: random prompts of fixed lengths (every request decodes output_len tokens), or a trace's
+    requests (`trace:`), its lengths fresh prompts of, at its arrivals or a rate or a concurrency."""
+
+    dataset: Literal["random", "trace"] = Field(
+        "random", description="random prompts of the lengths given; trace: the requests of `trace`"
+    )
+    trace: TracePath | None = Field(
+        None,
+        description="a trace file, relative to the experiment's file: redline's JSONL (input_len, output_len, "
+        "arrival_s), or the Azure LLM inference trace's or BurstGPT's CSV as published",
+    )
+    window: TraceWindow | None = Field(None, description="the part of the trace replayed; default: all of it")
+    input_len: Count | None = Field(None, description="random: each prompt's tokens")
+    output_len: Count | None = Field(None, description="random: each request's output tokens")
     seed: int = 0
     num_prompts: Count | None = Field(None, description="prompts per concurrency; default 4 x c, never under 2 x c")
     range_ratio: Annotated[float, Field(ge=0, lt=1)] = Field(
@@ -118,7 +100,7 @@ class WorkloadSpec(Strict):
     concurrencies: Annotated[list[Count] | None, Field(min_length=1, max_length=32)] = Field(
         None,
         description="this workload's own concurrencies (e.g. long prompts at a low one, short ones at a high one); "
-        "default: the experiment's, unless it gives rates",
+        "default: the experiment's, unless it gives rates or speedups",
     )
     rates: Annotated[list[Rate] | None, Field(min_length=1, max_length=32)] = Field(
         None,
@@ -130,27 +112,88 @@ class WorkloadSpec(Strict):
         description="with rates: the arrivals' gamma shape as the bench client takes it (its burstiness): 1 is "
         "Poisson, under 1 burstier, over 1 more even",
     )
+    speedups: Annotated[list[Speedup] | None, Field(min_length=1, max_length=32)] = Field(
+        None,
+        description="a trace with arrival times: replayed at its own arrivals, this many times faster (1: as "
+        "recorded); a trace given neither concurrencies, rates nor speedups is replayed as recorded",
+    )
+    _trace: Trace | None = PrivateAttr(None)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _dataset_of_trace(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("trace") is not None and "dataset" not in data:
+            return {**data, "dataset": "trace"}
+        return data
 
     @field_validator("concurrencies")
     @classmethod
     def _each_once(cls, values: list[int] | None) -> list[int] | None:
         return None if values is None else unique_concurrencies(values)
 
-    @field_validator("rates")
+    @field_validator("rates", "speedups")
     @classmethod
     def _each_rate_once(cls, values: list[float] | None) -> list[float] | None:
         return None if values is None else unique_rates(values)
 
     @model_validator(mode="after")
-    def _burstiness_with_rates(self) -> "WorkloadSpec":
+    def _one_dataset(self) -> "WorkloadSpec":
         if self.burstiness != 1.0 and not self.rates:
             raise ValueError("burstiness: it shapes the arrivals of an open-loop bench: give rates, or drop it")
+        if self.dataset == "trace":
+            given = [f for f in RANDOM_ONLY if f in self.model_fields_set]
+            if self.trace is None:
+                raise ValueError("trace: a trace workload names its trace file (trace: traces/chat.jsonl)")
+            if given:
+                raise ValueError(
+                    f"{given[0]}: a trace workload takes its requests' lengths and count from the trace: drop it (a "
+                    "window narrows the trace)"
+                )
+            return self
+        if self.trace is not None or self.window is not None or self.speedups is not None:
+            field = "trace" if self.trace is not None else ("window" if self.window is not None else "speedups")
+            raise ValueError(f"{field}: random prompts replay no trace: give trace: <file>, or drop {field}")
+        if self.input_len is None or self.output_len is None:
+            missing = "input_len" if self.input_len is None else "output_len"
+            raise ValueError(f"{missing}: give the random prompts' {missing}, or a trace: <file> to replay")
         return self
+
+    @property
+    def replayed(self) -> Trace:
+        """The trace it replays (its window), as the experiment's reader attached it (ops: load_campaign)."""
+        if self._trace is None:
+            raise InputError(
+                f"the trace {self.trace} was not read before its workload was used: read it through the file"
+            )
+        return self._trace
+
+    def with_trace(self, trace: Trace) -> "WorkloadSpec":
+        """A copy that replays `trace` (its window already taken by the reader)."""
+        copy = self.model_copy()
+        copy._trace = trace
+        return copy
+
+    @property
+    def trace_id(self) -> str:
+        """The trace it replays, as a figure's context names it: its file, its SHA-256's start, its window's rows."""
+        trace = self.replayed
+        return f"{self.trace} sha256:{trace.sha256[:16]} ({len(trace.rows)} rows, {trace.format})"
+
+    @property
+    def lengths(self) -> tuple[int, int]:
+        """Its longest input and output: the random prompts' own, or the trace's longest of each."""
+        if self.dataset == "trace":
+            rows = self.replayed.rows
+            return max(r.input_len for r in rows), max(r.output_len for r in rows)
+        assert self.input_len is not None and self.output_len is not None  # a random workload has both
+        return self.input_len, self.output_len
 
     @property
     def tokens(self) -> int:
         """The most tokens one request holds at its end: what max_model_len must fit."""
-        return most_tokens(self.input_len, self.output_len, self.range_ratio, self.prefix_len)
+        if self.dataset == "trace":
+            return self.replayed.longest
+        return most_tokens(*self.lengths, self.range_ratio, self.prefix_len)
 
 
 Workloads = Annotated[
@@ -187,10 +230,16 @@ class WorkloadAt(NamedTuple):
 
 
 def points_of(shape: WorkloadSpec, default: list[int]) -> list[Load]:
-    """A workload's load points: its concurrencies (else `default`, the experiment's, unless it gives rates), then its
-    rates."""
-    concurrencies = shape.concurrencies or ([] if shape.rates else default)
-    return [Load(concurrency=c) for c in concurrencies] + [Load(rate=r) for r in shape.rates or []]
+    """A workload's load points: its concurrencies (else `default`, the experiment's, unless it gives rates or is a
+    trace), then its rates, then its speedups (a trace given none of the three: as recorded, x1)."""
+    trace = shape.dataset == "trace"
+    concurrencies = shape.concurrencies or ([] if shape.rates or trace else default)
+    speedups = shape.speedups or ([1.0] if trace and not (shape.concurrencies or shape.rates) else [])
+    return (
+        [Load(concurrency=c) for c in concurrencies]
+        + [Load(rate=r) for r in shape.rates or []]
+        + [Load(speedup=x) for x in speedups]
+    )
 
 
 class NamedWorkloads:
@@ -245,7 +294,7 @@ class NamedWorkloads:
             raise ValueError("workload: give workload: (one shape) or workloads: (several, each named), not both")
         own = [w.concurrencies for _, w in self.shapes()]
         if not self.concurrencies:
-            if not all(w.concurrencies or w.rates for _, w in self.shapes()):
+            if not all(w.concurrencies or w.rates or w.dataset == "trace" for _, w in self.shapes()):
                 raise ValueError(
                     "concurrencies: give the concurrencies every bench runs at, or each workload's own concurrencies "
                     "or rates"
@@ -262,8 +311,8 @@ class NamedWorkloads:
 
 __all__ = [
     "Load",
-    "MAX_RATE",
     "Rate",
+    "TraceWindow",
     "load_of",
     "points_of",
     "unique_rates",

@@ -160,7 +160,13 @@ async def run_bench(
     before = await session.prefix_counters(handle, config)  # every step's, so the server's traffic is accounted
     sampling = await session.gpus.start(handle, bench.result_name, deadline_s) if bench.ranked else None
     run = await session.bench(
-        handle, config, bench.workload, bench.result_name, deadline_s=deadline_s, log_offset=log_offset
+        handle,
+        config,
+        bench.workload,
+        bench.result_name,
+        deadline_s=deadline_s,
+        log_offset=log_offset,
+        replay=bench.replay,
     )
     if run.result_text is not None and write is not None:
         write(bench.result_name, run.result_text)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import posixpath
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -26,8 +26,10 @@ from redline.engines.base import Engine
 from redline.errors import CommandTimeout, InputError, LogParseError, TargetPathError
 from redline.models import BenchWorkload, BootSignals, BootStatus, ServeConfig, Widening
 from redline.models.clean_bench import PrefixCounters
+from redline.models.trace import TraceRow
 from redline.offload import off_loop
 from redline.ops.resident import Clients
+from redline.ops.target_files import put_text
 from redline.ops.telemetry import GpuSampler
 from redline.policy.clean_bench import Served
 from redline.targets import RunResult, ServerHandle, Target, WaitOutcome
@@ -278,11 +280,16 @@ class ServeSession:
         *,
         deadline_s: float,
         log_offset: int = 0,
+        replay: Sequence[TraceRow] | None = None,
     ) -> BenchRun:
-        """Run the engine's bench client against the running server; a client past its deadline is exit 124."""
+        """Run the engine's bench client against the running server (a trace bench's requests, `replay`, written
+        beside its result first, in the client's own format); a client past its deadline is exit 124."""
         argv = self.engine.bench_argv(
             config, workload, result_dir=handle.run_dir, result_filename=result_name, executable=self.bench_executable
         )
+        if workload.trace_file is not None:
+            dataset = self.engine.bench_dataset(workload, replay or ())
+            await put_text(self.target, handle, posixpath.join(handle.run_dir, workload.trace_file), dataset)
         client = await self.clients.of(handle)
         if client is not None:  # the arguments after `<executable> bench serve`, to the one resident client
             run = await client.bench(argv[len(self.bench_executable) + 2 :], deadline_s)

@@ -266,6 +266,7 @@ def _planned_benches(commands: PlannedCommands) -> list[PlannedBench]:
         PlannedBench(
             concurrency=s.workload.concurrency,
             rate=s.workload.rate,
+            speedup=s.workload.speedup,
             repeat=s.repeat,
             num_prompts=s.workload.num_prompts,
             result_file=s.result_name,

@@ -32,6 +32,7 @@ from redline.models.campaign_results import (
     TableRow,
 )
 from redline.models.context import device_of
+from redline.models.load import Load, load_of
 from redline.models.metrics import DIRECTIONS, MetricFlag
 from redline.policy.ab_guards import compared
 from redline.policy.boots import Noise, Replicates, blind, campaign_noise, fallback, over_boots
@@ -67,7 +68,7 @@ def _breach(check: SlaCheck) -> str:
 
 def _at(result: ConcurrencyResult) -> str:
     """A result's load point in a reason: concurrency 16, 4 req/s."""
-    return f"concurrency {result.concurrency}" if result.rate is None else f"{result.rate:g} req/s"
+    return f"concurrency {result.concurrency}" if result.concurrency is not None else load_of(result).label
 
 
 def cell_verdict(
@@ -120,6 +121,7 @@ def table_rows(campaign: Campaign, verdict: CellVerdict) -> list[TableRow]:
                 workload=r.workload,
                 concurrency=r.concurrency,
                 rate=r.rate,
+                speedup=r.speedup,
                 verdict=verdict.verdict,
                 regime=verdict.context.regime.label,
                 ok=r.ok,
@@ -163,19 +165,17 @@ def campaign_table(
         direction=DIRECTIONS[metric],
         # the listed concurrencies and rates and any a load boundary probed, in order
         concurrencies=sorted({*campaign.concurrencies, *(r.concurrency for r in rows if r.concurrency is not None)}),
-        rates=sorted({*(r for n, _ in campaign.shapes() for r in _rates(campaign, n)), *_row_rates(rows)}),
+        rates=sorted({p.rate for p in _listed(campaign, rows) if p.rate}),
+        speedups=sorted({p.speedup for p in _listed(campaign, rows) if p.speedup}),
         cells=list(cells),
         missing=[c for c in cells if c not in verdicts],
         rows=rows,
     )
 
 
-def _rates(campaign: Campaign, name: str | None) -> list[float]:
-    return [p.rate for p in campaign.points_of(name) if p.rate is not None]
-
-
-def _row_rates(rows: Sequence[TableRow]) -> list[float]:
-    return [r.rate for r in rows if r.rate is not None]
+def _listed(campaign: Campaign, rows: Sequence[TableRow]) -> list[Load]:
+    """Every load point a workload of the campaign lists, and every one its rows were benched at."""
+    return [p for name, _ in campaign.shapes() for p in campaign.points_of(name)] + [load_of(r) for r in rows]
 
 
 # ---- the champion ----------------------------------------------------------------------------------------------

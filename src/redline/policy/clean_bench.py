@@ -23,8 +23,9 @@
   the server refusing). Flagged. A peak at or over it is consistent with the load, not a proof of it.
 - Rate (an open-loop bench): the rate the client sent (its requests over the span of their send times) against the
   rate asked. vLLM's client spaces n requests at a rate r over about (n - 1) / r seconds, whatever the server does, so
-  a client that sent under SENT_FLOOR of the rate asked could not keep up (a starved CPU, a client past its limit):
-  the point was not the load asked, and is not judged (flagged). A server that cannot keep up queues the requests:
+  a client that sent under SENT_FLOOR of the rate asked could not keep up (a starved CPU, a client past its limit),
+  and one that sent over SENT_CEILING times it did not pace its requests: either way the point was not the load
+  asked, and is not judged (flagged). A server that cannot keep up queues the requests:
   their latencies say so, not this check.
 - Window: the figures cover the whole run, ramp-up and drain included (the bench client reports no steady state);
   said, so nobody reads them as a steady state.
@@ -48,6 +49,7 @@ from redline.models.clean_bench import BenchCheck, PrefixCounters
 
 HIT_LIMIT = 0.01  # the share of prompt tokens a random-prompt bench may find cached (vLLM's own warning: 1%)
 SENT_FLOOR = 0.9  # an open-loop bench whose client sent under this share of the rate asked is not judged
+SENT_CEILING = 1.5  # ... or over this many times it: it did not pace its requests as asked
 
 
 Reset = tuple[bool, str]  # whether the prefix cache was emptied just before the bench, and how (or why not)
@@ -186,6 +188,13 @@ def send_rate(result: BenchResult, asked: float) -> BenchCheck:
             said=f"the client sent {rate:.3g} req/s of the {asked:g} asked ({rate / asked:.0%}, under "
             f"{SENT_FLOOR:.0%}): it could not send that rate, so the point is not the load asked; not judged",
         )
+    if rate > SENT_CEILING * asked:
+        return BenchCheck(
+            check="rate",
+            ok=False,
+            said=f"the client sent {rate:.3g} req/s, {rate / asked:.1f}x the {asked:g} asked: it did not pace the "
+            "requests as asked, so the point is not the load asked; not judged",
+        )
     return BenchCheck(check="rate", ok=True, said=f"the client sent {rate:.3g} req/s ({asked:g} asked)")
 
 
@@ -251,9 +260,12 @@ def checks(
 
 def sent_check(result: BenchResult, workload: BenchWorkload) -> BenchCheck:
     """The client's check: the concurrency it held (closed loop), or the rate it sent (open loop)."""
-    if workload.rate is not None:
-        return send_rate(result, workload.rate)
-    return client(result, workload.concurrency or 1)
+    if workload.concurrency is None:
+        asked = workload.asked_rate
+        if asked is None:  # a trace whose arrivals ask no rate (all at one instant): nothing to check the client by
+            return BenchCheck(check="rate", ok=True, said="its arrivals ask no rate (all at once)")
+        return send_rate(result, asked)
+    return client(result, workload.concurrency)
 
 
 def flagged(found: list[BenchCheck]) -> str | None:
@@ -264,6 +276,7 @@ def flagged(found: list[BenchCheck]) -> str | None:
 
 __all__ = [
     "HIT_LIMIT",
+    "SENT_CEILING",
     "SENT_FLOOR",
     "send_rate",
     "sent_check",

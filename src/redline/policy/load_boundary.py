@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from redline.models.load import RATE_DECIMALS, Load
 from redline.models.load_boundary import MAX_REPEATS, Axis, BoundarySpec, LoadBoundary
-from redline.models.workloads import RATE_DECIMALS, Load
 
 PRECISION = 0.05  # the boundary is known to 5% of its value
 FINEST_RATE = 0.001  # requests/s: rates are said to 3 decimals

@@ -104,6 +104,7 @@ def rank(
         score=None if sample is None else sample.mean,
         at_concurrency=at.concurrency if at is not None else None,
         at_rate=at.rate if at is not None else None,
+        at_speedup=at.speedup if at is not None else None,
         outcome="excluded",
         why="no figure of the focus metric to rank it by",
         flags=flags,

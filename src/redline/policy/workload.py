@@ -27,7 +27,9 @@ from dataclasses import dataclass
 from redline.engines.base import Engine
 from redline.errors import InputError
 from redline.models import BenchWorkload, ServeConfig
+from redline.models.trace import TraceRow
 from redline.models.workloads import Load, NamedShape, WorkloadAt, WorkloadSpec
+from redline.policy.trace_replay import mean_lengths, replay_rows, trace_workload
 
 # How the target runs each engine (and each bench client), by engine name; None or a missing name: the default.
 Executables = Mapping[str, Sequence[str]]
@@ -52,6 +54,7 @@ class Bench:
     ranked: bool = True  # its figures are ranked, so the clean-bench checks apply (not a warm-up's, or a smoke test's)
     workload_name: str | None = None  # which of several named workloads it sends; None: the only one
     slo: Mapping[str, float] | None = None  # an open-loop bench's per-request limits, its goodput counted against
+    replay: tuple[TraceRow, ...] | None = None  # a trace bench's requests, written beside its result before it runs
 
 
 GOODPUT_LIMITS = {"ttft_ms": "ttft_ms", "tpot_ms": "tpot_ms"}  # a per-request limit, by what an SLA metric ends with
@@ -97,6 +100,7 @@ def prompt_gates(loads: Sequence[WorkloadAt]) -> list[str]:
     return [
         (f"workload {name}: " if name else "") + note
         for name, shape, points in loads
+        if shape.dataset != "trace"  # a trace sends its window's rows
         for p in points
         if (note := prompts_at(shape.num_prompts, p)[1])
     ]
@@ -114,6 +118,8 @@ def length_gate(shapes: Sequence[NamedShape], max_model_len: int, who: str, fix:
 
 def _request(w: WorkloadSpec) -> str:
     """The longest request of a workload, in its parts."""
+    if w.dataset == "trace":
+        return f"the trace's longest request ({w.trace})"
     spread = f" x {1 + w.range_ratio:g}" if w.range_ratio else ""
     prefix = f"prefix_len {w.prefix_len:,} + " if w.prefix_len else ""
     return f"{prefix}input_len {w.input_len:,}{spread} + output_len {w.output_len:,}{spread}"
@@ -149,14 +155,17 @@ def seqs_gate(
     return config.model_copy(update={"max_num_seqs": top}), [note]
 
 
-def bench_workload(shape: WorkloadSpec, point: Load | int, step: int) -> BenchWorkload:
-    """The workload of the bench at place `step` on a server, at one load point (a concurrency, or a rate). Each bench
-    on a server gets its own seed, so none replays an earlier one's prompts into the prefix cache, and every server
-    runs the same seeds in the same order."""
+def bench_workload(shape: WorkloadSpec, point: Load | int, step: int, result_name: str = "") -> BenchWorkload:
+    """The workload of the bench at place `step` on a server, at one load point (a concurrency, a rate, a trace's
+    arrivals sped up), its result `result_name`. Each bench on a server gets its own seed, so none replays an earlier
+    one's prompts into the prefix cache, and every server runs the same seeds in the same order."""
     at = point if isinstance(point, Load) else Load(concurrency=point)
+    if shape.dataset == "trace":
+        return trace_workload(shape, at, shape.seed + 1 + step, result_name)
+    input_len, output_len = shape.lengths
     return BenchWorkload(
-        input_len=shape.input_len,
-        output_len=shape.output_len,
+        input_len=input_len,
+        output_len=output_len,
         concurrency=at.concurrency,
         rate=at.rate,
         burstiness=shape.burstiness if at.rate is not None else 1.0,
@@ -172,9 +181,10 @@ def warmup_workload(shape: WorkloadSpec, requests: int, concurrencies: Sequence[
     None for a cold bench (0 requests)."""
     if requests == 0:
         return None
+    input_len, output_len = mean_lengths(shape)  # a trace's: random prompts of its typical request
     return BenchWorkload(
-        input_len=shape.input_len,
-        output_len=shape.output_len,
+        input_len=input_len,
+        output_len=output_len,
         concurrency=min(requests, max(concurrencies, default=requests)),
         num_prompts=requests,
         seed=shape.seed,
@@ -205,11 +215,13 @@ def boot_benches(
         )
     order = [(p, t, (w.name, w.shape)) for t in range(1, repeats + 1) for w in loads for p in w.points]
     for i, (p, t, (name, shape)) in enumerate(order):
-        said = f"concurrency {p.concurrency}" if p.rate is None else p.label
+        said = f"concurrency {p.concurrency}" if p.concurrency is not None else p.label
         label = (f"{name}, " if name else "") + said + (f", repeat {t} of {repeats}" if repeats > 1 else "")
         file = bench_file(p, t, repeats, name)
-        limits = slo if p.rate is not None else None
-        steps.append(Bench(file, bench_workload(shape, p, i), label, repeat=t, workload_name=name, slo=limits))
+        limits = slo if p.open_loop else None
+        sent = bench_workload(shape, p, i, file)
+        replay = replay_rows(shape.replayed, p) if shape.dataset == "trace" else None
+        steps.append(Bench(file, sent, label, repeat=t, workload_name=name, slo=limits, replay=replay))
     return steps
 
 

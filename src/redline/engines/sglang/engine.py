@@ -5,7 +5,9 @@ from collections.abc import Mapping, Sequence
 from redline.engines.base import Engine, MemoryModel
 from redline.engines.sglang import argv, bootlog, flags, memory
 from redline.engines.vllm.bench import parse_bench_result
+from redline.engines.vllm.bench_dataset import timed_trace
 from redline.models import BenchResult, BenchWorkload, BootSignals, ServeConfig, Widening
+from redline.models.trace import TraceRow
 
 
 class SGLang(Engine):
@@ -63,6 +65,9 @@ class SGLang(Engine):
 
     def served_model(self, text: str) -> str | None:
         return bootlog.served_model(text)
+
+    def bench_dataset(self, workload: BenchWorkload, rows: Sequence[TraceRow]) -> str:
+        return timed_trace(workload, rows)  # the bench client is vLLM's
 
     def parse_bench_result(self, text: str, slo: Mapping[str, float] | None = None) -> BenchResult:
         return parse_bench_result(text, slo)  # the client is vLLM's, so is its result file

@@ -1,9 +1,11 @@
 """Argv lists for `vllm serve` and `vllm bench serve`, built from typed configs."""
 
 import json
+import posixpath
 from collections.abc import Sequence
 
 from redline.engines.vllm import flags
+from redline.engines.vllm.bench_dataset import HASH_CHUNK
 from redline.models import BenchWorkload, ServeConfig
 
 COMMAND = ("vllm",)
@@ -68,7 +70,7 @@ def bench_argv(
         "bench",
         "serve",
         *client,
-        *_random_dataset(workload),
+        *(_trace_dataset(workload, result_dir) if workload.dataset == "trace" else _random_dataset(workload)),
         "--save-result",
         "--result-dir",
         result_dir,
@@ -84,6 +86,26 @@ def load_args(w: BenchWorkload) -> list[str]:
     if w.rate is None:
         return ["--max-concurrency", str(w.concurrency)]
     return ["--request-rate", f"{w.rate:g}", "--burstiness", f"{w.burstiness:g}", "--save-detailed"]
+
+
+def _trace_dataset(w: BenchWorkload, result_dir: str) -> list[str]:
+    """A trace bench: the client's timed-trace dataset over the file of its requests beside its result
+    (engines/vllm/bench_dataset.py); at the trace's own arrivals (self-timed, each request's figures saved), or its
+    lengths paced by the client at a rate or a concurrency."""
+    paced = ["--save-detailed"] if w.speedup is not None else ["--no-self-timed", *load_args(w)]
+    return [
+        "--dataset-name",
+        "timed_trace",
+        "--dataset-path",
+        posixpath.join(result_dir, w.trace_file or ""),
+        "--timed-trace-chunk-hash-size",
+        str(HASH_CHUNK),
+        "--num-prompts",
+        str(w.num_prompts),
+        *paced,
+        *(["--seed", str(w.seed)] if w.seed is not None else []),
+        "--ignore-eos",
+    ]
 
 
 def _random_dataset(w: BenchWorkload) -> list[str]:

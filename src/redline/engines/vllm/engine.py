@@ -4,8 +4,10 @@ from collections.abc import Mapping, Sequence
 
 from redline.engines.base import Engine, MemoryModel
 from redline.engines.vllm import argv, bench, bootlog, bootmeta, flags, memory, metrics, resident
+from redline.engines.vllm.bench_dataset import timed_trace
 from redline.models import BenchResult, BenchWorkload, BootSignals, ServeConfig, Widening
 from redline.models.clean_bench import PrefixCounters
+from redline.models.trace import TraceRow
 
 
 class VLLM(Engine):
@@ -65,6 +67,9 @@ class VLLM(Engine):
 
     def served_model(self, text: str) -> str | None:
         return bootmeta.served_model(text)
+
+    def bench_dataset(self, workload: BenchWorkload, rows: Sequence[TraceRow]) -> str:
+        return timed_trace(workload, rows)  # the bench client is vLLM's
 
     def parse_bench_result(self, text: str, slo: Mapping[str, float] | None = None) -> BenchResult:
         return bench.parse_bench_result(text, slo)

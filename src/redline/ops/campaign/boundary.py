@@ -17,6 +17,7 @@ from redline.ops.measured_boot import BenchOutcome, Then, run_benches
 from redline.ops.session import ServeSession
 from redline.policy import load_boundary
 from redline.policy.figures import metrics_of
+from redline.policy.trace_replay import replay_rows
 from redline.policy.workload import Bench, bench_file, bench_workload, goodput_slo
 from redline.targets import ServerHandle
 
@@ -45,8 +46,11 @@ def probe_bench(campaign: Campaign, at: Load | int, results: list[BenchOutcome],
     repeat = 1 + sum(1 for r in results if r.bench.ranked and load_of(r.bench.workload) == point)
     benches = sum(1 for r in results if r.bench.ranked)
     name = bench_file(point, repeat, max(repeat, campaign.repeats))
-    workload = bench_workload(campaign.shape(None), point, benches)
-    return Bench(name, workload, f"load boundary: {why}", repeat=repeat, slo=goodput_slo(campaign.sla))
+    shape = campaign.shape(None)
+    workload = bench_workload(shape, point, benches, name)
+    replay = replay_rows(shape.replayed, point) if shape.dataset == "trace" else None
+    slo = goodput_slo(campaign.sla) if point.open_loop else None
+    return Bench(name, workload, f"load boundary: {why}", repeat=repeat, slo=slo, replay=replay)
 
 
 def boundary_probes(

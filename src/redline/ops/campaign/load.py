@@ -1,6 +1,7 @@
 """A campaign file read and resolved, the one way every operation reads one: its cells, baseline and base config.
 
-    loaded = load_campaign("campaigns/c1.yml")  # base.from_ladder read relative to the file: its ceiling, the knobs
+    loaded = load_campaign("campaigns/c1.yml")  # base.from_ladder read relative to the file: its ceiling, the knobs;
+                                                # each trace workload's trace, read (ops/traces.py)
     loaded.cells, loaded.baseline, loaded.base, loaded.results
     loaded = load_named(workspace, "campaigns/c1.yml", "from_campaign")   # a name a tool was given
 
@@ -20,6 +21,7 @@ from redline.ledger.campaign_file import read_campaign, results_dir
 from redline.models import ServeConfig
 from redline.models.campaign import Campaign, CellSpec
 from redline.models.ladder import Ladder
+from redline.ops.traces import with_traces
 from redline.ops.workspace import inside, workspace_of
 from redline.policy import campaign as plans
 
@@ -61,7 +63,7 @@ def load_campaign(path: str | Path, workspace: Path | None = None, campaign: Cam
     inside `workspace`: the server's, else the one the file's layout names). `campaign`: the file as a caller
     already read it for its own checks (the MCP wiring), so it is parsed once."""
     path = Path(path)
-    campaign = campaign if campaign is not None else read_campaign(path)
+    campaign = with_traces(campaign if campaign is not None else read_campaign(path), path, workspace)
     workspace = workspace if workspace is not None else workspace_of(path.resolve())
     ladder = None
     if (where := from_ladder_path(path, campaign, workspace)) is not None:

@@ -22,7 +22,7 @@ from redline.models.campaign_results import (
 from redline.models.context import Node, device_of
 from redline.models.load_boundary import LoadBoundary
 from redline.models.metrics import DIRECTIONS
-from redline.models.workloads import Load, load_of
+from redline.models.workloads import Load, WorkloadSpec, load_of
 from redline.ops.campaign.load import load_campaign
 from redline.ops.campaign.noise import campaign_boots, champion_of, table_of
 from redline.ops.campaign.plots import draw, pareto_plot, plots_of
@@ -79,9 +79,7 @@ def _context_lines(campaign: Campaign, verdicts: dict[str, CellVerdict]) -> list
         f"- {gpu}; host {md((ctx.node or Node()).describe())}",
         f"- engine: {engines}; bench client: {md(ctx.bench.client if ctx.bench else '?')}'s, backend {backends}",
         *[
-            f"- workload{f' {md(name)}' if name else ''}: {w.dataset}, input {w.input_len} / output {w.output_len} "
-            f"tokens{f' (x1 +- {w.range_ratio:g})' if w.range_ratio else ''}"
-            f"{f', a {w.prefix_len}-token prefix shared' if w.prefix_len else ''}, ignore_eos, seed {w.seed}; "
+            f"- workload{f' {md(name)}' if name else ''}: {_shape_text(w)}, ignore_eos, seed {w.seed}; "
             f"{_points_text(campaign.points_of(name), w.burstiness)}"
             for name, w in campaign.shapes()
         ],
@@ -91,13 +89,28 @@ def _context_lines(campaign: Campaign, verdicts: dict[str, CellVerdict]) -> list
     ]
 
 
+def _shape_text(w: WorkloadSpec) -> str:
+    """What a workload's requests are: random prompts of its lengths, or a trace's (its file, its rows, its lengths)."""
+    if w.dataset == "trace":
+        trace, (top_in, top_out) = w.replayed, w.lengths
+        return f"trace {md(w.trace_id)}, fresh prompts of its lengths (up to {top_in} in / {top_out} out tokens)" + (
+            f", {trace.own_rate:.3g} req/s as recorded" if trace.own_rate else ""
+        )
+    spread = f" (x1 +- {w.range_ratio:g})" if w.range_ratio else ""
+    prefix = f", a {w.prefix_len}-token prefix shared" if w.prefix_len else ""
+    return f"{w.dataset}, input {w.input_len} / output {w.output_len} tokens{spread}{prefix}"
+
+
 def _points_text(points: Sequence[Load], burstiness: float) -> str:
-    """A workload's load points in the report's context: its concurrencies, its rates and their arrivals."""
-    cs = [str(p.concurrency) for p in points if p.rate is None]
+    """A workload's load points in the report's context: its concurrencies, its rates and their arrivals, a trace's
+    speedups."""
+    cs = [str(p.concurrency) for p in points if p.concurrency is not None]
     rates = [f"{p.rate:g}" for p in points if p.rate is not None]
+    speedups = [f"x{p.speedup:g}" for p in points if p.speedup is not None]
     shape = "Poisson" if burstiness == 1.0 else f"gamma, burstiness {burstiness:g}"
     said = [f"concurrencies {', '.join(cs)}"] if cs else []
     said += [f"request rates {', '.join(rates)} req/s (open loop, {shape} arrivals)"] if rates else []
+    said += [f"its own arrivals at {', '.join(speedups)} (open loop, as recorded at x1)"] if speedups else []
     return "; ".join(said)
 
 
@@ -116,6 +129,7 @@ def _table_lines(table: CampaignTable) -> list[str]:
     workloads = list(dict.fromkeys(r.workload for r in table.rows)) or [None]
     named = workloads != [None]
     points = [Load(concurrency=c) for c in table.concurrencies] + [Load(rate=r) for r in table.rates]
+    points += [Load(speedup=x) for x in table.speedups]
     head = ["cell", *(["workload"] if named else []), "regime", *[p.label for p in points]]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for cell in table.cells:
@@ -149,7 +163,8 @@ def _ranked_line(c: RankedCell, engines: bool = False) -> str:
         return (
             f"- **{md(c.cell)}** ({md(c.regime)}): {c.delta_pct:+.2f}%: {md(c.outcome.replace('_', ' '))}; {md(c.why)}"
         )
-    at = f" at c={c.at_concurrency}" if c.at_concurrency else (f" at {c.at_rate:g} req/s" if c.at_rate else "")
+    point = Load(c.at_concurrency, c.at_rate, c.at_speedup)
+    at = f" at {point.label}" if any(x is not None for x in point) else ""
     label = f"{c.engine}, {c.regime}" if engines else c.regime
     return f"- **{md(c.cell)}** ({md(label)}): {_num(c.score, 2)}{at}: {md(c.outcome.replace('_', ' '))}; {md(c.why)}"
 

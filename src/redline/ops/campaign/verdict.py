@@ -78,12 +78,14 @@ class CellJudge:
         self, cell: CellPlan, point: Load | int, trials: list[Repeat], workload: str | None = None
     ) -> ConcurrencyResult:
         at = point if isinstance(point, Load) else Load(concurrency=point)
-        n = prompts_at(self.campaign.shape(workload).num_prompts, at)[0]
+        shape = self.campaign.shape(workload)
+        n = len(shape.replayed.rows) if shape.dataset == "trace" else prompts_at(shape.num_prompts, at)[0]
         if not trials:
             return ConcurrencyResult(
                 workload=workload,
                 concurrency=at.concurrency,
                 rate=at.rate,
+                speedup=at.speedup,
                 num_prompts=n,
                 ok=False,
                 sla_ok=False,
@@ -97,6 +99,7 @@ class CellJudge:
             workload=workload,
             concurrency=at.concurrency,
             rate=at.rate,
+            speedup=at.speedup,
             num_prompts=n,
             ok=not problems,
             reason=problems[0] if problems else None,

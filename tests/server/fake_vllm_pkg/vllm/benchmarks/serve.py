@@ -9,7 +9,7 @@ from fake_vllm import add_bench_args, bench
 def add_cli_args(parser: argparse.ArgumentParser) -> None:
     """What the fake models, and the rest of what redline's bench command passes (vLLM's parser knows them all)."""
     add_bench_args(parser)
-    for flag in ("--backend", "--tokenizer", "--dataset-name", "--seed"):
+    for flag in ("--backend", "--tokenizer", "--seed", "--random-range-ratio"):
         parser.add_argument(flag)
     parser.add_argument("--ignore-eos", action="store_true")
 
