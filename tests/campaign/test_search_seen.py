@@ -67,7 +67,9 @@ async def test_the_plan_the_dry_run_and_the_status_say_the_same_search_as_search
         assert plan["boots"] == dry["plan"]["boots"] == 3  # under the budget, not the grid's 4
         assert plan["replicates"] == 2 and "then up to 2 replicate boots of the top cells" in dry["reason"]
         assert status["next"] == f"call campaign_run: the search {status['search']['resume']}"
-        assert dry["next"] == f"call campaign_run with i_understand_this_submits_jobs=true: the search {search['resume']}"
+        assert (
+            dry["next"] == f"call campaign_run with i_understand_this_submits_jobs=true: the search {search['resume']}"
+        )
 
         ran = await call(client, "campaign_run", campaign=CAMPAIGN, i_understand_this_submits_jobs=True, wait_s=120)
         assert ran["done"] and ran["state"] == "succeeded", ran
