@@ -12,8 +12,8 @@ from collections.abc import Sequence
 
 from redline.ledger.campaign_file import read_verdicts
 from redline.models.search import SearchState
-from redline.ops.campaign.load import Loaded
 from redline.ops.campaign.replicates import replicate_owed
+from redline.ops.campaign_read import Loaded
 from redline.ops.request_base import ACK_FLAG
 
 CHAMPION = "call champion_select for the champion (a DRAFT: confirm it with ab_run), then campaign_report"
