@@ -26,6 +26,7 @@ from redline.ledger.results import Results
 from redline.models import BenchWorkload, ServeConfig, Widenings
 from redline.models.ab import AbPlan, AbResult, AbSpec, ArmPlan, TrialPlan, TrialPoint, TrialRecord
 from redline.models.context import ContextDescriptor, Node, Workload
+from redline.models.load import load_of
 from redline.ops.ab.accuracy import answered, ask_answers, gate_needed
 from redline.ops.ab.plan import Prepared, benches_of, check_resumable, done_trials, plan_of, prepare_arms
 from redline.ops.ab.result import ab_result
@@ -37,6 +38,7 @@ from redline.ops.experiment.run import Stop, Unit, Write
 from redline.ops.measured_boot import BenchOutcome, MeasuredBoot, Then
 from redline.ops.request_base import ACK_FLAG, require_ack
 from redline.ops.session import Boot, Progress, ServeSession
+from redline.ops.traces import with_traces
 from redline.policy.drift import kv_drift
 from redline.policy.sol import with_telemetry
 from redline.policy.workload import RUN_DIR, WARMUP_FILE, Bench
@@ -150,7 +152,7 @@ class TrialJudge:
             skipped=done_trials(plan),
             known_good=plan.known_good,
             summary=f"dry run: {plan.boots} boots, each warmed up and given "
-            f"{sum(len(w.concurrencies) for w in self.spec.loads())} benches; none started. {plan.known_good.note}",
+            f"{sum(len(w.points) for w in self.spec.loads())} benches; none started. {plan.known_good.note}",
             next=f"call ab_run with {ACK_FLAG}=true to run them",
         )
 
@@ -162,6 +164,8 @@ class TrialJudge:
         return TrialPoint(
             workload=result.bench.workload_name,
             concurrency=workload.concurrency,
+            rate=workload.rate,
+            speedup=workload.speedup,
             num_prompts=workload.num_prompts,
             ok=result.problem is None,
             problem=result.problem,
@@ -183,6 +187,8 @@ class TrialJudge:
         self, arm: ArmPlan, host: HostInfo, boot: Boot, workload: BenchWorkload, warm: bool, name: str | None
     ) -> ContextDescriptor:
         w = Workload.of(workload, name)
+        if workload.dataset == "trace":  # the trace it replays, as a figure's context names it
+            w = w.model_copy(update={"trace": self.spec.shape(name).trace_id})
         serve = arm.serve
         bench = get_engine(arm.engine).bench_argv(serve, workload, result_dir=RUN_DIR, result_filename="x.json")
         backend = bench[bench.index("--backend") + 1] if "--backend" in bench else None
@@ -207,7 +213,7 @@ class TrialJudge:
         step = self.trials.trial_of(unit)
         arm, boot = self.trials.arm(step.arm), measured.boot
         points = [self._point(arm, boot, host, r) for r in measured.benches]
-        ok, reason = _judge(measured, points, sum(len(w.concurrencies) for w in self.spec.loads()))
+        ok, reason = _judge(measured, points, sum(len(w.points) for w in self.spec.loads()))
         warmup = measured.command(WARMUP_FILE)
         commands = {
             "boot": arm.boot_command,
@@ -250,7 +256,8 @@ def _judge(measured: MeasuredBoot, points: list[TrialPoint], benches: int) -> tu
         return False, f"warm-up failed: {measured.warmup_error}"
     bad = next((p for p in points if not p.ok), None)
     if bad is not None:
-        return False, (f"{bad.workload}, " if bad.workload else "") + f"concurrency {bad.concurrency}: {bad.problem}"
+        at = f"concurrency {bad.concurrency}" if bad.concurrency is not None else load_of(bad).label
+        return False, (f"{bad.workload}, " if bad.workload else "") + f"{at}: {bad.problem}"
     if len(points) < benches:
         return False, "not every concurrency was benched"
     return True, f"every request completed at every concurrency ({boot.signals.status.value})"
@@ -272,6 +279,7 @@ async def open_ab(
     the trials already done checked to be of this plan and the spec written."""
     paths = AbPaths(workspace, spec.name)
     check_spec(paths, spec)
+    spec = with_traces(spec, paths.spec_file, workspace)  # a trace workload's trace, relative to ab/<name>.yml
     prepared = await prepare_arms(
         workspace,
         spec,
