@@ -118,9 +118,9 @@ def test_a_real_slowdown_is_a_regression_and_latency_direction_is_lower() -> Non
     v = judge(trials(cand=[90.0, 91.0, 89.0]))
     assert v.outcome == "regression" and v.arms[1].outcome == "regression"
     faster = [
-        replace(t, metrics={c: {"median_tpot_ms": 5.0 + 0.01 * t.trial} for c in (1, 16)})
+        replace(t, metrics={Load(c): {"median_tpot_ms": 5.0 + 0.01 * t.trial} for c in (1, 16)})
         if t.arm == "cand"
-        else replace(t, metrics={c: {"median_tpot_ms": 6.0 + 0.01 * t.trial} for c in (1, 16)})
+        else replace(t, metrics={Load(c): {"median_tpot_ms": 6.0 + 0.01 * t.trial} for c in (1, 16)})
         for t in trials()
     ]
     lat = judge(faster, claim="latency")
