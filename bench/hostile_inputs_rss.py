@@ -89,7 +89,7 @@ async def run_case(case: str, folder: Path, answer_bytes: int) -> str:
     from tests.server.helpers import write_env
 
     env = write_env(folder / "srv")
-    model = folder / "model"
+    model = env.workspace / "model"  # where memory_predict may read a model folder (docs/security.md, 38.9)
     model.mkdir()
     args = {"model": str(model), "max_model_len": 4096, "gpu_name": "NVIDIA H200", "gpu_memory_gib": 139.8}
     async with Client(build_server(env.config)) as client:

@@ -29,8 +29,8 @@ sys.path.insert(0, str(ROOT / "src"))
 from redline.ledger.campaign_file import read_boots, read_verdicts  # noqa: E402
 from redline.models.campaign_results import CellVerdict  # noqa: E402
 from redline.models.metrics import DIRECTIONS  # noqa: E402
-from redline.ops.campaign.load import load_campaign  # noqa: E402
-from redline.ops.campaign.predictions import for_need  # noqa: E402
+from redline.ops.campaign_read import load_campaign  # noqa: E402
+from redline.ops.experiment.predicted import for_need  # noqa: E402
 from redline.policy.noise import pooled_band, stated_band  # noqa: E402
 from redline.policy.search import Candidate, as_run  # noqa: E402
 

@@ -70,6 +70,7 @@ SLOW_FILES = (
     "rigor/test_ab_run.py",  # every trial a fake engine boot
     "rigor/test_sources.py",
     "ops/test_rung_accounting.py",  # a bench past its deadline
+    "ops/test_deep_workdir.py",  # fake engine boots, one failing on its socket's path
     "server/test_climb.py",  # MCP climbs to the end, a killed server and its restart
     "server/test_default_config.py",  # `redline serve` as a child
     "server/test_hardening_jobs.py",  # job ownership across processes and PID namespaces
@@ -115,6 +116,9 @@ SLOW_TESTS = frozenset(
         "test_kill_9_in_the_middle_of_a_write_leaves_the_old_file",
         # the stand-in nvidia-smi and dcgmi sampling beside a sleeping process (about 2 s each)
         "test_hostile_telemetry_a_row_no_tool_writes_is_no_telemetry_and_the_bench_goes_on",
+        # `redline mcp --http` as a child under a flood from another process; 1,100 connections sending a byte each
+        "test_http_bounds_a_flood_of_idle_connections_from_another_process_drops_none_of_the_owner_s_calls",
+        "test_http_bounds_a_flood_that_sends_a_byte_on_each_connection_still_cannot_hold_every_descriptor",
         # five 15 MB files, each refused by its reader (about 2 s each on a busy 2-core host)
         "test_every_reader_takes_the_flat_list_past_the_budget_in_well_under_a_second",
         # a stop that waits out a GPU's release on purpose

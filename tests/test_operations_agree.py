@@ -2,25 +2,31 @@
 model's fields. A field added to a request model and not exposed everywhere fails here.
 
 What each surface takes beyond the request, or instead of a field, is declared below with the reason;
-everything else must come from the model.
+everything else must come from the model. And what each entry does: the experiment tools, their CLI commands and
+their functions each open the same experiment (ops/experiment/prepare.py open_experiment), with the same target,
+widening and known-good choice.
 """
 
 from __future__ import annotations
 
 import argparse
 import inspect
+import json
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from mcp import Client
 
-from redline.cli import build_parser
+from redline.cli import build_parser, main
 from redline.cli.flags import flag
 from redline.engines import get_engine
+from redline.errors import InputError
+from redline.models.ab import AbSpec
 from redline.models.ladder import Ladder
 from redline.ops.ab import apply as apply_ops
 from redline.ops.ab import run as ab_ops
@@ -31,6 +37,7 @@ from redline.ops.campaign import run as campaign_run_ops
 from redline.ops.evidence import baseline as baseline_ops
 from redline.ops.evidence import frontier as frontier_ops
 from redline.ops.evidence import known_good as known_good_ops
+from redline.ops.experiment import prepare
 from redline.ops.ladder import adopt as adopt_ops
 from redline.ops.ladder import plan as ladder_ops
 from redline.ops.ladder import rung as rung_ops
@@ -41,6 +48,7 @@ from redline.server.app import build_server
 from redline.server.config import ServerConfig
 from redline.server.jobs import Jobs
 from redline.server.toolkit import READ_ONLY, TOOL_TABLE, tool
+from tests.server.helpers import LLAMA8B, text_of, write_env
 
 pytestmark = pytest.mark.anyio
 
@@ -172,7 +180,7 @@ SURFACES |= {
     "ab_run": Surfaces(
         frozenset({"wait_s"}),
         ("ab", "run"),
-        IN_WORKSPACE | {"--spec-file", "--targets"},
+        IN_WORKSPACE | {"--spec-file", "--targets", "--config"},
         cli_instead=frozenset({"spec"}),
         functions=(ab_ops.ab_run,),
     ),
@@ -368,3 +376,90 @@ def test_every_ladder_init_field_reaches_the_ladder(tmp_path: Path) -> None:
     for name, read in LANDS.items():
         assert read(written) == given[name], name
     assert ladder_ops.ladder_status(tmp_path / "l.yml").ladder == written  # and it is what the file holds
+
+
+# ---- what each entry does: the MCP tool, the CLI command and the function open the same experiment --------------
+
+SLEEP_MODE = "--enable-sleep-mode"  # a real vLLM option only a widening admits
+
+
+class Opened(InputError):
+    """Raised where the experiment is opened, with what it was opened with: no entry goes further."""
+
+
+def _opened(kind: Any, target: Any, *, dry_run: bool, opening: Any, progress: Any = None) -> Any:
+    said = {
+        "kind": type(kind).__name__,
+        "spec": kind.spec.model_dump(mode="json"),
+        "workspace": str(kind.workspace.resolve()),
+        "target": target.name,
+        "dry_run": dry_run,
+        "skip_known_good": opening.skip_known_good,
+        "widening": {e: w.model_dump(mode="json") for e, w in (opening.widening or {}).items()},
+    }
+    raise Opened(json.dumps(said, sort_keys=True))
+
+
+def _said(message: str) -> dict[str, Any]:
+    found: dict[str, Any] = json.loads(message[message.index("{") : message.rindex("}") + 1])
+    return found
+
+
+async def test_each_entry_opens_the_same_experiment_with_the_same_widening(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """campaign_run and ab_run, each as an MCP tool, a CLI command (`--config` for both) and a function, reach the
+    one open_experiment with the same experiment, target, widening and known-good choice."""
+    env = write_env(tmp_path / "srv", widen={"vllm": {"flags": [SLEEP_MODE]}})
+    campaign = env.workspace / "campaigns" / "c1.yml"
+    campaign.parent.mkdir(parents=True)
+    serve = {"model": str(LLAMA8B), "max_model_len": 4096}
+    c = {"name": "c1", "target": "local", "model": str(LLAMA8B), "base": {"max_model_len": 4096}, "concurrencies": [1]}
+    campaign.write_text(json.dumps(c | {"workload": {"input_len": 8, "output_len": 8}, "cells": [{"name": "a"}]}))
+    ab = {"name": "ab1", "target": "local", "concurrencies": [1], "workload": {"input_len": 8, "output_len": 8}}
+    ab |= {"arms": [{"name": "a", "serve": serve}, {"name": "b", "serve": serve | {"extra_flags": [SLEEP_MODE]}}]}
+    (tmp_path / "ab1.json").write_text(json.dumps(ab))
+    monkeypatch.setattr(prepare, "open_experiment", _opened)
+    entries: dict[str, list[dict[str, Any]]] = {"campaign_run": [], "ab_run": []}
+
+    async with Client(build_server(env.config)) as client:
+        for tool, args in (("campaign_run", {"campaign": "campaigns/c1.yml"}), ("ab_run", {"spec": ab})):
+            answer = await client.call_tool(tool, {**args, "dry_run": True, "skip_known_good": True})
+            entries[tool].append(_said(text_of(answer)))
+
+    common = [
+        "--dry-run",
+        "--skip-known-good",
+        "--config",
+        str(env.config_path),
+        "--targets",
+        str(env.root / "targets.yml"),
+    ]
+    for tool, argv in (
+        ("campaign_run", ["campaign", "run", "--campaign", str(campaign)]),
+        ("ab_run", ["ab", "run", "--spec-file", str(tmp_path / "ab1.json"), "--workspace", str(env.workspace)]),
+    ):
+        assert await anyio.to_thread.run_sync(main, [*argv, *common]) == 2  # the CLI runs its own event loop
+        entries[tool].append(_said(capsys.readouterr().err))
+
+    async with env.config.open_target("local") as target:
+        widening, kw = env.config.widen, {"i_understand_this_submits_jobs": False, "dry_run": True}
+        for tool, run in (
+            (
+                "campaign_run",
+                campaign_run_ops.campaign_run(campaign, target, widening=widening, skip_known_good=True, **kw),
+            ),
+            (
+                "ab_run",
+                ab_ops.ab_run(
+                    env.workspace, AbSpec.model_validate(ab), target, widening=widening, skip_known_good=True, **kw
+                ),
+            ),
+        ):
+            with pytest.raises(Opened) as opened:
+                await run
+            entries[tool].append(_said(str(opened.value)))
+
+    for tool, (mcp, cli, function) in entries.items():
+        assert mcp == cli == function, tool
+        assert mcp["widening"] == {"vllm": {"flags": [SLEEP_MODE], "env": []}} and mcp["skip_known_good"], tool

@@ -8,6 +8,8 @@
       vllm: {flags: [--enable-sleep-mode], env: [VLLM_SOME_SWITCH]}   # each rung it touches records it
     adopt_from:                   # on purpose: folders outside the workspace ladder_adopt may read ladders from
       - /data/ladders
+    models_from:                  # on purpose: folders outside the workspace memory_predict may read models from
+      - /models
 
 Relative paths are taken from the config file's folder. With no config file at all
 (`default_server_config`), the workspace is the user's data folder and the only target is
@@ -65,6 +67,8 @@ class ServerConfig(BaseModel):
     widen: dict[EngineName, Widening] = Field(default_factory=dict)
     # Folders outside the workspace whose ladders ladder_adopt may read (a person's choice, never a tool argument).
     adopt_from: list[Path] = Field(default_factory=list, max_length=64)
+    # Folders outside the workspace whose models' config.json memory_predict may read (docs/security.md, 38.9).
+    models_from: list[Path] = Field(default_factory=list, max_length=64)
 
     @field_validator("widen")
     @classmethod
@@ -115,8 +119,14 @@ def load_server_config(path: str | Path) -> ServerConfig:
     if not targets.is_file():
         raise InputError(f"the targets file {targets} named in {path} does not exist; create it or fix `targets:`")
     adopt_from = [(base / folder.expanduser()).resolve() for folder in config.adopt_from]
+    models_from = [(base / folder.expanduser()).resolve() for folder in config.models_from]
     return ServerConfig(
-        workspace=workspace, targets=targets, http=config.http, widen=config.widen, adopt_from=adopt_from
+        workspace=workspace,
+        targets=targets,
+        http=config.http,
+        widen=config.widen,
+        adopt_from=adopt_from,
+        models_from=models_from,
     )
 
 

@@ -22,9 +22,9 @@ def test_a_second_plan_reads_no_boot_log(tmp_path: Path, monkeypatch: pytest.Mon
 
     monkeypatch.setattr(corpus, "read_log", counted)
     corpus.corpus_observations.cache_clear()  # as a fresh process
-    path, runs = campaign(tmp_path), {"vllm": run_on_h200(tmp_path)}
-    first = campaign_plan(path, known_good=runs)
+    path, survey = campaign(tmp_path), run_on_h200(tmp_path)
+    first = campaign_plan(path, survey=survey)
     assert len(reads) == sum(len(corpus.read_corpus(corpus._root() / n, n).boots) for n in corpus.corpus_names())
     reads.clear()
-    second = campaign_plan(path, known_good=runs)
+    second = campaign_plan(path, survey=survey)
     assert reads == [] and second.cells == first.cells

@@ -17,10 +17,11 @@ from redline.errors import InputError
 from redline.ledger import read_ladder
 from redline.ledger.campaign_file import read_verdict
 from redline.models.serve import flag_value
-from redline.ops.campaign.load import load_campaign
 from redline.ops.campaign.report import campaign_report
 from redline.ops.campaign.results import champion_select
-from redline.ops.campaign.run import campaign_run, check_run
+from redline.ops.campaign.run import CampaignKind, campaign_run
+from redline.ops.campaign_read import load_campaign
+from redline.ops.experiment.prepare import check_experiment
 from redline.policy import campaign as policy
 from redline.policy.champion import select_champion
 from tests.campaign.helpers import Fake, campaign, make_fake, verdict
@@ -296,7 +297,7 @@ async def test_a_campaign_across_engines_runs_each_cell_on_its_engine_and_crowns
     # a cell whose engine changed since its verdict is not skipped as done
     fake.write(grid=None, cells=[{"name": "vllm", "engine": "sglang"}, {"name": "sglang", "engine": "vllm"}])
     with pytest.raises(InputError, match="cell 'vllm' has a verdict made with another serve config \\(or engine\\)"):
-        check_run(load_campaign(path), fake.two_engine_target())
+        check_experiment(CampaignKind(load_campaign(path)), fake.two_engine_target())
 
 
 def test_an_sglang_campaign_boots_sglang_and_is_benched_by_the_vllm_client_as_the_target_runs_it() -> None:

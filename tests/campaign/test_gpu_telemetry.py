@@ -15,10 +15,10 @@ from ruamel.yaml import YAML
 from redline.errors import RunFailed
 from redline.ledger.campaign_file import read_verdicts
 from redline.models.campaign_results import CellVerdict
-from redline.ops.campaign.load import Loaded
 from redline.ops.campaign.plan import load_campaign
 from redline.ops.campaign.report import campaign_report
 from redline.ops.campaign.run import campaign_run
+from redline.ops.campaign_read import Loaded
 from tests.campaign.helpers import Fake, make_fake
 from tests.conftest import processes_naming
 

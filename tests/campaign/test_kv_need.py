@@ -9,8 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from redline.ledger.campaign_file import read_verdict
-from redline.ops.campaign.load import load_campaign
-from redline.ops.campaign.predictions import for_need
+from redline.ops.campaign_read import load_campaign
+from redline.ops.experiment.predicted import for_need
 
 LANDSCAPE = Path(__file__).resolve().parents[1] / "data" / "vllm-0.26.0-h100-landscape-8b" / "landscape-8b"
 

@@ -75,7 +75,7 @@ def test_a_cell_keeps_every_knob_it_does_not_set() -> None:
 
 def test_two_cells_that_boot_the_same_config_are_refused() -> None:
     c = campaign(cells=[{"name": "a", "max_num_batched_tokens": 2048}])
-    with pytest.raises(InputError, match="cells: 'a' and 'mnbt2048' boot the same serve config"):
+    with pytest.raises(InputError, match="cells 'a' and 'mnbt2048' boot the same serve config"):
         plan(c)
 
 

@@ -11,8 +11,10 @@ from redline.models.memory import GpuSpec
 from redline.models.serve import ServeConfig
 from redline.models.shape import shape_of
 from redline.ops.campaign.plan import campaign_plan
-from redline.ops.campaign.predictions import feasibility
-from redline.ops.evidence.known_good_apply import Identity, KnownGoodRun
+from redline.ops.evidence.context import files_from_text
+from redline.ops.evidence.known_good_apply import Identity
+from redline.ops.experiment.predicted import feasibility
+from redline.ops.experiment.prepare import Survey
 from redline.ops.predict.predict import Question, calibration_boots, predict_config
 from redline.targets import GpuInfo, HostInfo
 
@@ -36,14 +38,15 @@ def campaign(tmp_path: Path) -> Path:
     return path
 
 
-def run_on_h200(tmp_path: Path) -> KnownGoodRun:
-    shape, _ = shape_of(json.loads((DATA / "config.json").read_text()))
+def run_on_h200(tmp_path: Path) -> Survey:
+    """The target as campaign_run surveys it: an H200, vLLM 0.26.0, qwen32b's config.json."""
     identity = Identity("h200", "0.26.0", host=H200)
-    return KnownGoodRun(tmp_path / "known-good.yml", identity, None, False, shape)
+    files = files_from_text((DATA / "config.json").read_text())
+    return Survey(tmp_path / "known-good.yml", False, {"vllm": identity}, {"/models/qwen32b": files})
 
 
 def test_a_cell_whose_workload_cannot_fit_is_named_before_it_boots(tmp_path: Path) -> None:
-    plan = campaign_plan(campaign(tmp_path), known_good={"vllm": run_on_h200(tmp_path)})
+    plan = campaign_plan(campaign(tmp_path), survey=run_on_h200(tmp_path))
     cells = {c.name: c for c in plan.cells}
     auto, fp8 = cells["kvauto"].predicted, cells["kvfp8"].predicted
     assert auto is not None and fp8 is not None and auto.provenance == "predicted"

@@ -156,3 +156,12 @@ def test_log_message_strips_the_time_and_rank_tag():
         == "Load weight begin. avail mem=1.00 GB"
     )
     assert SGLANG.log_message("[2026-11-30 10:00:01.123] Memory pool end.") == "Memory pool end."
+
+
+def test_a_start_that_failed_on_its_socket_path_s_length_is_crash_env_naming_the_fix():
+    """Issue 38, item 10: SGLang binds its ZeroMQ sockets in its temporary folder too; pyzmq 27.3.0's own words."""
+    zmq = "zmq.error.ZMQError: ipc path \"/home/ci/redline-work/experiments/llama-8b-instruct-long-context-ceiling/target/tmp/5f0e6b8e-0c2b-4d8e-9d6a-2c1e3f4a5b6c\" is longer than 107 characters (sizeof(sockaddr_un.sun_path)). zmq.IPC_PATH_MAX_LEN constant can be used to check addr length (if it is defined). (addr='ipc:///home/ci/redline-work/experiments/llama-8b-instruct-long-context-ceiling/target/tmp/5f0e6b8e-0c2b-4d8e-9d6a-2c1e3f4a5b6c')"
+    s = SGLANG.parse_boot_log(main_failure(zmq))
+    assert s.status is BootStatus.CRASH_ENV, s.reason
+    assert "is longer than 107 characters, a Unix socket's limit" in s.reason
+    assert "set TMPDIR in the target's env to a folder of at most 70 characters" in s.reason

@@ -72,6 +72,19 @@ CASES = [
         ),
     ),
     (
+        "ipc_path_too_long.log",  # issue 38, item 10: composed, see the folder's NOTES
+        ENV,
+        "0.32.0",
+        2048,
+        2048,
+        None,
+        None,
+        (None, None),
+        None,
+        88,
+        'ipc path "/home/ci/redline-work/experiments/llama-8b-instruct-long-context-ceiling/target/tmp/',
+    ),
+    (
         "kv_space_too_big.log",
         ENV,
         "0.32.0",
@@ -173,3 +186,15 @@ def test_exit_noise_after_a_good_boot_does_not_turn_it_into_a_failure():
     signals = parse_boot_log(text)
     assert signals.status is OK
     assert any("Triton is not installed" in w for w in signals.warnings)
+
+
+def test_a_start_that_failed_on_its_socket_path_s_length_is_crash_env_naming_the_fix():
+    """Issue 38, item 10: a work folder deeper than about 60 characters put vLLM's ZeroMQ socket (ipc://TMPDIR/<uuid>)
+    past a Unix socket's 107 characters, and the start, failed in pyzmq's words, was crash_unknown. The log: the CPU
+    build's real start, and pyzmq 27.3.0's own message for that path (see the folder's NOTES)."""
+    signals = parse_boot_log(cpu_log("ipc_path_too_long.log"))
+    assert signals.status is ENV and signals.reason.endswith(
+        "5f0e6b8e-0c2b-4d8e-9d6a-2c1e3f4a5b6c\" is longer than 107 characters, a Unix socket's limit: the engine "
+        "binds its sockets in its temporary folder; set TMPDIR in the target's env to a folder of at most 70 "
+        "characters only you may write (0700), or give the target a shorter work folder"
+    )

@@ -20,8 +20,7 @@ from redline.errors import InputError
 from redline.ledger.ab_file import AbPaths
 from redline.ledger.campaign_file import cells_of
 from redline.models.slug import check_slug
-from redline.ops.campaign.ceiling import ladder_ceiling
-from redline.ops.campaign.load import load_campaign, load_named
+from redline.ops.campaign_read import ladder_ceiling, load_campaign, load_named
 from redline.ops.requests_evidence import KnownGoodRecordRequest, PerfBaselineDiffRequest, PerfBaselineRecordRequest
 from redline.ops.workspace import inside
 from tests.conftest import DATA

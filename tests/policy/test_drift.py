@@ -13,7 +13,7 @@ from redline.engines import get_engine
 from redline.models import ServeConfig
 from redline.models.memory import GpuSpec
 from redline.models.shape import shape_of
-from redline.ops.campaign.predictions import feasibility
+from redline.ops.experiment.predicted import feasibility
 from redline.ops.predict.predict import Question, calibration_boots, predict_config
 from redline.policy.drift import kv_drift
 
@@ -63,3 +63,24 @@ def test_the_band_is_the_prediction_s_own_whole_counts() -> None:
     assert kv_drift(edge.model_copy(update={"kv_cache_tokens_high": seen}), signals) is None
     assert kv_drift(edge.model_copy(update={"kv_cache_tokens_high": seen - 16}), signals) is not None
     assert kv_drift(None, signals) is None
+
+
+WARM_CELL = ROOT / "tests" / "data" / "vllm-0.26.0-h200-campaign" / "l8b-h200" / "cells" / "mnbt8192-seqs512"
+
+
+def test_a_warm_boot_above_its_cold_prediction_is_not_drift_but_a_cold_one_would_be() -> None:
+    """A campaign's cell predicted cold (a fresh deployment's), booted on the compile cache an earlier boot left
+    (the real H200 cell mnbt8192-seqs512, warm: 898,784 KV tokens): above the cold band, as a warm boot is; the same
+    count from a cold boot, or against a prediction that says no state, is drift."""
+    verdict = YAML(typ="safe").load((WARM_CELL / "verdict.yml").read_text())
+    serve = ServeConfig.model_validate(verdict["context"]["serve"])
+    shape, _ = shape_of(json.loads(MODEL.read_text()))
+    cold = predict_config(Question("vllm", "0.26.0", H200, shape, serve), calibration_boots("vllm", None))
+    signals = VLLM.parse_boot_log((WARM_CELL / "boot.log").read_text())
+    assert cold.compile_cache == "cold" and signals.compile_cache == "warm"
+    assert signals.kv_cache_tokens is not None and signals.kv_cache_tokens > cold.kv_cache_tokens_high
+    assert kv_drift(feasibility(cold, needed=1), signals) is None
+    as_cold = signals.model_copy(update={"compile_cache": "cold"})
+    assert kv_drift(feasibility(cold, needed=1), as_cold) is not None
+    unsaid = feasibility(cold, needed=1).model_copy(update={"compile_cache": None})
+    assert kv_drift(unsaid, signals) is not None

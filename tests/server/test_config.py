@@ -86,7 +86,7 @@ def test_config_paths_are_taken_from_the_config_folder(tmp_path: Path, monkeypat
         ("workspace: w\n", "targets: Field required"),
         (
             "workspace: w\ntargets: targets.yml\nport: 1\n",
-            "port: unknown field; write one of adopt_from, http, targets, widen, workspace, or leave it out",
+            "port: unknown field; write one of adopt_from, http, models_from, targets, widen, workspace, or leave it out",
         ),
         ("workspace: w\ntargets: missing.yml\n", "does not exist"),
         ("[1, 2]\n", "must be a mapping"),

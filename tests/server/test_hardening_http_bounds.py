@@ -9,8 +9,11 @@ once its deadline passes; a connection that showed the token stays open.
 
 from __future__ import annotations
 
+import re
 import resource
 import socket
+import subprocess
+import sys
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -23,7 +26,7 @@ from redline.server.app import build_server, http_app
 from redline.server.http import Token
 from redline.server.http_guard import MAX_WAITING, guarded_protocol
 from tests.server.helpers import Env, call, free_port
-from tests.server.test_transports import authed
+from tests.server.test_transports import authed, http_server, printed_token
 
 pytestmark = pytest.mark.anyio
 TOKEN = Token("t" * 32, "the test")
@@ -104,3 +107,108 @@ async def test_http_bounds_a_connection_that_sends_nothing_is_closed_after_its_d
             assert WITHIN_S - 0.2 <= time.monotonic() - start
         finally:
             sock.close()
+
+
+# ---- issue 38, item 7: a flood from another process drops none of the owner's calls ------------------------------------
+
+FLOOD = """
+import socket, sys, time
+port, until = int(sys.argv[1]), time.monotonic() + float(sys.argv[2])
+held = []
+while time.monotonic() < until:
+    try:
+        held.append(socket.create_connection(("127.0.0.1", port)))
+    except OSError:
+        time.sleep(0.001)
+    if len(held) > 800:  # within this process's own limit on open files: the oldest let go, a new one made
+        held.pop(0).close()
+"""
+CALLS = 40
+
+
+def fresh_call(port: int, token: str) -> str:
+    """One of the owner's calls on a fresh connection, as an MCP client opens one: a whole POST of `initialize` with
+    the token, sent at once; then its session ended (a DELETE on another fresh connection), so the 40 calls stay
+    within the token's sessions. What the server answered each (its status lines), or why it did not."""
+    body = (
+        b'{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", '
+        b'"capabilities": {}, "clientInfo": {"name": "owner", "version": "1"}}}'
+    )
+    head = (
+        f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\n"
+        "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+        f"Content-Length: {len(body)}\r\n\r\n"
+    ).encode()
+    answer = _exchange(port, head + body)
+    status = answer.split(b"\r\n", 1)[0].decode(errors="replace") or "closed unanswered"
+    session = re.search(rb"(?im)^mcp-session-id: *(\S+)", answer)
+    if session is None:
+        return status
+    end = (
+        f"DELETE /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\n"
+        f"mcp-session-id: {session.group(1).decode()}\r\nContent-Length: 0\r\n\r\n"
+    ).encode()
+    ended = _exchange(port, end).split(b"\r\n", 1)[0].decode(errors="replace")
+    return f"{status}; {ended or 'closed unanswered'}"
+
+
+def _exchange(port: int, request: bytes) -> bytes:
+    """What the server sent back on a fresh connection before its headers ended (b'' if it closed the connection
+    unanswered or could not be reached)."""
+    answer = b""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+            sock.sendall(request)
+            while b"\r\n\r\n" not in answer and (chunk := sock.recv(4096)):
+                answer += chunk
+    except OSError:
+        pass
+    return answer
+
+
+async def test_http_bounds_a_flood_of_idle_connections_from_another_process_drops_none_of_the_owner_s_calls(
+    env: Env,
+) -> None:
+    """The issue's run: another local process opens idle connections as fast as it can while the owner's client makes
+    40 fresh calls; the guard closed some of the owner's connections (2 to 13 of 40) as the oldest waiting, their
+    requests arrived but not yet read. A connection whose bytes have arrived is never the one closed."""
+    script = env.root / "flood.py"
+    script.write_text(FLOOD)
+    with http_server(env) as (url, log, _):
+        port = int(url.rsplit(":", 1)[1].split("/")[0])
+        token = printed_token(log)
+        flood = subprocess.Popen([sys.executable, str(script), str(port), "60"])
+        try:
+            await anyio.sleep(1.0)  # the flood under way: the guard evicting at its cap
+            answers = [await anyio.to_thread.run_sync(fresh_call, port, token) for _ in range(CALLS)]
+        finally:
+            flood.kill()
+            flood.wait()
+    dropped = [f"{i}: {a}" for i, a in enumerate(answers) if a != "HTTP/1.1 200 OK; HTTP/1.1 200 OK"]
+    assert dropped == []
+
+
+async def test_http_bounds_a_flood_that_sends_a_byte_on_each_connection_still_cannot_hold_every_descriptor(
+    env: Env,
+) -> None:
+    """Bytes unread keep a connection from being closed by the cap only while the loop has not read them, and at most
+    MAX_UNREAD past it: 1,100 connections that each send half a request are held to the cap once read."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < IDLE + 500:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, IDLE + 1000), hard))
+    socks: list[socket.socket] = []
+    try:
+        async with serving(env) as (port, server):
+            for _ in range(IDLE):
+                sock = socket.create_connection(("127.0.0.1", port))
+                sock.sendall(b"POST /mcp HTTP/1.1\r\n")
+                socks.append(sock)
+            await anyio.sleep(0.5)  # the burst accepted (past MAX_UNREAD closed at once), then read: the cap holds
+            assert len(server.server_state.connections) <= MAX_WAITING + 8
+            with anyio.fail_after(20):
+                async with authed(f"http://127.0.0.1:{port}/mcp", TOKEN.value) as client:
+                    assert "jobs" in await call(client, "job_list")
+    finally:
+        for sock in socks:
+            sock.close()
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))

@@ -51,7 +51,7 @@ def watchdog(fifo: Path, after_s: float = 20) -> Iterator[None]:
 async def test_untrusted_reads_a_config_json_fifo_or_device_is_refused_at_once_and_wedges_nothing(
     env: Env, tmp_path: Path, kind: str
 ) -> None:
-    folder = tmp_path / "model"
+    folder = env.workspace / "model"  # where memory_predict may read a model folder (docs/security.md, 38.9)
     folder.mkdir()
     config = folder / "config.json"
     os.mkfifo(config) if kind == "fifo" else config.symlink_to("/dev/zero")

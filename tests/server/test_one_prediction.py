@@ -16,8 +16,8 @@ from mcp import Client
 from redline.cli import main
 from redline.models.serve import ServeConfig
 from redline.models.shape import shape_of
-from redline.ops.campaign.predictions import engine_observations, predicted_for
 from redline.ops.evidence.known_good_apply import Identity
+from redline.ops.experiment.predicted import engine_observations, predicted_for
 from redline.server.app import build_server
 from redline.targets import GpuInfo, HostInfo
 from tests.server.helpers import LLAMA8B, Env, call

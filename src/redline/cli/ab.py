@@ -15,7 +15,16 @@ from pathlib import Path
 import anyio
 
 from redline.cli.baseline import recorded_text
-from redline.cli.common import LOCAL, VERSIONS, add_workspace_flags, print_progress, print_result, target_named
+from redline.cli.common import (
+    LOCAL,
+    VERSIONS,
+    add_config_flag,
+    add_workspace_flags,
+    print_progress,
+    print_result,
+    target_named,
+    widenings_from,
+)
 from redline.cli.flags import add_request_flags, request_from_args
 from redline.inputs import load_yaml
 from redline.models.ab import AbPlan, AbResult, AbSpec
@@ -38,6 +47,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     add_request_flags(run, AbRunRequest, skip=("spec",))
     add_workspace_flags(run)
     run.add_argument("--targets", type=Path, help=f"the targets file (default: this host as `{LOCAL}`)")
+    add_config_flag(run)  # the server config's widening, as `redline mcp --config` applies it (and campaign run)
     run.set_defaults(handler=_run_ab)
     apply = actions.add_parser(
         "apply", help="write a closed champion into the deploy's values file (--dry-run first: its diff and diff_id)"
@@ -52,6 +62,7 @@ def _run_ab(args: argparse.Namespace) -> int:
     request = request_from_args(AbRunRequest, args, spec=spec)
     ack = request.i_understand_this_submits_jobs
     require_ack(ack, "ab_run", dry_run=request.dry_run)  # before any target is touched
+    widening = widenings_from(args)
 
     async def main() -> AbResult:
         async with target_named(args.targets, spec.target) as target:
@@ -63,6 +74,7 @@ def _run_ab(args: argparse.Namespace) -> int:
                 dry_run=request.dry_run,
                 skip_known_good=request.skip_known_good,
                 progress=print_progress,
+                widening=widening,
                 versions=VERSIONS,
             )
 

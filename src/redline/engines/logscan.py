@@ -1,5 +1,6 @@
 """What a boot-log scan collects, whatever the engine: figures set once, and the first line of each status."""
 
+import re
 from dataclasses import dataclass, field
 
 from redline.models import BootStatus
@@ -32,3 +33,21 @@ class Findings:
             self.generic.add(status)
         else:
             self.generic.discard(status)
+
+
+# pyzmq's words when a Unix socket's path does not fit sockaddr_un (both engines bind their ZeroMQ sockets under the
+# temporary folder): `ipc path "<path>" is longer than 107 characters (sizeof(sockaddr_un.sun_path)).`
+SOCKET_PATH_NEEDLE = "characters (sizeof(sockaddr_un.sun_path))"
+SOCKET_PATH = re.compile(r'ipc path "([^"]{1,4096})" is longer than (\d{1,6}) characters')
+
+
+def socket_path_too_long(found: re.Match[str]) -> str:
+    """A start that failed on its socket path's length, named as such with the fix (docs/security.md, 38.10): the
+    line's own words first (a long path elided in its middle), then what to do."""
+    path, limit = found.group(1), int(found.group(2))
+    shown = path if len(path) <= 150 else f"{path[:110]}...{path[-30:]}"
+    return (
+        f'ipc path "{shown}" is longer than {limit} characters, a Unix socket\'s limit: the engine binds its sockets '
+        f"in its temporary folder; set TMPDIR in the target's env to a folder of at most {limit - 37} characters only "
+        "you may write (0700), or give the target a shorter work folder"
+    )

@@ -17,7 +17,6 @@ from redline.models.accuracy import AccuracyGate
 from redline.models.bench import BenchResult, Figure
 from redline.models.boot import BootStatus, CompileCache, ModelLoad
 from redline.models.campaign import check_benches
-from redline.models.campaign_plan import CellPrediction, Submits
 from redline.models.campaign_results import Stat
 from redline.models.clean_bench import BenchCheck
 from redline.models.context import ContextDescriptor, Node
@@ -26,6 +25,7 @@ from redline.models.guards import ArmGuard
 from redline.models.known_good import KnownGoodUse
 from redline.models.lever import CloseStatus, Lever
 from redline.models.metrics import metric
+from redline.models.planned import PlannedConfig
 from redline.models.serve import ServeConfig
 from redline.models.slug import Slug
 from redline.models.sol import SolFigure
@@ -121,17 +121,8 @@ class AbSpec(ExperimentSpec):
 # ---- the plan ----------------------------------------------------------------------------------------------
 
 
-class ArmPlan(Strict):
-    name: str
-    baseline: bool
-    engine: str = Field(description="the engine this arm boots")
-    serve: ServeConfig = Field(description="after the gates and the known-good entry")
-    gates: list[str] = []
-    boot_command: list[str]
-    submits: Submits = None
-    predicted: CellPrediction | None = Field(
-        None, description="its KV cache as the memory model predicts it on the target's GPU, against the workload"
-    )
+class ArmPlan(PlannedConfig):
+    """One arm as it will boot (models/planned.py): an A/B's plan lists its arms so, each trial boots one of them."""
 
 
 class TrialPlan(Strict):

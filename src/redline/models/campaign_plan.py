@@ -1,30 +1,15 @@
 """A campaign's plan: every boot and bench a run would do, cell by cell, after the gates; and what the memory model
 predicts of each cell before it boots."""
 
-from typing import Annotated, Any, Literal
+from typing import Any
 
 from pydantic import Field
 
 from redline.models.campaign import Focus, Verdict
 from redline.models.context import RegimeLabel
-from redline.models.memory import PredictedKv
+from redline.models.planned import CellPrediction, PlannedConfig, Submits
 from redline.models.search import SearchState
-from redline.models.serve import ServeConfig
 from redline.models.strict import Strict
-
-
-class CellPrediction(PredictedKv):
-    """A cell's KV cache as the memory model predicts it on the target's GPU, and whether its workload fits."""
-
-    needed_tokens: int = Field(
-        description="the most KV tokens the benches hold at once: each workload's top concurrency x its requests' "
-        "whole length, the largest"
-    )
-    feasible: Literal["yes", "at risk", "no"] = Field(
-        description="no: even the band's high end holds fewer tokens than the workload or one max_model_len request; "
-        "at risk: only the band's high end holds them"
-    )
-    why: str
 
 
 class PlannedBench(Strict):
@@ -37,36 +22,15 @@ class PlannedBench(Strict):
     command: list[str]
 
 
-Submits = Annotated[
-    str | None,
-    Field(
-        description="dry run, on a target that submits to a cluster: the exact kubectl/helm commands and manifests "
-        "one boot submits (nothing was submitted)"
-    ),
-]
-
-
-class CellPlan(Strict):
-    """One cell as it will boot: its levers, its serve config after the gates, every command in order."""
+class CellPlan(PlannedConfig):
+    """One cell as it will boot (models/planned.py), with its levers, its regime and every command in order."""
 
     index: int
-    name: str
-    baseline: bool
-    engine: str = Field(description="the engine this cell boots")
     levers: dict[str, Any]
-    serve: ServeConfig
     regime: RegimeLabel
-    gates: list[str] = Field(description="what the methodology gates changed in this cell, and why")
-    bench_backend: str | None = Field(description="the backend this cell's bench command pins")
-    widened: list[str] = Field([], description="what of the server config's allowlist widening this cell uses")
-    boot_command: list[str]
-    submits: Submits = None
     warmup_command: list[str] | None
     benches: list[PlannedBench]
     done: Verdict | None = Field(None, description="green or red: a verdict exists, a run skips this cell")
-    predicted: CellPrediction | None = Field(
-        None, description="the memory model's KV cache for this cell on the target's GPU (a dry run reads it)"
-    )
 
 
 class CampaignPlan(Strict):

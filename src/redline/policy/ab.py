@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from redline.engines import get_engine
-from redline.errors import InputError
 from redline.models.ab import (
     TRIAL_METRICS,
     AbSpec,
@@ -27,7 +26,6 @@ from redline.models.ab import (
 from redline.models.bench import BenchResult
 from redline.models.context import ContextDescriptor, Node
 from redline.models.guards import ArmGuard
-from redline.models.known_good import KnownGoodUse
 from redline.models.load import Load, load_of
 from redline.models.serve import ServeConfig, is_eager
 from redline.models.sol import SolFigure
@@ -59,22 +57,6 @@ def gate_arm(spec: AbSpec, name: str, config: ServeConfig, *, own: bool, source:
     length_gate(spec.shapes(), config.max_model_len, f"arm {name!r}", "raise it")
     config, seqs = seqs_gate(config, spec.concurrencies, "arm", name, own=own, source=source)
     return config, [*prompts, *seqs]
-
-
-def refuse_arms_made_one(
-    arms: Sequence[tuple[str, str, ServeConfig, ServeConfig]], uses: Mapping[str, KnownGoodUse]
-) -> None:
-    """Refuse two arms (name, engine, config as given, config with the known-good entry) that differ as given but
-    boot one config once the entry is applied: the A/B would compare a config with itself."""
-    for i, (a, engine_a, given_a, applied_a) in enumerate(arms):
-        for b, engine_b, given_b, applied_b in arms[i + 1 :]:
-            if engine_a == engine_b and applied_a == applied_b and given_a != given_b:
-                use = next((u for u in (uses.get(a), uses.get(b)) if u is not None and u.applied), None)
-                raise InputError(
-                    f"arms {a!r} and {b!r} boot the same serve config once the known-good entry is applied "
-                    f"({use.note if use is not None else 'the entry'}): set the knob they differ in on both arms, "
-                    "or pass skip_known_good=true"
-                )
 
 
 # ---- figures ---------------------------------------------------------------------------------------------------
@@ -260,7 +242,6 @@ __all__ = [
     "gate_arm",
     "trial_metrics",
     "observation",
-    "refuse_arms_made_one",
     "point_context",
     "point_sol",
     "run_order",

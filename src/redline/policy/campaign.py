@@ -2,6 +2,7 @@
 
     cells = expand_cells(campaign)                       # named cells, then the grid's
     plan = plan_campaign(campaign, base, executables)    # every command, after the methodology gates
+    wanted = wanted_cells(campaign, base, cells)          # each cell as the prepare pipeline takes it
 
 What the figures make of the cells (verdicts, the table, the champion) is in policy/champion.py.
 
@@ -10,13 +11,13 @@ plan and verdict: at least 2 x c prompts per concurrency, max_num_seqs at least
 the highest concurrency, a max_model_len that holds the workload, the regime of
 every figure, the bench backend as the command names it. Each cell boots its own
 engine (the campaign's unless it names another); cells of two engines are benched
-by the one client and must match in prefix caching (policy/cross_engine.py).
+by the one client and must match in prefix caching (policy/planned.py).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from itertools import product
 from typing import Any, NamedTuple
 
@@ -31,7 +32,7 @@ from redline.models.known_good import KnownGoodUse
 from redline.models.ladder import Ladder
 from redline.models.serve import flag_value
 from redline.policy import known_good as kg
-from redline.policy.cross_engine import engines_of, one_bench_client, refuse_unmatched_caching
+from redline.policy.planned import Made, Settled, Wanted, engines_of, settle
 from redline.policy.rungs import serve_config
 from redline.policy.workload import (
     Executables,
@@ -276,6 +277,23 @@ def _planned_benches(commands: PlannedCommands) -> list[PlannedBench]:
     ]
 
 
+def wanted_cells(
+    campaign: Campaign, base: ServeConfig, specs: Sequence[CellSpec], executables: Executables | None = None
+) -> list[Wanted[CellPlan]]:
+    """Each cell as the prepare pipeline takes it (policy/planned.py): its config made from the base, its levers,
+    the known-good entry found for its engine (a knob the cell set wins) and the gates, with its commands."""
+    baseline = baseline_of(campaign, specs)
+
+    def maker(spec: CellSpec, index: int) -> Callable[[kg.Found | None], Made[CellPlan]]:
+        def make(found: kg.Found | None) -> Made[CellPlan]:
+            made = cell_config(campaign, base, spec, found)
+            return Made(plan_cell(campaign, spec, made, index, baseline, executables), made.use)
+
+        return make
+
+    return [Wanted(s.name, cell_engine(campaign, s), base.model, maker(s, i)) for i, s in enumerate(specs, 1)]
+
+
 def plan_campaign(
     campaign: Campaign,
     base: ServeConfig,
@@ -286,16 +304,24 @@ def plan_campaign(
     known_good: Mapping[str, kg.Found] | None = None,
 ) -> CampaignPlan:
     """Every cell's boot and bench commands in run order, after the known-good entry and the gates; refusals are
-    InputErrors.
+    InputErrors. The target's part (entries looked up there, the widening, the prediction) is the prepare
+    pipeline's (ops/experiment/prepare.py), which assembles its plan as this does.
 
     executables: how the target runs each engine, by name (a cell's engine and its bench client's).
-    known_good: the entry found for each engine's cells (campaign_run looks it up on the target), or None.
+    known_good: the entry found for each engine's cells, or None (none looked up).
     """
-    specs = expand_cells(campaign)
-    baseline = baseline_of(campaign, specs)
-    cells, uses = _cells(campaign, base, specs, baseline, executables, done or {}, known_good or {})
-    client = check_cells(cells, {name for name, use in uses.items() if use.applied})
-    said = list(dict.fromkeys(use.note for use in uses.values() if kg.shown_in_gates(use)))
+    wanted = wanted_cells(campaign, base, expand_cells(campaign), executables)
+    found = (lambda w: known_good.get(w.engine)) if known_good is not None else None
+    return assemble(campaign, settle("cell", wanted, found, alike=False), path=path, done=done)
+
+
+def assemble(
+    campaign: Campaign, settled: Settled[CellPlan], *, path: str, done: Mapping[str, Verdict] | None = None
+) -> CampaignPlan:
+    """The campaign's plan of its cells as settled (each with its verdict, if done): the campaign-wide gates (the
+    prompts, what the known-good entry did, the load boundary's probes), the bench client, the boots to do."""
+    cells = [c.model_copy(update={"done": (done or {}).get(c.name)}) for c in settled.configs]
+    said = list(dict.fromkeys(use.note for use in settled.uses.values() if kg.shown_in_gates(use)))
     backends = {c.bench_backend for c in cells}
     todo = [c for c in cells if c.done is None]
     return CampaignPlan(
@@ -303,11 +329,11 @@ def plan_campaign(
         path=path,
         target=campaign.target,
         engine=campaign.engine,
-        engines=engines_of(_runs(cells)),
+        engines=engines_of([(c.name, c.engine, c.serve) for c in cells]),
         focus=campaign.focus,
-        baseline=baseline,
+        baseline=next(c.name for c in cells if c.baseline),
         concurrencies=campaign.concurrencies,
-        bench_client=client,
+        bench_client=settled.client,
         bench_backend=backends.pop() if len(backends) == 1 else None,
         gates=[*prompt_gates(campaign.loads()), *said, *_boundary_gate(campaign)],
         cells=cells,
@@ -315,52 +341,3 @@ def plan_campaign(
         benches=sum(len(c.benches) for c in todo),
         parallel=campaign.parallel,
     )
-
-
-def _cells(
-    campaign: Campaign,
-    base: ServeConfig,
-    specs: Sequence[CellSpec],
-    baseline: str,
-    executables: Executables | None,
-    done: Mapping[str, Verdict],
-    found: Mapping[str, kg.Found],
-) -> tuple[list[CellPlan], dict[str, KnownGoodUse]]:
-    """Each cell planned from its config as it boots (its engine's known-good entry applied, then the gates), and
-    what the entry did per cell."""
-    made = {s.name: cell_config(campaign, base, s, found.get(cell_engine(campaign, s))) for s in specs}
-    cells = [plan_cell(campaign, s, made[s.name], i, baseline, executables) for i, s in enumerate(specs, 1)]
-    cells = [cell.model_copy(update={"done": done.get(cell.name)}) for cell in cells]
-    return cells, {name: m.use for name, m in made.items() if m.use is not None}
-
-
-def _runs(cells: Sequence[CellPlan]) -> list[tuple[str, str, ServeConfig]]:
-    return [(c.name, c.engine, c.serve) for c in cells]
-
-
-def check_cells(cells: Sequence[CellPlan], entry_changed: set[str] | frozenset[str] = frozenset()) -> str:
-    """Refuse twins (`entry_changed`: the cells a known-good entry changed, which a twin's refusal names), cells
-    two bench clients would bench, and cells of two engines unmatched in prefix caching; the one bench client."""
-    _refuse_twins(cells, entry_changed)
-    client = one_bench_client("cell", _runs(cells))
-    refuse_unmatched_caching("cell", _runs(cells))
-    return client
-
-
-def _refuse_twins(cells: Sequence[CellPlan], entry_changed: set[str] | frozenset[str]) -> None:
-    seen: dict[str, str] = {}
-    for cell in cells:
-        key = cell.engine + cell.serve.model_dump_json()
-        if key in seen:
-            first = seen[key]
-            if {first, cell.name} & entry_changed:
-                raise InputError(
-                    f"cells: {first!r} and {cell.name!r} boot the same serve config once the known-good entry is "
-                    "applied (it sets a knob one of them left unset to the other's value): set that knob in the "
-                    "cell, or pass skip_known_good=true"
-                )
-            raise InputError(
-                f"cells: {first!r} and {cell.name!r} boot the same serve config (after the gates); "
-                "drop one, or make them differ"
-            )
-        seen[key] = cell.name

@@ -254,6 +254,18 @@ def use_entry(config: ServeConfig, found: Found) -> tuple[ServeConfig, KnownGood
     return updated, KnownGoodUse(applied=True, entry=found.entry.key(), added=added, kept=kept, note=note)
 
 
+def one_account(uses: Mapping[str, KnownGoodUse], what: str) -> KnownGoodUse:
+    """One account of what the registry did for every config of an experiment (`what`: an arm, a cell), each named
+    where they differ."""
+    notes = {u.note for u in uses.values()}
+    first = next(iter(uses.values()))
+    note = first.note if len(notes) == 1 else "; ".join(f"{what} {a}: {u.note}" for a, u in uses.items())
+    entry = next((u.entry for u in uses.values() if u.entry is not None), None)
+    added = sorted({f"{a}: {x}" if len(notes) > 1 else x for a, u in uses.items() for x in u.added})
+    kept = sorted({f"{a}: {x}" if len(notes) > 1 else x for a, u in uses.items() for x in u.kept})
+    return KnownGoodUse(applied=any(u.applied for u in uses.values()), entry=entry, added=added, kept=kept, note=note)
+
+
 def shown_in_gates(use: KnownGoodUse) -> bool:
     """A use a plan's gates say: an entry applied, or the registry turned off by the request."""
     return use.applied or use.note == TURNED_OFF
@@ -305,6 +317,7 @@ __all__ = [
     "holds",
     "lookup",
     "matches",
+    "one_account",
     "outlook",
     "release_of",
     "run_knobs",

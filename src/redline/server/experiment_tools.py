@@ -6,15 +6,15 @@ results (cells/<cell>/verdict.yml, report.md and its PNGs) go to the folder name
 `name`, beside its file, so they stay inside the workspace too.
 """
 
+from collections.abc import Awaitable, Callable
 from pathlib import Path, PurePosixPath
-from typing import Annotated
+from typing import Annotated, Any, TypeVar
 
 from mcp.server.mcpserver import Context
 from mcp.types import ToolAnnotations
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from redline.errors import InputError
-from redline.ledger.ab_file import AbPaths
 from redline.ledger.campaign_file import check_results, read_campaign
 from redline.models.ab import AbResult
 from redline.models.campaign import Campaign
@@ -27,15 +27,13 @@ from redline.models.campaign_results import (
     CampaignTable,
     ChampionReport,
 )
-from redline.ops.ab import plan as ab_plan
-from redline.ops.ab import run as ab_ops
+from redline.ops.ab.run import AbKind
 from redline.ops.campaign import plan as plan_ops
 from redline.ops.campaign import results
-from redline.ops.campaign import run as run_ops
-from redline.ops.campaign.load import Loaded, load_campaign
 from redline.ops.campaign.report import campaign_report
-from redline.ops.campaign.verdict import CellJudge
-from redline.ops.experiment.run import Opener
+from redline.ops.campaign.run import CampaignKind
+from redline.ops.campaign_read import load_campaign
+from redline.ops.experiment.prepare import Kind, Opening, check_experiment, opener
 from redline.ops.request_base import require_ack
 from redline.ops.requests import (
     AbRunRequest,
@@ -47,7 +45,6 @@ from redline.ops.requests import (
     CampaignStatusRequest,
     ChampionSelectRequest,
 )
-from redline.ops.session import Progress
 from redline.server.config import LADDER_PART, LADDER_SUFFIXES, relative_name, resolve_in_workspace
 from redline.server.jobs import WAIT_DEFAULT_S
 from redline.server.launch import RunView, launch_experiment
@@ -62,6 +59,8 @@ from redline.server.toolkit import (
     tool,
 )
 from redline.targets import Target
+
+_R = TypeVar("_R", bound=BaseModel)
 
 # rewrites only the report's own files (report.md and its PNGs) in the campaign's results folder: the same
 # verdicts give the same report
@@ -169,45 +168,51 @@ async def _campaign_run(
     state = state_of(ctx)
     path, read = await checked(state, campaign)
     target = await off_loop(target_for, state, read, request.target)
-    # each engine's widening, from the server config (never a tool argument); the workspace base.from_ladder stays in
-    widening, workspace = state.config.widen, state.config.workspace
+    workspace = state.config.workspace  # the server's: base.from_ladder stays in it
     loaded = await off_loop(load_campaign, path, workspace, read)  # the file as checked: parsed once for the call
-    if not request.dry_run:
-        await off_loop(run_ops.check_run, loaded, target, widening)  # a campaign that cannot run is refused now
     args = {"campaign": relative_name(workspace, path), "name": loaded.campaign.name}
-    opener = _campaign_opener(state, loaded, request)
+
+    async def again() -> CampaignKind:  # a job's campaign: the file as it reads at its start (it may have changed)
+        return CampaignKind(await off_loop(load_campaign, loaded.path, workspace))
+
+    tool = (CampaignRunView, CampaignRunResult, "campaign_run")
+    said: Callable[[CampaignRunResult], tuple[str, str]] = lambda r: (r.reason, r.next)  # noqa: E731
+    return await _launched(ctx, tool, CampaignKind(loaded), again, request, target, said, args, wait_s)
+
+
+async def _launched(
+    ctx: Context,
+    tool: tuple[type[RunView[_R]], type[_R], str],
+    kind: Kind[_R],
+    again: Callable[[], Awaitable[Kind[_R]]],
+    request: CampaignRunRequest | AbRunRequest,
+    target: Target,
+    said: Callable[[_R], tuple[str, str]],
+    args: dict[str, Any],
+    wait_s: float,
+) -> RunView[_R]:
+    """An experiment tool's launch (`tool`: its view, its answer, its name): what a run would refuse refused now
+    (not as a failed job), then the dry run answered at once, or the run launched as a job that opens the
+    experiment `again` (ops/experiment/prepare.py, as the CLI does), each engine widened as the server config says
+    (never a tool argument)."""
+    state = state_of(ctx)
+    if not request.dry_run:
+        await off_loop(check_experiment, kind, target, state.config.widen)
+
+    async def kind_of(dry_run: bool) -> Kind[_R]:
+        return kind if dry_run else await again()
+
+    opening = Opening(request.skip_known_good, state.config.widen, state.versions)
     return await launch_experiment(
         ctx,
-        CampaignRunView,
-        CampaignRunResult,
-        "campaign_run",
-        opener,
+        *tool,
+        opener(kind_of, opening),
         target=target,
         dry_run=request.dry_run,
-        said=lambda r: (r.reason, r.next),
+        said=said,
         args=args,
         wait_s=wait_s,
     )
-
-
-def _campaign_opener(state: State, loaded: Loaded, request: CampaignRunRequest) -> Opener[CampaignRunResult]:
-    """How the campaign opens on a target: a dry run from the file as the call read it, a job from the file as it
-    reads it at its start (it may have changed since)."""
-
-    async def opened(t: Target, dry_run: bool, progress: Progress | None) -> tuple[run_ops.Cells, CellJudge]:
-        workspace = state.config.workspace
-        now = loaded if dry_run else await off_loop(load_campaign, loaded.path, workspace)
-        return await run_ops.open_campaign(
-            now,
-            t,
-            dry_run=dry_run,
-            widening=state.config.widen,
-            skip_known_good=request.skip_known_good,
-            versions=state.versions,
-            progress=progress,
-        )
-
-    return opened
 
 
 @tool(READ_ONLY, "Campaign status", CampaignStatusRequest)
@@ -272,47 +277,15 @@ async def _ab_run(ctx: Context, request: AbRunRequest, wait_s: WaitArg = WAIT_DE
     resumes (and may add trials); job_cancel stops it and its server.
     """
     r, state = request, state_of(ctx)
-    await _check_ab(state, r)
-    args = {"ab": r.spec.name, "arms": [a.name for a in r.spec.arms], "trials": r.spec.trials}
-    target = state.config.open_target(r.spec.target)
-    return await launch_experiment(
-        ctx,
-        AbRunView,
-        AbResult,
-        "ab_run",
-        _ab_opener(state, r),
-        target=target,
-        dry_run=r.dry_run,
-        said=lambda a: (a.summary, a.next),
-        args=args,
-        wait_s=wait_s,
-    )
-
-
-def _ab_opener(state: State, r: AbRunRequest) -> Opener[AbResult]:
-    """How the A/B opens on a target, each engine widened as the server config says (never a tool argument)."""
-
-    async def opened(t: Target, dry_run: bool, progress: Progress | None) -> tuple[ab_ops.Trials, ab_ops.TrialJudge]:
-        return await ab_ops.open_ab(
-            state.config.workspace,
-            r.spec,
-            t,
-            dry_run=dry_run,
-            widening=state.config.widen,
-            skip_known_good=r.skip_known_good,
-            versions=state.versions,
-            progress=progress,
-        )
-
-    return opened
-
-
-async def _check_ab(state: State, r: AbRunRequest) -> None:
-    """What ab_run refuses at once, before a job: no acknowledgement, another target, another spec under the name,
-    an arm that names no real campaign cell."""
-    workspace, spec = state.config.workspace, r.spec
     require_ack(r.i_understand_this_submits_jobs, "ab_run", dry_run=r.dry_run)  # fail closed before anything
-    state.check_target(spec.target)
-    await off_loop(ab_ops.check_spec, AbPaths(workspace, spec.name), spec)
-    for arm in spec.arms:
-        await off_loop(ab_plan.resolve_arm, workspace, arm, spec.engine)
+    state.check_target(r.spec.target)
+    kind = AbKind(state.config.workspace, r.spec)
+    args = {"ab": r.spec.name, "arms": [a.name for a in r.spec.arms], "trials": r.spec.trials}
+
+    async def again() -> AbKind:  # a job's A/B: the spec as given
+        return kind
+
+    tool = (AbRunView, AbResult, "ab_run")
+    said: Callable[[AbResult], tuple[str, str]] = lambda a: (a.summary, a.next)  # noqa: E731
+    target = state.config.open_target(r.spec.target)
+    return await _launched(ctx, tool, kind, again, r, target, said, args, wait_s)

@@ -34,7 +34,7 @@ from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
 from redline.engines import get_engine
-from redline.errors import InputError, LadderError, RedlineError, TargetError
+from redline.errors import LadderError, RedlineError, TargetError
 from redline.inputs import read_text
 from redline.ledger import check_derived
 from redline.models import Widening
@@ -51,6 +51,7 @@ from redline.server.cache import LadderCache
 from redline.server.config import ServerConfig, ladder_path, relative_name, resolve_in_workspace
 from redline.server.job_record import now
 from redline.server.jobs import JobContext, JobRecord, Jobs, JobView
+from redline.server.outside import adopt_source
 from redline.targets import Launch, ServerHandle, Target
 from redline.validation_text import explain, unknown_argument
 
@@ -253,21 +254,8 @@ class State:
         return read_given_config(self.file(name, MODEL_CONFIG_FIELD), f"{name!r} (in the workspace)")
 
     def adopt_source(self, source: str) -> Path:
-        """The ladder file ladder_adopt may read: a path inside the workspace, or an absolute one under a folder the
-        config's `adopt_from:` names (links resolved first); InputError saying what to do otherwise."""
-        if not source.startswith("/"):
-            return self.file(source, "source")
-        if any(ord(c) < 32 or ord(c) == 127 for c in source):
-            raise InputError("source: write the ladder file's path without control characters")
-        path = Path(source).resolve()
-        if any(path.is_relative_to(folder.resolve()) for folder in self.config.adopt_from):
-            return path
-        allowed = ", ".join(str(f) for f in self.config.adopt_from) or "none"
-        raise InputError(
-            f"source: {source[:200]!r} is outside the workspace and outside every folder the server config's "
-            f"adopt_from: names ({allowed}); ask whoever runs the server to add its folder there, or copy the "
-            "ladder with its .runs folder into the workspace and name it by its path there"
-        )
+        """The ladder file ladder_adopt may read (server/outside.py adopt_source)."""
+        return adopt_source(self.config, source, self.file)
 
     def check_target(self, name: str) -> None:
         """Refuse an unknown target now, before any job exists."""

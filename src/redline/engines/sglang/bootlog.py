@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from redline.engines import logtime
-from redline.engines.logscan import Findings
+from redline.engines.logscan import SOCKET_PATH, SOCKET_PATH_NEEDLE, Findings, socket_path_too_long
 from redline.engines.model_load import with_model_load
 from redline.errors import LogParseError
 from redline.models import BootSignals, BootStatus, BootTimings, MemoryBreakdown
@@ -213,6 +213,12 @@ _RULES: tuple[_Rule, ...] = (
         r"No CUDA GPUs are available|[Aa]ddress already in use|CUDA driver version is insufficient|"
         r"driver on your system is too old|at \d+ is not available in \d+ seconds",
         _status(BootStatus.CRASH_ENV),
+    ),
+    # pyzmq's, for the ZeroMQ sockets SGLang binds in its temporary folder (docs/security.md, 38.10)
+    _r(
+        SOCKET_PATH_NEEDLE,
+        SOCKET_PATH.pattern,
+        lambda scan, m, n, _l: scan.mark(BootStatus.CRASH_ENV, n, socket_path_too_long(m)),
     ),
     # srt/entrypoints/engine.py:1681: the cause is unknown, the exit code and the OOM-killer hint are in the line
     _r(

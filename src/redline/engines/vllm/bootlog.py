@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from redline.engines.logscan import Findings
+from redline.engines.logscan import SOCKET_PATH, SOCKET_PATH_NEEDLE, Findings, socket_path_too_long
 from redline.engines.model_load import with_model_load
 from redline.errors import LogParseError
 from redline.models import BootSignals, BootStatus, BootTimings, MemoryBreakdown
@@ -123,6 +123,10 @@ def _unknown_env(scan: _Scan, m: re.Match[str], number: int, line: str) -> None:
         scan.unknown_env.append(m.group(1))
     if "Error" in line:  # raised, not warned: VLLM fail_on_environ_validation
         scan.mark(BootStatus.CRASH_ENV, number, line)
+
+
+def _socket_path(scan: _Scan, m: re.Match[str], number: int, _l: str) -> None:
+    scan.mark(BootStatus.CRASH_ENV, number, socket_path_too_long(m))
 
 
 def _warning(scan: _Scan, _m: re.Match[str], _n: int, line: str) -> None:
@@ -259,6 +263,7 @@ _RULES: tuple[_Rule, ...] = (
         _status(BootStatus.CRASH_CONFIG),
     ),
     _r("Unknown vLLM environment variable", r"Unknown vLLM environment variable detected: (\w+)", _unknown_env),
+    _r(SOCKET_PATH_NEEDLE, SOCKET_PATH.pattern, _socket_path),  # ZeroMQ's, under a TMPDIR too deep
     # vllm/v1/worker/cpu_worker.py: the KV space asked for (VLLM_CPU_KVCACHE_SPACE) is more than the host's
     # NUMA node has free
     _r(

@@ -1,6 +1,6 @@
 """What an A/B did, read from its trial records on disk: every arm's figures, the verdict, the next levers.
 
-ab_result(workspace, prepared, plan, ran=[...])   # after a run: the result the tool answers
+ab_result(workspace, spec, plan, ran=[...])       # after a run: the result the tool answers
 spec, arms, verdict = ab_summary(workspace, name)   # any time after: from the trial files alone
 """
 
@@ -20,9 +20,8 @@ from redline.models.load import load_of
 from redline.models.sol import SolFigure
 from redline.models.verdict import AbVerdict
 from redline.ops.ab.accuracy import accuracy_gates
-from redline.ops.ab.plan import Prepared, done_trials
-from redline.ops.campaign.ceiling import ladder_ceiling
-from redline.ops.campaign.load import load_named
+from redline.ops.ab.plan import done_trials
+from redline.ops.campaign_read import ladder_ceiling, load_named
 from redline.ops.evidence.frontier import ab_under, baseline_arm, frontier_for, record_ab
 from redline.ops.evidence.known_good_apply import recorded_for, registry_path
 from redline.ops.request_base import MAX_TEXT
@@ -192,11 +191,11 @@ def failed_trials(paths: AbPaths, records: dict[str, list[TrialRecord]]) -> Unus
     return unusable("trial", {f"{r.arm}-{r.trial}": None if r.ok else r.reason for r in every}, checks, again)
 
 
-def ab_result(workspace: Path, prepared: Prepared, plan: AbPlan, *, ran: list[str]) -> AbResult:
-    paths = AbPaths(workspace, prepared.spec.name)
-    spec = prepared.spec
+def ab_result(workspace: Path, spec: AbSpec, plan: AbPlan, *, ran: list[str]) -> AbResult:
+    """After a run: every arm's figures over its trials on disk, the verdict, the next levers and the close."""
+    paths = AbPaths(workspace, spec.name)
     records = trial_records(paths, spec)
-    arms, verdict = plans.summarize_ab(spec, prepared.arms, records)
+    arms, verdict = plans.summarize_ab(spec, plan.arms, records)
     arms = with_gates(paths, spec, arms)
     predicted = levers_for(workspace, spec, arms, verdict)
     frontier = record_ab(workspace, spec, arms, verdict, predicted)
@@ -219,7 +218,7 @@ def ab_result(workspace: Path, prepared: Prepared, plan: AbPlan, *, ran: list[st
         plan=None,
         ran=ran,
         skipped=done_trials(plan),
-        known_good=prepared.known_good,
+        known_good=plan.known_good,
         arms=arms,
         verdict=verdict,
         summary=". ".join(

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from redline.engines import get_engine
 from redline.errors import InputError, RunFailed
 from redline.ledger.ab_file import AbPaths, read_spec, trial_name, write_spec
 from redline.ledger.results import Results
@@ -28,20 +27,22 @@ from redline.models.ab import AbPlan, AbResult, AbSpec, ArmPlan, TrialPlan, Tria
 from redline.models.context import ContextDescriptor, Node, Workload
 from redline.models.load import load_of
 from redline.ops.ab.accuracy import answered, ask_answers, gate_needed
-from redline.ops.ab.plan import Prepared, benches_of, check_resumable, done_trials, plan_of, prepare_arms
+from redline.ops.ab.plan import benches_of, done_of, done_trials, plan_of, wanted_arms
 from redline.ops.ab.result import ab_result
 from redline.ops.evidence.context import descriptor, node_of
 from redline.ops.evidence.sol import sol_figure
 from redline.ops.evidence.versions import EngineVersions
 from redline.ops.experiment import run as experiment
+from redline.ops.experiment.prepare import Done, Opening, Prepared, opener
 from redline.ops.experiment.run import Stop, Unit, Write
 from redline.ops.measured_boot import BenchOutcome, MeasuredBoot, Then
 from redline.ops.request_base import ACK_FLAG, require_ack
-from redline.ops.session import Boot, Progress, ServeSession
+from redline.ops.session import Boot, Progress, ServeSession, executables
 from redline.ops.traces import with_traces
 from redline.policy.drift import kv_drift
+from redline.policy.planned import Wanted
 from redline.policy.sol import with_telemetry
-from redline.policy.workload import RUN_DIR, WARMUP_FILE, Bench
+from redline.policy.workload import WARMUP_FILE, Bench
 from redline.targets import HostInfo, Target
 
 # ---- the run -------------------------------------------------------------------------------------------------------
@@ -61,16 +62,13 @@ def check_spec(paths: AbPaths, spec: AbSpec) -> None:
 class Trials:
     """An A/B's plan as the wing runs it: every trial not done, in run order (A B A B ...), one at a time."""
 
-    prepared: Prepared
+    spec: AbSpec
+    prepared: Prepared[ArmPlan]
     plan: AbPlan
     paths: AbPaths
 
     kind = "A/B"
     parallel = 1
-
-    @property
-    def spec(self) -> AbSpec:
-        return self.prepared.spec
 
     @property
     def results(self) -> Results:
@@ -123,19 +121,19 @@ class TrialJudge:
     target: str
 
     @property
-    def prepared(self) -> Prepared:
+    def prepared(self) -> Prepared[ArmPlan]:
         return self.trials.prepared
 
     @property
     def spec(self) -> AbSpec:
-        return self.prepared.spec
+        return self.trials.spec
 
     def said(self, record: TrialRecord) -> str:
         return f"{'ok' if record.ok else 'failed'}: {record.reason}"
 
     def outcome(self, made: list[TrialRecord], stop: Stop, wall_s: float) -> AbResult:
         ran = [trial_name(r.arm, r.trial) for r in made]
-        answer = ab_result(self.trials.paths.workspace, self.prepared, self.trials.plan, ran=ran)
+        answer = ab_result(self.trials.paths.workspace, self.spec, self.trials.plan, ran=ran)
         if answer.failed is not None:  # every trial failed: its job ends failed, the answer kept
             raise RunFailed(f"{answer.failed}. Fix: {answer.next}", answer)
         return answer
@@ -159,7 +157,7 @@ class TrialJudge:
     def _point(self, arm: ArmPlan, boot: Boot, host: HostInfo, result: BenchOutcome) -> TrialPoint:
         workload, figures = result.bench.workload, result.figures
         context = self._context(arm, host, boot, workload, result.warm, result.bench.workload_name)
-        shape, why = self.prepared.files[arm.serve.model].shape
+        shape, why = self.prepared.files(arm.serve.model).shape
         sol = sol_figure(context, shape, figures.output_throughput if figures is not None else None, why)
         return TrialPoint(
             workload=result.bench.workload_name,
@@ -181,7 +179,7 @@ class TrialJudge:
 
     def _version(self, arm: ArmPlan, boot: Boot) -> str | None:
         """The engine's version: as its boot log says, else as the target answered (known-good's identify)."""
-        return boot.signals.engine_version or self.prepared.identities[arm.engine].engine_version
+        return boot.signals.engine_version or self.prepared.version(arm.engine)
 
     def _context(
         self, arm: ArmPlan, host: HostInfo, boot: Boot, workload: BenchWorkload, warm: bool, name: str | None
@@ -190,11 +188,9 @@ class TrialJudge:
         if workload.dataset == "trace":  # the trace it replays, as a figure's context names it
             w = w.model_copy(update={"trace": self.spec.shape(name).trace_id})
         serve = arm.serve
-        bench = get_engine(arm.engine).bench_argv(serve, workload, result_dir=RUN_DIR, result_filename="x.json")
-        backend = bench[bench.index("--backend") + 1] if "--backend" in bench else None
         return descriptor(
             serve,
-            files=self.prepared.files[serve.model],
+            files=self.prepared.files(serve.model),
             host=host,
             engine=arm.engine,
             engine_version=self._version(arm, boot),
@@ -202,7 +198,7 @@ class TrialJudge:
             warmup_requests=self.spec.warmup_requests,
             warm=warm,
             trials=1,
-            bench_backend=backend,
+            bench_backend=arm.bench_backend,
             baseline=self.spec.baseline,
             compile_cache=boot.signals.compile_cache,
         )
@@ -263,38 +259,42 @@ def _judge(measured: MeasuredBoot, points: list[TrialPoint], benches: int) -> tu
     return True, f"every request completed at every concurrency ({boot.signals.status.value})"
 
 
-async def open_ab(
-    workspace: Path,
-    spec: AbSpec,
-    target: Target,
-    *,
-    dry_run: bool,
-    widening: Widenings | None,
-    skip_known_good: bool,
-    versions: EngineVersions,
-    progress: Progress | None,
-) -> tuple[Trials, TrialJudge]:
-    """The A/B as the wing runs it: its arms resolved and identified on the target (each engine's version there: a
-    dry run reuses the session's, a run asks again), the known-good entry applied, every trial planned; for a run,
-    the trials already done checked to be of this plan and the spec written."""
-    paths = AbPaths(workspace, spec.name)
-    check_spec(paths, spec)
-    spec = with_traces(spec, paths.spec_file, workspace)  # a trace workload's trace, relative to ab/<name>.yml
-    prepared = await prepare_arms(
-        workspace,
-        spec,
-        target,
-        skip_known_good=skip_known_good,
-        widening=widening,
-        versions=versions if dry_run else versions.fresh(),  # the engine may have changed since a dry run
-        progress=progress,
-    )
-    plan = plan_of(prepared, paths, target)
-    if not dry_run:
-        check_resumable(paths, plan)
-        write_spec(paths, spec)
-    trials = Trials(prepared, plan, paths)
-    return trials, TrialJudge(trials, target.name)
+@dataclass(frozen=True)
+class AbKind:
+    """An A/B as the wing opens it (ops/experiment/prepare.py): its arms (inline, or a campaign's cells) made by its
+    rules, its plan `Trials` and its judge `TrialJudge` over them once prepared. Two arms alike as given may both
+    run (an A/A); another spec under its name is refused; a run writes its spec."""
+
+    workspace: Path
+    spec: AbSpec
+
+    word, what, alike, record = "A/B", "arm", True, "record"
+    again = "or give the A/B another name"
+    model_fix = "fix the arm's model (its serve config, or its campaign cell's)"
+
+    @property
+    def paths(self) -> AbPaths:
+        return AbPaths(self.workspace, self.spec.name)
+
+    @property
+    def results(self) -> Results:
+        return self.paths.results
+
+    def wanted(self, target: Target | None) -> list[Wanted[ArmPlan]]:
+        return wanted_arms(self.workspace, self.spec, executables(target) if target is not None else None)
+
+    def check(self, target: Target) -> None:
+        check_spec(self.paths, self.spec)
+
+    def done(self, prepared: Prepared[ArmPlan]) -> list[Done]:
+        return done_of(self.paths, self.spec, prepared)
+
+    def opened(self, prepared: Prepared[ArmPlan], target: Target, dry_run: bool) -> tuple[Trials, TrialJudge]:
+        plan = plan_of(self.spec, prepared, self.paths, target)
+        if not dry_run:
+            write_spec(self.paths, self.spec)
+        trials = Trials(self.spec, prepared, plan, self.paths)
+        return trials, TrialJudge(trials, target.name)
 
 
 async def ab_run(
@@ -310,33 +310,17 @@ async def ab_run(
     versions: EngineVersions | None = None,
 ) -> AbResult:
     """Run the A/B on target (the spec's); fails closed without the acknowledgement; a dry run starts nothing.
-    `versions`: the engine versions the session knows (a dry run reuses them, a run asks again); none: asked."""
-    _check_target(spec, target, i_understand_this_submits_jobs or dry_run)
+    `widening`: the server config's, per engine (each arm is admitted with its engine's). `versions`: the engine
+    versions the session knows (a dry run reuses them, a run asks again); none: asked."""
+    require_ack(i_understand_this_submits_jobs, "ab_run", dry_run=dry_run)
     target.dry_run = dry_run
-    known = versions or EngineVersions()
+    kind = AbKind(workspace, with_traces(spec, AbPaths(workspace, spec.name).spec_file, workspace))  # ../traces/..
 
-    async def opened(t: Target, dry: bool, said: Progress | None) -> tuple[Trials, TrialJudge]:
-        return await open_ab(
-            workspace,
-            spec,
-            t,
-            dry_run=dry,
-            widening=widening,
-            skip_known_good=skip_known_good,
-            versions=known,
-            progress=said,
-        )
+    async def kind_of(_: bool) -> AbKind:
+        return kind
 
+    opened = opener(kind_of, Opening(skip_known_good, widening, versions or EngineVersions()))
     return await experiment.start(opened, target, dry_run=dry_run, tool="ab_run", progress=progress, widening=widening)
 
 
-def _check_target(spec: AbSpec, target: Target, ack: bool) -> None:
-    """An A/B runs on the target its spec names; a run needs the acknowledgement (a dry run does not)."""
-    if target.name != spec.target:
-        raise InputError(
-            f"the A/B runs on target {spec.target!r}, not {target.name!r}: run it there, or change its target"
-        )
-    require_ack(ack, "ab_run")
-
-
-__all__ = ["TrialJudge", "Trials", "ab_run", "check_spec", "open_ab"]
+__all__ = ["AbKind", "TrialJudge", "Trials", "ab_run", "check_spec"]

@@ -103,7 +103,7 @@ def close_champion(
     report: ChampionReport, verdicts: dict[str, CellVerdict], workspace: Path, ceiling: int | None = None
 ) -> ChampionReport:
     """The report with the next levers and the champion's close status at its end; `ceiling`: the campaign's
-    ladder's max_num_batched_tokens (ops/campaign/ceiling.py ladder_ceiling), above which no lever goes. A lever an
+    ladder's max_num_batched_tokens (ops/campaign_read.py ladder_ceiling), above which no lever goes. A lever an
     A/B already judged on this model, hardware and engine version (the workspace's frontier.yml) is left out."""
     chosen = verdicts.get(report.champion or report.baseline)
     levers: list[Lever] = []

@@ -2,53 +2,22 @@
 (champion_select, campaign_aggregate, campaign_report, campaign_status, campaign_run's answer, the search).
 
     boots = campaign_boots(loaded)    # every boot's verdict, and the spreads earlier boots of its setup measured
+                                      # (ops/campaign_read.py: what evidence of a cell reads too)
     keep_measured(loaded)             # after a run: the spreads its own replicates measured, into noise.yml
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from pathlib import Path
 
 from redline.ledger.campaign_file import read_boots
 from redline.models.campaign_results import CampaignTable, CellVerdict, ChampionReport
-from redline.models.metrics import Band
-from redline.models.spreads import Setup
-from redline.ops.campaign.load import Loaded
-from redline.ops.evidence.spreads import earlier_for, keep_spreads, kept_elsewhere, setup_of
-from redline.ops.workspace import relative, workspace_of
+from redline.ops.campaign_read import Boots, Loaded, campaign_boots, setup_for
+from redline.ops.spreads import keep_spreads, kept_elsewhere
+from redline.ops.workspace import relative
 from redline.policy import champion as champions
 from redline.policy import workload_champion
 from redline.policy.boots import campaign_band, campaign_noise, outlook
-
-
-@dataclass(frozen=True)
-class Boots:
-    """Every boot of a campaign's cells: each cell's first verdict, the replicates of those booted again, and each
-    metric's band earlier boots of the campaign's setup measured (empty: none kept)."""
-
-    verdicts: dict[str, CellVerdict]
-    replicates: dict[str, list[CellVerdict]]
-    earlier: Mapping[str, Band]
-
-
-def workspace_for(loaded: Loaded) -> Path:
-    return workspace_of(loaded.path.resolve())
-
-
-def setup_for(loaded: Loaded, verdicts: Mapping[str, CellVerdict]) -> Setup | None:
-    """The campaign's setup: its baseline cell's (else its first booted cell's) model, engine, GPU and host."""
-    first = verdicts.get(loaded.baseline) or next(iter(verdicts.values()), None)
-    return setup_of(first.context) if first is not None else None
-
-
-def campaign_boots(loaded: Loaded) -> Boots:
-    verdicts, replicates = read_boots(loaded.results, loaded.names)
-    setup = setup_for(loaded, verdicts)
-    workspace = workspace_for(loaded)
-    earlier = {} if setup is None else earlier_for(workspace, setup, besides=relative(workspace, loaded.path))
-    return Boots(verdicts, replicates, earlier)
 
 
 def keep_measured(loaded: Loaded) -> None:
@@ -58,7 +27,7 @@ def keep_measured(loaded: Loaded) -> None:
     setup = setup_for(loaded, verdicts)
     if setup is None or not any(replicates.values()):
         return
-    workspace = workspace_for(loaded)
+    workspace = loaded.workspace
     noise = campaign_noise(loaded.campaign, verdicts, replicates)
     keep_spreads(workspace, setup, relative(workspace, loaded.path), noise)
 
@@ -78,7 +47,7 @@ def noise_outlook(loaded: Loaded) -> str:
     if boots.verdicts or loaded.campaign.replicates:
         return said
     engine = loaded.campaign.engine
-    kept = kept_elsewhere(workspace_for(loaded), loaded.base.model, engine)
+    kept = kept_elsewhere(loaded.workspace, loaded.base.model, engine)
     if not kept:
         return said
     where = "; ".join(s.describe() for s in kept[:3])
@@ -99,14 +68,4 @@ def champion_of(loaded: Loaded, boots: Boots, top: int = 3) -> ChampionReport:
     )
 
 
-__all__ = [
-    "Boots",
-    "boot_seconds",
-    "campaign_boots",
-    "champion_of",
-    "table_of",
-    "keep_measured",
-    "noise_outlook",
-    "setup_for",
-    "workspace_for",
-]
+__all__ = ["Boots", "boot_seconds", "campaign_boots", "champion_of", "keep_measured", "noise_outlook", "table_of"]

@@ -1,17 +1,24 @@
 """What campaign_run answers: the cells a run booted, how long they held the GPUs, why it stopped and what to do
-next; or, for a dry run, the plan. Read from the verdicts, no I/O beyond reading them."""
+next; or, for a dry run, the plan. Read from the verdicts, no I/O beyond reading them.
+
+    return ended(loaded, run_result(...))   # RunFailed: the job ends failed, result.failed and next say why
+
+A run ends failed where every cell it ran failed a clean-bench check (it measured nothing a ranking can use), its
+answer kept with the cause and the fix (policy/unusable.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from redline.errors import RunFailed
 from redline.ledger.campaign_file import read_verdicts
 from redline.models.campaign_plan import CampaignPlan
 from redline.models.campaign_results import CampaignRunResult, CellOutcome, CellVerdict
-from redline.ops.campaign.load import Loaded
 from redline.ops.campaign.noise import campaign_boots, keep_measured, noise_outlook
+from redline.ops.campaign_read import Loaded
 from redline.ops.experiment.run import Stop
 from redline.ops.request_base import ACK_FLAG
+from redline.policy.unusable import unusable
 
 
 def skipped(plan: CampaignPlan) -> list[str]:
@@ -126,4 +133,41 @@ def planned_result(plan: CampaignPlan) -> CampaignRunResult:
     )
 
 
-__all__ = ["planned_result", "run_result", "skipped", "time_taken"]
+def flagged_checks(verdict: CellVerdict) -> list[str]:
+    """The clean-bench checks the cell's benches failed (prefix cache, client, GPU), in order, each once: of benches
+    that measured (every request completed, the server healthy after), whose flag is what kept them out."""
+    found = [
+        c.check
+        for r in verdict.results
+        for t in r.repeats
+        if t.figures is not None and t.figures.all_completed and t.server_healthy_after
+        for c in t.checks
+        if not c.ok
+    ]
+    return list(dict.fromkeys(found))
+
+
+def ended(loaded: Loaded, result: CampaignRunResult) -> CampaignRunResult:
+    """The run's answer; RunFailed (the answer kept, naming the cause and the fix) where every cell it ran failed a
+    clean-bench check."""
+    verdicts = read_verdicts(loaded.results, [o.cell for o in result.ran])
+    flagged = {name: flagged_checks(v) for name, v in verdicts.items()}
+    if not any(flagged.values()):  # a cell that measured: the run did
+        return result
+    folders = ", ".join(f"cells/{name}" for name in verdicts)
+    again = f"delete {folders} in the results folder {loaded.results.name}/ and run campaign_run again"
+    failed = unusable(
+        "cell",
+        {name: v.reason if flagged[name] else None for name, v in verdicts.items()},
+        [c for checks in flagged.values() for c in checks],
+        again,
+    )
+    if failed is None:
+        return result
+    answer = result.model_copy(
+        update={"reason": f"{result.reason}; FAILED: {failed.cause}", "next": failed.fix, "failed": failed.cause}
+    )
+    raise RunFailed(f"{failed.cause}. Fix: {failed.fix}", answer)
+
+
+__all__ = ["ended", "flagged_checks", "planned_result", "run_result", "skipped", "time_taken"]

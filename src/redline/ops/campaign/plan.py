@@ -13,29 +13,29 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from redline.engines import get_engine
 from redline.errors import InputError, RedlineError, TargetConfigError
 from redline.ledger.campaign_file import names_in_use, read_campaign, read_verdicts, write_campaign
 from redline.models import Widenings
 from redline.models.campaign import Campaign
-from redline.models.campaign_plan import CampaignPlan
+from redline.models.campaign_plan import CampaignPlan, CellPlan
 from redline.models.campaign_results import CampaignCreated
-from redline.ops.campaign.load import (  # re-exported: the file read and resolved
+from redline.ops.campaign.noise import noise_outlook
+from redline.ops.campaign.replicates import replicates_left
+from redline.ops.campaign.search import search_state
+from redline.ops.campaign_read import (  # re-exported: the file read and resolved
     Loaded,
     from_ladder_path,
     load_campaign,
 )
-from redline.ops.campaign.noise import noise_outlook
-from redline.ops.campaign.predictions import predict_cells
-from redline.ops.campaign.replicates import replicates_left
-from redline.ops.campaign.search import search_state
-from redline.ops.evidence.known_good_apply import KnownGoodRun, default_registry, found_entries, known_good_outlook
+from redline.ops.evidence.known_good_apply import default_registry, known_good_outlook
+from redline.ops.experiment.prepare import Prepared, Survey, prepare
 from redline.ops.requests import (
     CampaignInitRequest,
     CampaignPlanRequest,
 )
 from redline.ops.session import executables
 from redline.policy import campaign as plans
+from redline.policy.planned import Settled
 from redline.targets import BaseSpec, Target, open_target
 
 # ---- loading -----------------------------------------------------------------------------------------------
@@ -110,19 +110,7 @@ def campaign_init(
 # ---- the plan -----------------------------------------------------------------------------------------------
 
 
-def _admit(plan: CampaignPlan, widening: Widenings | None) -> CampaignPlan:
-    """Each cell's flags and env against its engine's allowlist (and its widening): refused now, not at its boot."""
-    cells = []
-    for cell in plan.cells:
-        try:
-            widened = get_engine(cell.engine).admit(cell.serve, (widening or {}).get(cell.engine))
-        except InputError as exc:
-            raise InputError(f"cell {cell.name!r}: {exc}") from exc
-        cells.append(cell.model_copy(update={"widened": widened}))
-    return plan.model_copy(update={"cells": cells})
-
-
-def _check_parallel(campaign: Campaign, target: Target) -> None:
+def check_parallel(campaign: Campaign, target: Target) -> None:
     """Cells at once need as many servers at once: refused before anything boots."""
     if campaign.parallel > target.max_servers:
         raise InputError(
@@ -133,30 +121,29 @@ def _check_parallel(campaign: Campaign, target: Target) -> None:
         )
 
 
-def plan_for(
-    loaded: Loaded,
-    target: Target | None,
-    widening: Widenings | None,
-    known_good: Mapping[str, KnownGoodRun] | None = None,
-    *,
-    executables_of: Target | None = None,
-) -> CampaignPlan:
-    """The campaign's plan on `target` (its engine commands; checked to run as many servers as `parallel` asks), or
-    with `executables_of`'s engine commands only, unchecked (campaign_init)."""
-    if target is not None:
-        _check_parallel(loaded.campaign, target)
+def prepared_cells(
+    loaded: Loaded, target: Target | None, widening: Widenings | None, survey: Survey | None = None
+) -> Prepared[CellPlan]:
+    """The campaign's cells through the wing's prepare pipeline (ops/experiment/prepare.py), with `target`'s engine
+    commands (none: each engine's default)."""
+    wanted = plans.wanted_cells(loaded.campaign, loaded.base, loaded.cells, executables(target) if target else None)
+    return prepare(
+        loaded.campaign, "cell", wanted, alike=False, survey=survey, workspace=loaded.workspace, widening=widening
+    )
+
+
+def planned(loaded: Loaded, prepared: Prepared[CellPlan]) -> CampaignPlan:
+    """The campaign's plan of its cells as prepared: each with its verdict if done, the gates, and the boots a run may
+    do now (a search's within its budget left, none once it stopped; the replicates the top cells may still owe),
+    with the search as search.yml says it."""
     done = {name: v.verdict for name, v in read_verdicts(loaded.results, loaded.names).items()}
-    exes = executables(t) if (t := target or executables_of) is not None else None
-    found = found_entries(known_good, loaded.base.model)  # the known-good hook: applied to each cell before its gates
-    plan = plans.plan_campaign(loaded.campaign, loaded.base, exes, path=str(loaded.path), done=done, known_good=found)
-    plan = predict_cells(plan, loaded.campaign, known_good, loaded.workspace)  # the memory model's hook
-    return _outlook(loaded, _admit(plan, widening))
-
-
-def _outlook(loaded: Loaded, plan: CampaignPlan) -> CampaignPlan:
-    """The boots a run may do now: a search's within its budget left (none once it stopped), and the replicates the
-    top cells may still owe; with the search as search.yml says it."""
-    update: dict[str, object] = {"replicates": replicates_left(loaded), "noise": noise_outlook(loaded)}
+    settled = Settled(prepared.configs, prepared.uses, prepared.client)
+    plan = plans.assemble(loaded.campaign, settled, path=str(loaded.path), done=done)
+    update: dict[str, object] = {
+        "replicates": replicates_left(loaded),
+        "noise": noise_outlook(loaded),
+        "gates": [*plan.gates, *prepared.gates],
+    }
     spec = loaded.campaign.search
     if spec is not None:
         state = search_state(loaded, plan)
@@ -167,23 +154,38 @@ def _outlook(loaded: Loaded, plan: CampaignPlan) -> CampaignPlan:
     return plan.model_copy(update=update)
 
 
+def plan_for(
+    loaded: Loaded, target: Target | None, widening: Widenings | None, *, executables_of: Target | None = None
+) -> CampaignPlan:
+    """The campaign's plan on `target` (its engine commands; checked to run as many servers as `parallel` asks), or
+    with `executables_of`'s engine commands only, unchecked (campaign_init); no known-good entry looked up."""
+    if target is not None:
+        check_parallel(loaded.campaign, target)
+    return planned(loaded, prepared_cells(loaded, target or executables_of, widening))
+
+
 def campaign_plan(
     path: str | Path,
     request: CampaignPlanRequest | None = None,
     *,
     target: Target | None = None,
     widening: Widenings | None = None,
-    known_good: Mapping[str, KnownGoodRun] | None = None,
+    survey: Survey | None = None,
     workspace: Path | None = None,
 ) -> CampaignPlan:
     """Every boot command and bench command per cell, in run order, with the gates' changes. Starts nothing.
 
     `target` (opened by the caller from request.target or the campaign's) only supplies its engine commands.
-    `widening`: the server config's, per engine. `known_good`: the entry campaign_run applies, per engine (it
-    reads the target's GPU and each engine's version first). `workspace`: the server's, that base.from_ladder
-    stays in (default: the one the file's layout names).
+    `widening`: the server config's, per engine. `survey`: the target as campaign_run asks it first (its GPU, each
+    engine's version, the model's files), so the plan applies the known-good entry and predicts each cell as a run
+    does. `workspace`: the server's, that base.from_ladder stays in (default: the one the file's layout names).
     """
-    return plan_for(load_campaign(path, workspace), target, widening, known_good)
+    loaded = load_campaign(path, workspace)
+    if survey is None:
+        return plan_for(loaded, target, widening)
+    if target is not None:
+        check_parallel(loaded.campaign, target)
+    return planned(loaded, prepared_cells(loaded, target, widening, survey))
 
 
 __all__ = [

@@ -5,7 +5,7 @@ campaign_band), not assumed. Read from the verdicts on disk, so a plan, a status
 from __future__ import annotations
 
 from redline.ledger.campaign_file import read_boots
-from redline.ops.campaign.load import Loaded
+from redline.ops.campaign_read import Loaded
 from redline.policy.workload_champion import select, top_cells
 
 

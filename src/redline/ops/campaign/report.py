@@ -23,9 +23,9 @@ from redline.models.context import Node, device_of
 from redline.models.load_boundary import LoadBoundary
 from redline.models.metrics import DIRECTIONS
 from redline.models.workloads import Load, WorkloadSpec, load_of
-from redline.ops.campaign.load import load_campaign
 from redline.ops.campaign.noise import campaign_boots, champion_of, table_of
 from redline.ops.campaign.plots import draw, pareto_plot, plots_of
+from redline.ops.campaign_read import load_campaign
 from redline.ops.requests import CampaignReportRequest
 
 # ---- report.md (pure) ----------------------------------------------------------------------------------------------

@@ -16,11 +16,11 @@ from redline.models.campaign_results import CampaignStatus, CampaignTable, CellS
 from redline.models.search import SearchState
 from redline.ops.campaign import plan as plan_ops
 from redline.ops.campaign.close import close_champion
-from redline.ops.campaign.load import Loaded, load_campaign
 from redline.ops.campaign.noise import campaign_boots, champion_of, table_of
 from redline.ops.campaign.outcome import noise_said
 from redline.ops.campaign.replicates import replicate_owed
 from redline.ops.campaign.search import search_state
+from redline.ops.campaign_read import Loaded, load_campaign
 from redline.ops.requests import CampaignAggregateRequest, CampaignStatusRequest, ChampionSelectRequest
 from redline.ops.workspace import workspace_of
 

@@ -7,8 +7,9 @@ order, up to `parallel` at once; or, with `search:`, the cell the search propose
 (ops/campaign/verdict.py). A cell with a verdict is done: a re-run resumes after it. A red cell stops further cells
 from starting unless the campaign says continue_on_red.
 
-Here: the acknowledgement, the checks before anything boots (also made by the MCP wiring before it queues a job),
-and the plan the wing runs.
+Here: the plan the wing runs, the campaign as a kind of experiment (`CampaignKind`: its cells made by its rules,
+the refusal of a red cell; the rest of its opening is the wing's, ops/experiment/prepare.py), and the run at a
+terminal: the acknowledgement, then the wing.
 """
 
 from __future__ import annotations
@@ -17,28 +18,28 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from redline.engines import get_engine
 from redline.errors import InputError
-from redline.ledger.campaign_file import boot_name, cells_of, read_verdict
+from redline.ledger.campaign_file import boot_name, cells_of, read_verdicts
 from redline.ledger.results import Results
 from redline.models import ServeConfig, Widenings
 from redline.models.campaign import Campaign
-from redline.models.campaign_plan import CampaignPlan
+from redline.models.campaign_plan import CampaignPlan, CellPlan
 from redline.models.campaign_results import CampaignRunResult, CellVerdict
 from redline.ops.campaign.boundary import boundary_probes
-from redline.ops.campaign.load import Loaded, load_campaign
-from redline.ops.campaign.plan import plan_for
+from redline.ops.campaign.plan import check_parallel, planned
 from redline.ops.campaign.replicates import replicate_owed
 from redline.ops.campaign.search import Search
 from redline.ops.campaign.verdict import CellJudge
-from redline.ops.evidence.context import model_files
-from redline.ops.evidence.known_good_apply import KnownGoodRun, campaign_known_good
+from redline.ops.campaign_read import Loaded, load_campaign
 from redline.ops.evidence.versions import EngineVersions
 from redline.ops.experiment import run as experiment
+from redline.ops.experiment.prepare import Done, Opening, Prepared, opener
 from redline.ops.experiment.run import Stop, Unit, Write
 from redline.ops.measured_boot import Then
 from redline.ops.request_base import ACK_FLAG, require_ack
-from redline.ops.session import Progress, ServeSession, say
+from redline.ops.session import Progress, ServeSession, executables
+from redline.policy.campaign import wanted_cells
+from redline.policy.planned import Wanted
 from redline.policy.workload import Bench, boot_benches, goodput_slo
 from redline.targets import Target
 
@@ -128,70 +129,54 @@ class Cells:
         return {c.name: (c.engine, c.serve) for c in self.plan.cells}
 
 
-def _check_resumable(loaded: Loaded, plan: CampaignPlan) -> None:
-    """A finished cell is skipped only if it ran the config planned now; a red one stops a fail-fast campaign."""
-    for cell in plan.cells:
-        verdict = read_verdict(loaded.results, cell.name) if cell.done is not None else None
-        if verdict is None:
-            continue
-        folder = cells_of(loaded.results).unit_dir(cell.name)
-        if verdict.context.serve != cell.serve or verdict.context.engine.name != cell.engine:
-            raise InputError(
-                f"cell {cell.name!r} has a verdict made with another serve config (or engine) than the campaign "
-                f"plans now: delete {folder} to run it again, or restore the file"
-            )
-        if verdict.verdict == "red" and not loaded.campaign.continue_on_red:
-            raise InputError(
-                f"cell {cell.name!r} is red ({verdict.reason}): delete {folder} "
-                "to run it again, or set continue_on_red: true to go on past it"
-            )
+@dataclass(frozen=True)
+class CampaignKind:
+    """A campaign as the wing opens it (ops/experiment/prepare.py): its cells (a grid's, or what its search may propose)
+    made by the campaign's rules, its plan `Cells` and its judge `CellJudge` over them once prepared."""
 
+    loaded: Loaded
 
-def check_run(
-    loaded: Loaded,
-    target: Target,
-    widening: Widenings | None = None,
-    known_good: Mapping[str, KnownGoodRun] | None = None,
-) -> CampaignPlan:
-    """Every refusal a run can meet before it boots anything: the campaign's target, its plan, its verdicts; the plan.
+    word, what, alike, record = "campaign", "cell", False, "verdict"
+    again = "or restore the file"
+    model_fix = "fix model: (or base.from_ladder) in the campaign"
 
-    The MCP wiring calls it before it queues a job (with the campaign it read for its checks), so a bad campaign is
-    an error now, not a failed job; the job calls it again with the file read at its start.
-    """
-    if target.name != loaded.campaign.target:
-        raise InputError(
-            f"the campaign runs on target {loaded.campaign.target!r}, not {target.name!r}: run it there, "
-            "or change target: in the campaign file"
-        )
-    plan = plan_for(loaded, target, widening, known_good)
-    _check_resumable(loaded, plan)
-    return plan
+    @property
+    def spec(self) -> Campaign:
+        return self.loaded.campaign
 
+    @property
+    def workspace(self) -> Path:
+        return self.loaded.workspace
 
-async def open_campaign(
-    loaded: Loaded,
-    target: Target,
-    *,
-    dry_run: bool,
-    widening: Widenings | None,
-    skip_known_good: bool,
-    versions: EngineVersions,
-    progress: Progress | None,
-) -> tuple[Cells, CellJudge]:
-    """The campaign as the wing runs it, after the known-good hook (the target's GPU and each engine's version there:
-    a dry run reuses the session's, a run asks again) and, for a run, its checks on the target."""
-    asked = versions if dry_run else versions.fresh()  # an engine may have changed since a dry run
-    known_good = await campaign_known_good(loaded, target, skip_known_good, versions=asked, progress=progress)
-    if dry_run:
-        await say(progress, 0.7, "planning every cell with the known-good entry (if any) applied")
-        plan = plan_for(loaded, target, widening, known_good)
-    else:
-        plan = check_run(loaded, target, widening, known_good)
-        fix = "fix model: (or base.from_ladder) in the campaign"
-        await ServeSession(target, get_engine(plan.engine)).check_model_path(loaded.base.model, fix)
-    files = {m: await model_files(target, m) for m in dict.fromkeys(c.serve.model for c in plan.cells)}
-    heard = {name: kg.identity.engine_version for name, kg in known_good.items()}
-    return Cells(loaded, plan), CellJudge(loaded, plan, heard, files)
+    @property
+    def results(self) -> Results:
+        return cells_of(self.loaded.results)
+
+    def wanted(self, target: Target | None) -> list[Wanted[CellPlan]]:
+        exes = executables(target) if target is not None else None
+        return wanted_cells(self.loaded.campaign, self.loaded.base, self.loaded.cells, exes)
+
+    def check(self, target: Target) -> None:
+        check_parallel(self.loaded.campaign, target)
+
+    def done(self, prepared: Prepared[CellPlan]) -> list[Done]:
+        """Each cell with a verdict (its first boot's); a red one stops a fail-fast campaign here."""
+        verdicts = read_verdicts(self.loaded.results, self.loaded.names)
+        for name, verdict in verdicts.items():
+            if verdict.verdict == "red" and not self.spec.continue_on_red:
+                raise InputError(
+                    f"cell {name!r} is red ({verdict.reason}): delete {self.results.unit_dir(name)} "
+                    "to run it again, or set continue_on_red: true to go on past it"
+                )
+        return [
+            Done(name, v.context.engine.name, v.context.serve, prepared.config(name)) for name, v in verdicts.items()
+        ]
+
+    def opened(self, prepared: Prepared[CellPlan], target: Target, dry_run: bool) -> tuple[Cells, CellJudge]:
+        plan = planned(self.loaded, prepared)
+        versions = {e: prepared.version(e) for e in plan.engines}
+        files = {m: prepared.files(m) for m in dict.fromkeys(c.serve.model for c in plan.cells)}
+        return Cells(self.loaded, plan), CellJudge(self.loaded, plan, versions, files)
 
 
 async def campaign_run(
@@ -217,17 +202,16 @@ async def campaign_run(
     """
     target.dry_run = dry_run
     require_ack(i_understand_this_submits_jobs, "campaign_run", dry_run=dry_run)
-    loaded = load_campaign(path, workspace)  # read once here: the file may have changed since a call checked it
-    known = versions or EngineVersions()
+    kind = CampaignKind(load_campaign(path, workspace))  # read once here: the file may have changed since a check
 
-    async def opened(t: Target, dry: bool, said: Progress | None) -> tuple[Cells, CellJudge]:
-        return await open_campaign(
-            loaded, t, dry_run=dry, widening=widening, skip_known_good=skip_known_good, versions=known, progress=said
-        )
+    async def kind_of(_: bool) -> CampaignKind:
+        return kind
 
+    opening = Opening(skip_known_good, widening, versions or EngineVersions())
+    opened = opener(kind_of, opening)
     return await experiment.start(
         opened, target, dry_run=dry_run, tool="campaign_run", progress=progress, widening=widening
     )
 
 
-__all__ = ["ACK_FLAG", "Cells", "campaign_run", "check_run", "open_campaign"]
+__all__ = ["ACK_FLAG", "CampaignKind", "Cells", "campaign_run"]

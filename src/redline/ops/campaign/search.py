@@ -20,9 +20,9 @@ from redline.models.campaign import Campaign
 from redline.models.campaign_plan import CampaignPlan
 from redline.models.campaign_results import CellVerdict
 from redline.models.search import ProposalRecord, SearchLog, SearchState
-from redline.ops.campaign.load import Loaded
 from redline.ops.campaign.noise import campaign_boots
 from redline.ops.campaign.replicates import replicate_owed
+from redline.ops.campaign_read import Loaded
 from redline.ops.experiment.run import Stop
 from redline.policy import search as policy
 from redline.policy.boots import campaign_band

@@ -26,9 +26,8 @@ from redline.models.campaign_results import (
 from redline.models.context import ContextDescriptor, Workload
 from redline.models.load_boundary import LoadBoundary
 from redline.models.workloads import Load, load_of
-from redline.ops.campaign.ended import ended
-from redline.ops.campaign.load import Loaded
-from redline.ops.campaign.outcome import planned_result, run_result
+from redline.ops.campaign.outcome import ended, planned_result, run_result
+from redline.ops.campaign_read import Loaded
 from redline.ops.evidence.context import ModelFiles, descriptor
 from redline.ops.experiment.run import Stop, Unit
 from redline.ops.measured_boot import MeasuredBoot

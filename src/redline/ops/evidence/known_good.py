@@ -33,7 +33,7 @@ from redline.models.known_good import (
     KnownGoodRecorded,
 )
 from redline.models.serve import ServeConfig
-from redline.ops.campaign.load import load_named
+from redline.ops.campaign_read import load_named
 from redline.ops.evidence.context import local_model_files
 from redline.ops.evidence.known_good_apply import REGISTRY_FILE, admit_entry, read_entries, registry_path
 from redline.ops.evidence.sources import Resolved, from_ab, from_cell

@@ -22,16 +22,13 @@ from typing import Any
 from redline.engines import get_engine
 from redline.engines.base import Engine
 from redline.ledger.edited_yaml import EditedFile
-from redline.models.known_good import NO_GPU, KnownGoodEntry, KnownGoodFile, KnownGoodUse
+from redline.models.known_good import KnownGoodEntry, KnownGoodFile, KnownGoodUse
 from redline.models.serve import ServeConfig
-from redline.models.shape import ModelShape
-from redline.ops.campaign.load import Loaded
-from redline.ops.evidence.context import local_model_files, model_files
+from redline.ops.evidence.context import local_model_files
 from redline.ops.evidence.versions import EngineVersions, engine_version_on, parse_version
 from redline.ops.session import Progress, say
 from redline.ops.workspace import workspace_of  # re-exported: where a file's registry is
 from redline.policy import known_good as kg
-from redline.policy.campaign import cell_engine
 from redline.policy.known_good import TURNED_OFF
 from redline.targets import HostInfo, Target
 
@@ -196,70 +193,9 @@ def apply_to_ladder(
     )
 
 
-@dataclass(frozen=True)
-class KnownGoodRun:
-    """What a campaign run resolves once, before it plans: the registry, the target's identity, the model's hash
-    and shape (its config.json, read there: the memory model predicts each cell from it)."""
-
-    registry: Path
-    identity: Identity
-    config_hash: str | None = None
-    skip: bool = False
-    shape: ModelShape | None = None
-
-
-async def known_good_run(
-    registry: Path,
-    target: Target,
-    engine: Engine,
-    model: str,
-    *,
-    skip: bool = False,
-    versions: EngineVersions | None = None,
-    progress: Progress | None = None,
-) -> KnownGoodRun:
-    files = await model_files(target, model)
-    if skip:  # no entry is looked up; the host still names the GPU the cells are predicted on
-        identity = Identity(NO_GPU, None, why="turned off", host=await target.host_info())
-        return KnownGoodRun(registry, identity, None, skip, files.shape[0])
-    identity = await identify(target, engine, versions, progress)
-    return KnownGoodRun(registry, identity, files.config_hash, skip, files.shape[0])
-
-
-async def campaign_known_good(
-    loaded: Loaded,
-    target: Target,
-    skip: bool = False,
-    *,
-    versions: EngineVersions | None = None,
-    progress: Progress | None = None,
-) -> dict[str, KnownGoodRun]:
-    """The known-good run of each engine a campaign's cells boot: its model and shape, the target's identity
-    (each engine's version there, from `versions` when it holds it), the workspace registry."""
-    engines = dict.fromkeys(cell_engine(loaded.campaign, cell) for cell in loaded.cells)
-    registry = default_registry(loaded.path)
-    return {
-        name: await known_good_run(
-            registry, target, get_engine(name), loaded.base.model, skip=skip, versions=versions, progress=progress
-        )
-        for name in engines
-    }
-
-
 def known_good_outlook(registry: Path, model: str, engines: Iterable[str]) -> str:
     """What a run will do with the registry for this model, read without asking the target (campaign_init)."""
     return kg.outlook(read_entries(registry), model, local_model_files(model).config_hash, engines)
-
-
-def found_entries(runs: Mapping[str, KnownGoodRun] | None, model: str) -> dict[str, kg.Found] | None:
-    """The entry for each engine's run of a campaign's model (or why none; turned off where asked): what the plan
-    applies to each cell before its gates (policy/campaign.py plan_campaign's known_good)."""
-    if runs is None:
-        return None
-    return {
-        engine: found_for(run.registry, model, run.config_hash, run.identity, engine, skip=run.skip)
-        for engine, run in runs.items()
-    }
 
 
 def recorded_for(
@@ -287,21 +223,17 @@ def recorded_for(
 
 __all__ = [
     "Identity",
-    "KnownGoodRun",
     "REGISTRY_FILE",
     "TURNED_OFF",
     "admit_entry",
     "apply_known_good",
     "apply_known_good_to_fixed",
     "apply_to_ladder",
-    "campaign_known_good",
     "default_registry",
     "engine_version_on",
-    "found_entries",
     "found_for",
     "identify",
     "known_good_outlook",
-    "known_good_run",
     "parse_version",
     "read_entries",
     "recorded_for",

@@ -25,8 +25,7 @@ from redline.models.context import (
 from redline.models.metrics import Band
 from redline.models.serve import ServeConfig
 from redline.ops.ab.result import ab_summary
-from redline.ops.campaign.load import load_named
-from redline.ops.campaign.noise import campaign_boots
+from redline.ops.campaign_read import campaign_boots, load_named
 from redline.ops.evidence.context import local_model_files, quantization_of
 from redline.ops.evidence.sol import sol_figure
 from redline.ops.workspace import inside, relative

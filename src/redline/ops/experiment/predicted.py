@@ -1,23 +1,25 @@
-"""Each cell of a campaign predicted before any boot: the memory model's KV cache on the target's GPU, and whether
-the cell's workload (the most tokens its benches hold at once: each workload's top concurrency's requests at their
-whole length, the largest) fits in it. A cell predicted infeasible is said so in the plan, with its numbers; it is
-still run if the person runs it, and its boot, like every recorded boot, calibrates the model."""
+"""The prepare pipeline's memory stage: each config an experiment plans (a campaign's cell, an A/B's arm) predicted
+before any boot, its KV cache on the target's GPU by the one prediction entry (ops/predict/predict.py), and whether
+its workload (the most tokens its benches hold at once: each workload's top concurrency's requests at their whole
+length, the largest) fits in it. A config predicted infeasible is said so in the plan, with its numbers; it is still
+run if the person runs it, and its boot, like every recorded boot, calibrates the model."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
 from redline.errors import InputError
-from redline.models.ab import ArmPlan
-from redline.models.campaign import Campaign
-from redline.models.campaign_plan import CampaignPlan, CellPlan, CellPrediction
 from redline.models.memory import MemoryPrediction, gpu_spec
+from redline.models.planned import CellPrediction, PlannedConfig
 from redline.models.serve import ServeConfig
 from redline.models.shape import ModelShape
-from redline.ops.evidence.known_good_apply import Identity, KnownGoodRun
+from redline.ops.evidence.known_good_apply import Identity
 from redline.ops.predict.predict import Boots, Question, calibration_boots, predict_config
+
+P = TypeVar("P", bound=PlannedConfig)
+
 
 Feasible = Literal["yes", "at risk", "no"]
 
@@ -36,7 +38,7 @@ def judged(low: int, high: int, needed: int, one_request: int | None = None) -> 
 
 
 def feasibility(prediction: MemoryPrediction, needed: int) -> CellPrediction:
-    """The cell's workload against its predicted cache (less the tokens the engine keeps back). The prediction's own
+    """A config's workload against its predicted cache (less the tokens the engine keeps back). The prediction's own
     figures are kept unchanged."""
     p = prediction
     low, high = p.kv_cache_tokens_low - p.reserved_tokens, p.kv_cache_tokens_high - p.reserved_tokens
@@ -79,31 +81,40 @@ def engine_observations(engine: str, workspace: Path) -> Boots:
     return calibration_boots(engine, workspace)
 
 
-def predict_cells(
-    plan: CampaignPlan, campaign: Campaign, runs: Mapping[str, KnownGoodRun] | None, workspace: Path
-) -> CampaignPlan:
-    """The plan with each cell's prediction, and a gate naming each cell predicted infeasible."""
-    if not runs:
-        return plan
-    needed = campaign.kv_need
-    observations: dict[str, Boots] = {}
-    cells = []
-    for cell in plan.cells:
-        run = runs.get(cell.engine)
-        if run is None:
-            cells.append(cell)
-            continue
-        if cell.engine not in observations:
-            observations[cell.engine] = engine_observations(cell.engine, workspace)
-        found = predicted_for(cell.engine, cell.serve, run.shape, run.identity, observations[cell.engine], needed)
-        cells.append(cell.model_copy(update={"predicted": found}))
-    return plan.model_copy(update={"cells": cells, "gates": [*plan.gates, *infeasible_gates(cells)]})
+def predicted(
+    configs: Sequence[P],
+    shape: Callable[[str], ModelShape | None],
+    identities: dict[str, Identity],
+    workspace: Path,
+    needed: int,
+) -> list[P]:
+    """Each config with its prediction (`shape`: each model's, as read on the target), the workspace's recorded boots
+    of each engine read once."""
+    seen = {e: engine_observations(e, workspace) for e in dict.fromkeys(c.engine for c in configs)}
+    return [
+        c.model_copy(
+            update={
+                "predicted": predicted_for(
+                    c.engine, c.serve, shape(c.serve.model), identities[c.engine], seen[c.engine], needed
+                )
+            }
+        )
+        for c in configs
+    ]
 
 
-def infeasible_gates(planned: Sequence[CellPlan | ArmPlan]) -> list[str]:
-    """The plan's gate naming each cell or arm the memory model predicts infeasible; it still runs if asked to."""
+def infeasible_gates(planned: Sequence[PlannedConfig]) -> list[str]:
+    """The plan's gate naming each config the memory model predicts infeasible; it still runs if asked to."""
     infeasible = [f"{c.name} ({c.predicted.why})" for c in planned if c.predicted and c.predicted.feasible == "no"]
     return [f"predicted infeasible, run only if you mean to: {'; '.join(infeasible)}"] if infeasible else []
 
 
-__all__ = ["engine_observations", "infeasible_gates", "feasibility", "predict_cells", "predicted_for"]
+__all__ = [
+    "engine_observations",
+    "feasibility",
+    "for_need",
+    "infeasible_gates",
+    "judged",
+    "predicted",
+    "predicted_for",
+]
