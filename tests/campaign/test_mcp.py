@@ -149,6 +149,7 @@ async def test_a_second_run_of_a_running_campaign_is_refused(env: Env) -> None:
         status = await call(client, "campaign_status", campaign=CAMPAIGN)
         await call(client, "job_cancel", job_id=started["job_id"])
     assert "is still running" in busy and started["job_id"] in busy
+    assert f"job {started['job_id']} (campaign_run, target local)" in busy  # never "on ladder None" (issue 40)
     assert status["running"] == ["mnbt2048"] and "wait for its job" in status["next"]
     assert fake_servers(env.port) == [] and wait_until_gone(env.root) == []
 

@@ -110,7 +110,14 @@ async def test_a_full_campaign_boots_each_cell_once_and_leaves_its_verdicts(fake
         assert [r.concurrency for r in v.results] == [1, 4] and all(r.ok for r in v.results)
         assert v.results[1].metrics["output_throughput"].mean > 0 and v.results[1].num_prompts == 16
         checks = v.results[1].repeats[0].checks  # read around the bench from the server's GET /metrics
-        assert [c.check for c in checks] == ["prefix_cache", "client", "window", "gpu"] and all(c.ok for c in checks)
+        assert [c.check for c in checks] == [
+            "prefix_cache",
+            "client",
+            "window",
+            "figures",
+            "gpu",
+            "gpu_health",
+        ] and all(c.ok for c in checks)
         said = checks[0].said  # the cache emptied just before the bench (the server's dev mode, on loopback)
         assert said.startswith("prefix cache emptied just before the bench (POST http://127.0.0.1:")
         assert said.endswith("/reset_prefix_cache): 0.0% of 2,048 prompt tokens were found in it")  # 16 x 128

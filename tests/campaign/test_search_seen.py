@@ -66,7 +66,10 @@ async def test_the_plan_the_dry_run_and_the_status_say_the_same_search_as_search
             assert search["resume"].startswith("proposes mnbt256-seqs4: ")  # the baseline opens the search
         assert plan["boots"] == dry["plan"]["boots"] == 3  # under the budget, not the grid's 4
         assert plan["replicates"] == 2 and "then up to 2 replicate boots of the top cells" in dry["reason"]
-        assert status["next"] == f"campaign_run: the search {status['search']['resume']}"
+        assert status["next"] == f"call campaign_run: the search {status['search']['resume']}"
+        assert (
+            dry["next"] == f"call campaign_run with i_understand_this_submits_jobs=true: the search {search['resume']}"
+        )
 
         ran = await call(client, "campaign_run", campaign=CAMPAIGN, i_understand_this_submits_jobs=True, wait_s=120)
         assert ran["done"] and ran["state"] == "succeeded", ran
@@ -78,5 +81,6 @@ async def test_the_plan_the_dry_run_and_the_status_say_the_same_search_as_search
             assert search["stopped"] == log.stopped and len(search["proposals"]) == len(log.steps)
             assert search["booted"] == 3 and search["resume"].startswith("boots nothing: it stopped")
         assert plan["boots"] == dry["plan"]["boots"] == 0 and plan["replicates"] == 0  # the top two's are booted
-        assert "resumes at" not in status["next"] and "boots nothing: it stopped" in status["next"]
+        assert "resumes at" not in status["next"] and status["next"].startswith(f"the search stopped ({log.stopped}): ")
+        assert "call champion_select" in status["next"] and status["next"] == ran["result"]["next"]
         assert "(measured: the boot-to-boot spread of" in status["noise"]

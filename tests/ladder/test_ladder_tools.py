@@ -156,6 +156,9 @@ def test_real_qwen32b_climb_from_131072_to_the_recorded_ceiling(tmp_path):
     )
     assert ladder_next(path).route == "done"
     assert "simulated: true" in path.read_text()
+    # asked again once done: nothing to record, never "the climb is not over: the next step is done" (issue 40)
+    with pytest.raises(LadderError, match=r"^nothing to record: the climb is done \("):
+        ceiling_record(path)
 
 
 def test_status_lists_the_rungs_and_the_next_step(tmp_path):

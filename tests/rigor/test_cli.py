@@ -21,11 +21,13 @@ def test_ab_run_dry_run_and_the_ack_gate(tmp_path: Path, capsys: pytest.CaptureF
     spec.write_text(ab_spec(fake).model_dump_json())
     args = ["ab", "run", "--spec-file", str(spec), "--workspace", str(tmp_path), "--targets", str(fake.targets_file())]
     assert main(args) == 2
-    assert "pass i_understand_this_submits_jobs=true" in capsys.readouterr().err
+    err = capsys.readouterr().err  # in the CLI's own words (cli/words.py), never the MCP tool's (issue 40)
+    assert "`redline ab run` boots servers" in err and "pass --i-understand-this-submits-jobs to start it" in err
+    assert "ab_run" not in err and "=true" not in err
     assert main([*args, "--dry-run"]) == 0
     out = capsys.readouterr().out
     assert "A/B mnbt on local: 6 boots to run" in out and "  1. small-1: boot, warm up, bench x 2, stop" in out
-    assert "  6. large-3:" in out and "next: call ab_run with i_understand_this_submits_jobs=true" in out
+    assert "  6. large-3:" in out and "next: call `redline ab run` with --i-understand-this-submits-jobs" in out
     assert not (tmp_path / "ab").exists()
 
 

@@ -41,6 +41,11 @@ Environment (the target's engine env):
                                    _decode_model), not by this host's timing: A/B arms that differ for real
                                    (a server that answers with a `speedup`, tests/server/fake_sglang.py, is
                                    that much faster)
+    FAKE_VLLM_BOOT_SPEEDS          with FAKE_VLLM_DECODE_MODEL: a comma-separated list of speed factors, the k-th
+                                   boot's the k-th (cycling), counted in FAKE_VLLM_BOOTS_FILE: boots of one config
+                                   that differ as a noisy host's do (the CPU build's 16-26% between boots)
+    FAKE_VLLM_ODD_TPOT_AT          with FAKE_VLLM_BOOTS_FILE: the boot (1, 2, ...) whose benches report a median
+                                   TPOT of 0.0026 ms (the UX run's implausible figure), the rest as measured
 
 A boot whose ZeroMQ socket path (`VLLM_RPC_BASE_PATH`, else TMPDIR, then a uuid) is past 107 characters fails as vLLM's
 does, with pyzmq's words.
@@ -100,6 +105,9 @@ class Boot:
         self.kv_tokens = max(0, base - int((self.activation - BASE_ACTIVATION_GIB) * TOKENS_PER_GIB)) // 16 * 16
         self.kv_gib = round(self.kv_tokens * KV_BYTES_PER_TOKEN / GIB, 2)
         self.pid = os.getpid()
+        self.boot_no = _count_boot()
+        speeds = [float(x) for x in os.environ.get("FAKE_VLLM_BOOT_SPEEDS", "").split(",") if x]
+        self.speed = speeds[(self.boot_no - 1) % len(speeds)] if speeds and self.boot_no else 1.0
         self.prefix = {"queries": 0.0, "hits": 0.0}  # prompt tokens looked up in the prefix cache, and found
         self.emptied = False  # the cache was reset since the last bench: nothing served before is in it
 
@@ -311,7 +319,12 @@ def _handler(boot: Boot) -> type[BaseHTTPRequestHandler]:
                 {
                     "choices": [{"text": "x" * out}],
                     "usage": {"prompt_tokens": prompt, "completion_tokens": out},
-                    "server": {"max_num_batched_tokens": boot.mnbt, "pid": boot.pid},
+                    "server": {
+                        "max_num_batched_tokens": boot.mnbt,
+                        "pid": boot.pid,
+                        "speedup": boot.speed,
+                        "boot": boot.boot_no,
+                    },
                 },
             )
 
@@ -364,6 +377,8 @@ def bench(args: argparse.Namespace) -> int:
     result = json.loads((DATA / "bench_l8b_c16.json").read_text())
     if ok and os.environ.get("FAKE_VLLM_DECODE_MODEL") == "1":
         duration = _decode_model(result, answer.get("server", {}), args)
+    if ok and answer.get("server", {}).get("boot") == _env_int("FAKE_VLLM_ODD_TPOT_AT", None):
+        result["median_tpot_ms"] = 0.0026  # the UX run's: impossible for any engine
     concurrency = args.max_concurrency or n  # vLLM's client: no cap, every request may be in flight
     if ok and (knee := _env_int("FAKE_VLLM_SATURATION", None)) is not None:
         over = max(1.0, concurrency / knee) ** 3  # past the knee, queueing: latencies grow as (c / knee)^3
@@ -461,6 +476,17 @@ def _decode_model(result: dict, server: dict, args: argparse.Namespace) -> float
         result[key] = result[key] * factor
     waves = -(-args.num_prompts // max(args.max_concurrency or args.num_prompts, 1))
     return waves * (result["median_ttft_ms"] + args.random_output_len * result["median_tpot_ms"]) / 1000
+
+
+def _count_boot() -> int:
+    """This boot's number (1, 2, ...) in FAKE_VLLM_BOOTS_FILE, a line appended per boot; 0 without the file."""
+    path = os.environ.get("FAKE_VLLM_BOOTS_FILE")
+    if not path:
+        return 0
+    with open(path, "a+", encoding="utf-8") as f:
+        f.write(f"{os.getpid()}\n")
+        f.seek(0)
+        return len(f.read().splitlines())
 
 
 def main(argv: list[str]) -> int:

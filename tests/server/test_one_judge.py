@@ -45,6 +45,7 @@ async def test_the_ab_names_the_tpot_regression_the_diff_calls_red_and_agrees_on
         job = await call(client, "ab_run", spec=spec, i_understand_this_submits_jobs=True, wait_s=60)
         await call(client, "perf_baseline_record", name="seqs", ab="l8b-mnbt", arm="mnbt2048")
         diff = await call(client, "perf_baseline_diff", baseline="seqs", ab="l8b-mnbt", arm="mnbt8192")
+        frontier = await call(client, "lever_frontier")
     assert job["state"] == "succeeded" and job["result"]["ran"] == []  # every trial on disk: nothing booted
     ab = job["result"]
     # throughput inside the noise, TPOT 2.6x worse: every metric is judged, so the arm is a regression (issue 40), as
@@ -78,3 +79,7 @@ async def test_the_ab_names_the_tpot_regression_the_diff_calls_red_and_agrees_on
         "no_improvement"
     )
     assert focus["noise"]["p_value"] == pytest.approx(comparison["noise"]["p_value"])
+    # the frontier records what the verdict says: before, "max_num_batched_tokens 2048 -> 8192: no_improvement (every
+    # difference is inside the noise)" beside RED guards (issue 40)
+    (tried,) = [t for f in frontier["frontiers"] for t in f["tried"] if t["lever"] == "max_num_batched_tokens"]
+    assert tried["outcome"] == "regression" and "median_tpot_ms worse by 163.93%" in tried["why"]

@@ -14,6 +14,8 @@ import pytest
 from mcp import Client
 
 from redline.cli import main
+from redline.engines import get_engine
+from redline.models.memory import gpu_spec
 from redline.models.serve import ServeConfig
 from redline.models.shape import shape_of
 from redline.ops.evidence.known_good_apply import Identity
@@ -24,6 +26,7 @@ from tests.server.helpers import LLAMA8B, Env, call
 
 FLOOR = Path(__file__).resolve().parents[1] / "data" / "vllm-0.26.0-h200-predict" / "llama8b" / "ladder.runs"
 GPU = {"gpu_name": "NVIDIA H200", "gpu_memory_gib": 140.4}
+H200_SPEC = gpu_spec("NVIDIA H200", 140.4)
 ASKED = {"engine_version": "0.26.0", "max_model_len": 8192, "max_num_batched_tokens": 8192, "enforce_eager": True}
 pytestmark = pytest.mark.anyio
 KEYS = ("kv_cache_tokens", "kv_cache_tokens_low", "kv_cache_tokens_high", "reserved_tokens", "band_gib")
@@ -70,5 +73,10 @@ async def test_every_tool_gives_one_answer_to_one_question(env: Env, capsys) -> 
     plan = predicted_for("vllm", serve, shape, Identity("h200", "0.26.0", host=host), boots, needed=16 * 8192)
     assert plan is not None
 
-    assert answer(mcp) == answer(cli) == answer(plan.model_dump()) == answer(joint["predicted"])
+    assert answer(mcp) == answer(cli) == answer(plan.model_dump())
+    assert answer(mcp)[:-1] == answer(joint["predicted"])[:-1]  # the one KV cache
+    # its max_concurrency at the max_model_len the plan boots, as memory_predict says it there (issue 40: before, the
+    # plan kept the floor's, 109.72x at 8,192 tokens, for a rung of 16 requests of its own length)
+    held = get_engine("vllm").memory_model().concurrency(mcp["kv_cache_tokens"], joint["max_model_len"], H200_SPEC)
+    assert joint["predicted"]["max_concurrency"] == held and int(held) == 16
     assert mcp["anchored_on"] == cli["anchored_on"] is not None  # the same recorded boot anchors every answer

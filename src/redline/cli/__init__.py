@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from redline import __version__
 from redline.cli import ab, baseline, campaign, demo, frontier, known_good, ladder, mcp, parse_log, predict
+from redline.cli.words import cli_words
 from redline.errors import RedlineError
 
 FAMILIES = [demo, parse_log, ladder, campaign, ab, baseline, known_good, frontier, predict, mcp]
@@ -30,7 +31,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.handler(args) or 0)
     except RedlineError as exc:
-        print(f"redline: error: {exc}", file=sys.stderr)
+        print(f"redline: error: {cli_words(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("redline: interrupted", file=sys.stderr)

@@ -23,6 +23,7 @@ from redline.cli.common import (
 from redline.cli.flags import add_request_flags, request_from_args
 from redline.models.campaign_plan import CampaignPlan, CellPlan
 from redline.models.campaign_results import CampaignRunResult, CampaignStatus, CampaignTable, ChampionReport
+from redline.models.search import SearchState
 from redline.models.workloads import load_of
 from redline.ops.campaign import plan as plan_ops
 from redline.ops.campaign import results
@@ -220,7 +221,29 @@ def plan_text(plan: CampaignPlan) -> str:
         f"{plan.boots} boots, {plan.benches} benches to run"
         + (f", {plan.parallel} cells at once" if plan.parallel > 1 else "")
     )
-    return "\n".join([head, *(line for cell in plan.cells for line in _cell_lines(cell)), plan.note])
+    more = [f"noise: {plan.noise}"] if plan.noise else []
+    more += search_lines(plan.search) if plan.search is not None else []
+    return "\n".join([head, *(line for cell in plan.cells for line in _cell_lines(cell)), *more, plan.note])
+
+
+def search_lines(search: SearchState) -> list[str]:
+    """The search as its JSON holds it: its budget and spend, each proposal and why, its stop, what a resume does."""
+    budget = (
+        ", ".join(
+            b
+            for b in (
+                search.budget_boots and f"{search.budget_boots} boots",
+                search.budget_gpu_s and f"{search.budget_gpu_s:g} GPU-seconds",
+            )
+            if b
+        )
+        or "the grid"
+    )
+    lines = [f"search: budget {budget}; booted {search.booted} cells, {search.gpu_s:.0f} GPU-seconds"]
+    lines += [f"  step {p.step}: {p.cell or 'stop'}: {p.why}" for p in search.proposals]
+    if search.stopped:
+        lines.append(f"  stopped: {search.stopped}")
+    return [*lines, f"  resume: {search.resume}"]
 
 
 def run_text(result: CampaignRunResult) -> str:
@@ -242,6 +265,10 @@ def status_text(status: CampaignStatus) -> str:
         f"{status.red} red); results in {status.results}"
     ]
     lines += [f"  {c.cell:<24} {c.state:<8} {c.reason or ''}".rstrip() for c in status.cells]
+    if status.running:
+        lines.append(f"running: {', '.join(status.running)}")
+    lines += [f"noise: {status.noise}"] if status.noise else []
+    lines += search_lines(status.search) if status.search is not None else []
     return "\n".join([*lines, f"next: {status.next}"])
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from redline.cli.words import cli_json, cli_words
 from redline.errors import InputError
 from redline.models import Widening, Widenings
 from redline.models.ladder import LadderStatus, NextStep, RungRow
@@ -29,11 +30,13 @@ VERSIONS = EngineVersions()  # each target's engine version, asked once per proc
 
 
 async def print_progress(fraction: float, text: str) -> None:
-    print(f"[{fraction:4.0%}] {text}", file=sys.stderr, flush=True)
+    print(f"[{fraction:4.0%}] {cli_words(text)}", file=sys.stderr, flush=True)
 
 
 def print_result(args: argparse.Namespace, result: BaseModel, text: Callable[[Any], str]) -> None:
-    print(json.dumps(result.model_dump(mode="json")) if args.json else text(result))
+    """The result as the CLI prints it: in its own words (its commands and flags, not the MCP tools'), as text or as
+    one JSON object."""
+    print(json.dumps(cli_json(result.model_dump(mode="json"))) if args.json else cli_words(text(result)))
 
 
 def target_named(targets: Path | None, name: str) -> Target:

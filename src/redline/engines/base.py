@@ -59,6 +59,11 @@ class MemoryModel(Protocol):
         finds (None: a fresh deployment's, cold)."""
         ...
 
+    def concurrency(self, kv_cache_tokens: int, max_model_len: int, gpu: GpuSpec | None) -> float:
+        """Requests of max_model_len a KV cache of that many tokens holds, as the engine's log prints it: the one
+        max_concurrency every prediction, plan and campaign says."""
+        ...
+
 
 class Engine(abc.ABC):
     """An LLM server redline can boot, read and bench."""

@@ -17,7 +17,8 @@ def kv_drift(predicted: PredictedKv | None, signals: BootSignals) -> str | None:
         return None
     return (
         f"drift: {seen:,} KV tokens booted, {p:,} predicted ({low:,} to {high:,}), "
-        f"{100 * (seen - p) / p:+.2f}%: the model refits on this boot"
+        f"{100 * (seen - p) / p:+.2f}%: this boot is recorded, and the next prediction of its setup (model, engine "
+        "release, device, config) is anchored on it, its band covering it"
     )
 
 

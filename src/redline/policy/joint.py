@@ -53,7 +53,9 @@ def plan(ladder: Ladder, prediction: MemoryPrediction) -> JointPlan | None:
     if mml <= ladder.floor.max_model_len:
         return None
     mnbt = min(prediction.serve.max_num_batched_tokens or target_batched_tokens(ladder), mnbt_cap(ladder, mml))
-    predicted = Prediction.of(prediction)  # memory_predict's answer, unchanged
+    # memory_predict's answer, its max_concurrency said at the planned max_model_len (one figure everywhere)
+    held = get_engine(ladder.engine).memory_model().concurrency(prediction.kv_cache_tokens, mml, prediction.gpu)
+    predicted = Prediction.of(prediction, max_concurrency=held)
     bound = "the model's positions" if cap and mml == signal.round_down(cap, ladder.kv_block_size) else "the cache"
     state = prediction.compile_cache
     cache = f" on a {state} torch.compile cache" if state in ("cold", "warm") else ""

@@ -179,7 +179,8 @@ class Jobs(JobFiles):
             if busy is not None:
                 by = "" if busy.id in self._live else f", run by another redline server {self._owner_text(busy)}"
                 return InputError(
-                    f"job {busy.id} ({busy.tool} on ladder {busy.ladder}, target {busy.target}) is still "
+                    f"job {busy.id} ({busy.tool}{f' on ladder {busy.ladder}' if busy.ladder else ''}, target "
+                    f"{busy.target}) is still "
                     f"{busy.state}{by}; one job at a time per ladder and per target: wait for it with job_status or "
                     f"stop it with job_cancel{self._gone_hint(busy)}"
                 ), orphans

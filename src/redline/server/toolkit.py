@@ -235,7 +235,7 @@ class State:
     config: ServerConfig
     jobs: Jobs
     cache: LadderCache = field(default_factory=LadderCache)
-    # each target's engine version, asked once for the session (a dry run's slow part; a run asks again)
+    # each target's engine version, asked once for the session (a dry run's slow part; a run reuses it)
     versions: EngineVersions = field(default_factory=EngineVersions)
 
     def ladder(self, name: str) -> tuple[Path, str]:
@@ -374,13 +374,14 @@ def call_progress(ctx: Context) -> Progress:
 
 
 def reporter(ctx: Context) -> Callable[[JobRecord, float], Awaitable[None]]:
-    """Progress notifications for one waiting call: the value counts seconds waited and only ever grows
-    (as MCP requires); the message carries the job's own fraction and its latest line."""
-    last = -1.0
+    """Progress notifications for one waiting call: the value counts seconds waited and only ever grows (as MCP
+    requires); the message, the job's fraction and its latest line, says how long ago a line said before was said."""
+    last, said = -1.0, ("", 0.0)
 
     async def report(job: JobRecord, elapsed: float) -> None:
-        nonlocal last
-        last = max(round(elapsed, 3), last + 0.001)
-        await ctx.report_progress(last, None, f"{job.tool} {job.id}: {job.progress:.0%} {job.message}".strip())
+        nonlocal last, said
+        last, said = max(round(elapsed, 3), last + 0.001), said if job.message == said[0] else (job.message, elapsed)
+        again = f" (said {elapsed - said[1]:.0f}s ago)" if elapsed - said[1] >= 1 else ""
+        await ctx.report_progress(last, None, f"{job.tool} {job.id}: {job.progress:.0%} {job.message}{again}".strip())
 
     return report

@@ -162,8 +162,19 @@ def predict(
     )
     ask = Asked(serve, gpu, cal, model, architecture, version, anchor)
     return prediction(
-        "sglang", ask, sized, concurrency=count / mml, boots=True, warnings=[] if count >= mml else [short]
+        "sglang",
+        ask,
+        sized,
+        concurrency=concurrency(count, mml, gpu),
+        boots=True,
+        warnings=[] if count >= mml else [short],
     )
 
 
-__all__ = ["calibrate", "pick_anchor", "predict", "same_setup"]
+def concurrency(kv_cache_tokens: int, max_model_len: int, gpu: GpuSpec | None) -> float:
+    """Requests of max_model_len SGLang's pool holds (its tokens over the length: it pages token by token)."""
+    del gpu
+    return round(kv_cache_tokens / max_model_len, 2)
+
+
+__all__ = ["calibrate", "concurrency", "pick_anchor", "predict", "same_setup"]

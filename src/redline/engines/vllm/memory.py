@@ -282,15 +282,20 @@ def predict(
     )  # bytes: the same either way
     ask = Asked(serve, gpu, cal, model, architecture, version, anchor, state)
     sized = _sized(shape, ask)
-    block = BLOCK if gpu is not None else CPU_BLOCK
     return prediction(
         "vllm",
         ask,
         sized,
-        concurrency=sized.tokens[0] / block / math.ceil(serve.max_model_len / block),  # as the log prints it
+        concurrency=concurrency(sized.tokens[0], serve.max_model_len, gpu),
         boots=sized.tokens[0] - sized.reserved >= serve.max_model_len,
         warnings=_warnings(shape, serve, cal, version),
     )
 
 
-__all__ = ["calibrate", "pick_anchor", "predict", "same_setup"]
+def concurrency(kv_cache_tokens: int, max_model_len: int, gpu: GpuSpec | None) -> float:
+    """Requests of max_model_len the cache holds, as vLLM's log prints it: whole blocks of a request's length."""
+    block = BLOCK if gpu is not None else CPU_BLOCK
+    return round(kv_cache_tokens / block / math.ceil(max_model_len / block), 2)
+
+
+__all__ = ["calibrate", "concurrency", "pick_anchor", "predict", "same_setup"]

@@ -311,7 +311,7 @@ async def ab_run(
 ) -> AbResult:
     """Run the A/B on target (the spec's); fails closed without the acknowledgement; a dry run starts nothing.
     `widening`: the server config's, per engine (each arm is admitted with its engine's). `versions`: the engine
-    versions the session knows (a dry run reuses them, a run asks again); none: asked."""
+    versions the session knows (asked once per target per server); none: asked."""
     require_ack(i_understand_this_submits_jobs, "ab_run", dry_run=dry_run)
     target.dry_run = dry_run
     kind = AbKind(workspace, with_traces(spec, AbPaths(workspace, spec.name).spec_file, workspace))  # ../traces/..

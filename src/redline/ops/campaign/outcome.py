@@ -14,10 +14,11 @@ from redline.errors import RunFailed
 from redline.ledger.campaign_file import read_verdicts
 from redline.models.campaign_plan import CampaignPlan
 from redline.models.campaign_results import CampaignRunResult, CellOutcome, CellVerdict
+from redline.ops.campaign.hint import next_hint
 from redline.ops.campaign.noise import campaign_boots, keep_measured, noise_outlook
+from redline.ops.campaign.search import search_state
 from redline.ops.campaign_read import Loaded
 from redline.ops.experiment.run import Stop
-from redline.ops.request_base import ACK_FLAG
 from redline.policy.unusable import unusable
 
 
@@ -50,28 +51,22 @@ def _reds(verdicts: Iterable[CellVerdict]) -> list[CellVerdict]:
 
 def _said(
     loaded: Loaded, plan: CampaignPlan, verdicts: list[CellVerdict], stop: Stop, took: str
-) -> tuple[str, str, CellVerdict | None]:
-    """Why the run ended, what to do next, and the red cell that stopped it (None: none did)."""
+) -> tuple[str, CellVerdict | None]:
+    """Why the run ended, and the red cell that stopped it (None: none did); what to do next is next_hint's."""
     campaign = loaded.campaign
     reds = _reds(verdicts)
     if campaign.search is not None:  # a red cell is feedback to a search, not its end
         said = _search_said(loaded, stop.why, len(verdicts), len(plan.cells))
-        return f"{said}; this run: {took}", SEARCHED, None
+        return f"{said}; this run: {took}", None
     if reds and not campaign.continue_on_red:
         red = reds[0]
         return (
             f"cell {red.cell!r} is red ({red.reason}); the campaign stopped there (continue_on_red is false); "
             f"{len(verdicts)} cells ran in {took}",
-            f"read cells/{red.cell}/verdict.yml; delete that folder to run the cell again, or set "
-            "continue_on_red: true to go on past it",
             red,
         )
     red_cells = f"; red: {', '.join(v.cell for v in reds)}" if reds else ", all green"
-    return f"ran {len(verdicts)} cells{red_cells}; {took}", RAN, None
-
-
-SEARCHED = "call champion_select for the champion (a DRAFT: confirm it with ab_run); search.yml has each step"
-RAN = "call champion_select for the champion, campaign_report for the report and plots"
+    return f"ran {len(verdicts)} cells{red_cells}; {took}", None
 
 
 def run_result(
@@ -84,7 +79,7 @@ def run_result(
         verdicts = sorted(verdicts, key=lambda v: (v.replicate, order[v.cell]))
     gpu_s, took = time_taken(verdicts, wall_s, loaded.campaign.parallel)
     firsts = [v for v in verdicts if v.replicate == 1]
-    reason, hint, stopped = _said(loaded, plan, firsts, stop, took)
+    reason, stopped = _said(loaded, plan, firsts, stop, took)
     return CampaignRunResult(
         campaign=loaded.campaign.name,
         dry_run=False,
@@ -105,7 +100,7 @@ def run_result(
         wall_s=round(wall_s, 2),
         gpu_s=round(gpu_s, 2),
         reason=f"{reason}; {noise_said(loaded)}",
-        next=hint,
+        next=next_hint(loaded, search=search_state(loaded, plan) if loaded.campaign.search else None),
     )
 
 
@@ -117,7 +112,7 @@ def noise_said(loaded: Loaded) -> str:
     return f"{again}{noise_outlook(loaded)}"
 
 
-def planned_result(plan: CampaignPlan) -> CampaignRunResult:
+def planned_result(loaded: Loaded, plan: CampaignPlan) -> CampaignRunResult:
     """A dry run's answer: the plan, each cell with what its boot would submit; nothing started."""
     at_once = f", {plan.parallel} cells at once" if plan.parallel > 1 else ""
     again = f", then up to {plan.replicates} replicate boots of the top cells" if plan.replicates else ""
@@ -129,7 +124,7 @@ def planned_result(plan: CampaignPlan) -> CampaignRunResult:
         skipped=skipped(plan),
         reason=f"dry run: {plan.boots} boots and {plan.benches} benches would run{at_once}{again}{searched}; "
         "none started",
-        next=f"call campaign_run with {ACK_FLAG}=true to run them",
+        next=next_hint(loaded, search=plan.search, dry_run=True),
     )
 
 

@@ -7,20 +7,18 @@ Plain functions that the MCP tools and the CLI both call; nothing here starts a 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 
 from redline.ledger.campaign_file import cells_of, read_verdicts
 from redline.ledger.server_record import load_server
 from redline.models.campaign_results import CampaignStatus, CampaignTable, CellState, CellVerdict, ChampionReport
-from redline.models.search import SearchState
 from redline.ops.campaign import plan as plan_ops
 from redline.ops.campaign.close import close_champion
+from redline.ops.campaign.hint import next_hint
 from redline.ops.campaign.noise import campaign_boots, champion_of, table_of
 from redline.ops.campaign.outcome import noise_said
-from redline.ops.campaign.replicates import replicate_owed
 from redline.ops.campaign.search import search_state
-from redline.ops.campaign_read import Loaded, load_campaign
+from redline.ops.campaign_read import load_campaign
 from redline.ops.requests import CampaignAggregateRequest, CampaignStatusRequest, ChampionSelectRequest
 from redline.ops.workspace import workspace_of
 
@@ -51,7 +49,7 @@ def campaign_status(
         running=running,
         noise=noise_said(loaded),
         search=search,
-        next=_next_hint(loaded, states, running, search),
+        next=next_hint(loaded, running=running, search=search),
     )
 
 
@@ -59,25 +57,6 @@ def _state(name: str, verdict: CellVerdict | None, running: bool) -> CellState:
     if verdict is not None:
         return CellState(cell=name, state=verdict.verdict, reason=verdict.reason)
     return CellState(cell=name, state="running" if running else "pending")
-
-
-def _next_hint(loaded: Loaded, states: Sequence[CellState], running: list[str], search: SearchState | None) -> str:
-    pending = [s.cell for s in states if s.state in ("pending", "running")]
-    reds = [s.cell for s in states if s.state == "red"]
-    if running:
-        return (
-            f"a server is recorded as running for {', '.join(repr(c) for c in running)}: wait for its job, or "
-            "run the campaign again to stop what a killed run left and resume"
-        )
-    if search is not None:
-        return f"campaign_run: the search {search.resume}"
-    if reds and pending and not loaded.campaign.continue_on_red:
-        return f"cell {reds[0]!r} is red: read its verdict.yml; delete its folder to re-run it, or set continue_on_red"
-    if pending:
-        return f"{len(pending)} cells to run: campaign_run resumes at {pending[0]!r}"
-    if (owed := replicate_owed(loaded, loaded.baseline, 2)) is not None:
-        return f"campaign_run boots {owed[0]} again (its boot {owed[1]}): the noise band is measured between boots"
-    return "every cell has a verdict: call champion_select, then campaign_report"
 
 
 def campaign_aggregate(

@@ -198,7 +198,7 @@ async def campaign_run(
     A matching known-good entry is applied to every cell unless skip_known_good; the plan's gates say so.
     `widening`: the server config's, per engine (each cell is admitted with its engine's). `workspace`: the
     server's, that base.from_ladder stays in (default: the one the file's layout names). `versions`: the engine
-    versions the session knows (a dry run reuses them, a run asks again); none: asked.
+    versions the session knows (asked once per target per server); none: asked.
     """
     target.dry_run = dry_run
     require_ack(i_understand_this_submits_jobs, "campaign_run", dry_run=dry_run)

@@ -116,10 +116,8 @@ class Search:
         write_search_log(self.loaded.results, self.log)
 
     def next(self) -> str | Stop:
-        """The cell to boot now (a proposal killed before its verdict first), or why the search stops (a search
-        that stopped stays stopped: delete search.yml to search again)."""
-        if self.log.stopped is not None:
-            return Stop(self.log.stopped)
+        """The cell to boot now (a proposal killed before its verdict first), or why the search stops. A search that
+        stopped stays stopped while its stop holds; given a larger budget (or more patience) it goes on."""
         boots = campaign_boots(self.loaded)
         verdicts, replicates = boots.verdicts, boots.replicates
         last = self.log.steps[-1] if self.log.steps else None
@@ -130,10 +128,11 @@ class Search:
         band = campaign_band(self.loaded.campaign, verdicts, replicates, boots.earlier)  # the champion's own
         step = _next(self.loaded, self.plan, self.log, verdicts, band)
         if step.cell is None:
-            self._write([*self.log.steps, step], stopped=step.why)
+            if self.log.stopped != step.why:
+                self._write([*self.log.steps, step], stopped=step.why)
             return Stop(step.why)
-        if not self.log.steps or self.log.steps[-1] is not step:
-            self._write([*self.log.steps, step])  # the proposal is on disk before its boot
+        if self.log.stopped is not None or not self.log.steps or self.log.steps[-1] is not step:
+            self._write([*self.log.steps, step])  # the proposal is on disk before its boot (a stop lifted)
         return step.cell
 
 
@@ -172,11 +171,12 @@ def _resume(
         owed = replicate_owed(loaded, plan.baseline, 2)
     if owed is not None:
         return f"boots {owed[0]} again (its boot {owed[1]}): the noise band is measured between the top cells' boots"
-    if log.stopped is not None:
-        return f"boots nothing: it stopped ({log.stopped}); delete search.yml to search again"
     band = campaign_band(loaded.campaign, verdicts, replicates, campaign_boots(loaded).earlier)
     step = _next(loaded, plan, log, verdicts, band)
-    return f"proposes {step.cell}: {step.why}" if step.cell is not None else f"stops: {step.why}"
+    if step.cell is not None:
+        again = f" (it had stopped: {log.stopped}; its spec now allows more)" if log.stopped is not None else ""
+        return f"proposes {step.cell}: {step.why}{again}"
+    return f"boots nothing: it stopped ({step.why})" if log.stopped is not None else f"stops: {step.why}"
 
 
 __all__ = ["Search", "candidates", "score_of", "scores", "search_state"]

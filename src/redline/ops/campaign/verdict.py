@@ -71,7 +71,7 @@ class CellJudge:
 
     def planned(self, submits: dict[str, str | None]) -> CampaignRunResult:
         cells = [c.model_copy(update={"submits": submits.get(c.name)}) for c in self.plan.cells]
-        return planned_result(self.plan.model_copy(update={"cells": cells}))
+        return planned_result(self.loaded, self.plan.model_copy(update={"cells": cells}))
 
     def result_at(
         self, cell: CellPlan, point: Load | int, trials: list[Repeat], workload: str | None = None

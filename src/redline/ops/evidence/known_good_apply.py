@@ -81,7 +81,7 @@ async def identify(
     """The target's hardware and the engine's version there (kept in `versions` for the session; none: asked)."""
     await say(progress, 0.1, f"reading {target.name}: its GPUs")
     host = await target.host_info()
-    version, why = await (versions or EngineVersions(reuse=False)).on(target, engine, progress)
+    version, why = await (versions or EngineVersions()).on(target, engine, progress)
     return Identity(kg.hardware_key(host.gpus[0].name if host.gpus else None), version, host, why)
 
 

@@ -1,13 +1,13 @@
-"""The engine's version on a target (its own `--version`), asked once per server session and kept.
+"""The engine's version on a target (its own `--version`), asked once per target per server session and kept.
 
     versions = EngineVersions()                             # one per server (State), one per CLI process
     version, why = await versions.on(target, engine, progress)   # asks the target the first time only
-    await versions.fresh().on(target, engine)               # a run: asks again, and keeps the answer
 
-A dry run asks the target's engine for its version to look up the known-good entry; on the vLLM CPU build
-that is 10-14 s. The answer is kept by target name, engine and the command that asks it, so the next dry run
-(campaign or A/B) in the session answers at once. A run that boots servers asks again (an engine may have been
-upgraded in between), and keeps that answer. A probe that found no version is not kept: the next one asks.
+A dry run, or a run, asks the target's engine for its version to look up the known-good entry; on the vLLM CPU build
+that is 7-14 s. The answer is kept by target name, engine and the command that asks it, so every later dry run and
+run (campaign or A/B) in the session answers at once (issue 40: each acked run was silent 7-8 s asking again). What
+a unit ran is its boot log's own version, which its record keeps. A probe that found no version is not kept: the
+next one asks.
 """
 
 from __future__ import annotations
@@ -53,20 +53,19 @@ async def engine_version_on(target: Target, engine: Engine) -> tuple[str | None,
 
 @dataclass
 class EngineVersions:
-    """The versions targets answered, by target name, engine and engine command; `reuse` False asks again."""
+    """The versions targets answered, by target name, engine and engine command."""
 
     known: dict[Key, str] = field(default_factory=dict)
-    reuse: bool = True
 
     def fresh(self) -> EngineVersions:
-        """The same store, asking every target again (a run that boots servers): what it hears is kept."""
-        return EngineVersions(self.known, reuse=False)
+        """The same store, for a run: it asks no target again (once per target per server); kept for callers."""
+        return self
 
     async def on(self, target: Target, engine: Engine, progress: Progress | None = None) -> tuple[str | None, str]:
         """The engine's version on the target, or None and why; said on `progress` either way."""
         command = target.engine_command(engine.name, list(engine.default_command))
         key = (target.name, engine.name, tuple(command))
-        if self.reuse and key in self.known:
+        if key in self.known:
             kept = self.known[key]
             await say(progress, 0.5, f"{engine.name} {kept} on {target.name} (asked earlier this session)")
             return kept, ""

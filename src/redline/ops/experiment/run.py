@@ -30,7 +30,9 @@ from filelock import FileLock, Timeout
 from pydantic import BaseModel
 
 from redline.engines import get_engine
-from redline.errors import InputError
+from redline.engines.base import Engine
+from redline.errors import InputError, RedlineError
+from redline.inputs import read_text
 from redline.ledger.results import Results
 from redline.models import ServeConfig, Widenings
 from redline.models.experiment import ExperimentSpec
@@ -41,6 +43,7 @@ from redline.policy.workload import Bench
 from redline.targets import HostInfo, Target
 from redline.targets.unit import boot_unit
 
+MAX_LOG = 64 << 20  # a boot log read for its boot time: past any real one
 _R = TypeVar("_R", bound=BaseModel)  # a unit's record: a cell's verdict, a trial's record
 _R_contra = TypeVar("_R_contra", bound=BaseModel, contravariant=True)
 _A = TypeVar("_A")  # the run's answer
@@ -172,6 +175,21 @@ async def start(
     return await run(plan, judge, target, tool=tool, progress=progress, widening=widening)
 
 
+def last_boot_s(results: Results, engine: Engine) -> float | None:
+    """How long the newest ready boot this experiment kept took (its boot.log, read by its engine): what a new
+    unit's boot progress moves against before this run measured one; None with none."""
+    units = results.root / results.units
+    logs = sorted(units.glob("*/boot.log"), key=lambda p: p.stat().st_mtime, reverse=True) if units.is_dir() else []
+    for log in logs[:8]:
+        try:
+            took = engine.boot_seconds(read_text(log, "a unit's boot log", max_bytes=MAX_LOG))
+        except RedlineError:
+            continue
+        if took:
+            return took
+    return None
+
+
 @dataclass
 class _Run(Generic[_R, _A]):
     plan: Plan[_R]
@@ -182,6 +200,7 @@ class _Run(Generic[_R, _A]):
 
     async def run(self) -> _A:
         self.t0, self.fractions = time.monotonic(), dict[str, float]()
+        self.boot_s: dict[tuple[str, str], float] = {}  # the last boot this run measured, by engine and model
         results = self.plan.results
         if left := await stop_left_servers(results.server_files(), self.target, results.word, results.base):
             await say(self.progress, 0.0, f"stopped the {left} server(s) a killed run left behind")
@@ -223,9 +242,8 @@ class _Run(Generic[_R, _A]):
 
         async def report(fraction: float, text: str) -> None:
             self.fractions[unit.name] = fraction
-            elapsed = time.monotonic() - self.t0
             overall = sum(self.fractions.values()) / n
-            await say(self.progress, overall, f"{word} {k} of {n} ({unit.name}), {elapsed:.0f}s elapsed: {text}")
+            await say(self.progress, overall, f"{word} {k} of {n} ({unit.name}): {text}")
 
         return report
 
@@ -241,6 +259,8 @@ class _Run(Generic[_R, _A]):
         keep = Keep(results.server_file(unit.name), unit.index, write, base=results.base)
         boot_unit(f"{results.word}-{unit.name}")  # a target that names its jobs (slurm) says which unit each is
         session = ServeSession(self.target, get_engine(unit.engine), progress, self.widening.get(unit.engine))
+        key = (unit.engine, unit.serve.model)  # its progress moves against the last boot of this setup
+        session.expected_boot_s = self.boot_s.get(key) or last_boot_s(results, session.engine)
         host = await self.target.host_info()  # the node, per unit: a unit on another node must show
         measured = await measured_boot(
             session,
@@ -253,6 +273,8 @@ class _Run(Generic[_R, _A]):
             then=plan.then(unit, session, write),
         )
         write("boot.log", measured.log_text)
+        if measured.boot.ready:
+            self.boot_s[key] = measured.boot.boot_s
         record = self.judge.record(unit, measured, host, started, time.monotonic() - t0)
         results.write_record(unit.name, record)  # last: its presence means the unit is done
         record_written(plan.workspace, results.record_file(unit.name), record, measured.log_text)

@@ -51,7 +51,7 @@ def _path(path: str | Path) -> Path:
 
 def _local_config(model_path: str) -> dict[str, Any] | None:
     """The model folder's config.json, when the folder is here (read as every model-folder file is)."""
-    fix = "fix it or pass --max-position-embeddings"
+    fix = "fix it or pass `max_position_embeddings`"
     try:
         text = read_config(model_path)
     except InputError as exc:
@@ -75,7 +75,7 @@ def _model_of(r: LadderInitRequest, config_text: str | None) -> tuple[int | None
             return r.max_position_embeddings, None
         mpe = r.max_position_embeddings or max_positions(config)
     except ConfigValueError as exc:
-        raise InputError(f"{where}{exc}; fix it or pass --max-position-embeddings") from exc
+        raise InputError(f"{where}{exc}; fix it or pass `max_position_embeddings`") from exc
     try:
         return mpe, shape_of(config)[0]
     except ConfigValueError as exc:
@@ -168,7 +168,7 @@ def _check_floor(r: LadderInitRequest, mpe: int | None) -> None:
     if mpe is not None and not r.allow_long_context and r.floor_max_model_len > mpe:
         raise InputError(
             f"the floor max_model_len {r.floor_max_model_len:,} is over the model's max_position_embeddings "
-            f"{mpe:,}: lower it, or pass --allow-long-context"
+            f"{mpe:,}: lower it, or pass allow_long_context=true"
         )
 
 

@@ -35,6 +35,8 @@ _STEP_NAMES = {"run_rung": "a boot", "smoke_test": "a smoke test"}
 
 def not_now(step: NextStep, route: str) -> LadderError:
     """The error for asking `route` of a ladder whose next step is another."""
+    if route == "record_ceiling" and step.route == "done":
+        return LadderError(f"nothing to record: the climb is done ({step.reason})")
     if route == "record_ceiling":
         return LadderError(f"the climb is not over: the next step is {step.route} ({step.reason})")
     return LadderError(f"the ladder's next step is {step.route}, not {_STEP_NAMES[route]}: {step.reason}")
@@ -160,7 +162,7 @@ def _checked_place(ladder: Ladder, seen: "_Seen", serve: ServeConfig | None, rep
     if serve is not None and serve != place.serve:
         raise LadderError(
             "the config booted differs from the rung the ladder expects in a fixed knob: "
-            "boot what `redline ladder next` says"
+            "boot what ladder_next_rung says"
         )
     return place
 
@@ -268,7 +270,7 @@ def _judge(
         raise InputError(
             f"this bench sent requests of about {per_request:,} tokens at concurrency "
             f"{workload.concurrency if workload else '?'}; a smoke test of max_model_len {mml:,} needs at least "
-            f"{int(NEAR_CEILING * mml):,} tokens at concurrency {c}: run the command `redline ladder next` prints"
+            f"{int(NEAR_CEILING * mml):,} tokens at concurrency {c}: run the bench ladder_next_rung names"
         )
     return "pass", (
         f"{result.completed}/{result.num_prompts} requests of about {per_request:,} tokens at concurrency "

@@ -25,6 +25,7 @@ from redline.ops.predict.model_config import request_shape
 from redline.ops.predict.recorded import recorded_boots
 from redline.ops.requests_predict import MemoryPredictRequest
 from redline.policy.known_good import same_release
+from redline.policy.recorded_setup import learned, setup_boots
 
 
 @dataclass(frozen=True)
@@ -73,12 +74,13 @@ def _calibration(q: Question, boots: Boots) -> tuple[Calibration, list[Observati
     picked = [o for o in boots.observations if o.engine == q.engine and _same_release(o, q.version)]
     calibration = model.calibrate(picked, gpu=q.gpu)
     if calibration.boots == 0:
+        release = len(picked)
         picked = [o for o in boots.observations if o.engine == q.engine]
         calibration = model.calibrate(picked, gpu=q.gpu)
-        if calibration.boots:
-            warnings.append(
-                f"no recorded boot of {q.engine} {q.version or ''}: calibrated on {calibration.engine_version}"
-            )
+        if calibration.boots and q.gpu is not None:  # a KV cache sized in bytes (a host without a GPU) needs none
+            version = f"{q.engine} {q.version or ''}".rstrip()
+            said = f"{release} recorded boot(s) of {version}, none of which calibrates" if release else ""
+            warnings.append(f"{said or f'no recorded boot of {version}'}: calibrated on {calibration.engine_version}")
     if q.gpu is not None and calibration.boots and calibration.gpu_name != q.gpu.name:
         warnings.append(f"no recorded boot on {q.gpu.name}: its terms are the other GPUs' (and nvidia-smi's)")
     if boots.left_out:
@@ -88,7 +90,8 @@ def _calibration(q: Question, boots: Boots) -> tuple[Calibration, list[Observati
 
 def predict_config(q: Question, boots: Boots) -> MemoryPrediction:
     """The one answer for a config: the engine's model calibrated on the boots, anchored on the recorded boot of
-    this model nearest the config, if any."""
+    this model nearest the config, if any, and on the recorded boots of its very setup (policy/recorded_setup.py:
+    their KV cache, the band covering every one)."""
     calibration, same_model, warnings = _calibration(q, boots)
     model = get_engine(q.engine).memory_model()
     found = model.predict(
@@ -102,6 +105,7 @@ def predict_config(q: Question, boots: Boots) -> MemoryPrediction:
         anchor=model.pick_anchor(same_model, q.serve, q.gpu, q.compile_cache),
         compile_cache=q.compile_cache,
     )
+    found = learned(found, setup_boots(found, q.shape, boots.observations), model.concurrency)
     return found.model_copy(update={"warnings": [*warnings, *found.warnings]}) if warnings else found
 
 

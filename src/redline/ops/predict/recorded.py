@@ -26,7 +26,7 @@ from redline.engines import get_engine
 from redline.errors import InputError, RedlineError
 from redline.inputs import read_text
 from redline.ledger.boots_index import Entry, add_entry, read_index, write_index
-from redline.ledger.campaign_file import read_verdict
+from redline.ledger.campaign_file import boot_of, read_verdict
 from redline.ledger.ladder_file import read_ladder
 from redline.ledger.yamlfile import load_plain
 from redline.models.ab import TrialRecord
@@ -151,8 +151,8 @@ def _read(ws: Path, kind: str, path: Path, engine: str | None) -> Recorded:
     try:
         if kind == "ladder":
             return _of_ladder(read_ladder(path), name)
-        if kind == "cell":
-            verdict = read_verdict(path.parents[2], path.parent.name)
+        if kind == "cell":  # a cell's first boot, or a replicate (cells/<cell>.boot<k>): each read as what it is
+            verdict = read_verdict(path.parents[2], *boot_of(path.parent.name))
             return _of_cell(verdict, name) if verdict is not None else Recorded()
         record = TrialRecord.model_validate(load_plain(path))
         log = path.parent / "boot.log"
