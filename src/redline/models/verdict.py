@@ -25,6 +25,7 @@ Rule = Literal[
 ]
 RULES: tuple[Rule, ...] = get_args(Rule)
 
+
 class RuleCheck(Strict):
     rule: Rule
     held: bool
