@@ -53,7 +53,9 @@ class Comparison(Strict):
     arm: str
     baseline: str
     workload: str | None = Field(None, description="which named workload; null: the A/B's only one")
-    concurrency: int
+    concurrency: int | None = None
+    rate: float | None = Field(None, description="an open-loop point's request rate asked (requests/s)")
+    speedup: float | None = Field(None, description="a trace point's speedup of its own arrivals")
     metric: str
     direction: Literal["higher", "lower"]
     baseline_mean: float | None
