@@ -24,7 +24,7 @@ from redline.models.context import (
 )
 from redline.models.metrics import Band
 from redline.models.serve import ServeConfig
-from redline.ops.ab.result import ab_summary
+from redline.ops.ab_read import ab_arms
 from redline.ops.campaign_read import campaign_boots, load_named
 from redline.ops.evidence.context import local_model_files, quantization_of
 from redline.ops.evidence.sol import sol_figure
@@ -146,7 +146,7 @@ def from_cell(workspace: Path, campaign: str, cell: str) -> Resolved:
 
 
 def from_ab(workspace: Path, ab: str, arm: str) -> Resolved:
-    spec, arms, _ = ab_summary(workspace, ab)
+    spec, arms, _ = ab_arms(workspace, ab)
     summary = next((a for a in arms if a.arm == arm), None)
     if summary is None:
         raise InputError(f"A/B {ab!r} has no arm {arm!r}; its arms are {', '.join(a.arm for a in arms)}")
