@@ -32,8 +32,7 @@ from redline.ops.ab.result import ab_result
 from redline.ops.evidence.context import descriptor, node_of
 from redline.ops.evidence.sol import sol_figure
 from redline.ops.evidence.versions import EngineVersions
-from redline.ops.experiment import run as experiment
-from redline.ops.experiment.prepare import Done, Opening, Prepared, opener
+from redline.ops.experiment.prepare import Done, Opening, Prepared, run_kind
 from redline.ops.experiment.run import Stop, Unit, Write
 from redline.ops.measured_boot import BenchOutcome, MeasuredBoot, Then
 from redline.ops.request_base import ACK_FLAG, require_ack
@@ -313,14 +312,9 @@ async def ab_run(
     `widening`: the server config's, per engine (each arm is admitted with its engine's). `versions`: the engine
     versions the session knows (asked once per target per server); none: asked."""
     require_ack(i_understand_this_submits_jobs, "ab_run", dry_run=dry_run)
-    target.dry_run = dry_run
+    opening = Opening(skip_known_good, widening, versions or EngineVersions())
     kind = AbKind(workspace, with_traces(spec, AbPaths(workspace, spec.name).spec_file, workspace))  # ../traces/..
-
-    async def kind_of(_: bool) -> AbKind:
-        return kind
-
-    opened = opener(kind_of, Opening(skip_known_good, widening, versions or EngineVersions()))
-    return await experiment.start(opened, target, dry_run=dry_run, tool="ab_run", progress=progress, widening=widening)
+    return await run_kind(kind, target, tool="ab_run", dry_run=dry_run, opening=opening, progress=progress)
 
 
 __all__ = ["AbKind", "TrialJudge", "Trials", "ab_run", "check_spec"]
