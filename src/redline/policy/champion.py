@@ -32,7 +32,7 @@ from redline.models.campaign_results import (
     TableRow,
 )
 from redline.models.context import device_of
-from redline.models.load import Load, load_of
+from redline.models.load import Load, kind_said, load_of
 from redline.models.metrics import DIRECTIONS, MetricFlag
 from redline.policy.ab_guards import compared
 from redline.policy.boots import Noise, Replicates, blind, campaign_noise, fallback, over_boots
@@ -189,19 +189,12 @@ SCORING = {
     "slo_goodput": "the highest goodput (output tokens/s per {per} of the requests inside the SLA's per-request "
     "limits) among the open-loop points (rates, a trace's arrivals)",
 }
-POINTS = {  # what a cell's load points are, by the kind they all are (several kinds: load points)
-    "concurrency": ("concurrency", "concurrencies"),
-    "rate": ("request rate", "request rates"),
-    "speedup": ("speedup of the trace's arrivals", "speedups of the trace's arrivals"),
-}
 
 
 def scoring(focus: str, per: str = "GPU", points: Iterable[Load] = ()) -> str:
     """How a cell's figures become its score, in words; `per`: what its per-GPU figure is per (a GPU, or on a host
-    without one, the host or a device: models/context.py device_of); `points`: the load points it is chosen among
-    (none: concurrencies)."""
-    kinds = {k for p in points for k, v in p._asdict().items() if v is not None} or {"concurrency"}
-    point, plural = POINTS[kinds.pop()] if len(kinds) == 1 else ("load point", "load points")
+    without one, the host or a device: models/context.py device_of); `points`: the load points it is chosen among."""
+    point, plural = kind_said(points)
     return SCORING[focus].format(per=per, point=point, points=plural)
 
 
