@@ -61,21 +61,14 @@ def check_spec(paths: AbPaths, spec: AbSpec) -> None:
 class Trials:
     """An A/B's plan as the wing runs it: every trial not done, in run order (A B A B ...), one at a time."""
 
-    spec: AbSpec
+    experiment: AbKind
     prepared: Prepared[ArmPlan]
     plan: AbPlan
-    paths: AbPaths
 
-    kind = "A/B"
     parallel = 1
 
-    @property
-    def results(self) -> Results:
-        return self.paths.results
-
-    @property
-    def workspace(self) -> Path:
-        return self.paths.workspace
+    def __post_init__(self) -> None:
+        self.spec, self.paths = self.experiment.spec, self.experiment.paths
 
     def arm(self, name: str) -> ArmPlan:
         return next(a for a in self.plan.arms if a.name == name)
@@ -292,7 +285,7 @@ class AbKind:
         plan = plan_of(self.spec, prepared, self.paths, target)
         if not dry_run:
             write_spec(self.paths, self.spec)
-        trials = Trials(self.spec, prepared, plan, self.paths)
+        trials = Trials(self, prepared, plan)
         return trials, TrialJudge(trials, target.name)
 
 

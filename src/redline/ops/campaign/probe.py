@@ -92,24 +92,11 @@ class ProbeKind:
 class Probes:
     """The probe's plan: each cell not yet probed, in the campaign's order, one at a time."""
 
-    probe: ProbeKind
+    experiment: ProbeKind
     prepared: Prepared[CellPlan]
     probed: set[str] = field(default_factory=set)
 
-    kind = "probe"
     parallel = 1
-
-    @property
-    def spec(self) -> Campaign:
-        return self.probe.spec
-
-    @property
-    def results(self) -> Results:
-        return self.probe.results
-
-    @property
-    def workspace(self) -> Path:
-        return self.probe.workspace
 
     def todo(self) -> int:
         return sum(c.name not in self.probed for c in self.prepared.configs)
@@ -120,11 +107,14 @@ class Probes:
 
     def benches(self, unit: Unit) -> list[Bench]:
         """The warm-up alone: the loads are the probes'."""
-        return [b for b in boot_benches(self.spec.loads(), self.spec.warmup_requests, 1) if b.warmup]
+        spec = self.experiment.spec
+        return [b for b in boot_benches(spec.loads(), spec.warmup_requests, 1) if b.warmup]
 
     def then(self, unit: Unit, session: ServeSession, write: Write) -> Then | None:
-        deadline = self.spec.bench_deadline_s
-        return boundary_probes(session, unit.serve, self.spec, self.probe.boundary, deadline_s=deadline, write=write)
+        spec = self.experiment.spec
+        return boundary_probes(
+            session, unit.serve, spec, self.experiment.boundary, deadline_s=spec.bench_deadline_s, write=write
+        )
 
     def configs(self) -> dict[str, tuple[str, ServeConfig]]:
         return {c.name: (c.engine, c.serve) for c in self.prepared.configs}

@@ -47,28 +47,16 @@ from redline.targets import Target
 class Cells:
     """A campaign's plan as the wing runs it: its cells without a verdict, in order (or as its search proposes them)."""
 
-    loaded: Loaded
+    experiment: CampaignKind
     plan: CampaignPlan
     search: Search | None = field(init=False, default=None)
     stopped: Stop | None = field(init=False, default=None)  # why the search stopped, once it has
 
     def __post_init__(self) -> None:
-        if self.loaded.campaign.search is not None:
+        self.loaded = self.experiment.loaded
+        self.spec = self.loaded.campaign
+        if self.spec.search is not None:
             self.search = Search(self.loaded, self.plan)
-
-    kind = "campaign"
-
-    @property
-    def spec(self) -> Campaign:
-        return self.loaded.campaign
-
-    @property
-    def results(self) -> Results:
-        return cells_of(self.loaded.results)
-
-    @property
-    def workspace(self) -> Path:
-        return self.loaded.workspace
 
     @property
     def parallel(self) -> int:
@@ -175,7 +163,7 @@ class CampaignKind:
         plan = planned(self.loaded, prepared)
         versions = {e: prepared.version(e) for e in plan.engines}
         files = {m: prepared.files(m) for m in dict.fromkeys(c.serve.model for c in plan.cells)}
-        return Cells(self.loaded, plan), CellJudge(self.loaded, plan, versions, files)
+        return Cells(self, plan), CellJudge(self.loaded, plan, versions, files)
 
 
 async def campaign_run(

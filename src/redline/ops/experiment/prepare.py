@@ -37,7 +37,7 @@ from redline.ops.evidence.context import ModelFiles, model_files
 from redline.ops.evidence.known_good_apply import Identity, found_for, identify, registry_path
 from redline.ops.evidence.versions import EngineVersions
 from redline.ops.experiment.predicted import infeasible_gates, predicted
-from redline.ops.experiment.run import Judge, Opener, Plan, start
+from redline.ops.experiment.run import Experiment, Judge, Opener, Plan, start
 from redline.ops.session import Progress, ServeSession, say
 from redline.policy import known_good as kg
 from redline.policy.planned import Wanted, settle
@@ -196,25 +196,15 @@ _A = TypeVar("_A")
 _A_co = TypeVar("_A_co", covariant=True)
 
 
-class Kind(Protocol[_A_co]):
-    """What one kind of experiment gives the wing: its spec and names, the configs it wants, its own refusals, the
-    units it has records of, and its plan and judge over the configs prepared."""
+class Kind(Experiment, Protocol[_A_co]):
+    """What one kind of experiment gives the wing: its spec and names (Experiment), the configs it wants, its own
+    refusals, the units it has records of, and its plan and judge over the configs prepared."""
 
-    word: str  # what the experiment is called in messages: campaign, A/B
     what: str  # what one of its configs is: cell, arm
     alike: bool  # two configs alike as given may both be booted (an A/B's A/A), or are twins (a campaign's cells)
     record: str  # what a unit's record is called in messages: verdict, record
     again: str  # the other way out of a record made with another config than planned now
     model_fix: str  # how to fix a model path the target does not have
-
-    @property
-    def spec(self) -> ExperimentSpec: ...
-
-    @property
-    def workspace(self) -> Path: ...
-
-    @property
-    def results(self) -> Results: ...  # where its units' records are
 
     def wanted(self, target: Target | None) -> list[Wanted[Any]]: ...  # target: whose engine commands plan them
 

@@ -68,20 +68,27 @@ class Stop:
     why: str | None = None
 
 
-class Plan(Protocol[_R_contra]):
-    """What an experiment boots, and in which order."""
+class Experiment(Protocol):
+    """What the wing reads of every kind of experiment (ops/experiment/prepare.py Kind): what messages call it, its
+    spec, where its units' records are, the workspace it runs in."""
+
+    word: str  # campaign, A/B, probe
 
     @property
     def spec(self) -> ExperimentSpec: ...  # what every experiment says: its name, deadlines, workloads
-
-    @property
-    def kind(self) -> str: ...  # campaign, A/B
 
     @property
     def results(self) -> Results: ...
 
     @property
     def workspace(self) -> Path: ...  # the one it runs in: each unit's record joins its recorded boots
+
+
+class Plan(Protocol[_R_contra]):
+    """What an experiment boots, and in which order."""
+
+    @property
+    def experiment(self) -> Experiment: ...  # the experiment it plans
 
     @property
     def parallel(self) -> int: ...  # units booted at once, each on a server of its own
@@ -135,7 +142,7 @@ async def runner_lock(results: Results, tool: str, kind: str) -> AsyncIterator[N
 async def preview(plan: Plan[_R], judge: Judge[_R, _A], target: Target, progress: Progress | None) -> _A:
     """A dry run's answer: the plan, each config with what its boot would submit (a cluster's manifests); nothing
     started."""
-    target.dry_run, target.experiment = True, plan.spec.name
+    target.dry_run, target.experiment = True, plan.experiment.spec.name
     submits = {
         name: await ServeSession(target, get_engine(engine)).submission_preview(serve)
         for name, (engine, serve) in plan.configs().items()
@@ -154,8 +161,9 @@ async def run(
     widening: Widenings | None = None,
 ) -> _A:
     """Boot the plan's units until it stops, each measured and judged, its record written last; the run's answer."""
-    target.experiment = plan.spec.name  # a target that labels its servers (kubernetes) files them under it
-    async with runner_lock(plan.results, tool, plan.kind):
+    experiment = plan.experiment
+    target.experiment = experiment.spec.name  # a target that labels its servers (kubernetes) files them under it
+    async with runner_lock(experiment.results, tool, experiment.word):
         return await _Run(plan, judge, target, progress, widening or {}).run()
 
 
@@ -201,7 +209,7 @@ class _Run(Generic[_R, _A]):
     async def run(self) -> _A:
         self.t0, self.fractions = time.monotonic(), dict[str, float]()
         self.boot_s: dict[tuple[str, str], float] = {}  # the last boot this run measured, by engine and model
-        results = self.plan.results
+        results = self.plan.experiment.results
         if left := await stop_left_servers(results.server_files(), self.target, results.word, results.base):
             await say(self.progress, 0.0, f"stopped the {left} server(s) a killed run left behind")
         ran: dict[str, _R | None] = {}
@@ -238,7 +246,7 @@ class _Run(Generic[_R, _A]):
         return self.judge.outcome(made, stop, time.monotonic() - self.t0)
 
     def _progress(self, unit: Unit, k: int) -> Progress:
-        n, word = max(self.plan.todo(), k), self.plan.results.word
+        n, word = max(self.plan.todo(), k), self.plan.experiment.results.word
 
         async def report(fraction: float, text: str) -> None:
             self.fractions[unit.name] = fraction
@@ -251,7 +259,9 @@ class _Run(Generic[_R, _A]):
         """Boot the unit, measure it, stop it, judge it, write its record last; the server is stopped whatever
         happens."""
         started, t0 = datetime.now(UTC), time.monotonic()
-        results, plan, progress = self.plan.results, self.plan, self._progress(unit, k)
+        plan, progress = self.plan, self._progress(unit, k)
+        experiment = plan.experiment
+        results = experiment.results
 
         def write(name: str, text: str) -> None:
             results.write_unit_file(unit.name, name, text)
@@ -267,8 +277,8 @@ class _Run(Generic[_R, _A]):
             unit.serve,
             plan.benches(unit),
             keep=keep,
-            boot_deadline_s=plan.spec.boot_deadline_s,
-            bench_deadline_s=plan.spec.bench_deadline_s,
+            boot_deadline_s=experiment.spec.boot_deadline_s,
+            bench_deadline_s=experiment.spec.bench_deadline_s,
             exclusive=plan.parallel == 1,  # units at once share the target, each server with its own resources
             then=plan.then(unit, session, write),
         )
@@ -277,9 +287,9 @@ class _Run(Generic[_R, _A]):
             self.boot_s[key] = measured.boot.boot_s
         record = self.judge.record(unit, measured, host, started, time.monotonic() - t0)
         results.write_record(unit.name, record)  # last: its presence means the unit is done
-        record_written(plan.workspace, results.record_file(unit.name), record, measured.log_text)
+        record_written(experiment.workspace, results.record_file(unit.name), record, measured.log_text)
         await progress(1.0, self.judge.said(record))
         return record
 
 
-__all__ = ["Judge", "Opener", "Plan", "Stop", "Unit", "Write", "preview", "run", "runner_lock", "start"]
+__all__ = ["Experiment", "Judge", "Opener", "Plan", "Stop", "Unit", "Write", "preview", "run", "runner_lock", "start"]
