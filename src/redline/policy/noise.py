@@ -20,6 +20,7 @@ from typing import Literal
 
 from redline.models.campaign_results import Stat
 from redline.models.metrics import (
+    TOKEN_FLOOR_MS,
     Band,
     Basis,
     Judged,
@@ -289,12 +290,26 @@ def detectable(judgements: Sequence[tuple[str, NoiseJudgement]]) -> str:
 # ---- implausible figures -------------------------------------------------------------------------------------------
 
 
+TOKEN_TIMES = ("median_tpot_ms", "p99_tpot_ms", "median_itl_ms", "p99_itl_ms")
+
+
 def flags_of(where: str, figures: Mapping[str, Sample]) -> list[MetricFlag]:
-    """The figures of one side at one concurrency too implausible to claim on: an ITL orders of magnitude below the
-    TPOT (any trial's under TPOT / 100), a metric whose spread over trials exceeds its mean."""
+    """The figures of one side at one concurrency too implausible to claim on: a TPOT or ITL under the token floor
+    (any trial's), an ITL orders of magnitude below the TPOT (any trial's under TPOT / 100), a metric whose spread over
+    trials exceeds its mean."""
     flags = []
+    for name in TOKEN_TIMES:
+        s = figures.get(name)
+        low = min(s.values or (s.mean,)) if s is not None and s.mean is not None else None
+        if low is not None and low < TOKEN_FLOOR_MS:
+            why = (
+                f"{name} {low:.3g} ms ({where}) is under {TOKEN_FLOOR_MS:g} ms, faster than any engine decodes a token:"
+                " the tokens reached the client together (or one token per request), not a latency"
+            )
+            flags.append(MetricFlag(metric=name, rule="under_floor", where=where, why=why))
+    floored = {f.metric for f in flags}
     itl, tpot = figures.get("median_itl_ms"), figures.get("median_tpot_ms")
-    if itl is not None and tpot is not None and itl.mean is not None and tpot.mean:
+    if itl is not None and tpot is not None and itl.mean is not None and tpot.mean and not floored:
         low = min(itl.values or (itl.mean,))
         if low < tpot.mean / ITL_TPOT_RATIO:
             flags.append(
