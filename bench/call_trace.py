@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import pathlib
 import shutil
 import sys
 import tempfile
@@ -47,6 +49,10 @@ from redline.server.app import build_server  # noqa: E402
 from tests.server.helpers import LLAMA8B, Env, call, new_ladder, write_env  # noqa: E402
 
 SRC = str(ROOT / "src" / "redline") + "/"
+# A folder walked: a pathlib walk (a Python call) or an os one (a C call), each counted where redline's code asks it.
+PATH_WALKS = {"glob", "rglob", "iterdir"}
+PATHLIB = pathlib.__file__
+OS_WALKS = {os.scandir, os.listdir}
 
 
 class Trace:
@@ -54,10 +60,20 @@ class Trace:
 
     def __init__(self) -> None:
         self.calls: Counter[str] = Counter()
+        self.walks: Counter[str] = Counter()  # a folder walked, by the redline function that walked it
 
-    def profile(self, frame: FrameType, event: str, _: Any) -> None:
-        if event == "call" and (name := frame.f_code.co_filename).startswith(SRC):
+    def profile(self, frame: FrameType, event: str, arg: Any) -> None:
+        name = frame.f_code.co_filename
+        if event == "call" and name.startswith(SRC):
             self.calls[name[len(SRC) :]] += 1
+        elif event == "call" and name == PATHLIB and frame.f_code.co_name in PATH_WALKS:
+            self._walked(frame.f_back, frame.f_code.co_name)
+        elif event == "c_call" and name.startswith(SRC) and arg in OS_WALKS:
+            self._walked(frame, arg.__name__)
+
+    def _walked(self, caller: FrameType | None, how: str) -> None:
+        if caller is not None and (name := caller.f_code.co_filename).startswith(SRC):
+            self.walks[f"{name[len(SRC) :]} {caller.f_code.co_name} ({how})"] += 1
 
     def in_thread(self, func: Callable[..., Any]) -> Callable[..., Any]:
         """func, traced in the worker thread that runs it (a pooled thread may predate threading.setprofile)."""
@@ -95,6 +111,7 @@ class Trace:
             "folders": len(folders),
             "calls": sum(self.calls.values()),
             "busiest": dict(self.calls.most_common(8)),
+            "walks": dict(self.walks),  # every folder walked (glob, iterdir, scandir, listdir), by who walked it
             "module_list": list(self.calls),  # in the order the call first reached each
         }
 
@@ -195,6 +212,7 @@ def main() -> None:
     for name, f in figures.items():
         print(f"{name:<24} {f['modules']:>3} modules in {f['folders']:>2} folders, {f['calls']:>7,} redline calls")
         print("    busiest: " + ", ".join(f"{m} {n:,}" for m, n in f["busiest"].items()))
+        print("    folders walked: " + (", ".join(f"{w} x{n}" for w, n in f["walks"].items()) or "none"))
         if args.modules:
             print("    " + "\n    ".join(f["module_list"]))
 

@@ -3,12 +3,14 @@
     python3 scripts/gpu-climb.py OUT_DIR MODELS_DIR KEY [KEY ...]
         [--engine sglang --engine-command 'sglang=sglang-python -m sglang.launch_server']
         [--floor 32768 8192] [--fixed '{"enforce_eager": true}'] [--mnbt-cap 32768] [--stop-after SECONDS]
-        [--min-concurrency 16] [--policy predict|signal|doubling]
+        [--min-concurrency 16] [--policy predict|signal|doubling] [--deployment-compile-cache cold|warm]
 
 Each KEY is a model folder under MODELS_DIR (config.json and tokenizer; weights
 come from --load-format dummy). Each gets OUT_DIR/KEY/ladder.yml, climbed from the
 floor at gpu_memory_utilization 0.90 with the predict policy (or the one named). A climb cut short by
---stop-after (a device call's limit) resumes from its ladder.yml on the next run.
+--stop-after (a device call's limit) resumes from its ladder.yml on the next run. The ceiling is proven in the
+torch.compile cache a deployment boots with (--deployment-compile-cache; default: the local target's, which keeps
+none: cold). For a climb from a cold cache, empty ~/.cache/vllm/torch_compile_cache before the run.
 Needs the engine's command and `vllm` (the bench client) on PATH, and redline
 importable (PYTHONPATH=src).
 """
@@ -48,6 +50,7 @@ async def main(args: argparse.Namespace) -> None:
                             min_concurrency=args.min_concurrency,
                             policy=args.policy,
                             fixed=fixed,
+                            deployment_compile_cache=args.deployment_compile_cache,
                         ),
                     )
                 report = await climb(ladder, target, progress=progress)
@@ -68,6 +71,7 @@ if __name__ == "__main__":
     parser.add_argument("--mnbt-cap", type=int, default=None)
     parser.add_argument("--min-concurrency", type=int, default=1)
     parser.add_argument("--policy", default="predict", choices=["predict", "signal", "doubling"])
+    parser.add_argument("--deployment-compile-cache", default=None, choices=["cold", "warm"])
     add_run_options(parser)
     args = parser.parse_args()
     args.out, args.models = args.out.resolve(), args.models.resolve()

@@ -8,7 +8,7 @@
 #   bash scripts/gpu-landscape.sh tests/data/vllm-0.26.0-landscape-8b landscape-8b                           (issue 42)
 # Each call resumes every campaign after its last finished cell: the run folder is kept in /tmp while the machine
 # stays warm, and restored on a fresh one from .gpu/land.tgz (the last call's $OUT/land.tgz, carried) or else from the
-# cells committed in FIXTURE (copy the new ones there, paths renamed, as its README says).
+# cells committed in FIXTURE (bring the new ones there with scripts/gpu-land-import.sh, which renames the paths).
 # Models come from .gpu/models (config.json and tokenizer; weights are dummy). vLLM is named as `python3 -m ...`, so
 # redline finds the Python to keep the bench client resident in (the `vllm` of run-vllm.sh is a sh wrapper).
 set -u

@@ -6,6 +6,7 @@ time left than a cell takes (--cell-seconds) boots none rather than cut one off 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -37,3 +38,36 @@ def test_gpu_campaign_plans_boots_one_cell_a_call_and_resumes(tmp_path: Path) ->
     gpu_campaign(path, "--cells", "1")
     assert campaign_status(path).green == 2
     assert wait_until_gone(tmp_path) == []
+
+
+def test_a_landscape_brought_back_from_the_device_imports_as_its_fixture_writes_it(tmp_path: Path) -> None:
+    """gpu-landscape.sh restores a run from its fixture with the device's paths; gpu-land-import.sh brings the run
+    back with the fixture's: the round trip gives the fixture back, byte for byte, without the runs' scratch."""
+    fixture = ROOT / "tests" / "data" / "vllm-0.26.0-h100-landscape-8b"
+    run = tmp_path / "run"
+    shutil.copytree(fixture / "landscape-8b", run / "landscape-8b")
+    shutil.copy(fixture / "gpu.csv", run / "gpu.csv")
+    (run / "landscape-8b" / "work" / "runs").mkdir(parents=True)
+    (run / "landscape-8b" / "work" / "runs" / "scratch.log").write_text("not a fixture's\n")
+    device_root = "/root/a-repo.copy+1"
+    for f in run.rglob("*"):
+        if f.is_file():
+            data = f.read_bytes().replace(b"/models/", f"{device_root}/.gpu/models/".encode())
+            f.write_bytes(data.replace(b"/tmp/redline/", b"/tmp/redline-land/"))
+    assert device_root in (run / "landscape-8b" / "campaign.yml").read_text()
+    subprocess.run(["tar", "-C", str(run), "-czf", str(tmp_path / "land.tgz"), "."], check=True)
+    into = tmp_path / "fixture"
+    script = ROOT / "scripts" / "gpu-land-import.sh"
+    done = subprocess.run(
+        ["bash", str(script), str(tmp_path / "land.tgz"), str(into), "landscape-8b"], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    ours = {p.relative_to(fixture / "landscape-8b") for p in (fixture / "landscape-8b").rglob("*") if p.is_file()}
+    back = {p.relative_to(into / "landscape-8b") for p in (into / "landscape-8b").rglob("*") if p.is_file()}
+    assert back == ours
+    assert all((into / "landscape-8b" / p).read_bytes() == (fixture / "landscape-8b" / p).read_bytes() for p in ours)
+    assert (into / "gpu.csv").read_bytes() == (fixture / "gpu.csv").read_bytes()
+    missing = subprocess.run(
+        ["bash", str(script), str(tmp_path / "land.tgz"), str(into), "no-such-plan"], capture_output=True, text=True
+    )
+    assert missing.returncode == 2 and "has no no-such-plan/campaign.yml" in missing.stderr

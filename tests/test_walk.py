@@ -11,6 +11,7 @@ import importlib.util
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -31,9 +32,14 @@ def _bench():  # type: ignore[no-untyped-def]
     return module
 
 
-def test_the_walk_in_docs_architecture_is_the_traced_campaign_run() -> None:
+@pytest.fixture(scope="module")
+def traced() -> tuple[Any, dict[str, Any]]:
     bench = _bench()
-    figures = anyio.run(bench.measure)
+    return bench, anyio.run(bench.measure)
+
+
+def test_the_walk_in_docs_architecture_is_the_traced_campaign_run(traced) -> None:  # noqa: ANN001
+    bench, figures = traced
     text = ARCHITECTURE.read_text(encoding="utf-8")
     walked = [m.group(1) for line in text.splitlines() if (m := STEP.match(line))]
     traced = figures[bench.WALK]["module_list"]
@@ -41,3 +47,11 @@ def test_the_walk_in_docs_architecture_is_the_traced_campaign_run() -> None:
     said = bench.walk(figures).split("\n")[0]
     stated = re.search(r"runs code in (\d+) modules in (\d+) folders", said)
     assert stated is not None and stated.group(0) in text
+
+
+def test_a_warm_campaign_run_walks_no_folder_of_recorded_boots(traced) -> None:  # noqa: ANN001
+    """Recorded boots are read through the workspace's index (ledger/boots_index.py): a warm cell globs none, and
+    lists the shipped corpus no more (it is listed once per process)."""
+    bench, figures = traced
+    walks = figures[bench.WALK]["walks"]
+    assert not [w for w in walks if w.startswith(("ops/predict/", "ledger/boots_index.py"))], walks

@@ -118,3 +118,21 @@ async def test_a_rate_the_client_could_not_send_is_flagged_and_not_judged_and_th
     b = v.boundary
     assert (b.finished, b.rate) == (False, 2.0) and "not judged at 4 req/s" in b.why
     assert "the highest that held below it: 2 req/s" in b.why
+
+
+async def test_focus_slo_goodput_ranks_each_cell_by_its_goodput_at_a_rate_and_a_breach_there_is_goodput_lost(
+    fake: Fake,
+) -> None:
+    """Goodput at a rate as the focus: each request held to the SLA's limits (a rate past the knee breaches the p99
+    TTFT, its goodput 0, and the cell stays green), the score the best goodput per GPU among the rates."""
+    path = fake.write(**{**SPEC, "focus": "slo_goodput"}, workload={**OPEN, "rates": [2, 8]})
+    async with fake.target() as target:
+        await campaign_run(path, target, i_understand_this_submits_jobs=True)
+    v = read_verdict(fake.campaigns / "c1", "mnbt8192")
+    assert v is not None and v.verdict == "green" and "per-request limits" in v.reason
+    champion = campaign_report(path).champion
+    (ranked,) = champion.ranked
+    assert ranked.at_rate == 2.0 and ranked.score == pytest.approx(
+        v.results[0].metrics["goodput_output_throughput"].mean
+    )
+    assert "goodput" in champion.scoring and champion.metric == "goodput_output_throughput_per_gpu"

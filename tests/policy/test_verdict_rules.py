@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from redline.models.context import Node
+from redline.models.load import Load
 from redline.models.verdict import RULES
 from redline.policy.verdict import ab_verdict
 from redline.policy.verdict_rules import TrialObservation
@@ -29,8 +30,8 @@ def trial(arm: str, k: int, value: float, *, tpot: float = 6.0, **changes: Any) 
         graphs="graphs",
         prefix_caching=None,
         workload=("random", 1024, 128),
-        num_prompts={1: 4, 16: 64},
-        metrics={c: {"output_throughput": value * c, "median_tpot_ms": tpot} for c in (1, 16)},
+        num_prompts={Load(1): 4, Load(16): 64},
+        metrics={Load(c): {"output_throughput": value * c, "median_tpot_ms": tpot} for c in (1, 16)},
     )
     return replace(t, **changes)
 
@@ -95,7 +96,7 @@ def test_a_failed_trial_does_not_count_toward_the_trials() -> None:
 
 
 def test_a_throughput_claim_at_few_prompts_is_not_isolated() -> None:
-    few = [replace(t, num_prompts={1: 4, 16: 20}) for t in trials()]  # 20 < 2 x 16
+    few = [replace(t, num_prompts={Load(1): 4, Load(16): 20}) for t in trials()]  # 20 < 2 x 16
     v = judge(few)
     assert v.failed == ["metric_isolated"] and "c=16: 20 prompts" in v.rules[6].why
     latency = judge(few, claim="latency")  # a latency claim on median TPOT does not need a steady window
@@ -117,9 +118,9 @@ def test_a_real_slowdown_is_a_regression_and_latency_direction_is_lower() -> Non
     v = judge(trials(cand=[90.0, 91.0, 89.0]))
     assert v.outcome == "regression" and v.arms[1].outcome == "regression"
     faster = [
-        replace(t, metrics={c: {"median_tpot_ms": 5.0 + 0.01 * t.trial} for c in (1, 16)})
+        replace(t, metrics={Load(c): {"median_tpot_ms": 5.0 + 0.01 * t.trial} for c in (1, 16)})
         if t.arm == "cand"
-        else replace(t, metrics={c: {"median_tpot_ms": 6.0 + 0.01 * t.trial} for c in (1, 16)})
+        else replace(t, metrics={Load(c): {"median_tpot_ms": 6.0 + 0.01 * t.trial} for c in (1, 16)})
         for t in trials()
     ]
     lat = judge(faster, claim="latency")

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from redline.models.context import Node
+from redline.models.load import Load
 from redline.ops.ab.result import ab_summary
 from redline.ops.evidence.baseline import perf_baseline_diff, perf_baseline_record
 from redline.ops.requests_evidence import PerfBaselineDiffRequest, PerfBaselineRecordRequest
@@ -64,8 +65,8 @@ def cpu_trial(arm: str, k: int, itl: float, tpot: float = 8.0, throughput: float
         graphs="eager",
         prefix_caching=None,
         workload=("random", 64, 16),
-        num_prompts={2: 8},
-        metrics={2: {"median_itl_ms": itl, "median_tpot_ms": tpot, "output_throughput": throughput}},
+        num_prompts={Load(2): 8},
+        metrics={Load(2): {"median_itl_ms": itl, "median_tpot_ms": tpot, "output_throughput": throughput}},
     )
 
 

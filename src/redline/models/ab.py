@@ -52,6 +52,9 @@ TRIAL_METRICS = tuple(
         "output_throughput",
         "output_throughput_per_gpu",
         "tokens_per_s_per_user",
+        "sent_rate",  # an open-loop point's (a rate, a trace's arrivals): what its client sent, and its goodput
+        "goodput_requests",
+        "goodput_output_throughput",
     )
 )
 
@@ -152,10 +155,13 @@ class AbPlan(Strict):
 
 
 class TrialPoint(Strict):
-    """One concurrency (of one workload) of one trial: the bench's figures, in their exact context."""
+    """One load point (a concurrency, a rate, a trace's arrivals; of one workload) of one trial: the bench's figures,
+    in their exact context."""
 
     workload: str | None = Field(None, description="which named workload; null: the A/B's only one")
-    concurrency: int
+    concurrency: int | None = None
+    rate: float | None = Field(None, description="an open-loop point's request rate asked (requests/s)")
+    speedup: float | None = Field(None, description="a trace point's speedup of its own arrivals")
     num_prompts: int
     ok: bool
     problem: str | None = None
@@ -224,11 +230,13 @@ class TrialFigures(Strict):
 
 
 class ArmPoint(Strict):
-    """One arm at one concurrency (of one workload): per trial and mean ± std, in its exact context, against its SoL
+    """One arm at one load point (of one workload): per trial and mean ± std, in its exact context, against its SoL
     ceiling."""
 
     workload: str | None = Field(None, description="which named workload; null: the A/B's only one")
-    concurrency: int
+    concurrency: int | None = None
+    rate: float | None = Field(None, description="an open-loop point's request rate asked (requests/s)")
+    speedup: float | None = Field(None, description="a trace point's speedup of its own arrivals")
     context: ContextDescriptor
     trials: list[TrialFigures]
     metrics: dict[str, Stat] = Field(description="mean ± std over the successful trials")

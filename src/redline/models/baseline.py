@@ -83,7 +83,9 @@ class MetricDiff(Strict):
 
 
 class PointDiff(Strict):
-    concurrency: int
+    concurrency: int | None = None
+    rate: float | None = Field(None, description="an open-loop point's request rate asked (requests/s)")
+    speedup: float | None = Field(None, description="a trace point's speedup of its own arrivals")
     colour: Colour
     why: str
     baseline_context: ContextDescriptor

@@ -21,7 +21,7 @@ from redline.models.serve import MODEL_RE, Flags, ServeConfig
 from redline.models.slug import Slug
 from redline.models.strict import Strict
 
-Focus = Literal["throughput", "latency", "goodput"]
+Focus = Literal["throughput", "latency", "goodput", "slo_goodput"]
 Verdict = Literal["green", "red"]
 
 # Every metric a campaign measures, and which way is better: the one metric table's (models/metrics.py). An SLA on a
@@ -31,6 +31,9 @@ FOCUS_METRIC: dict[str, str] = {
     "throughput": "output_throughput_per_gpu",
     "latency": "median_tpot_ms",
     "goodput": "output_throughput_per_gpu",
+    # open loop (a rate, a trace's arrivals): the output tokens/s per GPU of the requests inside the SLA's per-request
+    # limits, at the point where it is highest (goodput at a rate)
+    "slo_goodput": "goodput_output_throughput_per_gpu",
 }
 GOODPUT_SLA = ("p99_ttft_ms", "median_tpot_ms")  # the limits that define goodput
 # The levers a cell may set over the base config; every other knob is the base's, in every cell. A cell (or the
@@ -276,9 +279,16 @@ class Campaign(ExperimentSpec):
         names = [c.name for c in self.cells]
         if len(set(names)) != len(names):
             raise ValueError(f"cells: two cells share a name: {sorted({n for n in names if names.count(n) > 1})}")
-        if self.focus == "goodput" and not any(m in self.sla for m in GOODPUT_SLA):
-            raise ValueError("sla: focus goodput needs sla.p99_ttft_ms and/or sla.median_tpot_ms to measure against")
-        if self.boundary is not None and (self.focus != "goodput" or not self.latency_sla):
+        if self.focus in ("goodput", "slo_goodput") and not any(m in self.sla for m in GOODPUT_SLA):
+            raise ValueError(
+                f"sla: focus {self.focus} needs sla.p99_ttft_ms and/or sla.median_tpot_ms to measure against"
+            )
+        if self.focus == "slo_goodput" and not any(p.open_loop for n, _ in self.shapes() for p in self.points_of(n)):
+            raise ValueError(
+                "focus: slo_goodput counts the requests of open-loop benches: give a workload rates (or a trace), or "
+                "focus goodput"
+            )
+        if self.boundary is not None and (self.focus not in ("goodput", "slo_goodput") or not self.latency_sla):
             raise ValueError("boundary: probing for the load boundary needs focus goodput and a latency SLA")
         if self.search is not None and self.parallel > 1:
             raise ValueError("search: a search proposes one cell at a time, from what the last measured: parallel 1")

@@ -16,7 +16,9 @@ class GuardedPoint(_Strict):
     """One workload and concurrency of an arm against the baseline arm: its colour and every metric's call."""
 
     workload: str | None = None
-    concurrency: int
+    concurrency: int | None = None
+    rate: float | None = Field(None, description="an open-loop point's request rate asked (requests/s)")
+    speedup: float | None = Field(None, description="a trace point's speedup of its own arrivals")
     colour: Colour
     why: str
     metrics: list[MetricDiff]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import Field
 
@@ -13,16 +13,6 @@ Rigor = Literal["VERDICT", "DRAFT"]
 Claim = Literal["throughput", "latency"]
 Outcome = Literal["improvement", "regression", "no_improvement", "untestable"]
 # The rules, in the order they are checked and reported (METHODOLOGY.md, "Verdicts").
-RULES = (
-    "same_node",
-    "min_trials",
-    "matched_cache",
-    "matched_graphs",
-    "matched_prefix_caching",
-    "same_workload",
-    "metric_isolated",
-    "named_baseline",
-)
 Rule = Literal[
     "same_node",
     "min_trials",
@@ -33,6 +23,7 @@ Rule = Literal[
     "metric_isolated",
     "named_baseline",
 ]
+RULES: tuple[Rule, ...] = get_args(Rule)
 
 
 class RuleCheck(Strict):
@@ -53,7 +44,9 @@ class Comparison(Strict):
     arm: str
     baseline: str
     workload: str | None = Field(None, description="which named workload; null: the A/B's only one")
-    concurrency: int
+    concurrency: int | None = None
+    rate: float | None = Field(None, description="an open-loop point's request rate asked (requests/s)")
+    speedup: float | None = Field(None, description="a trace point's speedup of its own arrivals")
     metric: str
     direction: Literal["higher", "lower"]
     baseline_mean: float | None

@@ -141,7 +141,7 @@ class WorkloadSpec(Strict):
         if self.burstiness != 1.0 and not self.rates:
             raise ValueError("burstiness: it shapes the arrivals of an open-loop bench: give rates, or drop it")
         if self.dataset == "trace":
-            given = [f for f in RANDOM_ONLY if f in self.model_fields_set]
+            given = [f for f in RANDOM_ONLY if getattr(self, f) not in (None, 0, 0.0)]  # a dump writes the defaults
             if self.trace is None:
                 raise ValueError("trace: a trace workload names its trace file (trace: traces/chat.jsonl)")
             if given:

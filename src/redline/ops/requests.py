@@ -304,14 +304,12 @@ class CampaignPlanRequest(Request):
     ] = ""
 
 
-class CampaignRunRequest(Request):
-    """Run the campaign: boot each cell once, bench it at every concurrency, write its verdict."""
+class ExperimentRunRequest(Request):
+    """What every experiment's run takes (a campaign's, an A/B's): the acknowledgement, the dry run, the known-good
+    entry's skip."""
 
-    target: Annotated[
-        str, Field(max_length=128, description="Must be the campaign's target; empty: the campaign's")
-    ] = ""
     i_understand_this_submits_jobs: Ack = False
-    dry_run: Annotated[bool, Field(description="List every boot and bench command and start nothing")] = False
+    dry_run: Annotated[bool, Field(description="List every boot and bench command in order and start nothing")] = False
     skip_known_good: Annotated[
         bool,
         Field(
@@ -323,7 +321,15 @@ class CampaignRunRequest(Request):
     ] = False
 
 
-class AbRunRequest(Request):
+class CampaignRunRequest(ExperimentRunRequest):
+    """Run the campaign: boot each cell once, bench it at every concurrency, write its verdict."""
+
+    target: Annotated[
+        str, Field(max_length=128, description="Must be the campaign's target; empty: the campaign's")
+    ] = ""
+
+
+class AbRunRequest(ExperimentRunRequest):
     """Run an A/B: two or more arms on one target, interleaved A B A B ..., a clean boot per arm per trial."""
 
     spec: Annotated[
@@ -336,17 +342,6 @@ class AbRunRequest(Request):
             )
         ),
     ]
-    i_understand_this_submits_jobs: Ack = False
-    dry_run: Annotated[bool, Field(description="List every boot and bench command in order and start nothing")] = False
-    skip_known_good: Annotated[
-        bool,
-        Field(
-            description=(
-                "Do not apply the known-good entry that matches the model, hardware and engine version "
-                "(applied by default)"
-            )
-        ),
-    ] = False
 
 
 class CampaignStatusRequest(Request):

@@ -26,6 +26,7 @@ from redline.models.ab import (
 from redline.models.bench import BenchResult
 from redline.models.context import ContextDescriptor, Node
 from redline.models.guards import ArmGuard
+from redline.models.load import Load, load_of
 from redline.models.serve import ServeConfig, is_eager
 from redline.models.sol import SolFigure
 from redline.models.verdict import AbVerdict
@@ -66,9 +67,9 @@ def trial_metrics(result: BenchResult, config: ServeConfig) -> dict[str, float]:
     return figures.metrics_of(result, config, TRIAL_METRICS)
 
 
-def _point(record: TrialRecord, c: int, workload: str | None) -> TrialPoint | None:
+def _point(record: TrialRecord, c: Load, workload: str | None) -> TrialPoint | None:
     return next(
-        (p for p in record.points if (p.workload, p.concurrency) == (workload, c) and p.ok and p.figures is not None),
+        (p for p in record.points if (p.workload, load_of(p)) == (workload, c) and p.ok and p.figures is not None),
         None,
     )
 
@@ -129,8 +130,9 @@ def point_sol(points: Sequence[TrialPoint], mean_throughput: float | None) -> So
 
 
 def arm_point(
-    spec: AbSpec, arm: str, c: int, records: Sequence[TrialRecord], workload: str | None = None
+    spec: AbSpec, arm: str, c: Load | int, records: Sequence[TrialRecord], workload: str | None = None
 ) -> ArmPoint | None:
+    c = c if isinstance(c, Load) else Load(concurrency=c)
     used = [(r, p) for r in records if r.ok and (p := _point(r, c, workload)) is not None]
     if not used:
         return None
@@ -140,7 +142,9 @@ def arm_point(
     baseline = spec.baseline if spec.baseline != arm else None
     return ArmPoint(
         workload=workload,
-        concurrency=c,
+        concurrency=c.concurrency,
+        rate=c.rate,
+        speedup=c.speedup,
         context=point_context(used[0][1].context, [r for r, _ in used], baseline),
         trials=[_figures(r, p) for r, p in used],
         metrics=metrics,
@@ -152,7 +156,7 @@ def arm_summary(spec: AbSpec, plan: ArmPlan, records: Sequence[TrialRecord]) -> 
     points = [
         p
         for at in spec.loads()
-        for c in at.concurrencies
+        for c in at.points
         if (p := arm_point(spec, plan.name, c, records, at.name)) is not None
     ]
     failed = [f"{plan.name}-{r.trial}: {r.reason}" for r in records if not r.ok]
@@ -189,8 +193,8 @@ def observation(record: TrialRecord, engine: str, workload: str | None = None) -
         workload=(shape.dataset, shape.input_len, shape.output_len, shape.range_ratio, shape.prefix_len)
         if shape
         else ("?", None, None, None, None),
-        num_prompts={p.concurrency: p.num_prompts for p in points},
-        metrics={p.concurrency: trial_metrics(p.figures, serve) for p in ok_points},  # type: ignore[arg-type]
+        num_prompts={load_of(p): p.num_prompts for p in points},
+        metrics={load_of(p): trial_metrics(p.figures, serve) for p in ok_points},  # type: ignore[arg-type]
     )
 
 

@@ -17,6 +17,7 @@ from redline.errors import InputError
 from redline.models.ab import ArmSummary
 from redline.models.baseline import BaselinePoint, Colour, PointDiff
 from redline.models.guards import ArmGuard, GuardedPoint
+from redline.models.load import load_of
 from redline.policy.baseline_diff import (
     COLOUR_RANK,
     DEFAULT_GUARDED,
@@ -35,7 +36,7 @@ def points_of(arm: ArmSummary) -> list[BaselinePoint]:
 
 def _where(p: PointDiff) -> str:
     name = p.current_context.workload.name
-    return f"{name} c={p.concurrency}" if name else f"c={p.concurrency}"
+    return f"{name} {load_of(p).label}" if name else load_of(p).label
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,8 @@ def compared(
         GuardedPoint(
             workload=p.current_context.workload.name,
             concurrency=p.concurrency,
+            rate=p.rate,
+            speedup=p.speedup,
             colour=p.colour,
             why=p.why,
             metrics=p.metrics,
@@ -109,12 +112,12 @@ def guard_on(guard: ArmGuard, workload: str | None) -> ArmGuard:
         return guard.model_copy(update={"colour": None, "why": f"not compared on {workload}", "regressed": []})
     worst = max(points, key=lambda p: COLOUR_RANK[p.colour])
     regressed = [
-        f"{m.metric} {m.noise.change if m.noise else m.status} at {workload} c={p.concurrency}"
+        f"{m.metric} {m.noise.change if m.noise else m.status} at {workload} {load_of(p).label}"
         for p in points
         for m in p.metrics
         if m.role == "guarded" and m.status in ("regressed", "regressed_loose")
     ]
-    why = f"{worst.colour} at {workload} c={worst.concurrency}: {worst.why}"
+    why = f"{worst.colour} at {workload} {load_of(worst).label}: {worst.why}"
     return guard.model_copy(update={"colour": worst.colour, "why": why, "regressed": regressed, "points": points})
 
 

@@ -17,11 +17,12 @@ engine version, workload, regime, parallelism) are refused, every differing fiel
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from redline.errors import InputError
 from redline.models.baseline import BaselineDiff, BaselinePoint, BaselineSource, Colour, MetricDiff, PointDiff
 from redline.models.context import ContextDescriptor, differing_fields
+from redline.models.load import Load, load_of
 from redline.models.metrics import MetricFlag, better_by_pct, metric
 from redline.policy.noise import DEFAULT_ALPHA, DEFAULT_BAND_PCT, Band, Sample, compare, flags_of, flags_on, stated_band
 
@@ -37,11 +38,11 @@ def delta_pct(baseline: float, current: float, direction: str) -> float:
     return better_by_pct(baseline, current, "lower" if direction == "lower" else "higher")
 
 
-def _point_flags(base: BaselinePoint, current: BaselinePoint, c: int) -> list[MetricFlag]:
+def _point_flags(base: BaselinePoint, current: BaselinePoint, c: Load) -> list[MetricFlag]:
     """The implausible figures of either side at one concurrency."""
     found = []
     for side, p in (("baseline", base), ("current", current)):
-        found += flags_of(f"{side} at c={c}", {m: Sample.of_stat(s) for m, s in p.metrics.items()})
+        found += flags_of(f"{side} at {c.label}", {m: Sample.of_stat(s) for m, s in p.metrics.items()})
     return found
 
 
@@ -109,50 +110,56 @@ def _flag_note(metrics: Sequence[MetricDiff]) -> str:
     return f" ({', '.join(flagged)} flagged implausible: not judged)" if flagged else ""
 
 
-def _concurrency(point: BaselinePoint) -> int:
-    c = point.context.workload.concurrency
-    if c is None:
+def _load(point: BaselinePoint) -> Load:
+    """The load point a result point was measured at (its concurrency, rate or trace speedup), as its context says."""
+    found = load_of(point.context.workload)
+    if all(x is None for x in found):
         raise InputError("a result point has no concurrency in its context: record it with its workload's concurrency")
-    return c
+    return found
 
 
-def _key(point: BaselinePoint, by_shape: bool = False) -> tuple[str, int]:
+def _key(point: BaselinePoint, by_shape: bool = False) -> tuple[str, Load]:
     """What pairs two points: their workload's name (where the run benched several), or with `by_shape` the shape
-    it sent, and their concurrency."""
+    it sent, and their load point (a concurrency, a rate, a trace's speedup)."""
     w = point.context.workload
     if not by_shape:
-        return w.name or "", _concurrency(point)
+        return w.name or "", _load(point)
     spread = f" +-{w.range_ratio:g}" if w.range_ratio else ""
     shared = f" prefix {w.prefix_len}" if w.prefix_len else ""
-    return f"{w.dataset} {w.input_len}/{w.output_len}{spread}{shared}", _concurrency(point)
+    trace = f" {w.trace}" if w.trace else ""
+    return f"{w.dataset} {w.input_len}/{w.output_len}{spread}{shared}{trace}", _load(point)
 
 
-def _where(key: tuple[str, int]) -> str:
-    return f"{key[0]} c={key[1]}" if key[0] else f"c={key[1]}"
+def _where(key: tuple[str, Load]) -> str:
+    return f"{key[0]} {key[1].label}" if key[0] else key[1].label
+
+
+def _sorted(keys: Iterable[tuple[str, Load]]) -> list[tuple[str, Load]]:
+    return sorted(keys, key=lambda k: (k[0], k[1].order))
 
 
 def match_points(
     base: Sequence[BaselinePoint],
     current: Sequence[BaselinePoint],
-) -> tuple[list[tuple[int, BaselinePoint, BaselinePoint]], list[str]]:
+) -> tuple[list[tuple[Load, BaselinePoint, BaselinePoint]], list[str]]:
     """Pairs by workload and concurrency, and the points only one side has; InputError when no pair is left. Where
     either side names no workload (one recorded before runs named them), the workloads pair by the shape each sent."""
     by_shape = len({bool(p.context.workload.name) for p in (*base, *current)}) > 1
     b = {_key(p, by_shape): p for p in base}
     c = {_key(p, by_shape): p for p in current}
-    pairs = [(k[1], b[k], c[k]) for k in sorted(set(b) & set(c))]
-    unmatched = [f"{_where(k)}: only the baseline" for k in sorted(set(b) - set(c))]
-    unmatched += [f"{_where(k)}: only the current result" for k in sorted(set(c) - set(b))]
+    pairs = [(k[1], b[k], c[k]) for k in _sorted(set(b) & set(c))]
+    unmatched = [f"{_where(k)}: only the baseline" for k in _sorted(set(b) - set(c))]
+    unmatched += [f"{_where(k)}: only the current result" for k in _sorted(set(c) - set(b))]
     if not pairs:
         raise InputError(
-            f"refused: no point in common (baseline {', '.join(map(_where, sorted(b)))}; current "
-            f"{', '.join(map(_where, sorted(c)))}); measure the current result at the baseline's workloads and "
+            f"refused: no point in common (baseline {', '.join(map(_where, _sorted(b)))}; current "
+            f"{', '.join(map(_where, _sorted(c)))}); measure the current result at the baseline's workloads and "
             "concurrencies"
         )
     return pairs, unmatched
 
 
-def refuse_mismatch(pairs: Sequence[tuple[int, BaselinePoint, BaselinePoint]]) -> None:
+def refuse_mismatch(pairs: Sequence[tuple[Load, BaselinePoint, BaselinePoint]]) -> None:
     """InputError listing every comparable field on which the contexts differ."""
     found = []
     for _, base, current in pairs:
@@ -182,7 +189,7 @@ Noise = Mapping[str, Band]  # each metric's band, where one was measured or stat
 
 
 def point_diff(
-    c: int,
+    c: Load,
     b: BaselinePoint,
     cur: BaselinePoint,
     focus: str,
@@ -199,7 +206,9 @@ def point_diff(
     metrics += [classify(g, "guarded", b, cur, bands.get(g, band), loose, flags) for g in guards]
     colour, why = colour_of(metrics)
     return PointDiff(
-        concurrency=c,
+        concurrency=c.concurrency,
+        rate=c.rate,
+        speedup=c.speedup,
         colour=colour,
         why=why + _flag_note(metrics),
         baseline_context=b.context,
@@ -212,7 +221,7 @@ def point_diff(
 
 
 def compare_points(
-    pairs: Sequence[tuple[int, BaselinePoint, BaselinePoint]],
+    pairs: Sequence[tuple[Load, BaselinePoint, BaselinePoint]],
     focus: str,
     guards: Sequence[str],
     tolerance_pct: float = DEFAULT_TOLERANCE_PCT,
@@ -230,7 +239,7 @@ def worst_of(points: Sequence[PointDiff]) -> tuple[PointDiff, str]:
     """The worst point (its colour is the comparison's) and the reason, where it is."""
     worst = max(points, key=lambda p: COLOUR_RANK[p.colour])
     name = worst.current_context.workload.name
-    return worst, f"{worst.colour} at {_where((name or '', worst.concurrency))}: {worst.why}"
+    return worst, f"{worst.colour} at {_where((name or '', load_of(worst)))}: {worst.why}"
 
 
 def diff(
@@ -279,7 +288,7 @@ def context_line(ctx: ContextDescriptor) -> str:
     return (
         f"{ctx.provenance}: {ctx.model.name} on {gpu}, {ctx.engine.name} {ctx.engine.version or '?'}, "
         f"TP{ctx.parallelism.tp}/DP{ctx.parallelism.dp}/PP{ctx.parallelism.pp}, kv {ctx.kv_cache_dtype}, "
-        f"{w.dataset} {w.input_len}/{w.output_len} at c={w.concurrency} x {w.num_prompts} prompts, "
+        f"{w.dataset} {w.input_len}/{w.output_len} at {load_of(w).label} x {w.num_prompts} prompts, "
         f"{r.cache}/{r.graphs}, {ctx.trials} trials, {node}"
     )
 
@@ -306,7 +315,7 @@ def _text_of(d: BaselineDiff) -> str:
     for p in d.points:
         lines += [
             "",
-            f"{_where((p.baseline_context.workload.name or '', p.concurrency))}  {p.colour}: {p.why}",
+            f"{_where((p.baseline_context.workload.name or '', load_of(p)))}  {p.colour}: {p.why}",
             f"  baseline {d.baseline}: {context_line(p.baseline_context)}; {_sol(p.baseline_sol)}",
             f"  current  {d.current.describe()}: {context_line(p.current_context)}; {_sol(p.current_sol)}",
         ]

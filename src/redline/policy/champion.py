@@ -91,6 +91,8 @@ def cell_verdict(
         if results and not any(r.sla_ok for r in results):
             return "red", "SLA: no concurrency stayed inside it (goodput needs at least one)"
         return "green", "every request completed; goodput is the best concurrency inside the SLA"
+    if campaign.focus == "slo_goodput":  # each request is held to the SLA's limits: a breach is goodput lost, not red
+        return "green", "every request completed; goodput counts those inside the SLA's per-request limits"
     for result in results:
         broken = [_breach(c) for c in result.sla if not c.ok]
         if broken:
@@ -184,6 +186,8 @@ SCORING = {
     "throughput": "the mean output tokens/s per {per} at the concurrency where it is highest",
     "latency": "the geometric mean over the concurrencies of the mean median TPOT (ms)",
     "goodput": "the highest mean output tokens/s per {per} among the concurrencies inside the SLA",
+    "slo_goodput": "the highest goodput (output tokens/s per {per} of the requests inside the SLA's per-request "
+    "limits) among the open-loop points (rates, a trace's arrivals)",
 }
 
 

@@ -44,7 +44,7 @@ def cell_sample(campaign: Campaign, verdict: CellVerdict) -> tuple[Sample | None
     metric = FOCUS_METRIC[campaign.focus]
     usable = [r for r in verdict.results if r.ok and metric in r.metrics]
     if campaign.focus == "goodput":
-        usable = [r for r in usable if r.sla_ok]
+        usable = [r for r in usable if r.sla_ok]  # slo_goodput's metric counts each request against the SLA itself
     if not usable:
         return None, None
     if campaign.focus == "latency":

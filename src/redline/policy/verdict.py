@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from redline.models.guards import ArmGuard
+from redline.models.load import Load, load_of
 from redline.models.metrics import MetricFlag
 from redline.models.verdict import AbVerdict, ArmOutcome, Claim, Comparison, Outcome, RuleCheck, WelchFigures
 from redline.policy import noise
@@ -45,33 +46,33 @@ OUTCOME_OF: dict[str, Outcome] = {
 FALLBACK = {"median_itl_ms": "median_tpot_ms"}  # a latency claim on a flagged ITL rests on the TPOT instead
 
 
-def _values(ok: Sequence[TrialObservation], arm: str, c: int, metric: str) -> list[float]:
+def _values(ok: Sequence[TrialObservation], arm: str, c: Load, metric: str) -> list[float]:
     return [t.metrics[c][metric] for t in ok if t.arm == arm and metric in t.metrics.get(c, {})]
 
 
-def _samples(ok: Sequence[TrialObservation], arm: str, c: int) -> dict[str, Sample]:
-    """Every metric one arm measured at concurrency c, over its trials."""
+def _samples(ok: Sequence[TrialObservation], arm: str, c: Load) -> dict[str, Sample]:
+    """Every metric one arm measured at load point c, over its trials."""
     names = {m for t in ok if t.arm == arm for m in t.metrics.get(c, {})}
     return {m: Sample.of(_values(ok, arm, c, m)) for m in sorted(names)}
 
 
-def _point_flags(ok: Sequence[TrialObservation], arms: Sequence[str], concurrencies: Sequence[int]) -> list[MetricFlag]:
-    """The implausible figures of every arm at every concurrency."""
-    return [f for c in concurrencies for arm in arms for f in flags_of(f"{arm} at c={c}", _samples(ok, arm, c))]
+def _point_flags(ok: Sequence[TrialObservation], arms: Sequence[str], points: Sequence[Load]) -> list[MetricFlag]:
+    """The implausible figures of every arm at every load point."""
+    return [f for c in points for arm in arms for f in flags_of(f"{arm} at {c.label}", _samples(ok, arm, c))]
 
 
 def compare_arm(
     ok: Sequence[TrialObservation],
     arm: str,
     base: str,
-    c: int,
+    c: Load,
     metric: str,
     alpha: float,
     flags: Sequence[MetricFlag] = (),
 ) -> Comparison:
-    """arm against base at concurrency c, judged by the one noise model (policy/noise.py)."""
+    """arm against base at load point c, judged by the one noise model (policy/noise.py)."""
     a, b = _values(ok, arm, c, metric), _values(ok, base, c, metric)
-    mine = [f for f in flags_on(metric, flags) if f.where in (f"{arm} at c={c}", f"{base} at c={c}")]
+    mine = [f for f in flags_on(metric, flags) if f.where in (f"{arm} at {c.label}", f"{base} at {c.label}")]
     j = noise.compare(metric, Sample.of(b), Sample.of(a), alpha=alpha, flags=mine)
     test = welch(a, b)
     figures = (
@@ -83,7 +84,9 @@ def compare_arm(
     return Comparison(
         arm=arm,
         baseline=base,
-        concurrency=c,
+        concurrency=c.concurrency,
+        rate=c.rate,
+        speedup=c.speedup,
         metric=metric,
         direction=j.direction,
         baseline_mean=bm,
@@ -113,17 +116,25 @@ def claim_metric(chosen: str, flags: Sequence[MetricFlag]) -> tuple[str, str | N
     return alt, f"{chosen} is implausible ({flags_on(chosen, flags)[0].why}): the claim rests on {alt} instead"
 
 
+def _at(found: Sequence[Comparison]) -> str:
+    """Where comparisons were: c=[4, 8] (concurrencies), else each load point's label (4 req/s, x2 arrivals)."""
+    points = [load_of(c) for c in found]
+    if all(p.concurrency is not None for p in points):
+        return f"c={[p.concurrency for p in points]}" if points else ""
+    return ", ".join(p.label for p in points)
+
+
 def arm_outcome(arm: str, comparisons: Sequence[Comparison]) -> ArmOutcome:
     mine = [c for c in comparisons if c.arm == arm]
     kinds = {c.outcome for c in mine}
-    better = [c.concurrency for c in mine if c.outcome == "improvement"]
-    worse = [c.concurrency for c in mine if c.outcome == "regression"]
+    better = _at([c for c in mine if c.outcome == "improvement"])
+    worse = _at([c for c in mine if c.outcome == "regression"])
     if better and worse:
-        return ArmOutcome(arm=arm, outcome="mixed", why=f"better at c={better}, worse at c={worse}")
+        return ArmOutcome(arm=arm, outcome="mixed", why=f"better at {better}, worse at {worse}")
     if better:
-        return ArmOutcome(arm=arm, outcome="improvement", why=f"better at c={better}, no regression elsewhere")
+        return ArmOutcome(arm=arm, outcome="improvement", why=f"better at {better}, no regression elsewhere")
     if worse:
-        return ArmOutcome(arm=arm, outcome="regression", why=f"worse at c={worse}")
+        return ArmOutcome(arm=arm, outcome="regression", why=f"worse at {worse}")
     if not kinds or kinds == {"untestable"}:
         return ArmOutcome(arm=arm, outcome="untestable", why="too few trials to test")
     return ArmOutcome(arm=arm, outcome="no_improvement", why="every difference is inside the noise")
@@ -174,17 +185,17 @@ def ab_verdict(
     """The rules, each arm against the baseline at every concurrency, and VERDICT or DRAFT; `guards`: each arm's
     every metric judged against the baseline arm (policy/ab_guards.py), which a RED one's outcome takes."""
     ok, base = [t for t in trials if t.ok], baseline if baseline is not None and baseline in arms else arms[0]
-    concurrencies = sorted({c for t in ok for c in t.metrics})
-    flags = _point_flags(ok, arms, concurrencies)
+    points = sorted({c for t in ok for c in t.metrics}, key=lambda p: p.order)
+    flags = _point_flags(ok, arms, points)
     chosen, fell_back = claim_metric(metric or CLAIM_METRIC[claim], flags)
     rules = check_rules(trials, arms=arms, baseline=baseline, claim=claim, metric=chosen, min_trials=min_trials)
     failed = [r.rule for r in rules if not r.held]
-    comparisons = [compare_arm(ok, a, base, c, chosen, alpha, flags) for a in arms if a != base for c in concurrencies]
+    comparisons = [compare_arm(ok, a, base, c, chosen, alpha, flags) for a in arms if a != base for c in points]
     outcomes = [ArmOutcome(arm=base, outcome="baseline", why="the arm the others are set against")]
     outcomes += _outcomes(arms, base, comparisons, guards)
     champion = _champion(outcomes, comparisons)
     outcome = overall(outcomes, champion)
-    seen = detectable([(f"{c.arm} at c={c.concurrency}", c.noise) for c in comparisons if c.noise is not None])
+    seen = detectable([(f"{c.arm} at {load_of(c).label}", c.noise) for c in comparisons if c.noise is not None])
     notes = [seen, *(n for n in (fell_back, _flag_note(flags, chosen)) if n)]
     rigor = "DRAFT" if failed else "VERDICT"
     return AbVerdict(
@@ -224,7 +235,7 @@ def _head(
 ) -> str:
     if outcome == "untestable" and any(c.noise is not None and c.noise.outcome == "flagged" for c in comparisons):
         return f"no claim: {metric} is implausible at every point compared, and no claim rests on a flagged metric"
-    best = [f"{c.noise.change} at c={c.concurrency}" for c in comparisons if c.arm == champion and c.noise]
+    best = [f"{c.noise.change} at {load_of(c).label}" for c in comparisons if c.arm == champion and c.noise]
     return {
         "improvement": f"{champion} improves on {base} ({metric}): {', '.join(best)}",
         "no_improvement": f"no improvement on {base} ({metric}): every difference is inside the noise or worse",

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from redline.models.context import Node
+from redline.models.load import Load
 from redline.models.verdict import (
     RULES,
     Claim,
@@ -36,8 +37,8 @@ class TrialObservation:
     graphs: str  # eager | graphs
     prefix_caching: bool | None
     workload: tuple[Any, ...]  # (dataset, input_len, output_len[, range_ratio, prefix_len])
-    num_prompts: dict[int, int] = field(default_factory=dict)  # concurrency -> prompts sent
-    metrics: dict[int, dict[str, float]] = field(default_factory=dict)  # concurrency -> metric -> value
+    num_prompts: dict[Load, int] = field(default_factory=dict)  # load point -> prompts sent
+    metrics: dict[Load, dict[str, float]] = field(default_factory=dict)  # load point -> metric -> value
 
 
 def stated_test(alpha: float) -> str:
@@ -140,7 +141,7 @@ def rule_same_workload(ok: Sequence[TrialObservation]) -> RuleCheck:
     def shape(t: TrialObservation) -> str:
         dataset, i, o, *more = t.workload
         ratio, prefix = (*more, None, None)[:2]
-        points = ", ".join(f"c={c} x {t.num_prompts.get(c)}" for c in sorted(t.num_prompts))
+        points = ", ".join(f"{c.label} x {t.num_prompts.get(c)}" for c in sorted(t.num_prompts, key=lambda p: p.order))
         spread = f" (+-{ratio:g})" if ratio else ""
         shared = f", a {prefix}-token prefix shared" if prefix else ""
         return f"{dataset} {i}/{o} tokens{spread}{shared} at {points}"
@@ -165,7 +166,8 @@ def rule_metric_isolated(claim: Claim, metric: str, ok: Sequence[TrialObservatio
             why=f"a throughput claim rests on {' or '.join(THROUGHPUT_METRICS)}, not {metric}",
         )
     if claim == "throughput":
-        short = sorted({(c, n) for t in ok for c, n in t.num_prompts.items() if n < MIN_PROMPTS_PER_CONCURRENCY * c})
+        closed = [(p.concurrency, n) for t in ok for p, n in t.num_prompts.items() if p.concurrency is not None]
+        short = sorted({(c, n) for c, n in closed if n < MIN_PROMPTS_PER_CONCURRENCY * c})
         if short:
             listed = ", ".join(f"c={c}: {n} prompts" for c, n in short)
             return RuleCheck(

@@ -16,6 +16,7 @@ from redline.ledger.ab_file import AbPaths, read_spec, read_trial
 from redline.models.ab import AbPlan, AbResult, AbSpec, ArmPlan, ArmPoint, ArmSummary, TrialRecord
 from redline.models.accuracy import LABEL as ACCURACY_LABEL
 from redline.models.lever import CloseStatus, Lever
+from redline.models.load import load_of
 from redline.models.sol import SolFigure
 from redline.models.verdict import AbVerdict
 from redline.ops.ab.accuracy import accuracy_gates
@@ -24,6 +25,7 @@ from redline.ops.campaign_read import ladder_ceiling, load_named
 from redline.ops.evidence.frontier import ab_under, baseline_arm, frontier_for, record_ab
 from redline.ops.evidence.known_good_apply import recorded_for, registry_path
 from redline.ops.request_base import MAX_TEXT
+from redline.ops.traces import with_traces
 from redline.policy import ab as plans
 from redline.policy.ab_guards import guard_arms, guards_said
 from redline.policy.accuracy import gate_missing, said_of
@@ -87,7 +89,7 @@ def levers_for(workspace: Path, spec: AbSpec, arms: Sequence[ArmSummary], verdic
         LeverInput(
             claim=spec.claim,
             serve=arm.serve,
-            concurrencies=spec.concurrencies,
+            concurrencies=spec.concurrencies or [1],  # rates alone: no concurrency to raise
             sol=_arm_sol(arm),
             quantization=context.model.quantization if context else None,
             hardware=hardware_key(context.hardware.gpu_name) if context else None,
@@ -177,7 +179,7 @@ def _top_text(name: str, top: ArmPoint, metric: str) -> str:
         seen += f", DRAM active {dram:.0f}% (DCGM)" if dram is not None else ""
         sol = f", {top.sol.pct_of_ceiling:.1f}% of SoL [{top.sol.key}]{seen}"
     on = f" on {top.workload}" if top.workload else ""
-    return f"{name} {figure} {metric}{on} at c={top.concurrency} (n={s.n if s else 0}){sol}"
+    return f"{name} {figure} {metric}{on} at {load_of(top).label} (n={s.n if s else 0}){sol}"
 
 
 def failed_trials(paths: AbPaths, records: dict[str, list[TrialRecord]]) -> Unusable | None:
@@ -243,6 +245,7 @@ def ab_summary(workspace: Path, name: str) -> tuple[AbSpec, list[ArmSummary], Ab
             f"no A/B named {name!r} in this workspace ({paths.relative(paths.spec_file)} is missing); "
             "run it with ab_run first"
         )
+    spec = with_traces(spec, paths.spec_file, workspace)
     records = trial_records(paths, spec)
     arms = []
     for arm in spec.arms:

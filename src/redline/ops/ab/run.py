@@ -25,18 +25,19 @@ from redline.ledger.results import Results
 from redline.models import BenchWorkload, ServeConfig, Widenings
 from redline.models.ab import AbPlan, AbResult, AbSpec, ArmPlan, TrialPlan, TrialPoint, TrialRecord
 from redline.models.context import ContextDescriptor, Node, Workload
+from redline.models.load import load_of
 from redline.ops.ab.accuracy import answered, ask_answers, gate_needed
 from redline.ops.ab.plan import benches_of, done_of, done_trials, plan_of, wanted_arms
 from redline.ops.ab.result import ab_result
 from redline.ops.evidence.context import descriptor, node_of
 from redline.ops.evidence.sol import sol_figure
 from redline.ops.evidence.versions import EngineVersions
-from redline.ops.experiment import run as experiment
-from redline.ops.experiment.prepare import Done, Opening, Prepared, opener
+from redline.ops.experiment.prepare import Done, Opening, Prepared, run_kind
 from redline.ops.experiment.run import Stop, Unit, Write
 from redline.ops.measured_boot import BenchOutcome, MeasuredBoot, Then
 from redline.ops.request_base import ACK_FLAG, require_ack
 from redline.ops.session import Boot, Progress, ServeSession, executables
+from redline.ops.traces import with_traces
 from redline.policy.drift import kv_drift
 from redline.policy.planned import Wanted
 from redline.policy.sol import with_telemetry
@@ -148,7 +149,7 @@ class TrialJudge:
             skipped=done_trials(plan),
             known_good=plan.known_good,
             summary=f"dry run: {plan.boots} boots, each warmed up and given "
-            f"{sum(len(w.concurrencies) for w in self.spec.loads())} benches; none started. {plan.known_good.note}",
+            f"{sum(len(w.points) for w in self.spec.loads())} benches; none started. {plan.known_good.note}",
             next=f"call ab_run with {ACK_FLAG}=true to run them",
         )
 
@@ -160,6 +161,8 @@ class TrialJudge:
         return TrialPoint(
             workload=result.bench.workload_name,
             concurrency=workload.concurrency,
+            rate=workload.rate,
+            speedup=workload.speedup,
             num_prompts=workload.num_prompts,
             ok=result.problem is None,
             problem=result.problem,
@@ -181,6 +184,8 @@ class TrialJudge:
         self, arm: ArmPlan, host: HostInfo, boot: Boot, workload: BenchWorkload, warm: bool, name: str | None
     ) -> ContextDescriptor:
         w = Workload.of(workload, name)
+        if workload.dataset == "trace":  # the trace it replays, as a figure's context names it
+            w = w.model_copy(update={"trace": self.spec.shape(name).trace_id})
         serve = arm.serve
         return descriptor(
             serve,
@@ -203,7 +208,7 @@ class TrialJudge:
         step = self.trials.trial_of(unit)
         arm, boot = self.trials.arm(step.arm), measured.boot
         points = [self._point(arm, boot, host, r) for r in measured.benches]
-        ok, reason = _judge(measured, points, sum(len(w.concurrencies) for w in self.spec.loads()))
+        ok, reason = _judge(measured, points, sum(len(w.points) for w in self.spec.loads()))
         warmup = measured.command(WARMUP_FILE)
         commands = {
             "boot": arm.boot_command,
@@ -246,7 +251,8 @@ def _judge(measured: MeasuredBoot, points: list[TrialPoint], benches: int) -> tu
         return False, f"warm-up failed: {measured.warmup_error}"
     bad = next((p for p in points if not p.ok), None)
     if bad is not None:
-        return False, (f"{bad.workload}, " if bad.workload else "") + f"concurrency {bad.concurrency}: {bad.problem}"
+        at = f"concurrency {bad.concurrency}" if bad.concurrency is not None else load_of(bad).label
+        return False, (f"{bad.workload}, " if bad.workload else "") + f"{at}: {bad.problem}"
     if len(points) < benches:
         return False, "not every concurrency was benched"
     return True, f"every request completed at every concurrency ({boot.signals.status.value})"
@@ -306,14 +312,9 @@ async def ab_run(
     `widening`: the server config's, per engine (each arm is admitted with its engine's). `versions`: the engine
     versions the session knows (asked once per target per server); none: asked."""
     require_ack(i_understand_this_submits_jobs, "ab_run", dry_run=dry_run)
-    target.dry_run = dry_run
-    kind = AbKind(workspace, spec)
-
-    async def kind_of(_: bool) -> AbKind:
-        return kind
-
-    opened = opener(kind_of, Opening(skip_known_good, widening, versions or EngineVersions()))
-    return await experiment.start(opened, target, dry_run=dry_run, tool="ab_run", progress=progress, widening=widening)
+    opening = Opening(skip_known_good, widening, versions or EngineVersions())
+    kind = AbKind(workspace, with_traces(spec, AbPaths(workspace, spec.name).spec_file, workspace))  # ../traces/..
+    return await run_kind(kind, target, tool="ab_run", dry_run=dry_run, opening=opening, progress=progress)
 
 
 __all__ = ["AbKind", "TrialJudge", "Trials", "ab_run", "check_spec"]

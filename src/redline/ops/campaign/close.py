@@ -26,7 +26,7 @@ from redline.policy.known_good import hardware_key
 from redline.policy.levers import LeverInput, next_levers
 from redline.policy.quality_risk import quality_risks
 
-CLAIM = {"latency": "latency", "throughput": "throughput", "goodput": "throughput"}
+CLAIM = {"latency": "latency", "throughput": "throughput", "goodput": "throughput", "slo_goodput": "throughput"}
 
 
 def lever_input(focus: str, verdict: CellVerdict, ceiling: int | None = None) -> LeverInput:

@@ -51,24 +51,21 @@ def rate_plots(table: CampaignTable) -> list[Plot]:
         return []
     good = any(r.goodput_output_throughput is not None for r in table.rows)
     value = "goodput_output_throughput" if good else "output_throughput"
+    title = ("Goodput" if good else "Output throughput") + " against request rate"
+    y_label = "output tokens/s inside the SLA" if good else "output tokens/s"
     return [
-        Plot(
-            name="goodput-rate",
-            file="goodput-rate.png",
-            title=("Goodput" if good else "Output throughput") + " against request rate",
-            x_label="request rate asked (requests/s)",
-            y_label="output tokens/s inside the SLA" if good else "output tokens/s",
-            series=_by_cell(table.rows, value, "rate"),
-        ),
-        Plot(
-            name="ttft-rate",
-            file="ttft-rate.png",
-            title="p99 TTFT against request rate",
-            x_label="request rate asked (requests/s)",
-            y_label="p99 TTFT (ms)",
-            series=_by_cell(table.rows, "p99_ttft_ms", "rate"),
-        ),
+        _line(table, "goodput-rate", title, y_label, value, "rate"),
+        _line(table, "ttft-rate", "p99 TTFT against request rate", "p99 TTFT (ms)", "p99_ttft_ms", "rate"),
     ]
+
+
+X_LABELS = {"concurrency": "concurrency", "rate": "request rate asked (requests/s)"}
+
+
+def _line(table: CampaignTable, name: str, title: str, y_label: str, value: str, by: str = "concurrency") -> Plot:
+    """A plot of one series per cell: `value` against the concurrency (or the rate asked, `by`)."""
+    series = _by_cell(table.rows, value, by)
+    return Plot(name=name, file=f"{name}.png", title=title, x_label=X_LABELS[by], y_label=y_label, series=series)
 
 
 def _points(rows: Sequence[TableRow], cells: set[str] | None = None) -> list[tuple[float, float]]:
@@ -114,22 +111,8 @@ def pareto_plot(table: CampaignTable, champion: ChampionReport, per: str = "GPU"
 
 def plots_of(table: CampaignTable, champion: ChampionReport, per: str = "GPU") -> list[Plot]:
     return [
-        Plot(
-            name="throughput",
-            file="throughput.png",
-            title="Output throughput against concurrency",
-            x_label="concurrency",
-            y_label="output tokens/s",
-            series=_by_cell(table.rows, "output_throughput"),
-        ),
-        Plot(
-            name="tpot",
-            file="tpot.png",
-            title="Median TPOT against concurrency",
-            x_label="concurrency",
-            y_label="median TPOT (ms)",
-            series=_by_cell(table.rows, "median_tpot_ms"),
-        ),
+        _line(table, "throughput", "Output throughput against concurrency", "output tokens/s", "output_throughput"),
+        _line(table, "tpot", "Median TPOT against concurrency", "median TPOT (ms)", "median_tpot_ms"),
         *[pareto_plot(table, _on(champion, w), per, w) for w in dict.fromkeys(r.workload for r in table.rows)],
         *rate_plots(table),
     ]

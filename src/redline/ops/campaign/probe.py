@@ -27,8 +27,7 @@ from redline.models.probe import ProbeRecord, ProbeResult
 from redline.ops.campaign.boundary import boundary_probes, probes_of
 from redline.ops.campaign_read import Loaded, load_campaign
 from redline.ops.evidence.versions import EngineVersions
-from redline.ops.experiment import run as experiment
-from redline.ops.experiment.prepare import Done, Opening, Prepared, opener
+from redline.ops.experiment.prepare import Done, Opening, Prepared, run_kind
 from redline.ops.experiment.run import Stop, Unit, Write
 from redline.ops.measured_boot import MeasuredBoot, Then
 from redline.ops.request_base import ACK_FLAG, require_ack
@@ -201,17 +200,10 @@ async def probe_run(
     """Probe the campaign's cells named for their load boundary on target (`boundary`: the campaign's, else the
     defaults); fails closed without the acknowledgement; a dry run starts nothing."""
     require_ack(i_understand_this_submits_jobs, "probe_run", dry_run=dry_run)
-    target.dry_run = dry_run
     loaded = load_campaign(path, workspace)
     kind = ProbeKind(loaded, cells, boundary or loaded.campaign.boundary or BoundarySpec())
-
-    async def kind_of(_: bool) -> ProbeKind:
-        return kind
-
-    opened = opener(kind_of, Opening(skip_known_good, widening, versions or EngineVersions()))
-    return await experiment.start(
-        opened, target, dry_run=dry_run, tool="probe_run", progress=progress, widening=widening
-    )
+    opening = Opening(skip_known_good, widening, versions or EngineVersions())
+    return await run_kind(kind, target, tool="probe_run", dry_run=dry_run, opening=opening, progress=progress)
 
 
 __all__ = ["ProbeJudge", "ProbeKind", "Probes", "probe_run"]

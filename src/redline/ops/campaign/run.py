@@ -32,8 +32,7 @@ from redline.ops.campaign.search import Search
 from redline.ops.campaign.verdict import CellJudge
 from redline.ops.campaign_read import Loaded, load_campaign
 from redline.ops.evidence.versions import EngineVersions
-from redline.ops.experiment import run as experiment
-from redline.ops.experiment.prepare import Done, Opening, Prepared, opener
+from redline.ops.experiment.prepare import Done, Opening, Prepared, run_kind
 from redline.ops.experiment.run import Stop, Unit, Write
 from redline.ops.measured_boot import Then
 from redline.ops.request_base import ACK_FLAG, require_ack
@@ -200,18 +199,10 @@ async def campaign_run(
     server's, that base.from_ladder stays in (default: the one the file's layout names). `versions`: the engine
     versions the session knows (asked once per target per server); none: asked.
     """
-    target.dry_run = dry_run
     require_ack(i_understand_this_submits_jobs, "campaign_run", dry_run=dry_run)
     kind = CampaignKind(load_campaign(path, workspace))  # read once here: the file may have changed since a check
-
-    async def kind_of(_: bool) -> CampaignKind:
-        return kind
-
     opening = Opening(skip_known_good, widening, versions or EngineVersions())
-    opened = opener(kind_of, opening)
-    return await experiment.start(
-        opened, target, dry_run=dry_run, tool="campaign_run", progress=progress, widening=widening
-    )
+    return await run_kind(kind, target, tool="campaign_run", dry_run=dry_run, opening=opening, progress=progress)
 
 
 __all__ = ["ACK_FLAG", "CampaignKind", "Cells", "campaign_run"]

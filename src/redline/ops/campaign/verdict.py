@@ -79,26 +79,16 @@ class CellJudge:
         at = point if isinstance(point, Load) else Load(concurrency=point)
         shape = self.campaign.shape(workload)
         n = len(shape.replayed.rows) if shape.dataset == "trace" else prompts_at(shape.num_prompts, at)[0]
+        where = {"workload": workload, "concurrency": at.concurrency, "rate": at.rate, "speedup": at.speedup}
         if not trials:
-            return ConcurrencyResult(
-                workload=workload,
-                concurrency=at.concurrency,
-                rate=at.rate,
-                speedup=at.speedup,
-                num_prompts=n,
-                ok=False,
-                sla_ok=False,
-                reason="not run: an earlier bench left the server unable to answer",
-            )
+            why = "not run: an earlier bench left the server unable to answer"
+            return ConcurrencyResult(**where, num_prompts=n, ok=False, sla_ok=False, reason=why)
         per_trial = [metrics_of(t.figures, cell.serve) for t in trials if t.figures is not None]
         metrics = summarize(per_trial) if per_trial else {}
         sla = champions.sla_checks(metrics, self.campaign.sla)
         problems = [p for t in trials if (p := repeat_problem(t)) is not None]
         return ConcurrencyResult(
-            workload=workload,
-            concurrency=at.concurrency,
-            rate=at.rate,
-            speedup=at.speedup,
+            **where,
             num_prompts=n,
             ok=not problems,
             reason=problems[0] if problems else None,

@@ -57,7 +57,8 @@ def ab_under(spec: AbSpec, arms: Sequence[ArmSummary], verdict: AbVerdict) -> Tr
     """Where an A/B measured (its baseline's regime, its top concurrency, its longest workload): where its verdicts
     on the levers it tried hold; None when its baseline measured nothing."""
     base = baseline_arm(arms, verdict)
-    return None if base is None else under_of(base.points[0].context.regime.graphs, spec.concurrencies, spec.longest)
+    graphs = base.points[0].context.regime.graphs if base is not None else None
+    return None if graphs is None else under_of(graphs, spec.concurrencies or [1], spec.longest)
 
 
 def record_ab(

@@ -37,7 +37,7 @@ from redline.ops.evidence.context import ModelFiles, model_files
 from redline.ops.evidence.known_good_apply import Identity, found_for, identify, registry_path
 from redline.ops.evidence.versions import EngineVersions
 from redline.ops.experiment.predicted import infeasible_gates, predicted
-from redline.ops.experiment.run import Judge, Opener, Plan
+from redline.ops.experiment.run import Judge, Opener, Plan, start
 from redline.ops.session import Progress, ServeSession, say
 from redline.policy import known_good as kg
 from redline.policy.planned import Wanted, settle
@@ -288,6 +288,21 @@ def opener(kind_of: Callable[[bool], Awaitable[Kind[_A]]], opening: Opening) -> 
     return opened
 
 
+async def run_kind(
+    kind: Kind[_A], target: Target, *, tool: str, dry_run: bool, opening: Opening, progress: Progress | None = None
+) -> _A:
+    """An experiment run (or previewed: `dry_run`) on target from a function call, as `redline campaign run`, `redline
+    ab run` and a probe call it (the caller has checked the acknowledgement): the target told whether it may create
+    anything, the experiment opened (open_experiment) and run by the wing (ops/experiment/run.py `start`)."""
+    target.dry_run = dry_run
+
+    async def kind_of(_: bool) -> Kind[_A]:
+        return kind
+
+    opened = opener(kind_of, opening)
+    return await start(opened, target, dry_run=dry_run, tool=tool, progress=progress, widening=opening.widening)
+
+
 __all__ = [
     "Done",
     "Kind",
@@ -301,5 +316,6 @@ __all__ = [
     "open_experiment",
     "opener",
     "prepare",
+    "run_kind",
     "survey",
 ]

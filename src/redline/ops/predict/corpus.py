@@ -27,8 +27,10 @@ def _root() -> Traversable:
     return resources.files("redline").joinpath("data", "boots")
 
 
-def corpus_names() -> list[str]:
-    return sorted(p.name for p in _root().iterdir() if p.is_dir() and p.joinpath("boots.yml").is_file())
+@cache
+def corpus_names() -> tuple[str, ...]:
+    """The shipped corpora, listed once per process (they ship with redline: none comes or goes while it runs)."""
+    return tuple(sorted(p.name for p in _root().iterdir() if p.is_dir() and p.joinpath("boots.yml").is_file()))
 
 
 @cache
