@@ -154,7 +154,9 @@ async def test_a_bench_s_tpot_under_the_floor_is_flagged_and_never_claimed_on(en
     assert b1["trials_ok"] == 3 and b1["trials_failed"] == []  # its TTFT and throughput are measured
     verdict = ab["verdict"]
     (flag,) = [f for f in verdict["flags"] if f["metric"] == "median_tpot_ms"]
-    assert flag["rule"] == "under_floor" and flag["where"] == "b at c=4" and "0.0026 ms" in flag["why"], verdict["flags"]
+    assert flag["rule"] == "under_floor" and flag["where"] == "b at c=4" and "0.0026 ms" in flag["why"], verdict[
+        "flags"
+    ]
     (b_at_4,) = [c for c in verdict["comparisons"] if c["arm"] == "b"]
     assert b_at_4["outcome"] == "untestable" and b_at_4["noise"]["outcome"] == "flagged"  # never claimed on
     assert "implausible, not claimed on: median_tpot_ms (b at c=4)" in verdict["summary"], verdict["summary"]
