@@ -1,17 +1,21 @@
 """The GPU scripts run where CI never does (the lent H200), so they are run here on the fake engine: a script that
 has drifted from the package's API fails here, not in a device call that costs GPU time. gpu-campaign.py plans a
 campaign (dry run), then boots one cell and stops (--cells 1), and the next call resumes after it; a call with less
-time left than a cell takes (--cell-seconds) boots none rather than cut one off half-way."""
+time left than a cell takes (--cell-seconds) boots none rather than cut one off half-way. The traffic plans (issue 41)
+dry-run as the script that runs them lays them out."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+from redline.models.trace import parse_trace
 from redline.ops.campaign.results import campaign_status
+from redline.tinymodel import write_tiny_llama
 from tests.campaign.helpers import FAST, make_fake, wait_until_gone
 from tests.server.helpers import FAKE_VLLM
 
@@ -38,6 +42,35 @@ def test_gpu_campaign_plans_boots_one_cell_a_call_and_resumes(tmp_path: Path) ->
     gpu_campaign(path, "--cells", "1")
     assert campaign_status(path).green == 2
     assert wait_until_gone(tmp_path) == []
+
+
+def test_the_traffic_plans_dry_run_as_gpu_traffic_h200_sh_lays_them_out(tmp_path: Path) -> None:
+    """rate-h200.yml and trace-h200.yml, staged as scripts/gpu-traffic-h200.sh stages them (MODELS replaced, the
+    example trace copied to traces/ beside campaigns/), plan through gpu-campaign.py --dry-run: the rates and the
+    boundary by rate, the trace's first 40 s at each speedup, a bench command each."""
+    (tmp_path / "campaigns").mkdir()
+    (tmp_path / "traces").mkdir()
+    shutil.copy(ROOT / "src" / "redline" / "data" / "traces" / "chat-sample.jsonl", tmp_path / "traces")
+    write_tiny_llama(tmp_path / "models" / "llama8b", max_position_embeddings=8192)
+    plans = {}
+    for name in ("rate-h200", "trace-h200"):
+        text = (ROOT / "scripts" / "gpu-plans" / f"{name}.yml").read_text().replace("MODELS", str(tmp_path / "models"))
+        (tmp_path / "campaigns" / f"{name}.yml").write_text(text)
+        said = gpu_campaign(tmp_path / "campaigns" / f"{name}.yml", "--dry-run")
+        assert "planned 2 boots at most; none started" in said, said
+        plans[name] = json.loads(said[said.index("{\n") : said.index("\n}\n") + 2])["plan"]
+    rate = plans["rate-h200"]
+    assert "probes its load boundary" in rate["gates"][0] and "from request rate 8 req/s" in rate["gates"][0]
+    for cell in rate["cells"]:
+        asked = [b["command"][b["command"].index("--request-rate") + 1] for b in cell["benches"]]
+        assert asked == ["8", "16", "32"], asked
+    trace = parse_trace((tmp_path / "traces" / "chat-sample.jsonl").read_text(), "the example").rows
+    rows = sum(1 for r in trace if float(r.arrival_s or 0) - float(trace[0].arrival_s or 0) <= 40)
+    for cell in plans["trace-h200"]["cells"]:
+        commands = [b["command"] for b in cell["benches"]]
+        assert [b["result_file"] for b in cell["benches"]] == ["bench-x1.json", "bench-x8.json", "bench-x32.json"]
+        assert all(c[c.index("--dataset-name") + 1] == "timed_trace" for c in commands)
+        assert all(c[c.index("--num-prompts") + 1] == str(rows) for c in commands), rows
 
 
 def test_a_landscape_brought_back_from_the_device_imports_as_its_fixture_writes_it(tmp_path: Path) -> None:

@@ -3,21 +3,25 @@ through the real LocalTarget. The fake queues past FAKE_VLLM_RATE_KNEE requests/
 so with a p99 TTFT of 435.8 ms at the knee, an SLA of 600 ms holds up to 4 x (600 / 435.8)^(1/3) = 4.45 req/s), and its
 client sends no faster than FAKE_VLLM_CLIENT_MAX_RATE. Each rate is a load point of its own: its figures (the rate the
 client sent, goodput against the SLA's per-request limits, the latency percentiles), its column in the table, its
-series in the rate plots; the load boundary finds the highest rate whose SLA holds, and a rate the client could not
-send is flagged and not judged."""
+series in the rate plots; the load boundary finds the highest rate whose SLA holds (through MCP), and a rate the client
+could not send is flagged and not judged."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+from mcp import Client
 
 from redline.errors import RunFailed
 from redline.ledger.campaign_file import read_verdict
 from redline.ops.campaign.plan import campaign_plan
 from redline.ops.campaign.report import campaign_report
 from redline.ops.campaign.run import campaign_run
+from redline.server.app import build_server
 from tests.campaign.helpers import Fake, make_fake
+from tests.server.helpers import call, write_env
 
 pytestmark = pytest.mark.anyio
 OPEN = {"input_len": 128, "output_len": 16, "num_prompts": 12}
@@ -76,14 +80,24 @@ async def test_a_rate_workload_is_benched_open_loop_at_each_rate_and_judged_on_i
     assert f"at {2:g} req/s" in text  # the cell's goodput score came from its 2 req/s point
 
 
-async def test_the_load_boundary_by_rate_finds_the_knee_the_fake_puts_there(fake: Fake) -> None:
-    path = fake.write(
+async def test_the_load_boundary_by_rate_finds_the_knee_the_fake_puts_there_over_mcp(tmp_path: Path) -> None:
+    """Through MCP as an agent runs it: campaign_run as a job, then champion_select (kept beside the test as
+    champion.json) and campaign_report."""
+    env = write_env(tmp_path / "srv", FAKE_VLLM_RATE_KNEE="4")
+    fake = make_fake(env.workspace)  # its model and campaign file in the server's workspace, booted by its target
+    fake.write(
         **SPEC,
         workload={**OPEN, "rates": [0.5]},
         boundary={"by": "rate", "lowest": 0.5, "highest": 64, "repeats": 1},
     )
-    async with fake.target() as target:
-        await campaign_run(path, target, i_understand_this_submits_jobs=True)
+    async with Client(build_server(env.config)) as client:
+        job = await call(client, "campaign_run", campaign="campaigns/c1.yml", i_understand_this_submits_jobs=True)
+        while not job["done"]:
+            job = await call(client, "job_status", job_id=job["job_id"], wait_s=60)
+        assert job["state"] == "succeeded", job
+        champion = await call(client, "champion_select", campaign="campaigns/c1.yml")
+        report = await call(client, "campaign_report", campaign="campaigns/c1.yml")
+    (tmp_path / "champion.json").write_text(json.dumps(champion, indent=1))  # for the closing note
     v = read_verdict(fake.campaigns / "c1", "mnbt8192")
     assert v is not None and v.boundary is not None, v and v.reason
     b = v.boundary
@@ -92,7 +106,10 @@ async def test_the_load_boundary_by_rate_finds_the_knee_the_fake_puts_there(fake
     assert [r.rate for r in v.results] == [0.5, 1, 2, 4, 4.25, 4.375, 4.5, 5, 6, 8]
     ran = [c[c.index("--request-rate") + 1] for c in v.commands.bench]
     assert ran == ["0.5", "1", "2", "4", "8", "6", "5", "4.5", "4.25", "4.375"]  # in the probing's order
-    text = Path(campaign_report(path).report).read_text()
+    (ranked,) = champion["ranked"]  # goodput: the best rate inside the SLA, the boundary's
+    assert (ranked["cell"], ranked["at_rate"], ranked["outcome"]) == ("mnbt8192", 4.375, "baseline"), champion
+    assert champion["scoring"].endswith("per host among the request rates inside the SLA"), champion["scoring"]
+    text = Path(report["report"]).read_text()
     assert "4.375 req/s" in text and "## Load boundary" in text
 
 

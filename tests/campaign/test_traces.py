@@ -93,6 +93,7 @@ async def test_a_trace_workload_replays_its_window_at_its_arrivals_and_at_a_rate
     assert report.table.speedups == [1.0, 4.0] and report.table.rates == [2.0]
     text = Path(report.report).read_text()
     assert "| 2 req/s | x1 arrivals | x4 arrivals |" in text and "trace ../traces/chat.jsonl sha256:" in text
+    assert report.champion.scoring.endswith("among the load points inside the SLA")  # a rate and two speedups
 
 
 def _run_file(fake: Fake, name: str) -> Path:

@@ -8,6 +8,7 @@ up (`Load`); how each is said in prose, in a file name, and in order.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Annotated, NamedTuple
 
 from pydantic import AfterValidator, Field
@@ -78,6 +79,20 @@ def load_of(point: object) -> Load:
     return Load(getattr(point, "concurrency", None) if closed else None, rate, speedup)
 
 
+KINDS = {  # each kind of load point in prose, one and several
+    0: ("concurrency", "concurrencies"),
+    1: ("request rate", "request rates"),
+    2: ("speedup of the trace's arrivals", "speedups of the trace's arrivals"),
+}
+
+
+def kind_said(points: Iterable[Load]) -> tuple[str, str]:
+    """What the points are, one and several, where they are all of one kind (none: concurrencies); of several kinds,
+    load points."""
+    kinds = {p.order[0] for p in points} or {0}
+    return KINDS[kinds.pop()] if len(kinds) == 1 else ("load point", "load points")
+
+
 def unique_rates(values: list[float]) -> list[float]:
     """Rates (or speedups) in order, each given once (ValueError otherwise)."""
     if len(set(values)) != len(values):
@@ -85,4 +100,4 @@ def unique_rates(values: list[float]) -> list[float]:
     return sorted(values)
 
 
-__all__ = ["MAX_RATE", "RATE_DECIMALS", "Load", "Rate", "Speedup", "load_of", "unique_rates"]
+__all__ = ["MAX_RATE", "RATE_DECIMALS", "Load", "Rate", "Speedup", "kind_said", "load_of", "unique_rates"]

@@ -32,7 +32,7 @@ from redline.models.campaign_results import (
     TableRow,
 )
 from redline.models.context import device_of
-from redline.models.load import Load, load_of
+from redline.models.load import Load, kind_said, load_of
 from redline.models.metrics import DIRECTIONS, MetricFlag
 from redline.policy.ab_guards import compared
 from redline.policy.boots import Noise, Replicates, blind, campaign_noise, fallback, over_boots
@@ -183,22 +183,25 @@ def _listed(campaign: Campaign, rows: Sequence[TableRow]) -> list[Load]:
 # ---- the champion ----------------------------------------------------------------------------------------------
 
 SCORING = {
-    "throughput": "the mean output tokens/s per {per} at the concurrency where it is highest",
-    "latency": "the geometric mean over the concurrencies of the mean median TPOT (ms)",
-    "goodput": "the highest mean output tokens/s per {per} among the concurrencies inside the SLA",
+    "throughput": "the mean output tokens/s per {per} at the {point} where it is highest",
+    "latency": "the geometric mean over the {points} of the mean median TPOT (ms)",
+    "goodput": "the highest mean output tokens/s per {per} among the {points} inside the SLA",
     "slo_goodput": "the highest goodput (output tokens/s per {per} of the requests inside the SLA's per-request "
     "limits) among the open-loop points (rates, a trace's arrivals)",
 }
 
 
-def scoring(focus: str, per: str = "GPU") -> str:
+def scoring(focus: str, per: str = "GPU", points: Iterable[Load] = ()) -> str:
     """How a cell's figures become its score, in words; `per`: what its per-GPU figure is per (a GPU, or on a host
-    without one, the host or a device: models/context.py device_of)."""
-    return SCORING[focus].format(per=per)
+    without one, the host or a device: models/context.py device_of); `points`: the load points it is chosen among."""
+    point, plural = kind_said(points)
+    return SCORING[focus].format(per=per, point=point, points=plural)
 
 
 def _scoring(campaign: Campaign, cells: Sequence[str], verdicts: dict[str, CellVerdict]) -> str:
-    return scoring(campaign.focus, device_of(verdicts[name].context for name in cells if name in verdicts))
+    read = [verdicts[name] for name in cells if name in verdicts]
+    points = [load_of(r) for v in read for r in v.results] or _listed(campaign, [])
+    return scoring(campaign.focus, device_of(v.context for v in read), points)
 
 
 def _order(cells: Iterable[RankedCell], direction: str) -> list[RankedCell]:

@@ -62,7 +62,8 @@ def top_cells(report: ChampionReport, n: int) -> list[str]:
 def across_cells(campaign: Campaign, per: Sequence[ChampionReport], top: int) -> ChampionReport:
     """One report over the workloads' reports, by the campaign's combine rule."""
     first, rule = per[0], rule_of(campaign.combine)
-    said = f"per workload, {first.scoring}; across them: {scoring(campaign.combine)}"
+    each = first.scoring if len({r.scoring for r in per}) == 1 else "; ".join(f"{r.workload}: {r.scoring}" for r in per)
+    said = f"per workload, {each}; across them: {scoring(campaign.combine)}"
     common: dict[str, Any] = {
         "campaign": campaign.name,
         "focus": campaign.focus,
