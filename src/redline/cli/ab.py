@@ -18,8 +18,10 @@ from redline.cli.baseline import recorded_text
 from redline.cli.common import (
     LOCAL,
     VERSIONS,
+    Subparsers,
     add_config_flag,
     add_workspace_flags,
+    command_actions,
     print_progress,
     print_result,
     target_named,
@@ -37,11 +39,10 @@ from redline.ops.requests import AbRunRequest
 from redline.ops.requests_evidence import ChampionApplyRequest
 
 
-def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser(
-        "ab", help="A/B serve configs on one node: clean boots, interleaved trials, a verdict"
+def register(subparsers: Subparsers) -> None:
+    actions = command_actions(
+        subparsers, "ab", "A/B serve configs on one node: clean boots, interleaved trials, a verdict"
     )
-    actions = parser.add_subparsers(dest="ab_command", required=True, metavar="ACTION")
     run = actions.add_parser("run", help="run an A/B (needs --i-understand-this-submits-jobs; --dry-run lists it)")
     run.add_argument("--spec-file", type=Path, required=True, help="the A/B spec, YAML or JSON (such as ab/NAME.yml)")
     add_request_flags(run, AbRunRequest, skip=("spec",))

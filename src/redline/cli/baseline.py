@@ -3,27 +3,19 @@ RED). The flags are perf_baseline_record's and perf_baseline_diff's parameters; 
 
 from __future__ import annotations
 
-import argparse
-
-from redline.cli.common import add_workspace_flags, print_result
-from redline.cli.flags import add_request_flags, request_from_args
-from redline.models.baseline import BaselineRecorded
+from redline.cli.common import Subparsers, command_actions, workspace_operation
+from redline.models.baseline import BaselineDiff, BaselineRecorded
 from redline.ops.evidence import baseline as ops
 from redline.ops.requests_evidence import PerfBaselineDiffRequest, PerfBaselineRecordRequest
 from redline.policy.baseline_diff import context_line
 
 
-def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser("baseline", help="record a named baseline, or diff a result against one")
-    actions = parser.add_subparsers(dest="baseline_command", required=True, metavar="ACTION")
+def register(subparsers: Subparsers) -> None:
+    actions = command_actions(subparsers, "baseline", "record a named baseline, or diff a result against one")
     record = actions.add_parser("record", help="record a campaign cell, an A/B arm or a bench file as a baseline")
-    add_request_flags(record, PerfBaselineRecordRequest)
-    add_workspace_flags(record)
-    record.set_defaults(handler=_run_record)
+    workspace_operation(record, PerfBaselineRecordRequest, ops.perf_baseline_record, recorded_text)
     diff = actions.add_parser("diff", help="diff a result against a baseline: GREEN, YELLOW or RED (exit 1 on RED)")
-    add_request_flags(diff, PerfBaselineDiffRequest)
-    add_workspace_flags(diff)
-    diff.set_defaults(handler=_run_diff)
+    workspace_operation(diff, PerfBaselineDiffRequest, ops.perf_baseline_diff, lambda r: r.text, _red)
 
 
 def recorded_text(r: BaselineRecorded) -> str:
@@ -42,16 +34,8 @@ def recorded_text(r: BaselineRecorded) -> str:
     return "\n".join(lines)
 
 
-def _run_record(args: argparse.Namespace) -> int:
-    result = ops.perf_baseline_record(args.workspace.resolve(), request_from_args(PerfBaselineRecordRequest, args))
-    print_result(args, result, recorded_text)
-    return 0
-
-
-def _run_diff(args: argparse.Namespace) -> int:
-    result = ops.perf_baseline_diff(args.workspace.resolve(), request_from_args(PerfBaselineDiffRequest, args))
-    print_result(args, result, lambda r: r.text)
-    return 1 if result.colour == "RED" else 0
+def _red(diff: BaselineDiff) -> int:
+    return 1 if diff.colour == "RED" else 0
 
 
 __all__ = ["recorded_text", "register"]

@@ -14,7 +14,9 @@ import anyio
 from redline.cli.common import (
     LOCAL,
     VERSIONS,
+    Subparsers,
     add_config_flag,
+    command_actions,
     print_progress,
     print_result,
     target_named,
@@ -42,11 +44,10 @@ from redline.ops.requests import (
 from redline.targets import Target, load_targets
 
 
-def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser(
-        "campaign", help="tune a deploy: a grid of serve configs, each booted once and benched (campaign.yml)"
+def register(subparsers: Subparsers) -> None:
+    actions = command_actions(
+        subparsers, "campaign", "tune a deploy: a grid of serve configs, each booted once and benched (campaign.yml)"
     )
-    actions = parser.add_subparsers(dest="campaign_command", required=True, metavar="ACTION")
     for name, request, text, handler, targets in _ACTIONS:
         sub = actions.add_parser(name, help=text)
         sub.add_argument("--campaign", type=Path, required=True, help="the campaign file (campaign.yml)")

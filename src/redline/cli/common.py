@@ -13,15 +13,17 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 from pydantic import BaseModel
 
+from redline.cli.flags import add_request_flags, request_from_args
 from redline.cli.words import cli_json, cli_words
 from redline.errors import InputError
 from redline.models import Widening, Widenings
 from redline.models.ladder import LadderStatus, NextStep, RungRow
 from redline.ops.evidence.versions import EngineVersions
+from redline.ops.request_base import Request
 from redline.server_config import read_widening, read_widenings
 from redline.targets import LocalTarget, Target, load_targets, open_target
 
@@ -81,6 +83,35 @@ def add_workspace_flags(parser: argparse.ArgumentParser) -> None:
         help="the folder holding ab/, campaigns/, baselines.yml, known-good.yml (default: here)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+
+
+def command_actions(subparsers: Subparsers, name: str, help: str) -> Subparsers:
+    """`redline NAME ACTION`: the command's parser, and the actions under it."""
+    parser = subparsers.add_parser(name, help=help)
+    return parser.add_subparsers(dest=f"{name.replace('-', '_')}_command", required=True, metavar="ACTION")
+
+
+def workspace_operation(
+    parser: argparse.ArgumentParser,
+    request: type[Request],
+    operation: Callable[[Path, Any], BaseModel],
+    render: Callable[[Any], str],
+    exit_code: Callable[[Any], int] = lambda _: 0,
+) -> None:
+    """An operation over --workspace as a command: its flags from its request model (the MCP tool's parameters), its
+    answer printed in the CLI's words; `exit_code`: 1 where the answer is one the shell should see fail."""
+    add_request_flags(parser, request)
+    add_workspace_flags(parser)
+
+    def run(args: argparse.Namespace) -> int:
+        result = operation(args.workspace.resolve(), request_from_args(request, args))
+        print_result(args, result, render)
+        return exit_code(result)
+
+    parser.set_defaults(handler=run)
 
 
 # ---- a ladder as text (ladder status, climb, demo) ---------------------------------------------------------------

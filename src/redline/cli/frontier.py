@@ -3,20 +3,15 @@ levers an A/B tried and those not tried yet. The flags are lever_frontier's para
 
 from __future__ import annotations
 
-import argparse
-
-from redline.cli.common import add_workspace_flags, print_result
-from redline.cli.flags import add_request_flags, request_from_args
+from redline.cli.common import Subparsers, workspace_operation
 from redline.models.frontier import FrontierList
 from redline.ops.evidence import frontier as ops
 from redline.ops.requests_evidence import LeverFrontierRequest
 
 
-def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def register(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser("frontier", help="the levers tried per model, hardware and engine, and those left")
-    add_request_flags(parser, LeverFrontierRequest)
-    add_workspace_flags(parser)
-    parser.set_defaults(handler=_run)
+    workspace_operation(parser, LeverFrontierRequest, ops.lever_frontier, frontier_text)
 
 
 def frontier_text(answer: FrontierList) -> str:
@@ -31,12 +26,6 @@ def frontier_text(answer: FrontierList) -> str:
         ]
         lines.append(f"  next    {step}")
     return "\n".join(lines)
-
-
-def _run(args: argparse.Namespace) -> int:
-    result = ops.lever_frontier(args.workspace.resolve(), request_from_args(LeverFrontierRequest, args))
-    print_result(args, result, frontier_text)
-    return 0
 
 
 __all__ = ["register"]

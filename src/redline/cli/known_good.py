@@ -3,14 +3,12 @@
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel
 
-from redline.cli.common import add_workspace_flags, print_result
-from redline.cli.flags import add_request_flags, request_from_args
+from redline.cli.common import Subparsers, command_actions, workspace_operation
 from redline.models.known_good import KnownGoodEntry, KnownGoodFound, KnownGoodList, KnownGoodRecorded
 from redline.ops.evidence import known_good as ops
 from redline.ops.request_base import Request
@@ -57,29 +55,16 @@ ACTIONS: list[tuple[str, type[Request], str, Callable[..., BaseModel], Callable[
 ]
 
 
-def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser(
-        "known-good", help="the known-good registry: flags a model needs to boot or survive load"
+def register(subparsers: Subparsers) -> None:
+    actions = command_actions(
+        subparsers, "known-good", "the known-good registry: flags a model needs to boot or survive load"
     )
-    actions = parser.add_subparsers(dest="known_good_command", required=True, metavar="ACTION")
     for name, request, text, operation, render in ACTIONS:
-        sub = actions.add_parser(name, help=text)
-        add_request_flags(sub, request)
-        add_workspace_flags(sub)
-        sub.set_defaults(handler=_handler(request, operation, render))
+        workspace_operation(actions.add_parser(name, help=text), request, operation, render, _not_found)
 
 
-def _handler(
-    request: type[Request],
-    operation: Callable[..., BaseModel],
-    render: Callable[[Any], str],
-) -> Callable[[argparse.Namespace], int]:
-    def run(args: argparse.Namespace) -> int:
-        result = operation(args.workspace.resolve(), request_from_args(request, args))
-        print_result(args, result, render)
-        return 0 if not isinstance(result, KnownGoodFound) or result.found else 1
-
-    return run
+def _not_found(result: BaseModel) -> int:
+    return 0 if not isinstance(result, KnownGoodFound) or result.found else 1
 
 
 __all__ = ["entry_text", "register"]

@@ -10,9 +10,11 @@ from pathlib import Path
 
 from redline.cli import climb
 from redline.cli.common import (
+    Subparsers,
     add_config_flag,
     add_workspace_flags,
     ceiling_text,
+    command_actions,
     ladder_status_text,
     next_text,
     print_result,
@@ -40,11 +42,10 @@ def _when(text: str) -> datetime:
         ) from None
 
 
-def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser(
-        "ladder", help="climb a model's context ceiling one clean boot at a time (ladder.yml)"
+def register(subparsers: Subparsers) -> None:
+    actions = command_actions(
+        subparsers, "ladder", "climb a model's context ceiling one clean boot at a time (ladder.yml)"
     )
-    actions = parser.add_subparsers(dest="ladder_command", required=True, metavar="ACTION")
     _register_init(actions)
     _register_record(actions)
     nxt = actions.add_parser("next", help="what to boot or test next, and why")

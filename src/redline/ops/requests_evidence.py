@@ -31,17 +31,17 @@ BaselineName = Annotated[
 ]
 
 
-class PerfBaselineRecordRequest(Request):
-    """Record a named baseline in baselines.yml from a measured result, with its full context."""
+class NamedResultRequest(Request):
+    """A request naming one measured result: a campaign's cell, an A/B's arm, or a bench result file with its
+    context (ops/evidence/sources.py ResultRef)."""
 
-    name: BaselineName
-    campaign: Annotated[WorkspaceFile, Field(description="A campaign file whose cell to record (with cell)")] = ""
+    campaign: Annotated[WorkspaceFile, Field(description="A campaign file whose cell is the result (with cell)")] = ""
     cell: Annotated[CellName, Field(description="The campaign's cell")] = ""
-    ab: Annotated[AbName, Field(description="An A/B (its name) whose arm to record (with arm)")] = ""
+    ab: Annotated[AbName, Field(description="An A/B (its name) whose arm is the result (with arm)")] = ""
     arm: Annotated[ArmName, Field(description="The A/B's arm")] = ""
     bench_file: Annotated[
         WorkspaceFile,
-        Field(description=("A `--save-result` file of the engine's bench client, in the workspace (with context)")),
+        Field(description="A `--save-result` file of the engine's bench client, in the workspace (with context)"),
     ] = ""
     context: Annotated[
         ContextDescriptor | None,
@@ -52,6 +52,12 @@ class PerfBaselineRecordRequest(Request):
             )
         ),
     ] = None
+
+
+class PerfBaselineRecordRequest(NamedResultRequest):
+    """Record a named baseline in baselines.yml from a measured result, with its full context."""
+
+    name: BaselineName
     note: Annotated[str, Field(max_length=2000, description="Why this is the baseline")] = ""
     replace: Annotated[bool, Field(description="Replace a baseline of this name (refused otherwise)")] = False
 
@@ -97,18 +103,11 @@ class LeverFrontierRequest(Request):
     ] = ""
 
 
-class PerfBaselineDiffRequest(Request):
-    """Diff a result against a recorded baseline: GREEN, YELLOW or RED; refused when the contexts differ."""
+class PerfBaselineDiffRequest(NamedResultRequest):
+    """Diff a result against a recorded baseline: GREEN, YELLOW or RED; refused when the contexts differ. The current
+    result: a campaign's cell, an A/B's arm, a bench file (with context), or another recorded baseline (against)."""
 
     baseline: BaselineName
-    campaign: Annotated[WorkspaceFile, Field(description="The current result: a campaign file (with cell)")] = ""
-    cell: Annotated[CellName, Field(description="The campaign's cell")] = ""
-    ab: Annotated[AbName, Field(description="The current result: an A/B's name (with arm)")] = ""
-    arm: Annotated[ArmName, Field(description="The A/B's arm")] = ""
-    bench_file: Annotated[
-        WorkspaceFile, Field(description="The current result: a bench result file (with context)")
-    ] = ""
-    context: Annotated[ContextDescriptor | None, Field(description="With bench_file: the context that run had")] = None
     against: Annotated[BaselineRef, Field(description="The current result: another recorded baseline, by name")] = ""
     focus: Annotated[Metric, Field(description="The metric the change is meant to improve")] = "output_throughput"
     guarded: Annotated[

@@ -10,10 +10,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from redline.engines import get_engine
-from redline.errors import InputError, RedlineError
+from redline.errors import RedlineError
 from redline.inputs import read_text
-from redline.ledger.ab_file import AbPaths, read_spec, read_trial
-from redline.models.ab import AbPlan, AbResult, AbSpec, ArmPlan, ArmPoint, ArmSummary, TrialRecord
+from redline.ledger.ab_file import AbPaths
+from redline.models.ab import AbPlan, AbResult, AbSpec, ArmPoint, ArmSummary, TrialRecord
 from redline.models.accuracy import LABEL as ACCURACY_LABEL
 from redline.models.lever import CloseStatus, Lever
 from redline.models.load import load_of
@@ -21,11 +21,11 @@ from redline.models.sol import SolFigure
 from redline.models.verdict import AbVerdict
 from redline.ops.ab.accuracy import accuracy_gates
 from redline.ops.ab.plan import done_trials
+from redline.ops.ab_read import ab_arms, trial_records
 from redline.ops.campaign_read import ladder_ceiling, load_named
 from redline.ops.evidence.frontier import ab_under, baseline_arm, frontier_for, record_ab
 from redline.ops.evidence.known_good_apply import recorded_for, registry_path
 from redline.ops.request_base import MAX_TEXT
-from redline.ops.traces import with_traces
 from redline.policy import ab as plans
 from redline.policy.ab_guards import guard_arms, guards_said
 from redline.policy.accuracy import gate_missing, said_of
@@ -37,14 +37,6 @@ from redline.policy.quality_risk import quality_risks
 from redline.policy.unusable import Unusable, unusable
 
 # ---- the result -----------------------------------------------------------------------------------------------------
-
-
-def trial_records(paths: AbPaths, spec: AbSpec) -> dict[str, list[TrialRecord]]:
-    """Every trial record of every arm, trial 1 to spec.trials."""
-    out: dict[str, list[TrialRecord]] = {}
-    for arm in spec.arms:
-        out[arm.name] = [r for k in range(1, spec.trials + 1) if (r := read_trial(paths, arm.name, k)) is not None]
-    return out
 
 
 def _arm_sol(arm: ArmSummary | None) -> SolFigure | None:
@@ -234,29 +226,10 @@ def ab_result(workspace: Path, spec: AbSpec, plan: AbPlan, *, ran: list[str]) ->
 
 
 def ab_summary(workspace: Path, name: str) -> tuple[AbSpec, list[ArmSummary], AbVerdict]:
-    """An A/B already run, summarized from its files (no target needed: every figure is on disk)."""
-    paths = AbPaths(workspace, name)
-    spec = read_spec(paths)
-    if spec is None:
-        named = name.split("/")[-1].removesuffix(".yml").removesuffix(".yaml")  # its file named, not the A/B
-        if named != name and AbPaths(workspace, named).spec_file.is_file():
-            raise InputError(f"A/B {name!r} is its file's name; write the A/B's name, {named!r}")
-        raise InputError(
-            f"no A/B named {name!r} in this workspace ({paths.relative(paths.spec_file)} is missing); "
-            "run it with ab_run first"
-        )
-    spec = with_traces(spec, paths.spec_file, workspace)
-    records = trial_records(paths, spec)
-    arms = []
-    for arm in spec.arms:
-        done = records.get(arm.name, [])
-        if not done:
-            raise InputError(f"A/B {name!r}: arm {arm.name!r} has no trial yet; run the A/B first")
-        engine = done[0].engine or arm.engine or spec.engine  # as recorded; an older record: the A/B's
-        baseline = arm.name == spec.baseline
-        arms.append(ArmPlan(name=arm.name, baseline=baseline, engine=engine, serve=done[0].serve, boot_command=[]))
-    summaries, verdict = plans.summarize_ab(spec, arms, records)
-    return spec, with_gates(paths, spec, summaries), verdict
+    """An A/B already run, summarized from its files (no target needed: every figure is on disk), each arm with its
+    accuracy gate."""
+    spec, arms, verdict = ab_arms(workspace, name)
+    return spec, with_gates(AbPaths(workspace, name), spec, arms), verdict
 
 
 __all__ = [

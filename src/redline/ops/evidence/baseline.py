@@ -25,10 +25,7 @@ from redline.policy import baseline_diff as diffs
 def perf_baseline_record(workspace: Path, request: PerfBaselineRecordRequest) -> BaselineRecorded:
     """Record the named result as baseline `request.name`; an existing name is replaced only when asked."""
     r = request
-    found = resolve_ref(
-        workspace,
-        ResultRef(campaign=r.campaign, cell=r.cell, ab=r.ab, arm=r.arm, bench_file=r.bench_file, context=r.context),
-    )
+    found = resolve_ref(workspace, ResultRef.named(r))
     baseline = Baseline(
         source=found.source, note=r.note or None, recorded_at=datetime.now(UTC), points=found.points, noise=found.noise
     )
@@ -55,18 +52,7 @@ def perf_baseline_diff(workspace: Path, request: PerfBaselineDiffRequest) -> Bas
         raise InputError(
             f"no baseline named {r.baseline!r} in {BASELINES_FILE.name}; record one with perf_baseline_record"
         )
-    current = resolve_ref(
-        workspace,
-        ResultRef(
-            campaign=r.campaign,
-            cell=r.cell,
-            ab=r.ab,
-            arm=r.arm,
-            bench_file=r.bench_file,
-            context=r.context,
-            baseline=r.against,
-        ),
-    )
+    current = resolve_ref(workspace, ResultRef.named(r, baseline=r.against))
     return diffs.diff(
         r.baseline,
         base.points,

@@ -24,10 +24,11 @@ from redline.models.context import (
 )
 from redline.models.metrics import Band
 from redline.models.serve import ServeConfig
-from redline.ops.ab.result import ab_summary
+from redline.ops.ab_read import ab_arms
 from redline.ops.campaign_read import campaign_boots, load_named
 from redline.ops.evidence.context import local_model_files, quantization_of
 from redline.ops.evidence.sol import sol_figure
+from redline.ops.requests_evidence import NamedResultRequest
 from redline.ops.workspace import inside, relative
 from redline.policy.ab import trial_metrics
 from redline.policy.ab_guards import points_of
@@ -47,6 +48,12 @@ class ResultRef(BaseModel):
     bench_file: str = ""
     context: ContextDescriptor | None = None
     baseline: str = ""
+
+    @classmethod
+    def named(cls, r: NamedResultRequest, baseline: str = "") -> ResultRef:
+        """The result a request names (`baseline`: or a recorded baseline, by name)."""
+        named = {"campaign": r.campaign, "cell": r.cell, "ab": r.ab, "arm": r.arm, "bench_file": r.bench_file}
+        return cls(**named, context=r.context, baseline=baseline)
 
     def kind(self) -> str:
         given = [
@@ -139,7 +146,7 @@ def from_cell(workspace: Path, campaign: str, cell: str) -> Resolved:
 
 
 def from_ab(workspace: Path, ab: str, arm: str) -> Resolved:
-    spec, arms, _ = ab_summary(workspace, ab)
+    spec, arms, _ = ab_arms(workspace, ab)
     summary = next((a for a in arms if a.arm == arm), None)
     if summary is None:
         raise InputError(f"A/B {ab!r} has no arm {arm!r}; its arms are {', '.join(a.arm for a in arms)}")
