@@ -53,7 +53,7 @@ def test_a_bad_spec_is_a_usage_error_naming_the_flag(fake: Fake, capsys: pytest.
 
 def test_run_without_the_ack_starts_nothing(fake: Fake) -> None:
     done = redline("run", "--campaign", str(fake.write()), "--targets", str(fake.targets_file()))
-    assert done.returncode == 2 and "pass i_understand_this_submits_jobs=true" in done.stderr
+    assert done.returncode == 2 and "pass --i-understand-this-submits-jobs" in done.stderr
     assert not (fake.root / "target").exists() and not (fake.campaigns / "c1").exists()
 
 

@@ -99,7 +99,13 @@ async def test_a_two_workload_campaign_keeps_its_workloads_apart_from_bench_to_c
         ("decode", "mnbt16", 2),
     ]
     prefill = pick.workloads[0]  # a 16-token step budget spreads 4 x 96 prompt tokens over 24 steps; 256 takes 2
-    assert prefill.champion == "mnbt256", prefill.note
+    top = prefill.ranked[0]
+    assert top.cell == "mnbt256" and (top.delta_pct or 0) > 0, prefill.note
+    # its 256-token steps may slow the decode of the requests beside them: crowned unless a guard went RED (then
+    # "mixed"), never crowned past a RED guard
+    crowned = prefill.champion == "mnbt256" and top.outcome == "win"
+    held_back = prefill.champion is None and top.outcome == "mixed" and "RED at prefill c=4: guarded" in top.why
+    assert crowned or held_back, (prefill.note, top.outcome, top.why)
     report = campaign_report(path)
     assert sorted(p.file for p in report.plots) == [
         "pareto-decode.png",

@@ -102,30 +102,40 @@ def test_a_bench_after_an_emptied_cache_is_ranked_with_its_own_repeats_said() ->
     assert not failed.ok and failed.said.startswith("prefix cache not emptied before the bench (POST x: no 200")
 
 
-# The UX run's A/B (issue 40): one trial's median TPOT came back 0.0026 ms beside 4.40 and 4.84; only p = 0.379 kept it
-# from a latency claim. A figure its own workload makes impossible is flagged in the bench, and the flag keeps the
-# bench out of every verdict as any failed check does.
+# A throughput its own tokens and wall time make impossible is flagged in the bench, and the flag keeps the bench out
+# of every verdict as any failed check does.
 @pytest.mark.parametrize(
     ("changes", "said"),
     [
-        ({"median_tpot_ms": 0.0026}, "median TPOT 0.0026 ms is under the engine's floor of 0.05 ms per token"),
-        ({"median_itl_ms": 0.0}, "median ITL 0 ms: no two tokens of a request can arrive at one instant"),
         ({"output_throughput": 4000.0}, "output_throughput 4,000/s is above the bench's 8,192 output tokens over"),
         ({"request_throughput": 30.0}, "request_throughput 30/s is above the bench's 64 requests over its 4.33 s"),
     ],
 )
-def test_a_figure_impossible_for_its_own_workload_flags_the_bench(changes: dict[str, float], said: str) -> None:
-    vllm = get_engine("vllm")
-    assert plausible(bench(), vllm.tpot_floor_ms).ok  # the real H200 bench: every figure possible
-    found = plausible(bench(**changes), vllm.tpot_floor_ms)
+def test_a_throughput_impossible_for_its_own_workload_flags_the_bench(changes: dict[str, float], said: str) -> None:
+    assert plausible(bench()).ok  # the real H200 bench: every figure possible
+    found = plausible(bench(**changes))
     assert not found.ok and said in found.said and found.said.endswith("; not ranked")
-    every = checks(bench(max_concurrent_requests=16, **changes), SENT, None, None, None, None, vllm.tpot_floor_ms)
+    every = checks(bench(max_concurrent_requests=16, **changes), SENT, None, None, None, None)
     assert flagged(every) == found.said  # the one mechanism: a failed check is the bench's problem
+
+
+# The UX run's A/B (issue 40): one trial's median TPOT came back 0.0026 ms beside 4.40 and 4.84; the CPU build's
+# 4-token requests came back at 0.005 ms under load (the API server merged each stream). The tokens reached the client
+# together: the bench's TTFT and throughput are measured, its TPOT and ITL time nothing. Said in the bench, which stays
+# ranked; the metrics are flagged wherever it is judged (tests/policy/test_noise.py).
+@pytest.mark.parametrize(
+    ("changes", "said"),
+    [({"median_tpot_ms": 0.0026}, "median TPOT 0.0026 ms under"), ({"median_itl_ms": 0.0}, "median ITL 0 ms under")],
+)
+def test_token_times_under_the_floor_are_said_and_the_bench_stays_ranked(changes: dict[str, float], said: str) -> None:
+    found = plausible(bench(**changes))
+    assert found.ok and said in found.said and "TPOT and ITL time nothing here" in found.said
+    assert flagged(checks(bench(max_concurrent_requests=16, **changes), SENT, None, None, None, None)) is None
 
 
 def test_one_output_token_per_request_has_no_tpot_or_itl_to_doubt() -> None:
     one = bench(total_output_tokens=64, median_tpot_ms=0.0, median_itl_ms=0.0, output_throughput=14.7)
-    assert plausible(one, 0.05).ok
+    assert plausible(one).ok and plausible(one).said.startswith("every figure is possible")
 
 
 # The UX run's bench again, on a server whose dev mode is off (docs/security.md, 38.1): its warm-up (seed 1, 8 prompts

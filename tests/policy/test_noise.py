@@ -85,12 +85,21 @@ def test_an_itl_orders_of_magnitude_below_the_tpot_and_a_spread_over_the_mean_ar
     assert [(f.metric, f.rule) for f in flags] == [
         ("median_itl_ms", "itl_below_tpot"),
         ("median_itl_ms", "spread_over_mean"),
-    ]
+    ]  # one flag per rule and metric: the ITL under the floor too is named once, by the sharper rule
     assert "median_itl_ms 0.003 ms (cand at c=2) is under 1/100 of median_tpot_ms 8 ms" in flags[0].why
     j = compare("median_itl_ms", Sample.of([4.0, 4.1, 3.9]), figures["median_itl_ms"], flags=flags)
     assert j.outcome == "flagged" and "not judged, implausible" in j.says
     sane = {"median_tpot_ms": Sample.of([8.1, 7.9]), "median_itl_ms": Sample.of([7.5, 7.7])}
     assert flags_of("base at c=2", sane) == []
+
+
+def test_a_token_time_under_the_floor_is_flagged_on_its_metric_alone() -> None:
+    """The UX run's A/B: one trial's median TPOT 0.0026 ms beside 4.40 and 4.84 (its tokens reached the client together)."""
+    figures = {"median_tpot_ms": Sample.of([4.40, 0.0026, 4.84]), "median_ttft_ms": Sample.of([30.1, 29.8, 30.4])}
+    (flag,) = flags_of("b at c=4", figures)
+    assert (flag.metric, flag.rule) == ("median_tpot_ms", "under_floor") and "reached the client together" in flag.why
+    j = compare("median_tpot_ms", Sample.of([4.5, 4.6, 4.4]), figures["median_tpot_ms"], flags=[flag])
+    assert j.outcome == "flagged"  # never claimed on
 
 
 def _literal_names(alias: object) -> set[str]:

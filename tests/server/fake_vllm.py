@@ -377,7 +377,8 @@ def bench(args: argparse.Namespace) -> int:
     result = json.loads((DATA / "bench_l8b_c16.json").read_text())
     if ok and os.environ.get("FAKE_VLLM_DECODE_MODEL") == "1":
         duration = _decode_model(result, answer.get("server", {}), args)
-    if ok and answer.get("server", {}).get("boot") == _env_int("FAKE_VLLM_ODD_TPOT_AT", None):
+    odd_at = _env_int("FAKE_VLLM_ODD_TPOT_AT", None)
+    if ok and odd_at is not None and answer.get("server", {}).get("boot") == odd_at:
         result["median_tpot_ms"] = 0.0026  # the UX run's: impossible for any engine
     concurrency = args.max_concurrency or n  # vLLM's client: no cap, every request may be in flight
     if ok and (knee := _env_int("FAKE_VLLM_SATURATION", None)) is not None:

@@ -124,7 +124,7 @@ async def test_a_campaign_that_boots_no_replicate_is_judged_by_the_spread_earlie
     assert seqs4["band_source"] == "earlier" and seqs4["outcome"] == "no_improvement", seqs4["why"]
 
 
-async def test_a_bench_s_impossible_tpot_is_flagged_and_left_out_of_the_ab(env: Env) -> None:
+async def test_a_bench_s_tpot_under_the_floor_is_flagged_and_never_claimed_on(env: Env) -> None:
     """Why 4: an A/B's latency claim took a median TPOT of 0.0026 ms (beside 4.40 and 4.84) at face value."""
     write_targets(
         env,
@@ -151,9 +151,15 @@ async def test_a_bench_s_impossible_tpot_is_flagged_and_left_out_of_the_ab(env: 
         job = await call(client, "ab_run", spec=spec, i_understand_this_submits_jobs=True, wait_s=120)
     ab = job["result"]
     (b1,) = [t for t in ab["arms"] if t["arm"] == "b"]
-    assert b1["trials_ok"] == 2 and any("implausible figures: median TPOT 0.0026 ms" in f for f in b1["trials_failed"])
-    (point,) = b1["points"]
-    assert min(point["metrics"]["median_tpot_ms"]["values"]) > 0.05  # never averaged into the claim
+    assert b1["trials_ok"] == 3 and b1["trials_failed"] == []  # its TTFT and throughput are measured
+    verdict = ab["verdict"]
+    (flag,) = [f for f in verdict["flags"] if f["metric"] == "median_tpot_ms"]
+    assert flag["rule"] == "under_floor" and flag["where"] == "b at c=4" and "0.0026 ms" in flag["why"], verdict[
+        "flags"
+    ]
+    (b_at_4,) = [c for c in verdict["comparisons"] if c["arm"] == "b"]
+    assert b_at_4["outcome"] == "untestable" and b_at_4["noise"]["outcome"] == "flagged"  # never claimed on
+    assert "implausible, not claimed on: median_tpot_ms (b at c=4)" in verdict["summary"], verdict["summary"]
 
 
 async def test_progress_moves_during_a_boot_and_no_line_is_said_stale(

@@ -95,9 +95,6 @@ class Engine(abc.ABC):
     # The environment that boots a server on a cold torch.compile cache whatever the host keeps (it compiles, as a
     # fresh deployment does); empty where the engine's KV cache does not depend on its compile cache.
     cold_compile_env: ClassVar[Mapping[str, str]] = {}
-    # The shortest time per output token the engine can take for one request, in ms: a bench's median TPOT under it
-    # is an artefact (a clock, a stream that sent every token at once), not a latency, and the bench is flagged.
-    tpot_floor_ms: ClassVar[float] = 0.05
 
     @abc.abstractmethod
     def serve_argv(self, config: ServeConfig, executable: Sequence[str] | None = None) -> list[str]:

@@ -22,7 +22,10 @@ Direction = Literal["higher", "lower"]
 Basis = Literal["trials", "measured", "earlier", "stated", "default"]
 BandBasis = Literal["measured", "earlier", "stated", "default"]
 Judged = Literal["better", "worse", "inside_noise", "untestable", "flagged"]
-FlagRule = Literal["itl_below_tpot", "spread_over_mean"]
+FlagRule = Literal["itl_below_tpot", "under_floor", "spread_over_mean"]
+# The shortest time per output token any engine takes for one request, in ms: a TPOT or ITL under it is an artefact
+# (the request's tokens reached the client together: a busy API server merges its stream), not a latency.
+TOKEN_FLOOR_MS = 0.05
 
 
 @dataclass(frozen=True)
@@ -106,7 +109,8 @@ class MetricFlag(Strict):
     metric: str
     rule: FlagRule = Field(
         description="itl_below_tpot: a trial's median ITL is under 1/100 of the median TPOT (an artefact of how the "
-        "engine streams tokens); spread_over_mean: the std over trials exceeds the mean"
+        "engine streams tokens); under_floor: a trial's TPOT or ITL is under the token floor (0.05 ms: its tokens "
+        "reached the client together); spread_over_mean: the std over trials exceeds the mean"
     )
     where: str = Field(description="the arm, cell or side, and the concurrency")
     why: str
@@ -165,6 +169,7 @@ __all__ = [
     "Basis",
     "Direction",
     "FlagRule",
+    "TOKEN_FLOOR_MS",
     "Judged",
     "MetricFlag",
     "MetricInfo",

@@ -179,8 +179,7 @@ async def run_bench(
     found = []
     if bench.ranked and figures is not None:
         own = None if reset is not None and reset[0] else clean_bench.own_hits(prior, now, bench.workload)
-        floor = session.engine.tpot_floor_ms
-        found = [*clean_bench.checks(figures, bench.workload, before, after, reset, own, floor), *gpu_checks]
+        found = [*clean_bench.checks(figures, bench.workload, before, after, reset, own), *gpu_checks]
     problem = unreadable or bench_problem(run, figures) or clean_bench.flagged(found)
     return BenchOutcome(bench, run, figures, problem, unreadable, warm=False, checks=found, telemetry=telemetry)
 

@@ -20,6 +20,7 @@ from typing import Literal
 
 from redline.models.campaign_results import Stat
 from redline.models.metrics import (
+    TOKEN_FLOOR_MS,
     Band,
     Basis,
     Judged,
@@ -289,33 +290,47 @@ def detectable(judgements: Sequence[tuple[str, NoiseJudgement]]) -> str:
 # ---- implausible figures -------------------------------------------------------------------------------------------
 
 
+TOKEN_TIMES = ("median_tpot_ms", "p99_tpot_ms", "median_itl_ms", "p99_itl_ms")
+
+
 def flags_of(where: str, figures: Mapping[str, Sample]) -> list[MetricFlag]:
     """The figures of one side at one concurrency too implausible to claim on: an ITL orders of magnitude below the
-    TPOT (any trial's under TPOT / 100), a metric whose spread over trials exceeds its mean."""
-    flags = []
-    itl, tpot = figures.get("median_itl_ms"), figures.get("median_tpot_ms")
-    if itl is not None and tpot is not None and itl.mean is not None and tpot.mean:
-        low = min(itl.values or (itl.mean,))
-        if low < tpot.mean / ITL_TPOT_RATIO:
-            flags.append(
-                MetricFlag(
-                    metric="median_itl_ms",
-                    rule="itl_below_tpot",
-                    where=where,
-                    why=f"median_itl_ms {low:.3g} ms ({where}) is under 1/{ITL_TPOT_RATIO:g} of median_tpot_ms "
-                    f"{tpot.mean:.3g} ms: an artefact of how tokens were streamed, not a latency",
-                )
-            )
+    TPOT (any trial's under TPOT / 100), a TPOT or ITL under the token floor (any trial's), a metric whose spread over
+    trials exceeds its mean. One flag per metric and rule; an ITL under both the floor and TPOT / 100 is named once."""
+    flags = _itl_below_tpot(where, figures)
+    flags += [f for f in _under_floor(where, figures) if not flags_on(f.metric, flags)]
     for name, s in figures.items():
         if s.spread and s.mean is not None and s.std is not None and s.std > abs(s.mean):
-            flags.append(
-                MetricFlag(
-                    metric=name,
-                    rule="spread_over_mean",
-                    where=where,
-                    why=f"{name} std {s.std:.3g} exceeds its mean {s.mean:.3g} over {s.n} trials ({where})",
-                )
+            why = f"{name} std {s.std:.3g} exceeds its mean {s.mean:.3g} over {s.n} trials ({where})"
+            flags.append(MetricFlag(metric=name, rule="spread_over_mean", where=where, why=why))
+    return flags
+
+
+def _itl_below_tpot(where: str, figures: Mapping[str, Sample]) -> list[MetricFlag]:
+    itl, tpot = figures.get("median_itl_ms"), figures.get("median_tpot_ms")
+    if itl is None or tpot is None or itl.mean is None or not tpot.mean:
+        return []
+    low = min(itl.values or (itl.mean,))
+    if low >= tpot.mean / ITL_TPOT_RATIO:
+        return []
+    why = (
+        f"median_itl_ms {low:.3g} ms ({where}) is under 1/{ITL_TPOT_RATIO:g} of median_tpot_ms {tpot.mean:.3g} ms: "
+        "an artefact of how tokens were streamed, not a latency"
+    )
+    return [MetricFlag(metric="median_itl_ms", rule="itl_below_tpot", where=where, why=why)]
+
+
+def _under_floor(where: str, figures: Mapping[str, Sample]) -> list[MetricFlag]:
+    flags = []
+    for name in TOKEN_TIMES:
+        s = figures.get(name)
+        low = min(s.values or (s.mean,)) if s is not None and s.mean is not None else None
+        if low is not None and low < TOKEN_FLOOR_MS:
+            why = (
+                f"{name} {low:.3g} ms ({where}) is under {TOKEN_FLOOR_MS:g} ms, faster than any engine decodes a token:"
+                " the tokens reached the client together (or one token per request), not a latency"
             )
+            flags.append(MetricFlag(metric=name, rule="under_floor", where=where, why=why))
     return flags
 
 

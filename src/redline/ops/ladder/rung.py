@@ -105,17 +105,23 @@ async def rung_run(
     boot_unit(f"rung-{len(state.rungs) + 1}")  # a target that names its jobs (slurm) says which rung each is
     boot = await session.boot(config, state.boot_deadline_s)
     rung, updated = await _record_rung(ladder, session, boot, config, replay, shape, workspace)
+    updated = await _learn_compile_cache(ladder, updated, target)
     await say(progress, 1.0, f"rung {rung.index}: {rung.status}")
     return RungOutcome(rung=rung, next=await off_loop(ladder_tools.next_of, ladder, updated))
 
 
 async def _fill_from_target(ladder: Path, state: Ladder, target: Target) -> None:
-    """What the ladder learns from its target once: its GPU, and whether a deployment there keeps its compile
-    cache."""
+    """What the ladder learns from its target once, before its first boot: its GPU."""
     if state.gpu is None:
         await off_loop(set_host, ladder, await target.host_info())
-    if state.deployment_compile_cache is None:
-        await off_loop(set_deployment_compile_cache, ladder, target.compile_cache_persists)
+
+
+async def _learn_compile_cache(ladder: Path, state: Ladder, target: Target) -> Ladder:
+    """Whether a deployment on the target keeps its compile cache, learnt with the first rung recorded (a boot the
+    ladder refuses writes nothing)."""
+    if state.deployment_compile_cache is not None:
+        return state
+    return await off_loop(set_deployment_compile_cache, ladder, target.compile_cache_persists)
 
 
 async def _check_rung(ladder: Path, state: Ladder, session: ServeSession, config: ServeConfig) -> None:
