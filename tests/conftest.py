@@ -63,7 +63,7 @@ SLOW_FILES = (
     "campaign/test_search_seen.py",  # a search of fake engine boots, read over MCP before and after
     "campaign/test_real_vllm_search.py",  # a real grid and a real search on the vLLM CPU build (5 boots)
     "campaign/test_gpu_telemetry.py",  # fake engine boots sampled by a stand-in nvidia-smi
-    "test_gpu_scripts.py",  # the GPU scripts on the fake engine: 3 runs of gpu-campaign.py (about 8 s)
+    "test_gpu_scripts.py",  # the GPU scripts on the fake engine: 5 runs of gpu-campaign.py (about 20 s)
     "test_walk.py",  # bench/call_trace.py's four traced calls, each a fake engine boot (about 15 s)
     "campaign/test_boundary_run.py",  # fake engine boots probed past their knee
     "ops/test_resident_client.py",  # fake engine boots and their resident clients

@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from redline.models.trace import parse_trace
 from redline.ops.campaign.results import campaign_status
 from redline.tinymodel import write_tiny_llama
@@ -104,3 +106,10 @@ def test_a_landscape_brought_back_from_the_device_imports_as_its_fixture_writes_
         ["bash", str(script), str(tmp_path / "land.tgz"), str(into), "no-such-plan"], capture_output=True, text=True
     )
     assert missing.returncode == 2 and "has no no-such-plan/campaign.yml" in missing.stderr
+
+
+@pytest.mark.parametrize("script", sorted((ROOT / "scripts").glob("gpu-*.sh")), ids=lambda p: p.name)
+def test_every_gpu_shell_script_parses(script: Path) -> None:
+    """A syntax error in a device script fails here, not in a device call that costs GPU time."""
+    done = subprocess.run(["bash", "-n", str(script)], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
