@@ -5,6 +5,8 @@ proposal (what makes a search resume after a kill)."""
 from __future__ import annotations
 
 import itertools
+import math
+import random
 from pathlib import Path
 
 import pytest
@@ -65,6 +67,42 @@ def test_a_clear_winner_in_the_far_corner_is_found_in_under_half_the_boots() -> 
     truth: dict[str, float | None] = {c.name: 100.0 + 10 * c.levers["a"] + 5 * c.levers["b"] for c in cells}  # type: ignore[operator]
     booted, why = walk(cells, truth, SearchSpec(), band=0.03)
     assert "a4-b3" in booted and len(booted) <= 6, (booted, why)
+
+
+def test_a_best_at_a_middle_value_of_a_numeric_lever_is_found_within_four_boots_before_the_search_stops() -> None:
+    """Throughput peaks at 4,096 batched tokens, the middle of five values. A trend prior (a slope through the ends,
+    each value's own effect narrow about it) was sure after the ends that the middle lay between them: it booted
+    the peak 7th, and its gap rule stopped it after 5 boots without it. Each value as uncertain as any other, the
+    search boots it 4th, and its own rules let it."""
+    cells = grid(mnbt=[1024, 2048, 4096, 8192, 16384], seqs=[64, 128, 256])
+    for k, a in ((10.0, 2.7), (11.6, 2.6), (8.9, 2.1)):
+        truth: dict[str, float | None] = {
+            c.name: 100 - k * (math.log2(c.levers["mnbt"]) - 12) ** 2 + a * math.log2(c.levers["seqs"] / 64)  # type: ignore[operator,arg-type]
+            for c in cells
+        }
+        booted, why = walk(cells, truth, SearchSpec(), band=0.03)
+        assert booted.index("mnbt4096-seqs256") == 3, (booted, why)
+
+
+def test_the_opening_spends_no_patience_so_a_best_behind_an_interaction_is_found_before_the_search_stops() -> None:
+    """Twenty spaces of one family: eager costs, sync scheduling costs, fp8 KV helps with CUDA graphs and costs with
+    eager (sizes drawn per space), so the opening's far cells are worse than the baseline, as an opening's often
+    are. Counted against patience, they stopped the search after 4 or 5 boots, the best found in 8 of the 20; the
+    model's own proposals count, and its rules let it find the best in 18 (7 or 8 boots of 24)."""
+    found = 0
+    for seed in range(20):
+        rng = random.Random(seed)
+        eager, sync, fp8, fp8_eager = rng.uniform(5, 15), rng.uniform(4, 12), rng.uniform(3, 8), rng.uniform(2, 6)
+        cells = grid(eager=[False, True], sched=["async", "sync"], mnbt=[8192, 2048, 16384], kv=["auto", "fp8"])
+        truth: dict[str, float | None] = {}
+        for c in cells:
+            lv = c.levers
+            score = 100.0 - eager * (lv["eager"] is True) - sync * (lv["sched"] == "sync")
+            score += (fp8 if lv["eager"] is False else -fp8_eager) * (lv["kv"] == "fp8")
+            truth[c.name] = score + {2048: 1.0, 8192: 0.0, 16384: -2.0}[lv["mnbt"]]  # type: ignore[index]
+        booted, _ = walk(cells, truth, SearchSpec(seed=seed), band=0.03)
+        found += "eagerFalse-schedasync-mnbt2048-kvfp8" in booted
+    assert found >= 17
 
 
 def test_a_cell_the_memory_model_rules_out_is_never_booted_and_says_why_it_stopped() -> None:

@@ -17,7 +17,9 @@ class SearchSpec(Strict):
     """`search:` in a campaign file: the grid's cells become a space the search walks (policy/search.py)."""
 
     method: Literal["model"] = Field(
-        "model", description="model: an additive model over the levers proposes the cell with the highest upper bound"
+        "model",
+        description="model: a Bayesian model over the levers (additive, interactions shrunk toward it) proposes the "
+        "cell with the highest upper bound",
     )
     initial: Annotated[int, Field(ge=1, le=64, description="cells booted before the model proposes")] = 3
     budget_boots: Annotated[int | None, Field(ge=1, le=256, description="boots at most (null: the grid's size)")] = None
@@ -25,7 +27,12 @@ class SearchSpec(Strict):
         float | None, Field(gt=0, le=1e7, description="GPU-seconds at most (cells' wall x GPUs)")
     ] = None
     patience: Annotated[
-        int, Field(ge=1, le=64, description="stop after this many cells in a row that did not beat the best")
+        int,
+        Field(
+            ge=1,
+            le=64,
+            description="stop after this many cells in a row (after the opening) that did not beat the best",
+        ),
     ] = 3
     seed: Annotated[int, Field(ge=0, le=2**31, description="breaks ties between equal proposals")] = 0
 
