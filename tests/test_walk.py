@@ -55,3 +55,13 @@ def test_a_warm_campaign_run_walks_no_folder_of_recorded_boots(traced) -> None: 
     bench, figures = traced
     walks = figures[bench.WALK]["walks"]
     assert not [w for w in walks if w.startswith(("ops/predict/", "ledger/boots_index.py"))], walks
+
+
+def test_a_campaign_cell_reads_no_ladder_and_a_rung_no_campaign(traced) -> None:  # noqa: ANN001
+    """What each call does not need, it does not run: a warm campaign cell reads no ladder file (a ladder's every
+    write keeps the workspace's recorded boots current) and judges by no A/B test or ranking; a rung reads no
+    campaign file."""
+    bench, figures = traced
+    cell, rung = figures[bench.WALK]["module_list"], figures["rung_run, warm"]["module_list"]
+    assert not {"ledger/ladder_file.py", "policy/welch.py", "policy/ranking.py"} & set(cell), cell
+    assert "ledger/campaign_file.py" not in rung, rung

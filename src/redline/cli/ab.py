@@ -10,22 +10,19 @@ from __future__ import annotations
 
 import argparse
 import shlex
+from functools import partial
 from pathlib import Path
-
-import anyio
 
 from redline.cli.baseline import recorded_text
 from redline.cli.common import (
     LOCAL,
-    VERSIONS,
     Subparsers,
     add_config_flag,
     add_workspace_flags,
     command_actions,
-    print_progress,
+    experiment_run,
     print_result,
     target_named,
-    widenings_from,
 )
 from redline.cli.flags import add_request_flags, request_from_args
 from redline.inputs import load_yaml
@@ -34,7 +31,6 @@ from redline.models.deploy import ChampionApplied
 from redline.models.lever import Lever
 from redline.ops.ab import apply as apply_ops
 from redline.ops.ab import run as ops
-from redline.ops.request_base import require_ack
 from redline.ops.requests import AbRunRequest
 from redline.ops.requests_evidence import ChampionApplyRequest
 
@@ -61,25 +57,8 @@ def register(subparsers: Subparsers) -> None:
 def _run_ab(args: argparse.Namespace) -> int:
     spec = load_yaml(args.spec_file, AbSpec, "A/B spec")
     request = request_from_args(AbRunRequest, args, spec=spec)
-    ack = request.i_understand_this_submits_jobs
-    require_ack(ack, "ab_run", dry_run=request.dry_run)  # before any target is touched
-    widening = widenings_from(args)
-
-    async def main() -> AbResult:
-        async with target_named(args.targets, spec.target) as target:
-            return await ops.ab_run(
-                args.workspace.resolve(),
-                spec,
-                target,
-                i_understand_this_submits_jobs=request.i_understand_this_submits_jobs,
-                dry_run=request.dry_run,
-                skip_known_good=request.skip_known_good,
-                progress=print_progress,
-                widening=widening,
-                versions=VERSIONS,
-            )
-
-    result = anyio.run(main)
+    run = partial(ops.ab_run, args.workspace.resolve(), spec)
+    result = experiment_run(args, request, "ab_run", lambda: target_named(args.targets, spec.target), run)
     print_result(args, result, ab_text)
     return 0
 

@@ -7,17 +7,18 @@ from __future__ import annotations
 import argparse
 import shlex
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
+from typing import Any
 
-import anyio
+from pydantic import BaseModel
 
 from redline.cli.common import (
     LOCAL,
-    VERSIONS,
     Subparsers,
     add_config_flag,
     command_actions,
-    print_progress,
+    experiment_run,
     print_result,
     target_named,
     widenings_from,
@@ -31,7 +32,7 @@ from redline.ops.campaign import plan as plan_ops
 from redline.ops.campaign import results
 from redline.ops.campaign import run as run_ops
 from redline.ops.campaign.report import campaign_report
-from redline.ops.request_base import Request, require_ack
+from redline.ops.request_base import Request
 from redline.ops.requests import (
     CampaignAggregateRequest,
     CampaignInitRequest,
@@ -92,47 +93,23 @@ def _plan(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     request = request_from_args(CampaignRunRequest, args)
-    ack = request.i_understand_this_submits_jobs
-    require_ack(ack, "campaign_run", dry_run=request.dry_run)  # before any target is touched
-    widening = widenings_from(args)
-
-    async def main() -> CampaignRunResult:
-        async with _target(args, request.target) as target:
-            return await run_ops.campaign_run(
-                args.campaign,
-                target,
-                i_understand_this_submits_jobs=request.i_understand_this_submits_jobs,
-                dry_run=request.dry_run,
-                progress=print_progress,
-                skip_known_good=request.skip_known_good,
-                widening=widening,
-                versions=VERSIONS,
-            )
-
-    result = anyio.run(main)
+    run = partial(run_ops.campaign_run, args.campaign)
+    result = experiment_run(args, request, "campaign_run", lambda: _target(args, request.target), run)
     print_result(args, result, run_text)
     return 1 if result.stopped_early else 0
 
 
-def _status(args: argparse.Namespace) -> int:
-    print_result(
-        args, results.campaign_status(args.campaign, request_from_args(CampaignStatusRequest, args)), status_text
-    )
-    return 0
+def _read(
+    operation: Callable[[Path, Any], BaseModel], request: type[Request], render: Callable[[Any], str]
+) -> Callable[[argparse.Namespace], int]:
+    """A campaign read as its command: the request from the flags, the answer printed (status, aggregate,
+    champion)."""
 
+    def run(args: argparse.Namespace) -> int:
+        print_result(args, operation(args.campaign, request_from_args(request, args)), render)
+        return 0
 
-def _aggregate(args: argparse.Namespace) -> int:
-    print_result(
-        args, results.campaign_aggregate(args.campaign, request_from_args(CampaignAggregateRequest, args)), table_text
-    )
-    return 0
-
-
-def _champion(args: argparse.Namespace) -> int:
-    print_result(
-        args, results.champion_select(args.campaign, request_from_args(ChampionSelectRequest, args)), champion_text
-    )
-    return 0
+    return run
 
 
 def _report(args: argparse.Namespace) -> int:
@@ -146,41 +123,6 @@ def _report(args: argparse.Namespace) -> int:
         ),
     )
     return 0
-
-
-_ACTIONS: list[tuple[str, type[Request], str, Callable[[argparse.Namespace], int], bool]] = [
-    ("init", CampaignInitRequest, "write a new campaign file from --spec (JSON)", _init, False),
-    (
-        "plan",
-        CampaignPlanRequest,
-        "every boot and bench command a run would do, after the gates; starts nothing",
-        _plan,
-        True,
-    ),
-    (
-        "run",
-        CampaignRunRequest,
-        "boot each cell once and bench it (needs --i-understand-this-submits-jobs)",
-        _run,
-        True,
-    ),
-    ("status", CampaignStatusRequest, "which cells are done, running or pending, and what to do next", _status, False),
-    (
-        "aggregate",
-        CampaignAggregateRequest,
-        "the table of cells x concurrencies with the focus metric",
-        _aggregate,
-        False,
-    ),
-    (
-        "champion",
-        ChampionSelectRequest,
-        "the champion under the SLA, or no improvement (always a DRAFT)",
-        _champion,
-        False,
-    ),
-    ("report", CampaignReportRequest, "write report.md and its PNG plots into the results folder", _report, False),
-]
 
 
 def _target(args: argparse.Namespace, requested: str) -> Target:
@@ -314,5 +256,47 @@ def champion_text(report: ChampionReport) -> str:
         lines += [f"  {c.cell:<24} {c.outcome:<15} {_n(c.score)}  {c.why}" for c in each.ranked]
     return "\n".join(lines)
 
+
+# ---- the actions ----------------------------------------------------------------------------------------------
+
+_ACTIONS: list[tuple[str, type[Request], str, Callable[[argparse.Namespace], int], bool]] = [
+    ("init", CampaignInitRequest, "write a new campaign file from --spec (JSON)", _init, False),
+    (
+        "plan",
+        CampaignPlanRequest,
+        "every boot and bench command a run would do, after the gates; starts nothing",
+        _plan,
+        True,
+    ),
+    (
+        "run",
+        CampaignRunRequest,
+        "boot each cell once and bench it (needs --i-understand-this-submits-jobs)",
+        _run,
+        True,
+    ),
+    (
+        "status",
+        CampaignStatusRequest,
+        "which cells are done, running or pending, and what to do next",
+        _read(results.campaign_status, CampaignStatusRequest, status_text),
+        False,
+    ),
+    (
+        "aggregate",
+        CampaignAggregateRequest,
+        "the table of cells x concurrencies with the focus metric",
+        _read(results.campaign_aggregate, CampaignAggregateRequest, table_text),
+        False,
+    ),
+    (
+        "champion",
+        ChampionSelectRequest,
+        "the champion under the SLA, or no improvement (always a DRAFT)",
+        _read(results.champion_select, ChampionSelectRequest, champion_text),
+        False,
+    ),
+    ("report", CampaignReportRequest, "write report.md and its PNG plots into the results folder", _report, False),
+]
 
 __all__ = ["champion_text", "plan_text", "register", "run_text", "status_text", "table_text"]

@@ -11,10 +11,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, TypeVar
 
+import anyio
 from pydantic import BaseModel
 
 from redline.cli.flags import add_request_flags, request_from_args
@@ -23,12 +24,14 @@ from redline.errors import InputError
 from redline.models import Widening, Widenings
 from redline.models.ladder import LadderStatus, NextStep, RungRow
 from redline.ops.evidence.versions import EngineVersions
-from redline.ops.request_base import Request
+from redline.ops.request_base import Request, require_ack
+from redline.ops.requests import ExperimentRunRequest
 from redline.server_config import read_widening, read_widenings
 from redline.targets import LocalTarget, Target, load_targets, open_target
 
 LOCAL = "local"  # at a terminal with no targets file, this host is the one target
 VERSIONS = EngineVersions()  # each target's engine version, asked once per process (a dry run's slow part)
+_R = TypeVar("_R")
 
 
 async def print_progress(fraction: float, text: str) -> None:
@@ -39,6 +42,26 @@ def print_result(args: argparse.Namespace, result: BaseModel, text: Callable[[An
     """The result as the CLI prints it: in its own words (its commands and flags, not the MCP tools'), as text or as
     one JSON object."""
     print(json.dumps(cli_json(result.model_dump(mode="json"))) if args.json else cli_words(text(result)))
+
+
+def experiment_run(
+    args: argparse.Namespace,
+    request: ExperimentRunRequest,
+    tool: str,
+    target: Callable[[], Target],
+    run: Callable[..., Awaitable[_R]],
+) -> _R:
+    """An experiment run from the command line, the one way (`redline campaign run`, `redline ab run`): refused
+    without the acknowledgement before any target is touched, then run on the target with the request's dry run and
+    known-good choice, the --config widening, progress printed and each engine's version asked once."""
+    require_ack(request.i_understand_this_submits_jobs, tool, dry_run=request.dry_run)
+    widening = widenings_from(args)
+
+    async def main() -> _R:
+        async with target() as on:
+            return await run(on, **request.run_args(), progress=print_progress, widening=widening, versions=VERSIONS)
+
+    return anyio.run(main)
 
 
 def target_named(targets: Path | None, name: str) -> Target:

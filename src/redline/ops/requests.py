@@ -320,6 +320,10 @@ class ExperimentRunRequest(Request):
         ),
     ] = False
 
+    def run_args(self) -> dict[str, bool]:
+        """What every experiment's run function takes of it, by name: the acknowledgement, dry_run, skip_known_good."""
+        return {name: getattr(self, name) for name in ExperimentRunRequest.model_fields}
+
 
 class CampaignRunRequest(ExperimentRunRequest):
     """Run the campaign: boot each cell once, bench it at every concurrency, write its verdict."""

@@ -84,23 +84,16 @@ def guard_arm(ref: str, base: ArmSummary, arm: ArmSummary, focus: str) -> ArmGua
     comparable field are refused, as the diff refuses them)."""
     errors = f"{len(arm.trials_failed)} trial(s) failed: {arm.trials_failed[0]}" if arm.trials_failed else None
     errors = errors if len(arm.trials_failed) > len(base.trials_failed) else None
+    which = {"arm": arm.arm, "against": base.arm, "errors": errors}
     if not base.points or not arm.points:
         why = f"not compared: {'the baseline arm' if not base.points else arm.arm} has no successful trial"
-        return ArmGuard(arm=arm.arm, against=base.arm, colour=None, why=why, errors=errors)
+        return ArmGuard(**which, colour=None, why=why)
     try:
         refuse_mismatch(match_points(points_of(base), points_of(arm))[0])
         found = compared(points_of(base), points_of(arm), focus, None)
     except InputError as exc:  # contexts that differ on a comparable field (a regime): the diff refuses them
-        return ArmGuard(arm=arm.arm, against=base.arm, colour=None, why=f"not compared: {exc}", errors=errors)
-    return ArmGuard(
-        arm=arm.arm,
-        against=base.arm,
-        colour=found.colour,
-        why=found.why,
-        regressed=found.regressed,
-        errors=errors,
-        points=found.points,
-    )
+        return ArmGuard(**which, colour=None, why=f"not compared: {exc}")
+    return ArmGuard(**which, colour=found.colour, why=found.why, regressed=found.regressed, points=found.points)
 
 
 def guard_on(guard: ArmGuard, workload: str | None) -> ArmGuard:

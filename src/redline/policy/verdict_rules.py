@@ -109,32 +109,34 @@ def _by_arm(ok: Sequence[TrialObservation], get: Callable[[TrialObservation], An
     return out
 
 
-def rule_matched_cache(ok: Sequence[TrialObservation]) -> RuleCheck:
-    return _matched(
+PREFIX_SHOWN = {None: "prefix caching at the engine default", True: "prefix caching on", False: "prefix caching off"}
+# The rules that hold where every trial ran alike in one respect: the rule, what a trial did, that respect read off
+# each trial, and the fix.
+_ALIKE: tuple[tuple[Rule, str, Callable[[TrialObservation], Any], str], ...] = (
+    (
         "matched_cache",
         "ran",
-        _by_arm(ok, lambda t: t.cache),
+        lambda t: t.cache,
         "a warm figure set against a cold one measures the warm-up; warm every arm up the same way",
-    )
-
-
-def rule_matched_graphs(ok: Sequence[TrialObservation]) -> RuleCheck:
-    return _matched(
+    ),
+    (
         "matched_graphs",
         "ran",
-        _by_arm(ok, lambda t: t.graphs),
+        lambda t: t.graphs,
         "an eager win only saves host overhead; run every arm eager or every arm with CUDA graphs",
-    )
-
-
-def rule_matched_prefix_caching(ok: Sequence[TrialObservation]) -> RuleCheck:
-    shown = {None: "prefix caching at the engine default", True: "prefix caching on", False: "prefix caching off"}
-    return _matched(
+    ),
+    (
         "matched_prefix_caching",
         "ran with",
-        _by_arm(ok, lambda t: shown[t.prefix_caching]),
+        lambda t: PREFIX_SHOWN[t.prefix_caching],
         "a prefix-cache replay can manufacture a win; set enable_prefix_caching the same in every arm",
-    )
+    ),
+)
+
+
+def rules_matched(ok: Sequence[TrialObservation]) -> list[RuleCheck]:
+    """matched_cache, matched_graphs, matched_prefix_caching: every trial alike in each."""
+    return [_matched(rule, what, _by_arm(ok, get), fix) for rule, what, get, fix in _ALIKE]
 
 
 def rule_same_workload(ok: Sequence[TrialObservation]) -> RuleCheck:
@@ -207,9 +209,7 @@ def check_rules(
     checks = [
         rule_same_node(ok),
         rule_min_trials(arms, ok, min_trials),
-        rule_matched_cache(ok),
-        rule_matched_graphs(ok),
-        rule_matched_prefix_caching(ok),
+        *rules_matched(ok),
         rule_same_workload(ok),
         rule_metric_isolated(claim, metric, ok),
         rule_named_baseline(baseline, arms),

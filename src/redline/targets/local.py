@@ -109,8 +109,7 @@ class LocalTarget(PosixTarget):
     async def _read_stats(self, pid: int | None) -> str:
         if pid is not None:
             return _read_stat(f"/proc/{pid}/stat")
-        names = (n for n in os.listdir("/proc") if n.isdigit())
-        return "".join(_read_stat(f"/proc/{n}/stat") for n in names)
+        return "".join([_read_stat(f"/proc/{n}/stat") for n in os.listdir("/proc") if n.isdigit()])
 
     async def _signal_group(self, pgid: int, sig: signal.Signals) -> None:
         _killpg(pgid, sig)

@@ -290,9 +290,10 @@ class PosixTarget(Target):
     async def _group_pids(self, loc: PosixLocator) -> set[int]:
         """Live (not zombie) pids of the group, or none if the pgid now names another group."""
         stats = parse_stats(await self._read_stats(None))
-        if any(s.pid == loc.pid and not _is_leader(s, loc) for s in stats):
+        ours = [s for s in stats if s.pid == loc.pid or s.pgid == loc.pgid]  # the leader's pid and the group's
+        if any(s.pid == loc.pid and not _is_leader(s, loc) for s in ours):
             return set()
-        return {s.pid for s in stats if _in_group(s, loc)}
+        return {s.pid for s in ours if _in_group(s, loc)}
 
     async def _drain(self, loc: PosixLocator, timeout_s: float) -> tuple[set[int], set[int]]:
         """Poll the group until it is empty or timeout_s passes: (every pid seen, pids left)."""

@@ -26,6 +26,7 @@ from redline.ops.ladder import ceiling as ladder_ceiling
 from redline.ops.ladder import plan as ladder_tools
 from redline.ops.ladder import record as ladder_record
 from redline.ops.measured_boot import run_benches, server_record, stop_left_servers
+from redline.ops.predict.recorded import record_written
 from redline.ops.request_base import require_ack
 from redline.ops.session import Boot, Progress, ServeSession, say
 from redline.policy.workload import Bench
@@ -105,7 +106,7 @@ async def rung_run(
     boot_unit(f"rung-{len(state.rungs) + 1}")  # a target that names its jobs (slurm) says which rung each is
     boot = await session.boot(config, state.boot_deadline_s)
     rung, updated = await _record_rung(ladder, session, boot, config, replay, shape, workspace)
-    updated = await _learn_compile_cache(ladder, updated, target)
+    updated = await _learn_compile_cache(ladder, updated, target, workspace)
     await say(progress, 1.0, f"rung {rung.index}: {rung.status}")
     return RungOutcome(rung=rung, next=await off_loop(ladder_tools.next_of, ladder, updated))
 
@@ -116,12 +117,16 @@ async def _fill_from_target(ladder: Path, state: Ladder, target: Target) -> None
         await off_loop(set_host, ladder, await target.host_info())
 
 
-async def _learn_compile_cache(ladder: Path, state: Ladder, target: Target) -> Ladder:
+async def _learn_compile_cache(ladder: Path, state: Ladder, target: Target, workspace: Path | None) -> Ladder:
     """Whether a deployment on the target keeps its compile cache, learnt with the first rung recorded (a boot the
-    ladder refuses writes nothing)."""
+    ladder refuses writes nothing); the ladder as written kept in the workspace's recorded boots, so no plan reads
+    it again."""
     if state.deployment_compile_cache is not None:
         return state
-    return await off_loop(set_deployment_compile_cache, ladder, target.compile_cache_persists)
+    learned = await off_loop(set_deployment_compile_cache, ladder, target.compile_cache_persists)
+    if workspace is not None:
+        record_written(workspace, ladder, learned)
+    return learned
 
 
 async def _check_rung(ladder: Path, state: Ladder, session: ServeSession, config: ServeConfig) -> None:

@@ -109,19 +109,13 @@ def predict_config(q: Question, boots: Boots) -> MemoryPrediction:
     return found.model_copy(update={"warnings": [*warnings, *found.warnings]}) if warnings else found
 
 
+# The serve knobs memory_predict takes as fields of its own, each named as the serve config names it.
+SERVE_KNOBS = tuple(sorted(ServeConfig.model_fields.keys() & MemoryPredictRequest.model_fields.keys()))
+
+
 def _serve(r: MemoryPredictRequest) -> ServeConfig:
     flags = [f"--kv-cache-memory-bytes={r.kv_cache_memory_bytes}"] if r.kv_cache_memory_bytes else []
-    return ServeConfig(
-        model=r.model,
-        max_model_len=r.max_model_len,
-        max_num_batched_tokens=r.max_num_batched_tokens,
-        max_num_seqs=r.max_num_seqs,
-        gpu_memory_utilization=r.gpu_memory_utilization,
-        kv_cache_dtype=r.kv_cache_dtype,
-        enforce_eager=r.enforce_eager,
-        tensor_parallel_size=r.tensor_parallel_size,
-        extra_flags=flags,
-    )
+    return ServeConfig(**{knob: getattr(r, knob) for knob in SERVE_KNOBS}, extra_flags=flags)
 
 
 def _gpu(r: MemoryPredictRequest) -> GpuSpec | None:
