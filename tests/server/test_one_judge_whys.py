@@ -132,21 +132,7 @@ async def test_a_bench_s_tpot_under_the_floor_is_flagged_and_never_claimed_on(en
         FAKE_VLLM_BOOTS_FILE=str(env.root / "ab-boots.txt"),
         FAKE_VLLM_ODD_TPOT_AT="2",  # the second boot: arm b's first trial
     )
-    serve = {"model": str(env.workspace / "models" / "llama8b"), "max_model_len": 4096, "port": env.port}
-    spec = {
-        "name": "odd",
-        "target": "local",
-        "baseline": "a",
-        "claim": "latency",
-        "arms": [
-            {"name": "a", "serve": serve | {"max_num_batched_tokens": 2048}},
-            {"name": "b", "serve": serve | {"max_num_batched_tokens": 8192}},
-        ],
-        "workload": {"input_len": 128, "output_len": 16},
-        "concurrencies": [4],
-        "trials": 3,
-        "warmup_requests": 0,
-    }
+    spec = ab_spec(env.port) | {"name": "odd", "claim": "latency"}
     async with Client(build_server(env.config)) as client:
         job = await call(client, "ab_run", spec=spec, i_understand_this_submits_jobs=True, wait_s=120)
     ab = job["result"]
