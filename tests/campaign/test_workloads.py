@@ -305,8 +305,8 @@ def test_under_each_every_workload_keeps_its_own_answer_even_where_one_has_nothi
 def test_a_search_across_workloads_climbs_the_gain_the_champion_ranks_by(combine: object, expected: object) -> None:
     c = campaign(**NAMED, combine=combine, search={"method": "model"})
     verdicts = {v.cell: v for v in CELLS}
-    found = scores(c, "base", verdicts)
     report = select(c, list(verdicts), "base", verdicts)
+    found = scores(report, verdicts)
     assert found["base"] == 1.0  # the baseline: no gain over itself
     for cell in report.ranked:  # the search's score and the champion's ranking are one figure
         if cell.cell != "base":
@@ -320,4 +320,24 @@ def test_a_search_across_workloads_climbs_the_gain_the_champion_ranks_by(combine
 def test_a_search_across_workloads_has_no_score_while_the_baseline_has_none_on_one() -> None:
     c = campaign(**NAMED, combine="all", search={"method": "model"})
     verdicts = {v.cell: v for v in CELLS[1:]}  # the baseline not booted yet
-    assert scores(c, "base", verdicts) == dict.fromkeys(verdicts)
+    assert scores(select(c, list(verdicts), "base", verdicts), verdicts) == dict.fromkeys(verdicts)
+
+
+def test_a_cell_the_champion_holds_back_by_a_guard_has_no_score_so_the_search_s_best_is_the_champion() -> None:
+    """The search scores off the champion's own report: the cell with the best throughput whose TPOT is three times
+    the baseline's (RED) is mixed, never crowned, so it scores nothing, on one workload or across two."""
+    tpot = {"median_tpot_ms": {1: 10.0, 8: 10.0}}
+    slow = {"median_tpot_ms": {1: 30.0, 8: 30.0}}
+    one = [verdict("base", {1: 50, 8: 100}, extra=tpot), verdict("a", {1: 55, 8: 110}, extra=tpot)]
+    one.append(verdict("b", {1: 60, 8: 120}, extra=slow))
+    both = [
+        two("base", {1: 50, 8: 100}, {1: 20, 8: 40}, extra=tpot),
+        two("a", {1: 55, 8: 110}, {1: 22, 8: 44}, extra=tpot),
+    ]
+    both.append(two("b", {1: 60, 8: 120}, {1: 24, 8: 48}, extra=slow))
+    for c, cells in ((campaign(), one), (campaign(**NAMED, combine="all"), both)):
+        verdicts = {v.cell: v for v in cells}
+        report = select(c, list(verdicts), "base", verdicts)
+        found = scores(report, verdicts)
+        assert {r.cell: r.outcome for r in report.ranked}["b"] == "mixed" and found["b"] is None
+        assert report.champion == "a" == max((n for n in found if found[n] is not None), key=lambda n: found[n] or 0)

@@ -14,43 +14,36 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import UTC, datetime
 
-from redline.ledger.campaign_file import read_boots
 from redline.ledger.search_file import read_search_log, write_search_log
-from redline.models.campaign import Campaign
 from redline.models.campaign_plan import CampaignPlan
-from redline.models.campaign_results import CellVerdict
+from redline.models.campaign_results import CellVerdict, ChampionReport
 from redline.models.search import ProposalRecord, SearchLog, SearchState
-from redline.ops.campaign.noise import campaign_boots
+from redline.ops.campaign.noise import campaign_boots, champion_of
 from redline.ops.campaign.replicates import replicate_owed
-from redline.ops.campaign_read import Loaded
+from redline.ops.campaign_read import Boots, Loaded
 from redline.ops.experiment.run import Stop
 from redline.policy import search as policy
 from redline.policy.boots import campaign_band
-from redline.policy.noise import Band
-from redline.policy.ranking import cell_sample
-from redline.policy.workload_champion import select
 
 
-def score_of(campaign: Campaign, verdict: CellVerdict) -> float | None:
-    """A cell's score as the champion ranks it, signed so that higher is better; None for a red or unranked cell."""
-    sample, _ = cell_sample(campaign, verdict) if verdict.verdict == "green" else (None, None)
-    if sample is None or sample.mean is None:
-        return None
-    return -sample.mean if campaign.focus == "latency" else sample.mean
-
-
-def scores(campaign: Campaign, baseline: str, verdicts: dict[str, CellVerdict]) -> dict[str, float | None]:
-    """Each measured cell's score, higher better. Across several workloads: 1 plus the gain over the baseline that the
-    champion's combine rule ranks it by (policy/workload_champion: the smallest for all, the weighted mean for
-    weights), so the search climbs what the champion will be chosen by; None for a cell not ranked on every
-    workload, and for every cell while the baseline is not."""
-    if campaign.workloads is None:
-        return {n: score_of(campaign, v) for n, v in verdicts.items()}
-    base = verdicts.get(baseline)
-    if base is None or any(score_of(campaign, base.of_workload(w)) is None for w in campaign.workloads):
+def scores(report: ChampionReport, verdicts: Mapping[str, CellVerdict]) -> dict[str, float | None]:
+    """Each measured cell's score, higher better, read off the champion's own report (ops/campaign/noise.py
+    champion_of: every cell over its boots, by the band champion_select judges by), so the search climbs what the
+    champion is chosen by. One workload: the focus figure the cell is ranked by. Several: 1 plus the gain over the
+    baseline that the champion's combine rule ranks it by (policy/combine.py: the smallest for all, the weighted mean
+    for weights); None for every cell while the baseline is not ranked on every workload. None for a red or unranked
+    cell, and for one the champion holds back by a guard on any workload (mixed: a win on the score with a figure
+    worse beyond the noise), which is never crowned: the search's best is a cell the champion could name."""
+    ranked = {c.cell: c for c in [*report.ranked, *(c for g in report.other_regimes for c in g.cells)]}
+    held = {c.cell for r in report.workloads or [report] for c in r.ranked if c.outcome == "mixed"}
+    if not report.workloads:
+        sign = -1.0 if report.direction == "lower" else 1.0
+        figures = {n: c.score for n, c in ranked.items() if n not in held}
+        return {n: None if (f := figures.get(n)) is None else sign * f for n in verdicts}
+    if report.outcome == "no_baseline":
         return dict.fromkeys(verdicts)
-    gains = {c.cell: c.delta_pct for c in select(campaign, list(verdicts), baseline, verdicts).ranked}
-    return {n: 1.0 if n == baseline else None if (g := gains.get(n)) is None else 1 + g / 100 for n in verdicts}
+    gains = {n: c.delta_pct for n, c in ranked.items() if n not in held}
+    return {n: 1.0 if n == report.baseline else None if (g := gains.get(n)) is None else 1 + g / 100 for n in verdicts}
 
 
 def candidates(plan: CampaignPlan, verdicts: Mapping[str, CellVerdict]) -> list[policy.Candidate]:
@@ -64,8 +57,7 @@ def candidates(plan: CampaignPlan, verdicts: Mapping[str, CellVerdict]) -> list[
     ]
 
 
-def _measured(loaded: Loaded, baseline: str, verdicts: dict[str, CellVerdict]) -> dict[str, policy.Measured]:
-    score = scores(loaded.campaign, baseline, verdicts)
+def _measured(verdicts: dict[str, CellVerdict], score: Mapping[str, float | None]) -> dict[str, policy.Measured]:
     return {
         n: policy.Measured(score[n], gpu_s=v.wall_s * max(v.context.hardware.gpu_count, 1)) for n, v in verdicts.items()
     }
@@ -77,20 +69,20 @@ def _history(log: SearchLog, verdicts: dict[str, CellVerdict]) -> list[str]:
     return [n for n in verdicts if n not in logged] + [c for c in logged if c is not None]
 
 
-def _next(
-    loaded: Loaded, plan: CampaignPlan, log: SearchLog, verdicts: dict[str, CellVerdict], band: Band
-) -> ProposalRecord:
+def _next(loaded: Loaded, plan: CampaignPlan, log: SearchLog, boots: Boots) -> ProposalRecord:
     """The cell to boot now (a step killed before its verdict first), or the stop."""
+    verdicts = boots.verdicts
     last = log.steps[-1] if log.steps else None
     if last is not None and last.cell is not None and last.cell not in verdicts:
         return last
     spec = loaded.campaign.search
     assert spec is not None  # only a campaign with search: is searched
     infeasible = {c.name: c.predicted.why for c in plan.cells if c.predicted and c.predicted.feasible == "no"}
+    band = campaign_band(loaded.campaign, verdicts, boots.replicates, boots.earlier)  # the champion's own
     found = policy.propose(
         candidates(plan, verdicts),
         plan.baseline,
-        _measured(loaded, plan.baseline, verdicts),
+        _measured(verdicts, scores(champion_of(loaded, boots), verdicts)),
         _history(log, verdicts),
         spec,
         band=band.pct / 100,
@@ -119,14 +111,12 @@ class Search:
         """The cell to boot now (a proposal killed before its verdict first), or why the search stops. A search that
         stopped stays stopped while its stop holds; given a larger budget (or more patience) it goes on."""
         boots = campaign_boots(self.loaded)
-        verdicts, replicates = boots.verdicts, boots.replicates
         last = self.log.steps[-1] if self.log.steps else None
-        if last is not None and last.cell in verdicts and last.measured is None:  # what the last proposal measured
-            measured = scores(self.loaded.campaign, self.plan.baseline, verdicts)[last.cell]
-            if measured is not None:  # a red cell measured no score
+        if last is not None and last.cell in boots.verdicts and last.measured is None:  # what it measured
+            measured = scores(champion_of(self.loaded, boots), boots.verdicts)[last.cell]
+            if measured is not None:  # a red cell, or one held back by a guard, measured no score
                 self._write([*self.log.steps[:-1], last.model_copy(update={"measured": measured})])
-        band = campaign_band(self.loaded.campaign, verdicts, replicates, boots.earlier)  # the champion's own
-        step = _next(self.loaded, self.plan, self.log, verdicts, band)
+        step = _next(self.loaded, self.plan, self.log, boots)
         if step.cell is None:
             if self.log.stopped != step.why:
                 self._write([*self.log.steps, step], stopped=step.why)
@@ -142,7 +132,8 @@ def search_state(loaded: Loaded, plan: CampaignPlan) -> SearchState:
     spec = loaded.campaign.search
     assert spec is not None  # only a campaign with search: is searched
     log = read_search_log(loaded.results, loaded.names) or SearchLog(campaign=loaded.campaign.name)
-    verdicts, replicates = read_boots(loaded.results, loaded.names)
+    boots = campaign_boots(loaded)
+    verdicts = boots.verdicts
     return SearchState(
         budget_boots=spec.budget_boots,
         budget_gpu_s=spec.budget_gpu_s,
@@ -150,19 +141,13 @@ def search_state(loaded: Loaded, plan: CampaignPlan) -> SearchState:
         gpu_s=round(sum(v.wall_s * v.context.hardware.gpu_count for v in verdicts.values()), 2),
         proposals=log.steps,
         stopped=log.stopped,
-        resume=_resume(loaded, plan, log, verdicts, replicates),
+        resume=_resume(loaded, plan, log, boots),
     )
 
 
-def _resume(
-    loaded: Loaded,
-    plan: CampaignPlan,
-    log: SearchLog,
-    verdicts: dict[str, CellVerdict],
-    replicates: dict[str, list[CellVerdict]],
-) -> str:
+def _resume(loaded: Loaded, plan: CampaignPlan, log: SearchLog, boots: Boots) -> str:
     last = log.steps[-1] if log.steps else None
-    if last is not None and last.cell is not None and last.cell not in verdicts:
+    if last is not None and last.cell is not None and last.cell not in boots.verdicts:
         return f"boots {last.cell} again: step {last.step} proposed it and has no verdict (its run was stopped)"
     initial = loaded.campaign.search.initial if loaded.campaign.search else 0
     if log.stopped is None:  # as the run: the best booted again once the opening cells are judged
@@ -171,12 +156,11 @@ def _resume(
         owed = replicate_owed(loaded, plan.baseline, 2)
     if owed is not None:
         return f"boots {owed[0]} again (its boot {owed[1]}): the noise band is measured between the top cells' boots"
-    band = campaign_band(loaded.campaign, verdicts, replicates, campaign_boots(loaded).earlier)
-    step = _next(loaded, plan, log, verdicts, band)
+    step = _next(loaded, plan, log, boots)
     if step.cell is not None:
         again = f" (it had stopped: {log.stopped}; its spec now allows more)" if log.stopped is not None else ""
         return f"proposes {step.cell}: {step.why}{again}"
     return f"boots nothing: it stopped ({step.why})" if log.stopped is not None else f"stops: {step.why}"
 
 
-__all__ = ["Search", "candidates", "score_of", "scores", "search_state"]
+__all__ = ["Search", "candidates", "scores", "search_state"]
