@@ -52,7 +52,7 @@ def next_hint(
         )
     if pending:
         return f"call campaign_run{_ack(dry_run)}: {len(pending)} cells to run, from {pending[0]!r}"
-    if (owed := replicate_owed(loaded, loaded.baseline, 2)) is not None:
+    if (owed := replicate_owed(loaded, 2)) is not None:
         return (
             f"call campaign_run{_ack(dry_run)}: it boots {owed[0]} again (its boot {owed[1]}), so the noise band is "
             "measured between boots"

@@ -5,21 +5,22 @@ campaign_band), not assumed. Read from the verdicts on disk, so a plan, a status
 from __future__ import annotations
 
 from redline.ledger.campaign_file import read_boots
+from redline.ops.campaign.noise import campaign_boots, champion_of
 from redline.ops.campaign_read import Loaded
-from redline.policy.workload_champion import select, top_cells
+from redline.policy.workload_champion import top_cells
 
 
-def replicate_owed(loaded: Loaded, baseline: str, top: int, judged: int = 0) -> tuple[str, int] | None:
-    """The next boot one of the `top` cells the champion ranks first owes (the cell, which of its boots: 2 and on);
-    None where none owes one (replicates: 0, or the top two's all booted), or fewer than `judged` cells have a
-    verdict."""
+def replicate_owed(loaded: Loaded, top: int, judged: int = 0) -> tuple[str, int] | None:
+    """The next boot one of the `top` cells the champion ranks first owes (the cell, which of its boots: 2 and on),
+    ranked by the champion's own report (ops/campaign/noise.py champion_of); None where none owes one (replicates:
+    0, or the top two's all booted), or fewer than `judged` cells have a verdict."""
     campaign = loaded.campaign
-    verdicts, replicates = read_boots(loaded.results, loaded.names)
+    boots = campaign_boots(loaded)
+    replicates = boots.replicates
     booted = sum(len(r) for r in replicates.values())
-    if not campaign.replicates or len(verdicts) < max(judged, 1) or booted >= 2 * campaign.replicates:
+    if not campaign.replicates or len(boots.verdicts) < max(judged, 1) or booted >= 2 * campaign.replicates:
         return None  # at most the top two's: a ranking the replicates reorder does not boot a third cell again
-    report = select(campaign, loaded.names, baseline, verdicts, replicates=replicates)
-    for cell in top_cells(report, top):
+    for cell in top_cells(champion_of(loaded, boots), top):
         booted = 1 + len(replicates.get(cell, []))
         if booted <= campaign.replicates:
             return cell, booted + 1

@@ -97,7 +97,7 @@ class Cells:
         return self.replicate(top=2) or self.stopped
 
     def replicate(self, top: int, judged: int = 0) -> Unit | None:
-        owed = replicate_owed(self.loaded, self.plan.baseline, top, judged)
+        owed = replicate_owed(self.loaded, top, judged)
         return self.unit(*owed) if owed is not None else None
 
     def benches(self, unit: Unit) -> list[Bench]:

@@ -151,9 +151,9 @@ def _resume(loaded: Loaded, plan: CampaignPlan, log: SearchLog, boots: Boots) ->
         return f"boots {last.cell} again: step {last.step} proposed it and has no verdict (its run was stopped)"
     initial = loaded.campaign.search.initial if loaded.campaign.search else 0
     if log.stopped is None:  # as the run: the best booted again once the opening cells are judged
-        owed = replicate_owed(loaded, plan.baseline, 1, initial)
+        owed = replicate_owed(loaded, 1, initial)
     else:  # then the top two's
-        owed = replicate_owed(loaded, plan.baseline, 2)
+        owed = replicate_owed(loaded, 2)
     if owed is not None:
         return f"boots {owed[0]} again (its boot {owed[1]}): the noise band is measured between the top cells' boots"
     step = _next(loaded, plan, log, boots)
