@@ -69,8 +69,10 @@ def _history(log: SearchLog, verdicts: dict[str, CellVerdict]) -> list[str]:
     return [n for n in verdicts if n not in logged] + [c for c in logged if c is not None]
 
 
-def _next(loaded: Loaded, plan: CampaignPlan, log: SearchLog, boots: Boots) -> ProposalRecord:
-    """The cell to boot now (a step killed before its verdict first), or the stop."""
+def _next(
+    loaded: Loaded, plan: CampaignPlan, log: SearchLog, boots: Boots, score: Mapping[str, float | None]
+) -> ProposalRecord:
+    """The cell to boot now (a step killed before its verdict first), or the stop; `score`: each booted cell's."""
     verdicts = boots.verdicts
     last = log.steps[-1] if log.steps else None
     if last is not None and last.cell is not None and last.cell not in verdicts:
@@ -82,7 +84,7 @@ def _next(loaded: Loaded, plan: CampaignPlan, log: SearchLog, boots: Boots) -> P
     found = policy.propose(
         candidates(plan, verdicts),
         plan.baseline,
-        _measured(verdicts, scores(champion_of(loaded, boots), verdicts)),
+        _measured(verdicts, score),
         _history(log, verdicts),
         spec,
         band=band.pct / 100,
@@ -111,12 +113,12 @@ class Search:
         """The cell to boot now (a proposal killed before its verdict first), or why the search stops. A search that
         stopped stays stopped while its stop holds; given a larger budget (or more patience) it goes on."""
         boots = campaign_boots(self.loaded)
+        score = scores(champion_of(self.loaded, boots), boots.verdicts)
         last = self.log.steps[-1] if self.log.steps else None
         if last is not None and last.cell in boots.verdicts and last.measured is None:  # what it measured
-            measured = scores(champion_of(self.loaded, boots), boots.verdicts)[last.cell]
-            if measured is not None:  # a red cell, or one held back by a guard, measured no score
+            if (measured := score[last.cell]) is not None:  # a red cell, or one held back by a guard: no score
                 self._write([*self.log.steps[:-1], last.model_copy(update={"measured": measured})])
-        step = _next(self.loaded, self.plan, self.log, boots)
+        step = _next(self.loaded, self.plan, self.log, boots, score)
         if step.cell is None:
             if self.log.stopped != step.why:
                 self._write([*self.log.steps, step], stopped=step.why)
@@ -156,7 +158,7 @@ def _resume(loaded: Loaded, plan: CampaignPlan, log: SearchLog, boots: Boots) ->
         owed = replicate_owed(loaded, 2)
     if owed is not None:
         return f"boots {owed[0]} again (its boot {owed[1]}): the noise band is measured between the top cells' boots"
-    step = _next(loaded, plan, log, boots)
+    step = _next(loaded, plan, log, boots, scores(champion_of(loaded, boots), boots.verdicts))
     if step.cell is not None:
         again = f" (it had stopped: {log.stopped}; its spec now allows more)" if log.stopped is not None else ""
         return f"proposes {step.cell}: {step.why}{again}"
