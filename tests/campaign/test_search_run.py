@@ -67,8 +67,9 @@ async def test_a_search_across_two_workloads_finds_the_cell_the_champion_crowns_
     assert log is not None and log.steps[0].measured == 1.0  # the baseline: no gain over itself, on every workload
     champion = champion_select(path)
     assert champion.combine == "all" and champion.champion is not None
-    best = max((s for s in log.steps if s.measured is not None), key=lambda s: s.measured or 0.0)
-    assert best.cell == champion.champion  # the cell the search scored best is the one crowned across workloads
+    top = max(s.measured for s in log.steps if s.measured is not None)
+    best = {s.cell for s in log.steps if s.measured == top}  # seqs 64 and 128 tie exactly: the fake ignores seqs
+    assert champion.champion in best  # a cell the search scored best is the one crowned across workloads
     assert verdicts[champion.champion].levers["max_num_batched_tokens"] == 32768
     assert fake_servers(fake.port) == [] and wait_until_gone(fake.root) == []
 
