@@ -41,7 +41,10 @@ def test_the_cold_climb_proved_its_ceiling_in_two_boots(ladder: Ladder) -> None:
 def test_each_rung_is_what_its_own_boot_log_says(ladder: Ladder, index: int) -> None:
     rung = ladder.rungs[index - 1]
     log = parse_boot_log((CLIMB / rung.log_file).read_text())
-    assert (log.max_model_len, log.max_num_batched_tokens) == (rung.serve.max_model_len, rung.serve.max_num_batched_tokens)
+    assert (log.max_model_len, log.max_num_batched_tokens) == (
+        rung.serve.max_model_len,
+        rung.serve.max_num_batched_tokens,
+    )
     assert (log.kv_cache_tokens, log.compile_cache) == (rung.signals.kv_cache_tokens, rung.signals.compile_cache)
     assert log.memory.peak_activation_gib == rung.signals.memory.peak_activation_gib
 
