@@ -102,12 +102,17 @@ async def test_a_host_without_nvidia_smi_says_so_in_each_trial(fake: Fake, monke
 async def test_where_the_host_has_dcgm_each_bench_also_keeps_its_dram_and_sm_active(
     fake: Fake, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Both tools here take longer to write their first row than the bench takes (4 s, 3 s): each bench starts once
+    they have, so none is missed (a busy CI host once stopped them before their first row, and the bench had none)."""
     monkeypatch.setenv("PATH", f"{DCGM_BIN}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("FAKE_GPU_SLOW_START", "4")
+    monkeypatch.setenv("FAKE_DCGM_SLOW_START", "4")
     loaded, cell = await _green(fake)
     for result in cell.results:
         (trial,) = result.repeats
         t = trial.telemetry
-        assert t is not None and t.dcgm_file == f"bench-c{result.concurrency}.dcgm.txt"
+        assert t is not None, {c.check: c.said for c in trial.checks}["gpu"]
+        assert t.dcgm_file == f"bench-c{result.concurrency}.dcgm.txt"
         (gpu,) = t.gpus
         assert (gpu.sm_active_pct, gpu.dram_active_pct, gpu.memory_busy_pct) == (61.2, 35.8, 41)
         kept = (loaded.results / "cells" / cell.cell / t.dcgm_file).read_text()

@@ -4,6 +4,7 @@ line (repeated every 14 rows), then a row per GPU every MS, `GPU <id>` in 10 col
 decimals in 13, until it is killed.
 
 FAKE_DCGM_ROW: the two values each row prints (default "0.612 0.358"; "N/A N/A" for a field with none).
+FAKE_DCGM_SLOW_START: seconds it takes before its first line: a tool slow to start on a busy host.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ def main(args: list[str]) -> int:
     values = os.environ.get("FAKE_DCGM_ROW", "0.612 0.358").split()
     header = f"{'#Entity':<10}" + "".join(f"{SHORT[f]:<{WIDTH + 2}}" for f in fields)
     units = f"{'ID':<10}" + "".join(f"{'':<{WIDTH + 2}}" for _ in fields)
+    time.sleep(float(os.environ.get("FAKE_DCGM_SLOW_START", "0")))
     rows = 0
     while True:
         if rows % 14 == 0:

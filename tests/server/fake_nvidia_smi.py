@@ -14,6 +14,8 @@ FAKE_GPU_SICK_ONCE: `FOLDER` or `FOLDER:N`: only the Nth (default 1st) sampler F
     takes the next number by creating FOLDER/<k>), so one bench of one cell is.
 FAKE_GPU_OLD_DRIVER=1: the clock event reasons answer only to their old name (clocks_throttle_reasons.active), as a
     driver before 535 names them; the new name is an invalid field, as there.
+FAKE_GPU_SLOW_START: seconds a sampler (-lms) takes before its first row, file and all: a tool slow to start on a busy
+    host.
 """
 
 from __future__ import annotations
@@ -77,6 +79,8 @@ def main(args: list[str]) -> int:
     health = any(f.startswith("clocks_") and f.endswith("reasons.active") for f in fields)  # the health sampler's
     marked = bool(health and file and mark and mark in os.path.basename(file))
     ill = marked and _first(os.environ.get("FAKE_GPU_SICK_ONCE"))
+    if interval is not None:
+        time.sleep(float(os.environ.get("FAKE_GPU_SLOW_START", "0")))
     out = open(file, "a") if file else sys.stdout  # noqa: SIM115 - open until killed
     rows = 0
     while True:

@@ -25,16 +25,17 @@ from redline.targets import ServerHandle, Target
 from redline.targets.base import PosixLocator
 
 NO_TOOL = 3
+FIRST_ROW_S = 10
 START = (
     f"command -v nvidia-smi >/dev/null 2>&1 || exit {NO_TOOL}\n"
     f'nvidia-smi --query-compute-apps={",".join(policy.APPS_QUERY)} --format=csv,noheader,nounits > "$1.apps" '
     "2>/dev/null\n"
     f'timeout "$2" nvidia-smi --query-gpu={",".join(policy.QUERY)} --format=csv,noheader,nounits -lms "$3" '
     '-f "$1" >/dev/null 2>&1 &\n'
-    'echo $! > "$1.pid"\n'
+    'S=$!; echo $S > "$1.pid"; D=\n'
     "if command -v dcgmi >/dev/null 2>&1; then\n"
     f'  timeout "$2" dcgmi dmon -e {",".join(map(str, dcgm.FIELDS))} -d "$3" > "$4" 2>&1 &\n'
-    '  echo $! >> "$1.pid"\n'
+    '  D=$!; echo $D >> "$1.pid"\n'
     "fi\n"
     # GPU health (policy/gpu_health.py): a row before the bench, one every HEALTH_MS while it runs (the clock event
     # reasons under their new name, else their old one), the kernel log's XID count where the host lets it be read
@@ -49,6 +50,14 @@ START = (
     '  echo $! >> "$1.pid"\n'
     "fi\n"
     "x=$(dmesg 2>/dev/null) && printf '%s\\n' \"$x\" | grep -c 'NVRM: Xid' > \"$1.xid\"\n"
+    # the bench starts once each sampler wrote its first row or ended (FIRST_ROW_S at most): a tool slow to start on a
+    # busy host would otherwise miss a short bench whole
+    "i=0\n"
+    f'while [ "$i" -lt {FIRST_ROW_S * 20} ]; do\n'
+    '  { [ -s "$1" ] || ! kill -0 $S 2>/dev/null; } && '
+    '{ [ -z "$D" ] || grep -q "^GPU" "$4" 2>/dev/null || ! kill -0 $D 2>/dev/null; } && break\n'
+    "  sleep 0.05; i=$((i + 1))\n"
+    "done\n"
     "exit 0\n"
 )
 # The samplers stopped and gone (their last rows written, 2 s at most), the health row after the bench and the XIDs
@@ -123,10 +132,10 @@ class GpuSampler:
             return None, {}, sampling.why
         try:
             listed = await self.target.run(["sh", "-c", STOP, "sh", sampling.path], timeout_s=30, server=handle)
-            samples = await self.target.read_text(sampling.path)
             apps = await self.target.read_text(sampling.path + ".apps")
         except (CommandTimeout, TargetPathError) as exc:
             return None, {}, f"the samples could not be read ({exc})"
+        samples = await self._text(sampling.path) or ""  # none where the sampler was stopped before its first row
         group = handle.locator.pgid if isinstance(handle.locator, PosixLocator) else None
         others = policy.others_of(apps, policy.process_groups(listed.stdout), group)
         name = posixpath.basename(sampling.path)
