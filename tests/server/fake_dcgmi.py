@@ -5,6 +5,7 @@ decimals in 13, until it is killed.
 
 FAKE_DCGM_ROW: the two values each row prints (default "0.612 0.358"; "N/A N/A" for a field with none).
 FAKE_DCGM_SLOW_START: seconds it takes before its first line: a tool slow to start on a busy host.
+FAKE_DCGM_NO_ENGINE=1: it ends at once, as dcgmi does where no DCGM host engine runs.
 """
 
 from __future__ import annotations
@@ -21,6 +22,10 @@ def main(args: list[str]) -> int:
     if args[:1] != ["dmon"]:
         print("fake dcgmi: only dmon", file=sys.stderr)
         return 2
+    if os.environ.get("FAKE_DCGM_NO_ENGINE") == "1":
+        print("Error: unable to establish a connection to the specified host: localhost", file=sys.stderr)
+        print("Error: Unable to connect to host engine. Host engine connection invalid/disconnected.", file=sys.stderr)
+        return 1
     fields = args[args.index("-e") + 1].split(",")
     delay = int(args[args.index("-d") + 1]) / 1000
     values = os.environ.get("FAKE_DCGM_ROW", "0.612 0.358").split()

@@ -52,11 +52,11 @@ START = (
     "x=$(dmesg 2>/dev/null) && printf '%s\\n' \"$x\" | grep -c 'NVRM: Xid' > \"$1.xid\"\n"
     # the bench starts once each sampler wrote its first row or ended (FIRST_ROW_S at most): a tool slow to start on a
     # busy host would otherwise miss a short bench whole
-    "i=0\n"
-    f'while [ "$i" -lt {FIRST_ROW_S * 20} ]; do\n'
+    f"end=$(($(date +%s) + {FIRST_ROW_S}))\n"
+    'while [ "$(date +%s)" -lt "$end" ]; do\n'
     '  { [ -s "$1" ] || ! kill -0 $S 2>/dev/null; } && '
     '{ [ -z "$D" ] || grep -q "^GPU" "$4" 2>/dev/null || ! kill -0 $D 2>/dev/null; } && break\n'
-    "  sleep 0.05; i=$((i + 1))\n"
+    "  sleep 0.05\n"
     "done\n"
     "exit 0\n"
 )
