@@ -51,6 +51,12 @@ async def serving(env: Env, within_s: float = WITHIN_S) -> AsyncIterator[tuple[i
             server.should_exit = True
 
 
+def held(server: uvicorn.Server) -> int:
+    """The connections the server keeps open. One the guard closed is left out: uvicorn drops it from its set at the
+    loop's next turn, when its descriptor is closed, and a sample taken before that turn would count it (1,100 once)."""
+    return sum(1 for c in server.server_state.connections if not c.transport.is_closing())
+
+
 def closed_by_the_server(sock: socket.socket) -> bool:
     """Whether the server closed the connection (what it answered before, such as a 401, read and dropped)."""
     sock.setblocking(False)
@@ -85,7 +91,7 @@ async def test_http_bounds_idle_connections_never_lock_the_owner_out(env: Env) -
             with anyio.fail_after(20):
                 async with authed(f"http://127.0.0.1:{port}/mcp", TOKEN.value) as client:
                     assert "jobs" in await call(client, "job_list")
-            assert len(server.server_state.connections) <= MAX_WAITING + 8
+            assert held(server) <= MAX_WAITING + 8
             await anyio.sleep(WITHIN_S + 0.5)
             assert all(closed_by_the_server(s) for s in idle)
             assert not closed_by_the_server(shown)  # the token holder's: kept
@@ -204,12 +210,12 @@ async def test_http_bounds_a_flood_that_sends_a_byte_on_each_connection_still_ca
                 sock = socket.create_connection(("127.0.0.1", port))
                 sock.sendall(b"POST /mcp HTTP/1.1\r\n")
                 socks.append(sock)
-            held = []
+            kept: list[int] = []
             with anyio.move_on_after(10):  # the burst accepted (past MAX_UNREAD closed at once), then read
-                while not held or held[-1] > MAX_WAITING + 8:
+                while not kept or kept[-1] > MAX_WAITING + 8:
                     await anyio.sleep(0.05)
-                    held.append(len(server.server_state.connections))
-            assert max(held) <= MAX_WAITING + MAX_UNREAD + 8 and held[-1] <= MAX_WAITING + 8, held
+                    kept.append(held(server))
+            assert max(kept) <= MAX_WAITING + MAX_UNREAD + 8 and kept[-1] <= MAX_WAITING + 8, kept
             with anyio.fail_after(20):
                 async with authed(f"http://127.0.0.1:{port}/mcp", TOKEN.value) as client:
                     assert "jobs" in await call(client, "job_list")
