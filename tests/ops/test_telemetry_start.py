@@ -4,42 +4,21 @@ sampler that never writes leaves the bench its health rows and the reason it has
 
 The sampler runs for real on the local target beside a sleeping process, with the stand-in tools
 (tests/server/fake_nvidia_smi.py, tests/server/fake_dcgmi.py) on PATH; each bench here is stopped the moment its
-sampler's start returns, as a bench shorter than the tools' start-up would be.
+sampler's start returns (tests/ops/test_telemetry_untrusted.py's sampled, with no bench time), as a bench shorter than
+the tools' start-up would be.
 """
 
 from __future__ import annotations
 
 import os
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from redline.models.telemetry import GpuTelemetry
-from redline.ops.telemetry import FIRST_ROW_S, GpuSampler
-from redline.targets import LocalTarget
+from redline.ops.telemetry import FIRST_ROW_S
+from tests.ops.test_telemetry_untrusted import SERVER, sampled
 
 pytestmark = pytest.mark.anyio
-SERVER = Path(__file__).resolve().parent.parent / "server"
-
-
-async def at_once(tmp_path: Path) -> tuple[GpuTelemetry | None, str, float]:
-    """One bench's telemetry, stopped as soon as the sampler's start returned; why there is none, and how long the
-    start took."""
-    async with LocalTarget("local", workdir=str(tmp_path / "work")) as target:
-        handle = await target.start(
-            [sys.executable, "-c", "import time; time.sleep(60)"], env={}, cwd=None, log_path="s.log"
-        )
-        try:
-            sampler = GpuSampler(target)
-            began = time.monotonic()
-            sampling = await sampler.start(handle, "bench-c4.json", 60)
-            took = time.monotonic() - began
-            found, _, why = await sampler.stop(handle, sampling)
-        finally:
-            await target.stop(handle, grace_s=0)
-    return found, why, took
 
 
 @pytest.fixture
@@ -53,7 +32,7 @@ async def test_tools_slow_to_start_have_written_their_first_rows_when_the_bench_
 ) -> None:
     tools.setenv("FAKE_GPU_SLOW_START", "2")
     tools.setenv("FAKE_DCGM_SLOW_START", "2")
-    found, why, _ = await at_once(tmp_path)
+    found, why, _ = await sampled(tmp_path, bench_s=0)
     assert found is not None and why == "", why
     (gpu,) = found.gpus
     assert gpu.samples >= 1 and found.dcgm_file == "bench-c4.dcgm.txt" and gpu.dram_active_pct == 35.8
@@ -61,7 +40,7 @@ async def test_tools_slow_to_start_have_written_their_first_rows_when_the_bench_
 
 async def test_a_dcgmi_without_its_host_engine_holds_no_bench_up(tmp_path: Path, tools: pytest.MonkeyPatch) -> None:
     tools.setenv("FAKE_DCGM_NO_ENGINE", "1")
-    found, why, took = await at_once(tmp_path)
+    found, why, took = await sampled(tmp_path, bench_s=0)
     assert took < FIRST_ROW_S, took  # it ended at once: the start did not wait its limit for its first row
     assert found is not None and why == "" and found.dcgm_file is None
     (gpu,) = found.gpus
@@ -74,7 +53,7 @@ async def test_a_sampler_that_never_writes_is_waited_for_at_most_its_limit_and_t
 ) -> None:
     tools.setenv("FAKE_GPU_SLOW_START", "120")  # nvidia-smi's samples never start; its one-row health queries do
     tools.setenv("FAKE_DCGM_NO_ENGINE", "1")
-    found, why, took = await at_once(tmp_path)
+    found, why, took = await sampled(tmp_path, bench_s=0)
     assert FIRST_ROW_S - 1 <= took < FIRST_ROW_S + 15, took
     assert found is not None and found.gpus == [] and why == ""
     assert found.health is not None and found.health.file == "bench-c4.health.csv"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 
 import anyio
@@ -27,20 +28,23 @@ ROW = "2026/12/02 22:28:23.342, {i}, GPU-53cff458, {busy}, 23, 130049, {w}, 1980
 HOSTILE = [("utilization.gpu", "inf"), ("index", "²"), ("memory.used", "9" * 5000), ("utilization.memory", "150")]
 
 
-async def sampled(tmp_path: Path) -> tuple[object, str]:
-    """One bench's telemetry as the sampler reads it (None where refused) and why there is none."""
+async def sampled(tmp_path: Path, bench_s: float = 0.6) -> tuple[GpuTelemetry | None, str, float]:
+    """One bench of bench_s (0.6: a few samples, 200 ms apart) beside a sleeping process: its telemetry as the sampler
+    reads it (None where refused), why there is none, and how long the sampler took to start."""
     async with LocalTarget("local", workdir=str(tmp_path / "work")) as target:
         handle = await target.start(
             [sys.executable, "-c", "import time; time.sleep(60)"], env={}, cwd=None, log_path="s.log"
         )
         try:
             sampler = GpuSampler(target)
+            began = time.monotonic()
             sampling = await sampler.start(handle, "bench-c4.json", 30)
-            await anyio.sleep(0.6)  # a few samples, 200 ms apart
+            took = time.monotonic() - began
+            await anyio.sleep(bench_s)
             found, _, why = await sampler.stop(handle, sampling)
         finally:
             await target.stop(handle, grace_s=0)
-    return found, why
+    return found, why, took
 
 
 @pytest.mark.parametrize(
@@ -57,7 +61,7 @@ async def test_hostile_telemetry_a_row_no_tool_writes_is_no_telemetry_and_the_be
     monkeypatch.setenv("PATH", os.pathsep.join([*(str(SERVER / t) for t in tools), os.environ["PATH"]]))
     for name, value in env.items():
         monkeypatch.setenv(name, value)
-    found, why = await sampled(tmp_path)
+    found, why, _ = await sampled(tmp_path)
     check = telemetry.check(None, why)  # what the bench says, and it goes on: a check that holds
     assert found is None and check.ok and check.said.startswith(f"no GPU telemetry: {said}"), check.said
     assert check.said.endswith("refused") and "\n" not in check.said
@@ -98,7 +102,7 @@ async def test_hostile_telemetry_a_health_row_no_tool_writes_is_no_health_and_th
     health rows (said, naming the file and line), while the utilization samples are kept and the bench goes on."""
     monkeypatch.setenv("PATH", f"{SERVER / 'bin'}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("FAKE_GPU_VALUES", "clocks_event_reasons.active=0xnope")
-    found, why = await sampled(tmp_path)
+    found, why, _ = await sampled(tmp_path)
     assert why == "" and isinstance(found, GpuTelemetry) and found.gpus and found.health is None
     assert found.health_why is not None and found.health_why.startswith(
         "nvidia-smi's health rows (bench-c4.health.csv)"

@@ -139,7 +139,7 @@ class GpuSampler:
         group = handle.locator.pgid if isinstance(handle.locator, PosixLocator) else None
         others = policy.others_of(apps, policy.process_groups(listed.stdout), group)
         name = posixpath.basename(sampling.path)
-        profiled = await self._dcgm_text(_dcgm_path(sampling.path))
+        profiled = await self._text(_dcgm_path(sampling.path)) or ""  # none where the host has no dcgmi
         try:  # the tools' output is untrusted: a row neither writes is refused, and the bench goes on without it
             found = dcgm.with_dcgm(
                 policy.summarise(samples, policy.INTERVAL_MS, name, others), profiled, dcgm.file_of(name)
@@ -176,13 +176,6 @@ class GpuSampler:
             return await self.target.read_text(path)
         except (CommandTimeout, TargetPathError):
             return missing
-
-    async def _dcgm_text(self, path: str) -> str:
-        """DCGM's samples beside the bench; empty where the host has no dcgmi (no file) or they cannot be read."""
-        try:
-            return await self.target.read_text(path)
-        except (CommandTimeout, TargetPathError):
-            return ""
 
 
 __all__ = ["GpuSampler", "Sampling", "health_name", "samples_name"]
